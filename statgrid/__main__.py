@@ -1,0 +1,3 @@
+from statgrid.cli import main
+
+main()

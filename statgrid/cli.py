@@ -1,0 +1,150 @@
+"""The `statgrid` command. Library code raises StatgridError; only this module maps errors to
+exit codes: 2 for usage errors (bad option, missing job file), 1 for runtime errors, and a job's
+own exit code for `run`."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import click
+import typer
+
+from statgrid import __version__
+from statgrid.config import Config, load_config, parse_option_pairs
+from statgrid.errors import StatgridError, UsageError
+
+app = typer.Typer(help="statgrid: an open analytics grid.", no_args_is_help=True, add_completion=False,
+                  pretty_exceptions_enable=False, rich_markup_mode=None)
+
+_state: dict[str, Optional[str]] = {"config": None}
+
+
+def _config() -> Config:
+    try:
+        return load_config(_state["config"])
+    except UsageError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def _fail(exc: StatgridError) -> None:
+    if isinstance(exc, UsageError):
+        raise click.UsageError(str(exc))
+    typer.echo(f"Error: {exc}", err=True)
+    raise typer.Exit(1)
+
+
+@app.callback()
+def _main(config: Optional[Path] = typer.Option(None, "--config", "-c", help="grid.toml to use "
+                                                "(default: $STATGRID_CONFIG, $STATGRID_HOME/grid.toml, ./grid.toml)."),
+          version: bool = typer.Option(False, "--version", help="Print the version and exit.")) -> None:
+    if version:
+        typer.echo(f"statgrid {__version__}")
+        raise typer.Exit(0)
+    _state["config"] = str(config) if config else None
+
+
+@app.command()
+def run(job: Path = typer.Argument(..., help="Job file: .py (uses statgrid.session()) or .sql."),
+        option: List[str] = typer.Option([], "--option", "-o", help="Session option KEY=VALUE "
+                                         "(memsize, threads, bufsize, utilsize); repeatable."),
+        as_json: bool = typer.Option(False, "--json", help="Print the STIMER records as JSON lines on stdout "
+                                     "(log and listing go to stderr)."),
+        log_dir: Optional[Path] = typer.Option(None, "--log-dir", help="Also write session.log, session.lst "
+                                               "and session.stimer.jsonl here.")) -> None:
+    """Run one job locally as a session; exit non-zero if it failed."""
+    from statgrid.session.jobs import check_job_file, run_job
+    from statgrid.session.log import SessionLog
+
+    cfg = _config()
+    try:
+        overrides = parse_option_pairs(option)
+        cfg.session.with_overrides(overrides, source="--option")
+        check_job_file(job)
+    except StatgridError as exc:
+        _fail(exc)
+    jsonl = sys.stdout if as_json else None
+    listing = sys.stderr if as_json else sys.stdout
+    if log_dir:
+        log = SessionLog.to_directory(log_dir, text_echo=sys.stderr, listing_echo=listing, jsonl_echo=jsonl)
+    else:
+        log = SessionLog(text=sys.stderr, jsonl=jsonl, listing=listing)
+    try:
+        outcome = run_job(job, cfg, overrides, log)
+    except StatgridError as exc:
+        _fail(exc)
+    finally:
+        log.close()
+    raise typer.Exit(outcome.exit_code)
+
+
+@app.command()
+def cleanwork(dry_run: bool = typer.Option(False, "--dry-run", help="Only say what would be removed.")) -> None:
+    """Remove WORK and UTIL directories of sessions that no longer exist (never a live one)."""
+    from statgrid.session.scratch import clean_stale
+
+    cfg = _config()
+    results = clean_stale([cfg.libraries.work, cfg.libraries.util], dry_run=dry_run)
+    verb = "would remove" if dry_run else "removed"
+    for r in results:
+        action = verb if r.action == "removed" else ("kept (live)" if r.action == "live" else "skipped")
+        typer.echo(f"{action:<13} {r.path}  ({r.reason})")
+    n = sum(r.action == "removed" for r in results)
+    typer.echo(f"{n} director{'y' if n == 1 else 'ies'} {verb}; {sum(r.action == 'live' for r in results)} live "
+               "session(s) left alone.")
+
+
+@app.command()
+def demo(rows: int = typer.Option(200_000, help="Rows of demo data.")) -> None:
+    """Run the demo: a small mixed job in one session, with its STIMER log and listing."""
+    from statgrid.examples import EXAMPLES_DIR
+    from statgrid.session.jobs import run_job
+    from statgrid.session.log import SessionLog
+
+    cfg = _config()
+    out_dir = cfg.home / "demo"
+    os.environ["STATGRID_DEMO_ROWS"] = str(rows)
+    log = SessionLog.to_directory(out_dir, stem="demo", listing_echo=sys.stdout)
+    try:
+        outcome = run_job(EXAMPLES_DIR / "demo.py", cfg, {}, log)
+    except StatgridError as exc:
+        _fail(exc)
+    finally:
+        log.close()
+    _print_step_summary(outcome.steps, outcome.total)
+    typer.echo(f"\nLog: {out_dir / 'demo.log'}\nListing: {out_dir / 'demo.lst'}\n"
+               f"STIMER records: {out_dir / 'demo.stimer.jsonl'}")
+    raise typer.Exit(outcome.exit_code)
+
+
+def _print_step_summary(steps, total) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="Steps (STIMER)")
+    for col in ("#", "step", "status", "real s", "user s", "sys s", "memory MiB", "write MiB"):
+        table.add_column(col, justify="left" if col in ("step", "status") else "right", no_wrap=True)
+    for r in steps + ([total] if total else []):
+        table.add_row(str(r.step) if r.record == "step" else "", r.name, r.status, f"{r.real_s:.2f}",
+                      f"{r.user_cpu_s:.2f}", f"{r.sys_cpu_s:.2f}", f"{r.memory_bytes / 2**20:.1f}",
+                      f"{r.logical_write_bytes / 2**20:.1f}")
+    Console().print(table)
+
+
+@app.command("config")
+def show_config() -> None:
+    """Print the resolved configuration (grid.toml merged with the defaults) as JSON."""
+    import dataclasses
+
+    cfg = _config()
+    typer.echo(json.dumps(dataclasses.asdict(cfg), indent=2, default=str))
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

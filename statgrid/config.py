@@ -1,0 +1,417 @@
+"""grid.toml → typed configuration, resolved once.
+
+Lookup order for the file: an explicit path, then ``$STATGRID_CONFIG``, then
+``$STATGRID_HOME/grid.toml``, then ``./grid.toml``. With no file the defaults below make a
+working grid whose home is ``$STATGRID_HOME`` or ``./statgrid-home``.
+
+    [grid]
+    home = "/srv/statgrid"          # job store, logs; default: the directory of grid.toml
+
+    [libraries]                     # SASDATA / SASWORK / UTILLOC of the papers
+    data = "/gpfs/sasdata"          # the permanent library `data`
+    work = "/local/saswork"         # parent of each session's WORK directory
+    util = "/local/utilloc"         # parent of each session's UTIL (spill) directory
+
+    [libname.sales]                 # extra permanent libraries, like LIBNAME
+    path = "/gpfs/sales"
+    readonly = true
+
+    [session]
+    memsize = "2G"                  # engine memory cap (DuckDB memory_limit)
+    threads = 0                     # engine threads; 0 = every CPU this process may use
+    bufsize = 122880                # rows per Parquet row group (the dataset I/O unit)
+    utilsize = "0"                  # cap on UTIL spill bytes; 0 = engine default
+
+    [master]
+    port = 8642
+    scheduler = ""                  # address of an existing Dask scheduler; "" = embedded
+
+    [hosts.node1]                   # LSF MXJ
+    slots = 2
+    open = true
+
+    [queues.normal]
+    priority = 30
+    hosts = "node1+1 others+2"      # LSF lsb.queues HOSTS syntax
+    user_limit = 0                  # running jobs per user; 0 = no limit
+"""
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from statgrid.errors import ConfigError
+
+KIB = 1024
+_SIZE_UNITS = {"": 1, "B": 1, "K": KIB, "M": KIB**2, "G": KIB**3, "T": KIB**4}
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?\s*$", re.IGNORECASE)
+MIN_MEMSIZE_BYTES = 64 * KIB**2
+DEFAULT_ROW_GROUP_ROWS = 122_880
+RESERVED_LIBRARY_NAMES = frozenset({"main", "temp", "system", "information_schema", "pg_catalog"})
+NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,31}$")
+
+
+# ---------------------------------------------------------------- value parsers
+# Each parser takes the raw TOML/CLI value and returns the typed value or raises
+# ValueError(<what is allowed>); `_parse_section` turns that into a ConfigError.
+
+def parse_size_bytes(value: Any) -> int:
+    """'2G', '512M', '1.5GiB', '4096', 4096 → bytes (K/M/G/T are binary, as in SAS)."""
+    if isinstance(value, bool):
+        raise ValueError("a size such as 512M, 2G or a number of bytes")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError("a size ≥ 0 such as 512M or 2G")
+        return value
+    m = _SIZE_RE.match(str(value))
+    if not m:
+        raise ValueError("a size such as 512M, 2G or a number of bytes")
+    return int(float(m.group(1)) * _SIZE_UNITS[m.group(2).upper()])
+
+
+def format_size(n_bytes: int) -> str:
+    for unit in ("T", "G", "M", "K"):
+        if n_bytes >= _SIZE_UNITS[unit] and n_bytes % _SIZE_UNITS[unit] == 0:
+            return f"{n_bytes // _SIZE_UNITS[unit]}{unit}"
+    return str(n_bytes)
+
+
+def _memsize(value: Any) -> int:
+    n = parse_size_bytes(value)
+    if n < MIN_MEMSIZE_BYTES:
+        raise ValueError(f"at least {format_size(MIN_MEMSIZE_BYTES)} (the engine needs that much to run a "
+                         f"step); use memsize=512M or more")
+    return n
+
+
+def _nonneg_int(value: Any) -> int:
+    if isinstance(value, bool):
+        raise ValueError("a whole number ≥ 0")
+    try:
+        n = int(str(value).strip()) if isinstance(value, str) else value
+    except ValueError:
+        raise ValueError("a whole number ≥ 0") from None
+    if not isinstance(n, int) or n < 0:
+        raise ValueError("a whole number ≥ 0")
+    return n
+
+
+def _positive_int(value: Any) -> int:
+    n = _nonneg_int(value)
+    if n == 0:
+        raise ValueError("a whole number ≥ 1")
+    return n
+
+
+def _bufsize(value: Any) -> int:
+    if isinstance(value, str) and re.search(r"[A-Za-z]", value):
+        raise ValueError(f"a number of rows per Parquet row group (default {DEFAULT_ROW_GROUP_ROWS}); "
+                         "statgrid's bufsize counts rows, not bytes")
+    n = _positive_int(value)
+    if n < 1024:
+        raise ValueError("at least 1024 rows per row group (smaller groups make reads slow)")
+    return n
+
+
+def _bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "yes", "1", "on"):
+        return True
+    if text in ("false", "no", "0", "off"):
+        return False
+    raise ValueError("true or false")
+
+
+def _string(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("a string in quotes")
+    return value
+
+
+def _port(value: Any) -> int:
+    n = _nonneg_int(value)
+    if not 1 <= n <= 65535:
+        raise ValueError("a TCP port 1–65535")
+    return n
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        try:
+            return int(str(value).strip())
+        except ValueError:
+            raise ValueError("a whole number") from None
+    return value
+
+
+# ---------------------------------------------------------------- typed records
+
+@dataclass(frozen=True)
+class SessionOptions:
+    """Options of one session; SAS names, statgrid meanings.
+
+    memsize_bytes: engine memory cap (DuckDB ``memory_limit``; RSS runs ~10 % above it).
+    threads: engine threads; 0 means every CPU this process may use.
+    bufsize_rows: rows per Parquet row group written.
+    utilsize_bytes: cap on spill in UTIL (DuckDB ``max_temp_directory_size``); 0 = engine default.
+    """
+
+    memsize_bytes: int = 2 * KIB**3
+    threads: int = 0
+    bufsize_rows: int = DEFAULT_ROW_GROUP_ROWS
+    utilsize_bytes: int = 0
+
+    @property
+    def effective_threads(self) -> int:
+        return self.threads or len(os.sched_getaffinity(0))
+
+    def with_overrides(self, overrides: Mapping[str, Any], source: str = "--option") -> "SessionOptions":
+        """Apply `key=value` overrides (SAS option names), validated like grid.toml's [session]."""
+        parsed = _parse_section("session", dict(overrides), _SESSION_KEYS, source)
+        return replace(self, **parsed)
+
+    def as_sas_names(self) -> dict[str, Any]:
+        return {"memsize": format_size(self.memsize_bytes), "threads": self.effective_threads,
+                "bufsize": self.bufsize_rows, "utilsize": format_size(self.utilsize_bytes)}
+
+
+@dataclass(frozen=True)
+class LibraryRoots:
+    data: Path
+    work: Path
+    util: Path
+
+
+@dataclass(frozen=True)
+class Libname:
+    name: str
+    path: Path
+    readonly: bool = False
+
+
+@dataclass(frozen=True)
+class MasterConfig:
+    port: int = 8642
+    scheduler: str = ""
+
+
+@dataclass(frozen=True)
+class HostConfig:
+    name: str
+    slots: int = 2
+    open: bool = True
+
+
+@dataclass(frozen=True)
+class HostPreference:
+    """One token of an LSF HOSTS list: a host name (or 'others'/'all') and its weight."""
+
+    host: str
+    weight: int = 0
+
+
+@dataclass(frozen=True)
+class QueueConfig:
+    name: str
+    priority: int = 30
+    hosts: tuple[HostPreference, ...] = (HostPreference("all"),)
+    user_limit: int = 0
+
+
+@dataclass(frozen=True)
+class Config:
+    home: Path
+    source: Path | None
+    libraries: LibraryRoots
+    libnames: dict[str, Libname]
+    session: SessionOptions
+    master: MasterConfig
+    hosts: dict[str, HostConfig]
+    queues: dict[str, QueueConfig]
+
+
+# (key → parser) tables; the dataclass field name is the key with its unit suffix.
+_SESSION_KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "memsize": ("memsize_bytes", _memsize),
+    "threads": ("threads", _nonneg_int),
+    "bufsize": ("bufsize_rows", _bufsize),
+    "utilsize": ("utilsize_bytes", parse_size_bytes),
+}
+_HINTS = {
+    "session.sortsize": "DuckDB has no separate sort memory: sorts use memsize, and spill to UTIL. "
+                        "Set memsize instead",
+}
+_TOP_KEYS = ("grid", "libraries", "libname", "session", "master", "hosts", "queues")
+
+
+def _unknown(section: str, key: str, allowed: list[str], source: str) -> ConfigError:
+    hint = _HINTS.get(f"{section}.{key}")
+    where = f"{section}.{key}" if section else key
+    if hint:
+        return ConfigError(f"{source}: {where!r} is not an option: {hint}.")
+    return ConfigError(f"{source}: unknown key {where!r}; allowed in [{section}]: {', '.join(sorted(allowed))}.")
+
+
+def _parse_section(section: str, raw: Mapping[str, Any], keys: dict[str, tuple[str, Callable[[Any], Any]]],
+                   source: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key not in keys:
+            raise _unknown(section, key, list(keys), source)
+        field_name, parser = keys[key]
+        try:
+            out[field_name] = parser(value)
+        except ValueError as exc:
+            raise ConfigError(f"{source}: {section}.{key} = {value!r} is not allowed: expected {exc}.") from None
+    return out
+
+
+def _table(raw: Mapping[str, Any], key: str, source: str) -> Mapping[str, Any]:
+    value = raw.get(key, {})
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{source}: {key!r} must be a table ([{key}]), not {value!r}.")
+    return value
+
+
+def _check_name(kind: str, name: str, source: str) -> None:
+    if not NAME_RE.match(name):
+        raise ConfigError(f"{source}: {kind} name {name!r} is not allowed: use letters, digits and "
+                          "underscore, starting with a letter or underscore, at most 32 characters.")
+
+
+def parse_host_preferences(spec: str, hosts: Mapping[str, HostConfig], where: str) -> tuple[HostPreference, ...]:
+    """LSF HOSTS syntax: 'node1+1 others+2', 'all', 'node1 node2'. Higher weight = preferred."""
+    prefs = []
+    for token in spec.split():
+        name, _, weight = token.partition("+")
+        if weight and not weight.isdigit():
+            raise ConfigError(f"{where}: {token!r} is not allowed: expected HOST or HOST+N (N a whole number), "
+                              "e.g. 'node1+1 others+2'.")
+        if name not in ("all", "others") and name not in hosts:
+            raise ConfigError(f"{where}: host {name!r} is not a configured host; known hosts: "
+                              f"{', '.join(sorted(hosts))} (or 'all', 'others').")
+        prefs.append(HostPreference(name, int(weight or 0)))
+    if not prefs:
+        raise ConfigError(f"{where}: empty host list; use 'all' or host names like 'node1+1 others+2'.")
+    return tuple(prefs)
+
+
+def _default_hosts() -> dict[str, HostConfig]:
+    return {f"node{i}": HostConfig(f"node{i}") for i in range(1, 5)}
+
+
+def find_config_file(explicit: str | os.PathLike | None, env: Mapping[str, str]) -> Path | None:
+    if explicit:
+        path = Path(explicit)
+        if not path.is_file():
+            raise ConfigError(f"config file {str(path)!r} does not exist; pass an existing grid.toml "
+                              "or leave --config out to use the defaults.")
+        return path
+    if env.get("STATGRID_CONFIG"):
+        return find_config_file(env["STATGRID_CONFIG"], {})
+    candidates = [Path(env["STATGRID_HOME"]) / "grid.toml"] if env.get("STATGRID_HOME") else []
+    candidates.append(Path.cwd() / "grid.toml")
+    return next((p for p in candidates if p.is_file()), None)
+
+
+def load_config(path: str | os.PathLike | None = None, env: Mapping[str, str] | None = None) -> Config:
+    """Read grid.toml (or the defaults) into a `Config`; every path made absolute."""
+    env = os.environ if env is None else env
+    file = find_config_file(path, env)
+    source = str(file) if file else "defaults"
+    raw: dict[str, Any] = {}
+    if file:
+        try:
+            raw = tomllib.loads(file.read_text())
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{file}: not valid TOML: {exc}.") from None
+    for key in raw:
+        if key not in _TOP_KEYS:
+            raise _unknown("", key, list(_TOP_KEYS), source)
+
+    grid = _parse_section("grid", _table(raw, "grid", source), {"home": ("home", _string)}, source)
+    if "home" in grid:
+        home = Path(grid["home"]).expanduser()
+        if not home.is_absolute():
+            home = (file.parent if file else Path.cwd()) / home
+    elif env.get("STATGRID_HOME"):
+        home = Path(env["STATGRID_HOME"])
+    elif file:
+        home = file.parent
+    else:
+        home = Path.cwd() / "statgrid-home"
+    home = home.absolute()
+
+    def under_home(p: str) -> Path:
+        q = Path(p).expanduser()
+        return q if q.is_absolute() else home / q
+
+    lib_raw = _parse_section("libraries", _table(raw, "libraries", source),
+                             {k: (k, _string) for k in ("data", "work", "util")}, source)
+    roots = LibraryRoots(**{k: under_home(lib_raw.get(k, k)) for k in ("data", "work", "util")})
+
+    libnames: dict[str, Libname] = {}
+    for name, spec in _table(raw, "libname", source).items():
+        _check_name("library", name, source)
+        if name.lower() in RESERVED_LIBRARY_NAMES | {"data", "work", "util"}:
+            raise ConfigError(f"{source}: library name {name!r} is reserved; choose another name.")
+        if not isinstance(spec, Mapping):
+            raise ConfigError(f"{source}: [libname.{name}] must be a table with path = \"...\".")
+        parsed = _parse_section(f"libname.{name}", spec, {"path": ("path", _string), "readonly": ("readonly", _bool)},
+                                source)
+        if "path" not in parsed:
+            raise ConfigError(f"{source}: [libname.{name}] needs path = \"/some/dir\".")
+        libnames[name.lower()] = Libname(name.lower(), under_home(parsed["path"]), parsed.get("readonly", False))
+
+    session = SessionOptions(**_parse_section("session", _table(raw, "session", source), _SESSION_KEYS, source))
+    master = MasterConfig(**_parse_section("master", _table(raw, "master", source),
+                                           {"port": ("port", _port), "scheduler": ("scheduler", _string)}, source))
+
+    hosts_raw = _table(raw, "hosts", source)
+    hosts: dict[str, HostConfig] = {}
+    for name, spec in hosts_raw.items():
+        _check_name("host", name, source)
+        if name in ("all", "others"):
+            raise ConfigError(f"{source}: host name {name!r} is reserved for queue host lists; choose another.")
+        if not isinstance(spec, Mapping):
+            raise ConfigError(f"{source}: [hosts.{name}] must be a table, e.g. slots = 2.")
+        hosts[name] = HostConfig(name, **_parse_section(
+            f"hosts.{name}", spec, {"slots": ("slots", _positive_int), "open": ("open", _bool)}, source))
+    hosts = hosts or _default_hosts()
+
+    queues: dict[str, QueueConfig] = {}
+    for name, spec in _table(raw, "queues", source).items():
+        _check_name("queue", name, source)
+        if not isinstance(spec, Mapping):
+            raise ConfigError(f"{source}: [queues.{name}] must be a table, e.g. priority = 30.")
+        parsed = _parse_section(f"queues.{name}", spec, {
+            "priority": ("priority", _int), "hosts": ("hosts", _string),
+            "user_limit": ("user_limit", _nonneg_int)}, source)
+        if "hosts" in parsed:
+            parsed["hosts"] = parse_host_preferences(parsed["hosts"], hosts, f"{source}: queues.{name}.hosts")
+        queues[name] = QueueConfig(name, **parsed)
+    queues = queues or {"normal": QueueConfig("normal")}
+
+    return Config(home=home, source=file.absolute() if file else None, libraries=roots, libnames=libnames,
+                  session=session, master=master, hosts=hosts, queues=queues)
+
+
+def parse_option_pairs(pairs: list[str]) -> dict[str, str]:
+    """['memsize=2G', 'threads=1'] → {'memsize': '2G', 'threads': '1'} (CLI --option)."""
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--option {pair!r} is not KEY=VALUE; e.g. --option memsize=2G "
+                              f"(keys: {', '.join(_SESSION_KEYS)}).")
+        out[key.strip().lower()] = value.strip()
+    return out
+
+
+SESSION_OPTION_NAMES = tuple(_SESSION_KEYS)

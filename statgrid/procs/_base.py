@@ -1,0 +1,122 @@
+"""What every procedure shares: the step decorator, name checks and the text listing."""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any, Callable, Sequence
+
+from statgrid.errors import StatgridError
+
+NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+                 "UBIGINT", "FLOAT", "DOUBLE", "DECIMAL", "REAL")
+
+
+@dataclass
+class ResultTable:
+    """A procedure's result held in memory: column names, rows, and the data set written (out=)."""
+
+    columns: list[str]
+    rows: list[list[Any]]
+    out: Any = None           # DatasetRef when written with out=
+    stats: dict[str, Any] = field(default_factory=dict)   # extra figures (e.g. chi-square)
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        return [dict(zip(self.columns, r)) for r in self.rows]
+
+    def column(self, name: str) -> list[Any]:
+        i = self.columns.index(name)
+        return [r[i] for r in self.rows]
+
+    def to_arrow(self):
+        import pyarrow as pa
+        if self.rows:
+            return pa.Table.from_pylist(self.to_dicts())
+        return pa.table({c: pa.array([], pa.float64()) for c in self.columns})
+
+
+def procedure(step_name: str) -> Callable:
+    """Make `fn(session, ...)` a Session method that runs as one step named `step_name`."""
+    def deco(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def method(self, *args, **kwargs):
+            with self.step(step_name):
+                return fn(self, *args, **kwargs)
+        return method
+    return deco
+
+
+def is_numeric(sql_type: str) -> bool:
+    return sql_type.upper().startswith(NUMERIC_TYPES)
+
+
+def as_list(value: str | Sequence[str] | None) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return value.split()
+    return list(value)
+
+
+def check_columns(names: Sequence[str], available: Sequence[str], role: str, dsname: str) -> list[str]:
+    """Map user-given names to the data set's columns (case-insensitive), or say which are missing."""
+    by_lower = {a.lower(): a for a in available}
+    out = []
+    for n in names:
+        if n.lower() not in by_lower:
+            raise StatgridError(f"{role} variable {n!r} is not in {dsname}; its variables are: "
+                                f"{', '.join(available)}.")
+        out.append(by_lower[n.lower()])
+    return out
+
+
+def qi(name: str) -> str:
+    """Quote an SQL identifier."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+# ---------------------------------------------------------------------------- listing
+def format_value(value: Any) -> str:
+    """SAS-like cell text: missing numbers print '.', floats with up to 8 significant digits."""
+    if value is None:
+        return "."
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "."
+        if value != 0 and (abs(value) >= 1e12 or abs(value) < 1e-4):
+            return f"{value:.6E}"
+        text = f"{value:.8g}" if abs(value) >= 1 else f"{value:.7f}".rstrip("0").rstrip(".")
+        return text if "e" not in text else f"{value:.4f}"
+    if isinstance(value, Decimal):
+        return format_value(float(value))
+    if isinstance(value, datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, date):
+        return value.isoformat()
+    return str(value)
+
+
+def render_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None,
+                 right_align: Sequence[bool] | None = None) -> str:
+    """A plain-text table: header, a rule, one line per row; numbers right-aligned."""
+    cells = [[format_value(v) for v in row] for row in rows]
+    if right_align is None:
+        right_align = [bool(rows) and all(isinstance(r[i], (int, float, Decimal)) or r[i] is None for r in rows)
+                       and any(r[i] is not None for r in rows) for i in range(len(columns))]
+    widths = [max([len(str(c))] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+
+    def line(values: Sequence[str]) -> str:
+        return "  ".join(v.rjust(w) if ra else v.ljust(w)
+                         for v, w, ra in zip(values, widths, right_align)).rstrip()
+
+    out = []
+    if title:
+        out += [title, ""]
+    out.append(line([str(c) for c in columns]))
+    out.append("  ".join("-" * w for w in widths))
+    out += [line(r) for r in cells]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,151 @@
+"""PROC FREQ: one-way and two-way frequency tables, percents and chi-square tests.
+
+Counting runs in the engine (GROUP BY); the tables are small, so percents and the tests are
+computed from the cell counts in numpy. Rows with a missing value in any table variable are
+left out of percents and tests, and counted as 'Frequency Missing', unless missing=True makes
+missing a level, as in SAS.
+
+Two-way statistics (chisq=True) follow the SAS definitions: Pearson chi-square
+Σ(O−E)²/E with (r−1)(c−1) degrees of freedom, likelihood-ratio chi-square 2·ΣO·ln(O/E),
+phi = √(χ²/n) (signed for 2×2), contingency coefficient √(χ²/(χ²+n)), Cramér's V
+√(χ²/(n·min(r−1, c−1))).
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+from scipy import stats as _sps
+
+from statgrid.errors import StatgridError
+from statgrid.procs._base import ResultTable, as_list, check_columns, procedure, qi, render_table
+
+
+def _parse_tables(tables: str | Sequence[str]) -> list[list[str]]:
+    requests = [tables] if isinstance(tables, str) else list(tables)
+    out = []
+    for req in requests:
+        for item in str(req).split():
+            parts = [p.strip() for p in item.split("*")]
+            if not 1 <= len(parts) <= 2 or not all(parts):
+                raise StatgridError(f"table request {item!r} is not supported; use 'a' (one-way) or 'a*b' "
+                                    "(two-way).")
+            out.append(parts)
+    if not out:
+        raise StatgridError("tables= names no variable; e.g. tables=['region', 'region*product'].")
+    return out
+
+
+def _counts(s, scan: str, cols: list[str], weight: str | None, missing: bool) -> tuple[list[tuple], float]:
+    """[(level..., count)] with non-missing levels, and the missing frequency."""
+    w = f"sum({qi(weight)})" if weight else "count(*)"
+    keys = ", ".join(qi(c) for c in cols)
+    rows = s.execute(f"SELECT {keys}, {w} AS n FROM {scan} GROUP BY {keys} "
+                     f"ORDER BY {', '.join(qi(c) + ' NULLS FIRST' for c in cols)}").fetchall()
+    if missing:
+        return [tuple(r) for r in rows], 0.0
+    kept = [tuple(r) for r in rows if all(v is not None for v in r[:-1])]
+    n_missing = sum(r[-1] or 0 for r in rows if any(v is None for v in r[:-1]))
+    return kept, float(n_missing)
+
+
+def one_way(var: str, counts: list[tuple]) -> ResultTable:
+    total = sum(c for *_, c in counts)
+    rows, cum = [], 0.0
+    for level, c in counts:
+        cum += c
+        rows.append([level, c, 100.0 * c / total, cum, 100.0 * cum / total])
+    return ResultTable([var, "count", "percent", "cum_freq", "cum_pct"], rows)
+
+
+def two_way(a: str, b: str, counts: list[tuple]) -> tuple[ResultTable, np.ndarray, list, list]:
+    rlev = list(dict.fromkeys(r[0] for r in counts))
+    clev = list(dict.fromkeys(sorted({r[1] for r in counts}, key=lambda v: (v is not None, v))))
+    ri, ci = {v: i for i, v in enumerate(rlev)}, {v: i for i, v in enumerate(clev)}
+    m = np.zeros((len(rlev), len(clev)))
+    for x, y, c in counts:
+        m[ri[x], ci[y]] = c
+    total, rsum, csum = m.sum(), m.sum(axis=1), m.sum(axis=0)
+    rows = [[x, y, c, 100.0 * c / total, 100.0 * c / rsum[ri[x]], 100.0 * c / csum[ci[y]]]
+            for x, y, c in counts]
+    return ResultTable([a, b, "count", "percent", "pct_row", "pct_col"], rows), m, rlev, clev
+
+
+def chi_square(m: np.ndarray) -> dict[str, float]:
+    """Tests of independence for an r×c table of counts (rows/columns of zeros dropped)."""
+    m = m[m.sum(axis=1) > 0][:, m.sum(axis=0) > 0]
+    n = m.sum()
+    r, c = m.shape
+    if r < 2 or c < 2:
+        return {"df": 0, "chisq": math.nan, "chisq_p": math.nan, "lr_chisq": math.nan, "lr_chisq_p": math.nan,
+                "phi": math.nan, "contingency": math.nan, "cramers_v": math.nan, "cells_expected_lt5_pct": math.nan}
+    expected = np.outer(m.sum(axis=1), m.sum(axis=0)) / n
+    chisq = float(((m - expected) ** 2 / expected).sum())
+    nz = m > 0
+    lr = float(2.0 * (m[nz] * np.log(m[nz] / expected[nz])).sum())
+    df = (r - 1) * (c - 1)
+    phi = math.sqrt(chisq / n)
+    if (r, c) == (2, 2):
+        phi = float((m[0, 0] * m[1, 1] - m[0, 1] * m[1, 0]) / math.sqrt(np.prod(m.sum(axis=1)) * np.prod(m.sum(axis=0))))
+    return {"df": df, "chisq": chisq, "chisq_p": float(_sps.chi2.sf(chisq, df)),
+            "lr_chisq": lr, "lr_chisq_p": float(_sps.chi2.sf(lr, df)), "phi": phi,
+            "contingency": math.sqrt(chisq / (chisq + n)), "cramers_v": math.sqrt(chisq / (n * min(r - 1, c - 1))),
+            "cells_expected_lt5_pct": float(100.0 * (expected < 5).sum() / expected.size)}
+
+
+def _chisq_listing(st: dict[str, float], a: str, b: str) -> str:
+    rows = [["Chi-Square", st["df"], st["chisq"], st["chisq_p"]],
+            ["Likelihood Ratio Chi-Square", st["df"], st["lr_chisq"], st["lr_chisq_p"]],
+            ["Phi Coefficient", None, st["phi"], None],
+            ["Contingency Coefficient", None, st["contingency"], None],
+            ["Cramer's V", None, st["cramers_v"], None]]
+    text = render_table(["Statistic", "DF", "Value", "Prob"], rows,
+                        title=f"Statistics for Table of {a} by {b}", right_align=[False, True, True, True])
+    if st["cells_expected_lt5_pct"] > 20:
+        text += (f"WARNING: {st['cells_expected_lt5_pct']:.0f}% of the cells have expected counts less than 5. "
+                 "Chi-Square may not be a valid test.\n")
+    return text
+
+
+@procedure("PROCEDURE FREQ")
+def freq(s, data: str, tables: str | Sequence[str], weight: str | None = None, missing: bool = False,
+         chisq: bool = False, out: str | None = None, print: bool = True) -> list[ResultTable]:
+    """Frequency tables for each request in `tables` ('a' or 'a*b'); one ResultTable each.
+
+    One-way columns: <var>, count, percent, cum_freq, cum_pct. Two-way: <a>, <b>, count, percent,
+    pct_row, pct_col; with chisq=True its `stats` hold df, chisq, chisq_p, lr_chisq, lr_chisq_p,
+    phi, contingency, cramers_v. Every table's `stats` has n (used) and n_missing. out= writes
+    the last table (as SAS OUT= does).
+    """
+    src = s.dataset(data)
+    names = [c for c, _ in s.columns(src.scan_sql())]
+    w = check_columns([weight], names, "WEIGHT", str(src))[0] if weight else None
+    results = []
+    for req in _parse_tables(tables):
+        cols = check_columns(req, names, "TABLES", str(src))
+        counts, n_missing = _counts(s, src.scan_sql(), cols, w, missing)
+        title = f"The FREQ Procedure\n\nTable of {' by '.join(cols)}"
+        if len(cols) == 1:
+            res = one_way(cols[0], counts)
+            if print:
+                listing = render_table([cols[0], "Frequency", "Percent", "Cumulative Frequency",
+                                        "Cumulative Percent"], res.rows, title=title)
+        else:
+            res, matrix, _, _ = two_way(cols[0], cols[1], counts)
+            if chisq:
+                res.stats.update(chi_square(matrix))
+            if print:
+                listing = render_table([cols[0], cols[1], "Frequency", "Percent", "Row Pct", "Col Pct"],
+                                       res.rows, title=title)
+                if chisq:
+                    listing += "\n" + _chisq_listing(res.stats, cols[0], cols[1])
+        res.stats.update(n=float(sum(r[-1] for r in counts)), n_missing=n_missing)
+        if print:
+            if n_missing:
+                listing += f"\nFrequency Missing = {n_missing:g}\n"
+            s.log.listing(listing)
+        results.append(res)
+    if out:
+        results[-1].out = s.write_table(out, results[-1].to_arrow())
+    return results

@@ -1,0 +1,74 @@
+"""Private /proc parsers for the step timer: text in, integers out, nothing computed.
+
+The /proc root is a setting (`procfs_path`) so tests can point it at a fake tree, as psutil's
+PROCFS_PATH does. Field meanings: Documentation/filesystems/proc.rst in the kernel tree.
+"""
+from __future__ import annotations
+
+import os
+
+PROCFS_PATH = "/proc"
+
+
+def parse_io(text: str) -> dict[str, int]:
+    """/proc/<pid>/io → {'rchar': …, 'wchar': …, 'read_bytes': …, 'write_bytes': …, 'cancelled_write_bytes': …}."""
+    out = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            out[key.strip()] = int(value)
+    return out
+
+
+def parse_status_memory(text: str) -> dict[str, int]:
+    """/proc/<pid>/status → {'VmHWM': bytes, 'VmRSS': bytes} (the file reports kB = KiB)."""
+    out = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key in ("VmHWM", "VmRSS"):
+            number, _, unit = value.strip().partition(" ")
+            out[key] = int(number) * (1024 if unit.strip() == "kB" else 1)
+    return out
+
+
+def parse_stat_starttime(text: str) -> int:
+    """/proc/<pid>/stat → field 22, start time in clock ticks since boot.
+
+    The command name (field 2) may hold spaces and parentheses, so split after the last ')'.
+    """
+    rest = text[text.rindex(")") + 2:].split()
+    return int(rest[22 - 3])
+
+
+def _read(procfs: str, pid: int | str, name: str) -> str:
+    with open(os.path.join(procfs, str(pid), name)) as f:
+        return f.read()
+
+
+def read_io(procfs: str = PROCFS_PATH, pid: int | str = "self") -> dict[str, int]:
+    try:
+        return parse_io(_read(procfs, pid, "io"))
+    except (PermissionError, FileNotFoundError):
+        # /proc/<pid>/io needs ptrace access; without it the I/O fields read 0.
+        return {}
+
+
+def read_status_memory(procfs: str = PROCFS_PATH, pid: int | str = "self") -> dict[str, int]:
+    return parse_status_memory(_read(procfs, pid, "status"))
+
+
+def read_starttime(procfs: str = PROCFS_PATH, pid: int | str = "self") -> int | None:
+    try:
+        return parse_stat_starttime(_read(procfs, pid, "stat"))
+    except (FileNotFoundError, ProcessLookupError, ValueError, IndexError):
+        return None
+
+
+def reset_hwm(procfs: str = PROCFS_PATH) -> bool:
+    """Reset VmHWM to the current RSS (write '5' to clear_refs, Linux ≥ 4.0). False where refused."""
+    try:
+        with open(os.path.join(procfs, "self", "clear_refs"), "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False

@@ -1,0 +1,320 @@
+"""The Session: one OS process's libraries, WORK/UTIL directories, engine and step log.
+
+    with statgrid.session(memsize="1G") as s:
+        s.import_csv("sales.csv", out="work.sales")
+        s.sort("work.sales", by=["region", "amount desc"])
+        s.means("work.sales", var=["amount"], class_=["region"])
+
+Every procedure runs as a *step*: it is timed by STIMER, logged as a NOTE block and a JSON
+line, and its errors are turned into one clear `StepError` naming the step. WORK and UTIL are
+removed when the session closes — normally, on an exception, or on SIGTERM/SIGINT.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import threading
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Mapping
+
+import duckdb
+import pyarrow.parquet as pq
+
+from statgrid.config import Config, SessionOptions, format_size, load_config
+from statgrid.errors import LibraryError, SessionTerminated, StatgridError, StepError
+from statgrid.procs import (contents as _contents, datasets as _datasets, datastep as _datastep,
+                            export as _export, freq as _freq, importing as _importing, sort as _sort,
+                            sqlproc as _sqlproc, summary as _summary)
+from statgrid.session import _procfs
+from statgrid.session.libraries import DatasetRef, Libraries, atomic_output, sql_literal
+from statgrid.session.log import SessionLog
+from statgrid.session.scratch import ScratchDir
+from statgrid.session.stimer import StepRecord, StepTimer, total_record
+
+
+@dataclass
+class StepInfo:
+    """What the running step has produced so far (filled in by `Session.write`)."""
+
+    name: str
+    outputs: list[str] = field(default_factory=list)
+    rows_out: int | None = None
+
+
+class Session:
+    def __init__(self, config: Config | None = None, options: SessionOptions | Mapping[str, Any] | None = None,
+                 log: SessionLog | None = None, procfs: str = _procfs.PROCFS_PATH,
+                 pinned_options: frozenset[str] = frozenset()):
+        self.config = config or load_config()
+        if isinstance(options, SessionOptions):
+            self.options = options
+        else:
+            self.options = self.config.session.with_overrides(options or {}, source="session options")
+        self.id = f"{os.getpid():x}_{uuid.uuid4().hex[:8]}"
+        self.log = log or SessionLog()
+        self.procfs = procfs
+        self.steps: list[StepRecord] = []
+        self.terminating: int | None = None
+        self._pinned = pinned_options
+        self._closed = self._closing = False
+        self._current: StepInfo | None = None
+        self._failed = False
+        self._timer = StepTimer(self.id, 0, "SESSION", procfs, reset_hwm=False)
+        roots = self.config.libraries
+        self.work = ScratchDir.create(roots.work, "work", self.id)
+        self.util: ScratchDir | None = None
+        self._old_handlers: dict[int, Any] = {}
+        try:
+            self.util = ScratchDir.create(roots.util, "util", self.id)
+            self.libraries = Libraries()
+            self.libraries.assign("data", roots.data, create=True)
+            for lib in self.config.libnames.values():
+                self.libraries.assign(lib.name, lib.path, lib.readonly)
+            self.libraries.assign("work", self.work.path)
+            self.con = duckdb.connect(config={"temp_directory": str(self.util.path)})
+            self._apply_engine_options()
+            self.libraries.sync_views(self.con)
+            self.con.execute("SET search_path = 'work,main'")   # a one-level name means WORK
+        except BaseException:
+            self._remove_scratch()
+            raise
+        self._install_signal_handlers()
+        self.log.note(f"session {self.id} started; WORK={self.work.path} UTIL={self.util.path}\n"
+                      + " ".join(f"{k}={v}" for k, v in self.options.as_sas_names().items()))
+
+    # ------------------------------------------------------------------ options
+    def _apply_engine_options(self) -> None:
+        o = self.options
+        self.con.execute(f"SET memory_limit = '{o.memsize_bytes}B'")
+        self.con.execute(f"SET threads = {o.effective_threads}")
+        if o.utilsize_bytes:
+            self.con.execute(f"SET max_temp_directory_size = '{o.utilsize_bytes}B'")
+
+    def set_options(self, options: Mapping[str, Any], source: str = "session()") -> None:
+        """Change session options (SAS names). Options pinned on the command line win."""
+        wanted = dict(options)
+        for key in [k for k in wanted if k.lower() in self._pinned]:
+            self.log.note(f"{key}={wanted.pop(key)!r} from {source} is ignored: the command line set it.")
+        if wanted:
+            self.options = self.options.with_overrides(wanted, source=source)
+            self._apply_engine_options()
+            self.log.note("options: " + " ".join(f"{k}={v}" for k, v in self.options.as_sas_names().items()))
+
+    # ------------------------------------------------------------------ libraries
+    def libname(self, name: str, path: str | os.PathLike, readonly: bool = False) -> None:
+        """Assign directory `path` as library `name` (like SAS LIBNAME)."""
+        lib = self.libraries.assign(name, path, readonly)
+        self.log.note(f"Libref {lib.name.upper()} was successfully assigned: {lib.path}"
+                      + (" (read-only)" if readonly else ""))
+
+    def ref(self, dsname: str) -> DatasetRef:
+        return self.libraries.ref(dsname)
+
+    def dataset(self, dsname: str) -> DatasetRef:
+        """An existing data set, or LibraryError naming the library's members."""
+        return self.libraries.for_read(dsname)
+
+    def columns(self, source_sql: str) -> list[tuple[str, str]]:
+        """[(name, SQL type)] of a relation given as SQL (a scan or a query)."""
+        return [(r[0], r[1]) for r in self.execute(f"DESCRIBE SELECT * FROM {source_sql}").fetchall()]
+
+    # ------------------------------------------------------------------ steps
+    @contextmanager
+    def step(self, name: str) -> Iterator[StepInfo]:
+        """Run one step: STIMER around it, errors turned into StepError naming the step."""
+        self._check_open()
+        if self._current is not None:   # a procedure called from inside another: one step
+            yield self._current
+            return
+        info = self._current = StepInfo(name)
+        timer = StepTimer(self.id, len(self.steps) + 1, name, self.procfs)
+        status, error = "ok", None
+        try:
+            yield info
+            if self.terminating:
+                raise SessionTerminated(self.terminating)
+        except BaseException as exc:
+            if self.terminating or isinstance(exc, SessionTerminated):
+                status = "terminated"
+                self.log.error(f"{name} stopped: the session received signal {self.terminating}.")
+                raise SessionTerminated(self.terminating or signal.SIGTERM) from None
+            status = "error"
+            err = exc if isinstance(exc, StepError) else StepError(name, self._explain(exc))
+            error = err.reason
+            self._failed = True
+            self.log.error(f"{name}: {error}")
+            self.log.note(f"The session stopped processing {name} because of errors.")
+            if err is exc:
+                raise
+            raise err from (exc if not isinstance(exc, StatgridError) else None)
+        finally:
+            self._current = None
+            rec = timer.finish(status, error, info.outputs, info.rows_out)
+            self.steps.append(rec)
+            self.log.step(rec)
+
+    def _explain(self, exc: BaseException) -> str:
+        """One clear sentence for an engine or OS error, with the option that fixes it."""
+        text = str(exc).strip()
+        first = text.splitlines()[0] if text else type(exc).__name__
+        if isinstance(exc, StatgridError):
+            return str(exc)
+        if isinstance(exc, duckdb.OutOfMemoryException):
+            return (f"out of memory at memsize={format_size(self.options.memsize_bytes)} "
+                    f"(threads={self.options.effective_threads}): {first}. Raise memsize "
+                    "(e.g. --option memsize=4G) or lower threads.")
+        if "No space left on device" in text or (isinstance(exc, OSError) and exc.errno == 28):
+            free = {k: shutil.disk_usage(d.path).free for k, d in (("WORK", self.work), ("UTIL", self.util)) if d}
+            return ("no space left on device (free: " + ", ".join(f"{k} {format_size(v)}" for k, v in free.items())
+                    + "); free space or point [libraries] work/util in grid.toml at a larger file system.")
+        if isinstance(exc, (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException)):
+            return f"SQL error: {text}"
+        if isinstance(exc, duckdb.Error):
+            return text
+        return f"{type(exc).__name__}: {text}"
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StatgridError(f"session {self.id} is closed; open a new one with statgrid.session().")
+
+    # ------------------------------------------------------------------ engine
+    def execute(self, sql: str, params: list | None = None) -> duckdb.DuckDBPyConnection:
+        """Run SQL on the session engine. On out-of-memory with several threads, retry once on one.
+
+        A 25-column sort needs ~0.4–0.5 GB per thread (DESIGN.md); one thread often fits where
+        two did not.
+        """
+        return self._retry_on_oom(lambda: self.con.execute(sql, params))
+
+    def fetch_arrow(self, sql: str):
+        """Run a query and return its result as a pyarrow Table (same retry as `execute`)."""
+        return self._retry_on_oom(lambda: self.con.sql(sql).to_arrow_table())
+
+    def _retry_on_oom(self, run: Callable[[], Any]) -> Any:
+        try:
+            return run()
+        except duckdb.OutOfMemoryException:
+            threads = self.options.effective_threads
+            if threads == 1 or self.terminating:
+                raise
+            self.log.note(f"out of memory at memsize={format_size(self.options.memsize_bytes)} with "
+                          f"{threads} threads; retrying the step with threads=1.")
+            self.con.execute("SET threads = 1")
+            try:
+                return run()
+            finally:
+                self.con.execute(f"SET threads = {threads}")
+
+    def write(self, out: str | DatasetRef, select_sql: str,
+              before_commit: Callable[[], None] | None = None) -> DatasetRef:
+        """Write the result of `select_sql` as data set `out` (atomic: all or nothing).
+
+        `before_commit` runs after the rows are written and before they replace `out`; if it
+        raises, the new rows are discarded and any old `out` is left as it was.
+        """
+        ref = out if isinstance(out, DatasetRef) else self.libraries.for_write(out)
+        if ref.library.readonly:
+            raise LibraryError(f"library {ref.library.name.upper()} is read-only; write to WORK instead.")
+        with atomic_output(ref) as tmp:
+            rows = self.execute(
+                f"COPY ({select_sql}) TO {sql_literal(str(tmp))} "
+                f"(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {self.options.bufsize_rows})").fetchone()[0]
+            if before_commit is not None:
+                before_commit()
+        self.record_output(ref, rows)
+        self.log.note(f"The data set {ref} has {rows} observations and {len(pq.read_schema(ref.path))} variables.")
+        return ref
+
+    def record_output(self, ref: DatasetRef, rows: int) -> None:
+        """Count a data set the running step wrote into its STIMER record."""
+        if self._current is not None:
+            self._current.outputs.append(ref.name)
+            self._current.rows_out = (self._current.rows_out or 0) + rows
+
+    def write_table(self, out: str | DatasetRef, table) -> DatasetRef:
+        """Write an in-memory Arrow table (a procedure's small result) as data set `out`."""
+        self.con.register("__statgrid_result", table)
+        try:
+            return self.write(out, "SELECT * FROM __statgrid_result")
+        finally:
+            self.con.unregister("__statgrid_result")
+
+    def nrows(self, ref: DatasetRef) -> int:
+        return pq.read_metadata(ref.path).num_rows
+
+    # ------------------------------------------------------------------ lifecycle
+    def _install_signal_handlers(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            self._old_handlers[signum] = signal.signal(signum, self._on_signal)
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        # DuckDB checks Python signals while a query runs: it interrupts the query and raises
+        # RuntimeError('Query interrupted'), swallowing our exception — hence the flag, which
+        # `step` turns back into SessionTerminated.
+        first = self.terminating is None
+        self.terminating = self.terminating or signum
+        if first and not self._closing:
+            raise SessionTerminated(signum)
+
+    def _remove_scratch(self) -> None:
+        for d in (self.util, self.work):
+            if d is not None:
+                d.remove()
+
+    def close(self, failed: bool = False) -> StepRecord | None:
+        """End the session: close the engine, log the total block, remove UTIL and WORK."""
+        if self._closed:
+            return None
+        self._closing = True
+        try:
+            try:
+                self.con.close()
+            finally:
+                self._remove_scratch()
+            status = ("terminated" if self.terminating else
+                      "error" if (failed or self._failed) else "ok")
+            total = total_record(self._timer, self.steps, status)
+            self.log.step(total)
+            self.log.note(f"session {self.id} ended ({status}); WORK and UTIL removed.")
+            return total
+        finally:
+            self._closed = True
+            for signum, handler in self._old_handlers.items():
+                signal.signal(signum, handler)
+
+    @property
+    def failed(self) -> bool:
+        return self._failed
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc is not None and not isinstance(exc, (StepError, SessionTerminated)):
+            self._failed = True
+            self.log.error(f"{type(exc).__name__}: {exc}")
+        self.close(failed=exc is not None)
+
+    def __repr__(self) -> str:
+        return f"<Session {self.id} WORK={self.work.path}{' closed' if self._closed else ''}>"
+
+    # ------------------------------------------------------------------ procedures (statgrid/procs)
+    import_csv = _importing.import_csv
+    import_fixed = _importing.import_fixed
+    sql = _sqlproc.sql
+    data = _datastep.data
+    sort = _sort.sort
+    means = _summary.means
+    summary = _summary.summary
+    freq = _freq.freq
+    contents = _contents.contents
+    print = _contents.print_rows
+    datasets = _datasets.datasets
+    copy = _datasets.copy
+    delete = _datasets.delete
+    export_csv = _export.export_csv

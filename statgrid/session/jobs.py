@@ -1,0 +1,96 @@
+"""Run one job file as this process's session: `.py` (uses statgrid.session()) or `.sql`.
+
+The runner owns the session: it opens it before the job, closes it after (writing the total
+STIMER block, removing WORK and UTIL) whatever happened, and turns the outcome into an exit
+code: 0 done, 1 a step or the job failed, 128+N killed by signal N.
+"""
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from statgrid.config import Config
+from statgrid.errors import SessionTerminated, StepError, UsageError
+from statgrid.procs import sqlproc
+from statgrid.session import set_runner_session
+from statgrid.session.core import Session
+from statgrid.session.log import SessionLog
+from statgrid.session.stimer import StepRecord
+
+JOB_KINDS = (".py", ".sql")
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    exit_code: int
+    total: StepRecord | None
+    steps: list[StepRecord]
+    error: str | None
+
+
+def check_job_file(path: str | os.PathLike) -> Path:
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"job file {str(p)!r} does not exist; give the path of a .py or .sql job.")
+    if p.suffix.lower() not in JOB_KINDS:
+        raise UsageError(f"job file {str(p)!r} is neither .py nor .sql; statgrid runs Python jobs that use "
+                         "statgrid.session() and SQL scripts.")
+    if not os.access(p, os.R_OK):
+        raise UsageError(f"job file {str(p)!r} is not readable by this user; check its permissions.")
+    return p
+
+
+def run_job(path: str | os.PathLike, config: Config, overrides: Mapping[str, str] | None = None,
+            log: SessionLog | None = None) -> JobOutcome:
+    """Run a job file in this process as one session; returns its outcome (never raises for job errors)."""
+    job = check_job_file(path)
+    overrides = dict(overrides or {})
+    options = config.session.with_overrides(overrides, source="--option")
+    log = log or SessionLog()
+    session = Session(config, options, log, pinned_options=frozenset(overrides))
+    log.note(f"job {str(job)!r} starting in session {session.id}.")
+    error: str | None = None
+    exit_code = 0
+    set_runner_session(session)
+    try:
+        if job.suffix.lower() == ".sql":
+            sqlproc.sql(session, job.read_text())
+        else:
+            _run_python(job)
+    except SessionTerminated as exc:
+        exit_code, error = exc.code, f"terminated by signal {exc.signum}"
+    except StepError as exc:
+        exit_code, error = 1, str(exc)             # already logged by the step
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        exit_code, error = code, (f"job called sys.exit({exc.code!r})" if code else None)
+        if code:
+            log.error(error)
+    except BaseException as exc:  # the job's own bug: log it with the job's traceback lines
+        exit_code, error = 1, f"{type(exc).__name__}: {exc}"
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(job.absolute())]
+        where = f" (line {frames[-1].lineno} of {job.name})" if frames else ""
+        log.error(f"the job failed{where}: {error}")
+    finally:
+        set_runner_session(None)
+        if session.terminating and exit_code != 128 + session.terminating:
+            exit_code, error = 128 + session.terminating, f"terminated by signal {session.terminating}"
+        if session.failed and exit_code == 0:
+            exit_code = 1
+        total = session.close(failed=exit_code != 0)
+    return JobOutcome(exit_code, total, list(session.steps), error)
+
+
+def _run_python(job: Path) -> None:
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    sys.argv = [str(job)]
+    sys.path.insert(0, str(job.absolute().parent))
+    try:
+        runpy.run_path(str(job.absolute()), run_name="__main__")
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
