@@ -168,9 +168,9 @@ def _bad_lines(s, lines: str, bad: dict[str, str], skip: int) -> list[tuple[int,
     threads = s.options.effective_threads
     s.execute("SET threads = 1")
     try:
-        rows = s.execute(f"SELECT ln, list_filter([{cols}], x -> x IS NOT NULL), line FROM "
+        rows = s.execute(f"SELECT ln, concat_ws(', ', {cols}), line FROM "
                          f"(SELECT row_number() OVER () AS ln, line FROM {lines}) WHERE {any_bad} "
                          f"ORDER BY ln LIMIT {_SHOW_LINES}").fetchall()
     finally:
         s.execute(f"SET threads = {threads}")
-    return [(ln + skip, f"column(s) {', '.join(c)} do not convert: {line!r}") for ln, c, line in rows]
+    return [(ln + skip, f"column(s) {names} do not convert: {line!r}") for ln, names, line in rows]

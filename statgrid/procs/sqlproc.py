@@ -32,6 +32,20 @@ def _dataset_name(s, first: str, second: str | None) -> str | None:
     return f"{first}.{second}" if first in s.libraries else None
 
 
+def strip_tail(query: str) -> str:
+    """The statement without trailing comments and semicolons (DuckDB's tokenizer finds them,
+    so a ';' or '--' inside a string literal is left alone)."""
+    tokens = duckdb.tokenize(query)
+    cut = len(query)
+    for pos, kind in reversed(tokens):
+        if kind == duckdb.token_type.comment or (kind == duckdb.token_type.operator and
+                                                 query[pos:pos + 1] == ";"):
+            cut = pos
+            continue
+        break
+    return query[:cut].rstrip()
+
+
 def _summary_line(text: str) -> str:
     body = re.sub(_LEAD, "", text, flags=re.DOTALL).strip().rstrip(";")
     one = " ".join(body.split())
@@ -65,8 +79,8 @@ def _run_statement(s, stmt, print_: bool, print_rows: int):
             s.log.note(f"Table {ref} exists; IF NOT EXISTS leaves it as it is.")
             return None
         s.libraries.sync_views(s.con)
-        select = m.group(5).strip().rstrip(";")
-        s.write(ref, select)
+        # newlines keep a '--' comment inside the query from swallowing COPY's closing parenthesis
+        s.write(ref, "\n" + strip_tail(m.group(5)) + "\n")
         return None
     m = _DROP.match(query)
     if m and (name := _dataset_name(s, m.group(2), m.group(3))):

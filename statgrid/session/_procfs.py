@@ -67,8 +67,13 @@ def read_starttime(procfs: str = PROCFS_PATH, pid: int | str = "self") -> int | 
 def reset_hwm(procfs: str = PROCFS_PATH) -> bool:
     """Reset VmHWM to the current RSS (write '5' to clear_refs, Linux ≥ 4.0). False where refused."""
     try:
-        with open(os.path.join(procfs, "self", "clear_refs"), "w") as f:
-            f.write("5")
+        fd = os.open(os.path.join(procfs, "self", "clear_refs"), os.O_WRONLY)   # never create it
+    except OSError:
+        return False
+    try:
+        os.write(fd, b"5")
         return True
     except OSError:
         return False
+    finally:
+        os.close(fd)

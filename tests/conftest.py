@@ -1,0 +1,57 @@
+"""Shared fixtures: a throw-away grid home, an in-process session, and the real CLI."""
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from statgrid.config import load_config
+from statgrid.session import Session, SessionLog
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch) -> Path:
+    h = tmp_path / "home"
+    h.mkdir()
+    monkeypatch.setenv("STATGRID_HOME", str(h))
+    monkeypatch.delenv("STATGRID_CONFIG", raising=False)
+    monkeypatch.chdir(tmp_path)
+    return h
+
+
+class Captured:
+    def __init__(self):
+        self.text, self.jsonl, self.listing = io.StringIO(), io.StringIO(), io.StringIO()
+
+    def log(self) -> SessionLog:
+        return SessionLog(text=self.text, jsonl=self.jsonl, listing=self.listing)
+
+
+@pytest.fixture
+def captured() -> Captured:
+    return Captured()
+
+
+@pytest.fixture
+def session(home, captured):
+    s = Session(load_config(), {"memsize": "512M", "threads": "2"}, log=captured.log())
+    yield s
+    s.close()
+
+
+def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 120
+            ) -> subprocess.CompletedProcess:
+    """Run the real `statgrid` CLI (python -m statgrid) in a subprocess."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "statgrid", *args], cwd=cwd, env=full_env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def scratch_dirs(home: Path) -> list[Path]:
+    """WORK and UTIL session directories left under a default grid home."""
+    return [p for root in ("work", "util") if (home / root).is_dir() for p in (home / root).iterdir()]

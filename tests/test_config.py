@@ -1,0 +1,132 @@
+"""grid.toml → typed config: defaults, lookup, and errors that name key, value and what is allowed."""
+from __future__ import annotations
+
+import pytest
+
+from statgrid.config import (HostPreference, SessionOptions, load_config, parse_option_pairs,
+                             parse_size_bytes)
+from statgrid.errors import ConfigError
+
+
+def write(tmp_path, text):
+    p = tmp_path / "grid.toml"
+    p.write_text(text)
+    return p
+
+
+def test_defaults_without_file(home):
+    cfg = load_config()
+    assert cfg.source is None
+    assert cfg.home == home
+    assert cfg.libraries.work == home / "work"
+    assert cfg.libraries.util == home / "util"
+    assert cfg.session == SessionOptions()
+    assert list(cfg.hosts) == ["node1", "node2", "node3", "node4"]
+    assert all(h.slots == 2 and h.open for h in cfg.hosts.values())
+    assert cfg.queues["normal"].hosts == (HostPreference("all"),)
+
+
+def test_home_defaults_to_cwd_statgrid_home(tmp_path, monkeypatch):
+    monkeypatch.delenv("STATGRID_HOME", raising=False)
+    monkeypatch.delenv("STATGRID_CONFIG", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert load_config().home == tmp_path / "statgrid-home"
+
+
+def test_full_file(tmp_path, home, monkeypatch):
+    monkeypatch.delenv("STATGRID_HOME")
+    p = write(tmp_path, """
+[libraries]
+data = "/gpfs/sasdata"
+work = "scratch/work"
+[libname.sales]
+path = "/srv/sales"
+readonly = true
+[session]
+memsize = "1.5G"
+threads = 1
+bufsize = 65536
+[master]
+port = 9000
+[hosts.a]
+slots = 4
+[hosts.b]
+slots = 2
+open = false
+[queues.high]
+priority = 50
+hosts = "a+1 others+2"
+user_limit = 3
+""")
+    cfg = load_config(p)
+    assert cfg.source == p
+    assert cfg.home == tmp_path                       # the directory of grid.toml
+    assert str(cfg.libraries.data) == "/gpfs/sasdata"
+    assert cfg.libraries.work == tmp_path / "scratch/work"
+    assert cfg.libnames["sales"].readonly is True
+    assert cfg.session.memsize_bytes == int(1.5 * 2**30)
+    assert cfg.session.threads == 1 and cfg.session.bufsize_rows == 65536
+    assert cfg.master.port == 9000
+    assert cfg.hosts["b"].open is False and cfg.hosts["a"].slots == 4
+    q = cfg.queues["high"]
+    assert (q.priority, q.user_limit) == (50, 3)
+    assert q.hosts == (HostPreference("a", 1), HostPreference("others", 2))
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[session]\nmemsize = '1M'\n",
+     "session.memsize = '1M' is not allowed: expected at least 64M (the engine needs that much to run a step); "
+     "use memsize=512M or more."),
+    ("[session]\nmemsize = 'lots'\n",
+     "session.memsize = 'lots' is not allowed: expected a size such as 512M, 2G or a number of bytes."),
+    ("[session]\nthreads = -1\n", "session.threads = -1 is not allowed: expected a whole number ≥ 0."),
+    ("[session]\nbufsize = '128k'\n",
+     "session.bufsize = '128k' is not allowed: expected a number of rows per Parquet row group (default 122880); "
+     "statgrid's bufsize counts rows, not bytes."),
+    ("[session]\nmemsiz = '2G'\n", "unknown key 'session.memsiz'; allowed in [session]: bufsize, memsize, threads, "
+                                   "utilsize."),
+    ("[session]\nsortsize = '1G'\n", "'session.sortsize' is not an option: DuckDB has no separate sort memory: sorts "
+                                     "use memsize, and spill to UTIL. Set memsize instead."),
+    ("[sesion]\n", "unknown key 'sesion'; allowed in []: grid, hosts, libname, libraries, master, queues, session."),
+    ("[hosts.n1]\nslots = 0\n", "hosts.n1.slots = 0 is not allowed: expected a whole number ≥ 1."),
+    ("[master]\nport = 70000\n", "master.port = 70000 is not allowed: expected a TCP port 1–65535."),
+    ("[hosts.n1]\n[queues.q]\nhosts = 'n2+1'\n",
+     "queues.q.hosts: host 'n2' is not a configured host; known hosts: n1 (or 'all', 'others')."),
+    ("[hosts.n1]\n[queues.q]\nhosts = 'n1+x'\n",
+     "queues.q.hosts: 'n1+x' is not allowed: expected HOST or HOST+N (N a whole number), e.g. 'node1+1 others+2'."),
+    ("[libname.work]\npath = '/x'\n", "library name 'work' is reserved; choose another name."),
+    ("[libname.bad-name]\npath = '/x'\n", "library name 'bad-name' is not allowed"),
+    ("[session\n", "not valid TOML"),
+])
+def test_bad_values_name_key_value_and_fix(tmp_path, home, text, message):
+    p = write(tmp_path, text)
+    with pytest.raises(ConfigError) as err:
+        load_config(p)
+    assert message in str(err.value)
+    assert str(p) in str(err.value)
+
+
+def test_missing_explicit_file(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "nope.toml")
+
+
+def test_config_found_via_env(tmp_path, monkeypatch):
+    p = write(tmp_path, "[session]\nthreads = 1\n")
+    monkeypatch.setenv("STATGRID_CONFIG", str(p))
+    assert load_config().session.threads == 1
+
+
+@pytest.mark.parametrize("raw, expected", [("2G", 2 * 2**30), ("512M", 512 * 2**20), ("1.5GiB", int(1.5 * 2**30)),
+                                           ("4096", 4096), (4096, 4096), ("64k", 65536), ("1TB", 2**40)])
+def test_sizes(raw, expected):
+    assert parse_size_bytes(raw) == expected
+
+
+def test_option_overrides():
+    opts = SessionOptions().with_overrides(parse_option_pairs(["memsize=1G", "threads=1"]))
+    assert (opts.memsize_bytes, opts.threads) == (2**30, 1)
+    with pytest.raises(ConfigError, match=r"--option 'memsize' is not KEY=VALUE"):
+        parse_option_pairs(["memsize"])
+    with pytest.raises(ConfigError, match=r"--option: unknown key 'session.colour'"):
+        SessionOptions().with_overrides({"colour": "red"})
