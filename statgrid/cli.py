@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 from typing import List, Optional
 
-import click
 import typer
 
 from statgrid import __version__
@@ -22,16 +21,18 @@ app = typer.Typer(help="statgrid: an open analytics grid.", no_args_is_help=True
 _state: dict[str, Optional[str]] = {"config": None}
 
 
-def _config() -> Config:
+def _config(ctx: typer.Context) -> Config:
     try:
         return load_config(_state["config"])
     except UsageError as exc:
-        raise click.UsageError(str(exc)) from None
+        _fail(ctx, exc)
 
 
-def _fail(exc: StatgridError) -> None:
+def _fail(ctx: typer.Context, exc: StatgridError) -> None:
+    """Usage errors exit 2 with the usage line and 'Try --help' (as click prints them); others exit 1."""
     if isinstance(exc, UsageError):
-        raise click.UsageError(str(exc))
+        typer.echo(f"{ctx.get_usage()}\nTry '{ctx.command_path} --help' for help.\n\nError: {exc}", err=True)
+        raise typer.Exit(2)
     typer.echo(f"Error: {exc}", err=True)
     raise typer.Exit(1)
 
@@ -47,7 +48,7 @@ def _main(config: Optional[Path] = typer.Option(None, "--config", "-c", help="gr
 
 
 @app.command()
-def run(job: Path = typer.Argument(..., help="Job file: .py (uses statgrid.session()) or .sql."),
+def run(ctx: typer.Context, job: Path = typer.Argument(..., help="Job file: .py (uses statgrid.session()) or .sql."),
         option: List[str] = typer.Option([], "--option", "-o", help="Session option KEY=VALUE "
                                          "(memsize, threads, bufsize, utilsize); repeatable."),
         as_json: bool = typer.Option(False, "--json", help="Print the STIMER records as JSON lines on stdout "
@@ -58,13 +59,13 @@ def run(job: Path = typer.Argument(..., help="Job file: .py (uses statgrid.sessi
     from statgrid.session.jobs import check_job_file, run_job
     from statgrid.session.log import SessionLog
 
-    cfg = _config()
+    cfg = _config(ctx)
     try:
         overrides = parse_option_pairs(option)
         cfg.session.with_overrides(overrides, source="--option")
         check_job_file(job)
     except StatgridError as exc:
-        _fail(exc)
+        _fail(ctx, exc)
     jsonl = sys.stdout if as_json else None
     listing = sys.stderr if as_json else sys.stdout
     if log_dir:
@@ -74,18 +75,18 @@ def run(job: Path = typer.Argument(..., help="Job file: .py (uses statgrid.sessi
     try:
         outcome = run_job(job, cfg, overrides, log)
     except StatgridError as exc:
-        _fail(exc)
+        _fail(ctx, exc)
     finally:
         log.close()
     raise typer.Exit(outcome.exit_code)
 
 
 @app.command()
-def cleanwork(dry_run: bool = typer.Option(False, "--dry-run", help="Only say what would be removed.")) -> None:
+def cleanwork(ctx: typer.Context, dry_run: bool = typer.Option(False, "--dry-run", help="Only say what would be removed.")) -> None:
     """Remove WORK and UTIL directories of sessions that no longer exist (never a live one)."""
     from statgrid.session.scratch import clean_stale
 
-    cfg = _config()
+    cfg = _config(ctx)
     results = clean_stale([cfg.libraries.work, cfg.libraries.util], dry_run=dry_run)
     verb = "would remove" if dry_run else "removed"
     for r in results:
@@ -97,20 +98,20 @@ def cleanwork(dry_run: bool = typer.Option(False, "--dry-run", help="Only say wh
 
 
 @app.command()
-def demo(rows: int = typer.Option(200_000, help="Rows of demo data.")) -> None:
+def demo(ctx: typer.Context, rows: int = typer.Option(200_000, help="Rows of demo data.")) -> None:
     """Run the demo: a small mixed job in one session, with its STIMER log and listing."""
     from statgrid.examples import EXAMPLES_DIR
     from statgrid.session.jobs import run_job
     from statgrid.session.log import SessionLog
 
-    cfg = _config()
+    cfg = _config(ctx)
     out_dir = cfg.home / "demo"
     os.environ["STATGRID_DEMO_ROWS"] = str(rows)
     log = SessionLog.to_directory(out_dir, stem="demo", listing_echo=sys.stdout)
     try:
         outcome = run_job(EXAMPLES_DIR / "demo.py", cfg, {}, log)
     except StatgridError as exc:
-        _fail(exc)
+        _fail(ctx, exc)
     finally:
         log.close()
     _print_step_summary(outcome.steps, outcome.total)
@@ -134,11 +135,11 @@ def _print_step_summary(steps, total) -> None:
 
 
 @app.command("config")
-def show_config() -> None:
+def show_config(ctx: typer.Context) -> None:
     """Print the resolved configuration (grid.toml merged with the defaults) as JSON."""
     import dataclasses
 
-    cfg = _config()
+    cfg = _config(ctx)
     typer.echo(json.dumps(dataclasses.asdict(cfg), indent=2, default=str))
 
 

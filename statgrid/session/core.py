@@ -12,6 +12,7 @@ removed when the session closes — normally, on an exception, or on SIGTERM/SIG
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import threading
@@ -170,7 +171,14 @@ class Session:
             free = {k: shutil.disk_usage(d.path).free for k, d in (("WORK", self.work), ("UTIL", self.util)) if d}
             return ("no space left on device (free: " + ", ".join(f"{k} {format_size(v)}" for k, v in free.items())
                     + "); free space or point [libraries] work/util in grid.toml at a larger file system.")
-        if isinstance(exc, (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException)):
+        if isinstance(exc, duckdb.CatalogException):
+            m = re.search(r'schema "([^"]+)" does not exist', text)
+            if m:
+                return (f"SQL error: library {m.group(1)!r} is not assigned; known libraries: "
+                        f"{', '.join(lib.name for lib in self.libraries)}. Assign it with session.libname() or a "
+                        f"[libname.{m.group(1)}] section in grid.toml.\n{text}")
+            return f"SQL error: {text}\nList a library's data sets with session.datasets('work')."
+        if isinstance(exc, (duckdb.ParserException, duckdb.BinderException)):
             return f"SQL error: {text}"
         if isinstance(exc, duckdb.Error):
             return text
@@ -253,12 +261,16 @@ class Session:
             self._old_handlers[signum] = signal.signal(signum, self._on_signal)
 
     def _on_signal(self, signum: int, frame: Any) -> None:
-        # DuckDB checks Python signals while a query runs: it interrupts the query and raises
-        # RuntimeError('Query interrupted'), swallowing our exception — hence the flag, which
-        # `step` turns back into SessionTerminated.
+        # DuckDB runs this handler (via PyErr_CheckSignals) while a query runs, but does not
+        # stop every operator on its own (a cross join kept going): interrupt() does. The query
+        # then raises RuntimeError('Query interrupted') and our exception is lost — hence the
+        # flag, which `step` turns back into SessionTerminated.
         first = self.terminating is None
         self.terminating = self.terminating or signum
         if first and not self._closing:
+            con = getattr(self, "con", None)
+            if con is not None:
+                con.interrupt()
             raise SessionTerminated(signum)
 
     def _remove_scratch(self) -> None:
