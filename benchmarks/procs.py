@@ -136,32 +136,29 @@ def copy_sql(ctx: Ctx, query: str, out: Path) -> str:
 
 
 # ---------------------------------------------------------------------------- side set-up
-class _QuietLog:
-    """Factory for a SessionLog that writes nothing but remembers warnings and the OOM retry note."""
+def quiet_log():
+    """A SessionLog that writes nothing but remembers warnings and the out-of-memory retry note."""
+    from statgrid.session import SessionLog
 
-    @staticmethod
-    def make():
-        from statgrid.session import SessionLog
+    class QuietLog(SessionLog):
+        def __init__(self):
+            super().__init__(text=None, jsonl=None, listing=None)
+            self.captured: list[str] = []
 
-        class QuietLog(SessionLog):
-            def __init__(self):
-                super().__init__(text=None, jsonl=None, listing=None)
-                self.captured: list[str] = []
+        def message(self, level: str, msg: str) -> None:
+            # ERROR lines repeat the step's exception, which the benchmark reports itself
+            if level == "WARNING" or (level == "NOTE" and "retrying" in msg):
+                extra = (" [the timed call includes the failed attempt and runs on 1 thread: not comparable]"
+                         if "retrying" in msg else "")
+                self.captured.append(f"{level}: {msg}{extra}")
 
-            def message(self, level: str, msg: str) -> None:
-                # ERROR lines repeat the step's exception, which the benchmark reports itself
-                if level == "WARNING" or (level == "NOTE" and "retrying" in msg):
-                    extra = (" [the timed call includes the failed attempt and runs on 1 thread: not comparable]"
-                             if "retrying" in msg else "")
-                    self.captured.append(f"{level}: {msg}{extra}")
-
-        return QuietLog()
+    return QuietLog()
 
 
 @contextmanager
 def statgrid_env(ctx: Ctx) -> Iterator[Env]:
     from statgrid.session import Session
-    log = _QuietLog.make()
+    log = quiet_log()
     s = Session(ctx.cfg, {"memsize": ctx.args.memsize, "threads": str(ctx.threads)}, log=log)
     try:
         s.libname("bench", ctx.data_dir)

@@ -48,7 +48,7 @@ def _main(config: Optional[Path] = typer.Option(None, "--config", "-c", help="gr
 
 
 @app.command()
-def run(ctx: typer.Context, job: Path = typer.Argument(..., help="Job file: .py (uses statgrid.session()) or .sql."),
+def run(ctx: typer.Context, job: Path = typer.Argument(..., metavar="JOB", help="Job file: .py (uses statgrid.session()) or .sql."),
         option: List[str] = typer.Option([], "--option", "-o", help="Session option KEY=VALUE "
                                          "(memsize, threads, bufsize, utilsize); repeatable."),
         as_json: bool = typer.Option(False, "--json", help="Print the STIMER records as JSON lines on stdout "
