@@ -124,15 +124,16 @@ class Env:
     notes: list[str] = field(default_factory=list)
 
 
-def scan(ctx: Ctx, row_numbers: bool = False) -> str:
-    """Exactly statgrid's DatasetRef.scan_sql()."""
-    return f"read_parquet({lit(str(ctx.src))}{', file_row_number=true' if row_numbers else ''})"
+def src_ref(ctx: Ctx):
+    """The input as a statgrid DatasetRef, so the raw side can use statgrid's own SQL builders."""
+    from statgrid.session.libraries import DatasetRef, Library
+    return DatasetRef(Library("bench", ctx.data_dir), MEMBER)
 
 
 def copy_sql(ctx: Ctx, query: str, out: Path) -> str:
-    """Exactly statgrid's Session.write()."""
-    return (f"COPY ({query}) TO {lit(str(out))} "
-            f"(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {ctx.row_group})")
+    """statgrid's Session.write() COPY statement."""
+    from statgrid.session.libraries import parquet_copy_sql
+    return parquet_copy_sql(query, out, ctx.row_group)
 
 
 # ---------------------------------------------------------------------------- side set-up
@@ -147,9 +148,10 @@ def quiet_log():
 
         def message(self, level: str, msg: str) -> None:
             # ERROR lines repeat the step's exception, which the benchmark reports itself
-            if level == "WARNING" or (level == "NOTE" and "retrying" in msg):
+            oom_retry = level == "NOTE" and "runs with threads=1" in msg
+            if level == "WARNING" or oom_retry:
                 extra = (" [the timed call includes the failed attempt and runs on 1 thread: not comparable]"
-                         if "retrying" in msg else "")
+                         if oom_retry else "")
                 self.captured.append(f"{level}: {msg}{extra}")
 
     return QuietLog()
@@ -209,14 +211,9 @@ def sort_statgrid(ctx: Ctx, env: Env, stable: bool) -> Path:
 
 
 def sort_duckdb(ctx: Ctx, env: Env, stable: bool) -> Path:
+    from statgrid.procs.sort import sort_sql
     out = env.out_dir / "duckdb_sorted.parquet"
-    order = ", ".join(f"{qi(k)}{' DESC' if d else ''}" for k, d in SORT_KEYS)
-    if stable:
-        query = (f"SELECT * EXCLUDE (file_row_number) FROM {scan(ctx, row_numbers=True)} "
-                 f"ORDER BY {order}, file_row_number")
-    else:
-        query = f"SELECT * FROM {scan(ctx)} ORDER BY {order}"
-    env.handle.execute(copy_sql(ctx, query, out)).fetchone()
+    env.handle.execute(copy_sql(ctx, sort_sql(src_ref(ctx), SORT_KEYS, nodupkey=False, equals=stable), out)).fetchone()
     return out
 
 
@@ -244,19 +241,9 @@ def summary_statgrid(ctx: Ctx, env: Env):
     return env.handle.means(f"bench.{MEMBER}", var=MEASURES, class_=["cat1"], stats=STATS, print=False)
 
 
-_SQL_AGG = {"n": "count({c})", "mean": "avg({c})", "std": "stddev_samp({c})", "min": "min({c})",
-            "max": "max({c})"}   # as statgrid.procs.summary.STATISTICS
-
-
 def summary_duckdb_sql(ctx: Ctx) -> str:
-    """summary_sql(scan, MEASURES, groups=[], classes=['cat1'], STATS, nway=True) written out."""
-    aggs = []
-    for v in MEASURES:
-        c = f"CAST({qi(v)} AS DOUBLE)"
-        aggs += [f"{_SQL_AGG[st].format(c=c)} AS {qi(f'{v}__{st}')}" for st in STATS]
-    select = [qi("cat1"), "1 AS _type_", "count(*) AS _freq_"] + aggs
-    return (f"SELECT {', '.join(select)} FROM {scan(ctx)} GROUP BY {qi('cat1')} "
-            f"ORDER BY _type_, {qi('cat1')} NULLS FIRST")
+    from statgrid.procs.summary import summary_sql
+    return summary_sql(src_ref(ctx).scan_sql(), MEASURES, groups=[], classes=["cat1"], stats=STATS, nway=True)
 
 
 def summary_duckdb(ctx: Ctx, env: Env):
@@ -284,10 +271,8 @@ def freq_statgrid(ctx: Ctx, env: Env):
 
 
 def freq_duckdb_sql(ctx: Ctx, cols: list[str]) -> str:
-    """statgrid.procs.freq._counts for an unweighted table."""
-    keys = ", ".join(qi(c) for c in cols)
-    return (f"SELECT {keys}, count(*) AS n FROM {scan(ctx)} GROUP BY {keys} "
-            f"ORDER BY {', '.join(qi(c) + ' NULLS FIRST' for c in cols)}")
+    from statgrid.procs.freq import counts_sql
+    return counts_sql(src_ref(ctx).scan_sql(), cols)
 
 
 def freq_duckdb(ctx: Ctx, env: Env):
@@ -789,6 +774,8 @@ def main(argv: list[str] | None = None) -> int:
                             digests[side] = d
                         print(f"{side} {rec.wall_s[-1]:.2f}s ", end="", flush=True)
                     except Exception as exc:   # noqa: BLE001 — report, keep benchmarking the others
+                        if type(exc).__name__ == "InterruptException":   # Ctrl-C inside DuckDB: stop
+                            raise
                         rec.errors.append(f"run {r + 1}: {type(exc).__name__}: {exc}")
                         errors += 1
                         print(f"{side} FAILED ", end="", flush=True)

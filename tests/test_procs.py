@@ -283,3 +283,27 @@ def test_memsize_too_small_is_refused(home):
     from statgrid.errors import ConfigError
     with pytest.raises(ConfigError, match=r"memsize = '8M' is not allowed: expected at least 64M"):
         Session(load_config(), {"memsize": "8M"})
+
+
+def test_out_of_memory_retries_on_one_thread_and_restores(home, captured):
+    """At memsize=64M this 20-column sort runs out of memory on 2 threads but fits on 1."""
+    cols = ", ".join(f"(hash(i*{j}) % 100000) / 7.0 AS x{j}" for j in range(1, 19))
+    with Session(load_config(), {"memsize": "64M", "threads": "2"}, log=captured.log()) as s:
+        s.sql(f"CREATE TABLE work.w AS SELECT (hash(i) % 1000)::INT AS k1, {cols}, repeat('x', 30) AS note "
+              "FROM range(300000) t(i)")
+        ref = s.sort("work.w", by="k1", out="work.ws")
+        assert "the rest of the step runs with threads=1" in captured.text.getvalue()
+        assert s.nrows(ref) == 300000 and s.steps[-1].status == "ok" and s.steps[-1].rows_out == 300000
+        assert s.con.execute("SELECT current_setting('threads')").fetchone()[0] == 2
+        ks = pq.read_table(ref.path, columns=["k1"]).column("k1").to_numpy()
+        assert (np.diff(ks) >= 0).all()
+
+
+def test_missing_values_order_like_sas(session):
+    session.sql("CREATE TABLE work.n AS SELECT * FROM (VALUES (2, 'b'), (NULL, 'a'), (1, NULL), (NULL, NULL)) t(k, c)")
+    session.sort("work.n", by="k", out="work.asc")
+    assert pq.read_table(session.dataset("work.asc").path).column("k").to_pylist() == [None, None, 1, 2]
+    session.sort("work.n", by="k desc", out="work.desc")
+    assert pq.read_table(session.dataset("work.desc").path).column("k").to_pylist() == [2, 1, None, None]
+    res = session.means("work.n", var="k", by="c", class_="c", stats="n", print=False)
+    assert res.column("c")[0] is None

@@ -37,12 +37,17 @@ def _parse_tables(tables: str | Sequence[str]) -> list[list[str]]:
     return out
 
 
-def _counts(s, scan: str, cols: list[str], weight: str | None, missing: bool) -> tuple[list[tuple], float]:
-    """[(level..., count)] with non-missing levels, and the missing frequency."""
+def counts_sql(scan: str, cols: list[str], weight: str | None = None) -> str:
+    """Cell counts (or weight sums) per level combination, missing levels first as in SAS."""
     w = f"sum({qi(weight)})" if weight else "count(*)"
     keys = ", ".join(qi(c) for c in cols)
-    rows = s.execute(f"SELECT {keys}, {w} AS n FROM {scan} GROUP BY {keys} "
-                     f"ORDER BY {', '.join(qi(c) + ' NULLS FIRST' for c in cols)}").fetchall()
+    return (f"SELECT {keys}, {w} AS n FROM {scan} GROUP BY {keys} "
+            f"ORDER BY {', '.join(qi(c) + ' NULLS FIRST' for c in cols)}")
+
+
+def _counts(s, scan: str, cols: list[str], weight: str | None, missing: bool) -> tuple[list[tuple], float]:
+    """[(level..., count)] with non-missing levels, and the missing frequency."""
+    rows = s.execute(counts_sql(scan, cols, weight)).fetchall()
     if missing:
         return [tuple(r) for r in rows], 0.0
     kept = [tuple(r) for r in rows if all(v is not None for v in r[:-1])]

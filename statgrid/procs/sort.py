@@ -37,7 +37,8 @@ def parse_keys(by: str | Sequence[str]) -> list[tuple[str, bool]]:
 
 
 def sort_sql(src, keys: list[tuple[str, bool]], nodupkey: bool, equals: bool) -> str:
-    order = ", ".join(f"{qi(k)}{' DESC' if d else ''}" for k, d in keys)
+    # SAS: a missing value is smaller than any other, so first ascending and last descending
+    order = ", ".join(f"{qi(k)} DESC NULLS LAST" if d else f"{qi(k)} NULLS FIRST" for k, d in keys)
     if not (equals or nodupkey):
         return f"SELECT * FROM {src.scan_sql()} ORDER BY {order}"
     numbered = src.scan_sql(row_numbers=True)

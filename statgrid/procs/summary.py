@@ -76,7 +76,9 @@ def summary_sql(scan: str, var: list[str], groups: list[str], classes: list[str]
         type_expr = str((1 << k) - 1)
         group_by = f"GROUP BY {', '.join(qi(c) for c in keys)}" if keys else ""
     select = [qi(c) for c in keys] + [f"{type_expr} AS _type_", "count(*) AS _freq_"] + aggs
-    order = f"ORDER BY {', '.join([qi(c) for c in groups] + ['_type_'] + [qi(c) for c in classes])} NULLS FIRST"
+    # SAS orders missing values first in every BY and CLASS variable
+    order = "ORDER BY " + ", ".join([f"{qi(c)} NULLS FIRST" for c in groups] + ["_type_"]
+                                    + [f"{qi(c)} NULLS FIRST" for c in classes])
     return f"SELECT {', '.join(select)} FROM {scan} {group_by} {order}"
 
 

@@ -30,7 +30,7 @@ from statgrid.procs import (contents as _contents, datasets as _datasets, datast
                             export as _export, freq as _freq, importing as _importing, sort as _sort,
                             sqlproc as _sqlproc, summary as _summary)
 from statgrid.session import _procfs
-from statgrid.session.libraries import DatasetRef, Libraries, atomic_output, sql_literal
+from statgrid.session.libraries import DatasetRef, Libraries, atomic_output, parquet_copy_sql
 from statgrid.session.log import SessionLog
 from statgrid.session.scratch import ScratchDir
 from statgrid.session.stimer import StepRecord, StepTimer, total_record
@@ -63,6 +63,7 @@ class Session:
         self._closed = self._closing = False
         self._current: StepInfo | None = None
         self._failed = False
+        self._threads_lowered = False
         self._timer = StepTimer(self.id, 0, "SESSION", procfs, reset_hwm=False)
         roots = self.config.libraries
         self.work = ScratchDir.create(roots.work, "work", self.id)
@@ -153,6 +154,9 @@ class Session:
             raise err from (exc if not isinstance(exc, StatgridError) else None)
         finally:
             self._current = None
+            if self._threads_lowered and not self._closed:
+                self.con.execute(f"SET threads = {self.options.effective_threads}")
+                self._threads_lowered = False
             rec = timer.finish(status, error, info.outputs, info.rows_out)
             self.steps.append(rec)
             self.log.step(rec)
@@ -192,8 +196,9 @@ class Session:
     def execute(self, sql: str, params: list | None = None) -> duckdb.DuckDBPyConnection:
         """Run SQL on the session engine. On out-of-memory with several threads, retry once on one.
 
-        A 25-column sort needs ~0.4–0.5 GB per thread (DESIGN.md); one thread often fits where
-        two did not.
+        A wide sort needs a fixed amount of memory per thread before it can spill (DESIGN.md
+        measured ~0.4–0.5 GB per thread for 25 columns under DuckDB 1.x; DuckDB 2.0 sorted 20
+        columns in ~180 MiB on 2 threads); one thread often fits where two did not.
         """
         return self._retry_on_oom(lambda: self.con.execute(sql, params))
 
@@ -206,15 +211,15 @@ class Session:
             return run()
         except duckdb.OutOfMemoryException:
             threads = self.options.effective_threads
-            if threads == 1 or self.terminating:
+            if self._threads_lowered or threads == 1 or self.terminating:
                 raise
             self.log.note(f"out of memory at memsize={format_size(self.options.memsize_bytes)} with "
-                          f"{threads} threads; retrying the step with threads=1.")
+                          f"{threads} threads; the rest of the step runs with threads=1.")
+            # Restored when the step ends, not here: a SET now would replace the result the
+            # caller is about to fetch from this connection.
             self.con.execute("SET threads = 1")
-            try:
-                return run()
-            finally:
-                self.con.execute(f"SET threads = {threads}")
+            self._threads_lowered = True
+            return run()
 
     def write(self, out: str | DatasetRef, select_sql: str,
               before_commit: Callable[[], None] | None = None) -> DatasetRef:
@@ -227,9 +232,7 @@ class Session:
         if ref.library.readonly:
             raise LibraryError(f"library {ref.library.name.upper()} is read-only; write to WORK instead.")
         with atomic_output(ref) as tmp:
-            rows = self.execute(
-                f"COPY ({select_sql}) TO {sql_literal(str(tmp))} "
-                f"(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {self.options.bufsize_rows})").fetchone()[0]
+            rows = self.execute(parquet_copy_sql(select_sql, tmp, self.options.bufsize_rows)).fetchone()[0]
             if before_commit is not None:
                 before_commit()
         self.record_output(ref, rows)

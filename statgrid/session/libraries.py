@@ -178,6 +178,12 @@ class Libraries:
             del self._view_state[key]
 
 
+def parquet_copy_sql(select_sql: str, path: str | os.PathLike, row_group_rows: int) -> str:
+    """The one way statgrid writes a data set: DuckDB COPY to zstd Parquet (DESIGN.md)."""
+    return (f"COPY ({select_sql}) TO {sql_literal(str(path))} "
+            f"(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {row_group_rows})")
+
+
 @contextmanager
 def atomic_output(ref: DatasetRef) -> Iterator[Path]:
     """Yield a temporary path beside the member; on success it replaces the member in one rename.
