@@ -3,6 +3,7 @@ exit codes: 2 for usage errors (bad option, missing job file), 1 for runtime err
 own exit code for `run`."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -49,36 +50,45 @@ def _main(config: Optional[Path] = typer.Option(None, "--config", "-c", help="gr
 
 @app.command()
 def run(ctx: typer.Context, job: Path = typer.Argument(..., metavar="JOB", help="Job file: .py (uses statgrid.session()) or .sql."),
-        option: List[str] = typer.Option([], "--option", "-o", help="Session option KEY=VALUE "
+        option: List[str] = typer.Option([], "--option", "-o", metavar="KEY=VALUE", help="Session option "
                                          "(memsize, threads, bufsize, utilsize); repeatable."),
         as_json: bool = typer.Option(False, "--json", help="Print the STIMER records as JSON lines on stdout "
                                      "(log and listing go to stderr)."),
         log_dir: Optional[Path] = typer.Option(None, "--log-dir", help="Also write session.log, session.lst "
                                                "and session.stimer.jsonl here.")) -> None:
     """Run one job locally as a session; exit non-zero if it failed."""
-    from statgrid.session.jobs import check_job_file, run_job
-    from statgrid.session.log import SessionLog
+    from statgrid.session.jobs import run_job
 
     cfg = _config(ctx)
     try:
         overrides = parse_option_pairs(option)
-        cfg.session.with_overrides(overrides, source="--option")
-        check_job_file(job)
     except StatgridError as exc:
         _fail(ctx, exc)
-    jsonl = sys.stdout if as_json else None
-    listing = sys.stderr if as_json else sys.stdout
-    if log_dir:
-        log = SessionLog.to_directory(log_dir, text_echo=sys.stderr, listing_echo=listing, jsonl_echo=jsonl)
-    else:
-        log = SessionLog(text=sys.stderr, jsonl=jsonl, listing=listing)
+    # With --json, stdout carries only the JSON records: listing, log and the job's own
+    # print() output go to stderr.
+    out = sys.stdout
+    log = _open_log(ctx, log_dir, "session", text=sys.stderr, listing=sys.stderr if as_json else out,
+                    jsonl=out if as_json else None)
     try:
-        outcome = run_job(job, cfg, overrides, log)
+        with contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext():
+            outcome = run_job(job, cfg, overrides, log)
     except StatgridError as exc:
         _fail(ctx, exc)
     finally:
         log.close()
     raise typer.Exit(outcome.exit_code)
+
+
+def _open_log(ctx: typer.Context, directory: Optional[Path], stem: str, text, listing, jsonl):
+    from statgrid.session.log import SessionLog
+
+    if directory is None:
+        return SessionLog(text=text, jsonl=jsonl, listing=listing)
+    try:
+        return SessionLog.to_directory(directory, stem=stem, text_echo=text, listing_echo=listing, jsonl_echo=jsonl)
+    except OSError as exc:
+        _fail(ctx, StatgridError(f"cannot write the log to {str(directory)!r}: {exc.strerror}; choose a writable "
+                                 "directory."))
 
 
 @app.command()
@@ -102,12 +112,11 @@ def demo(ctx: typer.Context, rows: int = typer.Option(200_000, help="Rows of dem
     """Run the demo: a small mixed job in one session, with its STIMER log and listing."""
     from statgrid.examples import EXAMPLES_DIR
     from statgrid.session.jobs import run_job
-    from statgrid.session.log import SessionLog
 
     cfg = _config(ctx)
     out_dir = cfg.home / "demo"
     os.environ["STATGRID_DEMO_ROWS"] = str(rows)
-    log = SessionLog.to_directory(out_dir, stem="demo", listing_echo=sys.stdout)
+    log = _open_log(ctx, out_dir, "demo", text=None, listing=sys.stdout, jsonl=None)
     try:
         outcome = run_job(EXAMPLES_DIR / "demo.py", cfg, {}, log)
     except StatgridError as exc:
@@ -115,6 +124,8 @@ def demo(ctx: typer.Context, rows: int = typer.Option(200_000, help="Rows of dem
     finally:
         log.close()
     _print_step_summary(outcome.steps, outcome.total)
+    if outcome.error:
+        typer.echo(f"\nThe demo failed: {outcome.error}", err=True)
     typer.echo(f"\nLog: {out_dir / 'demo.log'}\nListing: {out_dir / 'demo.lst'}\n"
                f"STIMER records: {out_dir / 'demo.stimer.jsonl'}")
     raise typer.Exit(outcome.exit_code)
@@ -144,7 +155,7 @@ def show_config(ctx: typer.Context) -> None:
 
 
 def main() -> None:
-    app()
+    app(prog_name="statgrid")   # the same usage text under `python -m statgrid`
 
 
 if __name__ == "__main__":

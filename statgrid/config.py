@@ -51,7 +51,8 @@ _SIZE_UNITS = {"": 1, "B": 1, "K": KIB, "M": KIB**2, "G": KIB**3, "T": KIB**4}
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?\s*$", re.IGNORECASE)
 MIN_MEMSIZE_BYTES = 64 * KIB**2
 DEFAULT_ROW_GROUP_ROWS = 122_880
-RESERVED_LIBRARY_NAMES = frozenset({"main", "temp", "system", "information_schema", "pg_catalog"})
+# DuckDB catalog and schema names a library may not take
+RESERVED_LIBRARY_NAMES = frozenset({"main", "temp", "system", "memory", "information_schema", "pg_catalog"})
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,31}$")
 
 
@@ -173,7 +174,7 @@ class SessionOptions:
 
     def with_overrides(self, overrides: Mapping[str, Any], source: str = "--option") -> "SessionOptions":
         """Apply `key=value` overrides (SAS option names), validated like grid.toml's [session]."""
-        parsed = _parse_section("session", dict(overrides), _SESSION_KEYS, source)
+        parsed = _parse_section("session", {k.lower(): v for k, v in overrides.items()}, _SESSION_KEYS, source)
         return replace(self, **parsed)
 
     def as_sas_names(self) -> dict[str, Any]:
@@ -314,7 +315,10 @@ def find_config_file(explicit: str | os.PathLike | None, env: Mapping[str, str])
                               "or leave --config out to use the defaults.")
         return path
     if env.get("STATGRID_CONFIG"):
-        return find_config_file(env["STATGRID_CONFIG"], {})
+        path = Path(env["STATGRID_CONFIG"])
+        if not path.is_file():
+            raise ConfigError(f"$STATGRID_CONFIG={str(path)!r} does not exist; point it at a grid.toml or unset it.")
+        return path
     candidates = [Path(env["STATGRID_HOME"]) / "grid.toml"] if env.get("STATGRID_HOME") else []
     candidates.append(Path.cwd() / "grid.toml")
     return next((p for p in candidates if p.is_file()), None)
@@ -362,7 +366,7 @@ def load_config(path: str | os.PathLike | None = None, env: Mapping[str, str] | 
         if name.lower() in RESERVED_LIBRARY_NAMES | {"data", "work", "util"}:
             raise ConfigError(f"{source}: library name {name!r} is reserved; choose another name.")
         if not isinstance(spec, Mapping):
-            raise ConfigError(f"{source}: [libname.{name}] must be a table with path = \"...\".")
+            raise ConfigError(f"{source}: libname.{name} = {spec!r} must be a table: [libname.{name}] with path = \"...\".")
         parsed = _parse_section(f"libname.{name}", spec, {"path": ("path", _string), "readonly": ("readonly", _bool)},
                                 source)
         if "path" not in parsed:
@@ -380,7 +384,7 @@ def load_config(path: str | os.PathLike | None = None, env: Mapping[str, str] | 
         if name in ("all", "others"):
             raise ConfigError(f"{source}: host name {name!r} is reserved for queue host lists; choose another.")
         if not isinstance(spec, Mapping):
-            raise ConfigError(f"{source}: [hosts.{name}] must be a table, e.g. slots = 2.")
+            raise ConfigError(f"{source}: hosts.{name} = {spec!r} must be a table: [hosts.{name}] with e.g. slots = 2.")
         hosts[name] = HostConfig(name, **_parse_section(
             f"hosts.{name}", spec, {"slots": ("slots", _positive_int), "open": ("open", _bool)}, source))
     hosts = hosts or _default_hosts()
@@ -389,7 +393,8 @@ def load_config(path: str | os.PathLike | None = None, env: Mapping[str, str] | 
     for name, spec in _table(raw, "queues", source).items():
         _check_name("queue", name, source)
         if not isinstance(spec, Mapping):
-            raise ConfigError(f"{source}: [queues.{name}] must be a table, e.g. priority = 30.")
+            raise ConfigError(f"{source}: queues.{name} = {spec!r} must be a table: [queues.{name}] with e.g. "
+                              "priority = 30.")
         parsed = _parse_section(f"queues.{name}", spec, {
             "priority": ("priority", _int), "hosts": ("hosts", _string),
             "user_limit": ("user_limit", _nonneg_int)}, source)
@@ -413,5 +418,3 @@ def parse_option_pairs(pairs: list[str]) -> dict[str, str]:
         out[key.strip().lower()] = value.strip()
     return out
 
-
-SESSION_OPTION_NAMES = tuple(_SESSION_KEYS)

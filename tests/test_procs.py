@@ -133,12 +133,31 @@ def test_sort_in_place_and_bad_key(session):
 
 
 def test_sort_spills_to_util_under_small_memsize(home, captured):
-    """A sort much larger than memsize completes (spilling into UTIL) and UTIL is gone afterwards."""
+    """A sort much larger than memsize completes, spilling into UTIL, and UTIL is gone afterwards."""
+    import threading
+
     with Session(load_config(), {"memsize": "64M", "threads": "1"}, log=captured.log()) as s:
         s.sql("CREATE TABLE work.big AS SELECT (hash(i) % 1000000)::BIGINT AS k, i AS a, i * 2 AS b, "
               "repeat('x', 40) || i::VARCHAR AS c FROM range(3000000) t(i)")
         util = s.util.path
-        s.sort("work.big", by="k", out="work.sorted", equals=False)
+        assert s.con.execute("SELECT current_setting('temp_directory')").fetchone()[0] == str(util)
+        peak = [0]
+        done = threading.Event()
+
+        def watch():
+            while not done.is_set():
+                size = sum(f.stat().st_size for f in util.rglob("*") if f.is_file() and f.name != ".statgrid-session")
+                peak[0] = max(peak[0], size)
+                done.wait(0.01)
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        try:
+            s.sort("work.big", by="k", out="work.sorted", equals=False)
+        finally:
+            done.set()
+            watcher.join()
+        assert peak[0] > 64 * 2**20          # more than memsize went to UTIL
         assert s.nrows(s.dataset("work.sorted")) == 3_000_000
         ks = pq.read_table(s.dataset("work.sorted").path, columns=["k"]).column("k").to_numpy()
         assert (np.diff(ks) >= 0).all()
@@ -157,7 +176,7 @@ def test_data_step(session):
     assert (got["w2"].values == want["k"].values * 2 + 1).all()
     session.data("work.both", set=["work.o", "work.o"], keep="id g", obs=7)
     assert pd.read_parquet(session.dataset("work.both").path).shape == (7, 2)
-    with pytest.raises(StepError, match="KEEP variable 'zz' is not in the input"):
+    with pytest.raises(StepError, match=r"KEEP variable 'zz' is not in WORK.D; its variables are: id, g, h, v, k"):
         session.data("work.bad", set="work.d", keep=["zz"])
 
 
@@ -279,6 +298,76 @@ def test_every_step_has_a_stimer_record(session, captured):
     assert "NOTE: PROCEDURE SORT used (Total process time):" in captured.text.getvalue()
 
 
+def test_engine_gets_the_session_options(home, captured):
+    with Session(load_config(), {"memsize": "300M", "threads": "1", "utilsize": "5G"}, log=captured.log()) as s:
+        get = lambda name: s.con.execute(f"SELECT current_setting('{name}')").fetchone()[0]  # noqa: E731
+        assert get("threads") == 1
+        assert get("memory_limit") in ("300.0 MiB", "314.5 MB")
+        assert get("max_temp_directory_size") in ("5.0 GiB", "5.3 GB")
+        assert get("temp_directory") == str(s.util.path)
+        with pytest.raises(StepError, match=r"threads is set by the session \(threads\); change it with --option"):
+            s.sql("SET threads = 8")
+        with pytest.raises(StepError, match="temp_directory is set by the session"):
+            s.sql("SET temp_directory = '/tmp/elsewhere'")
+        assert get("threads") == 1
+
+
+def test_quoted_and_plain_create_table(session):
+    session.sql('CREATE TABLE "work"."q1" AS SELECT 1 AS a')
+    session.sql('CREATE TABLE "q2" AS SELECT 2 AS a; -- trailing comment')
+    assert session.ref("work.q1").exists() and session.ref("work.q2").exists()
+    session.sql("DROP TABLE work.q2 -- with a comment")
+    assert not session.ref("work.q2").exists()
+    with pytest.raises(StepError, match=r"WORK.T3 was not written as a data set: CREATE TABLE in a library needs AS"):
+        session.sql('CREATE TABLE work.t3 (a INTEGER); INSERT INTO work.t3 VALUES (1)')
+    assert session.sql("SELECT count(*) AS n FROM duckdb_tables() WHERE schema_name = 'work'",
+                       print=False).column("n").to_pylist() == [0]
+
+
+def test_sql_job_lists_without_materialising(session, captured):
+    from statgrid.procs import sqlproc
+    assert sqlproc.sql(session, "SELECT * FROM range(3000000)", keep_result=False) is None
+    text = captured.listing.getvalue()
+    assert "(more rows not shown)" in text and text.count("\n") < 40
+
+
+def test_freq_weights_ignore_missing_and_nonpositive(session):
+    session.sql("CREATE TABLE work.w AS SELECT * FROM (VALUES ('a', 2.0), ('a', NULL), ('b', -1.0), ('b', 3.0), "
+                "('c', NULL)) t(g, w)")
+    (res,) = session.freq("work.w", tables="g", weight="w", print=False)
+    assert res.column("g") == ["a", "b"] and res.column("count") == [2.0, 3.0]
+    assert res.column("percent") == pytest.approx([40.0, 60.0])
+
+
+def test_result_column_names_cannot_collide(session):
+    session.sql("CREATE TABLE work.c AS SELECT 1 AS mean, 2.0 AS x, 'a' AS count")
+    with pytest.raises(StepError, match="BY/CLASS variable 'mean' has the name of a result column"):
+        session.means("work.c", var="x", class_="mean", stats="n mean")
+    with pytest.raises(StepError, match="'x' is both a BY and a CLASS variable"):
+        session.means("work.c", var="mean", by="x", class_="x")
+    with pytest.raises(StepError, match=r"table 'count': a variable named like a result column \(count\)"):
+        session.freq("work.c", tables="count")
+
+
+def test_mixed_case_files_are_not_members(session, tmp_path):
+    session.sql("CREATE TABLE work.t AS SELECT 1 AS a")
+    (session.work.path / "t.parquet").rename(session.work.path / "Upper.parquet")
+    assert session.datasets("work", print=False).rows == []
+    assert session.libraries.get("work").members() == []
+
+
+def test_library_names_and_paths_refused(session, tmp_path):
+    from statgrid.errors import LibraryError
+    with pytest.raises(LibraryError, match="reserved by the SQL engine"):
+        session.libname("memory", tmp_path)
+    with pytest.raises(LibraryError, match="WORK is the session's own scratch library and cannot be reassigned"):
+        session.libname("work", tmp_path)
+    glob_dir = tmp_path / "lib*"
+    glob_dir.mkdir()
+    with pytest.raises(LibraryError, match=r"contains a glob character"):
+        session.libname("g", glob_dir)
+
+
 def test_memsize_too_small_is_refused(home):
     from statgrid.errors import ConfigError
     with pytest.raises(ConfigError, match=r"memsize = '8M' is not allowed: expected at least 64M"):
@@ -307,3 +396,15 @@ def test_missing_values_order_like_sas(session):
     assert pq.read_table(session.dataset("work.desc").path).column("k").to_pylist() == [2, 1, None, None]
     res = session.means("work.n", var="k", by="c", class_="c", stats="n", print=False)
     assert res.column("c")[0] is None
+
+
+def test_step_that_cannot_fit_in_memsize_fails_clearly(home, captured):
+    """One 20 M-element list cannot spill: the step fails on 2 threads and again on 1, and says so."""
+    with Session(load_config(), {"memsize": "64M", "threads": "2"}, log=captured.log()) as s:
+        with pytest.raises(StepError, match=r"out of memory at memsize=64M \(threads=1\): .*Raise memsize "
+                                            r"\(e.g. --option memsize=4G\)\."):
+            s.sql("CREATE TABLE work.x AS SELECT list(i) AS l FROM range(20000000) t(i)")
+        assert not s.ref("work.x").exists()
+        assert s.con.execute("SELECT current_setting('threads')").fetchone()[0] == 2
+        s.sql("CREATE TABLE work.y AS SELECT 1 AS a")        # the session goes on after the failed step
+        assert s.steps[-2].status == "error" and s.steps[-1].status == "ok"

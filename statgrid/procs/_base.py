@@ -9,6 +9,7 @@ from decimal import Decimal
 from typing import Any, Callable, Sequence
 
 from statgrid.errors import StatgridError
+from statgrid.session.libraries import sql_ident as qi  # noqa: F401  (re-exported for procs)
 
 NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
                  "UBIGINT", "FLOAT", "DOUBLE", "DECIMAL", "REAL")
@@ -31,10 +32,14 @@ class ResultTable:
         return [r[i] for r in self.rows]
 
     def to_arrow(self):
+        """Column by column, so a column is never lost to another of the same name; a column
+        with no values at all is typed DOUBLE (a missing number), not Arrow's null type."""
         import pyarrow as pa
-        if self.rows:
-            return pa.Table.from_pylist(self.to_dicts())
-        return pa.table({c: pa.array([], pa.float64()) for c in self.columns})
+        arrays = []
+        for i in range(len(self.columns)):
+            arr = pa.array([r[i] for r in self.rows])
+            arrays.append(arr.cast(pa.float64()) if pa.types.is_null(arr.type) else arr)
+        return pa.Table.from_arrays(arrays, names=list(self.columns))
 
 
 def procedure(step_name: str) -> Callable:
@@ -70,11 +75,6 @@ def check_columns(names: Sequence[str], available: Sequence[str], role: str, dsn
                                 f"{', '.join(available)}.")
         out.append(by_lower[n.lower()])
     return out
-
-
-def qi(name: str) -> str:
-    """Quote an SQL identifier."""
-    return '"' + name.replace('"', '""') + '"'
 
 
 # ---------------------------------------------------------------------------- listing

@@ -39,7 +39,7 @@ def data(s, out: str, set: str | Sequence[str], where: str | None = None,
         else:
             query = f"SELECT *, ({expr}) AS {qi(name)} FROM ({query})"
     cols = [c for c, _ in s.columns(f"({query})")]
-    label = "the input"
+    label = " + ".join(str(src) for src in sources) + (" (after compute)" if compute else "")
     if drop:
         dropped = frozenset(check_columns(as_list(drop), cols, "DROP", label))
         cols = [c for c in cols if c not in dropped]

@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import os
-import uuid
 from pathlib import Path
 
 from statgrid.errors import StatgridError
 from statgrid.procs._base import procedure
-from statgrid.session.libraries import sql_literal
+from statgrid.session.libraries import atomic_output, sql_literal
 
 
 @procedure("PROCEDURE EXPORT")
@@ -20,13 +19,9 @@ def export_csv(s, data: str, path: str | os.PathLike, delimiter: str = ",", head
                             "create it or choose another path.")
     if len(delimiter) != 1:
         raise StatgridError(f"delimiter {delimiter!r} must be one character, e.g. ',' or '|'.")
-    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
+    with atomic_output(target) as tmp:
         rows = s.execute(f"COPY (SELECT * FROM {src.scan_sql()}) TO {sql_literal(str(tmp))} "
                          f"(FORMAT csv, HEADER {str(header).lower()}, DELIMITER {sql_literal(delimiter)})"
                          ).fetchone()[0]
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
     s.log.note(f"{rows} records were written to the file {str(target)!r}.")
     return target

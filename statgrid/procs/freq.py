@@ -19,7 +19,7 @@ import numpy as np
 from scipy import stats as _sps
 
 from statgrid.errors import StatgridError
-from statgrid.procs._base import ResultTable, as_list, check_columns, procedure, qi, render_table
+from statgrid.procs._base import ResultTable, check_columns, procedure, qi, render_table
 
 
 def _parse_tables(tables: str | Sequence[str]) -> list[list[str]]:
@@ -38,10 +38,14 @@ def _parse_tables(tables: str | Sequence[str]) -> list[list[str]]:
 
 
 def counts_sql(scan: str, cols: list[str], weight: str | None = None) -> str:
-    """Cell counts (or weight sums) per level combination, missing levels first as in SAS."""
-    w = f"sum({qi(weight)})" if weight else "count(*)"
+    """Cell counts (or weight sums) per level combination, missing levels first as in SAS.
+
+    As in SAS, rows whose weight is missing or not positive are left out.
+    """
+    w = f"sum(CAST({qi(weight)} AS DOUBLE))" if weight else "count(*)"
+    where = f" WHERE {qi(weight)} > 0" if weight else ""
     keys = ", ".join(qi(c) for c in cols)
-    return (f"SELECT {keys}, {w} AS n FROM {scan} GROUP BY {keys} "
+    return (f"SELECT {keys}, {w} AS n FROM {scan}{where} GROUP BY {keys} "
             f"ORDER BY {', '.join(qi(c) + ' NULLS FIRST' for c in cols)}")
 
 
@@ -56,7 +60,7 @@ def _counts(s, scan: str, cols: list[str], weight: str | None, missing: bool) ->
 
 
 def one_way(var: str, counts: list[tuple]) -> ResultTable:
-    total = sum(c for *_, c in counts)
+    total = sum(c for *_, c in counts) or float("nan")
     rows, cum = [], 0.0
     for level, c in counts:
         cum += c
@@ -71,7 +75,8 @@ def two_way(a: str, b: str, counts: list[tuple]) -> tuple[ResultTable, np.ndarra
     m = np.zeros((len(rlev), len(clev)))
     for x, y, c in counts:
         m[ri[x], ci[y]] = c
-    total, rsum, csum = m.sum(), m.sum(axis=1), m.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        total, rsum, csum = m.sum(), m.sum(axis=1), m.sum(axis=0)
     rows = [[x, y, c, 100.0 * c / total, 100.0 * c / rsum[ri[x]], 100.0 * c / csum[ci[y]]]
             for x, y, c in counts]
     return ResultTable([a, b, "count", "percent", "pct_row", "pct_col"], rows), m, rlev, clev
@@ -129,6 +134,11 @@ def freq(s, data: str, tables: str | Sequence[str], weight: str | None = None, m
     results = []
     for req in _parse_tables(tables):
         cols = check_columns(req, names, "TABLES", str(src))
+        taken = {"count", "percent", "cum_freq", "cum_pct", "pct_row", "pct_col"} & {c.lower() for c in cols}
+        if taken or len({c.lower() for c in cols}) < len(cols):
+            raise StatgridError(f"table {'*'.join(cols)!r}: a variable named like a result column "
+                                f"({', '.join(sorted(taken)) or 'the same variable twice'}) cannot be tabulated "
+                                "here; rename it first, e.g. data(..., rename={...}).")
         counts, n_missing = _counts(s, src.scan_sql(), cols, w, missing)
         title = f"The FREQ Procedure\n\nTable of {' by '.join(cols)}"
         if len(cols) == 1:

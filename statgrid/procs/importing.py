@@ -16,7 +16,8 @@ from statgrid.errors import StatgridError
 from statgrid.procs._base import procedure, qi
 from statgrid.session.libraries import check_name, sql_literal
 
-_REJ_ERRORS, _REJ_SCANS = "__statgrid_rejects", "__statgrid_reject_scans"
+# temp tables; always named with their catalog so a WORK member of the same name is never hit
+_REJ_ERRORS, _REJ_SCANS = "temp.main.__statgrid_rejects", "temp.main.__statgrid_reject_scans"
 _SHOW_LINES = 10
 _FIXED_TYPES = {"$": "VARCHAR", "char": "VARCHAR", "varchar": "VARCHAR", "string": "VARCHAR", "num": "DOUBLE",
                 "double": "DOUBLE", "int": "BIGINT", "integer": "BIGINT", "bigint": "BIGINT", "date": "DATE"}
@@ -45,6 +46,11 @@ def _bad_rows_message(kind: str, path: Path, n_bad: int, max_errors: int, lines:
             f"Fix the file, declare the column types that fit, or allow them with max_errors={n_bad}.")
 
 
+def _warn_skipped(s, path: Path, n_bad: int, max_errors: int, lines: list[tuple]) -> None:
+    s.log.warning(f"{n_bad} bad row(s) in {str(path)!r} were skipped (max_errors={max_errors}):\n"
+                  + "\n".join(f"line {ln}: {what}" for ln, what in lines[:_SHOW_LINES]))
+
+
 @procedure("PROCEDURE IMPORT")
 def import_csv(s, path: str | os.PathLike, out: str, delimiter: str | None = None, header: bool = True,
                types: Mapping[str, str] | None = None, names: Sequence[str] | None = None,
@@ -69,8 +75,8 @@ def import_csv(s, path: str | os.PathLike, out: str, delimiter: str | None = Non
     if types:
         opts.append("types={" + ", ".join(f"{sql_literal(k)}: {sql_literal(v)}" for k, v in types.items()) + "}")
     s.execute(f"DROP TABLE IF EXISTS {_REJ_ERRORS}; DROP TABLE IF EXISTS {_REJ_SCANS}")
-    opts += ["store_rejects=true", f"rejects_table={sql_literal(_REJ_ERRORS)}",
-             f"rejects_scan={sql_literal(_REJ_SCANS)}"]
+    opts += ["store_rejects=true", f"rejects_table={sql_literal(_REJ_ERRORS.split('.')[-1])}",
+             f"rejects_scan={sql_literal(_REJ_SCANS.split('.')[-1])}"]
     scan = f"read_csv({sql_literal(str(p))}, {', '.join(opts)})"
     s.log.note(f"Importing {str(p)!r}.")
     try:
@@ -88,8 +94,7 @@ def _report_rejects(s, p: Path, max_errors: int) -> None:
     n_bad = len({ln for ln, *_ in rows})
     if n_bad > max_errors:
         raise StatgridError(_bad_rows_message("CSV", p, n_bad, max_errors, lines))
-    s.log.warning(f"{n_bad} bad row(s) in {str(p)!r} were skipped (max_errors={max_errors}):\n"
-                  + "\n".join(f"line {ln}: {what}" for ln, what in lines[:_SHOW_LINES]))
+    _warn_skipped(s, p, n_bad, max_errors, lines)
 
 
 def _fixed_spec(columns: Sequence[Sequence]) -> list[tuple[str, int, int, str]]:
@@ -155,8 +160,7 @@ def import_fixed(s, path: str | os.PathLike, out: str, columns: Sequence[Sequenc
     if n_bad > max_errors:
         raise StatgridError(_bad_rows_message("fixed-width", p, n_bad, max_errors, _bad_lines(s, lines, bad, skip)))
     if n_bad:
-        s.log.warning(f"{n_bad} bad row(s) in {str(p)!r} were skipped (max_errors={max_errors}):\n"
-                      + "\n".join(f"line {ln}: {what}" for ln, what in _bad_lines(s, lines, bad, skip)))
+        _warn_skipped(s, p, n_bad, max_errors, _bad_lines(s, lines, bad, skip))
     select = ", ".join(value(n, t, False) for n, _, _, t in specs)
     return s.write(out, f"SELECT {select} FROM {lines}" + (f" WHERE NOT ({any_bad})" if n_bad else ""))
 
@@ -165,12 +169,8 @@ def _bad_lines(s, lines: str, bad: dict[str, str], skip: int) -> list[tuple[int,
     """Line numbers and columns of the first bad rows. One thread, so row_number() is file order."""
     cols = ", ".join(f"CASE WHEN {cond} THEN {sql_literal(n)} END" for n, cond in bad.items())
     any_bad = " OR ".join(bad.values())
-    threads = s.options.effective_threads
-    s.execute("SET threads = 1")
-    try:
-        rows = s.execute(f"SELECT ln, concat_ws(', ', {cols}), line FROM "
-                         f"(SELECT row_number() OVER () AS ln, line FROM {lines}) WHERE {any_bad} "
-                         f"ORDER BY ln LIMIT {_SHOW_LINES}").fetchall()
-    finally:
-        s.execute(f"SET threads = {threads}")
+    s.single_thread()
+    rows = s.execute(f"SELECT ln, concat_ws(', ', {cols}), line FROM "
+                     f"(SELECT row_number() OVER () AS ln, line FROM {lines}) WHERE {any_bad} "
+                     f"ORDER BY ln LIMIT {_SHOW_LINES}").fetchall()
     return [(ln + skip, f"column(s) {names} do not convert: {line!r}") for ln, names, line in rows]

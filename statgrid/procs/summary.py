@@ -11,6 +11,7 @@ Output data set (out=): one row per group and analysis variable — the BY/CLASS
 """
 from __future__ import annotations
 
+import itertools
 from typing import Sequence
 
 from statgrid.errors import StatgridError
@@ -100,6 +101,12 @@ def _run(s, data, var, by, class_, stats, out, nway, print_, proc_label):
             raise StatgridError(f"VAR variable {char[0]!r} in {src} is {types[char[0]]}, not numeric; "
                                 "analyse numeric variables, or count values with freq().")
     stat_names = _stat_list(stats)
+    overlap = set(groups) & set(classes)
+    taken = {c.lower() for c in groups + classes} & ({"_type_", "_freq_", "variable"} | set(stat_names))
+    if overlap or taken:
+        what = (f"{sorted(overlap)[0]!r} is both a BY and a CLASS variable" if overlap else
+                f"BY/CLASS variable {sorted(taken)[0]!r} has the name of a result column")
+        raise StatgridError(f"{what}; use each variable in one role, or rename it first with data(..., rename=...).")
     wide = s.fetch_arrow(summary_sql(src.scan_sql(), var_cols, groups, classes, stat_names, nway))
     long_rows = _to_long(wide.to_pylist(), groups + classes, var_cols, stat_names)
     result = ResultTable(groups + classes + ["_type_", "_freq_", "variable"] + stat_names, long_rows)
@@ -127,9 +134,9 @@ def _listing(t: ResultTable, groups, classes, stats, proc_label) -> str:
     idx = {c: i for i, c in enumerate(t.columns)}
     cols = classes + (["N Obs"] if classes else []) + ["Variable"] + labels
     parts = []
-    group_key = lambda r: tuple(r[idx[g]] for g in groups)  # noqa: E731
-    for key in dict.fromkeys(group_key(r) for r in t.rows):
-        rows = [r for r in t.rows if group_key(r) == key]
+    # rows arrive ordered by the BY variables, so each BY group is one run of rows
+    for key, run in itertools.groupby(t.rows, key=lambda r: tuple(r[idx[g]] for g in groups)):
+        rows = list(run)
         title = f"The {proc_label} Procedure"
         if groups:
             title += "\n\n" + " ".join(f"{g}={v}" for g, v in zip(groups, key))

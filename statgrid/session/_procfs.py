@@ -1,6 +1,6 @@
 """Private /proc parsers for the step timer: text in, integers out, nothing computed.
 
-The /proc root is a setting (`procfs_path`) so tests can point it at a fake tree, as psutil's
+The /proc root is a setting (`PROCFS_PATH`, or the `procfs` argument) so tests can point it at a fake tree, as psutil's
 PROCFS_PATH does. Field meanings: Documentation/filesystems/proc.rst in the kernel tree.
 """
 from __future__ import annotations

@@ -11,6 +11,7 @@ removed when the session closes — normally, on an exception, or on SIGTERM/SIG
 """
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shutil
@@ -34,6 +35,39 @@ from statgrid.session.libraries import DatasetRef, Libraries, atomic_output, par
 from statgrid.session.log import SessionLog
 from statgrid.session.scratch import ScratchDir
 from statgrid.session.stimer import StepRecord, StepTimer, total_record
+
+_SIGNALS = {signal.SIGTERM, signal.SIGINT}
+
+
+class _Signals:
+    """One process-wide SIGTERM/SIGINT handler for every live session.
+
+    Installed when the first session opens and put back to what it was when the last one
+    closes, whatever order sessions close in.
+    """
+
+    live: list["Session"] = []
+    original: dict[int, Any] = {}
+
+    @classmethod
+    def add(cls, session: "Session") -> None:
+        if not cls.live:
+            cls.original = {signum: signal.signal(signum, cls.handle) for signum in _SIGNALS}
+        cls.live.append(session)
+
+    @classmethod
+    def discard(cls, session: "Session") -> None:
+        if session in cls.live:
+            cls.live.remove(session)
+            if not cls.live:
+                for signum, handler in cls.original.items():
+                    signal.signal(signum, handler)
+                cls.original = {}
+
+    @classmethod
+    def handle(cls, signum: int, frame: Any) -> None:
+        if any([s._on_signal(signum) for s in list(cls.live)]):
+            raise SessionTerminated(signum)
 
 
 @dataclass
@@ -65,27 +99,50 @@ class Session:
         self._failed = False
         self._threads_lowered = False
         self._timer = StepTimer(self.id, 0, "SESSION", procfs, reset_hwm=False)
+        self.work: ScratchDir | None = None
+        self.util: ScratchDir | None = None
+        self.con: duckdb.DuckDBPyConnection | None = None
+        # Hold SIGTERM/SIGINT until the handlers that clean up are in place: a signal in
+        # between would otherwise leave WORK and UTIL behind (it is delivered on unblock).
+        blocked = self._block_signals()
+        try:
+            self._start()
+        except BaseException:
+            self._restore_handlers()
+            self._remove_scratch()
+            if blocked:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
+            raise
+        try:
+            if blocked:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
+            self.log.note(f"session {self.id} started; WORK={self.work.path} UTIL={self.util.path}\n"
+                          + " ".join(f"{k}={v}" for k, v in self.options.as_sas_names().items()))
+        except BaseException:
+            self.close(failed=True)
+            raise
+
+    def _start(self) -> None:
         roots = self.config.libraries
         self.work = ScratchDir.create(roots.work, "work", self.id)
-        self.util: ScratchDir | None = None
-        self._old_handlers: dict[int, Any] = {}
+        self.util = ScratchDir.create(roots.util, "util", self.id)
+        self.libraries = Libraries()
         try:
-            self.util = ScratchDir.create(roots.util, "util", self.id)
-            self.libraries = Libraries()
             self.libraries.assign("data", roots.data, create=True)
-            for lib in self.config.libnames.values():
+        except OSError as exc:
+            raise StatgridError(f"cannot use the data library {str(roots.data)!r}: {exc.strerror}; check "
+                                "[libraries] data in grid.toml and the directory's permissions.") from None
+        for lib in self.config.libnames.values():
+            try:
                 self.libraries.assign(lib.name, lib.path, lib.readonly)
-            self.libraries.assign("work", self.work.path)
-            self.con = duckdb.connect(config={"temp_directory": str(self.util.path)})
-            self._apply_engine_options()
-            self.libraries.sync_views(self.con)
-            self.con.execute("SET search_path = 'work,main'")   # a one-level name means WORK
-        except BaseException:
-            self._remove_scratch()
-            raise
+            except LibraryError as exc:
+                raise LibraryError(f"{exc} (from [libname.{lib.name}] in grid.toml)") from None
+        self.libraries.assign("work", self.work.path)
+        self.con = duckdb.connect(config={"temp_directory": str(self.util.path)})
+        self._apply_engine_options()
+        self.libraries.sync_views(self.con)
+        self.con.execute("SET search_path = 'work,main'")   # a one-level name means WORK
         self._install_signal_handlers()
-        self.log.note(f"session {self.id} started; WORK={self.work.path} UTIL={self.util.path}\n"
-                      + " ".join(f"{k}={v}" for k, v in self.options.as_sas_names().items()))
 
     # ------------------------------------------------------------------ options
     def _apply_engine_options(self) -> None:
@@ -168,10 +225,11 @@ class Session:
         if isinstance(exc, StatgridError):
             return str(exc)
         if isinstance(exc, duckdb.OutOfMemoryException):
+            threads = 1 if self._threads_lowered else self.options.effective_threads
             return (f"out of memory at memsize={format_size(self.options.memsize_bytes)} "
-                    f"(threads={self.options.effective_threads}): {first}. Raise memsize "
-                    "(e.g. --option memsize=4G) or lower threads.")
-        if "No space left on device" in text or (isinstance(exc, OSError) and exc.errno == 28):
+                    f"(threads={threads}): {first}. Raise memsize (e.g. --option memsize=4G)"
+                    + (" or lower threads." if threads > 1 else "."))
+        if "No space left on device" in text or (isinstance(exc, OSError) and exc.errno == errno.ENOSPC):
             free = {k: shutil.disk_usage(d.path).free for k, d in (("WORK", self.work), ("UTIL", self.util)) if d}
             return ("no space left on device (free: " + ", ".join(f"{k} {format_size(v)}" for k, v in free.items())
                     + "); free space or point [libraries] work/util in grid.toml at a larger file system.")
@@ -181,7 +239,8 @@ class Session:
                 return (f"SQL error: library {m.group(1)!r} is not assigned; known libraries: "
                         f"{', '.join(lib.name for lib in self.libraries)}. Assign it with session.libname() or a "
                         f"[libname.{m.group(1)}] section in grid.toml.\n{text}")
-            return f"SQL error: {text}\nList a library's data sets with session.datasets('work')."
+            return f"SQL error: {text}\nData sets: " + "; ".join(
+                f"{lib.name.upper()}: {', '.join(lib.members()[:10]) or '(none)'}" for lib in self.libraries)
         if isinstance(exc, (duckdb.ParserException, duckdb.BinderException)):
             return f"SQL error: {text}"
         if isinstance(exc, duckdb.Error):
@@ -202,9 +261,11 @@ class Session:
         """
         return self._retry_on_oom(lambda: self.con.execute(sql, params))
 
-    def fetch_arrow(self, sql: str):
-        """Run a query and return its result as a pyarrow Table (same retry as `execute`)."""
-        return self._retry_on_oom(lambda: self.con.sql(sql).to_arrow_table())
+    def fetch_arrow(self, sql: str, limit: int | None = None):
+        """Run a query and return its result (its first `limit` rows) as a pyarrow Table."""
+        if limit is None:
+            return self._retry_on_oom(lambda: self.con.sql(sql).to_arrow_table())
+        return self._retry_on_oom(lambda: self.con.sql(sql).limit(limit).to_arrow_table())
 
     def _retry_on_oom(self, run: Callable[[], Any]) -> Any:
         try:
@@ -215,11 +276,18 @@ class Session:
                 raise
             self.log.note(f"out of memory at memsize={format_size(self.options.memsize_bytes)} with "
                           f"{threads} threads; the rest of the step runs with threads=1.")
-            # Restored when the step ends, not here: a SET now would replace the result the
-            # caller is about to fetch from this connection.
+            self.single_thread()
+            return run()
+
+    def single_thread(self) -> None:
+        """Run the rest of the current step on one engine thread (file order, or less memory).
+
+        Restored when the step ends, not sooner: a SET on the connection would replace the
+        result a caller is about to fetch from it.
+        """
+        if not self._threads_lowered and self.options.effective_threads > 1:
             self.con.execute("SET threads = 1")
             self._threads_lowered = True
-            return run()
 
     def write(self, out: str | DatasetRef, select_sql: str,
               before_commit: Callable[[], None] | None = None) -> DatasetRef:
@@ -249,7 +317,7 @@ class Session:
         """Write an in-memory Arrow table (a procedure's small result) as data set `out`."""
         self.con.register("__statgrid_result", table)
         try:
-            return self.write(out, "SELECT * FROM __statgrid_result")
+            return self.write(out, "SELECT * FROM temp.main.__statgrid_result")
         finally:
             self.con.unregister("__statgrid_result")
 
@@ -257,24 +325,34 @@ class Session:
         return pq.read_metadata(ref.path).num_rows
 
     # ------------------------------------------------------------------ lifecycle
-    def _install_signal_handlers(self) -> None:
+    @staticmethod
+    def _block_signals() -> bool:
         if threading.current_thread() is not threading.main_thread():
-            return
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            self._old_handlers[signum] = signal.signal(signum, self._on_signal)
+            return False
+        return not (_SIGNALS & signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS))
 
-    def _on_signal(self, signum: int, frame: Any) -> None:
-        # DuckDB runs this handler (via PyErr_CheckSignals) while a query runs, but does not
-        # stop every operator on its own (a cross join kept going): interrupt() does. The query
-        # then raises RuntimeError('Query interrupted') and our exception is lost — hence the
-        # flag, which `step` turns back into SessionTerminated.
+    def _install_signal_handlers(self) -> None:
+        if threading.current_thread() is threading.main_thread():
+            _Signals.add(self)
+
+    def _restore_handlers(self) -> None:
+        _Signals.discard(self)
+
+    def _on_signal(self, signum: int) -> bool:
+        """Flag the session as terminating; True if the caller should raise SessionTerminated.
+
+        DuckDB runs Python signal handlers (PyErr_CheckSignals) while a query runs but does not
+        stop every operator on its own (a cross join kept going): interrupt() does. The query
+        then raises RuntimeError('Query interrupted') and our exception is lost — hence the
+        flag, which `step` turns back into SessionTerminated.
+        """
         first = self.terminating is None
         self.terminating = self.terminating or signum
-        if first and not self._closing:
-            con = getattr(self, "con", None)
-            if con is not None:
-                con.interrupt()
-            raise SessionTerminated(signum)
+        if not first or self._closing:
+            return False
+        if self.con is not None:
+            self.con.interrupt()
+        return True
 
     def _remove_scratch(self) -> None:
         for d in (self.util, self.work):
@@ -288,7 +366,8 @@ class Session:
         self._closing = True
         try:
             try:
-                self.con.close()
+                if self.con is not None:
+                    self.con.close()
             finally:
                 self._remove_scratch()
             status = ("terminated" if self.terminating else
@@ -299,8 +378,7 @@ class Session:
             return total
         finally:
             self._closed = True
-            for signum, handler in self._old_handlers.items():
-                signal.signal(signum, handler)
+            self._restore_handlers()
 
     @property
     def failed(self) -> bool:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Mapping
 
 from statgrid.config import Config
-from statgrid.errors import SessionTerminated, StepError, UsageError
+from statgrid.errors import SessionTerminated, StatgridError, StepError, UsageError
 from statgrid.procs import sqlproc
 from statgrid.session import set_runner_session
 from statgrid.session.core import Session
@@ -52,14 +52,18 @@ def run_job(path: str | os.PathLike, config: Config, overrides: Mapping[str, str
     overrides = dict(overrides or {})
     options = config.session.with_overrides(overrides, source="--option")
     log = log or SessionLog()
-    session = Session(config, options, log, pinned_options=frozenset(overrides))
-    log.note(f"job {str(job)!r} starting in session {session.id}.")
+    try:
+        session = Session(config, options, log, pinned_options=frozenset(overrides))
+    except StatgridError as exc:
+        log.error(f"the session could not start: {exc}")
+        raise
     error: str | None = None
     exit_code = 0
-    set_runner_session(session)
     try:
+        set_runner_session(session)
+        log.note(f"job {str(job)!r} starting in session {session.id}.")
         if job.suffix.lower() == ".sql":
-            sqlproc.sql(session, job.read_text())
+            sqlproc.sql(session, job.read_text(), keep_result=False)
         else:
             _run_python(job)
     except SessionTerminated as exc:
@@ -77,12 +81,16 @@ def run_job(path: str | os.PathLike, config: Config, overrides: Mapping[str, str
         where = f" (line {frames[-1].lineno} of {job.name})" if frames else ""
         log.error(f"the job failed{where}: {error}")
     finally:
-        set_runner_session(None)
-        if session.terminating and exit_code != 128 + session.terminating:
-            exit_code, error = 128 + session.terminating, f"terminated by signal {session.terminating}"
-        if session.failed and exit_code == 0:
-            exit_code = 1
-        total = session.close(failed=exit_code != 0)
+        # A signal arriving here is only flagged by the handler once close() has begun; the
+        # inner finally makes sure close() runs even if one raises before that.
+        try:
+            set_runner_session(None)
+        finally:
+            total = session.close(failed=exit_code != 0 or session.failed)
+    if session.terminating and exit_code != 128 + session.terminating:
+        exit_code, error = 128 + session.terminating, f"terminated by signal {session.terminating}"
+    elif session.failed and exit_code == 0:
+        exit_code = 1
     return JobOutcome(exit_code, total, list(session.steps), error)
 
 

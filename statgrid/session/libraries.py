@@ -11,17 +11,15 @@ For SQL, each library is a DuckDB schema of the same name holding one view per m
 from __future__ import annotations
 
 import os
-import re
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from statgrid.config import RESERVED_LIBRARY_NAMES
+from statgrid.config import NAME_RE, RESERVED_LIBRARY_NAMES
 from statgrid.errors import LibraryError
 
-NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,31}$")
 SUFFIX = ".parquet"
 NAME_RULE = "letters, digits and underscore, not starting with a digit, at most 32 characters"
 
@@ -50,10 +48,12 @@ class Library:
         return self.path / (check_name("member", member) + SUFFIX)
 
     def members(self) -> list[str]:
+        """Member names: files <name>.parquet whose name is valid and lower case (a file like
+        Sales.parquet written by another tool is not a member: rename it to sales.parquet)."""
         try:
             names = (e.name[: -len(SUFFIX)] for e in os.scandir(self.path)
                      if e.name.endswith(SUFFIX) and e.is_file())
-            return sorted(n for n in names if NAME_RE.match(n))
+            return sorted(n for n in names if NAME_RE.match(n) and n == n.lower())
         except FileNotFoundError:
             return []
 
@@ -103,7 +103,14 @@ class Libraries:
         lname = check_name("library", name)
         if lname in RESERVED_LIBRARY_NAMES:
             raise LibraryError(f"library name {name!r} is reserved by the SQL engine; choose another name.")
+        if lname == "work" and "work" in self._libs:
+            raise LibraryError("library WORK is the session's own scratch library and cannot be reassigned; "
+                               "assign your directory under another name.")
         p = Path(path).expanduser().absolute()
+        if any(ch in str(p) for ch in "*?[]{}"):
+            # read_parquet() expands glob patterns: such a path could read other directories' files
+            raise LibraryError(f"library {lname.upper()}: path {str(p)!r} contains a glob character (* ? [ ] {{ }}); "
+                               "use a directory whose path has none.")
         if create:
             p.mkdir(parents=True, exist_ok=True)
         if not p.is_dir():
@@ -185,15 +192,17 @@ def parquet_copy_sql(select_sql: str, path: str | os.PathLike, row_group_rows: i
 
 
 @contextmanager
-def atomic_output(ref: DatasetRef) -> Iterator[Path]:
-    """Yield a temporary path beside the member; on success it replaces the member in one rename.
+def atomic_output(target: DatasetRef | Path) -> Iterator[Path]:
+    """Yield a temporary path beside `target`; on success it replaces `target` in one rename.
 
-    A failed or interrupted write leaves the old member (if any) untouched and no partial file.
+    A failed or interrupted write leaves the old file (if any) untouched and no partial file.
+    (No fsync: like SAS and raw DuckDB, a power loss may lose recent writes.)
     """
-    tmp = ref.path.with_name(f".{ref.member}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    path = target.path if isinstance(target, DatasetRef) else Path(target)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         yield tmp
-        os.replace(tmp, ref.path)
+        os.replace(tmp, path)
     finally:
         try:
             tmp.unlink()

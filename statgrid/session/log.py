@@ -52,11 +52,14 @@ def format_step_block(rec: StepRecord) -> str:
 
 
 class SessionLog:
-    def __init__(self, text: TextIO | None = sys.stderr, jsonl: TextIO | None = None,
-                 listing: TextIO | None = sys.stdout):
-        self.text, self.jsonl, self._listing = text, jsonl, listing
+    def __init__(self, text: TextIO | None | str = "stderr", jsonl: TextIO | None = None,
+                 listing: TextIO | None | str = "stdout"):
+        # the defaults name the streams, resolved now, not at import (tests and callers may
+        # have redirected sys.stdout/sys.stderr since)
+        self.text = sys.stderr if text == "stderr" else text
+        self._listing = sys.stdout if listing == "stdout" else listing
+        self.jsonl = jsonl
         self._owned: list[TextIO] = []
-        self.errors: list[str] = []
 
     @classmethod
     def to_directory(cls, directory: Path, stem: str = "session", text_echo: TextIO | None = None,
@@ -64,7 +67,14 @@ class SessionLog:
         """Write <stem>.log, <stem>.lst and <stem>.stimer.jsonl under `directory`, each also
         echoed to the matching stream when one is given (e.g. the terminal)."""
         directory.mkdir(parents=True, exist_ok=True)
-        files = [open(directory / f"{stem}{ext}", "w") for ext in (".log", ".lst", ".stimer.jsonl")]
+        files: list[TextIO] = []
+        try:
+            for ext in (".log", ".lst", ".stimer.jsonl"):
+                files.append(open(directory / f"{stem}{ext}", "w"))
+        except OSError:
+            for f in files:
+                f.close()
+            raise
         text, lst, jsonl = (_Tee(f, echo) if echo else f
                             for f, echo in zip(files, (text_echo, listing_echo, jsonl_echo)))
         log = cls(text=text, jsonl=jsonl, listing=lst)
@@ -88,7 +98,6 @@ class SessionLog:
         self.message("WARNING", msg)
 
     def error(self, msg: str) -> None:
-        self.errors.append(msg)
         self.message("ERROR", msg)
 
     def step(self, rec: StepRecord) -> None:

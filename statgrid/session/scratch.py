@@ -27,12 +27,16 @@ _DIR_RE = re.compile(r"^SG(work|util)_[0-9a-f]+_[0-9a-z]+$")
 _GRACE_S = 60.0  # a directory without a marker may be a session being born
 
 
-def _disk_full_hint(root: Path, kind: str, exc: OSError) -> StatgridError:
-    if exc.errno == errno.ENOSPC:
+def _create_error(root: Path, kind: str, exc: OSError) -> StatgridError:
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return StatgridError(f"no space left on device for the {kind.upper()} directory under {str(root)!r}; "
                              f"free space there or point [libraries] {kind} in grid.toml at a larger file system.")
+    if exc.errno in (errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP):
+        return StatgridError(f"the file system of {str(root)!r} does not support file locks ({exc.strerror}), "
+                             f"which {kind.upper()} directories need; mount it with locking (e.g. NFS with lockd, "
+                             f"Lustre -o flock) or point [libraries] {kind} in grid.toml at a local file system.")
     return StatgridError(f"cannot create the {kind.upper()} directory under {str(root)!r}: {exc.strerror}; "
-                         f"check [libraries] {kind} in grid.toml.")
+                         f"check [libraries] {kind} in grid.toml and the directory's permissions.")
 
 
 @dataclass
@@ -43,23 +47,28 @@ class ScratchDir:
 
     @classmethod
     def create(cls, root: Path, kind: str, session_id: str) -> "ScratchDir":
-        """Make `<root>/SG<kind>_<session_id>` with mode 0700, locked by this process."""
+        """Make `<root>/SG<kind>_<session_id>` with mode 0700, locked by this process.
+
+        The marker is written under a temporary name, locked, then renamed into place (the lock
+        belongs to the inode and survives the rename), so `cleanwork` never sees an unlocked,
+        empty marker of a session that is starting.
+        """
+        path, fd = root / f"SG{kind}_{session_id}", None
         try:
             root.mkdir(parents=True, exist_ok=True)
-            path = root / f"SG{kind}_{session_id}"
             path.mkdir(mode=0o700)
-            fd = os.open(path / MARKER, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        except OSError as exc:
-            raise _disk_full_hint(root, kind, exc) from None
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        info = {"pid": os.getpid(), "host": socket.gethostname(), "starttime": _procfs.read_starttime(),
-                "created": time.time()}
-        try:
+            tmp = path / (MARKER + ".new")
+            fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            info = {"pid": os.getpid(), "host": socket.gethostname(), "starttime": _procfs.read_starttime(),
+                    "created": time.time()}
             os.write(fd, json.dumps(info).encode())
+            os.rename(tmp, path / MARKER)
         except OSError as exc:
-            os.close(fd)
+            if fd is not None:
+                os.close(fd)
             shutil.rmtree(path, ignore_errors=True)
-            raise _disk_full_hint(root, kind, exc) from None
+            raise _create_error(root, kind, exc) from None
         return cls(path, kind, fd)
 
     def remove(self) -> None:
@@ -104,26 +113,31 @@ def _clean_one(path: Path, dry_run: bool) -> CleanResult:
     try:
         fd = os.open(marker, os.O_RDWR | os.O_CLOEXEC)
     except FileNotFoundError:
-        age_s = time.time() - path.stat().st_mtime
+        try:
+            age_s = time.time() - path.stat().st_mtime
+        except FileNotFoundError:
+            return CleanResult(path, "skipped", "already removed")
         if age_s < _GRACE_S:
             return CleanResult(path, "skipped", f"no marker yet, {age_s:.0f} s old (may be starting)")
         if not dry_run:
             shutil.rmtree(path, ignore_errors=True)
         return CleanResult(path, "removed", "no session marker")
+    except PermissionError:
+        owner = path.stat().st_uid
+        return CleanResult(path, "skipped", f"owned by uid {owner}; run cleanwork as that user or as root")
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return CleanResult(path, "live", "session holds its lock")
         try:
-            info = json.loads(os.read(fd, 4096) or b"{}")
+            info = json.loads(os.read(fd, 4096))
         except ValueError:
-            info = {}
+            return CleanResult(path, "skipped", "unreadable session marker; remove it by hand if the session is gone")
         if _same_host_alive(info):
             return CleanResult(path, "live", f"pid {info['pid']} is running")
         if not dry_run:
             shutil.rmtree(path, ignore_errors=True)
-        who = f"pid {info.get('pid')} on {info.get('host')}" if info else "unknown session"
-        return CleanResult(path, "removed", f"{who} has ended")
+        return CleanResult(path, "removed", f"pid {info.get('pid')} on {info.get('host')} has ended")
     finally:
         os.close(fd)

@@ -33,7 +33,8 @@ _RUSAGE_FIELDS = {
 class StepRecord:
     """One step's STIMER record. Times in seconds, sizes in bytes, counts as integers.
 
-    memory_bytes: step peak RSS above the RSS at step start. os_memory_bytes: process RSS
+    memory_bytes: step peak RSS above the RSS at step start (where the peak cannot be reset,
+    os_memory_reset is False: RSS at step end minus RSS at start). os_memory_bytes: process RSS
     high-water mark during the step (or since process start where os_memory_reset is False).
     read_bytes/write_bytes: physical I/O; logical_read_bytes/logical_write_bytes: read()/write().
     """
@@ -120,7 +121,10 @@ class StepTimer:
             real_s=(b.wall_ns - a.wall_ns) / 1e9,
             user_cpu_s=b.rusage["user"] - a.rusage["user"],
             sys_cpu_s=b.rusage["sys"] - a.rusage["sys"],
-            memory_bytes=max(0, hwm - a.rss_bytes), os_memory_bytes=hwm, os_memory_reset=self.hwm_reset,
+            # Without the reset VmHWM is the process's lifetime peak, which says nothing about
+            # this step: report the RSS the step added instead.
+            memory_bytes=max(0, (hwm if self.hwm_reset else b.rss_bytes) - a.rss_bytes),
+            os_memory_bytes=hwm, os_memory_reset=self.hwm_reset,
             read_bytes=max(0, read1 - read0), write_bytes=max(0, write1 - write0),
             logical_read_bytes=b.io.get("rchar", 0) - a.io.get("rchar", 0),
             logical_write_bytes=b.io.get("wchar", 0) - a.io.get("wchar", 0),

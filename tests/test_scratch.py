@@ -1,0 +1,78 @@
+"""WORK/UTIL lifecycle: creation, locking, cleanwork decisions, start-up failures, signal handlers."""
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import time
+
+from statgrid.config import load_config
+from statgrid.errors import StatgridError
+from statgrid.session import Session
+from statgrid.session.scratch import MARKER, ScratchDir, _create_error, clean_stale
+
+import pytest
+
+
+def test_scratch_dir_is_private_locked_and_live(tmp_path):
+    d = ScratchDir.create(tmp_path, "work", "1a_deadbeef")
+    assert d.path.stat().st_mode & 0o777 == 0o700
+    assert (d.path / MARKER).is_file() and not (d.path / (MARKER + ".new")).exists()
+    (res,) = clean_stale([tmp_path])
+    assert res.action == "live" and d.path.exists()
+    d.remove()
+    assert not d.path.exists()
+
+
+def test_empty_marker_is_never_removed(tmp_path):
+    """An unlocked marker with no content may be a session mid-start (or damaged): leave it."""
+    d = tmp_path / "SGwork_1a_00000001"
+    d.mkdir()
+    (d / MARKER).write_text("")
+    (res,) = clean_stale([tmp_path])
+    assert res.action == "skipped" and "unreadable session marker" in res.reason and d.exists()
+
+
+def test_markerless_dir_removed_only_when_old(tmp_path):
+    d = tmp_path / "SGutil_1a_00000002"
+    d.mkdir()
+    (res,) = clean_stale([tmp_path])
+    assert res.action == "skipped" and d.exists()
+    old = time.time() - 3600
+    os.utime(d, (old, old))
+    (res,) = clean_stale([tmp_path])
+    assert res.action == "removed" and not d.exists()
+
+
+def test_other_directories_are_ignored(tmp_path):
+    (tmp_path / "not_ours").mkdir()
+    (tmp_path / "SGwork_x").mkdir()
+    assert clean_stale([tmp_path]) == []
+
+
+def test_disk_full_message():
+    msg = str(_create_error(os.path.abspath("/scratch"), "work", OSError(errno.ENOSPC, "No space left on device")))
+    assert msg == ("no space left on device for the WORK directory under '/scratch'; free space there or point "
+                   "[libraries] work in grid.toml at a larger file system.")
+    msg = str(_create_error(os.path.abspath("/nfs"), "util", OSError(errno.ENOLCK, "No locks available")))
+    assert "does not support file locks (No locks available)" in msg
+
+
+def test_failed_start_leaves_no_work_and_no_handler(home, tmp_path):
+    (home / "blocker").write_text("a file where the UTIL root should be")
+    (home / "grid.toml").write_text('[libraries]\nutil = "blocker/util"\n')
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(StatgridError, match="cannot create the UTIL directory under"):
+        Session(load_config())
+    assert list((home / "work").iterdir()) == []
+    assert signal.getsignal(signal.SIGTERM) == before
+    assert not (signal.pthread_sigmask(signal.SIG_BLOCK, []) & {signal.SIGTERM, signal.SIGINT})
+
+
+def test_sessions_closed_out_of_order_restore_the_original_handler(home):
+    before = signal.getsignal(signal.SIGTERM)
+    a = Session(load_config())
+    b = Session(load_config())
+    a.close()
+    b.close()
+    assert signal.getsignal(signal.SIGTERM) == before
