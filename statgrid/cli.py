@@ -92,12 +92,14 @@ def _open_log(ctx: typer.Context, directory: Optional[Path], stem: str, text, li
 
 
 @app.command()
-def cleanwork(ctx: typer.Context, dry_run: bool = typer.Option(False, "--dry-run", help="Only say what would be removed.")) -> None:
+def cleanwork(ctx: typer.Context, dry_run: bool = typer.Option(False, "--dry-run", help="Only say what would be removed."),
+              all_hosts: bool = typer.Option(False, "--all-hosts", help="Also judge other hosts' sessions by their "
+                                             "locks (only on file systems whose locks work across hosts).")) -> None:
     """Remove WORK and UTIL directories of sessions that no longer exist (never a live one)."""
     from statgrid.session.scratch import clean_stale
 
     cfg = _config(ctx)
-    results = clean_stale([cfg.libraries.work, cfg.libraries.util], dry_run=dry_run)
+    results = clean_stale([cfg.libraries.work, cfg.libraries.util], dry_run=dry_run, all_hosts=all_hosts)
     verb = "would remove" if dry_run else "removed"
     for r in results:
         action = verb if r.action == "removed" else ("kept (live)" if r.action == "live" else "skipped")

@@ -60,13 +60,14 @@ def test_step_timer_io_deltas_from_fake_proc(tmp_path):
     assert timer.hwm_reset is False          # the fake tree has no clear_refs
     later = IO.replace("rchar: 1000", "rchar: 6000").replace("wchar: 2000", "wchar: 2500") \
               .replace("read_bytes: 8192", "read_bytes: 12288").replace("write_bytes: 16384", "write_bytes: 65536")
-    fake_proc(tmp_path / "proc", io=later, status=STATUS.replace("300000", "400000"))
+    fake_proc(tmp_path / "proc", io=later, status=STATUS.replace("300000", "400000").replace("120000", "150000"))
     rec = timer.finish(outputs=["work.x"], rows_out=5)
     assert rec.logical_read_bytes == 5000 and rec.logical_write_bytes == 500
     assert rec.read_bytes == 4096
     assert rec.write_bytes == 65536 - 16384                 # cancelled bytes unchanged → net new writes
     assert rec.os_memory_bytes == 400000 * 1024
-    assert rec.memory_bytes == (400000 - 120000) * 1024     # peak above the RSS the step started with
+    # no clear_refs here, so VmHWM is the lifetime peak: memory is the RSS the step added
+    assert rec.memory_bytes == (150000 - 120000) * 1024
     assert rec.outputs == ["work.x"] and rec.rows_out == 5 and rec.status == "ok"
 
 

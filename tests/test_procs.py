@@ -394,7 +394,9 @@ def test_missing_values_order_like_sas(session):
     assert pq.read_table(session.dataset("work.asc").path).column("k").to_pylist() == [None, None, 1, 2]
     session.sort("work.n", by="k desc", out="work.desc")
     assert pq.read_table(session.dataset("work.desc").path).column("k").to_pylist() == [2, 1, None, None]
-    res = session.means("work.n", var="k", by="c", class_="c", stats="n", print=False)
+    res = session.means("work.n", var="k", class_="c", stats="n", print=False)
+    assert res.column("c")[0] is None
+    res = session.means("work.n", var="k", by="c", stats="n", print=False)
     assert res.column("c")[0] is None
 
 

@@ -76,3 +76,14 @@ def test_sessions_closed_out_of_order_restore_the_original_handler(home):
     a.close()
     b.close()
     assert signal.getsignal(signal.SIGTERM) == before
+
+
+def test_other_hosts_sessions_need_all_hosts(tmp_path):
+    import json
+    d = tmp_path / "SGwork_1a_00000003"
+    d.mkdir()
+    (d / MARKER).write_text(json.dumps({"pid": 1, "host": "some-other-node", "starttime": 1}))
+    (res,) = clean_stale([tmp_path])
+    assert res.action == "skipped" and "--all-hosts" in res.reason and d.exists()
+    (res,) = clean_stale([tmp_path], all_hosts=True)
+    assert res.action == "removed" and not d.exists()

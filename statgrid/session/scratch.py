@@ -95,8 +95,13 @@ def _same_host_alive(info: dict) -> bool:
     return start is not None and start == info.get("starttime")
 
 
-def clean_stale(roots: list[Path], dry_run: bool = False) -> list[CleanResult]:
-    """Remove WORK/UTIL directories whose session no longer exists; never touch a live one."""
+def clean_stale(roots: list[Path], dry_run: bool = False, all_hosts: bool = False) -> list[CleanResult]:
+    """Remove WORK/UTIL directories whose session no longer exists; never touch a live one.
+
+    Directories of sessions on other hosts are left alone unless all_hosts is set: there only
+    the lock tells live from dead, and on file systems whose locks are local to a host
+    (Lustre -o localflock, NFS without lockd) a live remote session's lock is invisible here.
+    """
     results = []
     for root in roots:
         if not root.is_dir():
@@ -104,11 +109,11 @@ def clean_stale(roots: list[Path], dry_run: bool = False) -> list[CleanResult]:
         for path in sorted(root.iterdir()):
             if not (path.is_dir() and _DIR_RE.match(path.name)):
                 continue
-            results.append(_clean_one(path, dry_run))
+            results.append(_clean_one(path, dry_run, all_hosts))
     return results
 
 
-def _clean_one(path: Path, dry_run: bool) -> CleanResult:
+def _clean_one(path: Path, dry_run: bool, all_hosts: bool = False) -> CleanResult:
     marker = path / MARKER
     try:
         fd = os.open(marker, os.O_RDWR | os.O_CLOEXEC)
@@ -136,6 +141,10 @@ def _clean_one(path: Path, dry_run: bool) -> CleanResult:
             return CleanResult(path, "skipped", "unreadable session marker; remove it by hand if the session is gone")
         if _same_host_alive(info):
             return CleanResult(path, "live", f"pid {info['pid']} is running")
+        host = info.get("host")
+        if host != socket.gethostname() and not all_hosts:
+            return CleanResult(path, "skipped", f"session of host {host!r}; run cleanwork there, or pass --all-hosts "
+                                                "if this file system's locks work across hosts")
         if not dry_run:
             shutil.rmtree(path, ignore_errors=True)
         return CleanResult(path, "removed", f"pid {info.get('pid')} on {info.get('host')} has ended")
