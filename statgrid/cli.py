@@ -138,13 +138,14 @@ def _print_step_summary(steps, total) -> None:
     from rich.table import Table
 
     table = Table(title="Steps (STIMER)")
-    for col in ("#", "step", "status", "real s", "user s", "sys s", "memory MiB", "write MiB"):
+    for col in ("#", "step", "status", "real s", "user s", "sys s", "memory MiB", "written MiB"):
         table.add_column(col, justify="left" if col in ("step", "status") else "right", no_wrap=True)
     for r in steps + ([total] if total else []):
         table.add_row(str(r.step) if r.record == "step" else "", r.name, r.status, f"{r.real_s:.2f}",
                       f"{r.user_cpu_s:.2f}", f"{r.sys_cpu_s:.2f}", f"{r.memory_bytes / 2**20:.1f}",
                       f"{r.logical_write_bytes / 2**20:.1f}")
-    Console().print(table)
+    # rich assumes 80 columns when stdout is not a terminal, which would squeeze the table
+    Console(width=None if sys.stdout.isatty() else 110).print(table)
 
 
 @app.command("config")
