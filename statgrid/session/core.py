@@ -109,6 +109,8 @@ class Session:
             self._start()
         except BaseException:
             self._restore_handlers()
+            if self.con is not None:
+                self.con.close()
             self._remove_scratch()
             if blocked:
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
