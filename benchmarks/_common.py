@@ -1,7 +1,7 @@
 """Shared helpers for the statgrid benchmarks: run statistics, formatting, process probes.
 
-Nothing here imports statgrid, so a benchmark can measure statgrid and its baselines with the
-same tools. Linux only (/proc).
+Memory is read with statgrid's own /proc readers (the ones STIMER uses), applied alike to
+statgrid and to its baselines. Linux only (/proc).
 """
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
+
+from statgrid.session import _procfs
 
 GIB = 1024 ** 3
 
@@ -81,38 +83,17 @@ def render_rows(rows: Sequence[Sequence[str]], indent: str = "  ") -> str:
 
 
 # ---------------------------------------------------------------------------- process probes
-def _status_kib(field: str) -> int | None:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
+# statgrid's own /proc readers (statgrid.session._procfs), so the benchmark measures memory
+# exactly as STIMER does
 def rss_bytes() -> int | None:
-    return _status_kib("VmRSS")
+    return _procfs.read_status_memory().get("VmRSS")
 
 
 def hwm_bytes() -> int | None:
-    return _status_kib("VmHWM")
+    return _procfs.read_status_memory().get("VmHWM")
 
 
-def reset_hwm() -> bool:
-    """Reset VmHWM to the current RSS (echo 5 > /proc/self/clear_refs); False where refused."""
-    try:
-        fd = os.open("/proc/self/clear_refs", os.O_WRONLY)
-    except OSError:
-        return False
-    try:
-        os.write(fd, b"5")
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
+reset_hwm = _procfs.reset_hwm
 
 
 def mem_available_bytes() -> int | None:
