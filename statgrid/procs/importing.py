@@ -39,16 +39,21 @@ def _check_max_errors(max_errors: int) -> int:
     return max_errors
 
 
-def _bad_rows_message(kind: str, path: Path, n_bad: int, max_errors: int, lines: list[tuple]) -> str:
+def _lines_text(n_bad: int, lines: list[tuple]) -> str:
+    """The first bad lines, one per row, and how many more there are."""
     shown = "\n".join(f"  line {ln}: {what}" for ln, what in lines[:_SHOW_LINES])
-    more = f"\n  … and {n_bad - _SHOW_LINES} more" if n_bad > _SHOW_LINES else ""
-    return (f"{n_bad} bad {kind} row(s) in {str(path)!r}, more than max_errors={max_errors}:\n{shown}{more}\n"
+    return shown + (f"\n  … and {n_bad - _SHOW_LINES} more" if n_bad > _SHOW_LINES else "")
+
+
+def _bad_rows_message(kind: str, path: Path, n_bad: int, max_errors: int, lines: list[tuple]) -> str:
+    return (f"{n_bad} bad {kind} row(s) in {str(path)!r}, more than max_errors={max_errors}:\n"
+            f"{_lines_text(n_bad, lines)}\n"
             f"Fix the file, declare the column types that fit, or allow them with max_errors={n_bad}.")
 
 
 def _warn_skipped(s, path: Path, n_bad: int, max_errors: int, lines: list[tuple]) -> None:
     s.log.warning(f"{n_bad} bad row(s) in {str(path)!r} were skipped (max_errors={max_errors}):\n"
-                  + "\n".join(f"line {ln}: {what}" for ln, what in lines[:_SHOW_LINES]))
+                  + _lines_text(n_bad, lines))
 
 
 @procedure("PROCEDURE IMPORT")

@@ -298,9 +298,7 @@ class Session:
         `before_commit` runs after the rows are written and before they replace `out`; if it
         raises, the new rows are discarded and any old `out` is left as it was.
         """
-        ref = out if isinstance(out, DatasetRef) else self.libraries.for_write(out)
-        if ref.library.readonly:
-            raise LibraryError(f"library {ref.library.name.upper()} is read-only; write to WORK instead.")
+        ref = self.libraries.for_write(out.name if isinstance(out, DatasetRef) else out)   # refuses read-only
         with atomic_output(ref) as tmp:
             rows = self.execute(parquet_copy_sql(select_sql, tmp, self.options.bufsize_rows)).fetchone()[0]
             if before_commit is not None:

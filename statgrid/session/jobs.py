@@ -86,7 +86,7 @@ def run_job(path: str | os.PathLike, config: Config, overrides: Mapping[str, str
         try:
             set_runner_session(None)
         finally:
-            total = session.close(failed=exit_code != 0 or session.failed)
+            total = session.close(failed=exit_code != 0)   # close() adds the steps' own failures
     if session.terminating and exit_code != 128 + session.terminating:
         exit_code, error = 128 + session.terminating, f"terminated by signal {session.terminating}"
     elif session.failed and exit_code == 0:
