@@ -157,6 +157,172 @@ def show_config(ctx: typer.Context) -> None:
     typer.echo(json.dumps(dataclasses.asdict(cfg), indent=2, default=str))
 
 
+# -- the grid: master and LSF-like verbs ------------------------------------------------------------
+grid_app = typer.Typer(help="Start and stop the grid master (job store, dispatcher, API, engine).",
+                       no_args_is_help=True)
+app.add_typer(grid_app, name="grid")
+
+
+def _client(ctx: typer.Context):
+    from statgrid.grid.client import GridClient
+
+    return GridClient(_config(ctx))
+
+
+def _call(ctx: typer.Context, fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except StatgridError as exc:
+        _fail(ctx, exc)
+
+
+@grid_app.command("up")
+def grid_up(ctx: typer.Context, detach: bool = typer.Option(False, "--detach", "-d", help="Run the master in the "
+                                                            "background; its log goes to <home>/grid/master.log.")) -> None:
+    """Start the master (and the embedded engine, unless [master] scheduler names one)."""
+    from statgrid.grid import server
+
+    cfg = _config(ctx)
+    if detach:
+        info = _call(ctx, server.start_detached, cfg)
+        typer.echo(f"statgrid master started: http://127.0.0.1:{info['port']} (pid {info['pid']}); log: "
+                   f"{cfg.home / 'grid' / 'master.log'}")
+        return
+    _call(ctx, server.serve, cfg)
+
+
+@grid_app.command("down")
+def grid_down(ctx: typer.Context) -> None:
+    """Stop the grid: running jobs are killed (rerunnable ones wait as PEND for the next `grid up`)."""
+    from statgrid.grid import server
+
+    pid = _call(ctx, server.stop, _config(ctx))
+    typer.echo("no master is running." if pid is None else f"statgrid master (pid {pid}) stopped.")
+
+
+@grid_app.command("status")
+def grid_status(ctx: typer.Context) -> None:
+    """Say whether a master answers, and where."""
+    info = _call(ctx, _client(ctx).health)
+    typer.echo(f"master: {_client(ctx).base}  scheduler: {info['scheduler']}  hosts: {', '.join(info['hosts'])}  "
+               f"running jobs: {info['running']}")
+
+
+@app.command(context_settings={"allow_interspersed_args": False})
+def submit(ctx: typer.Context,
+           job: List[str] = typer.Argument(..., metavar="JOB [ARGS]...", help="A job file (.py/.sql: one session) "
+                                           "or a command and its arguments."),
+           queue: str = typer.Option("", "--queue", "-q", help="Queue (default: 'normal' or the first in grid.toml)."),
+           name: str = typer.Option("", "--name", "-J", help="Job name (default: the file or command name)."),
+           hosts: List[str] = typer.Option([], "--host", "-m", help="Run only on this host; repeatable (LSF -m)."),
+           rerunnable: bool = typer.Option(False, "--rerunnable", "-r", help="Requeue if its host is lost."),
+           option: List[str] = typer.Option([], "--option", "-o", metavar="KEY=VALUE", help="Session option "
+                                            "(memsize, threads, bufsize, utilsize); repeatable.")) -> None:
+    """Submit a job to the grid; prints its id."""
+    from statgrid.grid.jobspec import JobRequest, validate
+
+    cfg = _config(ctx)
+    try:
+        options = parse_option_pairs(option)
+        host_list = [h for spec in hosts for h in spec.replace(",", " ").split()]
+        # The same checks the master makes, here first for a usage error without a round trip.
+        import getpass
+        import time as _time
+
+        validate(JobRequest(list(job), os.getcwd(), getpass.getuser(), queue, name, options, rerunnable, host_list,
+                            dict(os.environ)), cfg, _time.time())
+        rec = _client(ctx).submit(list(job), queue=queue, name=name, options=options, rerunnable=rerunnable,
+                                  hosts=host_list)
+    except StatgridError as exc:
+        _fail(ctx, exc)
+    typer.echo(f"Job <{rec['id']}> is submitted to queue <{rec['queue']}>.", err=True)
+    typer.echo(rec["id"])
+
+
+@app.command()
+def jobs(ctx: typer.Context, all_states: bool = typer.Option(False, "--all", "-a", help="Also finished jobs."),
+         user: Optional[str] = typer.Option(None, "--user", "-u", help="This user's jobs; 'all' for everyone's."),
+         as_json: bool = typer.Option(False, "--json", help="JSON records instead of the table.")) -> None:
+    """List jobs (default: yours, not finished), like bjobs."""
+    import getpass
+
+    from statgrid.grid import views
+
+    who = None if user == "all" else (user or getpass.getuser())
+    records = _call(ctx, _client(ctx).jobs, user=who, all_states=all_states)
+    typer.echo(json.dumps(records, indent=1) if as_json else views.jobs_table(records))
+
+
+@app.command("job")
+def job_detail(ctx: typer.Context, job_id: int = typer.Argument(..., metavar="ID"),
+               as_json: bool = typer.Option(False, "--json", help="The JSON record.")) -> None:
+    """One job in detail: host, times, wait, rusage, STIMER totals, exit reason (bjobs -l)."""
+    from statgrid.grid import views
+
+    rec = _call(ctx, _client(ctx).job, job_id)
+    typer.echo(json.dumps(rec, indent=1) if as_json else views.job_detail(rec))
+
+
+@app.command()
+def hosts(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
+    """Hosts: state, slots, running jobs, load (bhosts)."""
+    from statgrid.grid import views
+
+    rows = _call(ctx, _client(ctx).hosts)
+    typer.echo(json.dumps(rows, indent=1) if as_json else views.hosts_table(rows))
+
+
+@app.command()
+def queues(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
+    """Queues: priority, hosts and weights, user limit, pending and running jobs (bqueues)."""
+    from statgrid.grid import views
+
+    rows = _call(ctx, _client(ctx).queues)
+    typer.echo(json.dumps(rows, indent=1) if as_json else views.queues_table(rows))
+
+
+@app.command()
+def kill(ctx: typer.Context, job_ids: List[int] = typer.Argument(..., metavar="ID...")) -> None:
+    """Kill jobs: pending ones leave the queue, running ones get SIGTERM then SIGKILL (bkill)."""
+    for rec in _call(ctx, _client(ctx).kill, job_ids):
+        typer.echo(f"Job <{rec['id']}>: {rec['state']}{' (kill sent)' if rec['state'] == 'RUN' else ''}")
+
+
+@app.command()
+def peek(ctx: typer.Context, job_id: int = typer.Argument(..., metavar="ID"),
+         nbytes: int = typer.Option(4096, "--bytes", "-n", help="How much of the end of the output.")) -> None:
+    """Show the end of a job's output and log (bpeek)."""
+    rec = _call(ctx, _client(ctx).peek, job_id, nbytes)
+    typer.echo(f"<< output of job {job_id} ({rec['job']['state']}): {rec['path']} >>", err=True)
+    typer.echo(rec["text"], nl=False)
+
+
+@app.command()
+def wait(ctx: typer.Context, job_ids: List[int] = typer.Argument(..., metavar="ID..."),
+         timeout: Optional[float] = typer.Option(None, "--timeout", help="Give up after this many seconds.")) -> None:
+    """Wait until jobs finish; exit 0 only if all are DONE."""
+    records = _call(ctx, _client(ctx).wait, job_ids, timeout)
+    for rec in records:
+        typer.echo(f"Job <{rec['id']}>: {rec['state']}" + (f" ({rec['exit_reason']})" if rec.get("exit_reason") else ""))
+    raise typer.Exit(0 if all(r["state"] == "DONE" for r in records) else 1)
+
+
+@app.command()
+def worker(master: str = typer.Option(..., "--master", help="Address of the grid's Dask scheduler, "
+                                      "e.g. tcp://grid1:8786 ([master] scheduler in grid.toml)."),
+           name: str = typer.Option(..., "--name", help="Host name as in grid.toml's [hosts.NAME]."),
+           slots: int = typer.Option(..., "--slots", min=1, help="Job slots (LSF MXJ): the worker's threads.")) -> None:
+    """Join this machine to a grid as host NAME (a thin wrapper on `dask worker`)."""
+    from statgrid.grid.cluster import DASK_SETTINGS
+
+    env = dict(os.environ)
+    for key, value in DASK_SETTINGS.items():
+        env["DASK_" + key.upper().replace(".", "__").replace("-", "_")] = str(value)
+    argv = [sys.executable, "-m", "distributed.cli.dask_worker", master, "--name", name, "--nthreads", str(slots),
+            "--nworkers", "1", "--memory-limit", "0", "--no-dashboard"]
+    os.execve(sys.executable, argv, env)
+
+
 def main() -> None:
     app(prog_name="statgrid")   # the same usage text under `python -m statgrid`
 

@@ -1,0 +1,68 @@
+"""The embedded engine: a Dask cluster on this machine with one worker per configured host,
+named after the host, `nthreads = slots`.
+
+It runs in its own process (`python -m statgrid.grid.cluster`), started by `grid up`, so that
+jobs outlive a master that is killed: as LSF's sbatchd keeps running jobs while mbatchd
+restarts, a restarted master finds the engine (address in `engine.json` in the grid home) and
+its running jobs again. `grid down` stops it with SIGTERM.
+
+Dask settings that make Dask an executor and leave the policy to statgrid (DESIGN.md):
+allowed-failures 0 (statgrid decides requeues), no work stealing, a short worker-ttl, no
+worker memory limit (jobs are separate processes; the worker's own RSS says nothing of them).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import signal
+import sys
+
+DASK_SETTINGS = {
+    "distributed.scheduler.allowed-failures": 0,
+    "distributed.scheduler.work-stealing": False,
+    "distributed.scheduler.worker-ttl": "5s",
+    "distributed.worker.daemon": False,
+    "distributed.logging.distributed": "warning",
+    "distributed.admin.tick.limit": "10s",
+}
+
+
+def configure_dask() -> None:
+    import dask
+
+    dask.config.set(DASK_SETTINGS)
+
+
+async def serve(hosts: dict[str, int], host: str) -> None:
+    from distributed import Nanny, Scheduler, SpecCluster
+
+    configure_dask()
+    workers = {name: {"cls": Nanny, "options": {"name": name, "nthreads": slots, "memory_limit": 0,
+                                               "dashboard": False, "host": host}}
+               for name, slots in hosts.items()}
+    scheduler = {"cls": Scheduler, "options": {"dashboard_address": None, "host": host}}
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    async with SpecCluster(workers=workers, scheduler=scheduler, asynchronous=True) as cluster:
+        sys.stdout.write(json.dumps({"address": cluster.scheduler_address}) + "\n")
+        sys.stdout.flush()
+        await stop.wait()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m statgrid.grid.cluster",
+                                 description="Embedded statgrid engine (started by `statgrid grid up`).")
+    ap.add_argument("--hosts", required=True, help='JSON {"node1": slots, ...}')
+    ap.add_argument("--host", default="127.0.0.1", help="interface to listen on")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    asyncio.run(serve(json.loads(args.hosts), args.host))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

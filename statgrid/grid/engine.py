@@ -1,0 +1,245 @@
+"""The master's side of the execution engine (Dask distributed).
+
+The master hands Dask one job attempt at a time, only when statgrid's own policy found a free
+slot, pinned to the chosen host's worker (`workers=[address]`, no other workers, no retries),
+and lets it go with `fire_and_forget` — the task then runs to its end even if the master dies.
+Everything the master learns comes as events: the node's "started"/"finished" (node.py) and
+this module's scheduler plugin's host add/remove and task-erred messages. Kills and queries go
+to one worker with `client.run` (≈10 ms).
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Awaitable, Callable
+
+from distributed import Client, Future, KilledWorker, fire_and_forget
+from distributed.diagnostics.plugin import SchedulerPlugin
+
+from statgrid.errors import StatgridError
+from statgrid.grid import node
+from statgrid.grid.cluster import configure_dask
+
+HOST_TOPIC = "statgrid-host"
+ENGINE_FILE = "engine.json"
+ENGINE_START_TIMEOUT_S = 120
+
+
+class GridEvents(SchedulerPlugin):
+    """Runs in the scheduler: tells the master when a host joins or leaves and when a job task
+    errs (KilledWorker: its worker died while running it)."""
+
+    name = "statgrid-events"
+
+    def __init__(self):
+        self.names: dict[str, str] = {}
+
+    async def start(self, scheduler) -> None:
+        self.scheduler = scheduler
+        for addr, ws in scheduler.workers.items():
+            self.names[addr] = str(ws.name)
+
+    def add_worker(self, scheduler, worker: str) -> None:
+        self.names[worker] = str(scheduler.workers[worker].name)
+        scheduler.log_event(HOST_TOPIC, {"action": "add", "address": worker, "name": self.names[worker]})
+
+    def remove_worker(self, scheduler, worker: str, *, stimulus_id: str, **kwargs) -> None:
+        scheduler.log_event(HOST_TOPIC, {"action": "remove", "address": worker,
+                                         "name": self.names.pop(worker, None)})
+
+    def transition(self, key, start, finish, *args, stimulus_id: str, **kwargs) -> None:
+        if finish == "erred" and isinstance(key, str) and key.startswith("statgrid-job-"):
+            # A fire-and-forget task is forgotten right after it errs: the exception is only here.
+            exc = kwargs.get("exception")
+            try:
+                exc = pickle.loads(exc) if isinstance(exc, bytes) else exc
+            except Exception:                      # noqa: BLE001 — a message is all we need
+                pass
+            text = f"{type(exc).__name__}: {exc}" if isinstance(exc, BaseException) else str(exc or "task failed")
+            self.scheduler.log_event(node.JOB_TOPIC, {"kind": "erred", "key": key, "error": text,
+                                                      "host_lost": isinstance(exc, KilledWorker),
+                                                      "worker": kwargs.get("worker")})
+
+
+def _task_states(dask_scheduler, prefix: str = "statgrid-job-") -> dict[str, str]:
+    return {k: ts.state for k, ts in dask_scheduler.tasks.items() if isinstance(k, str) and k.startswith(prefix)}
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class Engine:
+    """Connects the master to the cluster. `on_job_event` and `on_host_event` are coroutines."""
+
+    def __init__(self, home: Path, hosts: dict[str, int], scheduler_address: str = "",
+                 on_job_event: Callable[[dict], Awaitable[None]] | None = None,
+                 on_host_event: Callable[[dict], Awaitable[None]] | None = None):
+        self.home = home
+        self.hosts = hosts
+        self.external = scheduler_address
+        self.on_job_event = on_job_event
+        self.on_host_event = on_host_event
+        self.client: Client | None = None
+        self.address = ""
+        self.engine_pid: int | None = None
+        self.workers: dict[str, str] = {}          # host name → worker address
+
+    # -- start / stop --------------------------------------------------------------------------------
+    async def start(self) -> None:
+        configure_dask()
+        self.address = self.external or self._embedded_address()
+        try:
+            self.client = await Client(self.address, asynchronous=True, timeout="20s", name="statgrid-master")
+        except OSError as exc:
+            raise StatgridError(f"cannot reach the Dask scheduler at {self.address!r}: {exc}; start it, or "
+                                "set [master] scheduler = \"\" in grid.toml for the embedded engine.") from None
+        await self.client.register_plugin(GridEvents(), name=GridEvents.name)
+        self.client.subscribe_topic(node.JOB_TOPIC, self._job_event)
+        self.client.subscribe_topic(HOST_TOPIC, self._host_event)
+        await self.refresh_workers()
+
+    def _embedded_address(self) -> str:
+        """Reuse the engine a previous master started (still alive after a master crash), or start one."""
+        path = self.home / ENGINE_FILE
+        try:
+            info = json.loads(path.read_text())
+            if _pid_alive(info["pid"]) and _cmdline_is_engine(info["pid"]):
+                self.engine_pid = info["pid"]
+                return info["address"]
+        except (OSError, ValueError, KeyError):
+            pass
+        log = open(self.home / "engine.log", "ab")
+        proc = subprocess.Popen([sys.executable, "-m", "statgrid.grid.cluster", "--hosts", json.dumps(self.hosts)],
+                                stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL,
+                                start_new_session=True, close_fds=True)
+        log.close()
+        line = _readline_with_timeout(proc, ENGINE_START_TIMEOUT_S)
+        if not line:
+            proc.kill()
+            raise StatgridError(f"the embedded engine did not start (exit code {proc.poll()}); see "
+                                f"{self.home / 'engine.log'}.")
+        address = json.loads(line)["address"]
+        proc.stdout.close()
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"pid": proc.pid, "address": address, "started_ts": time.time()}))
+        os.replace(tmp, path)
+        self.engine_pid = proc.pid
+        return address
+
+    async def close(self, stop_engine: bool) -> None:
+        if self.client is not None:
+            await self.client.close()
+            self.client = None
+        if stop_engine and self.engine_pid:
+            try:
+                os.kill(self.engine_pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            for _ in range(200):                   # ≤ 20 s: workers close, their launchers kill leftovers
+                if not _pid_alive(self.engine_pid) or _is_zombie(self.engine_pid):
+                    break
+                await asyncio.sleep(0.1)
+            else:
+                os.kill(self.engine_pid, signal.SIGKILL)
+            (self.home / ENGINE_FILE).unlink(missing_ok=True)
+
+    # -- events ----------------------------------------------------------------------------------------
+    async def _job_event(self, event) -> None:
+        if self.on_job_event:
+            await self.on_job_event(event[1])
+
+    async def _host_event(self, event) -> None:
+        msg = event[1]
+        if msg["action"] == "add" and msg.get("name"):
+            self.workers[msg["name"]] = msg["address"]
+        elif msg["action"] == "remove":
+            self.forget_worker(msg["address"])
+        if self.on_host_event:
+            await self.on_host_event(msg)
+
+    def forget_worker(self, address: str | None) -> None:
+        """A worker died: its host takes no job until its replacement says hello."""
+        for name, addr in list(self.workers.items()):
+            if addr == address:
+                del self.workers[name]
+
+    async def refresh_workers(self) -> dict[str, str]:
+        info = await self.client.scheduler.identity()
+        self.workers = {str(w["name"]): addr for addr, w in info["workers"].items()}
+        return self.workers
+
+    # -- operations ----------------------------------------------------------------------------------------
+    def submit(self, key: str, host: str, spec: dict) -> None:
+        address = self.workers[host]
+        future = self.client.submit(node.run_job, spec, key=key, workers=[address], allow_other_workers=False,
+                                    retries=0, pure=False)
+        fire_and_forget(future)
+
+    async def cancel(self, key: str) -> None:
+        """Drop a task that never started (its worker is gone), so it can never start later."""
+        await self.client.cancel([Future(key, self.client)], force=True)
+
+    async def on_host(self, host: str, fn, *args):
+        address = self.workers.get(host)
+        if address is None:
+            return None
+        try:
+            result = await self.client.run(fn, *args, workers=[address], on_error="return")
+        except (OSError, KeyError):
+            return None
+        value = result.get(address)
+        return None if isinstance(value, BaseException) else value
+
+    async def kill(self, host: str, key: str) -> bool:
+        return bool(await self.on_host(host, node.kill_job, key))
+
+    async def running(self, host: str) -> dict | None:
+        return await self.on_host(host, node.list_running)
+
+    async def task_states(self) -> dict[str, str]:
+        return await self.client.run_on_scheduler(_task_states)
+
+    async def prepare(self, work_roots: list[str]) -> None:
+        await asyncio.gather(*(self.on_host(h, node.prepare, work_roots) for h in list(self.workers)))
+
+
+def _readline_with_timeout(proc: subprocess.Popen, timeout_s: float) -> bytes:
+    import selectors
+
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if sel.select(timeout=0.5):
+            return proc.stdout.readline()
+        if proc.poll() is not None:
+            return b""
+    return b""
+
+
+def _cmdline_is_engine(pid: int) -> bool:
+    try:
+        return b"statgrid.grid.cluster" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True

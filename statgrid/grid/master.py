@@ -1,0 +1,338 @@
+"""The grid master: job store + dispatcher + engine, in one asyncio loop (the API's loop).
+
+Event-driven dispatch (DESIGN.md: no MBD_SLEEP_TIME): `dispatch()` runs right after a submit,
+a job's end, a requeue, a kill of a pending job, and a host joining — never on a timer. One
+loop and no threads means no locks: every state change is a short synchronous SQLite
+transaction between awaits.
+
+Restart (kill -9, then `grid up`): the engine outlives the master, so `reconcile()` sorts every
+job the store says is RUN into: finished while we were away (attempt file says so), still
+running (its task is still in the scheduler, or its node still runs it), never started
+(no attempt file, no task: back to PEND), or lost (started, now gone: requeue or EXIT).
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import os
+import time
+from pathlib import Path
+
+from statgrid.config import Config
+from statgrid.errors import StatgridError, UsageError
+from statgrid.grid import node
+from statgrid.grid.engine import Engine
+from statgrid.grid.jobspec import JobRequest, launch_argv, validate
+from statgrid.grid.model import Job, JobState
+from statgrid.grid.policy import HostView, host_views, plan
+from statgrid.grid.store import JobStore
+
+log = logging.getLogger("statgrid.master")
+
+
+class NotFound(StatgridError):
+    pass
+
+
+def grid_dir(cfg: Config) -> Path:
+    return cfg.home / "grid"
+
+
+def job_dir(cfg: Config, job_id: int) -> Path:
+    return cfg.home / "jobs" / str(job_id)
+
+
+def parse_key(key: str) -> tuple[int, int]:
+    _, _, job_id, attempt = key.rsplit("-", 3)
+    return int(job_id), int(attempt)
+
+
+class Master:
+    def __init__(self, cfg: Config):
+        self.cfg = cfg
+        grid_dir(cfg).mkdir(parents=True, exist_ok=True)
+        self.store = JobStore(grid_dir(cfg) / "jobs.db")
+        self.engine = Engine(grid_dir(cfg), {h.name: h.slots for h in cfg.hosts.values()}, cfg.master.scheduler,
+                             on_job_event=self._on_job_event, on_host_event=self._on_host_event)
+        self.running: dict[int, Job] = {}
+        self.waiters: dict[int, list[asyncio.Future]] = {}
+        self.accepting = True
+        self.work_roots = [str(cfg.libraries.work), str(cfg.libraries.util)]
+
+    # -- life cycle ------------------------------------------------------------------------------------
+    async def start(self) -> None:
+        self.running = {j.id: j for j in self.store.select([JobState.RUN])}
+        await self.engine.start()
+        await self.engine.prepare(self.work_roots)
+        await self.reconcile()
+        self.dispatch()
+
+    async def stop(self, stop_engine: bool = True, kill_grace_s: float = 15.0) -> None:
+        """`grid down`: no new dispatches; kill running jobs (rerunnable ones go back to PEND for the
+        next `grid up`), wait for them to end, then stop the engine."""
+        self.accepting = False
+        if stop_engine:
+            for job in list(self.running.values()):
+                await self.kill(job.id, reason="grid down")
+            deadline = time.monotonic() + kill_grace_s
+            while self.running and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+        await self.engine.close(stop_engine=stop_engine)
+        self.store.close()
+
+    # -- submit / dispatch --------------------------------------------------------------------------------
+    def submit(self, req: JobRequest) -> Job:
+        if not self.accepting:
+            raise StatgridError("the master is shutting down; submit again after `statgrid grid up`.")
+        job = self.store.add(validate(req, self.cfg, time.time()))
+        self.dispatch()
+        return self.store.get(job.id) or job
+
+    def host_views(self) -> dict[str, HostView]:
+        running: dict[str, int] = {}
+        for job in self.running.values():
+            running[job.host] = running.get(job.host, 0) + 1
+        return host_views(self.cfg.hosts, self.engine.workers, running)
+
+    def dispatch(self) -> int:
+        if not self.accepting:
+            return 0
+        hosts = self.host_views()
+        if not any(h.free for h in hosts.values()):
+            return 0
+        per_user: dict[tuple[str, str], int] = {}
+        for job in self.running.values():
+            per_user[(job.queue, job.user)] = per_user.get((job.queue, job.user), 0) + 1
+        pending = self.store.select([JobState.PEND])
+        started = 0
+        for job, host in plan(pending, hosts, self.cfg.queues, per_user):
+            started += self._start_attempt(job, host)
+        return started
+
+    def _start_attempt(self, job: Job, host: str) -> bool:
+        new = dataclasses.replace(job, state=JobState.RUN, attempt=job.attempt + 1, host=host,
+                                  dispatch_ts=time.time(), start_ts=None, end_ts=None, pid=None)
+        if not self.store.update(new, JobState.PEND, job.attempt, "dispatch"):
+            return False
+        directory = job_dir(self.cfg, new.id)
+        directory.mkdir(parents=True, exist_ok=True)
+        env = {**new.env, "STATGRID_HOME": str(self.cfg.home), "STATGRID_JOB_ID": str(new.id),
+               "STATGRID_JOB_ATTEMPT": str(new.attempt), "STATGRID_HOST": host}
+        if self.cfg.source is not None:
+            env["STATGRID_CONFIG"] = str(self.cfg.source)
+        spec = {"key": new.task_key, "job_id": new.id, "attempt": new.attempt, "host": host,
+                "argv": launch_argv(new, self.cfg, directory), "env": env, "cwd": new.cwd,
+                "job_dir": str(directory), "work_roots": self.work_roots if new.kind == "session" else []}
+        self.running[new.id] = new
+        try:
+            self.engine.submit(new.task_key, host, spec)
+        except Exception as exc:                  # the worker left between the plan and now
+            log.warning("could not hand job %s to %s: %s", new.id, host, exc)
+            self._back_to_pending(new, "dispatch failed")
+            return False
+        return True
+
+    # -- events from the engine ------------------------------------------------------------------------
+    async def _on_job_event(self, msg: dict) -> None:
+        try:
+            job_id, attempt = parse_key(msg["key"])
+        except (KeyError, ValueError):
+            return
+        job = self.running.get(job_id)
+        if job is None or job.attempt != attempt:
+            return                                 # an old attempt's late news
+        kind = msg.get("kind")
+        if kind == "started":
+            new = dataclasses.replace(job, pid=msg["pid"], start_ts=msg["start_ts"])
+            if self.store.update(new, JobState.RUN, attempt, "start", {"pid": msg["pid"]}):
+                self.running[job_id] = new
+                if new.kill_requested:
+                    await self.engine.kill(new.host, new.task_key)
+        elif kind == "finished":
+            self._finish(job, msg)
+        elif kind == "erred":
+            error = msg.get("error", "")
+            # KilledWorker: the host went away. Anything else is a failure of the engine itself,
+            # not of the host: EXIT, so a broken setup cannot requeue a job forever.
+            if msg.get("host_lost"):
+                self.engine.forget_worker(msg.get("worker"))
+                self._host_lost(job, f"host lost: the worker of {job.host} died")
+            else:
+                self._finish(job, {"exit_code": None, "signal": None, "end_ts": time.time(),
+                                   "launch_error": f"engine error: {error}"})
+
+    async def _on_host_event(self, msg: dict) -> None:
+        if msg["action"] == "add" and msg.get("name"):
+            await self.engine.on_host(msg["name"], node.prepare, self.work_roots)
+            self.dispatch()
+        elif msg["action"] == "remove" and msg.get("name"):
+            # Jobs that were running there come back as KilledWorker errors; jobs handed over but
+            # not started yet would wait forever for a worker that is gone.
+            for job in [j for j in self.running.values() if j.host == msg["name"]]:
+                attempt = _read_attempt(job_dir(self.cfg, job.id), job.attempt)
+                if attempt is None:
+                    await self.engine.cancel(job.task_key)
+                    self._back_to_pending(job, f"host {job.host} left before the job started")
+                elif attempt.get("state") == "finished":
+                    self._finish(job, attempt)
+                else:
+                    self._host_lost(job, f"host lost: the worker of {job.host} died")
+            self.dispatch()
+
+    def _finish(self, job: Job, outcome: dict) -> None:
+        exit_code, sig = outcome.get("exit_code"), outcome.get("signal")
+        if job.kill_requested:
+            state, reason = JobState.KILLED, job.exit_reason or "killed by user"
+        elif outcome.get("launch_error"):
+            state, reason = JobState.EXIT, outcome["launch_error"]
+        elif exit_code == 0:
+            state, reason = JobState.DONE, None
+        else:
+            state = JobState.EXIT
+            reason = f"killed by signal {sig}" if sig is not None else f"exit code {exit_code}"
+        rusage = outcome.get("rusage")
+        if rusage is not None:
+            rusage = {**rusage, **(outcome.get("io") or {})}
+        new = dataclasses.replace(job, state=state, exit_code=exit_code, signal=sig, exit_reason=reason,
+                                  end_ts=outcome.get("end_ts") or time.time(), rusage=rusage,
+                                  stimer=outcome.get("stimer"),
+                                  start_ts=outcome.get("start_ts") or job.start_ts,
+                                  pid=outcome.get("pid") or job.pid)
+        if self.store.update(new, JobState.RUN, job.attempt, "finish", {"state": state.value, "reason": reason}):
+            self.running.pop(job.id, None)
+            if job.kill_requested and job.rerunnable and reason == "grid down":
+                self._back_to_pending(new, "grid down", from_state=state)
+            self._wake(new)
+            self.dispatch()
+
+    def _host_lost(self, job: Job, reason: str) -> None:
+        # The job may have ended just before its host went: its attempt file then says so.
+        outcome = _read_attempt(job_dir(self.cfg, job.id), job.attempt)
+        if outcome and outcome.get("state") == "finished":
+            self._finish(job, outcome)
+        elif job.rerunnable and not job.kill_requested:
+            self._back_to_pending(job, reason)
+            self.dispatch()
+        else:
+            new = dataclasses.replace(job, state=JobState.KILLED if job.kill_requested else JobState.EXIT,
+                                      exit_reason=reason, end_ts=time.time())
+            if self.store.update(new, JobState.RUN, job.attempt, "lost", {"reason": reason}):
+                self.running.pop(job.id, None)
+                self._wake(new)
+                self.dispatch()
+
+    def _back_to_pending(self, job: Job, reason: str, from_state: JobState = JobState.RUN) -> None:
+        new = dataclasses.replace(job, state=JobState.PEND, host=None, pid=None, dispatch_ts=None, start_ts=None,
+                                  end_ts=None, exit_code=None, signal=None, exit_reason=None,
+                                  kill_requested=False, requeues=job.requeues + 1)
+        if self.store.update(new, from_state, job.attempt, "requeue", {"reason": reason}):
+            self.running.pop(job.id, None)
+
+    def _wake(self, job: Job) -> None:
+        for fut in self.waiters.pop(job.id, []):
+            if not fut.done():
+                fut.set_result(job)
+
+    # -- restart ------------------------------------------------------------------------------------------
+    async def reconcile(self) -> dict[str, list[int]]:
+        """Sort every RUN job of the store after a (re)start. Returns {verdict: [job ids]}."""
+        verdicts: dict[str, list[int]] = {"finished": [], "running": [], "requeued": [], "lost": [], "pending": []}
+        if not self.running:
+            return verdicts
+        tasks = await self.engine.task_states()
+        on_node: dict[str, dict | None] = {}
+        for job in list(self.running.values()):
+            attempt = _read_attempt(job_dir(self.cfg, job.id), job.attempt)
+            if attempt and attempt.get("state") == "finished":
+                self._finish(job, attempt)
+                verdicts["finished"].append(job.id)
+                continue
+            if job.host not in on_node:
+                on_node[job.host] = await self.engine.running(job.host)
+            node_jobs = on_node[job.host] or {}
+            if tasks.get(job.task_key) == "erred":
+                verdicts["requeued" if job.rerunnable else "lost"].append(job.id)
+                self._host_lost(job, "host lost while the master was down")
+            elif job.task_key in tasks or job.task_key in node_jobs:
+                if attempt and attempt.get("state") == "started" and job.start_ts is None:
+                    new = dataclasses.replace(job, pid=attempt["pid"], start_ts=attempt["start_ts"])
+                    if self.store.update(new, JobState.RUN, job.attempt, "start", {"pid": attempt["pid"],
+                                                                                   "found": "reconcile"}):
+                        self.running[job.id] = new
+                verdicts["running"].append(job.id)
+            elif attempt is None:
+                self._back_to_pending(job, "never started before the master stopped")
+                verdicts["pending"].append(job.id)
+            else:
+                verdicts["requeued" if job.rerunnable else "lost"].append(job.id)
+                self._host_lost(job, "lost while the master was down")
+        log.info("reconciled: %s", {k: len(v) for k, v in verdicts.items()})
+        return verdicts
+
+    # -- verbs -------------------------------------------------------------------------------------------
+    def get(self, job_id: int) -> Job:
+        job = self.store.get(job_id)
+        if job is None:
+            raise NotFound(f"job {job_id} does not exist; see `statgrid jobs -a`.")
+        return job
+
+    async def kill(self, job_id: int, user: str | None = None, reason: str = "killed by user") -> Job:
+        job = self.get(job_id)
+        if user is not None and user not in (job.user, "root"):
+            raise UsageError(f"job {job_id} belongs to {job.user!r}; only they (or root) may kill it.")
+        if job.state == JobState.PEND:
+            new = dataclasses.replace(job, state=JobState.KILLED, kill_requested=True, end_ts=time.time(),
+                                      exit_reason=f"{reason} while pending")
+            if self.store.update(new, JobState.PEND, job.attempt, "kill"):
+                self._wake(new)
+                return new
+            job = self.get(job_id)
+        if job.state != JobState.RUN:
+            return job
+        current = self.running.get(job_id, job)
+        new = dataclasses.replace(current, kill_requested=True, exit_reason=reason)
+        if self.store.update(new, JobState.RUN, current.attempt, "kill", {"reason": reason}):
+            self.running[job_id] = new
+            # Not there yet (the task is on its way)? Then the "started" event kills it.
+            await self.engine.kill(new.host, new.task_key)
+        return self.get(job_id)
+
+    async def wait(self, job_id: int, timeout_s: float) -> Job:
+        job = self.get(job_id)
+        if job.state.finished:
+            return job
+        fut = asyncio.get_running_loop().create_future()
+        self.waiters.setdefault(job_id, []).append(fut)
+        try:
+            return await asyncio.wait_for(fut, timeout_s)
+        except asyncio.TimeoutError:
+            return self.get(job_id)
+
+    async def hosts(self) -> list[dict]:
+        views = self.host_views()
+        loads = await asyncio.gather(*(self.engine.on_host(h, os.getloadavg) for h in views))
+        return [{"host": v.name, "state": v.state, "slots": v.slots, "running": v.running,
+                 "load_1m": None if load is None else round(load[0], 2),
+                 "address": self.engine.workers.get(v.name)} for v, load in zip(views.values(), loads)]
+
+    def queues(self) -> list[dict]:
+        pend: dict[str, int] = {}
+        run: dict[str, int] = {}
+        for job in self.store.select([JobState.PEND]):
+            pend[job.queue] = pend.get(job.queue, 0) + 1
+        for job in self.running.values():
+            run[job.queue] = run.get(job.queue, 0) + 1
+        return [{"queue": q.name, "priority": q.priority,
+                 "hosts": " ".join(f"{p.host}+{p.weight}" if p.weight else p.host for p in q.hosts),
+                 "user_limit": q.user_limit, "pending": pend.get(q.name, 0), "running": run.get(q.name, 0)}
+                for q in sorted(self.cfg.queues.values(), key=lambda q: -q.priority)]
+
+
+def _read_attempt(directory: Path, attempt: int) -> dict | None:
+    import json
+
+    try:
+        return json.loads(node.attempt_path(directory, attempt).read_text())
+    except (OSError, ValueError):
+        return None

@@ -1,0 +1,109 @@
+"""The job record: one typed row per job, shared by the store, the API, the client and the CLI.
+
+States follow LSF's bjobs: PEND (queued), RUN (handed to a node), DONE (exit code 0), EXIT
+(non-zero exit, a signal, a launch error, or the host lost), KILLED (ended after `kill`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class JobState(str, enum.Enum):
+    PEND = "PEND"
+    RUN = "RUN"
+    DONE = "DONE"
+    EXIT = "EXIT"
+    KILLED = "KILLED"
+
+    @property
+    def finished(self) -> bool:
+        return self in (JobState.DONE, JobState.EXIT, JobState.KILLED)
+
+
+FINISHED_STATES = (JobState.DONE, JobState.EXIT, JobState.KILLED)
+
+
+@dataclass
+class Job:
+    """One job. Times are Unix seconds (`*_ts`); durations end in `_s`."""
+
+    id: int
+    user: str
+    queue: str
+    name: str
+    kind: str                              # "session" (a .py/.sql job file) or "command"
+    argv: list[str]                        # the job file and its arguments, or the command
+    cwd: str
+    options: dict[str, str] = field(default_factory=dict)      # session options (-o memsize=...)
+    rerunnable: bool = False
+    requested_hosts: list[str] = field(default_factory=list)  # -m HOST...; empty = the queue's hosts
+    state: JobState = JobState.PEND
+    attempt: int = 0                       # 1 at first dispatch; +1 at each requeue
+    host: str | None = None
+    submit_ts: float = 0.0
+    dispatch_ts: float | None = None
+    start_ts: float | None = None
+    end_ts: float | None = None
+    pid: int | None = None
+    exit_code: int | None = None
+    signal: int | None = None
+    exit_reason: str | None = None
+    kill_requested: bool = False
+    rusage: dict[str, Any] | None = None   # wait4 + /proc/<pid>/io of the job's process
+    stimer: dict[str, Any] | None = None   # the session's STIMER totals
+    requeues: int = 0
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def wait_s(self) -> float | None:
+        return None if self.start_ts is None else self.start_ts - self.submit_ts
+
+    @property
+    def run_s(self) -> float | None:
+        return None if self.start_ts is None or self.end_ts is None else self.end_ts - self.start_ts
+
+    @property
+    def task_key(self) -> str:
+        return f"statgrid-job-{self.id}-{self.attempt}"
+
+    def to_dict(self, with_env: bool = False) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["state"] = self.state.value
+        d["wait_s"], d["run_s"] = self.wait_s, self.run_s
+        if not with_env:
+            d.pop("env")
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Job":
+        names = {f.name for f in dataclasses.fields(cls)}
+        kw = {k: v for k, v in d.items() if k in names}
+        kw["state"] = JobState(kw.get("state", "PEND"))
+        return cls(**kw)
+
+
+# Columns stored as JSON text in SQLite.
+JSON_FIELDS = ("argv", "options", "requested_hosts", "rusage", "stimer", "env")
+
+
+def to_row(job: Job) -> dict[str, Any]:
+    d = dataclasses.asdict(job)
+    d["state"] = job.state.value
+    for k in JSON_FIELDS:
+        d[k] = None if d[k] is None else json.dumps(d[k])
+    d["rerunnable"] = int(job.rerunnable)
+    d["kill_requested"] = int(job.kill_requested)
+    return d
+
+
+def from_row(row: dict[str, Any]) -> Job:
+    d = dict(row)
+    for k in JSON_FIELDS:
+        d[k] = None if d[k] is None else json.loads(d[k])
+    d["rerunnable"] = bool(d["rerunnable"])
+    d["kill_requested"] = bool(d["kill_requested"])
+    return Job.from_dict(d)

@@ -1,0 +1,172 @@
+"""What runs inside a grid node (a Dask worker): start a job through the node's launcher, wait
+for it, write its attempt file and report to the master; kill a job; list running jobs.
+
+These functions are shipped to workers by reference (the worker imports statgrid), so they
+must stay importable without the master's modules.
+
+Reporting (DESIGN.md, "Flow of a job"): every attempt leaves a file in the job's directory —
+`attempt-N.json`, first {"state": "started", ...}, then {"state": "finished", ...} — written
+before the matching event goes to the master through the scheduler's event log
+(`Worker.log_event`). The file is the durable record a restarted master reconciles from; the
+event is the fast path that frees the slot at once.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+JOB_TOPIC = "statgrid-job"
+KILL_GRACE_S = 10.0        # SIGTERM first (the session cleans WORK), SIGKILL after this (LSF: JOB_TERMINATE_INTERVAL)
+
+_lock = threading.Lock()
+_server: dict[str, object] = {}                   # the launcher process and its socket, per worker process
+_running: dict[str, dict] = {}                    # task key → {"pid", "pgid", "start_ts", "job_id", "attempt"}
+
+
+def attempt_path(job_dir: str | Path, attempt: int) -> Path:
+    return Path(job_dir) / f"attempt-{attempt}.json"
+
+
+def write_json_atomic(path: Path, data: dict) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, path)
+
+
+def _launcher_socket() -> str:
+    """Start this worker's launcher on first use; restart it if it died."""
+    with _lock:
+        proc = _server.get("proc")
+        if proc is not None and proc.poll() is None:
+            return _server["path"]
+        tmpdir = tempfile.mkdtemp(prefix="statgrid-node-")          # 0700: only we may ask for jobs
+        path = os.path.join(tmpdir, "launcher.sock")
+        script = Path(__file__).with_name("launcher.py")
+        proc = subprocess.Popen([sys.executable, "-I", "-S", str(script), path], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, start_new_session=True, close_fds=True)
+        line = proc.stdout.readline()
+        if line.strip() != b"ready":
+            raise RuntimeError(f"the node launcher did not start (exit code {proc.poll()})")
+        proc.stdout.close()
+        _server.update(proc=proc, path=path)
+        return path
+
+
+def prepare(work_roots: list[str] | None = None) -> int:
+    """Warm the launcher (so the first job does not pay its start) and clean WORK left by jobs
+    that died with an earlier worker. Returns the launcher's pid."""
+    _launcher_socket()
+    if work_roots:
+        from statgrid.session.scratch import clean_stale
+        clean_stale([Path(p) for p in work_roots])
+    return _server["proc"].pid
+
+
+def _event(msg: dict) -> None:
+    try:
+        from distributed import get_worker
+        get_worker().log_event(JOB_TOPIC, msg)
+    except ValueError:
+        pass                                      # not in a worker (direct call in a test)
+
+
+def _read_stimer_total(path: Path) -> dict | None:
+    """The session's last 'total' STIMER record, if the job was a session and wrote one."""
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if rec.get("record") == "total":
+            return rec
+    return None
+
+
+def run_job(spec: dict) -> dict:
+    """Run one attempt of a job to its end. `spec` keys: key, job_id, attempt, argv, env, cwd,
+    job_dir, work_roots. Returns the outcome: state "finished", exit_code or signal, start_ts,
+    end_ts, rusage (user_cpu_s, sys_cpu_s, max_rss_bytes, ...), io (read_bytes, ...), stimer."""
+    key, job_dir = spec["key"], Path(spec["job_dir"])
+    base = {"key": key, "job_id": spec["job_id"], "attempt": spec["attempt"], "host": spec.get("host")}
+    try:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(_launcher_socket())
+        request = {"argv": spec["argv"], "env": spec["env"], "cwd": spec["cwd"],
+                   "stdout": str(job_dir / "output.txt")}
+        sock.sendall((json.dumps(request) + "\n").encode())
+        reader = sock.makefile("rb")
+        started = json.loads(reader.readline() or b"{}")
+        if started.get("event") != "started":
+            raise RuntimeError(started.get("error", "the launcher closed the connection"))
+        info = {**base, "state": "started", "pid": started["pid"], "pgid": started["pgid"],
+                "start_ts": started["start_ts"]}
+        _running[key] = info
+        write_json_atomic(attempt_path(job_dir, spec["attempt"]), info)
+        _event({"kind": "started", **info})
+        exited = json.loads(reader.readline() or b"{}")
+        sock.close()
+        if exited.get("event") != "exited":
+            raise RuntimeError("the node launcher stopped while the job ran")
+        outcome = {**info, "state": "finished", "exit_code": exited["exit_code"], "signal": exited["signal"],
+                   "end_ts": exited["end_ts"], "rusage": exited["rusage"], "io": exited["io"],
+                   "stimer": _read_stimer_total(job_dir / "session.stimer.jsonl")}
+        if exited["signal"] is not None and spec.get("work_roots"):
+            # A killed session could not remove its WORK; its lock is gone now, so this is safe.
+            from statgrid.session.scratch import clean_stale
+            clean_stale([Path(p) for p in spec["work_roots"]])
+    except Exception as exc:                       # report, never leave the master waiting
+        outcome = {**base, "state": "finished", "exit_code": None, "signal": None, "end_ts": time.time(),
+                   "launch_error": f"{type(exc).__name__}: {exc}"}
+    finally:
+        _running.pop(key, None)
+    write_json_atomic(attempt_path(job_dir, spec["attempt"]), outcome)
+    _event({"kind": "finished", **outcome})
+    return outcome
+
+
+def kill_job(key: str, grace_s: float = KILL_GRACE_S) -> bool:
+    """SIGTERM the job's process group now, SIGKILL it after grace_s if it is still running.
+    Returns False if the job is not running here (finished already, or never started)."""
+    info = _running.get(key)
+    if info is None:
+        return False
+    _signal_group(info["pgid"], signal.SIGTERM)
+
+    def escalate() -> None:
+        # Only the same attempt, still running: a reused pgid must never be hit.
+        if _running.get(key) is info:
+            _signal_group(info["pgid"], signal.SIGKILL)
+
+    timer = threading.Timer(grace_s, escalate)
+    timer.daemon = True
+    timer.start()
+    return True
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def list_running() -> dict[str, dict]:
+    """Task key → started info of every job this node runs now."""
+    return dict(_running)
+
+
+def launcher_pid() -> int | None:
+    proc = _server.get("proc")
+    return proc.pid if proc is not None and proc.poll() is None else None

@@ -1,0 +1,88 @@
+"""Plain-text views of job, host and queue records, laid out like LSF's bjobs/bhosts/bqueues."""
+from __future__ import annotations
+
+import time
+from typing import Any, Iterable, Sequence
+
+
+def _ts(ts: float | None) -> str:
+    return "-" if ts is None else time.strftime("%b %d %H:%M:%S", time.localtime(ts))
+
+
+def _s(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    rows = [[("-" if v is None else str(v)) for v in r] for r in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
+    return "\n".join(lines)
+
+
+def jobs_table(records: list[dict]) -> str:
+    if not records:
+        return "No unfinished job found (use -a for finished ones, -u all for everyone's)."
+    return table(["JOBID", "USER", "STAT", "QUEUE", "EXEC_HOST", "JOB_NAME", "SUBMIT_TIME", "WAIT_S", "RUN_S"],
+                 [[r["id"], r["user"], r["state"], r["queue"], r["host"], r["name"], _ts(r["submit_ts"]),
+                   _s(r["wait_s"]), _s(r["run_s"])] for r in records])
+
+
+def hosts_table(rows: list[dict]) -> str:
+    return table(["HOST_NAME", "STATUS", "MAX", "RUN", "LOAD_1M", "ADDRESS"],
+                 [[r["host"], r["state"], r["slots"], r["running"], r["load_1m"], r["address"]] for r in rows])
+
+
+def queues_table(rows: list[dict]) -> str:
+    return table(["QUEUE_NAME", "PRIO", "HOSTS", "USER_LIMIT", "PEND", "RUN"],
+                 [[r["queue"], r["priority"], r["hosts"], r["user_limit"] or "-", r["pending"], r["running"]]
+                  for r in rows])
+
+
+RUSAGE_ROWS = [("user CPU", "user_cpu_s", "s"), ("system CPU", "sys_cpu_s", "s"),
+               ("max RSS", "max_rss_bytes", "MiB"), ("page faults", "page_faults", ""),
+               ("page reclaims", "page_reclaims", ""), ("voluntary ctx switches", "voluntary_ctx_switches", ""),
+               ("involuntary ctx switches", "involuntary_ctx_switches", ""),
+               ("block input ops", "block_input_ops", ""), ("block output ops", "block_output_ops", ""),
+               ("bytes read (disk)", "read_bytes", "MiB"), ("bytes written (disk)", "write_bytes", "MiB"),
+               ("bytes read (logical)", "logical_read_bytes", "MiB"),
+               ("bytes written (logical)", "logical_write_bytes", "MiB")]
+STIMER_ROWS = [("real time", "real_s", "s"), ("user CPU", "user_cpu_s", "s"), ("system CPU", "sys_cpu_s", "s"),
+               ("memory", "memory_bytes", "MiB"), ("OS memory", "os_memory_bytes", "MiB"),
+               ("rows out", "rows_out", "")]
+
+
+def _fmt(value: Any, unit: str) -> str:
+    if value is None:
+        return "-"
+    if unit == "MiB":
+        return f"{value / 2**20:.1f} MiB"
+    if unit == "s":
+        return f"{value:.3f} s"
+    return str(value)
+
+
+def job_detail(r: dict) -> str:
+    lines = [f"Job <{r['id']}>, Job Name <{r['name']}>, User <{r['user']}>, Queue <{r['queue']}>, "
+             f"Status <{r['state']}>, Attempt <{r['attempt']}>",
+             f"  Command: {' '.join(r['argv'])}  ({r['kind']}{', rerunnable' if r['rerunnable'] else ''})",
+             f"  Submitted: {_ts(r['submit_ts'])}   Started: {_ts(r['start_ts'])} on <{r['host'] or '-'}>   "
+             f"Ended: {_ts(r['end_ts'])}",
+             f"  Wait: {_s(r['wait_s'])} s   Run: {_s(r['run_s'])} s   PID: {r['pid'] or '-'}"
+             + (f"   Requeued: {r['requeues']}x" if r.get("requeues") else "")]
+    if r["state"] in ("DONE", "EXIT", "KILLED"):
+        how = (f"exit code {r['exit_code']}" if r["exit_code"] is not None else
+               f"signal {r['signal']}" if r["signal"] is not None else "no exit status")
+        lines.append(f"  Ended with {how}" + (f": {r['exit_reason']}" if r.get("exit_reason") else ""))
+    if r.get("options"):
+        lines.append("  Options: " + " ".join(f"{k}={v}" for k, v in r["options"].items()))
+    if r.get("rusage"):
+        lines.append("  Resource usage (wait4 and /proc/<pid>/io of the job):")
+        lines += [f"    {label:<26}{_fmt(r['rusage'].get(key), unit)}" for label, key, unit in RUSAGE_ROWS]
+    if r.get("stimer"):
+        lines.append("  Session STIMER totals:")
+        lines += [f"    {label:<26}{_fmt(r['stimer'].get(key), unit)}" for label, key, unit in STIMER_ROWS]
+    if r.get("job_dir"):
+        lines.append(f"  Output and log: {r['job_dir']}")
+    return "\n".join(lines)
