@@ -28,6 +28,11 @@ from statgrid.grid import node
 from statgrid.grid.cluster import configure_dask
 
 HOST_TOPIC = "statgrid-host"
+# Dask batches messages on each stream (client→scheduler every 10 ms, scheduler→worker 5 ms),
+# which pays off for large task graphs. A grid sends one small task per job, and the batching
+# delay is added to every slot refill: measured here, it took the 144-job benchmark from
+# ~1.02× to ~1.15× its ideal makespan. So statgrid's streams flush within 1 ms.
+BATCH_INTERVAL_S = 0.001
 ENGINE_FILE = "engine.json"
 ENGINE_START_TIMEOUT_S = 120
 
@@ -45,9 +50,13 @@ class GridEvents(SchedulerPlugin):
         self.scheduler = scheduler
         for addr, ws in scheduler.workers.items():
             self.names[addr] = str(ws.name)
+        for comm in [*scheduler.stream_comms.values(), *scheduler.client_comms.values()]:
+            comm.interval = BATCH_INTERVAL_S
 
     def add_worker(self, scheduler, worker: str) -> None:
         self.names[worker] = str(scheduler.workers[worker].name)
+        if worker in scheduler.stream_comms:
+            scheduler.stream_comms[worker].interval = BATCH_INTERVAL_S
         scheduler.log_event(HOST_TOPIC, {"action": "add", "address": worker, "name": self.names[worker]})
 
     def remove_worker(self, scheduler, worker: str, *, stimulus_id: str, **kwargs) -> None:
@@ -107,6 +116,7 @@ class Engine:
         except OSError as exc:
             raise StatgridError(f"cannot reach the Dask scheduler at {self.address!r}: {exc}; start it, or "
                                 "set [master] scheduler = \"\" in grid.toml for the embedded engine.") from None
+        self.client.scheduler_comm.interval = BATCH_INTERVAL_S
         await self.client.register_plugin(GridEvents(), name=GridEvents.name)
         self.client.subscribe_topic(node.JOB_TOPIC, self._job_event)
         self.client.subscribe_topic(HOST_TOPIC, self._host_event)
@@ -214,6 +224,7 @@ class Engine:
         return await self.client.run_on_scheduler(_task_states)
 
     async def prepare(self, work_roots: list[str]) -> None:
+        """Warm every node's launcher, clean WORK of jobs that died with a worker."""
         await asyncio.gather(*(self.on_host(h, node.prepare, work_roots) for h in list(self.workers)))
 
 

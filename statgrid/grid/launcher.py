@@ -167,7 +167,7 @@ class Server:
         conn.close()
         if job is not None and job.pid in self.jobs:
             # The worker side stopped listening: nobody would account for this job.
-            _killpg(job.pid, signal.SIGKILL)
+            _kill_job(job.pid)
             job.conn = None
 
     @staticmethod
@@ -191,6 +191,11 @@ class Server:
         pid = os.fork()
         if pid == 0:
             self._child(argv, env, cwd, out_path, err_path)     # never returns
+        try:
+            # Both sides set the group (as shells do): a kill right after the fork must find it.
+            os.setpgid(pid, pid)
+        except OSError:
+            pass                                 # the child did it first, or has exec'd already
         job = Job(conn, pid)
         self.jobs[pid] = job
         self.by_conn[conn.fileno()] = job
@@ -247,7 +252,7 @@ class Server:
 
     def _shutdown(self) -> None:
         for pid in list(self.jobs):
-            _killpg(pid, signal.SIGKILL)
+            _kill_job(pid)
         deadline = time.monotonic() + 5
         while self.jobs and time.monotonic() < deadline:
             try:
@@ -261,11 +266,13 @@ class Server:
             pass
 
 
-def _killpg(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
+def _kill_job(pid: int) -> None:
+    """SIGKILL the job's process group, and the job itself in case its group is not set yet."""
+    for kill, target in ((os.killpg, pid), (os.kill, pid)):
+        try:
+            kill(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def main(argv: list[str]) -> int:

@@ -56,6 +56,7 @@ class Master:
         self.engine = Engine(grid_dir(cfg), {h.name: h.slots for h in cfg.hosts.values()}, cfg.master.scheduler,
                              on_job_event=self._on_job_event, on_host_event=self._on_host_event)
         self.running: dict[int, Job] = {}
+        self.pending: dict[int, Job] = {}          # the store's PEND jobs, kept here: dispatch reads no rows
         self.waiters: dict[int, list[asyncio.Future]] = {}
         self.accepting = True
         self.work_roots = [str(cfg.libraries.work), str(cfg.libraries.util)]
@@ -63,6 +64,7 @@ class Master:
     # -- life cycle ------------------------------------------------------------------------------------
     async def start(self) -> None:
         self.running = {j.id: j for j in self.store.select([JobState.RUN])}
+        self.pending = {j.id: j for j in self.store.select([JobState.PEND])}
         await self.engine.start()
         await self.engine.prepare(self.work_roots)
         await self.reconcile()
@@ -86,8 +88,9 @@ class Master:
         if not self.accepting:
             raise StatgridError("the master is shutting down; submit again after `statgrid grid up`.")
         job = self.store.add(validate(req, self.cfg, time.time()))
+        self.pending[job.id] = job
         self.dispatch()
-        return self.store.get(job.id) or job
+        return self.running.get(job.id) or job
 
     def host_views(self) -> dict[str, HostView]:
         running: dict[str, int] = {}
@@ -99,20 +102,20 @@ class Master:
         if not self.accepting:
             return 0
         hosts = self.host_views()
-        if not any(h.free for h in hosts.values()):
+        if not self.pending or not any(h.free for h in hosts.values()):
             return 0
         per_user: dict[tuple[str, str], int] = {}
         for job in self.running.values():
             per_user[(job.queue, job.user)] = per_user.get((job.queue, job.user), 0) + 1
-        pending = self.store.select([JobState.PEND])
         started = 0
-        for job, host in plan(pending, hosts, self.cfg.queues, per_user):
+        for job, host in plan(list(self.pending.values()), hosts, self.cfg.queues, per_user):
             started += self._start_attempt(job, host)
         return started
 
     def _start_attempt(self, job: Job, host: str) -> bool:
         new = dataclasses.replace(job, state=JobState.RUN, attempt=job.attempt + 1, host=host,
                                   dispatch_ts=time.time(), start_ts=None, end_ts=None, pid=None)
+        self.pending.pop(job.id, None)
         if not self.store.update(new, JobState.PEND, job.attempt, "dispatch"):
             return False
         directory = job_dir(self.cfg, new.id)
@@ -228,6 +231,7 @@ class Master:
                                   kill_requested=False, requeues=job.requeues + 1)
         if self.store.update(new, from_state, job.attempt, "requeue", {"reason": reason}):
             self.running.pop(job.id, None)
+            self.pending[job.id] = new
 
     def _wake(self, job: Job) -> None:
         for fut in self.waiters.pop(job.id, []):
@@ -285,6 +289,7 @@ class Master:
             new = dataclasses.replace(job, state=JobState.KILLED, kill_requested=True, end_ts=time.time(),
                                       exit_reason=f"{reason} while pending")
             if self.store.update(new, JobState.PEND, job.attempt, "kill"):
+                self.pending.pop(job_id, None)
                 self._wake(new)
                 return new
             job = self.get(job_id)
@@ -319,7 +324,7 @@ class Master:
     def queues(self) -> list[dict]:
         pend: dict[str, int] = {}
         run: dict[str, int] = {}
-        for job in self.store.select([JobState.PEND]):
+        for job in self.pending.values():
             pend[job.queue] = pend.get(job.queue, 0) + 1
         for job in self.running.values():
             run[job.queue] = run.get(job.queue, 0) + 1

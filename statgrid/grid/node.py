@@ -60,9 +60,12 @@ def _launcher_socket() -> str:
         return path
 
 
-def prepare(work_roots: list[str] | None = None) -> int:
+def prepare(work_roots: list[str] | None = None, dask_worker=None) -> int:
     """Warm the launcher (so the first job does not pay its start) and clean WORK left by jobs
-    that died with an earlier worker. Returns the launcher's pid."""
+    that died with an earlier worker. Returns the launcher's pid. (`client.run` passes
+    dask_worker: its stream to the scheduler flushes within 1 ms, see engine.BATCH_INTERVAL_S.)"""
+    if dask_worker is not None:
+        dask_worker.batched_stream.interval = 0.001
     _launcher_socket()
     if work_roots:
         from statgrid.session.scratch import clean_stale

@@ -33,8 +33,7 @@ def running_master(cfg: Config) -> dict | None:
     """The master.json of a live master, else None."""
     try:
         info = json.loads(master_file(cfg).read_text())
-        os.kill(info["pid"], 0)
-        if b"statgrid" not in Path(f"/proc/{info['pid']}/cmdline").read_bytes():
+        if not _alive(info["pid"]) or b"statgrid" not in Path(f"/proc/{info['pid']}/cmdline").read_bytes():
             return None
         return info
     except (OSError, ValueError, KeyError):
@@ -135,13 +134,19 @@ def stop(cfg: Config, timeout_s: float = 120) -> int | None:
     GridClient(cfg).down()
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        try:
-            os.kill(info["pid"], 0)
-        except ProcessLookupError:
+        if not _alive(info["pid"]):
             return info["pid"]
         time.sleep(0.1)
     raise StatgridError(f"the master (pid {info['pid']}) did not stop in {timeout_s:.0f} s; see "
                         f"{grid_dir(cfg) / 'master.log'}.")
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie (a parent that has not reaped it yet does not keep the grid up)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
 
 
 def _tail_lines(path: Path, n: int) -> str:

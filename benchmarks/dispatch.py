@@ -1,0 +1,163 @@
+"""Dispatch benchmark (issue 3): 144 `sleep 0.5` jobs on 4 hosts × 2 slots.
+
+Both sides in one process run, interleaved per run:
+  A  statgrid: the real master (`grid up --detach`, embedded engine), 144 submits through the
+     Python client as fast as they go, makespan = last job's end − first submit;
+  B  `xargs -P 8` running the same 144 commands.
+Ideal makespan = 144 × 0.5 s / 8 slots = 9 s. Also measured, on the same grid:
+  submit→start latency on an idle grid (one job at a time, a slot always free), and
+  refill gap in the batch: a job's start − the end of the job whose slot it took.
+Goals (issue 3): makespan ≤ 1.03× ideal and ≤ 1.01× xargs, median latency ≤ 20 ms.
+
+    .venv/bin/python benchmarks/dispatch.py [--runs 5] [--jobs 144] [--sleep 0.5]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import fmt_stat, stat_dict  # noqa: E402
+
+from statgrid.config import load_config  # noqa: E402
+from statgrid.grid.client import GridClient  # noqa: E402
+
+HOSTS, SLOTS = 4, 2
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def percentile(values: list[float], q: float) -> float:
+    values = sorted(values)
+    k = (len(values) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(values) - 1)
+    return values[lo] + (values[hi] - values[lo]) * (k - lo)
+
+
+def run_statgrid(grid: GridClient, n_jobs: int, sleep_s: float) -> dict:
+    env = {"PATH": os.environ["PATH"]}
+    t0 = time.time()
+    ids = [grid.submit(["sleep", str(sleep_s)], env=env)["id"] for _ in range(n_jobs)]
+    jobs = grid.wait(ids)
+    bad = [j for j in jobs if j["state"] != "DONE"]
+    if bad:
+        raise SystemExit(f"{len(bad)} jobs did not finish DONE: {bad[0]}")
+    makespan = max(j["end_ts"] for j in jobs) - t0
+    # Refill gap: each start on a host − the end of the job that freed the slot it took.
+    gaps = []
+    by_host: dict[str, list[dict]] = {}
+    for j in jobs:
+        by_host.setdefault(j["host"], []).append(j)
+    for hjobs in by_host.values():
+        ends = sorted(j["end_ts"] for j in hjobs)
+        starts = sorted(j["start_ts"] for j in hjobs)[SLOTS:]          # the first SLOTS found free slots
+        gaps += [s - e for s, e in zip(starts, ends)]
+    running_max = max_concurrency(jobs)
+    return {"makespan_s": makespan, "gaps_s": gaps, "max_running_per_host": running_max}
+
+
+def max_concurrency(jobs: list[dict]) -> int:
+    worst = 0
+    for host in {j["host"] for j in jobs}:
+        events = sorted([(j["start_ts"], 1) for j in jobs if j["host"] == host] +
+                        [(j["end_ts"], -1) for j in jobs if j["host"] == host], key=lambda e: (e[0], e[1]))
+        level = 0
+        for _, d in events:
+            level += d
+            worst = max(worst, level)
+    return worst
+
+
+def run_latency(grid: GridClient, n: int) -> list[float]:
+    env = {"PATH": os.environ["PATH"]}
+    out = []
+    for _ in range(n):
+        job = grid.submit(["true"], env=env)
+        job = grid.wait([job["id"]])[0]
+        out.append(job["start_ts"] - job["submit_ts"])
+    return out
+
+
+def run_xargs(n_jobs: int, sleep_s: float) -> float:
+    data = (f"{sleep_s}\n" * n_jobs).encode()
+    t0 = time.perf_counter()
+    subprocess.run(["xargs", "-P", str(HOSTS * SLOTS), "-n", "1", "sleep"], input=data, check=True)
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--jobs", type=int, default=144)
+    ap.add_argument("--sleep", type=float, default=0.5)
+    ap.add_argument("--latency-jobs", type=int, default=50)
+    ap.add_argument("--json", type=Path, help="also write the figures here")
+    args = ap.parse_args()
+
+    home = Path(tempfile.mkdtemp(prefix="statgrid-bench-dispatch-"))
+    port = free_port()
+    (home / "grid.toml").write_text(f"[master]\nport = {port}\n" + "".join(
+        f"[hosts.node{i}]\nslots = {SLOTS}\n" for i in range(1, HOSTS + 1)))
+    env = {**os.environ, "STATGRID_HOME": str(home), "STATGRID_CONFIG": str(home / "grid.toml")}
+    statgrid = [sys.executable, "-m", "statgrid"]
+    subprocess.run(statgrid + ["grid", "up", "--detach"], env=env, check=True)
+    cfg = load_config(home / "grid.toml", env)
+    grid = GridClient(cfg)
+    ideal = args.jobs * args.sleep / (HOSTS * SLOTS)
+    res: dict[str, list] = {"statgrid_s": [], "xargs_s": [], "vs_ideal": [], "vs_xargs": [], "gaps_s": [],
+                            "max_running_per_host": []}
+    try:
+        run_latency(grid, 5)                        # warm: launchers, imports, first connections
+        for i in range(args.runs):
+            order = ("statgrid", "xargs") if i % 2 == 0 else ("xargs", "statgrid")
+            for side in order:
+                if side == "statgrid":
+                    r = run_statgrid(grid, args.jobs, args.sleep)
+                    res["statgrid_s"].append(r["makespan_s"])
+                    res["gaps_s"] += r["gaps_s"]
+                    res["max_running_per_host"].append(r["max_running_per_host"])
+                else:
+                    res["xargs_s"].append(run_xargs(args.jobs, args.sleep))
+            res["vs_ideal"].append(res["statgrid_s"][-1] / ideal)
+            res["vs_xargs"].append(res["statgrid_s"][-1] / res["xargs_s"][-1])
+            print(f"run {i + 1}: statgrid {res['statgrid_s'][-1]:.3f} s, xargs {res['xargs_s'][-1]:.3f} s",
+                  flush=True)
+        latency = run_latency(grid, args.latency_jobs)
+    finally:
+        subprocess.run(statgrid + ["grid", "down"], env=env)
+
+    ms = [x * 1000 for x in latency]
+    gaps = [x * 1000 for x in res["gaps_s"]]
+    print(f"\n{args.jobs} × sleep {args.sleep} s on {HOSTS} hosts × {SLOTS} slots; ideal makespan {ideal:.2f} s")
+    print(f"makespan statgrid     {fmt_stat(res['statgrid_s'])} s")
+    print(f"makespan xargs -P {HOSTS * SLOTS}   {fmt_stat(res['xargs_s'])} s")
+    print(f"statgrid / ideal      {fmt_stat(res['vs_ideal'])}   (goal ≤ 1.03)")
+    print(f"statgrid / xargs      {fmt_stat(res['vs_xargs'])}   (goal ≤ 1.01)")
+    print(f"submit→start, idle grid: median {statistics.median(ms):.1f} ms, p95 {percentile(ms, 0.95):.1f} ms "
+          f"({len(ms)} jobs; goal: median ≤ 20 ms)")
+    print(f"slot refill gap in the batch: median {statistics.median(gaps):.1f} ms, p95 {percentile(gaps, 0.95):.1f} ms "
+          f"({len(gaps)} refills)")
+    print(f"most jobs at once on one host: {max(res['max_running_per_host'])} (slots {SLOTS})")
+    if args.json:
+        args.json.write_text(json.dumps({
+            "ideal_s": ideal, "statgrid_s": stat_dict(res["statgrid_s"]), "xargs_s": stat_dict(res["xargs_s"]),
+            "vs_ideal": stat_dict(res["vs_ideal"]), "vs_xargs": stat_dict(res["vs_xargs"]),
+            "latency_ms": {"median": statistics.median(ms), "p95": percentile(ms, 0.95), "n": len(ms)},
+            "refill_gap_ms": {"median": statistics.median(gaps), "p95": percentile(gaps, 0.95), "n": len(gaps)},
+        }, indent=1))
+
+
+if __name__ == "__main__":
+    main()

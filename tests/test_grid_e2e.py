@@ -1,0 +1,336 @@
+"""End to end on a real grid: `statgrid grid up --detach` (embedded Dask engine, 5 hosts of which
+one closed), the real CLI and HTTP API, real session processes. The tests share one grid and
+run in file order; the last ones break a worker and kill the master.
+
+Times are printed, never asserted (the machine is shared); what is asserted comes from the job
+records: states, hosts, attempts, the order of dispatches, overlaps of run intervals.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from statgrid.config import load_config
+from statgrid.grid.client import GridClient
+from tests.conftest import run_cli
+
+GRID_TOML = """
+[master]
+port = {port}
+
+[hosts.node1]
+slots = 2
+[hosts.node2]
+slots = 2
+[hosts.node3]
+slots = 2
+[hosts.node4]
+slots = 2
+[hosts.node5]
+slots = 1
+open = false
+
+[queues.normal]
+priority = 30
+hosts = "node1+1 others+2"
+
+[queues.high]
+priority = 50
+
+[queues.night]
+priority = 10
+user_limit = 1
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Grid:
+    def __init__(self, root: Path):
+        self.root = root
+        self.home = root / "home"
+        self.home.mkdir()
+        self.toml = root / "grid.toml"
+        self.toml.write_text(GRID_TOML.format(port=free_port()))
+        self.env = {"STATGRID_HOME": str(self.home), "STATGRID_CONFIG": str(self.toml)}
+        self.cfg = load_config(self.toml, self.env)
+        self.client = GridClient(self.cfg)
+
+    def cli(self, *args, **kw):
+        return run_cli(*args, cwd=self.root, env=self.env, **kw)
+
+    def submit(self, *argv, **kw) -> int:
+        return self.client.submit(list(argv), cwd=str(self.root), env={"PATH": os.environ["PATH"]}, **kw)["id"]
+
+    def wait(self, ids, timeout_s=120) -> list[dict]:
+        jobs = self.client.wait(ids, timeout_s=timeout_s)
+        assert all(j["state"] in ("DONE", "EXIT", "KILLED") for j in jobs), jobs
+        return jobs
+
+    def wait_started(self, job_id, timeout_s=60) -> dict:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            job = self.client.job(job_id)
+            if job["start_ts"] is not None:
+                return job
+            time.sleep(0.05)
+        raise AssertionError(f"job {job_id} did not start: {job}")
+
+    def descendants_alive(self) -> list[psutil.Process]:
+        """Processes that carry this grid's home in their environment (master, engine, workers, jobs)."""
+        out = []
+        for p in psutil.process_iter():
+            try:
+                if p.environ().get("STATGRID_HOME") == str(self.home) and p.status() != psutil.STATUS_ZOMBIE:
+                    out.append(p)
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                pass
+        return out
+
+
+@pytest.fixture(scope="module")
+def grid(tmp_path_factory):
+    g = Grid(tmp_path_factory.mktemp("grid"))
+    up = g.cli("grid", "up", "--detach", timeout=240)
+    assert up.returncode == 0, up.stderr + up.stdout
+    yield g
+    down = g.cli("grid", "down", timeout=240)
+    left = []
+    for _ in range(100):
+        left = g.descendants_alive()
+        if not left:
+            break
+        time.sleep(0.1)
+    for p in left:
+        p.kill()
+    assert down.returncode == 0, down.stderr
+    assert not left, f"processes left behind after grid down: {[p.cmdline() for p in left]}"
+
+
+def test_bad_input_is_refused_and_nothing_is_stored(grid, tmp_path):
+    (grid.root / "ok.py").write_text("pass\n")
+    cases = [
+        (["submit", "-q", "nope", "ok.py"], "queue 'nope' does not exist"),
+        (["submit", "-m", "node9", "ok.py"], "host 'node9' does not exist"),
+        (["submit", "-m", "node5", "ok.py"], "host 'node5' is closed"),
+        (["submit", "missing.py"], "missing.py' does not exist"),
+        (["submit", "-o", "memsize=lots", "ok.py"], "memsize"),
+        (["submit", "-o", "memsize", "ok.py"], "is not KEY=VALUE"),
+        (["submit", "no-such-command-xyz"], "neither a job file"),
+    ]
+    for args, message in cases:
+        r = grid.cli(*args)
+        assert r.returncode == 2, (args, r.stdout, r.stderr)
+        assert message in r.stderr, (args, r.stderr)
+    assert grid.client.jobs(all_states=True, user=None) == []
+    # The API refuses the same, with the usage flag, when called directly.
+    with pytest.raises(Exception, match="queue 'nope' does not exist"):
+        grid.client.submit(["ok.py"], queue="nope", cwd=str(grid.root))
+    assert grid.client.jobs(all_states=True) == []
+    # No master at all: exit 1, and the message says how to start one.
+    other = tmp_path / "other.toml"
+    other.write_text(f"[master]\nport = {free_port()}\n")
+    r = run_cli("submit", "true", env={"STATGRID_CONFIG": str(other), "STATGRID_HOME": str(tmp_path)})
+    assert r.returncode == 1 and "no master answers" in r.stderr and "statgrid grid up" in r.stderr
+    r = grid.cli("grid", "up")
+    assert r.returncode == 1 and "a master is already running" in r.stderr
+
+
+def test_hosts_and_queues(grid):
+    r = grid.cli("hosts")
+    assert r.returncode == 0
+    rows = {line.split()[0]: line.split() for line in r.stdout.splitlines()[1:]}
+    assert sorted(rows) == ["node1", "node2", "node3", "node4", "node5"]
+    assert rows["node1"][1:4] == ["ok", "2", "0"] and rows["node5"][1] == "closed_Adm"
+    r = grid.cli("queues")
+    assert [line.split()[0] for line in r.stdout.splitlines()[1:]] == ["high", "normal", "night"]
+    assert "node1+1 others+2" in r.stdout
+
+
+def overlap_max(jobs: list[dict]) -> int:
+    events = sorted([(j["start_ts"], 1) for j in jobs] + [(j["end_ts"], -1) for j in jobs])
+    level = worst = 0
+    for _, d in events:
+        level += d
+        worst = max(worst, level)
+    return worst
+
+
+def test_slots_preference_and_fifo(grid):
+    ids = [grid.submit("sleep", "0.3") for _ in range(28)]
+    jobs = grid.wait(ids)
+    assert {j["state"] for j in jobs} == {"DONE"}
+    per_host: dict[str, list[dict]] = {}
+    for j in jobs:
+        per_host.setdefault(j["host"], []).append(j)
+    assert "node5" not in per_host                                    # closed
+    for host, hjobs in per_host.items():
+        assert overlap_max(hjobs) <= 2, host                          # never more than its slots
+    by_dispatch = sorted(jobs, key=lambda j: j["dispatch_ts"])
+    assert [j["id"] for j in by_dispatch] == sorted(ids)              # FIFO within the queue
+    waits = sorted(j["wait_s"] for j in jobs[:8])
+    print(f"submit→start of the first 8 jobs: median {waits[4] * 1000:.1f} ms")
+
+
+def test_host_preference_puts_fewer_jobs_on_node1(grid):
+    # Waves of 7 jobs on 8 slots: the 6 slots of the preferred hosts fill first, node1 takes one.
+    # (A saturated grid refills every freed slot, node1's too: preference decides among free hosts.)
+    counts: dict[str, int] = {}
+    for _ in range(3):
+        for j in grid.wait([grid.submit("sleep", "0.3") for _ in range(7)]):
+            counts[j["host"]] = counts.get(j["host"], 0) + 1
+    print("jobs per host with node1+1 others+2:", counts)
+    assert counts == {"node1": 3, "node2": 6, "node3": 6, "node4": 6}
+
+
+def test_priority_across_queues(grid):
+    blockers = [grid.submit("sleep", "1.5", queue="high") for _ in range(8)]
+    for b in blockers:
+        grid.wait_started(b)
+    normal = [grid.submit("true") for _ in range(3)]
+    high = [grid.submit("true", queue="high") for _ in range(3)]
+    jobs = {j["id"]: j for j in grid.wait(blockers + normal + high)}
+    assert max(jobs[i]["dispatch_ts"] for i in high) < min(jobs[i]["dispatch_ts"] for i in normal)
+
+
+def test_user_limit(grid):
+    ids = [grid.submit("sleep", "0.3", queue="night") for _ in range(3)]
+    jobs = grid.wait(ids)
+    assert overlap_max(jobs) == 1
+
+
+def test_session_job_with_options_log_and_stimer(grid):
+    (grid.root / "job.py").write_text(
+        "import statgrid\n"
+        "with statgrid.session() as s:\n"
+        "    with s.step('make'):\n"
+        "        s.execute(\"create table work.t as select range as x from range(50000)\")\n"
+        "    print('rows', s.fetch_arrow('select count(*) as n from work.t').column(0)[0].as_py())\n")
+    r = grid.cli("submit", "-J", "mk", "-o", "memsize=256M", "job.py")
+    assert r.returncode == 0, r.stderr
+    job_id = int(r.stdout.strip())
+    assert f"Job <{job_id}> is submitted to queue <normal>." in r.stderr
+    w = grid.cli("wait", str(job_id))
+    assert w.returncode == 0 and f"Job <{job_id}>: DONE" in w.stdout
+    rec = grid.client.job(job_id)
+    assert rec["name"] == "mk" and rec["options"] == {"memsize": "256M"}
+    assert rec["stimer"]["record"] == "total" and rec["stimer"]["status"] == "ok"
+    assert rec["rusage"]["max_rss_bytes"] > 10 << 20 and rec["rusage"]["user_cpu_s"] > 0
+    detail = grid.cli("job", str(job_id)).stdout
+    assert "Session STIMER totals" in detail and "Status <DONE>" in detail
+    jdir = Path(rec["job_dir"])
+    assert (jdir / "session.log").is_file() and (jdir / "session.stimer.jsonl").is_file()
+    assert "rows 50000" in (jdir / "output.txt").read_text()
+    assert "ended (ok)" in grid.cli("peek", str(job_id)).stdout
+    assert not any((grid.home / "work").iterdir())                    # WORK removed
+
+
+def test_failures_are_the_jobs_own(grid):
+    (grid.root / "bad.py").write_text("import statgrid\nwith statgrid.session() as s:\n    s.execute('select nope')\n")
+    a = grid.submit("sh", "-c", "exit 3")
+    b = grid.submit("bad.py")
+    c = grid.submit("true")
+    ja, jb, jc = grid.wait([a, b, c])
+    assert (ja["state"], ja["exit_code"], ja["exit_reason"]) == ("EXIT", 3, "exit code 3")
+    assert jb["state"] == "EXIT" and jb["exit_code"] not in (0, None)
+    assert jc["state"] == "DONE"
+    w = grid.cli("wait", str(a), str(c))
+    assert w.returncode == 1 and "exit code 3" in w.stdout
+
+
+def test_kill_running_and_pending(grid):
+    ids = [grid.submit("sleep", "30", hosts=["node2"]) for _ in range(3)]
+    first = grid.wait_started(ids[0])
+    grid.wait_started(ids[1])
+    assert grid.client.job(ids[2])["state"] == "PEND"                # node2 has 2 slots
+    t0 = time.monotonic()
+    r = grid.cli("kill", str(ids[0]))
+    assert r.returncode == 0
+    killed = grid.wait([ids[0]])[0]
+    print(f"kill → KILLED (incl. CLI start): {(time.monotonic() - t0) * 1000:.0f} ms; "
+          f"end − kill event: {(killed['end_ts'] - time.time()) * 1000:.0f} ms")
+    assert killed["state"] == "KILLED" and killed["exit_reason"] == "killed by user"
+    assert not psutil.pid_exists(first["pid"]) or psutil.Process(first["pid"]).status() == psutil.STATUS_ZOMBIE
+    third = grid.wait_started(ids[2])                                 # the freed slot is reused
+    assert third["host"] == "node2"
+    pend = grid.submit("true", hosts=["node2"])
+    assert grid.client.kill([pend])[0]["state"] == "KILLED"
+    assert grid.client.job(pend)["exit_reason"] == "killed by user while pending"
+    grid.client.kill(ids[1:])
+    assert {j["state"] for j in grid.wait(ids[1:])} == {"KILLED"}
+
+
+def _worker_of(job: dict) -> psutil.Process:
+    # job process → its node's launcher → the Dask worker process
+    return psutil.Process(job["pid"]).parent().parent()
+
+
+def test_worker_lost_requeues_or_exits_and_leaves_no_process(grid):
+    rerun = grid.submit("sleep", "2", hosts=["node3"], rerunnable=True)
+    plain = grid.submit("sh", "-c", "sleep 30 & sleep 30; wait", hosts=["node3"])
+    jr, jp = grid.wait_started(rerun), grid.wait_started(plain)
+    worker = _worker_of(jp)
+    assert _worker_of(jr).pid == worker.pid
+    group = [p for p in psutil.process_iter() if _pgid(p.pid) == jp["pid"]]
+    assert len(group) >= 2
+    worker.kill()
+    done_plain = grid.wait([plain])[0]
+    assert done_plain["state"] == "EXIT" and "host lost" in done_plain["exit_reason"]
+    _wait_gone([p.pid for p in group] + [jr["pid"]])
+    done_rerun = grid.wait([rerun])[0]                                # on node3's restarted worker
+    assert done_rerun["state"] == "DONE" and done_rerun["requeues"] == 1 and done_rerun["attempt"] == 2
+    assert done_rerun["host"] == "node3"
+    events = [e["event"] for e in grid.client.job(rerun)["events"]]
+    assert events == ["submit", "dispatch", "start", "requeue", "dispatch", "start", "finish"]
+
+
+def test_master_killed_and_restarted_loses_and_repeats_nothing(grid):
+    short = [grid.submit("sleep", "0.5") for _ in range(3)]
+    long = [grid.submit("sleep", "5") for _ in range(3)]
+    queued = [grid.submit("sleep", "1", hosts=["node4"]) for _ in range(4)]
+    for i in short + long:
+        grid.wait_started(i)
+    before = {i: grid.client.job(i) for i in long}
+    master = json.loads((grid.home / "grid" / "master.json").read_text())["pid"]
+    os.kill(master, signal.SIGKILL)
+    time.sleep(1.5)                                                  # the short ones end meanwhile
+    up = grid.cli("grid", "up", "--detach", timeout=240)
+    assert up.returncode == 0, up.stderr
+    jobs = {j["id"]: j for j in grid.wait(short + long + queued)}
+    assert len(jobs) == 10 and {j["state"] for j in jobs.values()} == {"DONE"}
+    for i, j in jobs.items():
+        starts = [e for e in grid.client.job(i)["events"] if e["event"] == "start"]
+        assert j["attempt"] == 1 and len(starts) == 1, (i, j)         # none ran twice
+    for i in long:                                                    # found again, not restarted
+        assert jobs[i]["pid"] == before[i]["pid"] and jobs[i]["start_ts"] == before[i]["start_ts"]
+    log = (grid.home / "grid" / "master.log").read_text()
+    assert "reconciled" in log
+
+
+def _pgid(pid):
+    try:
+        return os.getpgid(pid)
+    except ProcessLookupError:
+        return None
+
+
+def _wait_gone(pids, timeout_s=15.0):
+    alive = pids
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        alive = [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+        if not alive:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"processes survived their worker: {alive}")

@@ -1,0 +1,120 @@
+"""Dispatch policy (pure) and the job store (real SQLite)."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from statgrid.config import HostConfig, QueueConfig, parse_host_preferences
+from statgrid.grid.jobspec import JobRequest, validate
+from statgrid.grid.model import Job, JobState
+from statgrid.grid.policy import host_views, host_weights, plan
+from statgrid.grid.store import JobStore
+from statgrid.errors import UsageError
+
+HOSTS = {f"node{i}": HostConfig(f"node{i}", slots=2) for i in range(1, 5)}
+
+
+def queue(name="normal", priority=30, hosts="all", user_limit=0) -> QueueConfig:
+    return QueueConfig(name, priority, parse_host_preferences(hosts, HOSTS, "test"), user_limit)
+
+
+def job(i, q="normal", user="ann", hosts=()) -> Job:
+    return Job(id=i, user=user, queue=q, name=f"j{i}", kind="command", argv=["true"], cwd="/",
+               submit_ts=float(i), requested_hosts=list(hosts))
+
+
+def views(running=None, up=None, hosts=HOSTS):
+    return host_views(hosts, up if up is not None else hosts, running or {})
+
+
+def test_weights_lsf_syntax():
+    assert host_weights(queue(hosts="node1+1 others+2"), HOSTS) == {"node1": 1, "node2": 2, "node3": 2, "node4": 2}
+    assert host_weights(queue(hosts="node2 node3"), HOSTS) == {"node2": 0, "node3": 0}
+    assert host_weights(queue(hosts="all"), HOSTS) == dict.fromkeys(HOSTS, 0)
+
+
+def test_slots_never_exceeded_and_spread_by_fewest_running():
+    hv = views()
+    chosen = plan([job(i) for i in range(1, 21)], hv, {"normal": queue()}, {})
+    assert len(chosen) == 8                                       # 4 hosts × 2 slots
+    per_host = {h: sum(1 for _, c in chosen if c == h) for h in HOSTS}
+    assert per_host == dict.fromkeys(HOSTS, 2)
+    assert [j.id for j, _ in chosen] == list(range(1, 9))         # FIFO
+    assert [c for _, c in chosen[:4]] == ["node1", "node2", "node3", "node4"]   # fewest running first
+
+
+def test_preference_weight_fills_preferred_hosts_first():
+    hv = views()
+    chosen = plan([job(i) for i in range(1, 8)], hv, {"normal": queue(hosts="node1+1 others+2")}, {})
+    assert [h for _, h in chosen].count("node1") == 1            # only the 7th job, when the others are full
+    assert chosen[-1][1] == "node1"
+
+
+def test_priority_before_fifo():
+    qs = {"normal": queue(), "high": queue("high", 50)}
+    pending = [job(1), job(2), job(3, "high"), job(4, "high")]
+    chosen = plan(pending, views(running={"node1": 2, "node2": 2, "node3": 2, "node4": 1}), qs, {})
+    assert [j.id for j, _ in chosen] == [3]                       # one free slot: the older high-priority job
+
+
+def test_user_limit_skips_without_blocking_others():
+    qs = {"normal": queue(user_limit=1)}
+    chosen = plan([job(1, user="ann"), job(2, user="ann"), job(3, user="bob")], views(), qs,
+                  {("normal", "ann"): 0})
+    assert [j.id for j, _ in chosen] == [1, 3]
+    assert plan([job(4, user="ann")], views(), qs, {("normal", "ann"): 1}) == []
+
+
+def test_requested_closed_and_unavailable_hosts():
+    hosts = {**HOSTS, "node4": HostConfig("node4", slots=2, open=False)}
+    qs = {"normal": queue()}
+    chosen = plan([job(1, hosts=["node3"]), job(2, hosts=["node3"]), job(3, hosts=["node3"])],
+                  views(hosts=hosts), qs, {})
+    assert [(j.id, h) for j, h in chosen] == [(1, "node3"), (2, "node3")]
+    chosen = plan([job(i) for i in range(10)], views(up=["node1", "node4"], hosts=hosts), qs, {})
+    assert {h for _, h in chosen} == {"node1"}                    # node4 closed, node2/3 without a worker
+    hv = views(up=["node1"], hosts=hosts)
+    assert (hv["node1"].state, hv["node2"].state, hv["node4"].state) == ("ok", "unavail", "unavail")
+
+
+def test_store_compare_and_set_and_history(tmp_path):
+    store = JobStore(tmp_path / "jobs.db")
+    j = store.add(job(0))
+    assert j.id == 1 and store.get(1).state == JobState.PEND
+    run = dataclasses.replace(j, state=JobState.RUN, attempt=1, host="node2")
+    assert store.update(run, JobState.PEND, 0, "dispatch")
+    assert not store.update(run, JobState.PEND, 0, "dispatch")    # a second dispatch of the same attempt
+    stale = dataclasses.replace(run, state=JobState.DONE)
+    assert not store.update(stale, JobState.RUN, 7, "finish")     # an old attempt's late news
+    store.close()
+    again = JobStore(tmp_path / "jobs.db")                         # survives a reopen
+    got = again.get(1)
+    assert (got.state, got.attempt, got.host, got.requested_hosts) == (JobState.RUN, 1, "node2", [])
+    assert [e["event"] for e in again.events(1)] == ["submit", "dispatch"]
+    assert again.con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_validate_names_the_bad_value(tmp_path, home):
+    from statgrid.config import load_config
+
+    cfg = load_config()
+    (tmp_path / "j.py").write_text("pass\n")
+
+    def req(argv, **kw):
+        return JobRequest(argv=argv, cwd=str(tmp_path), user="ann", **kw)
+
+    with pytest.raises(UsageError, match="queue 'nope' does not exist"):
+        validate(req(["j.py"], queue="nope"), cfg, 0)
+    with pytest.raises(UsageError, match="host 'node9' does not exist"):
+        validate(req(["j.py"], hosts=["node9"]), cfg, 0)
+    with pytest.raises(UsageError, match="missing.py' does not exist"):
+        validate(req(["missing.py"]), cfg, 0)
+    with pytest.raises(UsageError, match="memsize"):
+        validate(req(["j.py"], options={"memsize": "lots"}), cfg, 0)
+    with pytest.raises(UsageError, match="neither a job file"):
+        validate(req(["no-such-command-xyz"]), cfg, 0)
+    with pytest.raises(UsageError, match="session options apply to job files"):
+        validate(req(["true"], options={"memsize": "1G"}), cfg, 0)
+    ok = validate(req(["j.py"], options={"memsize": "1G"}), cfg, 5.0)
+    assert (ok.kind, ok.queue, ok.argv, ok.submit_ts) == ("session", "normal", [str(tmp_path / "j.py")], 5.0)
