@@ -90,6 +90,21 @@ def run_latency(grid: GridClient, n: int) -> list[float]:
     return out
 
 
+def run_kills(grid: GridClient, n: int) -> list[float]:
+    """kill → KILLED: from the master's 'kill' event to its 'finish' event of a running job."""
+    env = {"PATH": os.environ["PATH"]}
+    out = []
+    for _ in range(n):
+        job_id = grid.submit(["sleep", "30"], env=env)["id"]
+        while grid.job(job_id)["start_ts"] is None:
+            time.sleep(0.01)
+        grid.kill([job_id])
+        grid.wait([job_id])
+        ev = {e["event"]: e["ts"] for e in grid.job(job_id)["events"]}
+        out.append(ev["finish"] - ev["kill"])
+    return out
+
+
 def run_xargs(n_jobs: int, sleep_s: float) -> float:
     data = (f"{sleep_s}\n" * n_jobs).encode()
     t0 = time.perf_counter()
@@ -135,6 +150,7 @@ def main() -> None:
             print(f"run {i + 1}: statgrid {res['statgrid_s'][-1]:.3f} s, xargs {res['xargs_s'][-1]:.3f} s",
                   flush=True)
         latency = run_latency(grid, args.latency_jobs)
+        kills = [x * 1000 for x in run_kills(grid, 20)]
     finally:
         subprocess.run(statgrid + ["grid", "down"], env=env)
 
@@ -149,12 +165,15 @@ def main() -> None:
           f"({len(ms)} jobs; goal: median ≤ 20 ms)")
     print(f"slot refill gap in the batch: median {statistics.median(gaps):.1f} ms, p95 {percentile(gaps, 0.95):.1f} ms "
           f"({len(gaps)} refills)")
+    print(f"kill → KILLED: median {statistics.median(kills):.1f} ms, max {max(kills):.1f} ms ({len(kills)} kills; "
+          "goal ≤ 100 ms)")
     print(f"most jobs at once on one host: {max(res['max_running_per_host'])} (slots {SLOTS})")
     if args.json:
         args.json.write_text(json.dumps({
             "ideal_s": ideal, "statgrid_s": stat_dict(res["statgrid_s"]), "xargs_s": stat_dict(res["xargs_s"]),
             "vs_ideal": stat_dict(res["vs_ideal"]), "vs_xargs": stat_dict(res["vs_xargs"]),
             "latency_ms": {"median": statistics.median(ms), "p95": percentile(ms, 0.95), "n": len(ms)},
+            "kill_ms": {"median": statistics.median(kills), "max": max(kills), "n": len(kills)},
             "refill_gap_ms": {"median": statistics.median(gaps), "p95": percentile(gaps, 0.95), "n": len(gaps)},
         }, indent=1))
 

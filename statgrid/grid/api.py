@@ -40,11 +40,20 @@ class KillBody(BaseModel):
     user: Optional[str] = None
 
 
-def create_app(master: Master, on_down=None) -> FastAPI:
+def create_app(master: Master, on_down=None, on_started=None, on_stopped=None) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
         await master.start()
-        yield
+        if on_started is not None:
+            on_started()
+        try:
+            yield
+        finally:
+            # Here, not after uvicorn returns: on Ctrl-C/SIGTERM uvicorn re-raises the signal
+            # once the lifespan has ended, so nothing after serve() would run.
+            await master.stop(stop_engine=True)
+            if on_stopped is not None:
+                on_stopped()
 
     app = FastAPI(title="statgrid master", lifespan=lifespan)
 

@@ -33,6 +33,7 @@ HOST_TOPIC = "statgrid-host"
 # delay is added to every slot refill: measured here, it took the 144-job benchmark from
 # ~1.02× to ~1.15× its ideal makespan. So statgrid's streams flush within 1 ms.
 BATCH_INTERVAL_S = 0.001
+WORKER_TTL_S = 5.0
 ENGINE_FILE = "engine.json"
 ENGINE_START_TIMEOUT_S = 120
 
@@ -48,6 +49,20 @@ class GridEvents(SchedulerPlugin):
 
     async def start(self, scheduler) -> None:
         self.scheduler = scheduler
+        # The embedded engine starts with these (cluster.DASK_SETTINGS); an existing scheduler
+        # given by address gets them here: statgrid decides requeues, and a lost worker must be
+        # noticed in seconds, not the default 5 minutes.
+        scheduler.allowed_failures = 0
+        if not scheduler.worker_ttl or scheduler.worker_ttl > WORKER_TTL_S:
+            from tornado.ioloop import PeriodicCallback
+
+            scheduler.worker_ttl = WORKER_TTL_S
+            old = scheduler.periodic_callbacks.pop("worker-ttl", None)
+            if old is not None:
+                old.stop()
+            check = PeriodicCallback(scheduler.check_worker_ttl, WORKER_TTL_S * 1000)
+            check.start()
+            scheduler.periodic_callbacks["worker-ttl"] = check
         for addr, ws in scheduler.workers.items():
             self.names[addr] = str(ws.name)
         for comm in [*scheduler.stream_comms.values(), *scheduler.client_comms.values()]:

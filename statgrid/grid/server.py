@@ -68,30 +68,29 @@ def serve(cfg: Config, ready_message: bool = True) -> None:
     def down() -> None:
         server.should_exit = True
 
-    app = create_app(master, on_down=down)
+    def started() -> None:
+        tmp = master_file(cfg).with_suffix(".tmp")
+        tmp.write_text(json.dumps({"pid": os.getpid(), "port": cfg.master.port, "started_ts": time.time(),
+                                   "scheduler": master.engine.address}))
+        os.replace(tmp, master_file(cfg))
+        if ready_message:
+            print(f"statgrid master ready: http://127.0.0.1:{cfg.master.port} (pid {os.getpid()}), hosts "
+                  f"{', '.join(sorted(master.engine.workers))}; Ctrl-C or `statgrid grid down` stops the grid.",
+                  flush=True)
+
+    def stopped() -> None:
+        master_file(cfg).unlink(missing_ok=True)
+        if ready_message:
+            print("statgrid master stopped.", flush=True)
+
+    app = create_app(master, on_down=down, on_started=started, on_stopped=stopped)
     config = uvicorn.Config(app, host="127.0.0.1", port=cfg.master.port, log_level="warning",
                             lifespan="on", access_log=False)
     server = uvicorn.Server(config)
-
-    async def run() -> None:
-        serve_task = asyncio.create_task(server.serve())
-        while not server.started and not serve_task.done():
-            await asyncio.sleep(0.05)
-        if server.started:
-            tmp = master_file(cfg).with_suffix(".tmp")
-            tmp.write_text(json.dumps({"pid": os.getpid(), "port": cfg.master.port, "started_ts": time.time(),
-                                       "scheduler": master.engine.address}))
-            os.replace(tmp, master_file(cfg))
-            if ready_message:
-                print(f"statgrid master ready: http://127.0.0.1:{cfg.master.port} (pid {os.getpid()}), "
-                      f"hosts {', '.join(sorted(master.engine.workers))}; Ctrl-C or `statgrid grid down` stops "
-                      "the grid.", flush=True)
-        await serve_task
-        # uvicorn ran the lifespan's end; now stop jobs and engine (grid down semantics).
-        await master.stop(stop_engine=True)
-        master_file(cfg).unlink(missing_ok=True)
-
-    asyncio.run(run())
+    try:
+        asyncio.run(server.serve())
+    except KeyboardInterrupt:
+        pass                                     # Ctrl-C: the lifespan has already stopped the grid
 
 
 def start_detached(cfg: Config) -> dict:
@@ -114,7 +113,7 @@ def start_detached(cfg: Config) -> dict:
     deadline = time.monotonic() + DETACH_TIMEOUT_S
     while time.monotonic() < deadline:
         info = running_master(cfg)
-        if info and info["pid"] == proc.pid:
+        if info and info["pid"] == proc.pid and _answers(cfg):
             return info
         if proc.poll() is not None:
             raise StatgridError(f"the master stopped while starting (exit code {proc.returncode}); last lines of "
@@ -139,6 +138,16 @@ def stop(cfg: Config, timeout_s: float = 120) -> int | None:
         time.sleep(0.1)
     raise StatgridError(f"the master (pid {info['pid']}) did not stop in {timeout_s:.0f} s; see "
                         f"{grid_dir(cfg) / 'master.log'}.")
+
+
+def _answers(cfg: Config) -> bool:
+    from statgrid.grid.client import GridClient
+
+    try:
+        GridClient(cfg).health()
+        return True
+    except StatgridError:
+        return False
 
 
 def _alive(pid: int) -> bool:
