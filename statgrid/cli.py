@@ -197,7 +197,7 @@ def grid_down(ctx: typer.Context) -> None:
     from statgrid.grid import server
 
     pid = _call(ctx, server.stop, _config(ctx))
-    typer.echo("no master is running." if pid is None else f"statgrid master (pid {pid}) stopped.")
+    typer.echo("no master is running." if pid is None else f"statgrid grid stopped (pid {pid}).")
 
 
 @grid_app.command("status")
@@ -284,8 +284,13 @@ def queues(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) ->
 @app.command()
 def kill(ctx: typer.Context, job_ids: List[int] = typer.Argument(..., metavar="ID...")) -> None:
     """Kill jobs: pending ones leave the queue, running ones get SIGTERM then SIGKILL (bkill)."""
-    for rec in _call(ctx, _client(ctx).kill, job_ids):
-        typer.echo(f"Job <{rec['id']}>: {rec['state']}{' (kill sent)' if rec['state'] == 'RUN' else ''}")
+    results = _call(ctx, _client(ctx).kill, job_ids)
+    for rec in results:
+        if "error" in rec:
+            typer.echo(f"Error: {rec['error']}", err=True)
+        else:
+            typer.echo(f"Job <{rec['id']}>: {rec['state']}{' (kill sent)' if rec['state'] == 'RUN' else ''}")
+    raise typer.Exit(1 if any("error" in r for r in results) else 0)
 
 
 @app.command()

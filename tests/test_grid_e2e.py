@@ -264,7 +264,8 @@ def test_kill_running_and_pending(grid):
     third = grid.wait_started(ids[2])                                 # the freed slot is reused
     assert third["host"] == "node2"
     pend = grid.submit("true", hosts=["node2"])
-    assert grid.client.kill([pend])[0]["state"] == "KILLED"
+    r = grid.cli("kill", str(pend), "9999")
+    assert r.returncode == 1 and f"Job <{pend}>: KILLED" in r.stdout and "job 9999 does not exist" in r.stderr
     assert grid.client.job(pend)["exit_reason"] == "killed by user while pending"
     grid.client.kill(ids[1:])
     assert {j["state"] for j in grid.wait(ids[1:])} == {"KILLED"}
@@ -333,3 +334,13 @@ def _wait_gone(pids, timeout_s=15.0):
             return
         time.sleep(0.05)
     raise AssertionError(f"processes survived their worker: {alive}")
+
+
+def test_grid_down_after_a_master_crash_stops_the_engine(grid):
+    job_id = grid.submit("sleep", "60")
+    job = grid.wait_started(job_id)
+    os.kill(json.loads((grid.home / "grid" / "master.json").read_text())["pid"], signal.SIGKILL)
+    time.sleep(0.5)
+    r = grid.cli("grid", "down")
+    assert r.returncode == 0 and "statgrid grid stopped" in r.stdout
+    _wait_gone([job["pid"]])                                          # the engine took its jobs along

@@ -69,6 +69,14 @@ def test_signal_and_own_process_group(launcher, tmp_path):
     _wait_gone([p.pid for p in group])
 
 
+def test_background_children_end_with_the_job(launcher, tmp_path):
+    _, path = launcher
+    _, reader, started = start(path, ["sh", "-c", "sleep 123 & echo $! > bg.pid; exit 0"], tmp_path / "out.txt")
+    done = json.loads(reader.readline())
+    assert done["exit_code"] == 0
+    _wait_gone([int((tmp_path / "bg.pid").read_text())])
+
+
 def test_missing_command_reports_like_a_shell(launcher, tmp_path):
     _, path = launcher
     _, reader, _ = start(path, ["no-such-command-xyz"], tmp_path / "out.txt")

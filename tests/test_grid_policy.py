@@ -99,6 +99,8 @@ def test_validate_names_the_bad_value(tmp_path, home):
     from statgrid.config import load_config
 
     cfg = load_config()
+    (tmp_path / "grid2.toml").write_text('[queues.night]\nhosts = "node2 node3"\n')
+    cfg2 = load_config(tmp_path / "grid2.toml")
     (tmp_path / "j.py").write_text("pass\n")
 
     def req(argv, **kw):
@@ -108,6 +110,8 @@ def test_validate_names_the_bad_value(tmp_path, home):
         validate(req(["j.py"], queue="nope"), cfg, 0)
     with pytest.raises(UsageError, match="host 'node9' does not exist"):
         validate(req(["j.py"], hosts=["node9"]), cfg, 0)
+    with pytest.raises(UsageError, match="host 'node1' is not used by queue 'night'"):
+        validate(req(["j.py"], queue="night", hosts=["node1"]), cfg2, 0)
     with pytest.raises(UsageError, match="missing.py' does not exist"):
         validate(req(["missing.py"]), cfg, 0)
     with pytest.raises(UsageError, match="memsize"):

@@ -40,12 +40,10 @@ class KillBody(BaseModel):
     user: Optional[str] = None
 
 
-def create_app(master: Master, on_down=None, on_started=None, on_stopped=None) -> FastAPI:
+def create_app(master: Master, on_down=None, on_stopped=None) -> FastAPI:
+    """The API of a started master; when the server ends, the lifespan stops the grid."""
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
-        await master.start()
-        if on_started is not None:
-            on_started()
         try:
             yield
         finally:
@@ -90,7 +88,14 @@ def create_app(master: Master, on_down=None, on_started=None, on_stopped=None) -
 
     @app.post("/kill")
     async def kill(body: KillBody):
-        return [(await master.kill(i, body.user)).to_dict() for i in body.ids]
+        """One result per id: the job record, or {"id", "error"} (unknown id, not the owner)."""
+        out = []
+        for i in body.ids:
+            try:
+                out.append((await master.kill(i, body.user)).to_dict())
+            except StatgridError as exc:
+                out.append({"id": i, "error": str(exc)})
+        return out
 
     @app.get("/jobs/{job_id}/wait")
     async def wait(job_id: int, timeout_s: float = 30.0):

@@ -45,7 +45,10 @@ class GridClient:
             except ValueError:
                 message, usage = f"HTTP {exc.code} from the master", False
             raise (UsageError if usage else StatgridError)(message) from None
-        except (urllib.error.URLError, ConnectionError) as exc:
+        except TimeoutError:
+            raise StatgridError(f"the master at {self.base} did not answer {method} {path} within "
+                                f"{timeout_s or self.timeout_s:.0f} s; check {self.cfg.home}/grid/master.log.") from None
+        except (urllib.error.URLError, OSError) as exc:
             raise StatgridError(f"no master answers at {self.base} (grid home {self.cfg.home}): "
                                 f"{getattr(exc, 'reason', exc)}; start one with `statgrid grid up --detach`.") from None
 

@@ -36,6 +36,7 @@ BATCH_INTERVAL_S = 0.001
 WORKER_TTL_S = 5.0
 ENGINE_FILE = "engine.json"
 ENGINE_START_TIMEOUT_S = 120
+CALL_TIMEOUT_S = 10.0            # a call to one worker (kill, list, prepare, load) gives up after this
 
 
 class GridEvents(SchedulerPlugin):
@@ -140,13 +141,14 @@ class Engine:
     def _embedded_address(self) -> str:
         """Reuse the engine a previous master started (still alive after a master crash), or start one."""
         path = self.home / ENGINE_FILE
-        try:
-            info = json.loads(path.read_text())
-            if _pid_alive(info["pid"]) and _cmdline_is_engine(info["pid"]):
-                self.engine_pid = info["pid"]
-                return info["address"]
-        except (OSError, ValueError, KeyError):
-            pass
+        info = running_engine(self.home)
+        if info is not None:
+            if info.get("hosts") != self.hosts:
+                raise StatgridError(f"the engine left running by the previous master (pid {info['pid']}) has hosts "
+                                    f"{info.get('hosts')}, but grid.toml now says {self.hosts}; stop it and its jobs "
+                                    "with `statgrid grid down`, then `statgrid grid up`.")
+            self.engine_pid = info["pid"]
+            return info["address"]
         log = open(self.home / "engine.log", "ab")
         proc = subprocess.Popen([sys.executable, "-m", "statgrid.grid.cluster", "--hosts", json.dumps(self.hosts)],
                                 stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL,
@@ -160,7 +162,8 @@ class Engine:
         address = json.loads(line)["address"]
         proc.stdout.close()
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"pid": proc.pid, "address": address, "started_ts": time.time()}))
+        tmp.write_text(json.dumps({"pid": proc.pid, "address": address, "hosts": self.hosts,
+                                   "started_ts": time.time()}))
         os.replace(tmp, path)
         self.engine_pid = proc.pid
         return address
@@ -170,17 +173,7 @@ class Engine:
             await self.client.close()
             self.client = None
         if stop_engine and self.engine_pid:
-            try:
-                os.kill(self.engine_pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            for _ in range(200):                   # ≤ 20 s: workers close, their launchers kill leftovers
-                if not _pid_alive(self.engine_pid) or _is_zombie(self.engine_pid):
-                    break
-                await asyncio.sleep(0.1)
-            else:
-                os.kill(self.engine_pid, signal.SIGKILL)
-            (self.home / ENGINE_FILE).unlink(missing_ok=True)
+            await asyncio.to_thread(stop_engine_process, self.home, self.engine_pid)
 
     # -- events ----------------------------------------------------------------------------------------
     async def _job_event(self, event) -> None:
@@ -223,8 +216,9 @@ class Engine:
         if address is None:
             return None
         try:
-            result = await self.client.run(fn, *args, workers=[address], on_error="return")
-        except (OSError, KeyError):
+            result = await asyncio.wait_for(self.client.run(fn, *args, workers=[address], on_error="return"),
+                                            CALL_TIMEOUT_S)
+        except (OSError, KeyError, asyncio.TimeoutError):
             return None
         value = result.get(address)
         return None if isinstance(value, BaseException) else value
@@ -241,6 +235,33 @@ class Engine:
     async def prepare(self, work_roots: list[str]) -> None:
         """Warm every node's launcher, clean WORK of jobs that died with a worker."""
         await asyncio.gather(*(self.on_host(h, node.prepare, work_roots) for h in list(self.workers)))
+
+
+def running_engine(home: Path) -> dict | None:
+    """engine.json of an embedded engine that is still alive, else None."""
+    try:
+        info = json.loads((home / ENGINE_FILE).read_text())
+        if _pid_alive(info["pid"]) and not _is_zombie(info["pid"]) and _cmdline_is_engine(info["pid"]):
+            return info
+    except (OSError, ValueError, KeyError):
+        pass
+    return None
+
+
+def stop_engine_process(home: Path, pid: int, timeout_s: float = 20.0) -> None:
+    """SIGTERM the embedded engine (its workers close, their launchers kill what still runs);
+    SIGKILL it after timeout_s."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    deadline = time.monotonic() + timeout_s
+    while _pid_alive(pid) and not _is_zombie(pid):
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            break
+        time.sleep(0.1)
+    (home / ENGINE_FILE).unlink(missing_ok=True)
 
 
 def _readline_with_timeout(proc: subprocess.Popen, timeout_s: float) -> bytes:

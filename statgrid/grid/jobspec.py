@@ -15,6 +15,7 @@ from pathlib import Path
 from statgrid.config import Config, ConfigError
 from statgrid.errors import UsageError
 from statgrid.grid.model import Job
+from statgrid.grid.policy import host_weights
 from statgrid.session.jobs import JOB_KINDS, check_job_file
 
 
@@ -47,12 +48,16 @@ def validate(req: JobRequest, cfg: Config, submit_ts: float) -> Job:
     if queue not in cfg.queues:
         raise UsageError(f"queue {queue!r} does not exist; queues: {', '.join(cfg.queues)} "
                          "(see `statgrid queues`).")
+    usable = host_weights(cfg.queues[queue], cfg.hosts)
     for host in req.hosts:
         if host not in cfg.hosts:
             raise UsageError(f"host {host!r} does not exist; hosts: {', '.join(cfg.hosts)} (see `statgrid hosts`).")
         if not cfg.hosts[host].open:
             raise UsageError(f"host {host!r} is closed (open = false in grid.toml); choose another host with -m, "
                              "or open it in grid.toml and restart the master.")
+        if host not in usable:
+            raise UsageError(f"host {host!r} is not used by queue {queue!r} (its hosts: {', '.join(usable)}); "
+                             "choose one of those, or another queue with -q.")
     first = Path(req.cwd, req.argv[0]) if not os.path.isabs(req.argv[0]) else Path(req.argv[0])
     if first.suffix.lower() in JOB_KINDS:
         kind = "session"

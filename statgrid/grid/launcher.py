@@ -237,6 +237,12 @@ class Server:
                 return
             pid = info.si_pid
             io = read_proc_io(pid)               # before reaping: the zombie still has its counters
+            # What the job left in its process group in the background ends with it (it would
+            # hold a slot the master has freed). The zombie still owns the pgid: no reuse yet.
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
             _, status, ru = os.wait4(pid, 0)
             end_ts = time.time()
             job = self.jobs.pop(pid, None)

@@ -30,6 +30,13 @@ from statgrid.grid.store import JobStore
 
 log = logging.getLogger("statgrid.master")
 
+# A safety net, not the dispatch path: events can be lost while the Dask client reconnects, so
+# every SWEEP_S the master re-checks its RUN jobs the way a restart does. Jobs dispatched less
+# than SWEEP_MIN_AGE_S ago are left alone (their task may still be on its way to the scheduler).
+SWEEP_S = 30.0
+SWEEP_MIN_AGE_S = 10.0
+ALIVE_TASK_STATES = ("waiting", "queued", "processing")
+
 
 class NotFound(StatgridError):
     pass
@@ -59,6 +66,8 @@ class Master:
         self.pending: dict[int, Job] = {}          # the store's PEND jobs, kept here: dispatch reads no rows
         self.waiters: dict[int, list[asyncio.Future]] = {}
         self.accepting = True
+        self._tasks: set[asyncio.Task] = set()
+        self._sweeper: asyncio.Task | None = None
         self.work_roots = [str(cfg.libraries.work), str(cfg.libraries.util)]
 
     # -- life cycle ------------------------------------------------------------------------------------
@@ -66,14 +75,51 @@ class Master:
         self.running = {j.id: j for j in self.store.select([JobState.RUN])}
         self.pending = {j.id: j for j in self.store.select([JobState.PEND])}
         await self.engine.start()
-        await self.engine.prepare(self.work_roots)
-        await self.reconcile()
+        try:
+            await self.engine.prepare(self.work_roots)
+            await self.reconcile()
+        except BaseException:
+            await self.engine.close(stop_engine=False)   # jobs keep running; the next `grid up` adopts them
+            raise
         self.dispatch()
+        self._sweeper = asyncio.create_task(self._sweep_forever())
+
+    def _spawn(self, coro) -> None:
+        """Run a call to the engine in the background: event handlers never wait on a worker."""
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+
+        def done(t: asyncio.Task) -> None:
+            self._tasks.discard(t)
+            if not t.cancelled() and t.exception() is not None:
+                log.warning("background call failed: %r", t.exception())
+        task.add_done_callback(done)
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            await asyncio.sleep(SWEEP_S)
+            try:
+                await self.engine.refresh_workers()
+                await self.reconcile(min_age_s=SWEEP_MIN_AGE_S)
+            except Exception as exc:                     # engine unreachable: no host takes jobs
+                log.warning("sweep: the engine does not answer (%r); hosts unavailable", exc)
+                self.engine.workers.clear()
+            self.dispatch()
+
+    def begin_shutdown(self) -> None:
+        """No more submits or dispatches; release every `wait` so the API can close."""
+        self.accepting = False
+        for job_id in list(self.waiters):
+            job = self.store.get(job_id)
+            if job is not None:
+                self._wake(job)
 
     async def stop(self, stop_engine: bool = True, kill_grace_s: float = 15.0) -> None:
         """`grid down`: no new dispatches; kill running jobs (rerunnable ones go back to PEND for the
         next `grid up`), wait for them to end, then stop the engine."""
-        self.accepting = False
+        self.begin_shutdown()
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         if stop_engine:
             for job in list(self.running.values()):
                 await self.kill(job.id, reason="grid down")
@@ -151,7 +197,7 @@ class Master:
             if self.store.update(new, JobState.RUN, attempt, "start", {"pid": msg["pid"]}):
                 self.running[job_id] = new
                 if new.kill_requested:
-                    await self.engine.kill(new.host, new.task_key)
+                    self._spawn(self.engine.kill(new.host, new.task_key))
         elif kind == "finished":
             self._finish(job, msg)
         elif kind == "erred":
@@ -167,21 +213,31 @@ class Master:
 
     async def _on_host_event(self, msg: dict) -> None:
         if msg["action"] == "add" and msg.get("name"):
-            await self.engine.on_host(msg["name"], node.prepare, self.work_roots)
-            self.dispatch()
+            self._spawn(self._prepare_host(msg["name"]))
         elif msg["action"] == "remove" and msg.get("name"):
             # Jobs that were running there come back as KilledWorker errors; jobs handed over but
             # not started yet would wait forever for a worker that is gone.
             for job in [j for j in self.running.values() if j.host == msg["name"]]:
-                attempt = _read_attempt(job_dir(self.cfg, job.id), job.attempt)
-                if attempt is None:
-                    await self.engine.cancel(job.task_key)
-                    self._back_to_pending(job, f"host {job.host} left before the job started")
-                elif attempt.get("state") == "finished":
-                    self._finish(job, attempt)
-                else:
-                    self._host_lost(job, f"host lost: the worker of {job.host} died")
+                self._settle_lost_task(job, f"host lost: the worker of {job.host} died")
             self.dispatch()
+
+    async def _prepare_host(self, host: str) -> None:
+        await self.engine.on_host(host, node.prepare, self.work_roots)
+        self.dispatch()
+
+    def _settle_lost_task(self, job: Job, reason: str) -> None:
+        """The job's task can no longer run or report: decide from its attempt file."""
+        attempt = _read_attempt(job_dir(self.cfg, job.id), job.attempt)
+        if attempt is None:                                  # it never started
+            self._spawn(self.engine.cancel(job.task_key))    # so that it never can
+            if job.kill_requested:
+                self._end(job, JobState.KILLED, job.exit_reason or "killed by user")
+            else:
+                self._back_to_pending(job, "its task was lost before the job started")
+        elif attempt.get("state") == "finished":
+            self._finish(job, attempt)
+        else:
+            self._host_lost(job, reason)
 
     def _finish(self, job: Job, outcome: dict) -> None:
         exit_code, sig = outcome.get("exit_code"), outcome.get("signal")
@@ -217,13 +273,18 @@ class Master:
         elif job.rerunnable and not job.kill_requested:
             self._back_to_pending(job, reason)
             self.dispatch()
+        elif job.kill_requested:
+            self._end(job, JobState.KILLED, job.exit_reason or "killed by user")
         else:
-            new = dataclasses.replace(job, state=JobState.KILLED if job.kill_requested else JobState.EXIT,
-                                      exit_reason=reason, end_ts=time.time())
-            if self.store.update(new, JobState.RUN, job.attempt, "lost", {"reason": reason}):
-                self.running.pop(job.id, None)
-                self._wake(new)
-                self.dispatch()
+            self._end(job, JobState.EXIT, reason)
+
+    def _end(self, job: Job, state: JobState, reason: str) -> None:
+        """A RUN job ends without an outcome from its node (host lost, task lost)."""
+        new = dataclasses.replace(job, state=state, exit_reason=reason, end_ts=time.time())
+        if self.store.update(new, JobState.RUN, job.attempt, "lost", {"reason": reason}):
+            self.running.pop(job.id, None)
+            self._wake(new)
+            self.dispatch()
 
     def _back_to_pending(self, job: Job, reason: str, from_state: JobState = JobState.RUN) -> None:
         new = dataclasses.replace(job, state=JobState.PEND, host=None, pid=None, dispatch_ts=None, start_ts=None,
@@ -239,14 +300,17 @@ class Master:
                 fut.set_result(job)
 
     # -- restart ------------------------------------------------------------------------------------------
-    async def reconcile(self) -> dict[str, list[int]]:
+    async def reconcile(self, min_age_s: float = 0.0) -> dict[str, list[int]]:
         """Sort every RUN job of the store after a (re)start. Returns {verdict: [job ids]}."""
         verdicts: dict[str, list[int]] = {"finished": [], "running": [], "requeued": [], "lost": [], "pending": []}
         if not self.running:
             return verdicts
         tasks = await self.engine.task_states()
         on_node: dict[str, dict | None] = {}
-        for job in list(self.running.values()):
+        for job_id in list(self.running):
+            job = self.running.get(job_id)                   # fresh: the awaits below let events in
+            if job is None or (min_age_s and time.time() - (job.dispatch_ts or 0) < min_age_s):
+                continue
             attempt = _read_attempt(job_dir(self.cfg, job.id), job.attempt)
             if attempt and attempt.get("state") == "finished":
                 self._finish(job, attempt)
@@ -254,24 +318,23 @@ class Master:
                 continue
             if job.host not in on_node:
                 on_node[job.host] = await self.engine.running(job.host)
+                job = self.running.get(job_id)
+                if job is None:
+                    continue
             node_jobs = on_node[job.host] or {}
-            if tasks.get(job.task_key) == "erred":
-                verdicts["requeued" if job.rerunnable else "lost"].append(job.id)
-                self._host_lost(job, "host lost while the master was down")
-            elif job.task_key in tasks or job.task_key in node_jobs:
+            if tasks.get(job.task_key) in ALIVE_TASK_STATES or job.task_key in node_jobs:
                 if attempt and attempt.get("state") == "started" and job.start_ts is None:
                     new = dataclasses.replace(job, pid=attempt["pid"], start_ts=attempt["start_ts"])
                     if self.store.update(new, JobState.RUN, job.attempt, "start", {"pid": attempt["pid"],
                                                                                    "found": "reconcile"}):
                         self.running[job.id] = new
                 verdicts["running"].append(job.id)
-            elif attempt is None:
-                self._back_to_pending(job, "never started before the master stopped")
-                verdicts["pending"].append(job.id)
             else:
-                verdicts["requeued" if job.rerunnable else "lost"].append(job.id)
-                self._host_lost(job, "lost while the master was down")
-        log.info("reconciled: %s", {k: len(v) for k, v in verdicts.items()})
+                # No live task (gone, erred, or waiting for a worker that no longer exists).
+                verdicts["pending" if attempt is None else "requeued" if job.rerunnable else "lost"].append(job.id)
+                self._settle_lost_task(job, "host lost while the master was not watching")
+        if not min_age_s or any(v for k, v in verdicts.items() if k != "running"):
+            log.info("reconciled: %s", {k: len(v) for k, v in verdicts.items()})
         return verdicts
 
     # -- verbs -------------------------------------------------------------------------------------------
@@ -313,6 +376,12 @@ class Master:
             return await asyncio.wait_for(fut, timeout_s)
         except asyncio.TimeoutError:
             return self.get(job_id)
+        finally:
+            waiting = self.waiters.get(job_id, [])
+            if fut in waiting:
+                waiting.remove(fut)
+            if not waiting:
+                self.waiters.pop(job_id, None)
 
     async def hosts(self) -> list[dict]:
         views = self.host_views()

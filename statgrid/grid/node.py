@@ -68,8 +68,10 @@ def prepare(work_roots: list[str] | None = None, dask_worker=None) -> int:
         dask_worker.batched_stream.interval = 0.001
     _launcher_socket()
     if work_roots:
+        # client.run calls this on the worker's event loop: a slow shared file system must not
+        # stall its heartbeats, so the sweep runs in a thread.
         from statgrid.session.scratch import clean_stale
-        clean_stale([Path(p) for p in work_roots])
+        threading.Thread(target=clean_stale, args=([Path(p) for p in work_roots],), daemon=True).start()
     return _server["proc"].pid
 
 
@@ -103,8 +105,8 @@ def run_job(spec: dict) -> dict:
     end_ts, rusage (user_cpu_s, sys_cpu_s, max_rss_bytes, ...), io (read_bytes, ...), stimer."""
     key, job_dir = spec["key"], Path(spec["job_dir"])
     base = {"key": key, "job_id": spec["job_id"], "attempt": spec["attempt"], "host": spec.get("host")}
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.connect(_launcher_socket())
         request = {"argv": spec["argv"], "env": spec["env"], "cwd": spec["cwd"],
                    "stdout": str(job_dir / "output.txt")}
@@ -119,7 +121,7 @@ def run_job(spec: dict) -> dict:
         write_json_atomic(attempt_path(job_dir, spec["attempt"]), info)
         _event({"kind": "started", **info})
         exited = json.loads(reader.readline() or b"{}")
-        sock.close()
+        reader.close()
         if exited.get("event") != "exited":
             raise RuntimeError("the node launcher stopped while the job ran")
         outcome = {**info, "state": "finished", "exit_code": exited["exit_code"], "signal": exited["signal"],
@@ -133,8 +135,19 @@ def run_job(spec: dict) -> dict:
         outcome = {**base, "state": "finished", "exit_code": None, "signal": None, "end_ts": time.time(),
                    "launch_error": f"{type(exc).__name__}: {exc}"}
     finally:
+        # Closing our end makes the launcher kill the job if it is still running (an error here
+        # must not leave a job nobody accounts for). shutdown: a file object made from the
+        # socket would keep it open past close().
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        sock.close()
         _running.pop(key, None)
-    write_json_atomic(attempt_path(job_dir, spec["attempt"]), outcome)
+    try:
+        write_json_atomic(attempt_path(job_dir, spec["attempt"]), outcome)
+    except OSError as exc:                          # the event below still reports the end
+        outcome["attempt_file_error"] = str(exc)
     _event({"kind": "finished", **outcome})
     return outcome
 

@@ -66,6 +66,7 @@ def serve(cfg: Config, ready_message: bool = True) -> None:
     server: uvicorn.Server
 
     def down() -> None:
+        master.begin_shutdown()                  # releases long-polling `wait`s so uvicorn can close
         server.should_exit = True
 
     def started() -> None:
@@ -83,12 +84,19 @@ def serve(cfg: Config, ready_message: bool = True) -> None:
         if ready_message:
             print("statgrid master stopped.", flush=True)
 
-    app = create_app(master, on_down=down, on_started=started, on_stopped=stopped)
+    app = create_app(master, on_down=down, on_stopped=stopped)
     config = uvicorn.Config(app, host="127.0.0.1", port=cfg.master.port, log_level="warning",
-                            lifespan="on", access_log=False)
+                            lifespan="on", access_log=False, timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)
+
+    async def run() -> None:
+        # Started before uvicorn, so that a failure is a clear StatgridError, not a lifespan traceback.
+        await master.start()
+        started()
+        await server.serve()
+
     try:
-        asyncio.run(server.serve())
+        asyncio.run(run())
     except KeyboardInterrupt:
         pass                                     # Ctrl-C: the lifespan has already stopped the grid
 
@@ -129,6 +137,13 @@ def stop(cfg: Config, timeout_s: float = 120) -> int | None:
 
     info = running_master(cfg)
     if info is None:
+        # A master killed with -9 leaves its embedded engine (and the jobs on it) running.
+        from statgrid.grid.engine import running_engine, stop_engine_process
+
+        engine = running_engine(grid_dir(cfg))
+        if engine is not None:
+            stop_engine_process(grid_dir(cfg), engine["pid"])
+            return engine["pid"]
         return None
     GridClient(cfg).down()
     deadline = time.monotonic() + timeout_s
