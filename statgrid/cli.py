@@ -328,6 +328,85 @@ def worker(master: str = typer.Option(..., "--master", help="Address of the grid
     os.execve(sys.executable, argv, env)
 
 
+# -- the node monitor ------------------------------------------------------------------------------
+monitor_app = typer.Typer(help="Sample this node's CPU, memory, disks (per library), pressure and network.")
+app.add_typer(monitor_app, name="monitor")
+
+
+def _duration(ctx: typer.Context, option: str, value: Optional[str]) -> Optional[float]:
+    from statgrid.config import parse_duration_s
+
+    if value is None:
+        return None
+    try:
+        return parse_duration_s(value)
+    except ValueError as exc:
+        _fail(ctx, UsageError(f"{option} {value!r} is not allowed: expected {exc}."))
+
+
+@monitor_app.callback(invoke_without_command=True)
+def monitor(ctx: typer.Context,
+            interval: str = typer.Option("1s", "--interval", "-i", help="Time between samples (1s, 500ms, 5s)."),
+            out: Optional[Path] = typer.Option(None, "--out", help="Where the Parquet samples go "
+                                               "(default: <home>/monitor)."),
+            duration: Optional[str] = typer.Option(None, "--duration", "-d", help="Stop after this long "
+                                                   "(30s, 10m, 1h); default: until Ctrl-C."),
+            host: Optional[str] = typer.Option(None, "--host", help="Name for this node (default: hostname)."),
+            quiet: bool = typer.Option(False, "--quiet", "-q", help="No line per sample.")) -> None:
+    """Sample until Ctrl-C or --duration; print one line per sample and write Parquet."""
+    if ctx.invoked_subcommand is not None:
+        return
+    import socket
+
+    from statgrid.monitor.runner import run as run_monitor
+
+    cfg = _config(ctx)
+    interval_s = _duration(ctx, "--interval", interval)
+    duration_s = _duration(ctx, "--duration", duration)
+    out_dir = out or cfg.home / "monitor"
+    libs = {"data": cfg.libraries.data, "work": cfg.libraries.work, "util": cfg.libraries.util}
+
+    def echo(rows: dict) -> None:
+        import time as _time
+
+        n = rows["node"][0]
+        parts = [_time.strftime("%H:%M:%S", _time.localtime(n["ts"])),
+                 "cpu usr {:5.1f}% sys {:5.1f}% wait {:5.1f}% idle {:5.1f}%".format(
+                     *(n[k] or 0.0 for k in ("cpu_user_pct", "cpu_system_pct", "cpu_iowait_pct", "cpu_idle_pct"))),
+                 f"psi io {n['psi_io_some_pct'] or 0.0:5.1f}%"]
+        for lib in rows["library"]:
+            parts.append(f"{lib['library']}({lib['device']}) r {lib['read_bytes_per_s'] / 1e6:7.1f} "
+                         f"w {lib['write_bytes_per_s'] / 1e6:7.1f} MB/s util {lib['util_pct']:5.1f}%")
+        typer.echo("  ".join(parts))
+
+    try:
+        n = run_monitor(host or socket.gethostname(), out_dir, libs, interval_s, duration_s,
+                        echo=None if quiet else echo)
+    except OSError as exc:
+        _fail(ctx, StatgridError(f"cannot monitor: {exc}; check that /proc is readable and {out_dir} writable."))
+    typer.echo(f"{n} samples written to {out_dir}", err=True)
+
+
+@monitor_app.command("export")
+def monitor_export(ctx: typer.Context,
+                   source: Optional[Path] = typer.Option(None, "--in", help="Monitor directory "
+                                                         "(default: <home>/monitor)."),
+                   csv_dir: Path = typer.Option(..., "--csv", help="Directory for node.csv, disk.csv, library.csv.")) -> None:
+    """Consolidate every node's samples and write them as CSV."""
+    from statgrid.monitor.store import export_csv
+
+    cfg = _config(ctx)
+    src = source or cfg.home / "monitor"
+    if not src.is_dir():
+        _fail(ctx, UsageError(f"--in {str(src)!r} is not a directory of monitor samples; run `statgrid monitor` "
+                              "first or point --in at its --out."))
+    written = export_csv(src, csv_dir)
+    if not written:
+        _fail(ctx, StatgridError(f"no samples under {str(src)!r}."))
+    for path in written:
+        typer.echo(str(path))
+
+
 def main() -> None:
     app(prog_name="statgrid")   # the same usage text under `python -m statgrid`
 

@@ -74,6 +74,23 @@ def parse_size_bytes(value: Any) -> int:
     return int(float(m.group(1)) * _SIZE_UNITS[m.group(2).upper()])
 
 
+_DURATION_UNITS = {"ms": 0.001, "s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration_s(value: Any) -> float:
+    """30, '30', '30s', '500ms', '5m', '1h' → seconds (> 0)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        seconds = float(value)
+    else:
+        m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(ms|s|min|m|h|d)?\s*", str(value))
+        if not m:
+            raise ValueError(f"a duration like 30s, 500ms, 5m or 1h, not {value!r}")
+        seconds = float(m.group(1)) * _DURATION_UNITS[m.group(2) or "s"]
+    if seconds <= 0:
+        raise ValueError(f"a positive duration, not {value!r}")
+    return seconds
+
+
 def format_size(n_bytes: int) -> str:
     for unit in ("T", "G", "M", "K"):
         if n_bytes >= _SIZE_UNITS[unit] and n_bytes % _SIZE_UNITS[unit] == 0:

@@ -1,0 +1,5 @@
+import sys
+
+from statgrid.monitor.runner import main
+
+sys.exit(main())

@@ -1,0 +1,71 @@
+"""Every metric the monitor records, declared once. This table drives the Parquet schema, the
+CSV headers, chart labels and (later) /metrics: nothing else lists metric names.
+
+`rate` is True for values derived from counter deltas over the interval (per second, or a
+share of the interval), False for gauges read as they are. `scope` says which table holds it:
+node (one row per sample), disk (one row per block device), library (one row per library
+root — data/work/util — with its device's figures, as the papers show SASDATA vs SASWORK).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    unit: str
+    description: str
+    rate: bool
+    scope: str              # "node" | "disk" (library rows carry the disk metrics)
+
+
+_IO = [
+    ("read_bytes_per_s", "B/s", "bytes read per second", True),
+    ("write_bytes_per_s", "B/s", "bytes written per second", True),
+    ("read_iops", "1/s", "read requests completed per second", True),
+    ("write_iops", "1/s", "write requests completed per second", True),
+    ("avg_request_bytes", "B", "average size of a completed request (iostat areq-sz)", True),
+    ("await_ms", "ms", "average time a request took, queue + service (iostat await)", True),
+    ("read_await_ms", "ms", "average time a read took (iostat r_await)", True),
+    ("write_await_ms", "ms", "average time a write took (iostat w_await)", True),
+    ("util_pct", "%", "share of the interval with I/O in flight (iostat %util)", True),
+    ("avg_queue_size", "requests", "average requests in flight or queued (iostat aqu-sz)", True),
+]
+
+METRICS: tuple[Metric, ...] = (
+    Metric("cpu_user_pct", "%", "CPU time in user mode (incl. nice)", True, "node"),
+    Metric("cpu_system_pct", "%", "CPU time in the kernel (incl. irq, softirq)", True, "node"),
+    Metric("cpu_iowait_pct", "%", "CPU idle with I/O outstanding (reads 0 under async I/O: see psi_io)", True, "node"),
+    Metric("cpu_idle_pct", "%", "CPU idle", True, "node"),
+    Metric("cpu_steal_pct", "%", "CPU time taken by the hypervisor", True, "node"),
+    Metric("cpu_busy_cores", "cores", "user + system CPU in cores", True, "node"),
+    Metric("load_1m", "tasks", "1-minute load average", False, "node"),
+    Metric("mem_used_bytes", "B", "memory used (total − free − buffers − cache − reclaimable slab)", False, "node"),
+    Metric("mem_cached_bytes", "B", "page cache + buffers + reclaimable slab", False, "node"),
+    Metric("mem_available_bytes", "B", "memory available to new work (MemAvailable)", False, "node"),
+    Metric("swap_used_bytes", "B", "swap in use", False, "node"),
+    Metric("psi_cpu_some_pct", "%", "share of the interval some task waited for CPU", True, "node"),
+    Metric("psi_io_some_pct", "%", "share of the interval some task stalled on I/O", True, "node"),
+    Metric("psi_io_full_pct", "%", "share of the interval all non-idle tasks stalled on I/O", True, "node"),
+    Metric("psi_memory_some_pct", "%", "share of the interval some task stalled on memory", True, "node"),
+    Metric("psi_memory_full_pct", "%", "share of the interval all non-idle tasks stalled on memory", True, "node"),
+    Metric("net_rx_bytes_per_s", "B/s", "bytes received per second (all interfaces but lo)", True, "node"),
+    Metric("net_tx_bytes_per_s", "B/s", "bytes sent per second (all interfaces but lo)", True, "node"),
+    *(Metric(n, u, d, r, "disk") for n, u, d, r in _IO),
+)
+
+BY_NAME = {m.name: m for m in METRICS}
+NODE_METRICS = tuple(m for m in METRICS if m.scope == "node")
+DISK_METRICS = tuple(m for m in METRICS if m.scope == "disk")
+
+# Key columns of each table, before the metrics.
+KEYS = {"node": ("ts", "host", "interval_s"), "disk": ("ts", "host", "device"),
+        "library": ("ts", "host", "library", "path", "device")}
+TABLE_METRICS = {"node": NODE_METRICS, "disk": DISK_METRICS, "library": DISK_METRICS}
+
+
+def label(name: str) -> str:
+    """Chart/column label: 'read_bytes_per_s' → 'read bytes per s [B/s]'."""
+    m = BY_NAME[name]
+    return f"{m.name.replace('_', ' ')} [{m.unit}]"

@@ -1,0 +1,98 @@
+"""Running the sampler: on a fixed schedule (no drift), until a duration, a signal, or — when a
+grid node started it — the end of its stdin (the worker is gone). A sample that fails is
+logged and skipped; the monitor keeps running (glances' rule for a failing plugin).
+
+    python -m statgrid.monitor --host node1 --out DIR [--interval 1] [--duration 60] [--stdin-liveness]
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import select
+import signal
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Mapping
+
+from statgrid.monitor.sampler import Sampler
+from statgrid.monitor.store import MonitorWriter
+
+log = logging.getLogger("statgrid.monitor")
+
+
+def run(host: str, out_dir: Path, libraries: Mapping[str, Path | str], interval_s: float = 1.0,
+        duration_s: float | None = None, echo: Callable[[dict], None] | None = None,
+        stdin_liveness: bool = False, procfs: str | None = None, flush_every: int = 60) -> int:
+    """Sample until stopped; returns the number of samples written."""
+    sampler = Sampler(host, libraries, procfs)
+    writer = MonitorWriter(out_dir, host, flush_every)
+    stop = False
+
+    def on_signal(signum, frame):
+        nonlocal stop
+        stop = True
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    start = time.monotonic()
+    next_t = start
+    n = 0
+    try:
+        sampler.sample()                                 # prime the counters
+        while not stop:
+            next_t += interval_s
+            if duration_s is not None and next_t - start > duration_s + 1e-6:
+                break
+            if _sleep_until(next_t, stdin_liveness):
+                break                                    # the worker that started us is gone
+            try:
+                rows = sampler.sample()
+            except Exception as exc:                     # noqa: BLE001 — one bad read must not stop monitoring
+                log.warning("sample failed: %r", exc)
+                continue
+            if rows:
+                writer.append(rows)
+                n += 1
+                if echo:
+                    echo(rows)
+            if time.monotonic() > next_t + interval_s:   # fell behind (suspended, overloaded): re-anchor
+                next_t = time.monotonic()
+    finally:
+        writer.flush()
+        for s, h in old.items():
+            signal.signal(s, h)
+    return n
+
+
+def _sleep_until(t: float, stdin_liveness: bool) -> bool:
+    """Sleep until monotonic time t; True if stdin reached EOF meanwhile."""
+    while True:
+        left = t - time.monotonic()
+        if left <= 0:
+            return False
+        if not stdin_liveness:
+            time.sleep(left)
+            continue
+        try:
+            ready, _, _ = select.select([sys.stdin], [], [], left)
+        except InterruptedError:
+            continue
+        if ready and not os.read(sys.stdin.fileno(), 4096):
+            return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m statgrid.monitor")
+    ap.add_argument("--host", default=socket.gethostname())
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--interval", type=float, default=1.0)
+    ap.add_argument("--duration", type=float, default=None)
+    ap.add_argument("--library", action="append", default=[], metavar="NAME=PATH")
+    ap.add_argument("--stdin-liveness", action="store_true", help="stop when stdin closes (started by a node)")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    libraries = dict(spec.split("=", 1) for spec in args.library)
+    run(args.host, args.out, libraries, args.interval, args.duration, stdin_liveness=args.stdin_liveness)
+    return 0

@@ -1,0 +1,184 @@
+"""The node sampler: reads /proc counters (via _linux), and turns two snapshots into rates, once,
+here — like psutil's front modules. Rows are dicts keyed by metrics.KEYS + metric names.
+
+Formulas follow iostat/sar (sysstat) so the numbers can be held against them:
+r/s = Δreads/Δt, rB/s = Δsectors·512/Δt, await = Δ(ms)/Δ(requests), %util = Δio_ms/Δt_ms,
+aqu-sz = Δweighted_ms/Δt_ms; CPU shares over the Δ of the `cpu` line's ticks; PSI shares as
+Δtotal_µs/Δt_µs (exact for the interval, unlike the kernel's avg10). A counter that went
+backwards (device re-attached, wrap) gives no rate for that interval rather than a wrong one.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+from statgrid.monitor import _linux
+from statgrid.monitor._linux import SECTOR_BYTES, DiskCounters
+
+VIRTUAL_PREFIXES = ("loop", "ram", "zram", "nbd")
+PSI_RESOURCES = ("cpu", "io", "memory")
+
+
+@dataclass
+class Snapshot:
+    mono_s: float                           # monotonic clock: deltas
+    ts: float                               # wall clock: the row's time
+    cpu: dict[str, int]
+    load_1m: float
+    mem: dict[str, int]
+    disks: dict[str, DiskCounters]
+    psi: dict[str, dict[str, int]] = field(default_factory=dict)
+    net: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+
+def read_snapshot(procfs: str | None = None) -> Snapshot:
+    mono, ts = time.monotonic(), time.time()
+    psi = {}
+    for res in PSI_RESOURCES:
+        try:
+            psi[res] = _linux.parse_pressure(_linux.read(f"pressure/{res}", procfs))
+        except OSError:
+            pass                            # no PSI (kernel < 4.20 or psi=0): those metrics stay empty
+    try:
+        net = _linux.parse_net_dev(_linux.read("net/dev", procfs))
+    except OSError:
+        net = {}
+    return Snapshot(mono, ts, _linux.parse_stat_cpu(_linux.read("stat", procfs)),
+                    _linux.parse_loadavg(_linux.read("loadavg", procfs)),
+                    _linux.parse_meminfo(_linux.read("meminfo", procfs)),
+                    _linux.parse_diskstats(_linux.read("diskstats", procfs)), psi, net)
+
+
+def _d(a: int, b: int) -> int | None:
+    d = b - a
+    return d if d >= 0 else None
+
+
+def _div(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None:
+        return None
+    return a / b if b else 0.0
+
+
+def node_row(prev: Snapshot, cur: Snapshot, host: str) -> dict:
+    dt = cur.mono_s - prev.mono_s
+    ticks = {k: _d(prev.cpu[k], cur.cpu[k]) for k in cur.cpu}
+    total = sum(v for v in ticks.values() if v is not None) or None
+
+    def pct(*keys: str) -> float | None:
+        parts = [ticks[k] for k in keys]
+        return None if total is None or None in parts else 100.0 * sum(parts) / total
+
+    mem = cur.mem
+    row = {"ts": cur.ts, "host": host, "interval_s": dt,
+           "cpu_user_pct": pct("user", "nice"), "cpu_system_pct": pct("system", "irq", "softirq"),
+           "cpu_iowait_pct": pct("iowait"), "cpu_idle_pct": pct("idle"), "cpu_steal_pct": pct("steal"),
+           "load_1m": cur.load_1m,
+           "mem_used_bytes": mem["MemTotal"] - mem["MemFree"] - mem.get("Buffers", 0) - mem.get("Cached", 0)
+           - mem.get("SReclaimable", 0),
+           "mem_cached_bytes": mem.get("Buffers", 0) + mem.get("Cached", 0) + mem.get("SReclaimable", 0),
+           "mem_available_bytes": mem.get("MemAvailable"),
+           "swap_used_bytes": mem.get("SwapTotal", 0) - mem.get("SwapFree", 0)}
+    busy = pct("user", "nice", "system", "irq", "softirq")
+    # cores busy = busy share × cores seen, and cores seen = ticks per second / USER_HZ
+    row["cpu_busy_cores"] = (None if busy is None or total is None or not dt
+                             else busy / 100.0 * total / (dt * _user_hz()))
+    for res, kinds in (("cpu", ("some",)), ("io", ("some", "full")), ("memory", ("some", "full"))):
+        for kind in kinds:
+            a, b = prev.psi.get(res, {}).get(kind), cur.psi.get(res, {}).get(kind)
+            row[f"psi_{res}_{kind}_pct"] = (None if a is None or b is None or not dt
+                                            else _div(100.0 * (_d(a, b) or 0) / 1e6, dt))
+    rx = tx = 0
+    for name, (r, t) in cur.net.items():
+        if name == "lo" or name not in prev.net:
+            continue
+        rx += max(0, r - prev.net[name][0])
+        tx += max(0, t - prev.net[name][1])
+    row["net_rx_bytes_per_s"] = _div(rx, dt) if cur.net else None
+    row["net_tx_bytes_per_s"] = _div(tx, dt) if cur.net else None
+    return row
+
+
+def disk_metrics(a: DiskCounters, b: DiskCounters, dt: float) -> dict:
+    reads, writes = _d(a.reads, b.reads), _d(a.writes, b.writes)
+    rsec, wsec = _d(a.read_sectors, b.read_sectors), _d(a.write_sectors, b.write_sectors)
+    rms, wms = _d(a.read_ms, b.read_ms), _d(a.write_ms, b.write_ms)
+    io_ms, wt_ms = _d(a.io_ms, b.io_ms), _d(a.weighted_ms, b.weighted_ms)
+    if None in (reads, writes, rsec, wsec, rms, wms, io_ms, wt_ms) or not dt:
+        return {m: None for m in ("read_bytes_per_s", "write_bytes_per_s", "read_iops", "write_iops",
+                                  "avg_request_bytes", "await_ms", "read_await_ms", "write_await_ms", "util_pct",
+                                  "avg_queue_size")}
+    ios = reads + writes
+    return {"read_bytes_per_s": rsec * SECTOR_BYTES / dt, "write_bytes_per_s": wsec * SECTOR_BYTES / dt,
+            "read_iops": reads / dt, "write_iops": writes / dt,
+            "avg_request_bytes": (rsec + wsec) * SECTOR_BYTES / ios if ios else 0.0,
+            "await_ms": (rms + wms) / ios if ios else 0.0,
+            "read_await_ms": rms / reads if reads else 0.0, "write_await_ms": wms / writes if writes else 0.0,
+            "util_pct": min(100.0, io_ms / (dt * 1000) * 100), "avg_queue_size": wt_ms / (dt * 1000)}
+
+
+def _user_hz() -> int:
+    return os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class LibraryDevice:
+    library: str
+    path: str
+    mount_point: str | None
+    device: str | None              # diskstats name, None if the file system has no block device (tmpfs, NFS)
+
+
+def map_libraries(libraries: Mapping[str, Path | str], procfs: str | None = None) -> list[LibraryDevice]:
+    """Library root → its mount and block device (major:minor of the mount matched in diskstats)."""
+    mounts = _linux.parse_mountinfo(_linux.read("self/mountinfo", procfs))
+    disks = _linux.parse_diskstats(_linux.read("diskstats", procfs))
+    by_dev = {(d.major, d.minor): name for name, d in disks.items()}
+    out = []
+    for lib, path in libraries.items():
+        # realpath resolves the symlinks of the part that exists; a library not created yet
+        # lives on the mount of its nearest existing parent, which the prefix match finds.
+        m = _linux.mount_of(os.path.realpath(path), mounts)
+        out.append(LibraryDevice(lib, str(path), m.mount_point if m else None,
+                                 by_dev.get((m.major, m.minor)) if m else None))
+    return out
+
+
+class Sampler:
+    """Call sample() once per interval; the first call only primes the counters (returns None)."""
+
+    def __init__(self, host: str, libraries: Mapping[str, Path | str] | None = None, procfs: str | None = None):
+        self.host = host
+        self.procfs = procfs
+        self.libraries = map_libraries(libraries or {}, procfs)
+        self.prev: Snapshot | None = None
+
+    def devices(self, snap: Snapshot) -> list[str]:
+        wanted = {lib.device for lib in self.libraries if lib.device}
+        for name, d in snap.disks.items():
+            if not name.startswith(VIRTUAL_PREFIXES) and (d.reads or d.writes):
+                wanted.add(name)
+        return sorted(wanted)
+
+    def sample(self) -> dict[str, list[dict]] | None:
+        cur = read_snapshot(self.procfs)
+        prev, self.prev = self.prev, cur
+        if prev is None:
+            return None
+        return rows(prev, cur, self.host, self.libraries, self.devices(cur))
+
+
+def rows(prev: Snapshot, cur: Snapshot, host: str, libraries: list[LibraryDevice], devices: list[str]
+         ) -> dict[str, list[dict]]:
+    dt = cur.mono_s - prev.mono_s
+    disk_rows = {}
+    for dev in devices:
+        if dev in prev.disks and dev in cur.disks:
+            disk_rows[dev] = {"ts": cur.ts, "host": host, "device": dev,
+                              **disk_metrics(prev.disks[dev], cur.disks[dev], dt)}
+    lib_rows = [{**disk_rows[lib.device], "library": lib.library, "path": lib.path}
+                for lib in libraries if lib.device in disk_rows]
+    return {"node": [node_row(prev, cur, host)], "disk": list(disk_rows.values()), "library": lib_rows}

@@ -1,0 +1,92 @@
+"""Monitor time series on disk: Parquet per node, consolidated across nodes on read.
+
+Layout: <dir>/<host>/<table>-<first ts>-<pid>.parquet, one file per flush (every
+`flush_every` samples and at the end), so a crash loses at most one flush and several
+monitors never write the same file. `load(dir, table)` reads every node's files as one table
+sorted by time and host — what nmon's consolidator does for a set of nmon files. The schema
+comes from metrics.py.
+"""
+from __future__ import annotations
+
+import csv
+import os
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from statgrid.monitor.metrics import KEYS, TABLE_METRICS
+
+TABLES = ("node", "disk", "library")
+_KEY_TYPES = {"ts": pa.float64(), "interval_s": pa.float64()}
+
+
+def schema(table: str) -> pa.Schema:
+    keys = [pa.field(k, _KEY_TYPES.get(k, pa.string())) for k in KEYS[table]]
+    return pa.schema(keys + [pa.field(m.name, pa.float64()) for m in TABLE_METRICS[table]])
+
+
+class MonitorWriter:
+    def __init__(self, out_dir: Path, host: str, flush_every: int = 60):
+        self.dir = Path(out_dir) / host
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.flush_every = flush_every
+        self.buffers: dict[str, list[dict]] = {t: [] for t in TABLES}
+        self.samples = 0
+
+    def append(self, rows: dict[str, list[dict]]) -> None:
+        for table, rs in rows.items():
+            self.buffers[table].extend(rs)
+        self.samples += 1
+        if self.samples % self.flush_every == 0:
+            self.flush()
+
+    def flush(self) -> None:
+        for table, rs in self.buffers.items():
+            if not rs:
+                continue
+            sch = schema(table)
+            data = pa.Table.from_pylist([{f.name: r.get(f.name) for f in sch} for r in rs], schema=sch)
+            path = self.dir / f"{table}-{rs[0]['ts']:.3f}-{os.getpid()}.parquet"
+            tmp = path.with_suffix(".tmp")
+            pq.write_table(data, tmp, compression="zstd")
+            os.replace(tmp, path)
+            rs.clear()
+
+
+def load(root: Path, table: str) -> pa.Table:
+    """Every node's rows of one table, sorted by ts and host (empty table if none)."""
+    files = sorted(Path(root).glob(f"*/{table}-*.parquet"))
+    if not files:
+        return schema(table).empty_table()
+    data = pa.concat_tables([pq.read_table(f).cast(schema(table)) for f in files])
+    return data.sort_by([("ts", "ascending"), ("host", "ascending")])
+
+
+def export_csv(root: Path, out_dir: Path) -> list[Path]:
+    """One CSV per table with rows (node.csv, disk.csv, library.csv); headers are the metric names,
+    whose suffixes carry the units. Times are also given as ISO 8601 (UTC)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for table in TABLES:
+        data = load(root, table)
+        if data.num_rows == 0:
+            continue
+        path = out_dir / f"{table}.csv"
+        with open(path, "w", newline="") as f:
+            w = csv.writer(f)
+            names = data.column_names
+            w.writerow(["time_utc", *names])
+            for row in data.to_pylist():
+                iso = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(row["ts"])) + f".{int(row['ts'] % 1 * 1000):03d}Z"
+                w.writerow([iso, *("" if row[n] is None else f"{row[n]:.3f}" if n == "ts" else _fmt(row[n])
+                                   for n in names)])
+        written.append(path)
+    return written
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.6g}" if abs(v) < 1e6 else f"{v:.0f}"
+    return str(v)
