@@ -38,13 +38,17 @@ def _fail(ctx: typer.Context, exc: StatgridError) -> None:
     raise typer.Exit(1)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"statgrid {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _main(config: Optional[Path] = typer.Option(None, "--config", "-c", help="grid.toml to use "
                                                 "(default: $STATGRID_CONFIG, $STATGRID_HOME/grid.toml, ./grid.toml)."),
-          version: bool = typer.Option(False, "--version", help="Print the version and exit.")) -> None:
-    if version:
-        typer.echo(f"statgrid {__version__}")
-        raise typer.Exit(0)
+          version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
     _state["config"] = str(config) if config else None
 
 

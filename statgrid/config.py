@@ -34,6 +34,10 @@ working grid whose home is ``$STATGRID_HOME`` or ``./statgrid-home``.
     priority = 30
     hosts = "node1+1 others+2"      # LSF lsb.queues HOSTS syntax
     user_limit = 0                  # running jobs per user; 0 = no limit
+
+    [monitor]                       # runs beside every grid worker while the grid is up
+    enabled = true
+    interval = "1s"
 """
 from __future__ import annotations
 
@@ -220,6 +224,14 @@ class MasterConfig:
 
 
 @dataclass(frozen=True)
+class MonitorConfig:
+    """[monitor]: the sampler that runs beside every grid worker while the grid is up."""
+
+    enabled: bool = True
+    interval_s: float = 1.0
+
+
+@dataclass(frozen=True)
 class HostConfig:
     name: str
     slots: int = 2
@@ -252,6 +264,7 @@ class Config:
     master: MasterConfig
     hosts: dict[str, HostConfig]
     queues: dict[str, QueueConfig]
+    monitor: MonitorConfig = MonitorConfig()
 
 
 # (key → parser) tables; the dataclass field name is the key with its unit suffix.
@@ -265,7 +278,7 @@ _HINTS = {
     "session.sortsize": "DuckDB has no separate sort memory: sorts use memsize, and spill to UTIL. "
                         "Set memsize instead",
 }
-_TOP_KEYS = ("grid", "libraries", "libname", "session", "master", "hosts", "queues")
+_TOP_KEYS = ("grid", "libraries", "libname", "session", "master", "hosts", "queues", "monitor")
 
 
 def _unknown(section: str, key: str, allowed: list[str], source: str) -> ConfigError:
@@ -273,7 +286,8 @@ def _unknown(section: str, key: str, allowed: list[str], source: str) -> ConfigE
     where = f"{section}.{key}" if section else key
     if hint:
         return ConfigError(f"{source}: {where!r} is not an option: {hint}.")
-    return ConfigError(f"{source}: unknown key {where!r}; allowed in [{section}]: {', '.join(sorted(allowed))}.")
+    scope = f"in [{section}]" if section else "at the top level"
+    return ConfigError(f"{source}: unknown key {where!r}; allowed {scope}: {', '.join(sorted(allowed))}.")
 
 
 def _parse_section(section: str, raw: Mapping[str, Any], keys: dict[str, tuple[str, Callable[[Any], Any]]],
@@ -420,8 +434,11 @@ def load_config(path: str | os.PathLike | None = None, env: Mapping[str, str] | 
         queues[name] = QueueConfig(name, **parsed)
     queues = queues or {"normal": QueueConfig("normal")}
 
+    monitor = MonitorConfig(**_parse_section("monitor", _table(raw, "monitor", source), {
+        "enabled": ("enabled", _bool), "interval": ("interval_s", parse_duration_s)}, source))
+
     return Config(home=home, source=file.absolute() if file else None, libraries=roots, libnames=libnames,
-                  session=session, master=master, hosts=hosts, queues=queues)
+                  session=session, master=master, hosts=hosts, queues=queues, monitor=monitor)
 
 
 def parse_option_pairs(pairs: list[str]) -> dict[str, str]:

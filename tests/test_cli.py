@@ -253,3 +253,10 @@ def test_demo_runs(home):
     log = (home / "demo" / "demo.log").read_text()
     assert "ERROR" not in log and log.count("used (Total process time)") == 10   # 9 steps + total
     assert scratch_dirs(home) == []
+
+
+def test_version_needs_no_command():
+    from statgrid import __version__
+
+    r = run_cli("--version")
+    assert r.returncode == 0 and r.stdout == f"statgrid {__version__}\n"

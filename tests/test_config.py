@@ -87,7 +87,8 @@ user_limit = 3
                                    "utilsize."),
     ("[session]\nsortsize = '1G'\n", "'session.sortsize' is not an option: DuckDB has no separate sort memory: sorts "
                                      "use memsize, and spill to UTIL. Set memsize instead."),
-    ("[sesion]\n", "unknown key 'sesion'; allowed in []: grid, hosts, libname, libraries, master, queues, session."),
+    ("[sesion]\n", "unknown key 'sesion'; allowed at the top level: grid, hosts, libname, libraries, master, monitor, queues, "
+                    "session."),
     ("[hosts.n1]\nslots = 0\n", "hosts.n1.slots = 0 is not allowed: expected a whole number ≥ 1."),
     ("[master]\nport = 70000\n", "master.port = 70000 is not allowed: expected a TCP port 1–65535."),
     ("[hosts.n1]\n[queues.q]\nhosts = 'n2+1'\n",

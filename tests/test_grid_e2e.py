@@ -116,6 +116,12 @@ def grid(tmp_path_factory):
         p.kill()
     assert down.returncode == 0, down.stderr
     assert not left, f"processes left behind after grid down: {[p.cmdline() for p in left]}"
+    # Every node's monitor wrote its samples when its worker went.
+    from statgrid.monitor.store import load
+
+    node = load(g.home / "monitor", "node")
+    assert set(node.column("host").to_pylist()) == {"node1", "node2", "node3", "node4", "node5"}
+    assert load(g.home / "monitor", "library").num_rows > 0
 
 
 def test_bad_input_is_refused_and_nothing_is_stored(grid, tmp_path):
@@ -153,6 +159,8 @@ def test_hosts_and_queues(grid):
     rows = {line.split()[0]: line.split() for line in r.stdout.splitlines()[1:]}
     assert sorted(rows) == ["node1", "node2", "node3", "node4", "node5"]
     assert rows["node1"][1:4] == ["ok", "2", "0"] and rows["node5"][1] == "closed_Adm"
+    monitors = [p for p in grid.descendants_alive() if "statgrid.monitor" in " ".join(p.cmdline())]
+    assert sorted(p.cmdline()[p.cmdline().index("--host") + 1] for p in monitors) == sorted(rows)
     r = grid.cli("queues")
     assert [line.split()[0] for line in r.stdout.splitlines()[1:]] == ["high", "normal", "night"]
     assert "node1+1 others+2" in r.stdout

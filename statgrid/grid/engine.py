@@ -232,9 +232,9 @@ class Engine:
     async def task_states(self) -> dict[str, str]:
         return await self.client.run_on_scheduler(_task_states)
 
-    async def prepare(self, work_roots: list[str]) -> None:
-        """Warm every node's launcher, clean WORK of jobs that died with a worker."""
-        await asyncio.gather(*(self.on_host(h, node.prepare, work_roots) for h in list(self.workers)))
+    async def prepare(self, work_roots: list[str], monitor: dict | None) -> None:
+        """Warm every node's launcher, start its monitor, clean WORK of jobs that died with a worker."""
+        await asyncio.gather(*(self.on_host(h, node.prepare, work_roots, monitor) for h in list(self.workers)))
 
 
 def running_engine(home: Path) -> dict | None:

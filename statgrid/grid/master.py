@@ -69,6 +69,10 @@ class Master:
         self._tasks: set[asyncio.Task] = set()
         self._sweeper: asyncio.Task | None = None
         self.work_roots = [str(cfg.libraries.work), str(cfg.libraries.util)]
+        self.monitor = None if not cfg.monitor.enabled else {
+            "out": str(cfg.home / "monitor"), "interval_s": cfg.monitor.interval_s,
+            "libraries": {"data": str(cfg.libraries.data), "work": str(cfg.libraries.work),
+                          "util": str(cfg.libraries.util)}}
 
     # -- life cycle ------------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -76,7 +80,7 @@ class Master:
         self.pending = {j.id: j for j in self.store.select([JobState.PEND])}
         await self.engine.start()
         try:
-            await self.engine.prepare(self.work_roots)
+            await self.engine.prepare(self.work_roots, self.monitor)
             await self.reconcile()
         except BaseException:
             await self.engine.close(stop_engine=False)   # jobs keep running; the next `grid up` adopts them
@@ -222,7 +226,7 @@ class Master:
             self.dispatch()
 
     async def _prepare_host(self, host: str) -> None:
-        await self.engine.on_host(host, node.prepare, self.work_roots)
+        await self.engine.on_host(host, node.prepare, self.work_roots, self.monitor)
         self.dispatch()
 
     def _settle_lost_task(self, job: Job, reason: str) -> None:

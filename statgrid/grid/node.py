@@ -60,19 +60,45 @@ def _launcher_socket() -> str:
         return path
 
 
-def prepare(work_roots: list[str] | None = None, dask_worker=None) -> int:
-    """Warm the launcher (so the first job does not pay its start) and clean WORK left by jobs
-    that died with an earlier worker. Returns the launcher's pid. (`client.run` passes
-    dask_worker: its stream to the scheduler flushes within 1 ms, see engine.BATCH_INTERVAL_S.)"""
+def prepare(work_roots: list[str] | None = None, monitor: dict | None = None, dask_worker=None) -> int:
+    """Warm the launcher (so the first job does not pay its start), start this node's monitor,
+    and clean WORK left by jobs that died with an earlier worker. Returns the launcher's pid.
+    (`client.run` passes dask_worker: its stream to the scheduler flushes within 1 ms, see
+    engine.BATCH_INTERVAL_S.)"""
     if dask_worker is not None:
         dask_worker.batched_stream.interval = 0.001
     _launcher_socket()
+    if monitor:
+        _start_monitor(monitor, str(dask_worker.name) if dask_worker is not None else monitor["host"])
     if work_roots:
         # client.run calls this on the worker's event loop: a slow shared file system must not
         # stall its heartbeats, so the sweep runs in a thread.
         from statgrid.session.scratch import clean_stale
         threading.Thread(target=clean_stale, args=([Path(p) for p in work_roots],), daemon=True).start()
     return _server["proc"].pid
+
+
+def _start_monitor(spec: dict, host: str) -> None:
+    """The node's sampler, as its own process (its overhead is measurable on its own) that
+    stops when this worker's pipe to it closes. spec: out, interval_s, libraries."""
+    with _lock:
+        proc = _server.get("monitor")
+        if proc is not None and proc.poll() is None:
+            return
+        out = Path(spec["out"])
+        out.mkdir(parents=True, exist_ok=True)
+        argv = [sys.executable, "-m", "statgrid.monitor", "--host", host, "--out", str(out),
+                "--interval", str(spec["interval_s"]), "--stdin-liveness"]
+        for name, path in spec.get("libraries", {}).items():
+            argv += ["--library", f"{name}={path}"]
+        with open(out / f"{host}.log", "ab") as log:
+            _server["monitor"] = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                                  stderr=log, start_new_session=True, close_fds=True)
+
+
+def monitor_pid() -> int | None:
+    proc = _server.get("monitor")
+    return proc.pid if proc is not None and proc.poll() is None else None
 
 
 def _event(msg: dict) -> None:

@@ -47,7 +47,9 @@ class MonitorWriter:
             if not rs:
                 continue
             sch = schema(table)
-            data = pa.Table.from_pylist([{f.name: r.get(f.name) for f in sch} for r in rs], schema=sch)
+            # Column by column: Table.from_pylist imports pandas on first use (~0.4 s of CPU).
+            data = pa.Table.from_arrays([pa.array([r.get(f.name) for r in rs], type=f.type) for f in sch],
+                                        schema=sch)
             path = self.dir / f"{table}-{rs[0]['ts']:.3f}-{os.getpid()}.parquet"
             tmp = path.with_suffix(".tmp")
             pq.write_table(data, tmp, compression="zstd")
