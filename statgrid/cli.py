@@ -411,6 +411,75 @@ def monitor_export(ctx: typer.Context,
         typer.echo(str(path))
 
 
+# -- the I/O benchmark ------------------------------------------------------------------------------
+@app.command()
+def iobench(ctx: typer.Context,
+            directory: Optional[Path] = typer.Option(None, "--dir", help="Directory for the test files."),
+            library: Optional[str] = typer.Option(None, "--library", help="Or a library's directory: data, "
+                                                  "work, util, or a [libname.*]. Default: work."),
+            mode: str = typer.Option("write", "--mode", help="write, read or rw."),
+            rwmixread: int = typer.Option(50, "--rwmixread", help="Share of reads in rw mode (%)."),
+            pattern: str = typer.Option("seq", "--pattern", help="seq or rand."),
+            bs: str = typer.Option("1M", "--bs", help="Request size (4K, 1M)."),
+            threads: int = typer.Option(1, "--threads", "-t", help="Threads, each on its own file."),
+            size: str = typer.Option("1G", "--size-per-thread", help="File size per thread (e.g. 8G as in the papers)."),
+            direct: bool = typer.Option(False, "--direct", help="O_DIRECT: bypass the page cache."),
+            fsync: bool = typer.Option(False, "--fsync", help="fsync each file at the end, inside the timing."),
+            runs: int = typer.Option(3, "--runs", help="Timed runs."),
+            node: Optional[str] = typer.Option(None, "--node", help="Name of this node in the results "
+                                               "(default: hostname)."),
+            json_out: Optional[Path] = typer.Option(None, "--json", help="Write the fio-like JSON here."),
+            csv_out: Optional[Path] = typer.Option(None, "--csv", help="Write one CSV row per run, node, direction.")
+            ) -> None:
+    """Raw I/O test like gpfsperf/ndisk64: N threads, each on its own file; MB/s, IOPS, latency."""
+    import socket
+
+    from statgrid.bench import iobench_out
+    from statgrid.bench.iobench import IOSpec, run_node
+    from statgrid.config import parse_size_bytes
+
+    cfg = _config(ctx)
+    if directory is not None and library is not None:
+        _fail(ctx, UsageError("give --dir or --library, not both."))
+    if directory is None:
+        lib = (library or "work").lower()
+        roots = {"data": cfg.libraries.data, "work": cfg.libraries.work, "util": cfg.libraries.util,
+                 **{n: ln.path for n, ln in cfg.libnames.items()}}
+        if lib not in roots:
+            _fail(ctx, UsageError(f"--library {library!r} is not a library; libraries: {', '.join(roots)}."))
+        directory = roots[lib]
+        directory.mkdir(parents=True, exist_ok=True)
+    try:
+        spec = IOSpec(directory.absolute(), mode, rwmixread, pattern, parse_size_bytes(bs), threads,
+                      parse_size_bytes(size), direct, fsync, runs)
+        spec.check()
+    except ValueError as exc:
+        _fail(ctx, UsageError(f"bad size: {exc}."))
+    except StatgridError as exc:
+        _fail(ctx, exc)
+    if mode != "read" and not direct and not fsync:
+        typer.echo("warning: buffered writes without --fsync measure the page cache, not the device; add --fsync "
+                   "or --direct.", err=True)
+
+    def progress(r) -> None:
+        total = r.read.io_bytes + r.write.io_bytes
+        typer.echo(f"run {r.run}/{runs}: {total / (r.wall_ns / 1e9) / 1e6:.1f} MB/s", err=True)
+
+    try:
+        results = run_node(spec, node or socket.gethostname(), progress=progress)
+    except StatgridError as exc:
+        _fail(ctx, exc)
+    except OSError as exc:
+        _fail(ctx, StatgridError(f"I/O error in {str(directory)!r}: {exc.strerror} ({exc.filename or ''}); check "
+                                 "the space and permissions there."))
+    result = iobench_out.summarize(spec, iobench_out.group_by_run([results]))
+    typer.echo(iobench_out.terminal(result))
+    if json_out:
+        json_out.write_text(iobench_out.to_json(result))
+    if csv_out:
+        csv_out.write_text(iobench_out.to_csv(result))
+
+
 def main() -> None:
     app(prog_name="statgrid")   # the same usage text under `python -m statgrid`
 

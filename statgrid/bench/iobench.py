@@ -1,0 +1,231 @@
+"""The raw I/O test (seed 000 Table 2: ndisk64/gpfsperf — N threads per node, each on its own
+file, 1 MiB blocks, 100 % read, 50/50, 100 % write), on one node.
+
+Measurement rules (DESIGN.md, "I/O measurement"):
+- O_DIRECT goes through page-aligned buffers (an anonymous mmap): misaligned buffers fail or
+  halve throughput.
+- Buffered reads would measure the page cache: after laying the files out, each file's pages
+  are dropped with posix_fadvise(DONTNEED) (no root needed), so reads come from the device.
+- Buffered writes without --fsync measure the page cache; the caller warns. With fsync, each
+  thread's time includes its final fsync (fio's end_fsync=1).
+- Each thread times every request (perf_counter_ns around preadv/pwrite, which release the
+  GIL); bandwidth is bytes over the thread's wall time, summed over threads.
+Files are removed at the end, also on error or Ctrl-C.
+"""
+from __future__ import annotations
+
+import mmap
+import os
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from statgrid.errors import UsageError
+
+MODES = ("read", "write", "rw")
+PATTERNS = ("seq", "rand")
+
+
+@dataclass(frozen=True)
+class IOSpec:
+    dir: Path
+    mode: str = "write"
+    rwmixread: int = 50
+    pattern: str = "seq"
+    bs_bytes: int = 1 << 20
+    threads: int = 1
+    size_per_thread_bytes: int = 1 << 30
+    direct: bool = False
+    fsync: bool = False
+    runs: int = 3
+    seed: int = 1
+
+    def check(self) -> None:
+        if self.mode not in MODES:
+            raise UsageError(f"--mode {self.mode!r} is not one of {', '.join(MODES)}.")
+        if self.pattern not in PATTERNS:
+            raise UsageError(f"--pattern {self.pattern!r} is not one of {', '.join(PATTERNS)}.")
+        if not 0 <= self.rwmixread <= 100:
+            raise UsageError(f"--rwmixread {self.rwmixread} is not a percentage (0–100).")
+        if self.threads < 1 or self.runs < 1:
+            raise UsageError("--threads and --runs must be at least 1.")
+        if self.bs_bytes < 512 or (self.direct and self.bs_bytes % 4096):
+            raise UsageError(f"--bs {self.bs_bytes} bytes: use at least 512 bytes, and a multiple of 4 KiB with "
+                             "--direct (O_DIRECT needs aligned requests), e.g. --bs 1M.")
+        if self.size_per_thread_bytes < self.bs_bytes:
+            raise UsageError(f"--size-per-thread ({self.size_per_thread_bytes} bytes) is smaller than --bs "
+                             f"({self.bs_bytes} bytes); give at least one block per thread.")
+        if not self.dir.is_dir():
+            raise UsageError(f"--dir {str(self.dir)!r} is not a directory; create it or choose another.")
+        if not os.access(self.dir, os.W_OK):
+            raise UsageError(f"--dir {str(self.dir)!r} is not writable by this user.")
+
+
+@dataclass
+class Direction:
+    """One direction (read or write) of one thread or one node."""
+
+    io_bytes: int = 0
+    runtime_ns: int = 0
+    lat_ns: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+
+
+@dataclass
+class NodeRun:
+    """One run on one node: per direction, bytes and latencies of all threads; wall time."""
+
+    node: str
+    run: int
+    wall_ns: int
+    read: Direction
+    write: Direction
+
+
+def thread_files(spec: IOSpec, node: str) -> list[Path]:
+    return [spec.dir / f"sgio.{node}.{os.getpid()}.{i}.dat" for i in range(spec.threads)]
+
+
+def _open(path: Path, spec: IOSpec, write: bool, create: bool = False) -> int:
+    flags = os.O_RDWR if write else os.O_RDONLY
+    if create:
+        flags |= os.O_CREAT
+    if spec.direct:
+        flags |= os.O_DIRECT
+    try:
+        return os.open(path, flags, 0o600)
+    except OSError as exc:
+        if spec.direct and exc.errno == 22:
+            raise UsageError(f"{str(spec.dir)!r} does not support O_DIRECT (e.g. tmpfs); run without --direct "
+                             "or choose another --dir.") from None
+        raise
+
+
+def layout(spec: IOSpec, files: list[Path]) -> None:
+    """Write every file once in full (reads and mixed runs need data), fsync, drop its cache."""
+    buf = mmap.mmap(-1, spec.bs_bytes)
+    buf.write(os.urandom(min(spec.bs_bytes, 1 << 20)) * max(1, spec.bs_bytes // (1 << 20)))
+
+    def one(path: Path) -> None:
+        fd = _open(path, spec, write=True, create=True)
+        try:
+            for off in range(0, spec.size_per_thread_bytes - spec.bs_bytes + 1, spec.bs_bytes):
+                os.pwrite(fd, buf, off)
+            os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+    _in_threads([lambda p=p: one(p) for p in files])
+
+
+def drop_cache(files: list[Path]) -> None:
+    for path in files:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            continue
+        try:
+            os.fdatasync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+
+def _in_threads(fns) -> None:
+    errors: list[BaseException] = []
+
+    def wrap(fn):
+        try:
+            fn()
+        except BaseException as exc:          # noqa: BLE001 — re-raised in the caller
+            errors.append(exc)
+
+    threads = [threading.Thread(target=wrap, args=(fn,)) for fn in fns]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
+def _thread_io(spec: IOSpec, path: Path, seed: int, out: dict, start: threading.Barrier) -> None:
+    n_blocks = spec.size_per_thread_bytes // spec.bs_bytes
+    rng = random.Random(seed)
+    reads_wanted = {"read": 100, "write": 0, "rw": spec.rwmixread}[spec.mode]
+    kinds = [rng.randrange(100) < reads_wanted for _ in range(n_blocks)]
+    offsets = list(range(n_blocks))
+    if spec.pattern == "rand":
+        rng.shuffle(offsets)
+    lat = np.empty(n_blocks, dtype=np.int64)
+    buf = mmap.mmap(-1, spec.bs_bytes)                  # page-aligned: O_DIRECT-safe
+    if reads_wanted < 100:
+        buf.write(os.urandom(min(spec.bs_bytes, 1 << 20)) * max(1, spec.bs_bytes // (1 << 20)))
+    view = memoryview(buf)
+    fd = _open(path, spec, write=reads_wanted < 100, create=spec.mode == "write")
+    read_bytes = write_bytes = 0
+    bs = spec.bs_bytes
+    clock = time.perf_counter_ns
+    try:
+        start.wait()
+        t0 = clock()
+        for i in range(n_blocks):
+            off = offsets[i] * bs
+            a = clock()
+            if kinds[i]:
+                n = os.preadv(fd, [view], off)
+                read_bytes += n
+            else:
+                n = os.pwrite(fd, view, off)
+                write_bytes += n
+            lat[i] = clock() - a
+        if spec.fsync and write_bytes:
+            os.fsync(fd)
+        wall = clock() - t0
+    finally:
+        os.close(fd)
+        view.release()
+        buf.close()
+    kinds_arr = np.fromiter(kinds, dtype=bool, count=n_blocks)
+    out.update(read_bytes=read_bytes, write_bytes=write_bytes, wall_ns=wall,
+               read_lat=lat[kinds_arr], write_lat=lat[~kinds_arr])
+
+
+def run_node(spec: IOSpec, node: str, before_run=None, progress=None) -> list[NodeRun]:
+    """All runs of the spec on this node; files are removed at the end in every case.
+    before_run(run) is called right before each timed run (the grid's cross-node barrier)."""
+    spec.check()
+    files = thread_files(spec, node)
+    results: list[NodeRun] = []
+    try:
+        if spec.mode != "write":
+            layout(spec, files)
+        for run in range(1, spec.runs + 1):
+            if spec.mode != "write" and not spec.direct:
+                drop_cache(files)
+            if before_run is not None:
+                before_run(run)
+            outs = [dict() for _ in files]
+            barrier = threading.Barrier(len(files))
+            t0 = time.perf_counter_ns()
+            _in_threads([lambda p=p, o=o, i=i: _thread_io(spec, p, spec.seed * 1000 + run * 100 + i, o, barrier)
+                         for i, (p, o) in enumerate(zip(files, outs))])
+            wall = time.perf_counter_ns() - t0
+            rd = Direction(sum(o["read_bytes"] for o in outs), max(o["wall_ns"] for o in outs),
+                           np.concatenate([o["read_lat"] for o in outs]))
+            wr = Direction(sum(o["write_bytes"] for o in outs), max(o["wall_ns"] for o in outs),
+                           np.concatenate([o["write_lat"] for o in outs]))
+            results.append(NodeRun(node, run, wall, rd, wr))
+            if progress is not None:
+                progress(results[-1])
+    finally:
+        for f in files:
+            try:
+                f.unlink()
+            except FileNotFoundError:
+                pass
+    return results
