@@ -422,14 +422,19 @@ def iobench(ctx: typer.Context,
             pattern: str = typer.Option("seq", "--pattern", help="seq or rand."),
             bs: str = typer.Option("1M", "--bs", help="Request size (4K, 1M)."),
             threads: int = typer.Option(1, "--threads", "-t", help="Threads, each on its own file."),
-            size: str = typer.Option("1G", "--size-per-thread", help="File size per thread (e.g. 8G as in the papers)."),
+            size: str = typer.Option("8G", "--size-per-thread", help="File size per thread (8G as in the papers)."),
             direct: bool = typer.Option(False, "--direct", help="O_DIRECT: bypass the page cache."),
             fsync: bool = typer.Option(False, "--fsync", help="fsync each file at the end, inside the timing."),
             runs: int = typer.Option(3, "--runs", help="Timed runs."),
             node: Optional[str] = typer.Option(None, "--node", help="Name of this node in the results "
                                                "(default: hostname)."),
             json_out: Optional[Path] = typer.Option(None, "--json", help="Write the fio-like JSON here."),
-            csv_out: Optional[Path] = typer.Option(None, "--csv", help="Write one CSV row per run, node, direction.")
+            csv_out: Optional[Path] = typer.Option(None, "--csv", help="Write one CSV row per run, node, direction."),
+            nodes: Optional[str] = typer.Option(None, "--nodes", help="Run on these grid hosts at once ('all' or "
+                                                "node1,node2); needs a running master."),
+            raw_out: Optional[Path] = typer.Option(None, "--raw-out", hidden=True),
+            barrier_dir: Optional[Path] = typer.Option(None, "--barrier-dir", hidden=True),
+            barrier_nodes: int = typer.Option(1, "--barrier-nodes", hidden=True)
             ) -> None:
     """Raw I/O test like gpfsperf/ndisk64: N threads, each on its own file; MB/s, IOPS, latency."""
     import socket
@@ -465,8 +470,26 @@ def iobench(ctx: typer.Context,
         total = r.read.io_bytes + r.write.io_bytes
         typer.echo(f"run {r.run}/{runs}: {total / (r.wall_ns / 1e9) / 1e6:.1f} MB/s", err=True)
 
+    def on_term(signum, frame):
+        raise KeyboardInterrupt                  # SIGTERM (a grid kill) cleans up like Ctrl-C
+
+    import signal
+
+    from statgrid.bench.iobench import file_barrier, save_runs
+
+    signal.signal(signal.SIGTERM, on_term)
+    if nodes:
+        _iobench_on_grid(ctx, cfg, spec, nodes, json_out, csv_out)
+        return
+    me = node or socket.gethostname()
     try:
-        results = run_node(spec, node or socket.gethostname(), progress=progress)
+        before = file_barrier(barrier_dir, me, barrier_nodes) if barrier_dir else None
+        results = run_node(spec, me, before_run=before, progress=progress)
+        if raw_out is not None:
+            save_runs(raw_out, results)
+    except KeyboardInterrupt:
+        typer.echo("iobench interrupted; its files were removed.", err=True)
+        raise typer.Exit(130)
     except StatgridError as exc:
         _fail(ctx, exc)
     except OSError as exc:
@@ -474,6 +497,61 @@ def iobench(ctx: typer.Context,
                                  "the space and permissions there."))
     result = iobench_out.summarize(spec, iobench_out.group_by_run([results]))
     typer.echo(iobench_out.terminal(result))
+    if json_out:
+        json_out.write_text(iobench_out.to_json(result))
+    if csv_out:
+        csv_out.write_text(iobench_out.to_csv(result))
+
+
+def _iobench_on_grid(ctx: typer.Context, cfg: Config, spec, nodes: str, json_out, csv_out) -> None:
+    """One iobench job per chosen host, started through the grid, timed runs aligned by a file
+    barrier in the grid home; results gathered here into one record (per node and total)."""
+    import time as _time
+
+    from statgrid.bench import iobench_out
+    from statgrid.bench.iobench import load_runs
+    from statgrid.grid.client import GridClient
+
+    grid = GridClient(cfg)
+    hosts = {h["host"]: h for h in _call(ctx, grid.hosts)}
+    if nodes == "all":
+        chosen = [h for h, v in hosts.items() if v["state"] in ("ok", "closed_Full")]
+    else:
+        chosen = [n.strip() for n in nodes.split(",") if n.strip()]
+    for n in chosen:
+        if n not in hosts:
+            _fail(ctx, UsageError(f"--nodes: host {n!r} does not exist; hosts: {', '.join(hosts)}."))
+        if hosts[n]["state"] not in ("ok", "closed_Full"):
+            _fail(ctx, UsageError(f"--nodes: host {n!r} is {hosts[n]['state']}; choose hosts that are up and open."))
+    if not chosen:
+        _fail(ctx, StatgridError("no grid host is up and open; see `statgrid hosts`."))
+    group = cfg.home / "iobench" / f"{_time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    group.mkdir(parents=True)
+    argv = [sys.executable, "-m", "statgrid", "iobench", "--dir", str(spec.dir), "--mode", spec.mode,
+            "--rwmixread", str(spec.rwmixread), "--pattern", spec.pattern, "--bs", str(spec.bs_bytes),
+            "--threads", str(spec.threads), "--size-per-thread", str(spec.size_per_thread_bytes),
+            "--runs", str(spec.runs), "--barrier-dir", str(group), "--barrier-nodes", str(len(chosen)),
+            *(["--direct"] if spec.direct else []), *(["--fsync"] if spec.fsync else [])]
+    ids = []
+    try:
+        for n in chosen:
+            rec = _call(ctx, grid.submit, argv + ["--node", n, "--raw-out", str(group / f"{n}.npz")], hosts=[n],
+                        name=f"iobench-{n}")
+            ids.append(rec["id"])
+        typer.echo(f"iobench jobs {', '.join(map(str, ids))} on {', '.join(chosen)}; results in {group}", err=True)
+        jobs = _call(ctx, grid.wait, ids)
+    except KeyboardInterrupt:
+        grid.kill(ids)
+        typer.echo("iobench interrupted; its jobs were killed (they remove their files).", err=True)
+        raise typer.Exit(130)
+    failed = [j for j in jobs if j["state"] != "DONE"]
+    if failed:
+        tail = grid.peek(failed[0]["id"], 1500)["text"]
+        _fail(ctx, StatgridError(f"iobench job {failed[0]['id']} on {failed[0]['host']} ended {failed[0]['state']} "
+                                 f"({failed[0]['exit_reason']}); its output ends with:\n{tail}"))
+    result = iobench_out.summarize(spec, iobench_out.group_by_run([load_runs(group / f"{n}.npz") for n in chosen]))
+    typer.echo(iobench_out.terminal(result))
+    (group / "result.json").write_text(iobench_out.to_json(result))
     if json_out:
         json_out.write_text(iobench_out.to_json(result))
     if csv_out:

@@ -244,6 +244,25 @@ def test_session_job_with_options_log_and_stimer(grid):
     assert not any((grid.home / "work").iterdir())                    # WORK removed
 
 
+def test_iobench_on_two_nodes_at_once(grid):
+    d = grid.root / "io"
+    d.mkdir()
+    r = grid.cli("iobench", "--nodes", "node1,node2", "--dir", str(d), "--mode", "write", "--size-per-thread", "4M",
+                 "--runs", "2", "--direct", "--json", str(grid.root / "io.json"))
+    assert r.returncode == 0, r.stderr
+    res = json.loads((grid.root / "io.json").read_text())
+    for run in res["runs"]:
+        assert [n["node"] for n in run["nodes"]] == ["node1", "node2"]
+        assert run["total"]["write"]["io_bytes"] == 2 * 4 << 20
+    assert "total" in r.stdout and "node2" in r.stdout
+    jobs = [j for j in grid.client.jobs(all_states=True) if j["name"].startswith("iobench-")]
+    assert sorted((j["name"], j["host"], j["state"]) for j in jobs) == [
+        ("iobench-node1", "node1", "DONE"), ("iobench-node2", "node2", "DONE")]
+    assert not [p for p in d.iterdir() if p.name.startswith("sgio.")]
+    bad = grid.cli("iobench", "--nodes", "node5", "--dir", str(d))
+    assert bad.returncode == 2 and "host 'node5' is closed_Adm" in bad.stderr
+
+
 def test_failures_are_the_jobs_own(grid):
     (grid.root / "bad.py").write_text("import statgrid\nwith statgrid.session() as s:\n    s.execute('select nope')\n")
     a = grid.submit("sh", "-c", "exit 3")

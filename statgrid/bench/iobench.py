@@ -113,6 +113,8 @@ def layout(spec: IOSpec, files: list[Path]) -> None:
         fd = _open(path, spec, write=True, create=True)
         try:
             for off in range(0, spec.size_per_thread_bytes - spec.bs_bytes + 1, spec.bs_bytes):
+                if _stop.is_set():
+                    raise Interrupted()
                 os.pwrite(fd, buf, off)
             os.fsync(fd)
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
@@ -135,6 +137,9 @@ def drop_cache(files: list[Path]) -> None:
             os.close(fd)
 
 
+_stop = threading.Event()                 # set on Ctrl-C/SIGTERM: every I/O loop ends at its next request
+
+
 def _in_threads(fns) -> None:
     errors: list[BaseException] = []
 
@@ -144,13 +149,24 @@ def _in_threads(fns) -> None:
         except BaseException as exc:          # noqa: BLE001 — re-raised in the caller
             errors.append(exc)
 
-    threads = [threading.Thread(target=wrap, args=(fn,)) for fn in fns]
+    threads = [threading.Thread(target=wrap, args=(fn,), daemon=True) for fn in fns]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join()
+    try:
+        for t in threads:
+            while t.is_alive():
+                t.join(0.2)                   # short joins: Ctrl-C reaches the main thread at once
+    except BaseException:
+        _stop.set()                           # the threads stop at their next request; then files go
+        for t in threads:
+            t.join()
+        raise
     if errors:
         raise errors[0]
+
+
+class Interrupted(Exception):
+    pass
 
 
 def _thread_io(spec: IOSpec, path: Path, seed: int, out: dict, start: threading.Barrier) -> None:
@@ -174,6 +190,8 @@ def _thread_io(spec: IOSpec, path: Path, seed: int, out: dict, start: threading.
         start.wait()
         t0 = clock()
         for i in range(n_blocks):
+            if _stop.is_set():
+                raise Interrupted()
             off = offsets[i] * bs
             a = clock()
             if kinds[i]:
@@ -199,6 +217,7 @@ def run_node(spec: IOSpec, node: str, before_run=None, progress=None) -> list[No
     """All runs of the spec on this node; files are removed at the end in every case.
     before_run(run) is called right before each timed run (the grid's cross-node barrier)."""
     spec.check()
+    _stop.clear()
     files = thread_files(spec, node)
     results: list[NodeRun] = []
     try:
@@ -229,3 +248,43 @@ def run_node(spec: IOSpec, node: str, before_run=None, progress=None) -> list[No
             except FileNotFoundError:
                 pass
     return results
+
+
+# -- a node's results on disk (grid mode: each node's job writes them, the submitter reads) --------
+def save_runs(path: Path, runs: list[NodeRun]) -> None:
+    arrays = {}
+    for r in runs:
+        arrays[f"r{r.run}_read_lat"] = r.read.lat_ns
+        arrays[f"r{r.run}_write_lat"] = r.write.lat_ns
+        arrays[f"r{r.run}_scalars"] = np.array([r.wall_ns, r.read.io_bytes, r.read.runtime_ns,
+                                                r.write.io_bytes, r.write.runtime_ns], dtype=np.int64)
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez(tmp, node=np.array(runs[0].node if runs else ""), **arrays)
+    os.replace(tmp, path)
+
+
+def load_runs(path: Path) -> list[NodeRun]:
+    with np.load(path) as z:
+        node = str(z["node"])
+        n = len([k for k in z.files if k.endswith("_scalars")])
+        out = []
+        for run in range(1, n + 1):
+            wall, rb, rt, wb, wt = (int(x) for x in z[f"r{run}_scalars"])
+            out.append(NodeRun(node, run, wall, Direction(rb, rt, z[f"r{run}_read_lat"]),
+                               Direction(wb, wt, z[f"r{run}_write_lat"])))
+    return out
+
+
+def file_barrier(directory: Path, node: str, n_nodes: int, timeout_s: float = 600.0):
+    """before_run hook: every node waits at each run until all n_nodes have arrived, so the
+    timed runs overlap as in gpfsperf (files on the grid's shared file system)."""
+    def wait(run: int) -> None:
+        (directory / f"ready-{run}-{node}").touch()
+        deadline = time.monotonic() + timeout_s
+        while len(list(directory.glob(f"ready-{run}-*"))) < n_nodes:
+            if _stop.is_set():
+                raise Interrupted()
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"not every node reached run {run} within {timeout_s:.0f} s")
+            time.sleep(0.005)
+    return wait

@@ -1,0 +1,111 @@
+"""statgrid iobench against fio on the same cases, interleaved A/B in one run (issue 4).
+
+Cases: sequential read, write, and 50/50 mix; 1 and 4 threads; O_DIRECT and buffered. fio
+runs with ioengine=psync (one blocking request at a time per thread, like iobench), the same
+block size, size per thread and directory; buffered write cases use end_fsync on both sides,
+buffered reads start from a cold cache on both sides (files laid out and synced, caches
+dropped when root; iobench also drops each file's pages with fadvise).
+Ratio = iobench MB/s ÷ fio MB/s per case, printed as `median (min … max, N runs)`.
+Goal (issue 4): ratio ≥ 0.95.
+
+    .venv/bin/python benchmarks/iobench_vs_fio.py [--dir /var/tmp/io] [--size 512M] [--runs 3]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import fmt_stat  # noqa: E402
+
+from statgrid.bench import iobench_out  # noqa: E402
+from statgrid.bench.iobench import IOSpec, run_node  # noqa: E402
+from statgrid.config import parse_size_bytes  # noqa: E402
+
+CASES = [(mode, threads, direct) for mode in ("read", "write", "rw") for threads in (1, 4)
+         for direct in (True, False)]
+
+
+def total_mb_s(result: dict) -> float:
+    t = result["runs"][0]["total"]
+    return (t["read"]["bw_bytes"] + t["write"]["bw_bytes"]) / 1e6
+
+
+def run_iobench(directory: Path, mode: str, threads: int, direct: bool, size: int) -> float:
+    drop_caches()
+    spec = IOSpec(directory, mode, 50, "seq", 1 << 20, threads, size, direct, fsync=not direct and mode != "read",
+                  runs=1)
+    res = run_node(spec, "bench")
+    return total_mb_s(iobench_out.summarize(spec, [res]))
+
+
+def drop_caches() -> None:
+    """Both sides start from a cold page cache where the kernel lets us (root)."""
+    os.sync()
+    try:
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+    except OSError:
+        pass
+
+
+def run_fio(directory: Path, mode: str, threads: int, direct: bool, size: int) -> float:
+    rw = {"read": "read", "write": "write", "rw": "rw"}[mode]
+    argv = ["fio", "--name=sg", f"--directory={directory}", f"--rw={rw}", "--rwmixread=50", "--bs=1M",
+            f"--size={size}", f"--numjobs={threads}", f"--direct={int(direct)}", "--ioengine=psync",
+            "--group_reporting", "--output-format=json", "--invalidate=1"]
+    if mode != "write":
+        # fio lays files out without syncing them: dirty pages survive its invalidate and reads
+        # then hit the page cache. Lay out first, sync, drop caches (iobench's own layout
+        # fsyncs and drops each file's pages).
+        subprocess.run(argv + ["--create_only=1"], capture_output=True, check=True)
+        drop_caches()
+    if not direct and mode != "read":
+        argv.append("--end_fsync=1")
+    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    job = json.loads(out[out.index("{"):])["jobs"][0]
+    result = (job["read"]["bw_bytes"] + job["write"]["bw_bytes"]) / 1e6
+    for f in directory.glob("sg.*"):
+        f.unlink()
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dir", type=Path, default=Path("/var/tmp/statgrid-bench/io"))
+    ap.add_argument("--size", default="512M", help="per thread")
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    if shutil.which("fio") is None:
+        raise SystemExit("fio is not installed (Debian: apt-get install fio)")
+    args.dir.mkdir(parents=True, exist_ok=True)
+    size = parse_size_bytes(args.size)
+    ratios: dict[tuple, list[float]] = {c: [] for c in CASES}
+    ours: dict[tuple, list[float]] = {c: [] for c in CASES}
+    theirs: dict[tuple, list[float]] = {c: [] for c in CASES}
+    for i in range(args.runs):
+        for case in CASES:
+            order = ("statgrid", "fio") if i % 2 == 0 else ("fio", "statgrid")
+            got = {}
+            for side in order:
+                got[side] = (run_iobench if side == "statgrid" else run_fio)(args.dir, *case, size)
+            ours[case].append(got["statgrid"])
+            theirs[case].append(got["fio"])
+            ratios[case].append(got["statgrid"] / got["fio"])
+            print(f"run {i + 1} {case}: statgrid {got['statgrid']:.0f} MB/s, fio {got['fio']:.0f} MB/s", flush=True)
+    print(f"\nseq, bs 1M, {args.size} per thread, in {args.dir}")
+    print(f"{'mode':<6}{'threads':>8}  {'io':<9}{'statgrid MB/s':<34}{'fio MB/s':<34}ratio")
+    for case in CASES:
+        mode, threads, direct = case
+        print(f"{mode:<6}{threads:>8}  {'direct' if direct else 'buffered':<9}{fmt_stat(ours[case], 0):<34}"
+              f"{fmt_stat(theirs[case], 0):<34}{fmt_stat(ratios[case])}")
+    allr = [r for rs in ratios.values() for r in rs]
+    print(f"\nall cases: ratio {fmt_stat(allr)} (goal ≥ 0.95)")
+
+
+if __name__ == "__main__":
+    main()
