@@ -373,14 +373,17 @@ def monitor(ctx: typer.Context,
     def echo(rows: dict) -> None:
         import time as _time
 
+        def f(v, scale=1.0, width=5):          # a figure the sampler could not compute shows as '-'
+            return "-".rjust(width) if v is None else f"{v / scale:{width}.1f}"
+
         n = rows["node"][0]
         parts = [_time.strftime("%H:%M:%S", _time.localtime(n["ts"])),
-                 "cpu usr {:5.1f}% sys {:5.1f}% wait {:5.1f}% idle {:5.1f}%".format(
-                     *(n[k] or 0.0 for k in ("cpu_user_pct", "cpu_system_pct", "cpu_iowait_pct", "cpu_idle_pct"))),
-                 f"psi io {n['psi_io_some_pct'] or 0.0:5.1f}%"]
+                 "cpu usr {}% sys {}% wait {}% idle {}%".format(
+                     *(f(n[k]) for k in ("cpu_user_pct", "cpu_system_pct", "cpu_iowait_pct", "cpu_idle_pct"))),
+                 f"psi io {f(n['psi_io_some_pct'])}%"]
         for lib in rows["library"]:
-            parts.append(f"{lib['library']}({lib['device']}) r {lib['read_bytes_per_s'] / 1e6:7.1f} "
-                         f"w {lib['write_bytes_per_s'] / 1e6:7.1f} MB/s util {lib['util_pct']:5.1f}%")
+            parts.append(f"{lib['library']}({lib['device']}) r {f(lib['read_bytes_per_s'], 1e6, 7)} "
+                         f"w {f(lib['write_bytes_per_s'], 1e6, 7)} MB/s util {f(lib['util_pct'])}%")
         typer.echo("  ".join(parts))
 
     try:
@@ -454,12 +457,16 @@ def iobench(ctx: typer.Context,
             _fail(ctx, UsageError(f"--library {library!r} is not a library; libraries: {', '.join(roots)}."))
         directory = roots[lib]
         directory.mkdir(parents=True, exist_ok=True)
+    sizes = {}
+    for option, value in (("--bs", bs), ("--size-per-thread", size)):
+        try:
+            sizes[option] = parse_size_bytes(value)
+        except ValueError as exc:
+            _fail(ctx, UsageError(f"{option} {value!r} is not allowed: expected {exc}."))
     try:
-        spec = IOSpec(directory.absolute(), mode, rwmixread, pattern, parse_size_bytes(bs), threads,
-                      parse_size_bytes(size), direct, fsync, runs)
+        spec = IOSpec(directory.absolute(), mode, rwmixread, pattern, sizes["--bs"], threads,
+                      sizes["--size-per-thread"], direct, fsync, runs)
         spec.check()
-    except ValueError as exc:
-        _fail(ctx, UsageError(f"bad size: {exc}."))
     except StatgridError as exc:
         _fail(ctx, exc)
     if mode != "read" and not direct and not fsync:
@@ -468,14 +475,15 @@ def iobench(ctx: typer.Context,
 
     def progress(r) -> None:
         total = r.read.io_bytes + r.write.io_bytes
-        typer.echo(f"run {r.run}/{runs}: {total / (r.wall_ns / 1e9) / 1e6:.1f} MB/s", err=True)
+        runtime_ns = max(r.read.runtime_ns, r.write.runtime_ns) or r.wall_ns
+        typer.echo(f"run {r.run}/{runs}: {total / (runtime_ns / 1e9) / 1e6:.1f} MB/s", err=True)
 
     def on_term(signum, frame):
         raise KeyboardInterrupt                  # SIGTERM (a grid kill) cleans up like Ctrl-C
 
     import signal
 
-    from statgrid.bench.iobench import file_barrier, save_runs
+    from statgrid.bench.iobench import file_barrier, mark_failed, save_runs
 
     signal.signal(signal.SIGTERM, on_term)
     if nodes:
@@ -484,7 +492,12 @@ def iobench(ctx: typer.Context,
     me = node or socket.gethostname()
     try:
         before = file_barrier(barrier_dir, me, barrier_nodes) if barrier_dir else None
-        results = run_node(spec, me, before_run=before, progress=progress)
+        try:
+            results = run_node(spec, me, before_run=before, progress=progress)
+        except BaseException:
+            if barrier_dir is not None:
+                mark_failed(barrier_dir, me)
+            raise
         if raw_out is not None:
             save_runs(raw_out, results)
     except KeyboardInterrupt:

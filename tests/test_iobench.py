@@ -55,7 +55,7 @@ def test_write_then_read_record_has_fio_keys_and_exact_bytes(home, tmp_path, dir
 def test_bad_input_names_the_value(home, tmp_path):
     cases = [(["--mode", "append"], "--mode 'append' is not one of"),
              (["--direct", "--bs", "1000"], "multiple of 4 KiB with --direct"),
-             (["--bs", "lots"], "bad size"),
+             (["--bs", "lots"], "--bs 'lots' is not allowed"),
              (["--size-per-thread", "1K", "--bs", "1M"], "smaller than --bs"),
              (["--dir", str(tmp_path / "nope")], "is not a directory"),
              (["--library", "nope"], "--library 'nope' is not a library")]

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from statgrid.errors import UsageError
+from statgrid.errors import StatgridError, UsageError
 
 MODES = ("read", "write", "rw")
 PATTERNS = ("seq", "rand")
@@ -51,8 +51,10 @@ class IOSpec:
             raise UsageError(f"--pattern {self.pattern!r} is not one of {', '.join(PATTERNS)}.")
         if not 0 <= self.rwmixread <= 100:
             raise UsageError(f"--rwmixread {self.rwmixread} is not a percentage (0–100).")
-        if self.threads < 1 or self.runs < 1:
-            raise UsageError("--threads and --runs must be at least 1.")
+        if self.threads < 1:
+            raise UsageError(f"--threads {self.threads} is not allowed: use 1 or more.")
+        if self.runs < 1:
+            raise UsageError(f"--runs {self.runs} is not allowed: use 1 or more.")
         if self.bs_bytes < 512 or (self.direct and self.bs_bytes % 4096):
             raise UsageError(f"--bs {self.bs_bytes} bytes: use at least 512 bytes, and a multiple of 4 KiB with "
                              "--direct (O_DIRECT needs aligned requests), e.g. --bs 1M.")
@@ -174,40 +176,54 @@ def _thread_io(spec: IOSpec, path: Path, seed: int, out: dict, start: threading.
     rng = random.Random(seed)
     reads_wanted = {"read": 100, "write": 0, "rw": spec.rwmixread}[spec.mode]
     kinds = [rng.randrange(100) < reads_wanted for _ in range(n_blocks)]
-    offsets = list(range(n_blocks))
     if spec.pattern == "rand":
-        rng.shuffle(offsets)
+        blocks = list(range(n_blocks))
+        rng.shuffle(blocks)
+    else:
+        # Sequential mixes keep one position per direction, as fio does: reads and writes each
+        # stream through the file, so readahead and write-back see sequential I/O.
+        pos = {True: 0, False: 0}
+        blocks = []
+        for is_read in kinds:
+            blocks.append(pos[is_read])
+            pos[is_read] += 1
     lat = np.empty(n_blocks, dtype=np.int64)
-    buf = mmap.mmap(-1, spec.bs_bytes)                  # page-aligned: O_DIRECT-safe
-    if reads_wanted < 100:
-        buf.write(os.urandom(min(spec.bs_bytes, 1 << 20)) * max(1, spec.bs_bytes // (1 << 20)))
-    view = memoryview(buf)
-    fd = _open(path, spec, write=reads_wanted < 100, create=spec.mode == "write")
+    buf = view = None
+    fd = -1
     read_bytes = write_bytes = 0
     bs = spec.bs_bytes
     clock = time.perf_counter_ns
     try:
-        start.wait()
+        buf = mmap.mmap(-1, spec.bs_bytes)              # page-aligned: O_DIRECT-safe
+        if reads_wanted < 100:
+            buf.write(os.urandom(min(spec.bs_bytes, 1 << 20)) * max(1, spec.bs_bytes // (1 << 20)))
+        view = memoryview(buf)
+        fd = _open(path, spec, write=reads_wanted < 100, create=spec.mode == "write")
+        start.wait(timeout=600)
         t0 = clock()
         for i in range(n_blocks):
             if _stop.is_set():
                 raise Interrupted()
-            off = offsets[i] * bs
+            off = blocks[i] * bs
             a = clock()
             if kinds[i]:
-                n = os.preadv(fd, [view], off)
-                read_bytes += n
+                read_bytes += os.preadv(fd, [view], off)
             else:
-                n = os.pwrite(fd, view, off)
-                write_bytes += n
+                write_bytes += os.pwrite(fd, view, off)
             lat[i] = clock() - a
         if spec.fsync and write_bytes:
             os.fsync(fd)
         wall = clock() - t0
+    except BaseException:
+        start.abort()                                   # the other threads must not wait for this one
+        raise
     finally:
-        os.close(fd)
-        view.release()
-        buf.close()
+        if fd >= 0:
+            os.close(fd)
+        if view is not None:
+            view.release()
+        if buf is not None:
+            buf.close()
     kinds_arr = np.fromiter(kinds, dtype=bool, count=n_blocks)
     out.update(read_bytes=read_bytes, write_bytes=write_bytes, wall_ns=wall,
                read_lat=lat[kinds_arr], write_lat=lat[~kinds_arr])
@@ -224,7 +240,8 @@ def run_node(spec: IOSpec, node: str, before_run=None, progress=None) -> list[No
         if spec.mode != "write":
             layout(spec, files)
         for run in range(1, spec.runs + 1):
-            if spec.mode != "write" and not spec.direct:
+            if not spec.direct:
+                # reads start from the device, and the last run's dirty pages are not this run's
                 drop_cache(files)
             if before_run is not None:
                 before_run(run)
@@ -284,7 +301,15 @@ def file_barrier(directory: Path, node: str, n_nodes: int, timeout_s: float = 60
         while len(list(directory.glob(f"ready-{run}-*"))) < n_nodes:
             if _stop.is_set():
                 raise Interrupted()
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"not every node reached run {run} within {timeout_s:.0f} s")
+            failed = sorted(p.name.split("-", 1)[1] for p in directory.glob("failed-*"))
+            if failed or time.monotonic() > deadline:
+                arrived = sorted(p.name.split("-", 2)[2] for p in directory.glob(f"ready-{run}-*"))
+                raise StatgridError(f"iobench run {run}: node(s) {', '.join(failed) or '?'} failed; arrived: "
+                                    f"{', '.join(arrived)} of {n_nodes} (see their job output).")
             time.sleep(0.005)
     return wait
+
+
+def mark_failed(directory: Path, node: str) -> None:
+    """Tell the other nodes at the barrier that this one will not come."""
+    (directory / f"failed-{node}").touch()

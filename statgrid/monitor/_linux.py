@@ -7,6 +7,7 @@ PROCFS_PATH is a setting so tests can point the monitor at a fake tree.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,6 +65,7 @@ class DiskCounters:
     io_ms: int              # time the device had I/O in flight: basis of %util
     weighted_ms: int        # time in queue summed over requests: basis of average queue size
     discards: int = 0
+    discard_sectors: int = 0
     discard_ms: int = 0
     flushes: int = 0
     flush_ms: int = 0
@@ -78,7 +80,7 @@ def parse_diskstats(text: str) -> dict[str, DiskCounters]:
         v = [int(x) for x in f[3:]]
         extra = {}
         if len(v) >= 15:                      # kernel 4.18+: discards
-            extra.update(discards=v[11], discard_ms=v[14])
+            extra.update(discards=v[11], discard_sectors=v[13], discard_ms=v[14])
         if len(v) >= 17:                      # kernel 5.5+: flushes
             extra.update(flushes=v[15], flush_ms=v[16])
         out[f[2]] = DiskCounters(int(f[0]), int(f[1]), f[2], *v[:11], **extra)
@@ -120,8 +122,8 @@ class Mount:
 
 
 def _unescape(path: str) -> str:
-    # mountinfo escapes space, tab, newline and backslash as octal (\\040 ...)
-    return path.encode().decode("unicode_escape") if "\\" in path else path
+    # mountinfo escapes space, tab, newline and backslash as octal (\\040 ...); nothing else
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), path)
 
 
 def parse_mountinfo(text: str) -> list[Mount]:

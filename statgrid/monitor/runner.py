@@ -50,14 +50,13 @@ def run(host: str, out_dir: Path, libraries: Mapping[str, Path | str], interval_
                 break                                    # the worker that started us is gone
             try:
                 rows = sampler.sample()
-            except Exception as exc:                     # noqa: BLE001 — one bad read must not stop monitoring
+                if rows:
+                    writer.append(rows)
+                    n += 1
+                    if echo:
+                        echo(rows)
+            except Exception as exc:                     # noqa: BLE001 — one bad sample must not stop monitoring
                 log.warning("sample failed: %r", exc)
-                continue
-            if rows:
-                writer.append(rows)
-                n += 1
-                if echo:
-                    echo(rows)
             if time.monotonic() > next_t + interval_s:   # fell behind (suspended, overloaded): re-anchor
                 next_t = time.monotonic()
     finally:
@@ -105,6 +104,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stdin-liveness", action="store_true", help="stop when stdin closes (started by a node)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
+    bad = [spec for spec in args.library if "=" not in spec]
+    if bad:
+        ap.error(f"--library {bad[0]!r} is not NAME=PATH, e.g. --library data=/gpfs/sasdata")
     libraries = dict(spec.split("=", 1) for spec in args.library)
     run(args.host, args.out, libraries, args.interval, args.duration, stdin_liveness=args.stdin_liveness)
     return 0

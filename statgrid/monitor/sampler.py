@@ -102,20 +102,31 @@ def node_row(prev: Snapshot, cur: Snapshot, host: str) -> dict:
     return row
 
 
+DISK_METRIC_NAMES = ("read_bytes_per_s", "write_bytes_per_s", "read_iops", "write_iops", "avg_request_bytes",
+                     "await_ms", "read_await_ms", "write_await_ms", "util_pct", "avg_queue_size")
+
+
+def _d_ms(a: int, b: int) -> int:
+    """The kernel prints diskstats' millisecond fields as 32-bit unsigned (part_stat_show): a
+    backwards step is a wrap, unwrapped as sysstat does."""
+    return (b - a) % (1 << 32)
+
+
 def disk_metrics(a: DiskCounters, b: DiskCounters, dt: float) -> dict:
-    reads, writes = _d(a.reads, b.reads), _d(a.writes, b.writes)
-    rsec, wsec = _d(a.read_sectors, b.read_sectors), _d(a.write_sectors, b.write_sectors)
-    rms, wms = _d(a.read_ms, b.read_ms), _d(a.write_ms, b.write_ms)
-    io_ms, wt_ms = _d(a.io_ms, b.io_ms), _d(a.weighted_ms, b.weighted_ms)
-    if None in (reads, writes, rsec, wsec, rms, wms, io_ms, wt_ms) or not dt:
-        return {m: None for m in ("read_bytes_per_s", "write_bytes_per_s", "read_iops", "write_iops",
-                                  "avg_request_bytes", "await_ms", "read_await_ms", "write_await_ms", "util_pct",
-                                  "avg_queue_size")}
-    ios = reads + writes
+    """iostat -x for one device over dt seconds. await and areq-sz count discards as sysstat ≥ 12
+    does. A request or sector counter that went backwards (device reset) gives no figures."""
+    counts = [_d(getattr(a, f), getattr(b, f)) for f in
+              ("reads", "writes", "discards", "read_sectors", "write_sectors", "discard_sectors")]
+    if None in counts or not dt:
+        return dict.fromkeys(DISK_METRIC_NAMES)
+    reads, writes, discards, rsec, wsec, dsec = counts
+    rms, wms, dms = _d_ms(a.read_ms, b.read_ms), _d_ms(a.write_ms, b.write_ms), _d_ms(a.discard_ms, b.discard_ms)
+    io_ms, wt_ms = _d_ms(a.io_ms, b.io_ms), _d_ms(a.weighted_ms, b.weighted_ms)
+    ios = reads + writes + discards
     return {"read_bytes_per_s": rsec * SECTOR_BYTES / dt, "write_bytes_per_s": wsec * SECTOR_BYTES / dt,
             "read_iops": reads / dt, "write_iops": writes / dt,
-            "avg_request_bytes": (rsec + wsec) * SECTOR_BYTES / ios if ios else 0.0,
-            "await_ms": (rms + wms) / ios if ios else 0.0,
+            "avg_request_bytes": (rsec + wsec + dsec) * SECTOR_BYTES / ios if ios else 0.0,
+            "await_ms": (rms + wms + dms) / ios if ios else 0.0,
             "read_await_ms": rms / reads if reads else 0.0, "write_await_ms": wms / writes if writes else 0.0,
             "util_pct": min(100.0, io_ms / (dt * 1000) * 100), "avg_queue_size": wt_ms / (dt * 1000)}
 
