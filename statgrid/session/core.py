@@ -28,7 +28,8 @@ import pyarrow.parquet as pq
 from statgrid.config import Config, SessionOptions, format_size, load_config
 from statgrid.errors import LibraryError, SessionTerminated, StatgridError, StepError
 from statgrid.procs import (contents as _contents, datasets as _datasets, datastep as _datastep,
-                            export as _export, freq as _freq, importing as _importing, sort as _sort,
+                            export as _export, freq as _freq, importing as _importing, regression as _regression,
+                            sort as _sort,
                             sqlproc as _sqlproc, summary as _summary)
 from statgrid.session import _procfs
 from statgrid.session.libraries import DatasetRef, Libraries, atomic_output, parquet_copy_sql
@@ -411,3 +412,4 @@ class Session:
     copy = _datasets.copy
     delete = _datasets.delete
     export_csv = _export.export_csv
+    reg = _regression.reg

@@ -1,0 +1,377 @@
+"""PROC REG: ordinary least squares by a numerically stable method, out of core.
+
+Never X'X: the data stream through DuckDB in row chunks sized from MEMSIZE, and each chunk is
+folded into the triangular factor R of [X | y] (tall-skinny QR: R ← qr([R; chunk])). R alone
+answers everything afterwards — estimates (R b = Q'y), SSE (the last diagonal element squared,
+no cancellation), standard errors (rows of R⁻¹), VIF, collinearity diagnostics (SVD of R with
+unit-length columns) and every model of a selection (QR of R's selected columns) — so model
+selection needs no further pass over the data. Forming X'X squares the condition number and
+loses every digit on designs like NIST's Wampler or high-degree polynomials (DESIGN.md, Models).
+
+A column that is (numerically) a linear combination of the columns before it is aliased, as SAS
+does it: its estimate is 0 with 0 DF, and the note says which columns it equals a combination of.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from statgrid.errors import StatgridError
+from statgrid.procs._base import ResultTable, as_list, check_columns, is_numeric, procedure, qi, render_table
+
+ALIAS_TOL = 1e-9          # |R_jj| below this share of ‖x_j‖: x_j lies in the span of the columns before it
+MAX_ALL_SUBSETS = 20      # SELECTION=ADJRSQ looks at every subset: 2^20 models is the most we allow
+
+
+def _p_t(t: float, df: float) -> float:
+    from scipy.special import stdtr
+    return float(2 * stdtr(df, -abs(t))) if df > 0 else float("nan")
+
+
+def _p_f(f: float, df1: float, df2: float) -> float:
+    from scipy.special import fdtrc
+    return float(fdtrc(df1, df2, f)) if df1 > 0 and df2 > 0 else float("nan")
+
+
+@dataclass
+class Factor:
+    """What one pass over the data leaves: R of [1? | X | y], row count, column means and spreads."""
+
+    R: np.ndarray
+    n: int
+    names: list[str]                      # regressor names, 'Intercept' first if present
+    intercept: bool
+    mean: np.ndarray
+    m2: np.ndarray                        # sums of squared deviations (Welford/Chan), per column incl. y
+
+
+def accumulate(batches, n_cols: int, intercept: bool) -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
+    """Fold chunks (rows × n_cols arrays, y last) into R, with per-column mean and M2."""
+    R = None
+    n = 0
+    mean = np.zeros(n_cols)
+    m2 = np.zeros(n_cols)
+    for chunk in batches:
+        m = chunk.shape[0]
+        if m == 0:
+            continue
+        cm = chunk.mean(axis=0)
+        cm2 = ((chunk - cm) ** 2).sum(axis=0)
+        delta = cm - mean
+        tot = n + m
+        mean = mean + delta * m / tot
+        m2 = m2 + cm2 + delta ** 2 * n * m / tot
+        n = tot
+        a = np.hstack([np.ones((m, 1)), chunk]) if intercept else chunk
+        R = np.linalg.qr(a if R is None else np.vstack([R, a]), mode="r")
+    return R, n, mean, m2
+
+
+@dataclass
+class Fit:
+    names: list[str]
+    estimate: np.ndarray
+    stderr: np.ndarray
+    df: list[int]                          # 1, or 0 for an aliased column
+    aliased: dict[str, str] = field(default_factory=dict)
+    sse: float = 0.0
+    sst: float = 0.0
+    n: int = 0
+    rank: int = 0
+    intercept: bool = True
+    dep_mean: float = 0.0
+    rinv: np.ndarray | None = None         # R⁻¹ of the kept columns (for VIF)
+    kept: list[int] = field(default_factory=list)
+
+    @property
+    def df_model(self) -> int:
+        return self.rank - (1 if self.intercept else 0)
+
+    @property
+    def df_error(self) -> int:
+        return self.n - self.rank
+
+    @property
+    def mse(self) -> float:
+        return self.sse / self.df_error if self.df_error > 0 else float("nan")
+
+    @property
+    def rsquare(self) -> float:
+        return 1 - self.sse / self.sst if self.sst > 0 else float("nan")
+
+    @property
+    def adj_rsquare(self) -> float:
+        i = 1 if self.intercept else 0
+        if self.df_error <= 0 or self.sst <= 0:
+            return float("nan")
+        return 1 - (1 - self.rsquare) * (self.n - i) / self.df_error
+
+
+def fit_from_r(R: np.ndarray, n: int, names: list[str], intercept: bool, cols: Sequence[int] | None = None) -> Fit:
+    """OLS of y (R's last column) on the regressor columns `cols` (default all) of R."""
+    p_all = R.shape[1] - 1
+    cols = list(range(p_all)) if cols is None else list(cols)
+    sub = np.linalg.qr(R[:, [*cols, p_all]], mode="r")
+    k = len(cols)
+    diag = np.abs(np.diag(sub))[:k] if sub.shape[0] >= k else np.abs(np.concatenate([np.diag(sub), np.zeros(k)]))[:k]
+    col_norm = np.linalg.norm(sub[:, :k], axis=0)
+    kept, aliased = [], {}
+    for j in range(k):
+        if col_norm[j] == 0 or diag[j] <= ALIAS_TOL * col_norm[j]:
+            aliased[names[cols[j]]] = ""
+        else:
+            kept.append(j)
+    if aliased:
+        # what each aliased column equals, in terms of the kept columns before it (SAS's note)
+        for j in range(k):
+            name = names[cols[j]]
+            if name in aliased:
+                prev = [i for i in kept if i < j]
+                if prev:
+                    coef = np.linalg.lstsq(sub[:, prev], sub[:, j], rcond=None)[0]
+                    terms = [(c, names[cols[i]]) for c, i in zip(coef, prev) if abs(c) > 1e-10]
+                    text = " ".join(f"{'-' if c < 0 else '+'} " + (nm if abs(abs(c) - 1) < 1e-9 else f"{abs(c):.6g} * {nm}")
+                                    for c, nm in terms)
+                    aliased[name] = (text[2:] if text.startswith("+ ") else text) or "0"
+                else:
+                    aliased[name] = "0"
+        sub = np.linalg.qr(sub[:, [*kept, k]], mode="r")
+    r = len(kept)
+    Rk = sub[:r, :r]
+    qty = sub[:r, r] if sub.shape[0] >= r else np.zeros(r)
+    sse = float(sub[r, r] ** 2) if sub.shape[0] > r else 0.0
+    from scipy.linalg import solve_triangular
+    b = solve_triangular(Rk, qty) if r else np.zeros(0)
+    rinv = solve_triangular(Rk, np.eye(r)) if r else np.zeros((0, 0))
+    df_error = n - r
+    sigma = math.sqrt(sse / df_error) if df_error > 0 else float("nan")
+    se = sigma * np.linalg.norm(rinv, axis=1) if r else np.zeros(0)
+    has_int = intercept and 0 in cols and 0 in [cols[i] for i in kept]
+    if has_int:
+        sst = sse + float(np.sum(qty[1:] ** 2))
+        dep_mean = float(qty[0] / Rk[0, 0])
+    else:
+        sst = sse + float(np.sum(qty ** 2))
+        dep_mean = float("nan")
+    est = np.zeros(k)
+    ses = np.full(k, np.nan)
+    est[kept] = b
+    ses[kept] = se
+    return Fit([names[c] for c in cols], est, ses, [1 if j in kept else 0 for j in range(k)], aliased, sse, sst, n,
+               r, has_int, dep_mean, rinv, kept)
+
+
+# ---------------------------------------------------------------------------- selection
+def _entry_p(R, n, names, intercept, current: list[int], j: int) -> float:
+    base = fit_from_r(R, n, names, intercept, current)
+    new = fit_from_r(R, n, names, intercept, current + [j])
+    if new.rank == base.rank or new.df_error <= 0:
+        return 1.0
+    f = (base.sse - new.sse) / (new.sse / new.df_error) if new.sse > 0 else float("inf")
+    return _p_f(f, 1, new.df_error)
+
+
+def select(R, n, names, intercept, method: str, sle: float, sls: float, include: int) -> tuple[list[int], list[list]]:
+    """FORWARD, BACKWARD, STEPWISE (SLENTRY/SLSTAY) or ADJRSQ; returns chosen columns and the steps.
+    The first `include` regressors (and the intercept) are always in the model (SAS INCLUDE=)."""
+    fixed = ([0] if intercept else []) + list(range(1 if intercept else 0, (1 if intercept else 0) + include))
+    candidates = [j for j in range(len(names)) if j not in fixed]
+    steps: list[list] = []
+    if method == "adjrsq":
+        if len(candidates) > MAX_ALL_SUBSETS:
+            raise StatgridError(f"selection='adjrsq' looks at every subset of {len(candidates)} regressors "
+                                f"(2^{len(candidates)} models); use 'stepwise' or at most {MAX_ALL_SUBSETS}.")
+        best, best_cols = -math.inf, fixed
+        for size in range(1, len(candidates) + 1):
+            for combo in itertools.combinations(candidates, size):
+                f = fit_from_r(R, n, names, intercept, fixed + list(combo))
+                if f.adj_rsquare > best:
+                    best, best_cols = f.adj_rsquare, fixed + list(combo)
+        steps.append(["best", " ".join(names[c] for c in best_cols if c not in fixed), best])
+        return best_cols, steps
+    current = list(fixed) if method != "backward" else fixed + candidates
+    seen = set()
+    while True:
+        changed = False
+        if method in ("forward", "stepwise"):
+            outside = [j for j in candidates if j not in current]
+            if outside:
+                ps = [(_entry_p(R, n, names, intercept, current, j), j) for j in outside]
+                p, j = min(ps)
+                if p <= sle:
+                    current = current + [j]
+                    steps.append(["entered", names[j], p])
+                    changed = True
+        if method in ("backward", "stepwise"):
+            removable = [j for j in current if j not in fixed]
+            if removable:
+                ps = [(_entry_p(R, n, names, intercept, [c for c in current if c != j], j), j) for j in removable]
+                p, j = max(ps)
+                if p > sls:
+                    current = [c for c in current if c != j]
+                    steps.append(["removed", names[j], p])
+                    changed = True
+        state = tuple(sorted(current))
+        if not changed or state in seen:
+            break
+        seen.add(state)
+    return current, steps
+
+
+# ---------------------------------------------------------------------------- the procedure
+def _batches(s, sql: str, rows: int):
+    reader = s.con.sql(sql).to_arrow_reader(rows)
+    for batch in reader:
+        yield np.column_stack([c.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+                               for c in batch.columns]) if batch.num_rows else np.empty((0, batch.num_columns))
+
+
+@procedure("PROCEDURE REG")
+def reg(s, data: str, model: str, noint: bool = False, selection: str | None = None, sle: float = 0.15,
+        sls: float = 0.15, include: int = 0, stb: bool = False, vif: bool = False, collin: bool = False,
+        outest: str | None = None, print: bool = True) -> ResultTable:
+    """OLS of `model` ('y = x1 x2 ...') on `data`. Returns the parameter estimates (Variable,
+    DF, Estimate, StdErr, tValue, Probt [, StandardizedEst, VarianceInflation]) with
+    `stats`: n, df_model, df_error, sse, ssm, mse, rmse, rsquare, adj_rsquare, f_value, prob_f,
+    dep_mean, coeff_var, aliased, selection steps, condition indices. selection: forward,
+    backward, stepwise (sle/sls entry and stay levels) or adjrsq; outest= writes the estimates."""
+    src = s.dataset(data)
+    cols = s.columns(src.scan_sql())
+    names_all = [c for c, _ in cols]
+    types = dict(cols)
+    dep_s, sep, regs_s = model.partition("=")
+    if not sep or not dep_s.strip():
+        raise StatgridError(f"model {model!r} is not 'y = x1 x2 ...'; name the dependent variable, '=', then "
+                            "the regressors.")
+    dep = check_columns([dep_s.strip()], names_all, "dependent", str(src))[0]
+    regs = check_columns(as_list(regs_s), names_all, "MODEL", str(src))
+    for v in [dep, *regs]:
+        if not is_numeric(types[v]):
+            raise StatgridError(f"MODEL variable {v!r} in {src} is {types[v]}, not numeric; REG needs numeric "
+                                "variables (code categories as 0/1 columns, or use glm with class=).")
+    if not regs and noint:
+        raise StatgridError("a model with noint=True needs at least one regressor.")
+    method = (selection or "none").lower()
+    if method not in ("none", "forward", "backward", "stepwise", "adjrsq"):
+        raise StatgridError(f"selection {selection!r} is not one of forward, backward, stepwise, adjrsq.")
+    intercept = not noint
+    used = [*regs, dep]
+    where = " AND ".join(f"{qi(c)} IS NOT NULL" for c in used)
+    sql = f"SELECT {', '.join(f'CAST({qi(c)} AS DOUBLE)' for c in used)} FROM ({src.scan_sql()}) WHERE {where}"
+    # Chunks of about memsize/16 bytes: several copies live at once during the QR of [R; chunk].
+    rows = int(max(1024, min(1 << 20, s.options.memsize_bytes // 16 // (8 * (len(used) + 1)))))
+    R, n, mean, m2 = accumulate(_batches(s, sql, rows), len(used), intercept)
+    n_missing = s.con.sql(f"SELECT count(*) FROM ({src.scan_sql()}) WHERE NOT ({where})").fetchall()[0][0]
+    names = (["Intercept"] if intercept else []) + regs
+    if n == 0 or R is None:
+        raise StatgridError(f"{src} has no observation with every MODEL variable present "
+                            f"({n_missing} with a missing value); nothing to fit.")
+    # Rows of R beyond the column count are zero; pad so every slice below has full shape.
+    if R.shape[0] < R.shape[1]:
+        R = np.vstack([R, np.zeros((R.shape[1] - R.shape[0], R.shape[1]))])
+    steps: list[list] = []
+    chosen = None
+    if method != "none":
+        chosen, steps = select(R, n, names, intercept, method, sle, sls, include)
+    fit = fit_from_r(R, n, names, intercept, chosen)
+    if fit.df_error <= 0:
+        raise StatgridError(f"{n} observation(s) for {fit.rank} parameters leave no degrees of freedom for error; "
+                            "use fewer regressors or more data.")
+    ssm = fit.sst - fit.sse
+    f_value = (ssm / fit.df_model) / fit.mse if fit.df_model > 0 and fit.mse > 0 else float("nan")
+    sd = np.sqrt(m2 / (n - 1)) if n > 1 else np.full(len(used), np.nan)
+    columns = ["Variable", "DF", "Estimate", "StdErr", "tValue", "Probt"]
+    rows_out = []
+    sel_names = fit.names
+    idx = {nm: i for i, nm in enumerate(regs)}
+    vifs = _vif(fit, sd, n, idx) if vif else {}
+    for j, nm in enumerate(sel_names):
+        t = float(fit.estimate[j] / fit.stderr[j]) if fit.df[j] and fit.stderr[j] > 0 else float("nan")
+        row = [nm, fit.df[j], float(fit.estimate[j]), float(fit.stderr[j]) if fit.df[j] else float("nan"), t,
+               _p_t(t, fit.df_error) if fit.df[j] else float("nan")]
+        if stb:
+            row.append(0.0 if nm == "Intercept" else float(fit.estimate[j] * sd[idx[nm]] / sd[-1]))
+        if vif:
+            row.append(vifs.get(nm, 0.0))
+        rows_out.append(row)
+    if stb:
+        columns.append("StandardizedEst")
+    if vif:
+        columns.append("VarianceInflation")
+    result = ResultTable(columns, rows_out)
+    result.stats = {"n": n, "n_missing": n_missing, "df_model": fit.df_model, "df_error": fit.df_error,
+                    "sse": fit.sse, "ssm": ssm, "sst": fit.sst, "mse": fit.mse, "rmse": math.sqrt(fit.mse),
+                    "rsquare": fit.rsquare, "adj_rsquare": fit.adj_rsquare, "f_value": f_value,
+                    "prob_f": _p_f(f_value, fit.df_model, fit.df_error), "dep_mean": fit.dep_mean,
+                    "coeff_var": 100 * math.sqrt(fit.mse) / fit.dep_mean if fit.dep_mean else float("nan"),
+                    "aliased": fit.aliased, "selection": steps, "dependent": dep}
+    if collin:
+        result.stats["collinearity"] = _collin(R, fit, names)
+    for name, combo in fit.aliased.items():
+        s.log.note(f"Model is not full rank: {name} = {combo}; its estimate is set to 0 (biased estimates).")
+    if print:
+        s.log.listing(_listing(result, dep, n, n_missing))
+    if outest:
+        result.out = s.write_table(outest, result.to_arrow())
+    return result
+
+
+def _vif(fit: Fit, sd: np.ndarray, n: int, idx: dict[str, int]) -> dict[str, float]:
+    """VIF_j = (X'X)⁻¹_jj · SS_j (corrected sum of squares of x_j), from R⁻¹ of the fit."""
+    out = {}
+    kept_names = [fit.names[j] for j in fit.kept]
+    diag = np.sum(fit.rinv ** 2, axis=1)
+    for pos, nm in enumerate(kept_names):
+        if nm == "Intercept":
+            out[nm] = 0.0
+        else:
+            out[nm] = float(diag[pos] * sd[idx[nm]] ** 2 * (n - 1))
+    return out
+
+
+def _collin(R: np.ndarray, fit: Fit, names: list[str]) -> list[dict]:
+    """COLLIN: eigenvalues of X'X with columns scaled to unit length (intercept included),
+    condition indices and variance proportions, from the SVD of R·D."""
+    p = R.shape[1] - 1
+    cols = [names.index(nm) for nm in fit.names]
+    kept = [cols[j] for j in fit.kept]
+    Rk = np.linalg.qr(R[:, kept], mode="r")
+    d = 1 / np.linalg.norm(Rk, axis=0)
+    _, sv, vt = np.linalg.svd(Rk * d, full_matrices=False)
+    lam = sv ** 2
+    phi = (vt.T ** 2) / lam                      # phi[j, k] = v_jk² / λ_k
+    prop = phi / phi.sum(axis=1, keepdims=True)
+    del p
+    return [{"number": k + 1, "eigenvalue": float(lam[k]), "condition_index": float(math.sqrt(lam[0] / lam[k])),
+             "proportions": {names[kept[j]]: float(prop[j, k]) for j in range(len(kept))}} for k in range(len(lam))]
+
+
+def _listing(t: ResultTable, dep: str, n: int, n_missing: int) -> str:
+    st = t.stats
+    head = (f"The REG Procedure\nDependent Variable: {dep}\n\nNumber of Observations Read {n + n_missing}\n"
+            f"Number of Observations Used {n}\n")
+    if n_missing:
+        head += f"Number of Observations with Missing Values {n_missing}\n"
+    anova = render_table(["Source", "DF", "Sum of Squares", "Mean Square", "F Value", "Pr > F"], [
+        ["Model", st["df_model"], st["ssm"], st["ssm"] / st["df_model"] if st["df_model"] else None,
+         st["f_value"], st["prob_f"]],
+        ["Error", st["df_error"], st["sse"], st["mse"], None, None],
+        ["Corrected Total" if not math.isnan(st["dep_mean"]) else "Uncorrected Total",
+         st["df_model"] + st["df_error"], st["sst"], None, None, None]], title="Analysis of Variance")
+    fit = render_table(["Root MSE", "Dependent Mean", "Coeff Var", "R-Square", "Adj R-Sq"],
+                       [[st["rmse"], st["dep_mean"], st["coeff_var"], st["rsquare"], st["adj_rsquare"]]])
+    est = render_table(t.columns, t.rows, title="Parameter Estimates")
+    parts = [head, anova, fit, est]
+    if st["selection"]:
+        parts.insert(1, render_table(["Step", "Variable", "p"], st["selection"], title="Selection"))
+    if st.get("collinearity"):
+        rows = [[c["number"], c["eigenvalue"], c["condition_index"], *c["proportions"].values()]
+                for c in st["collinearity"]]
+        names = list(st["collinearity"][0]["proportions"])
+        parts.append(render_table(["Number", "Eigenvalue", "Condition Index", *names], rows,
+                                  title="Collinearity Diagnostics"))
+    return "\n".join(parts)
