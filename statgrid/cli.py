@@ -161,6 +161,28 @@ def show_config(ctx: typer.Context) -> None:
     typer.echo(json.dumps(dataclasses.asdict(cfg), indent=2, default=str))
 
 
+@app.command("import")
+def import_(ctx: typer.Context, path: Path = typer.Argument(..., metavar="FILE", help=".sas7bdat or .xpt file."),
+            out: str = typer.Argument(..., metavar="LIB.MEMBER", help="Data set to write, e.g. data.sales."),
+            catalog: Optional[Path] = typer.Option(None, "--catalog", help=".sas7bcat with the value labels."),
+            encoding: Optional[str] = typer.Option(None, "--encoding", help="Text encoding if not UTF-8 "
+                                                   "(e.g. latin1).")) -> None:
+    """Import a SAS data set (.sas7bdat, .xpt) into a library, with its labels and formats."""
+    from statgrid.session import Session, SessionLog
+
+    cfg = _config(ctx)
+    if not path.is_file():
+        _fail(ctx, UsageError(f"FILE {str(path)!r} does not exist; give a .sas7bdat or .xpt file."))
+    if "." not in out:
+        _fail(ctx, UsageError(f"LIB.MEMBER {out!r} names no library; e.g. data.{out} (WORK would vanish with "
+                              "the import's session)."))
+    try:
+        with Session(cfg, {}, log=SessionLog(text=sys.stderr)) as s:
+            s.import_sas(str(path), out, catalog=str(catalog) if catalog else None, encoding=encoding)
+    except StatgridError as exc:
+        _fail(ctx, exc)
+
+
 # -- the grid: master and LSF-like verbs ------------------------------------------------------------
 grid_app = typer.Typer(help="Start and stop the grid master (job store, dispatcher, API, engine).",
                        no_args_is_help=True)

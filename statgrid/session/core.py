@@ -29,7 +29,7 @@ from statgrid.config import Config, SessionOptions, format_size, load_config
 from statgrid.errors import LibraryError, SessionTerminated, StatgridError, StepError
 from statgrid.procs import (contents as _contents, datasets as _datasets, datastep as _datastep,
                             export as _export, freq as _freq, importing as _importing, regression as _regression,
-                            sort as _sort,
+                            sasdata as _sasdata, sort as _sort,
                             sqlproc as _sqlproc, summary as _summary)
 from statgrid.session import _procfs
 from statgrid.session.libraries import DatasetRef, Libraries, atomic_output, parquet_copy_sql
@@ -293,7 +293,8 @@ class Session:
             self._threads_lowered = True
 
     def write(self, out: str | DatasetRef, select_sql: str,
-              before_commit: Callable[[], None] | None = None) -> DatasetRef:
+              before_commit: Callable[[], None] | None = None, kv_metadata: dict[str, str] | None = None
+              ) -> DatasetRef:
         """Write the result of `select_sql` as data set `out` (atomic: all or nothing).
 
         `before_commit` runs after the rows are written and before they replace `out`; if it
@@ -301,7 +302,8 @@ class Session:
         """
         ref = self.libraries.for_write(out.name if isinstance(out, DatasetRef) else out)   # refuses read-only
         with atomic_output(ref) as tmp:
-            rows = self.execute(parquet_copy_sql(select_sql, tmp, self.options.bufsize_rows)).fetchone()[0]
+            rows = self.execute(parquet_copy_sql(select_sql, tmp, self.options.bufsize_rows,
+                                                 kv_metadata)).fetchone()[0]
             if before_commit is not None:
                 before_commit()
         self.record_output(ref, rows)
@@ -314,11 +316,11 @@ class Session:
             self._current.outputs.append(ref.name)
             self._current.rows_out = (self._current.rows_out or 0) + rows
 
-    def write_table(self, out: str | DatasetRef, table) -> DatasetRef:
+    def write_table(self, out: str | DatasetRef, table, kv_metadata: dict[str, str] | None = None) -> DatasetRef:
         """Write an in-memory Arrow table (a procedure's small result) as data set `out`."""
         self.con.register("__statgrid_result", table)
         try:
-            return self.write(out, "SELECT * FROM temp.main.__statgrid_result")
+            return self.write(out, "SELECT * FROM temp.main.__statgrid_result", kv_metadata=kv_metadata)
         finally:
             self.con.unregister("__statgrid_result")
 
@@ -413,3 +415,6 @@ class Session:
     delete = _datasets.delete
     export_csv = _export.export_csv
     reg = _regression.reg
+    import_sas = _sasdata.import_sas
+    export_xpt = _sasdata.export_xpt
+    sas_metadata = _sasdata.sas_metadata

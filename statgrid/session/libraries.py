@@ -185,10 +185,15 @@ class Libraries:
             del self._view_state[key]
 
 
-def parquet_copy_sql(select_sql: str, path: str | os.PathLike, row_group_rows: int) -> str:
-    """The one way statgrid writes a data set: DuckDB COPY to zstd Parquet (DESIGN.md)."""
+def parquet_copy_sql(select_sql: str, path: str | os.PathLike, row_group_rows: int,
+                     kv_metadata: dict[str, str] | None = None) -> str:
+    """The one way statgrid writes a data set: DuckDB COPY to zstd Parquet (DESIGN.md).
+    kv_metadata goes into the file's key-value metadata (labels and formats of imported data)."""
+    kv = ""
+    if kv_metadata:
+        kv = ", KV_METADATA {" + ", ".join(f"{sql_ident(k)}: {sql_literal(v)}" for k, v in kv_metadata.items()) + "}"
     return (f"COPY ({select_sql}) TO {sql_literal(str(path))} "
-            f"(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {row_group_rows})")
+            f"(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {row_group_rows}{kv})")
 
 
 @contextmanager
