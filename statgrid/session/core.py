@@ -28,7 +28,8 @@ import pyarrow.parquet as pq
 from statgrid.config import Config, SessionOptions, format_size, load_config
 from statgrid.errors import LibraryError, SessionTerminated, StatgridError, StepError
 from statgrid.procs import (contents as _contents, datasets as _datasets, datastep as _datastep,
-                            export as _export, freq as _freq, importing as _importing, regression as _regression,
+                            export as _export, freq as _freq, importing as _importing, rank as _rank,
+                            regression as _regression,
                             sasdata as _sasdata, sort as _sort,
                             sqlproc as _sqlproc, summary as _summary)
 from statgrid.session import _procfs
@@ -415,6 +416,8 @@ class Session:
     delete = _datasets.delete
     export_csv = _export.export_csv
     reg = _regression.reg
+    rank = _rank.rank
+    standardize = _rank.standardize
     import_sas = _sasdata.import_sas
     export_xpt = _sasdata.export_xpt
     sas_metadata = _sasdata.sas_metadata
