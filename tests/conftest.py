@@ -55,3 +55,26 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None, timeou
 def scratch_dirs(home: Path) -> list[Path]:
     """WORK and UTIL session directories left under a default grid home."""
     return [p for root in ("work", "util") if (home / root).is_dir() for p in (home / root).iterdir()]
+
+
+def pgid_of(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except ProcessLookupError:
+        return None
+
+
+def wait_gone(pids, timeout_s: float = 15.0) -> None:
+    """Wait until none of the processes runs (a zombie counts as gone); fail naming survivors."""
+    import time
+
+    import psutil
+
+    alive = list(pids)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        alive = [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+        if not alive:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"processes still alive: {alive}")

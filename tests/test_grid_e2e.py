@@ -19,7 +19,7 @@ import pytest
 
 from statgrid.config import load_config
 from statgrid.grid.client import GridClient
-from tests.conftest import run_cli
+from tests.conftest import pgid_of, run_cli, wait_gone
 
 GRID_TOML = """
 [master]
@@ -309,12 +309,12 @@ def test_worker_lost_requeues_or_exits_and_leaves_no_process(grid):
     jr, jp = grid.wait_started(rerun), grid.wait_started(plain)
     worker = _worker_of(jp)
     assert _worker_of(jr).pid == worker.pid
-    group = [p for p in psutil.process_iter() if _pgid(p.pid) == jp["pid"]]
+    group = [p for p in psutil.process_iter() if pgid_of(p.pid) == jp["pid"]]
     assert len(group) >= 2
     worker.kill()
     done_plain = grid.wait([plain])[0]
     assert done_plain["state"] == "EXIT" and "host lost" in done_plain["exit_reason"]
-    _wait_gone([p.pid for p in group] + [jr["pid"]])
+    wait_gone([p.pid for p in group] + [jr["pid"]])
     done_rerun = grid.wait([rerun])[0]                                # on node3's restarted worker
     assert done_rerun["state"] == "DONE" and done_rerun["requeues"] == 1 and done_rerun["attempt"] == 2
     assert done_rerun["host"] == "node3"
@@ -343,31 +343,3 @@ def test_master_killed_and_restarted_loses_and_repeats_nothing(grid):
         assert jobs[i]["pid"] == before[i]["pid"] and jobs[i]["start_ts"] == before[i]["start_ts"]
     log = (grid.home / "grid" / "master.log").read_text()
     assert "reconciled" in log
-
-
-def _pgid(pid):
-    try:
-        return os.getpgid(pid)
-    except ProcessLookupError:
-        return None
-
-
-def _wait_gone(pids, timeout_s=15.0):
-    alive = pids
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        alive = [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
-        if not alive:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"processes survived their worker: {alive}")
-
-
-def test_grid_down_after_a_master_crash_stops_the_engine(grid):
-    job_id = grid.submit("sleep", "60")
-    job = grid.wait_started(job_id)
-    os.kill(json.loads((grid.home / "grid" / "master.json").read_text())["pid"], signal.SIGKILL)
-    time.sleep(0.5)
-    r = grid.cli("grid", "down")
-    assert r.returncode == 0 and "statgrid grid stopped" in r.stdout
-    _wait_gone([job["pid"]])                                          # the engine took its jobs along

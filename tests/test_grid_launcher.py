@@ -13,6 +13,7 @@ import psutil
 import pytest
 
 import statgrid.grid.launcher as launcher_mod
+from tests.conftest import pgid_of, wait_gone
 
 SCRIPT = Path(launcher_mod.__file__)
 
@@ -61,12 +62,12 @@ def test_signal_and_own_process_group(launcher, tmp_path):
     _, reader, started = start(path, ["sh", "-c", "sleep 30 & sleep 30; wait"], tmp_path / "out.txt")
     pid = started["pid"]
     time.sleep(0.2)
-    group = [p for p in psutil.process_iter(["pid"]) if _pgid(p.pid) == pid]
+    group = [p for p in psutil.process_iter(["pid"]) if pgid_of(p.pid) == pid]
     assert len(group) >= 2                                         # the shell and its sleeps share the group
     os.killpg(pid, 15)
     done = json.loads(reader.readline())
     assert done["signal"] == 15 and done["exit_code"] is None
-    _wait_gone([p.pid for p in group])
+    wait_gone([p.pid for p in group])
 
 
 def test_background_children_end_with_the_job(launcher, tmp_path):
@@ -74,7 +75,7 @@ def test_background_children_end_with_the_job(launcher, tmp_path):
     _, reader, started = start(path, ["sh", "-c", "sleep 123 & echo $! > bg.pid; exit 0"], tmp_path / "out.txt")
     done = json.loads(reader.readline())
     assert done["exit_code"] == 0
-    _wait_gone([int((tmp_path / "bg.pid").read_text())])
+    wait_gone([int((tmp_path / "bg.pid").read_text())])
 
 
 def test_missing_command_reports_like_a_shell(launcher, tmp_path):
@@ -91,7 +92,7 @@ def test_jobs_die_when_the_worker_side_goes(launcher, tmp_path):
     _, _, b = start(path, ["sleep", "30"], tmp_path / "b.txt")
     proc.stdin.close()                                            # the worker died: its pipe closes
     proc.wait(10)
-    _wait_gone([a["pid"], b["pid"]])
+    wait_gone([a["pid"], b["pid"]])
     assert not os.path.exists(path)
 
 
@@ -100,21 +101,4 @@ def test_dropped_connection_kills_its_job(launcher, tmp_path):
     sock, reader, started = start(path, ["sleep", "30"], tmp_path / "a.txt")
     reader.close()
     sock.close()
-    _wait_gone([started["pid"]])
-
-
-def _pgid(pid):
-    try:
-        return os.getpgid(pid)
-    except ProcessLookupError:
-        return None
-
-
-def _wait_gone(pids, timeout_s=10.0):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        alive = [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
-        if not alive:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"processes still alive: {alive}")
+    wait_gone([started["pid"]])

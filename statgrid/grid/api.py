@@ -13,7 +13,7 @@ from typing import Optional
 
 from fastapi import FastAPI, Query, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from statgrid.errors import StatgridError, UsageError
 from statgrid.grid.jobspec import JobRequest
@@ -21,18 +21,6 @@ from statgrid.grid.master import Master, NotFound, job_dir
 from statgrid.grid.model import JobState
 
 PEEK_DEFAULT_BYTES = 4096
-
-
-class SubmitBody(BaseModel):
-    argv: list[str]
-    cwd: str
-    user: str
-    queue: str = ""
-    name: str = ""
-    options: dict[str, str] = Field(default_factory=dict)
-    rerunnable: bool = False
-    hosts: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
 
 
 class KillBody(BaseModel):
@@ -66,8 +54,8 @@ def create_app(master: Master, on_down=None, on_stopped=None) -> FastAPI:
                 "running": len(master.running)}
 
     @app.post("/jobs")
-    async def submit(body: SubmitBody):
-        return master.submit(JobRequest(**body.model_dump())).to_dict()
+    async def submit(body: JobRequest):           # FastAPI validates the dataclass as the body
+        return master.submit(body).to_dict()
 
     @app.get("/jobs")
     async def jobs(user: Optional[str] = None, all_states: bool = Query(False, alias="all"),
