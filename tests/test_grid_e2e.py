@@ -343,3 +343,13 @@ def test_master_killed_and_restarted_loses_and_repeats_nothing(grid):
         assert jobs[i]["pid"] == before[i]["pid"] and jobs[i]["start_ts"] == before[i]["start_ts"]
     log = (grid.home / "grid" / "master.log").read_text()
     assert "reconciled" in log
+
+
+def test_grid_down_after_a_master_crash_stops_the_engine(grid):
+    job_id = grid.submit("sleep", "60")
+    job = grid.wait_started(job_id)
+    os.kill(json.loads((grid.home / "grid" / "master.json").read_text())["pid"], signal.SIGKILL)
+    time.sleep(0.5)
+    r = grid.cli("grid", "down")
+    assert r.returncode == 0 and "statgrid grid stopped" in r.stdout
+    wait_gone([job["pid"]])                                          # the engine took its jobs along
