@@ -29,7 +29,7 @@ from statgrid.config import Config, SessionOptions, format_size, load_config
 from statgrid.errors import LibraryError, SessionTerminated, StatgridError, StepError
 from statgrid.procs import (contents as _contents, datasets as _datasets, datastep as _datastep,
                             export as _export, freq as _freq, importing as _importing, rank as _rank,
-                            regression as _regression,
+                            regression as _regression, reshape as _reshape,
                             sasdata as _sasdata, sort as _sort,
                             sqlproc as _sqlproc, summary as _summary)
 from statgrid.session import _procfs
@@ -418,6 +418,8 @@ class Session:
     reg = _regression.reg
     rank = _rank.rank
     standardize = _rank.standardize
+    transpose = _reshape.transpose
+    surveyselect = _reshape.surveyselect
     import_sas = _sasdata.import_sas
     export_xpt = _sasdata.export_xpt
     sas_metadata = _sasdata.sas_metadata

@@ -1,0 +1,141 @@
+"""PROC TRANSPOSE and PROC SURVEYSELECT.
+
+transpose: within each BY group, every VAR variable becomes one row (`_NAME_` holds its name)
+and the group's observations become columns, named by the ID variable's values or COL1, COL2, …
+surveyselect: simple random sampling without replacement (METHOD=SRS), overall or per stratum,
+with SAMPSIZE (n) or SAMPRATE (rate, rounded up as SAS does); reproducible with seed=, and the
+output carries SelectionProb and SamplingWeight as SAS's does.
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from statgrid.errors import StatgridError
+from statgrid.procs._base import as_list, check_columns, is_numeric, procedure, qi
+
+_ROWNUM = "file_row_number"
+
+
+@procedure("PROCEDURE TRANSPOSE")
+def transpose(s, data: str, out: str, var: str | Sequence[str] | None = None, by: str | Sequence[str] | None = None,
+              id: str | None = None, prefix: str = "COL", name: str = "_NAME_"):
+    """Transpose `var` (default: numeric variables not in BY/ID) within BY groups into `out`."""
+    import pyarrow as pa
+
+    src = s.dataset(data)
+    cols = s.columns(src.scan_sql())
+    names = [c for c, _ in cols]
+    types = dict(cols)
+    groups = check_columns(as_list(by), names, "BY", str(src))
+    id_col = check_columns([id], names, "ID", str(src))[0] if id else None
+    if var is None:
+        variables = [c for c, t in cols if is_numeric(t) and c not in groups and c != id_col]
+    else:
+        variables = check_columns(as_list(var), names, "VAR", str(src))
+    if not variables:
+        raise StatgridError(f"{src} has no variables to transpose; name them with var=[...].")
+    numeric = all(is_numeric(types[v]) for v in variables)
+    order = ", ".join([*(f"{qi(g)} NULLS FIRST" for g in groups), _ROWNUM])
+    wanted = list(dict.fromkeys([*groups, *([id_col] if id_col else []), *variables]))
+    rows = s.fetch_arrow(f"SELECT {', '.join(qi(c) for c in wanted)} FROM {src.scan_sql(row_numbers=True)} "
+                         f"ORDER BY {order}").to_pylist()
+    out_cols: list[str] = []
+    records: list[dict] = []
+    i = 0
+    while i < len(rows):
+        key = tuple(rows[i][g] for g in groups)
+        j = i
+        while j < len(rows) and tuple(rows[j][g] for g in groups) == key:
+            j += 1
+        block = rows[i:j]
+        if id_col:
+            labels = [str(r[id_col]) for r in block]
+            dup = {x for x in labels if labels.count(x) > 1}
+            if dup:
+                where = f" in BY group {dict(zip(groups, key))}" if groups else ""
+                raise StatgridError(f"ID value {sorted(dup)[0]!r} occurs more than once{where}; ID values must be "
+                                    "unique within a BY group (add a BY variable, or leave id= out).")
+        else:
+            labels = [f"{prefix}{k + 1}" for k in range(len(block))]
+        for lab in labels:
+            if lab not in out_cols:
+                out_cols.append(lab)
+        for v in variables:
+            rec = {g: k for g, k in zip(groups, key)}
+            rec[name] = v
+            for lab, r in zip(labels, block):
+                val = r[v]
+                rec[lab] = val if numeric or val is None else str(val)
+            records.append(rec)
+        i = j
+    clash = set(out_cols) & ({name} | set(groups))
+    if clash:
+        raise StatgridError(f"a transposed column would be named {sorted(clash)[0]!r}, like a BY or _NAME_ column; "
+                            "use prefix= or another ID variable.")
+    value_type = pa.float64() if numeric else pa.string()
+    arrays = [pa.array([r.get(g) for r in records]) for g in groups]
+    arrays.append(pa.array([r[name] for r in records], pa.string()))
+    arrays += [pa.array([r.get(c) for r in records], value_type) for c in out_cols]
+    table = pa.Table.from_arrays(arrays, names=[*groups, name, *out_cols])
+    return s.write_table(out, table)
+
+
+@procedure("PROCEDURE SURVEYSELECT")
+def surveyselect(s, data: str, out: str, n: int | None = None, rate: float | None = None,
+                 strata: str | Sequence[str] | None = None, method: str = "srs", seed: int | None = None):
+    """Select a simple random sample without replacement of n rows (or rate·N, rounded up) from
+    `data`, per stratum if strata= is given, into `out` (input order kept, plus SelectionProb
+    and SamplingWeight). seed= makes it reproducible; without one a seed is drawn and logged."""
+    import pyarrow as pa
+
+    if method.lower() != "srs":
+        raise StatgridError(f"method={method!r} is not supported; statgrid selects simple random samples "
+                            "(method='srs').")
+    if (n is None) == (rate is None):
+        raise StatgridError("give exactly one of n= (rows per stratum) or rate= (share of each stratum).")
+    if n is not None and n < 0:
+        raise StatgridError(f"n={n} is not allowed: a sample size is 0 or more.")
+    if rate is not None and not 0 < rate <= 1:
+        raise StatgridError(f"rate={rate} is not allowed: use a share in (0, 1], e.g. rate=0.1.")
+    src = s.dataset(data)
+    names = [c for c, _ in s.columns(src.scan_sql())]
+    strata_cols = check_columns(as_list(strata), names, "STRATA", str(src))
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy % 2**31)
+    rng = np.random.default_rng(seed)
+    keys = ", ".join([*(qi(c) for c in strata_cols), _ROWNUM])
+    frame = s.fetch_arrow(f"SELECT {keys} FROM {src.scan_sql(row_numbers=True)} "
+                          f"ORDER BY {', '.join([*(f'{qi(c)} NULLS FIRST' for c in strata_cols), _ROWNUM])}")
+    rownum = frame.column(_ROWNUM).to_numpy()
+    strata_vals = list(zip(*(frame.column(c).to_pylist() for c in strata_cols))) if strata_cols else \
+        [()] * len(rownum)
+    chosen, probs = [], []
+    start = 0
+    while start < len(rownum):
+        stop = start
+        while stop < len(rownum) and strata_vals[stop] == strata_vals[start]:
+            stop += 1
+        size = stop - start
+        k = n if n is not None else math.ceil(rate * size)
+        if k > size:
+            where = f"stratum {dict(zip(strata_cols, strata_vals[start]))}" if strata_cols else str(src)
+            raise StatgridError(f"n={k} is more than the {size} rows of {where}; sampling is without replacement: "
+                                "lower n=, or use rate=.")
+        pick = rng.choice(size, size=k, replace=False) + start
+        chosen.append(rownum[pick])
+        probs.append(np.full(k, k / size))
+        start = stop
+    sel = pa.table({_ROWNUM: pa.array(np.concatenate(chosen) if chosen else [], pa.int64()),
+                    "SelectionProb": pa.array(np.concatenate(probs) if probs else [], pa.float64())})
+    s.con.register("__statgrid_selected", sel)
+    try:
+        ref = s.write(out, f"SELECT t.* EXCLUDE ({_ROWNUM}), sel.SelectionProb, 1 / sel.SelectionProb AS "
+                           f"SamplingWeight FROM {src.scan_sql(row_numbers=True)} AS t JOIN "
+                           f"temp.main.__statgrid_selected AS sel USING ({_ROWNUM}) ORDER BY t.{_ROWNUM}")
+    finally:
+        s.con.unregister("__statgrid_selected")
+    s.log.note(f"SURVEYSELECT: {len(sel)} of {len(rownum)} rows selected (simple random sampling, seed={seed}).")
+    return ref
