@@ -30,7 +30,7 @@ from statgrid.errors import LibraryError, SessionTerminated, StatgridError, Step
 from statgrid.procs import (contents as _contents, datasets as _datasets, datastep as _datastep,
                             export as _export, freq as _freq, importing as _importing, rank as _rank,
                             regression as _regression, reshape as _reshape,
-                            sasdata as _sasdata, sort as _sort,
+                            sasdata as _sasdata, sort as _sort, univariate as _univariate,
                             sqlproc as _sqlproc, summary as _summary)
 from statgrid.session import _procfs
 from statgrid.session.libraries import DatasetRef, Libraries, atomic_output, parquet_copy_sql
@@ -420,6 +420,7 @@ class Session:
     standardize = _rank.standardize
     transpose = _reshape.transpose
     surveyselect = _reshape.surveyselect
+    univariate = _univariate.univariate
     import_sas = _sasdata.import_sas
     export_xpt = _sasdata.export_xpt
     sas_metadata = _sasdata.sas_metadata
