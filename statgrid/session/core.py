@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 
 from statgrid.config import Config, SessionOptions, format_size, load_config
 from statgrid.errors import LibraryError, SessionTerminated, StatgridError, StepError
-from statgrid.procs import (contents as _contents, datasets as _datasets, datastep as _datastep,
+from statgrid.procs import (access as _access, contents as _contents, datasets as _datasets, datastep as _datastep,
                             export as _export, freq as _freq, importing as _importing, rank as _rank,
                             regression as _regression, reshape as _reshape,
                             sasdata as _sasdata, sort as _sort, univariate as _univariate,
@@ -421,6 +421,8 @@ class Session:
     transpose = _reshape.transpose
     surveyselect = _reshape.surveyselect
     univariate = _univariate.univariate
+    lookup = _access.lookup
+    point = _access.point
     import_sas = _sasdata.import_sas
     export_xpt = _sasdata.export_xpt
     sas_metadata = _sasdata.sas_metadata
