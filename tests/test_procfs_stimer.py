@@ -130,3 +130,18 @@ def test_json_record_has_units_in_names():
     for key in ("real_s", "user_cpu_s", "sys_cpu_s", "memory_bytes", "os_memory_bytes", "read_bytes",
                 "write_bytes", "logical_read_bytes", "logical_write_bytes"):
         assert key in d
+
+
+def test_process_running_over_a_fake_proc(tmp_path):
+    from statgrid.session._procfs import process_running
+
+    for pid, state, cmd in ((10, "S", b"python\0-m\0statgrid.grid.cluster\0"), (11, "Z", b""),
+                            (12, "R", b"vim\0notes\0")):
+        (tmp_path / str(pid)).mkdir()
+        (tmp_path / str(pid) / "stat").write_text(f"{pid} (a (b) c) {state} 1 {pid} {pid} 0 -1\n")
+        (tmp_path / str(pid) / "cmdline").write_bytes(cmd)
+    root = str(tmp_path)
+    assert process_running(10, b"statgrid.grid.cluster", procfs=root)
+    assert not process_running(11, procfs=root)                        # a zombie is not running
+    assert process_running(12, procfs=root) and not process_running(12, b"statgrid", procfs=root)
+    assert not process_running(13, procfs=root)                        # no such pid

@@ -106,10 +106,16 @@ def _open(path: Path, spec: IOSpec, write: bool, create: bool = False) -> int:
         raise
 
 
+def _data_buffer(size: int) -> mmap.mmap:
+    """A page-aligned (O_DIRECT-safe) buffer of random bytes to write."""
+    buf = mmap.mmap(-1, size)
+    buf.write(os.urandom(min(size, 1 << 20)) * max(1, size // (1 << 20)))
+    return buf
+
+
 def layout(spec: IOSpec, files: list[Path]) -> None:
     """Write every file once in full (reads and mixed runs need data), fsync, drop its cache."""
-    buf = mmap.mmap(-1, spec.bs_bytes)
-    buf.write(os.urandom(min(spec.bs_bytes, 1 << 20)) * max(1, spec.bs_bytes // (1 << 20)))
+    buf = _data_buffer(spec.bs_bytes)
 
     def one(path: Path) -> None:
         fd = _open(path, spec, write=True, create=True)
@@ -194,9 +200,7 @@ def _thread_io(spec: IOSpec, path: Path, seed: int, out: dict, start: threading.
     bs = spec.bs_bytes
     clock = time.perf_counter_ns
     try:
-        buf = mmap.mmap(-1, spec.bs_bytes)              # page-aligned: O_DIRECT-safe
-        if reads_wanted < 100:
-            buf.write(os.urandom(min(spec.bs_bytes, 1 << 20)) * max(1, spec.bs_bytes // (1 << 20)))
+        buf = _data_buffer(spec.bs_bytes) if reads_wanted < 100 else mmap.mmap(-1, spec.bs_bytes)
         view = memoryview(buf)
         fd = _open(path, spec, write=reads_wanted < 100, create=spec.mode == "write")
         start.wait(timeout=600)

@@ -26,6 +26,7 @@ from distributed.diagnostics.plugin import SchedulerPlugin
 from statgrid.errors import StatgridError
 from statgrid.grid import node
 from statgrid.grid.cluster import configure_dask
+from statgrid.session._procfs import process_running
 
 HOST_TOPIC = "statgrid-host"
 # Dask batches messages on each stream (client→scheduler every 10 ms, scheduler→worker 5 ms),
@@ -97,16 +98,6 @@ def _task_states(dask_scheduler, prefix: str = "statgrid-job-") -> dict[str, str
     return {k: ts.state for k, ts in dask_scheduler.tasks.items() if isinstance(k, str) and k.startswith(prefix)}
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 class Engine:
     """Connects the master to the cluster. `on_job_event` and `on_host_event` are coroutines."""
 
@@ -161,10 +152,8 @@ class Engine:
                                 f"{self.home / 'engine.log'}.")
         address = json.loads(line)["address"]
         proc.stdout.close()
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"pid": proc.pid, "address": address, "hosts": self.hosts,
-                                   "started_ts": time.time()}))
-        os.replace(tmp, path)
+        node.write_json_atomic(path, {"pid": proc.pid, "address": address, "hosts": self.hosts,
+                                      "started_ts": time.time()})
         self.engine_pid = proc.pid
         return address
 
@@ -241,7 +230,7 @@ def running_engine(home: Path) -> dict | None:
     """engine.json of an embedded engine that is still alive, else None."""
     try:
         info = json.loads((home / ENGINE_FILE).read_text())
-        if _pid_alive(info["pid"]) and not _is_zombie(info["pid"]) and _cmdline_is_engine(info["pid"]):
+        if process_running(info["pid"], b"statgrid.grid.cluster"):
             return info
     except (OSError, ValueError, KeyError):
         pass
@@ -256,7 +245,7 @@ def stop_engine_process(home: Path, pid: int, timeout_s: float = 20.0) -> None:
     except ProcessLookupError:
         pass
     deadline = time.monotonic() + timeout_s
-    while _pid_alive(pid) and not _is_zombie(pid):
+    while process_running(pid):
         if time.monotonic() > deadline:
             os.kill(pid, signal.SIGKILL)
             break
@@ -277,16 +266,3 @@ def _readline_with_timeout(proc: subprocess.Popen, timeout_s: float) -> bytes:
             return b""
     return b""
 
-
-def _cmdline_is_engine(pid: int) -> bool:
-    try:
-        return b"statgrid.grid.cluster" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
-
-
-def _is_zombie(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return True

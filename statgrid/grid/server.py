@@ -20,6 +20,8 @@ from pathlib import Path
 from statgrid.config import Config
 from statgrid.errors import StatgridError
 from statgrid.grid.master import Master, grid_dir
+from statgrid.grid.node import write_json_atomic
+from statgrid.session._procfs import process_running
 
 MASTER_FILE = "master.json"
 DETACH_TIMEOUT_S = 180
@@ -33,9 +35,7 @@ def running_master(cfg: Config) -> dict | None:
     """The master.json of a live master, else None."""
     try:
         info = json.loads(master_file(cfg).read_text())
-        if not _alive(info["pid"]) or b"statgrid" not in Path(f"/proc/{info['pid']}/cmdline").read_bytes():
-            return None
-        return info
+        return info if process_running(info["pid"], b"statgrid") else None
     except (OSError, ValueError, KeyError):
         return None
 
@@ -70,10 +70,8 @@ def serve(cfg: Config, ready_message: bool = True) -> None:
         server.should_exit = True
 
     def started() -> None:
-        tmp = master_file(cfg).with_suffix(".tmp")
-        tmp.write_text(json.dumps({"pid": os.getpid(), "port": cfg.master.port, "started_ts": time.time(),
-                                   "scheduler": master.engine.address}))
-        os.replace(tmp, master_file(cfg))
+        write_json_atomic(master_file(cfg), {"pid": os.getpid(), "port": cfg.master.port, "started_ts": time.time(),
+                                             "scheduler": master.engine.address})
         if ready_message:
             print(f"statgrid master ready: http://127.0.0.1:{cfg.master.port} (pid {os.getpid()}), hosts "
                   f"{', '.join(sorted(master.engine.workers))}; Ctrl-C or `statgrid grid down` stops the grid.",
@@ -148,7 +146,7 @@ def stop(cfg: Config, timeout_s: float = 120) -> int | None:
     GridClient(cfg).down()
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if not _alive(info["pid"]):
+        if not process_running(info["pid"]):
             return info["pid"]
         time.sleep(0.1)
     raise StatgridError(f"the master (pid {info['pid']}) did not stop in {timeout_s:.0f} s; see "
@@ -162,14 +160,6 @@ def _answers(cfg: Config) -> bool:
         GridClient(cfg).health()
         return True
     except StatgridError:
-        return False
-
-
-def _alive(pid: int) -> bool:
-    """Running, not a zombie (a parent that has not reaped it yet does not keep the grid up)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
         return False
 
 

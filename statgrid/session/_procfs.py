@@ -64,6 +64,22 @@ def read_starttime(procfs: str = PROCFS_PATH, pid: int | str = "self") -> int | 
         return None
 
 
+def process_running(pid: int, cmdline_has: bytes | None = None, procfs: str = PROCFS_PATH) -> bool:
+    """pid runs and is not a zombie (an unreaped child does not count as running), and its
+    command line contains cmdline_has if given (a pid reused by another program does not count)."""
+    try:
+        if parse_stat_state(_read(procfs, pid, "stat")) == "Z":
+            return False
+        return cmdline_has is None or cmdline_has in open(os.path.join(procfs, str(pid), "cmdline"), "rb").read()
+    except (OSError, ValueError, IndexError):
+        return False
+
+
+def parse_stat_state(text: str) -> str:
+    """/proc/<pid>/stat → field 3, the state letter (R, S, D, Z, ...)."""
+    return text[text.rindex(")") + 2:].split()[0]
+
+
 def reset_hwm(procfs: str = PROCFS_PATH) -> bool:
     """Reset VmHWM to the current RSS (write '5' to clear_refs, Linux ≥ 4.0). False where refused."""
     try:
