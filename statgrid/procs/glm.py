@@ -1,0 +1,230 @@
+"""PROC GLM: least squares with CLASS variables, several responses, Type I/III SS and LS-means.
+
+One pass over the data (statgrid.procs.design streams the over-parameterized design in chunks)
+folds [X | y1 … yq] into a triangular factor R by the same tall-skinny QR as REG — never X'X.
+Everything afterwards comes from R:
+  - each response's fit is the QR of R's design columns and that response's column;
+  - estimates are SAS's: over-parameterized columns, later columns of an effect aliased to 0 and
+    flagged as biased ('B'), as the G2 inverse gives them;
+  - Type I SS: the error SS drop as effects enter in model order;
+  - Type III SS: the error SS rise when an effect's columns leave the full model written in
+    sum-to-zero coding (R·T, T from design.coding('effect')). With every cell of the crossings
+    filled this is SAS's Type III; with empty cells SAS's Type III (and Type IV) differ and the
+    log says so;
+  - LS-means: L·b with L averaging each effect over the levels of the class variables not in it
+    and covariates at their means, SE from R⁻¹; non-estimable ones are reported as such.
+Rows with a missing value in any MODEL variable (any response too) are left out of every analysis,
+as GLM does with several responses.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Sequence
+
+import numpy as np
+
+from statgrid.errors import StatgridError
+from statgrid.procs import design as _design
+from statgrid.procs._base import ResultTable, as_list, procedure, qi, render_table
+from statgrid.procs.regression import _p_f, _p_t, accumulate, fit_from_r
+
+ESTIMABLE_TOL = 1e-7
+
+
+def _sse(R, n, names, cols, p) -> tuple[float, int]:
+    if not cols:
+        y = R[:, p]
+        return float(y @ y), 0
+    f = fit_from_r(R, n, names + ["_y"], False, cols)
+    return f.sse, f.rank
+
+
+@procedure("PROCEDURE GLM")
+def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noint: bool = False,
+        lsmeans: str | Sequence[str] | None = None, ss: str = "1 3", outstat: str | None = None,
+        print: bool = True) -> ResultTable:
+    """Least squares of 'y1 y2 = a b a*b x' (A|B|C and @n expand as in SAS) with class_ variables.
+    Returns the parameter estimates of every response (Dependent, Parameter, Estimate, Biased,
+    StdErr, tValue, Probt); `stats[response]` holds the ANOVA, fit, Type I/III tables and LS-means.
+    outstat= writes the SS table (_NAME_, _SOURCE_, _TYPE_ SS1/SS3/ERROR, DF, SS, F, PROB) as OUTSTAT=."""
+    src = s.dataset(data)
+    names_all = [c for c, _ in s.columns(src.scan_sql())]
+    responses, effects = _design.parse_model(model, names_all, str(src))
+    if not effects and noint:
+        raise StatgridError("a model with noint=True needs at least one effect.")
+    want_ss = {t for t in str(ss).replace(",", " ").split()}
+    if not want_ss <= {"1", "3"}:
+        raise StatgridError(f"ss={ss!r}: GLM here gives Type I and III sums of squares; write ss='1 3', '1' or '3'.")
+    design, sql, _, n_missing = _design.prepare(s, src, effects, responses, class_, intercept=not noint)
+    lsm_effects = _design.parse_effects(" ".join(as_list(lsmeans)), names_all, "lsmeans")
+    for e in lsm_effects:
+        if e not in effects:
+            raise StatgridError(f"lsmeans effect {e.name!r} is not in the model {model!r}.")
+        if any(v not in design.classes for v in e.variables):
+            raise StatgridError(f"lsmeans effect {e.name!r} has a variable that is not in class=; LS-means are "
+                                "for classification effects.")
+    p = design.width
+    q = len(responses)
+    rows = _design.chunk_rows(s.options.memsize_bytes, p + q)
+    R, n, mean, _ = accumulate(_design.chunks(s, design, sql, rows, responses), p + q, False)
+    if R is None or n == 0:
+        raise StatgridError(f"{src} has no observation with every MODEL variable present "
+                            f"({n_missing} with a missing value); nothing to fit.")
+    if R.shape[0] < R.shape[1]:
+        R = np.vstack([R, np.zeros((R.shape[1] - R.shape[0], R.shape[1]))])
+    names = design.column_names()
+    slices = design.slices()
+    T, eff_names, eff_slices = design.coding("effect")
+    cov_means = {v: float(x) for v, x in _covariate_means(s, design, sql).items()}
+    empty_cells = [e.name for e, sl in zip(effects, slices) if len(design.effect_classes(e)) > 1
+                   and np.any(np.linalg.norm(R[:, sl], axis=0) == 0)]
+    if empty_cells and "3" in want_ss:
+        s.log.note(f"Some cells of {', '.join(empty_cells)} have no observations: the Type III sums of squares "
+                   "here test sum-to-zero hypotheses, which differ from SAS's Type III/IV with empty cells.")
+
+    out_rows, ss_rows, per_response = [], [], {}
+    for i, y in enumerate(responses):
+        Ry = R[:, [*range(p), p + i]]
+        fit = fit_from_r(Ry, n, names, not noint)
+        if fit.df_error <= 0:
+            raise StatgridError(f"{n} observation(s) for {fit.rank} parameters leave no degrees of freedom for "
+                                "error; use fewer effects or more data.")
+        biased = bool(fit.aliased)
+        for j, nm in enumerate(names):
+            est = float(fit.estimate[j])
+            if fit.df[j]:
+                t = est / fit.stderr[j] if fit.stderr[j] > 0 else float("nan")
+                out_rows.append([y, nm, est, "B" if biased else "",
+                                 float(fit.stderr[j]), t, _p_t(t, fit.df_error)])
+            else:
+                out_rows.append([y, nm, 0.0, "B", None, None, None])
+        # Type I: sequential; Type III: drop each effect from the sum-to-zero full model
+        base = [0] if not noint else []
+        type1, type3 = [], []
+        prev_sse, prev_rank = _sse(Ry, n, names, base, p)
+        for e, sl in zip(effects, slices):
+            cols = base + list(range(base[-1] + 1 if base else 0, sl.stop))
+            sse, rank = _sse(Ry, n, names, cols, p)
+            type1.append([e.name, rank - prev_rank, max(prev_sse - sse, 0.0)])
+            prev_sse, prev_rank = sse, rank
+        if "3" in want_ss:
+            Re = np.hstack([R[:, :p] @ T, R[:, [p + i]]])
+            enames = list(eff_names)
+            full_sse, full_rank = _sse(Re, n, enames, list(range(len(enames))), len(enames))
+            for e, sl in zip(effects, eff_slices):
+                keep = [c for c in range(len(enames)) if not sl.start <= c < sl.stop]
+                sse, rank = _sse(Re, n, enames, keep, len(enames))
+                type3.append([e.name, full_rank - rank, max(sse - full_sse, 0.0)])
+        mse = fit.mse
+        tables = {}
+        for label, rows_ss in (("1", type1), ("3", type3)):
+            if label not in want_ss:
+                continue
+            tables[label] = [[src_, df, ssv, ssv / df if df else None,
+                              (ssv / df) / mse if df and mse > 0 else None,
+                              _p_f((ssv / df) / mse, df, fit.df_error) if df and mse > 0 else None]
+                             for src_, df, ssv in rows_ss]
+            for src_, df, ssv in rows_ss:
+                f = (ssv / df) / mse if df and mse > 0 else float("nan")
+                ss_rows.append([y, src_, f"SS{label}", df, ssv, f, _p_f(f, df, fit.df_error) if df else float("nan")])
+        ss_rows.append([y, "ERROR", "ERROR", fit.df_error, fit.sse, float("nan"), float("nan")])
+        ssm = fit.sst - fit.sse
+        f_model = (ssm / fit.df_model) / mse if fit.df_model > 0 and mse > 0 else float("nan")
+        lsm = {e.name: _lsmeans(design, e, fit, Ry, cov_means, mse) for e in lsm_effects}
+        per_response[y] = {"n": n, "n_missing": n_missing, "df_model": fit.df_model, "df_error": fit.df_error,
+                           "ssm": ssm, "sse": fit.sse, "sst": fit.sst, "mse": mse, "rmse": math.sqrt(mse),
+                           "f_value": f_model, "prob_f": _p_f(f_model, fit.df_model, fit.df_error),
+                           "rsquare": fit.rsquare, "dep_mean": fit.dep_mean,
+                           "coeff_var": 100 * math.sqrt(mse) / fit.dep_mean if fit.dep_mean else float("nan"),
+                           "type1": tables.get("1", []), "type3": tables.get("3", []), "lsmeans": lsm,
+                           "aliased": fit.aliased}
+    result = ResultTable(["Dependent", "Parameter", "Estimate", "Biased", "StdErr", "tValue", "Probt"], out_rows)
+    result.stats = per_response
+    result.stats["class_levels"] = {c: design.levels[c] for c in design.classes}
+    if print:
+        s.log.listing(_listing(result, design, responses, n, n_missing))
+    if outstat:
+        result.out = s.write_table(outstat, ResultTable(["_NAME_", "_SOURCE_", "_TYPE_", "DF", "SS", "F", "PROB"],
+                                                        ss_rows).to_arrow())
+    return result
+
+
+def _covariate_means(s, design, sql) -> dict[str, float]:
+    if not design.continuous:
+        return {}
+    q = ", ".join(f"avg({qi(v)})" for v in design.continuous)
+    vals = s.con.sql(f"SELECT {q} FROM ({sql})").fetchall()[0]
+    return dict(zip(design.continuous, vals))
+
+
+def _lsmeans(design, effect, fit, Ry, cov_means, mse) -> list[list]:
+    """Rows: levels of `effect`, LSMean, StdErr, tValue, Probt (None where not estimable)."""
+    p = design.width
+    null = _null_space(Ry[:, :p])
+    target = design.effect_classes(effect)
+    rows = []
+    for combo in itertools.product(*[design.levels[v] for v in target]):
+        chosen = dict(zip(target, combo))
+        L = np.zeros(p)
+        if design.intercept:
+            L[0] = 1.0
+        for e, sl in zip(design.effects, design.slices()):
+            cont = 1.0
+            for v in e.variables:
+                if v not in design.classes:
+                    cont *= cov_means[v]
+            cls = design.effect_classes(e)
+            for k, lv in enumerate(itertools.product(*[design.levels[v] for v in cls])):
+                w = cont
+                for v, level in zip(cls, lv):
+                    w *= (1.0 if level == chosen[v] else 0.0) if v in chosen else 1.0 / len(design.levels[v])
+                L[sl.start + k] = w
+        if null.size and np.max(np.abs(L @ null)) > ESTIMABLE_TOL * max(1.0, np.abs(L).max()):
+            rows.append([*combo, None, None, None, None])
+            continue
+        est = float(L @ fit.estimate)
+        se = math.sqrt(mse) * float(np.linalg.norm(fit.rinv.T @ L[fit.kept]))
+        t = est / se if se > 0 else float("nan")
+        rows.append([*combo, est, se, t, _p_t(t, fit.df_error)])
+    return rows
+
+
+def _null_space(R: np.ndarray) -> np.ndarray:
+    _, sv, vt = np.linalg.svd(R, full_matrices=True)
+    tol = max(R.shape) * np.finfo(float).eps * (sv[0] if sv.size else 0.0) * 1e3
+    rank = int(np.sum(sv > tol))
+    return vt[rank:].T
+
+
+def _listing(t: ResultTable, design, responses, n, n_missing) -> str:
+    parts = ["The GLM Procedure\n"]
+    if design.classes:
+        parts.append(render_table(["Class", "Levels", "Values"],
+                                  [[c, len(design.levels[c]), " ".join(str(v) for v in design.levels[c])]
+                                   for c in design.classes], title="Class Level Information"))
+    parts.append(f"Number of Observations Read {n + n_missing}\nNumber of Observations Used {n}\n")
+    for y in responses:
+        st = t.stats[y]
+        parts.append(f"Dependent Variable: {y}\n")
+        parts.append(render_table(["Source", "DF", "Sum of Squares", "Mean Square", "F Value", "Pr > F"], [
+            ["Model", st["df_model"], st["ssm"], st["ssm"] / st["df_model"] if st["df_model"] else None,
+             st["f_value"], st["prob_f"]],
+            ["Error", st["df_error"], st["sse"], st["mse"], None, None],
+            ["Corrected Total", st["df_model"] + st["df_error"], st["sst"], None, None, None]]))
+        parts.append(render_table(["R-Square", "Coeff Var", "Root MSE", f"{y} Mean"],
+                                  [[st["rsquare"], st["coeff_var"], st["rmse"], st["dep_mean"]]]))
+        for key, label in (("type1", "Type I SS"), ("type3", "Type III SS")):
+            if st[key]:
+                parts.append(render_table(["Source", "DF", label, "Mean Square", "F Value", "Pr > F"], st[key]))
+        est = [r[1:] for r in t.rows if r[0] == y]
+        parts.append(render_table(["Parameter", "Estimate", "", "Standard Error", "t Value", "Pr > |t|"], est))
+        if st["aliased"]:
+            parts.append("NOTE: The X'X matrix has been found to be singular, and a generalized inverse was used "
+                         "to solve the normal equations. Terms whose estimates are followed by the letter 'B' are "
+                         "not uniquely estimable.\n")
+        for name, rows in st["lsmeans"].items():
+            cls = name.split("*")
+            parts.append(render_table([*cls, f"{y} LSMEAN", "Standard Error", "t Value", "Pr > |t|"], rows,
+                                      title=f"Least Squares Means: {name}"))
+    return "\n".join(parts)

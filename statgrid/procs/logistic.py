@@ -1,0 +1,407 @@
+"""PROC LOGISTIC: binary logistic regression, with model selection.
+
+Maximum likelihood by IRLS (statgrid.procs._irls: one QR of √W·[X | z] per pass, rows in memory
+when they fit, else streamed each pass). CLASS variables are coded as PARAM=EFFECT by default
+(SAS's default for LOGISTIC; 'ref' and 'glm' too). As SAS, the probability modelled is that of the
+FIRST response level in sorted order unless event= names the level or descending=True — the
+listing says which.
+
+Tables: model fit statistics (AIC, SC, −2 Log L with and without covariates), the global null
+hypothesis by likelihood ratio, score and Wald; maximum likelihood estimates with Wald χ²; Type 3
+Wald tests of effects; odds ratios with Wald confidence limits (continuous effects per unit, CLASS
+levels against the last level, effects not inside an interaction, as SAS); association of
+predicted probabilities and responses — concordant/discordant/tied pairs counted exactly (no
+binning: c equals the area under the ROC curve), Somers' D, Gamma, Tau-a, c; Hosmer–Lemeshow
+(lackfit=True) with about ten groups of sorted predicted probabilities, ties kept together.
+Selection (forward/backward/stepwise): an effect enters on the score χ² at the current estimates
+(one pass: QR of √W·[X_model | X_candidates]; the candidate block left after the model's columns
+gives each score statistic) and leaves on its Wald χ²; SLENTRY/SLSTAY 0.05 by default, and an
+interaction enters only after the effects it contains (SAS's HIERARCHY=SINGLE).
+Errors instead of doubtful answers: a response with other than two levels (the values are named),
+complete or quasi-complete separation (no maximum likelihood estimate exists), non-convergence
+(with the iteration count).
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from statgrid.errors import StatgridError
+from statgrid.procs import _irls
+from statgrid.procs._irls import special
+from statgrid.procs import design as _design
+from statgrid.procs._base import ResultTable, check_columns, procedure, qi, render_table
+from statgrid.procs.genmod import model_rows, p_chi2
+
+Z95 = 1.959963984540054
+SEPARATION_ETA = 15.0      # |η| beyond this on a perfectly predicted row: the estimate is running to infinity
+
+
+def _literal(v) -> str:
+    if isinstance(v, str):
+        return "'" + v.replace("'", "''") + "'"
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    return repr(v)
+
+
+def _wald(beta: np.ndarray, cov: np.ndarray) -> tuple[float, int]:
+    if beta.size == 0:
+        return float("nan"), 0
+    x, _, rank, _ = np.linalg.lstsq(cov, beta, rcond=1e-12)
+    return float(beta @ x), int(rank)
+
+
+@procedure("PROCEDURE LOGISTIC")
+def logistic(s, data: str, model: str, class_: str | Sequence[str] | None = None, param: str = "effect",
+             event=None, descending: bool = False, selection: str | None = None, sle: float = 0.05,
+             sls: float = 0.05, include: int = 0, lackfit: bool = False, maxiter: int = 25,
+             noint: bool = False, outest: str | None = None, print: bool = True) -> ResultTable:
+    """Binary logistic regression of 'y = effects'. Returns the parameter estimates (Parameter, DF,
+    Estimate, StdErr, WaldChiSq, ProbChiSq); `stats` holds fit statistics, global tests, type3,
+    odds_ratios, association (c, somers_d, gamma, tau_a, concordant…), hosmer_lemeshow, selection."""
+    src = s.dataset(data)
+    names_all = [c for c, _ in s.columns(src.scan_sql())]
+    left, sep, right = model.partition("=")
+    yname = check_columns(left.split()[:1] or ["?"], names_all, "response", str(src))[0] if sep else None
+    if not sep or len(left.split()) != 1:
+        raise StatgridError(f"model {model!r} is not 'y = effects' with one binary response.")
+    effects = _design.parse_effects(right, names_all, f"model {model!r}")
+    method = (selection or "none").lower()
+    if method not in ("none", "forward", "backward", "stepwise"):
+        raise StatgridError(f"selection {selection!r} is not one of forward, backward, stepwise.")
+    design, sql, _, n_missing = _design.prepare(s, src, effects, [], class_, raw=[yname], intercept=not noint)
+    levels = [r[0] for r in s.con.sql(f"SELECT DISTINCT {qi(yname)} FROM ({sql}) ORDER BY 1 LIMIT 21").fetchall()]
+    if len(levels) != 2:
+        shown = ", ".join(repr(v) for v in levels[:20]) + (" …" if len(levels) > 20 else "")
+        raise StatgridError(f"response {yname!r} of logistic must have exactly two levels; found {len(levels)}: "
+                            f"{shown or 'none (no complete rows)'}. Recode it to two levels first.")
+    if event is not None:
+        match = [v for v in levels if str(v) == str(event)]
+        if not match:
+            raise StatgridError(f"event={event!r} is not a level of {yname!r}; its levels are "
+                                f"{', '.join(repr(v) for v in levels)}.")
+        ev = match[0]
+    else:
+        ev = levels[-1] if descending else levels[0]
+    sql = f"SELECT *, CAST({qi(yname)} = {_literal(ev)} AS DOUBLE) AS __event FROM ({sql})"
+    T, cnames, cslices = (np.eye(design.width), design.column_names(), None) if param == "glm" else \
+        design.coding(param) if param in ("effect", "ref") else (None, None, None)
+    if T is None:
+        raise StatgridError(f"param {param!r} is not one of effect, ref, glm.")
+    if cslices is None:
+        cslices = design.slices()
+    rows, n = model_rows(s, design, sql, T, "__event")
+    p = T.shape[1]
+    base = [0] if not noint else []
+    eff_cols = [list(range(sl.start, sl.stop)) for sl in cslices]
+
+    def cols_of(chosen: list[int]) -> list[int]:
+        return base + [c for i in sorted(chosen) for c in eff_cols[i]]
+
+    def fit(chosen: list[int]) -> _irls.GLMFit:
+        return _irls.irls(rows, p, fam, lk, cols_of(chosen), maxiter=maxiter, tol=1e-10,
+                          what="logistic model")
+
+    fam, lk = _irls.family("binomial"), _irls.link("logit", _irls.family("binomial"))
+    fixed = list(range(min(include, len(effects))))
+    steps: list[list] = []
+    if method == "none":
+        chosen = list(range(len(effects)))
+    else:
+        chosen = _select(rows, p, fam, lk, effects, eff_cols, base, fixed, method, sle, sls, maxiter, steps)
+    final = fit(chosen)
+    result = _report(s, rows, final, cnames, design, effects, cslices, T, chosen, n, n_missing, yname, ev, lackfit)
+    result.stats["selection"] = steps
+    result.stats["event"] = ev
+    result.stats["levels"] = levels
+    if print:
+        s.log.listing(_listing(result, design, yname, ev, n, n_missing))
+    if outest:
+        result.out = s.write_table(outest, result.to_arrow())
+    return result
+
+
+# ---------------------------------------------------------------------------- selection
+def _contains(big, small) -> bool:
+    return set(small.variables) < set(big.variables)
+
+
+def _score_tests(rows, fam, lk, fit: _irls.GLMFit, model_cols: list[int], candidates: dict[int, list[int]]):
+    """Score χ² and DF for adding each candidate effect to the fitted model."""
+    cand_cols = [c for cols in candidates.values() for c in cols]
+    allc = model_cols + cand_cols
+    R = None
+    U = np.zeros(len(cand_cols))
+    beta = fit.beta[fit.kept]
+    for X, y, w, off in rows:
+        eta = X[:, fit.kept] @ beta + off
+        mu = np.clip(special.expit(eta), _irls.EPS, 1 - _irls.EPS)
+        sw = np.sqrt(w * mu * (1 - mu))
+        a = X[:, allc] * sw[:, None]
+        R = np.linalg.qr(a if R is None else np.vstack([R, a]), mode="r")
+        U += X[:, cand_cols].T @ (w * (y - mu))
+    k = len(model_cols)
+    out = {}
+    pos = k
+    for e, cols in candidates.items():
+        block = R[k:, pos:pos + len(cols)] if R.shape[0] > k else np.zeros((0, len(cols)))
+        r22 = np.linalg.qr(block, mode="r") if block.shape[0] else block
+        u = U[pos - k:pos - k + len(cols)]
+        x, _, rank, _ = np.linalg.lstsq(r22.T, u, rcond=1e-10)
+        out[e] = (float(x @ x), int(rank))
+        pos += len(cols)
+    return out
+
+
+def _select(rows, p, fam, lk, effects, eff_cols, base, fixed, method, sle, sls, maxiter, steps) -> list[int]:
+    def cols_of(chosen):
+        return base + [c for i in sorted(chosen) for c in eff_cols[i]]
+
+    def fit(chosen):
+        return _irls.irls(rows, p, fam, lk, cols_of(chosen), maxiter=maxiter, tol=1e-10, what="logistic model")
+
+    current = list(fixed) if method != "backward" else list(range(len(effects)))
+    seen = set()
+    while True:
+        changed = False
+        if method in ("forward", "stepwise"):
+            cand = {i: eff_cols[i] for i in range(len(effects)) if i not in current
+                    and all(j in current for j in range(len(effects)) if _contains(effects[i], effects[j]))}
+            if cand:
+                model_fit = fit(current)
+                model_cols = [c for c in cols_of(current) if c in model_fit.kept]
+                scores = _score_tests(rows, fam, lk, model_fit, model_cols, cand)
+                pv = {i: p_chi2(chi, df) if df else 1.0 for i, (chi, df) in scores.items()}
+                i = min(pv, key=lambda k: (pv[k], -scores[k][0]))
+                if pv[i] <= sle:
+                    current = current + [i]
+                    steps.append([len(steps) + 1, effects[i].name, "entered", scores[i][1], scores[i][0], pv[i],
+                                  "score"])
+                    changed = True
+        if method in ("backward", "stepwise"):
+            removable = [i for i in current if i not in fixed
+                         and not any(_contains(effects[j], effects[i]) for j in current)]
+            if removable:
+                f = fit(current)
+                cols = cols_of(current)
+                cov = f.cov()
+                stats = {}
+                for i in removable:
+                    idx = [f.kept.index(c) for c in eff_cols[i] if c in f.kept]
+                    chi, df = _wald(f.beta[[f.kept[j] for j in idx]], cov[np.ix_(idx, idx)])
+                    stats[i] = (chi, df, p_chi2(chi, df) if df else 1.0)
+                del cols
+                i = max(stats, key=lambda k: (stats[k][2], -stats[k][0]))
+                if stats[i][2] > sls:
+                    current = [c for c in current if c != i]
+                    steps.append([len(steps) + 1, effects[i].name, "removed", stats[i][1], stats[i][0], stats[i][2],
+                                  "Wald"])
+                    changed = True
+        state = tuple(sorted(current))
+        if not changed or state in seen:
+            break
+        seen.add(state)
+    return sorted(current)
+
+
+# ---------------------------------------------------------------------------- report
+def _report(s, rows, fit, cnames, design, effects, cslices, T, chosen, n, n_missing, yname, ev, lackfit):
+    cov = fit.cov()
+    se = fit.stderr()
+    # predictions, separation check, unweighted QR of [X | y] for the score test of the global null
+    p_hat, y_all = [], []
+    R0 = None
+    model_cols = fit.kept + fit.aliased
+    for X, y, w, off in rows:
+        eta = X[:, fit.kept] @ fit.beta[fit.kept] + off
+        p_hat.append(special.expit(eta))
+        y_all.append(y)
+        a = np.column_stack([X[:, sorted(model_cols)], y])
+        R0 = np.linalg.qr(a if R0 is None else np.vstack([R0, a]), mode="r")
+    p_hat = np.concatenate(p_hat)
+    y_all = np.concatenate(y_all)
+    perfect = ((y_all == 1) & (p_hat > 1 - 1e-8)) | ((y_all == 0) & (p_hat < 1e-8))
+    if perfect.all():
+        raise StatgridError(f"complete separation of the data points: the model predicts every {yname!r} exactly, "
+                            "so the maximum likelihood estimate does not exist. Remove the effect that separates "
+                            "the response or collect data where it does not.")
+    if perfect.any() and fit.max_abs_eta > SEPARATION_ETA:
+        raise StatgridError(f"quasi-complete separation of the data points: {int(perfect.sum())} observation(s) are "
+                            f"predicted exactly (|linear predictor| up to {fit.max_abs_eta:.1f}), so the maximum "
+                            "likelihood estimate does not exist. Remove or merge the effect levels that separate "
+                            "the response.")
+    events = float(y_all.sum())
+    pbar = events / n
+    intercept = bool(design.intercept)
+    ll0 = (special.xlogy(events, pbar) + special.xlogy(n - events, 1 - pbar)) if intercept else n * math.log(0.5)
+    m2ll0, m2ll = -2 * ll0, fit.deviance
+    k = len(fit.kept)
+    k0 = 1 if intercept else 0
+    lr = m2ll0 - m2ll
+    df_global = k - k0
+    from statgrid.procs.regression import fit_from_r
+    if R0.shape[0] < R0.shape[1]:
+        R0 = np.vstack([R0, np.zeros((R0.shape[1] - R0.shape[0], R0.shape[1]))])
+    ols = fit_from_r(R0, n, [f"c{i}" for i in range(R0.shape[1] - 1)], intercept)
+    score = (ols.sst - ols.sse) / (pbar * (1 - pbar)) if intercept and 0 < pbar < 1 else float("nan")
+    slopes = [i for i, c in enumerate(fit.kept) if not (intercept and c == 0)]
+    wald, _ = _wald(fit.beta[[fit.kept[i] for i in slopes]], cov[np.ix_(slopes, slopes)])
+    global_tests = [["Likelihood Ratio", lr, df_global, p_chi2(lr, df_global)],
+                    ["Score", score, df_global, p_chi2(score, df_global)],
+                    ["Wald", wald, df_global, p_chi2(wald, df_global)]]
+    fit_stats = [["AIC", m2ll0 + 2 * k0, m2ll + 2 * k], ["SC", m2ll0 + k0 * math.log(n), m2ll + k * math.log(n)],
+                 ["-2 Log L", m2ll0, m2ll]]
+    # estimates of the effects in the model
+    in_model = set(k0 * [0]) | {c for i in chosen for c in range(cslices[i].start, cslices[i].stop)}
+    est_rows = []
+    for j, nm in enumerate(cnames):
+        if j not in in_model:
+            continue
+        if j in fit.aliased:
+            est_rows.append([nm, 0, 0.0, None, None, None])
+            continue
+        b = float(fit.beta[j])
+        chi = (b / se[j]) ** 2 if se[j] > 0 else float("nan")
+        est_rows.append([nm, 1, b, float(se[j]), chi, p_chi2(chi, 1)])
+    type3 = []
+    for i in chosen:
+        idx = [fit.kept.index(c) for c in range(cslices[i].start, cslices[i].stop) if c in fit.kept]
+        chi, df = _wald(fit.beta[[fit.kept[j] for j in idx]], cov[np.ix_(idx, idx)])
+        type3.append([effects[i].name, df, chi, p_chi2(chi, df)])
+    odds = _odds_ratios(design, effects, chosen, T, fit, cov)
+    assoc = association(p_hat, y_all)
+    result = ResultTable(["Parameter", "DF", "Estimate", "StdErr", "WaldChiSq", "ProbChiSq"], est_rows)
+    result.stats = {"n": n, "n_missing": n_missing, "events": int(events), "fit": fit_stats,
+                    "global": global_tests, "type3": type3, "odds_ratios": odds, "association": assoc,
+                    "m2loglik": m2ll, "m2loglik_intercept": m2ll0, "iterations": fit.iterations,
+                    "effects": [effects[i].name for i in chosen]}
+    if lackfit:
+        result.stats["hosmer_lemeshow"] = hosmer_lemeshow(p_hat, y_all)
+    return result
+
+
+def _odds_ratios(design, effects, chosen, T, fit, cov) -> list[list]:
+    out = []
+    in_interaction = {v for i in chosen if len(effects[i].variables) > 1 for v in effects[i].variables}
+    over_slices = design.slices()
+    for i in chosen:
+        e = effects[i]
+        if len(e.variables) > 1 or e.variables[0] in in_interaction:
+            continue
+        sl = over_slices[design.effects.index(e)]
+        cls = design.effect_classes(e)
+        pairs = []
+        if not cls:
+            L = np.zeros(T.shape[0])
+            L[sl.start] = 1.0
+            pairs.append((e.name, L))
+        else:
+            levels = design.levels[cls[0]]
+            for a in range(len(levels) - 1):
+                L = np.zeros(T.shape[0])
+                L[sl.start + a] = 1.0
+                L[sl.start + len(levels) - 1] = -1.0
+                pairs.append((f"{e.name} {levels[a]} vs {levels[-1]}", L))
+        for label, L in pairs:
+            lc = L @ T
+            if np.any(np.abs(lc[fit.aliased]) > 0) if fit.aliased else False:
+                continue
+            lk = lc[fit.kept]
+            est = float(lk @ fit.beta[fit.kept])
+            se = math.sqrt(float(lk @ cov @ lk))
+            out.append([label, math.exp(est), math.exp(est - Z95 * se), math.exp(est + Z95 * se)])
+    return out
+
+
+def association(p_hat: np.ndarray, y: np.ndarray) -> dict:
+    """Concordant, discordant and tied event/non-event pairs of predicted probabilities, counted
+    exactly by sorting (O(n log n)); c, Somers' D, Gamma, Tau-a as SAS defines them."""
+    ev = np.sort(p_hat[y == 1])
+    non = np.sort(p_hat[y == 0])
+    lo = np.searchsorted(non, ev, "left").astype(np.float64)
+    hi = np.searchsorted(non, ev, "right").astype(np.float64)
+    conc, tied = float(lo.sum()), float((hi - lo).sum())
+    pairs = float(ev.size) * float(non.size)
+    disc = pairs - conc - tied
+    n = y.size
+    return {"pairs": int(pairs), "concordant_pct": 100 * conc / pairs if pairs else float("nan"),
+            "discordant_pct": 100 * disc / pairs if pairs else float("nan"),
+            "tied_pct": 100 * tied / pairs if pairs else float("nan"),
+            "somers_d": (conc - disc) / pairs if pairs else float("nan"),
+            "gamma": (conc - disc) / (conc + disc) if conc + disc else float("nan"),
+            "tau_a": (conc - disc) / (0.5 * n * (n - 1)) if n > 1 else float("nan"),
+            "c": (conc + 0.5 * tied) / pairs if pairs else float("nan")}
+
+
+def hosmer_lemeshow(p_hat: np.ndarray, y: np.ndarray, groups: int = 10) -> dict:
+    """About `groups` groups of increasing predicted probability, equal in size where ties allow
+    (observations with the same probability stay together); χ² = Σ (O − E)² / (E (1 − E/n_g)),
+    DF = groups − 2."""
+    order = np.argsort(p_hat, kind="stable")
+    ps, ys = p_hat[order], y[order]
+    _, start = np.unique(ps, return_index=True)
+    bounds = list(start[1:]) + [ps.size]            # end of each run of equal probabilities
+    n = ps.size
+    target = n / groups
+    cuts, g = [], 1
+    for end in bounds:
+        if end >= round(g * target) or end == n:
+            cuts.append(end)
+            g = max(g + 1, int(end / target) + 1)
+    table, chi = [], 0.0
+    begin = 0
+    for end in cuts:
+        if end <= begin:
+            continue
+        ng = end - begin
+        obs = float(ys[begin:end].sum())
+        exp = float(ps[begin:end].sum())
+        table.append([len(table) + 1, int(ng), obs, exp, ng - obs, ng - exp])
+        if exp > 0 and ng - exp > 0:
+            chi += (obs - exp) ** 2 / (exp * (1 - exp / ng))
+        begin = end
+    df = len(table) - 2
+    return {"chisq": chi, "df": df, "p": p_chi2(chi, df) if df > 0 else float("nan"), "table": table}
+
+
+def _listing(t: ResultTable, design, yname, ev, n, n_missing) -> str:
+    st = t.stats
+    parts = [f"The LOGISTIC Procedure\n\nResponse Variable {yname}\nNumber of Observations Read {n + n_missing}\n"
+             f"Number of Observations Used {n}\nProbability modeled is {yname}={ev}.\n"]
+    if design.classes:
+        parts.append(render_table(["Class", "Levels", "Values"],
+                                  [[c, len(design.levels[c]), " ".join(str(v) for v in design.levels[c])]
+                                   for c in design.classes], title="Class Level Information"))
+    if st["selection"]:
+        parts.append(render_table(["Step", "Effect", "Action", "DF", "Chi-Square", "Pr > ChiSq", "Test"],
+                                  st["selection"], title="Summary of Selection"))
+    parts.append(f"Convergence criterion satisfied after {st['iterations']} iterations.\n")
+    parts.append(render_table(["Criterion", "Intercept Only", "Intercept and Covariates"], st["fit"],
+                              title="Model Fit Statistics"))
+    parts.append(render_table(["Test", "Chi-Square", "DF", "Pr > ChiSq"], st["global"],
+                              title="Testing Global Null Hypothesis: BETA=0"))
+    if design.classes and st["type3"]:
+        parts.append(render_table(["Effect", "DF", "Wald Chi-Square", "Pr > ChiSq"], st["type3"],
+                                  title="Type 3 Analysis of Effects"))
+    parts.append(render_table(["Parameter", "DF", "Estimate", "Standard Error", "Wald Chi-Square", "Pr > ChiSq"],
+                              t.rows, title="Analysis of Maximum Likelihood Estimates"))
+    if st["odds_ratios"]:
+        parts.append(render_table(["Effect", "Point Estimate", "95% Wald Lower", "95% Wald Upper"],
+                                  st["odds_ratios"], title="Odds Ratio Estimates"))
+    a = st["association"]
+    parts.append(render_table(["Statistic", "Value", "Statistic", "Value"], [
+        ["Percent Concordant", a["concordant_pct"], "Somers' D", a["somers_d"]],
+        ["Percent Discordant", a["discordant_pct"], "Gamma", a["gamma"]],
+        ["Percent Tied", a["tied_pct"], "Tau-a", a["tau_a"]],
+        ["Pairs", a["pairs"], "c", a["c"]]], title="Association of Predicted Probabilities and Observed Responses"))
+    if "hosmer_lemeshow" in st:
+        hl = st["hosmer_lemeshow"]
+        parts.append(render_table(["Group", "Total", "Events Observed", "Events Expected", "Nonevents Observed",
+                                   "Nonevents Expected"], hl["table"], title="Partition for the Hosmer and "
+                                                                               "Lemeshow Test"))
+        parts.append(render_table(["Chi-Square", "DF", "Pr > ChiSq"], [[hl["chisq"], hl["df"], hl["p"]]],
+                                  title="Hosmer and Lemeshow Goodness-of-Fit Test"))
+    return "\n".join(parts)

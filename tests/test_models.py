@@ -1,0 +1,283 @@
+"""glm, genmod and logistic against statsmodels (an independent implementation), on realistic and
+hard inputs: class interactions, aliased and constant columns, missing values, several responses,
+non-convergence, separation and bad responses."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+import statsmodels.api as sm
+import statsmodels.formula.api as smf
+
+from statgrid.errors import StatgridError
+from statgrid.procs import _irls
+from statgrid.procs.logistic import association, hosmer_lemeshow
+
+
+@pytest.fixture
+def both(session):
+    rng = np.random.default_rng(7)
+    n = 400
+    d = pd.DataFrame({"a": rng.choice(["p", "q", "r"], n), "b": rng.choice([1, 2], n), "x": rng.normal(size=n),
+                      "z": rng.normal(size=n)})
+    eta = 0.2 + 0.6 * d.x - 0.4 * d.z + (d.a == "q") * 0.5 + (d.a == "r") * (d.b == 2) * 0.6
+    d["y"] = eta + rng.normal(size=n)
+    d["y2"] = rng.normal(size=n) + 2 * (d.b == 1)
+    d["cnt"] = rng.poisson(np.exp(eta))
+    d["nb"] = rng.negative_binomial(2, 2 / (2 + np.exp(eta)))
+    d["pos"] = rng.gamma(3, np.exp(eta) / 3)
+    d["ev"] = (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(int)
+    d["resp"] = np.where(d.ev == 1, "yes", "no")
+    miss = d.copy()
+    miss.loc[rng.random(n) < 0.05, "x"] = np.nan
+    miss.loc[rng.random(n) < 0.05, "a"] = None
+    session.write_table("work.d", pa.Table.from_pandas(d, preserve_index=False))
+    session.write_table("work.m", pa.Table.from_pandas(miss, preserve_index=False))
+    return d, miss
+
+
+@pytest.fixture
+def df(both):
+    return both[0]
+
+
+# ---------------------------------------------------------------------------- glm
+def test_glm_type1_type3_and_estimates_match_statsmodels(session, df):
+    r = session.glm("work.d", "y y2 = a|b x", class_="a b")
+    for y in ("y", "y2"):
+        st = r.stats[y]
+        t1 = sm.stats.anova_lm(smf.ols(f"{y} ~ C(a)*C(b) + x", df).fit(), typ=1)
+        t3 = sm.stats.anova_lm(smf.ols(f"{y} ~ C(a, Sum)*C(b, Sum) + x", df).fit(), typ=3)
+        np.testing.assert_allclose([row[2] for row in st["type1"]], t1["sum_sq"].to_numpy()[:4], rtol=1e-10)
+        np.testing.assert_allclose([row[1] for row in st["type1"]], t1["df"].to_numpy()[:4])
+        np.testing.assert_allclose([row[2] for row in st["type3"]], t3["sum_sq"].to_numpy()[1:5], rtol=1e-10)
+        np.testing.assert_allclose([row[5] for row in st["type3"]], t3["PR(>F)"].to_numpy()[1:5], rtol=1e-8)
+        ols = smf.ols(f"{y} ~ C(a, Treatment('r'))*C(b, Treatment(2)) + x", df).fit()
+        assert st["rsquare"] == pytest.approx(ols.rsquared, rel=1e-12)
+        assert st["df_error"] == ols.df_resid
+        est = {row[1]: row for row in r.rows if row[0] == y}
+        # SAS's G2 solution: last levels 0 ('B'), the others equal a reference-cell fit
+        assert est["a r"][2] == 0 and est["b 2"][2] == 0 and est["a*b p 2"][2] == 0
+        assert est["a p"][2] == pytest.approx(ols.params["C(a, Treatment('r'))[T.p]"], abs=1e-10)
+        assert est["a*b q 1"][2] == pytest.approx(ols.params["C(a, Treatment('r'))[T.q]:C(b, Treatment(2))[T.1]"],
+                                                  abs=1e-10)
+        assert est["x"][4] == pytest.approx(ols.bse["x"], rel=1e-10) and est["x"][3] == "B"
+
+
+def test_glm_lsmeans_equal_averaged_predictions(session, df):
+    r = session.glm("work.d", "y = a|b x", class_="a b", lsmeans="a a*b")
+    ols = smf.ols("y ~ C(a)*C(b) + x", df).fit()
+    xbar = df.x.mean()
+    for row in r.stats["y"]["lsmeans"]["a"]:
+        grid = pd.DataFrame({"a": row[0], "b": [1, 2], "x": xbar})
+        assert row[1] == pytest.approx(ols.predict(grid).mean(), abs=1e-10)
+        # SE of the averaged prediction, from statsmodels' covariance
+        X = np.asarray(ols.model.data.orig_exog.iloc[:0].reindex(range(0)))  # noqa: F841 (shape only)
+    for row in r.stats["y"]["lsmeans"]["a*b"]:
+        pred = ols.get_prediction(pd.DataFrame({"a": [row[0]], "b": [row[1]], "x": [xbar]}))
+        assert row[2] == pytest.approx(pred.predicted_mean[0], abs=1e-10)
+        assert row[3] == pytest.approx(pred.se_mean[0], rel=1e-9)
+
+
+def test_glm_missing_values_empty_cells_and_single_level(session, both, captured):
+    df, miss = both
+    r = session.glm("work.m", "y = a x", class_="a")
+    keep = miss.dropna(subset=["a", "x"])
+    ols = smf.ols("y ~ C(a) + x", keep).fit()
+    assert r.stats["y"]["n"] == len(keep) and r.stats["y"]["n_missing"] == len(miss) - len(keep)
+    assert r.stats["y"]["sse"] == pytest.approx(ols.ssr, rel=1e-10)
+    # a cell of a*b with no observation: its column is aliased, a note explains Type III
+    session.write_table("work.e", pa.Table.from_pandas(df[~((df.a == "p") & (df.b == 2))], preserve_index=False))
+    r = session.glm("work.e", "y = a|b", class_="a b", lsmeans="a")
+    assert "have no observations" in captured.text.getvalue()
+    non_est = [row for row in r.stats["y"]["lsmeans"]["a"] if row[1] is None]
+    assert [row[0] for row in non_est] == ["p"]            # averaging over b needs the empty p*2 cell
+    # one level only: the effect has 0 DF, nothing breaks
+    session.write_table("work.one", pa.Table.from_pandas(df.assign(a="p"), preserve_index=False))
+    r = session.glm("work.one", "y = a x", class_="a")
+    assert r.stats["y"]["type1"][0][1] == 0 and r.stats["y"]["df_model"] == 1
+
+
+def test_glm_errors(session, df):
+    session.write_table("work.empty", pa.Table.from_pandas(df.iloc[:0], preserve_index=False))
+    with pytest.raises(StatgridError, match="no observation with every MODEL variable"):
+        session.glm("work.empty", "y = a", class_="a")
+    with pytest.raises(StatgridError, match="'resp' .* not numeric; name it in class="):
+        session.glm("work.d", "y = resp")
+    with pytest.raises(StatgridError, match="nested effect 'b\\(a\\)'"):
+        session.glm("work.d", "y = a b(a)", class_="a b")
+    with pytest.raises(StatgridError, match="lsmeans effect 'b' is not in the model"):
+        session.glm("work.d", "y = a", class_="a b", lsmeans="b")
+    with pytest.raises(StatgridError, match="effect variable 'nosuch'"):
+        session.glm("work.d", "y = nosuch")
+
+
+# ---------------------------------------------------------------------------- genmod
+@pytest.mark.parametrize("y,dist,link,fam", [
+    ("cnt", "poisson", None, sm.families.Poisson()),
+    ("pos", "gamma", "log", sm.families.Gamma(sm.families.links.Log())),
+    ("ev", "binomial", "probit", sm.families.Binomial(sm.families.links.Probit())),
+    ("ev", "binomial", "cloglog", sm.families.Binomial(sm.families.links.CLogLog())),
+    ("y", "normal", None, sm.families.Gaussian()),
+])
+def test_genmod_matches_statsmodels(session, df, y, dist, link, fam):
+    r = session.genmod("work.d", f"{y} = a x z", dist=dist, link=link, class_="a")
+    st = r.stats
+    m = smf.glm(f"{y} ~ C(a, Treatment('r')) + x + z", df, family=fam).fit(scale=st["phi"], tol=1e-13)
+    rows = {row[0]: row for row in r.rows}
+    ours = [rows[k][2] for k in ("Intercept", "a p", "a q", "x", "z")]
+    ses = [rows[k][3] for k in ("Intercept", "a p", "a q", "x", "z")]
+    np.testing.assert_allclose(ours, m.params.to_numpy(), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(ses, m.bse.to_numpy(), rtol=1e-6)
+    assert st["deviance"] == pytest.approx(m.deviance, rel=1e-8)
+    assert st["pearson_chisq"] == pytest.approx(m.pearson_chi2, rel=1e-6)
+    assert st["loglik"] == pytest.approx(m.llf, rel=1e-8)
+    assert rows["a r"][1] == 0 and rows["a r"][2] == 0.0         # GLM coding: the last level aliased
+
+
+def test_genmod_gamma_shape_and_negbin_dispersion_are_ml(session, df):
+    from scipy import optimize, special, stats
+    r = session.genmod("work.d", "pos = x", dist="gamma", link="log")
+    b = [r.rows[0][2], r.rows[1][2]]
+    mu = np.exp(b[0] + b[1] * df.x)
+    nll = lambda v: -np.sum(stats.gamma.logpdf(df.pos, v, scale=mu / v))  # noqa: E731
+    best = optimize.minimize_scalar(nll, bounds=(0.1, 50), method="bounded", options={"xatol": 1e-10}).x
+    assert r.rows[-1][0] == "Scale" and r.rows[-1][2] == pytest.approx(best, rel=1e-6)
+    assert special.digamma(1.0) < 0   # scipy.special really imported (lazy proxy in _irls)
+    r = session.genmod("work.d", "nb = a x z", dist="negbin", class_="a")
+    m = smf.negativebinomial("nb ~ C(a, Treatment('r')) + x + z", df).fit(disp=0, method="newton", tol=1e-12,
+                                                                         maxiter=100)
+    assert r.stats["alpha"] == pytest.approx(m.params["alpha"], rel=1e-5)
+    rows = {row[0]: row for row in r.rows}
+    np.testing.assert_allclose([rows[k][2] for k in ("Intercept", "a p", "a q", "x", "z")],
+                               m.params.to_numpy()[:5], rtol=1e-5, atol=1e-7)
+    assert r.stats["loglik"] == pytest.approx(m.llf, rel=1e-9)
+    g = smf.glm("nb ~ C(a, Treatment('r')) + x + z", df,
+                family=sm.families.NegativeBinomial(alpha=r.stats["alpha"])).fit(tol=1e-13)
+    np.testing.assert_allclose([rows[k][3] for k in ("Intercept", "a p", "a q", "x", "z")], g.bse.to_numpy(),
+                               rtol=1e-6)
+
+
+def test_genmod_events_trials_offset_and_errors(session, df):
+    agg = df.groupby(["a", "b"]).agg(events=("ev", "sum"), trials=("ev", "size"), x=("x", "mean")).reset_index()
+    agg["logt"] = np.log(agg.trials)
+    session.write_table("work.agg", pa.Table.from_pandas(agg, preserve_index=False))
+    r = session.genmod("work.agg", "events = x", dist="binomial", trials="trials")
+    m = sm.GLM(np.column_stack([agg.events, agg.trials - agg.events]), sm.add_constant(agg.x),
+               family=sm.families.Binomial()).fit(tol=1e-13)
+    np.testing.assert_allclose([r.rows[0][2], r.rows[1][2]], m.params, rtol=1e-8)
+    assert r.stats["deviance"] == pytest.approx(m.deviance, rel=1e-8)
+    r = session.genmod("work.agg", "events = x", dist="poisson", offset="logt")
+    m = sm.GLM(agg.events, sm.add_constant(agg.x), family=sm.families.Poisson(), offset=agg.logt).fit(tol=1e-13)
+    np.testing.assert_allclose([r.rows[0][2], r.rows[1][2]], m.params, rtol=1e-8)
+    with pytest.raises(StatgridError, match="dist=poisson needs counts"):
+        session.genmod("work.d", "y = x", dist="poisson")
+    with pytest.raises(StatgridError, match="must be 0/1 .* values found: 0, 1, 2"):
+        session.genmod("work.d", "cnt = x", dist="binomial")
+    with pytest.raises(StatgridError, match="dist 'weibull' is not one of"):
+        session.genmod("work.d", "y = x", dist="weibull")
+    with pytest.raises(StatgridError, match="did not converge in 2 iterations"):
+        session.genmod("work.d", "cnt = a x z", dist="poisson", class_="a", maxiter=2)
+
+
+def test_irls_streamed_rows_equal_in_memory():
+    rng = np.random.default_rng(3)
+    chunks = []
+    for _ in range(5):
+        X = np.column_stack([np.ones(300), rng.normal(size=(300, 3))])
+        y = (rng.random(300) < 1 / (1 + np.exp(-X @ [0.2, 1, -1, 0.5]))).astype(float)
+        chunks.append((X, y, np.ones(300), np.zeros(300)))
+    fam = _irls.family("binomial")
+    lk = _irls.link(None, fam)
+    mem = _irls.Rows(lambda: iter(chunks), 1500, 4, 1 << 30)
+    streamed = _irls.Rows(lambda: iter(chunks), 1500, 4, 1024)
+    assert mem.in_memory and not streamed.in_memory
+    a, b = _irls.irls(mem, 4, fam, lk), _irls.irls(streamed, 4, fam, lk)
+    np.testing.assert_array_equal(a.beta, b.beta)
+    X = np.vstack([c[0] for c in chunks])
+    y = np.concatenate([c[1] for c in chunks])
+    np.testing.assert_allclose(a.beta, sm.Logit(y, X).fit(disp=0, tol=1e-12).params, rtol=1e-8)
+
+
+# ---------------------------------------------------------------------------- logistic
+def test_logistic_matches_statsmodels(session, df, captured):
+    r = session.logistic("work.d", "resp = a x z", class_="a", event="yes", lackfit=True)
+    m = smf.logit("ev ~ C(a, Sum) + x + z", df).fit(disp=0, tol=1e-12)
+    np.testing.assert_allclose([row[2] for row in r.rows], m.params.to_numpy(), rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose([row[3] for row in r.rows], m.bse.to_numpy(), rtol=1e-6)
+    st = r.stats
+    assert st["m2loglik"] == pytest.approx(-2 * m.llf, rel=1e-10)
+    assert st["global"][0][1] == pytest.approx(m.llr, rel=1e-8)
+    # score test of the global null, from statsmodels' GLM score test
+    g0 = sm.GLM(df.ev, np.ones((len(df), 1)), family=sm.families.Binomial()).fit()
+    extra = np.asarray(m.model.exog)[:, 1:]
+    assert st["global"][1][1] == pytest.approx(g0.score_test(exog_extra=extra)[0], rel=1e-8)
+    wald = m.params[1:] @ np.linalg.solve(m.cov_params().iloc[1:, 1:], m.params[1:])
+    assert st["global"][2][1] == pytest.approx(wald, rel=1e-6)
+    from sklearn.metrics import roc_auc_score
+    assert st["association"]["c"] == pytest.approx(roc_auc_score(df.ev, m.predict()), abs=1e-12)
+    odds = {row[0]: row for row in st["odds_ratios"]}
+    assert odds["x"][1] == pytest.approx(math.exp(m.params["x"]), rel=1e-7)
+    assert "Probability modeled is resp=yes." in captured.listing.getvalue()
+    # default: the first sorted level is the event, as SAS
+    r0 = session.logistic("work.d", "resp = x", print=False)
+    assert r0.stats["event"] == "no" and r0.rows[1][2] < 0
+
+
+def test_logistic_stepwise_enters_on_score_and_respects_hierarchy(session, df):
+    r = session.logistic("work.d", "ev = a x z a*x", class_="a", event=1, selection="stepwise", print=False)
+    steps = r.stats["selection"]
+    assert [s[1] for s in steps][:2] == ["x", "z"]
+    first = sm.GLM(df.ev, np.ones((len(df), 1)), family=sm.families.Binomial()).fit()
+    assert steps[0][4] == pytest.approx(first.score_test(exog_extra=df[["x"]].to_numpy())[0], rel=1e-8)
+    assert "a*x" not in r.stats["effects"] or "a" in r.stats["effects"]
+    b = session.logistic("work.d", "ev = a x z", class_="a", event=1, selection="backward", sls=0.01, print=False)
+    assert set(b.stats["effects"]) <= {"a", "x", "z"} and "x" in b.stats["effects"]
+
+
+def test_association_and_hosmer_lemeshow_by_hand():
+    p = np.array([0.1, 0.2, 0.2, 0.4, 0.9])
+    y = np.array([0, 1, 0, 0, 1])
+    a = association(p, y)
+    # event pairs: (0.2 vs 0.1 c, 0.2 tie, 0.4 d), (0.9 vs all three c) → 4 c, 1 d, 1 t of 6
+    assert a["pairs"] == 6 and a["c"] == pytest.approx((4 + 0.5) / 6) and a["somers_d"] == pytest.approx(3 / 6)
+    assert a["tau_a"] == pytest.approx(3 / 10)
+    rng = np.random.default_rng(1)
+    p = np.sort(rng.random(200))
+    y = (rng.random(200) < p).astype(float)
+    hl = hosmer_lemeshow(p, y)
+    chi = sum((y[g].sum() - p[g].sum()) ** 2 / (p[g].sum() * (1 - p[g].sum() / 20))
+              for g in np.array_split(np.arange(200), 10))
+    assert hl["df"] == 8 and hl["chisq"] == pytest.approx(chi, rel=1e-12)
+    ties = hosmer_lemeshow(np.repeat([0.2, 0.5], [150, 50]), np.r_[np.zeros(120), np.ones(80)])
+    assert [row[1] for row in ties["table"]] == [150, 50]       # equal probabilities stay together
+
+
+def test_logistic_errors(session, df):
+    with pytest.raises(StatgridError, match="exactly two levels; found 12: 0, 1, 2, 3, .*, 11. Recode"):
+        session.logistic("work.d", "cnt = x")     # cnt has more levels: the first ones are named
+    sep = pd.DataFrame({"y": [0, 0, 0, 1, 1, 1], "x": [1.0, 2, 3, 4, 5, 6]})
+    session.write_table("work.sep", pa.Table.from_pandas(sep, preserve_index=False))
+    with pytest.raises(StatgridError, match="separation"):
+        session.logistic("work.sep", "y = x", maxiter=60)
+    quasi = pd.DataFrame({"y": [0, 0, 0, 1, 1, 0, 1, 1], "x": [1.0, 2, 3, 3, 3, 3, 5, 6]})
+    session.write_table("work.quasi", pa.Table.from_pandas(quasi, preserve_index=False))
+    with pytest.raises(StatgridError, match="separation"):
+        session.logistic("work.quasi", "y = x", maxiter=60)
+    with pytest.raises(StatgridError, match="event='maybe' is not a level"):
+        session.logistic("work.d", "resp = x", event="maybe")
+    with pytest.raises(StatgridError, match="did not converge in 1 iterations"):
+        session.logistic("work.d", "resp = a x z", class_="a", maxiter=1)
+
+
+def test_design_expansion_order():
+    from statgrid.procs.design import parse_effects
+    names = [e.name for e in parse_effects("a|b|c", ["a", "b", "c"], "t")]
+    assert names == ["a", "b", "a*b", "c", "a*c", "b*c", "a*b*c"]
+    assert [e.name for e in parse_effects("a | b | c @2 x*x", ["a", "b", "c", "x"], "t")] == \
+        ["a", "b", "a*b", "c", "a*c", "b*c", "x*x"]
+    assert list(itertools.chain([]))  == []
