@@ -28,9 +28,10 @@ import pyarrow.parquet as pq
 from statgrid.config import Config, SessionOptions, format_size, load_config
 from statgrid.errors import LibraryError, SessionTerminated, StatgridError, StepError
 from statgrid.procs import (access as _access, contents as _contents, datasets as _datasets, datastep as _datastep,
-                            export as _export, freq as _freq, importing as _importing, rank as _rank,
+                            export as _export, freq as _freq, genmod as _genmod, glm as _glm,
+                            importing as _importing, logistic as _logistic, rank as _rank,
                             regression as _regression, reshape as _reshape,
-                            sasdata as _sasdata, sort as _sort, univariate as _univariate,
+                            sasdata as _sasdata, sort as _sort, tabulate as _tabulate, univariate as _univariate,
                             sqlproc as _sqlproc, summary as _summary)
 from statgrid.session import _procfs
 from statgrid.session.libraries import DatasetRef, Libraries, atomic_output, parquet_copy_sql
@@ -416,6 +417,10 @@ class Session:
     delete = _datasets.delete
     export_csv = _export.export_csv
     reg = _regression.reg
+    glm = _glm.glm
+    genmod = _genmod.genmod
+    logistic = _logistic.logistic
+    tabulate = _tabulate.tabulate
     rank = _rank.rank
     standardize = _rank.standardize
     transpose = _reshape.transpose
