@@ -47,6 +47,13 @@ def _literal(v) -> str:
     return repr(v)
 
 
+def _same_number(level, event) -> bool:
+    try:
+        return not isinstance(level, str) and float(level) == float(event)
+    except (TypeError, ValueError):
+        return False
+
+
 def _wald(beta: np.ndarray, cov: np.ndarray) -> tuple[float, int]:
     if beta.size == 0:
         return float("nan"), 0
@@ -79,7 +86,7 @@ def logistic(s, data: str, model: str, class_: str | Sequence[str] | None = None
         raise StatgridError(f"response {yname!r} of logistic must have exactly two levels; found {len(levels)}: "
                             f"{shown or 'none (no complete rows)'}. Recode it to two levels first.")
     if event is not None:
-        match = [v for v in levels if str(v) == str(event)]
+        match = [v for v in levels if str(v) == str(event) or _same_number(v, event)]
         if not match:
             raise StatgridError(f"event={event!r} is not a level of {yname!r}; its levels are "
                                 f"{', '.join(repr(v) for v in levels)}.")
