@@ -3,7 +3,7 @@ hard inputs: class interactions, aliased and constant columns, missing values, s
 non-convergence, separation and bad responses."""
 from __future__ import annotations
 
-import itertools
+import json
 import math
 
 import numpy as np
@@ -75,8 +75,6 @@ def test_glm_lsmeans_equal_averaged_predictions(session, df):
     for row in r.stats["y"]["lsmeans"]["a"]:
         grid = pd.DataFrame({"a": row[0], "b": [1, 2], "x": xbar})
         assert row[1] == pytest.approx(ols.predict(grid).mean(), abs=1e-10)
-        # SE of the averaged prediction, from statsmodels' covariance
-        X = np.asarray(ols.model.data.orig_exog.iloc[:0].reindex(range(0)))  # noqa: F841 (shape only)
     for row in r.stats["y"]["lsmeans"]["a*b"]:
         pred = ols.get_prediction(pd.DataFrame({"a": [row[0]], "b": [row[1]], "x": [xbar]}))
         assert row[2] == pytest.approx(pred.predicted_mean[0], abs=1e-10)
@@ -280,4 +278,37 @@ def test_design_expansion_order():
     assert names == ["a", "b", "a*b", "c", "a*c", "b*c", "a*b*c"]
     assert [e.name for e in parse_effects("a | b | c @2 x*x", ["a", "b", "c", "x"], "t")] == \
         ["a", "b", "a*b", "c", "a*c", "b*c", "x*x"]
-    assert list(itertools.chain([]))  == []
+
+
+MODELS_JOB = '''
+import statgrid
+
+with statgrid.session(threads=2) as s:
+    s.sql("""CREATE TABLE work.d AS
+             SELECT i, ['p','q','r'][1 + (i % 3)::INT] AS a, (hash(i) % 1000) / 500.0 - 1 AS x,
+                    (hash(i * 7) % 1000) / 1000.0 AS u FROM range(3000) t(i)""")
+    s.sql("""CREATE TABLE work.d2 AS SELECT *, x + (a = 'q')::INT + u AS y,
+             (u < 1 / (1 + exp(-(x + (a = 'q')::INT)))) ::INT AS ev, (i % 30) AS subj FROM work.d""")
+    s.glm("work.d2", "y = a x", class_="a", lsmeans="a")
+    s.logistic("work.d2", "ev = a x", class_="a", event=1)
+    s.genmod("work.d2", "ev = x", dist="binomial")
+    s.tabulate("work.d2", rows="a", var="y", stats="n mean")
+    s.forest("work.d2", "ev", "x a", ntrees=10, kind="classification")
+    s.fastclus("work.d2", "x u", maxclusters=3)
+    s.mixed("work.d2", "y = x", random="intercept", subject="subj")
+'''
+
+
+def test_model_procedures_run_as_a_job_through_the_cli(home, tmp_path):
+    from conftest import run_cli
+    job = tmp_path / "models.py"
+    job.write_text(MODELS_JOB)
+    r = run_cli("run", str(job), "--json", timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    steps = [json.loads(line) for line in r.stdout.splitlines() if '"record": "step"' in line]
+    assert [x["name"] for x in steps][2:] == ["PROCEDURE GLM", "PROCEDURE LOGISTIC", "PROCEDURE GENMOD",
+                                              "PROCEDURE TABULATE", "PROCEDURE HPFOREST", "PROCEDURE FASTCLUS",
+                                              "PROCEDURE MIXED"]
+    assert all(x["status"] == "ok" and x["user_cpu_s"] >= 0 for x in steps)
+    for title in ("Least Squares Means: a", "Odds Ratio Estimates", "Criteria For Assessing Goodness Of Fit"):
+        assert title in r.stderr

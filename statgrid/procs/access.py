@@ -65,14 +65,21 @@ def point(s, data: str, rows: Sequence[int], out: str | None = None):
     starts = np.cumsum([0] + [pf.metadata.row_group(i).num_rows for i in range(pf.num_row_groups)])
     zero = wanted - 1
     group_of = np.searchsorted(starts, zero, side="right") - 1
-    pieces = {}
-    for g in np.unique(group_of):
-        pieces[int(g)] = pf.read_row_group(int(g))
-    parts = [pieces[int(g)].slice(int(r - starts[g]), 1) for r, g in zip(zero, group_of)]
-    table = pa.concat_tables(parts) if parts else pf.schema_arrow.empty_table()
+    # One row group in memory at a time: take its rows, then put every row back in the order asked.
+    taken, positions = [], []
+    groups = np.unique(group_of)
+    for g in groups:
+        idx = np.flatnonzero(group_of == g)
+        taken.append(pf.read_row_group(int(g)).take(pa.array(zero[idx] - starts[g])))
+        positions.append(idx)
+    if taken:
+        table = pa.concat_tables(taken)
+        table = table.take(pa.array(np.argsort(np.concatenate(positions), kind="stable")))
+    else:
+        table = pf.schema_arrow.empty_table()
     secs = time.perf_counter() - t0
-    s.log.note(f"POINT=: {len(parts)} observations read from {src} in {secs:.3f} s "
-               f"({len(parts) / secs if secs else 0:,.0f} rows/s; {len(pieces)} of {pf.num_row_groups} row groups).")
+    s.log.note(f"POINT=: {wanted.size} observations read from {src} in {secs:.3f} s "
+               f"({wanted.size / secs if secs else 0:,.0f} rows/s; {groups.size} of {pf.num_row_groups} row groups).")
     if out:
         s.write_table(out, table)
     return table
