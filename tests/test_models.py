@@ -312,3 +312,19 @@ def test_model_procedures_run_as_a_job_through_the_cli(home, tmp_path):
     assert all(x["status"] == "ok" and x["user_cpu_s"] >= 0 for x in steps)
     for title in ("Least Squares Means: a", "Odds Ratio Estimates", "Criteria For Assessing Goodness Of Fit"):
         assert title in r.stderr
+
+
+def test_collinear_and_constant_columns_are_aliased_not_wrong(session, df, captured):
+    d = df.assign(x2=2 * df.x - df.z, one=1.0)
+    session.write_table("work.col", pa.Table.from_pandas(d, preserve_index=False))
+    r = session.logistic("work.col", "ev = x z x2 one", event=1, print=False)
+    rows = {row[0]: row for row in r.rows}
+    assert rows["x2"][1] == 0 and rows["one"][1] == 0 and rows["x2"][2] == 0.0
+    m = smf.logit("ev ~ x + z", df).fit(disp=0, tol=1e-12)
+    np.testing.assert_allclose([rows[k][2] for k in ("Intercept", "x", "z")], m.params, rtol=1e-7)
+    g = session.genmod("work.col", "cnt = x z x2", dist="poisson")
+    assert "x2 is a linear combination" in captured.text.getvalue()
+    p = smf.glm("cnt ~ x + z", df, family=sm.families.Poisson()).fit(tol=1e-13)
+    assert g.stats["deviance"] == pytest.approx(p.deviance, rel=1e-9)
+    r = session.glm("work.col", "y = x z x2", print=False)
+    assert r.stats["y"]["aliased"] == {"x2": "2 * x - z"}
