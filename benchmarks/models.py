@@ -62,6 +62,10 @@ def make_data(case: str, rows: int, k: int, path: Path) -> None:
 # ---------------------------------------------------------------------------- one side, in a child process
 def child(case: str, side: str, path: str, k: int, memsize: str) -> dict:
     import numpy as np
+    try:                    # if memory runs out, the kernel kills this run first, not the machine's other work
+        Path("/proc/self/oom_score_adj").write_text("1000")
+    except OSError:
+        pass
     t0 = time.perf_counter()
     if side == "statsmodels":
         import pyarrow.parquet as pq
@@ -103,10 +107,12 @@ def run_side(case: str, side: str, path: Path, k: int, memsize: str) -> dict:
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
+    peak = usage.ru_maxrss * 1024 / 1024 ** 3
     if proc.returncode != 0:
-        raise SystemExit(f"{side} {case} failed (exit {proc.returncode})")
+        why = "killed by the kernel (out of memory)" if proc.returncode == -9 else f"exit {proc.returncode}"
+        return {"failed": why, "peak_rss_gib": peak, "wall_s": None, "params": None}
     rec = json.loads(out.strip().splitlines()[-1])
-    rec["peak_rss_gib"] = usage.ru_maxrss * 1024 / 1024 ** 3
+    rec["peak_rss_gib"] = peak
     return rec
 
 
@@ -116,7 +122,8 @@ def main() -> None:
         print(json.dumps(child(case, side, path, int(k), memsize)))
         return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--reg-rows", type=int, default=5_000_000)
+    ap.add_argument("--reg-rows", default="5000000,2000000",
+                    help="comma list: statsmodels needs > 23 GiB for 5 M × 100, so a size it can fit runs too")
     ap.add_argument("--regressors", type=int, default=100)
     ap.add_argument("--logit-rows", type=int, default=1_000_000)
     ap.add_argument("--logit-regressors", type=int, default=50)
@@ -129,8 +136,10 @@ def main() -> None:
     a = ap.parse_args()
     a.dir.mkdir(parents=True, exist_ok=True)
     report = {}
-    for case in a.cases.split(","):
-        rows, k = (a.reg_rows, a.regressors) if case == "reg" else (a.logit_rows, a.logit_regressors)
+    todo = [("reg", int(r), a.regressors) for r in a.reg_rows.split(",") if "reg" in a.cases.split(",")]
+    if "logistic" in a.cases.split(","):
+        todo.append(("logistic", a.logit_rows, a.logit_regressors))
+    for case, rows, k in todo:
         path = a.dir / f"{case}_{rows}x{k}.parquet"
         t = time.perf_counter()
         make_data(case, rows, k, path)
@@ -140,26 +149,33 @@ def main() -> None:
               f"data ready in {time.perf_counter() - t:.0f} s)", flush=True)
         sides = [("statsmodels", a.memsize), ("statgrid", a.memsize), ("statgrid-ooc", a.small_memsize)]
         results: dict[str, list[dict]] = {s: [] for s, _ in sides}
+        mem_of = dict(sides)
         for r in range(a.runs):
             order = sides[r % len(sides):] + sides[:r % len(sides)]
             for side, mem in order:
                 rec = run_side(case, "statsmodels" if side == "statsmodels" else "statgrid", path, k, mem)
                 results[side].append(rec)
-                print(f"  run {r + 1} {side:<13} {rec['wall_s']:8.1f} s  peak RSS {rec['peak_rss_gib']:6.2f} GiB",
-                      flush=True)
+                took = f"{rec['wall_s']:8.1f} s" if rec["wall_s"] is not None else f"FAILED: {rec['failed']}"
+                print(f"  run {r + 1} {side:<13} {took}  peak RSS {rec['peak_rss_gib']:6.2f} GiB", flush=True)
+            if results["statsmodels"] and all(x.get("failed") for x in results["statsmodels"]):
+                sides = [x for x in sides if x[0] != "statsmodels"]       # it will not fit on a rerun either
         import numpy as np
-        base = np.array(results["statsmodels"][0]["params"])
-        diff = max(float(np.max(np.abs(np.array(x["params"]) - base))) for s in results for x in results[s])
+        done = [x for s in results for x in results[s] if x["params"] is not None]
+        base = np.array(done[0]["params"])
+        diff = max(float(np.max(np.abs(np.array(x["params"]) - base))) for x in done)
         print(f"  largest |estimate difference| between sides: {diff:.3g}")
-        for side, mem in sides:
+        for side in results:
             walls = [x["wall_s"] for x in results[side]]
             rss = [x["peak_rss_gib"] for x in results[side]]
-            print(f"  {side:<13} (memsize {mem:>5}) wall {fmt_stat(walls)} s   peak RSS {fmt_stat(rss)} GiB")
+            fails = [x["failed"] for x in results[side] if x.get("failed")]
+            print(f"  {side:<13} (memsize {mem_of[side]:>5}) wall {fmt_stat(walls)} s   peak RSS {fmt_stat(rss)} GiB"
+                  + (f"   {len(fails)} failed: {fails[0]}" if fails else ""))
         for side in ("statgrid", "statgrid-ooc"):
-            wr = [x["wall_s"] / b["wall_s"] for x, b in zip(results[side], results["statsmodels"])]
-            mr = [x["peak_rss_gib"] / b["peak_rss_gib"] for x, b in zip(results[side], results["statsmodels"])]
+            pairs = [(x, b) for x, b in zip(results[side], results["statsmodels"]) if b["wall_s"]]
+            wr = [x["wall_s"] / b["wall_s"] for x, b in pairs]
+            mr = [x["peak_rss_gib"] / b["peak_rss_gib"] for x, b in pairs]
             print(f"  {side} ÷ statsmodels: wall {fmt_stat(wr)}   peak RSS {fmt_stat(mr)}")
-        report[case] = {"rows": rows, "regressors": k, "parquet_gib": size_gib, "max_abs_diff": diff,
+        report[f"{case}_{rows}"] = {"rows": rows, "regressors": k, "parquet_gib": size_gib, "max_abs_diff": diff,
                         "runs": {s: [{k2: v for k2, v in x.items() if k2 != "params"} for x in results[s]]
                                  for s in results}}
     if a.json:
