@@ -183,6 +183,39 @@ def import_(ctx: typer.Context, path: Path = typer.Argument(..., metavar="FILE",
         _fail(ctx, exc)
 
 
+@app.command()
+def datagen(ctx: typer.Context,
+            scale: float = typer.Option(..., "--scale", help="Size: 1.0 ≈ the papers' data (rows up to 90 M); "
+                                        "the demo uses 0.0002."),
+            library: str = typer.Option("data", "--library", help="Permanent library to fill (data or a "
+                                        "[libname.*])."),
+            seed: int = typer.Option(1, "--seed", help="Same seed, same files."),
+            only: List[str] = typer.Option([], "--only", help="Make only this data set; repeatable."),
+            local: bool = typer.Option(False, "--local", help="Run here, even if a grid master answers."),
+            dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan (rows per data set) only.")) -> None:
+    """Generate the Mixed Analytics data (deterministic; one grid job per data set when a grid is up;
+    data sets already made with this seed and scale are kept)."""
+    from statgrid.bench import datagen as dg
+
+    cfg = _config(ctx)
+    if not scale > 0 or scale != scale or scale == float("inf"):
+        _fail(ctx, UsageError(f"--scale {scale!r} must be a positive number (1.0 ≈ the papers' sizes; try 0.0002)."))
+    bad = [n for n in only if n not in dg.SPECS]
+    if bad:
+        _fail(ctx, UsageError(f"--only {bad[0]!r} is not a data set; they are: {', '.join(dg.SPECS)}."))
+    if dry_run:
+        for name, rows in dg.plan(scale).items():
+            typer.echo(f"{name:<13} {rows:>12,} rows  {dg.SPECS[name].description}")
+        return
+    entries = _call(ctx, dg.run_all, cfg, scale, seed, library, local, list(only) or None,
+                    lambda m: typer.echo(m, err=True))
+    total = sum(e["bytes"] for e in entries.values())
+    for name, e in entries.items():
+        typer.echo(f"{name:<13} {e['rows']:>12,} rows {e['bytes'] / 2**20:>10.1f} MiB  seed {e['seed']}  "
+                   f"scale {e['scale']:g}")
+    typer.echo(f"{'total':<13} {'':>12}      {total / 2**20:>10.1f} MiB in {dg._library_dir(cfg, library)}")
+
+
 # -- the grid: master and LSF-like verbs ------------------------------------------------------------
 grid_app = typer.Typer(help="Start and stop the grid master (job store, dispatcher, API, engine).",
                        no_args_is_help=True)
