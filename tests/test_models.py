@@ -65,7 +65,8 @@ def test_glm_type1_type3_and_estimates_match_statsmodels(session, df):
         assert est["a p"][2] == pytest.approx(ols.params["C(a, Treatment('r'))[T.p]"], abs=1e-10)
         assert est["a*b q 1"][2] == pytest.approx(ols.params["C(a, Treatment('r'))[T.q]:C(b, Treatment(2))[T.1]"],
                                                   abs=1e-10)
-        assert est["x"][4] == pytest.approx(ols.bse["x"], rel=1e-10) and est["x"][3] == "B"
+        assert est["x"][4] == pytest.approx(ols.bse["x"], rel=1e-10)
+        assert est["x"][3] == "" and est["a p"][3] == "B"      # only non-estimable estimates are flagged
 
 
 def test_glm_lsmeans_equal_averaged_predictions(session, df):
@@ -123,7 +124,7 @@ def test_glm_errors(session, df):
     ("y", "normal", None, sm.families.Gaussian()),
 ])
 def test_genmod_matches_statsmodels(session, df, y, dist, link, fam):
-    r = session.genmod("work.d", f"{y} = a x z", dist=dist, link=link, class_="a")
+    r = session.genmod("work.d", f"{y} = a x z", dist=dist, link=link, class_="a", descending=True)
     st = r.stats
     m = smf.glm(f"{y} ~ C(a, Treatment('r')) + x + z", df, family=fam).fit(scale=st["phi"], tol=1e-13)
     rows = {row[0]: row for row in r.rows}
@@ -180,6 +181,10 @@ def test_genmod_events_trials_offset_and_errors(session, df):
         session.genmod("work.d", "y = x", dist="weibull")
     with pytest.raises(StatgridError, match="did not converge in 2 iterations"):
         session.genmod("work.d", "cnt = a x z", dist="poisson", class_="a", maxiter=2)
+    # a 0/1 response: the probability of 0 is modelled unless descending (as SAS)
+    low = session.genmod("work.d", "ev = x", dist="binomial")
+    high = session.genmod("work.d", "ev = x", dist="binomial", descending=True)
+    assert low.rows[1][2] == pytest.approx(-high.rows[1][2], rel=1e-9) and low.stats["modeled"] == "ev = 0"
 
 
 def test_irls_streamed_rows_equal_in_memory():
@@ -328,3 +333,65 @@ def test_collinear_and_constant_columns_are_aliased_not_wrong(session, df, captu
     assert g.stats["deviance"] == pytest.approx(p.deviance, rel=1e-9)
     r = session.glm("work.col", "y = x z x2", print=False)
     assert r.stats["y"]["aliased"] == {"x2": "2 * x - z"}
+
+
+def test_review_cases_type3_without_intercept_or_marginal_effects(session, df):
+    r = session.glm("work.d", "y = a x", class_="a", noint=True)
+    t3 = sm.stats.anova_lm(smf.ols("y ~ C(a, Sum) + x - 1", df).fit(), typ=3)
+    np.testing.assert_allclose([row[2] for row in r.stats["y"]["type3"]], t3["sum_sq"].to_numpy()[:2], rtol=1e-9)
+    assert [row[1] for row in r.stats["y"]["type3"]] == [3, 1]
+    r = session.glm("work.d", "y = a a*x", class_="a")
+    t3 = sm.stats.anova_lm(smf.ols("y ~ C(a, Sum) + C(a, Sum):x", df).fit(), typ=3)
+    np.testing.assert_allclose([row[2] for row in r.stats["y"]["type3"]], t3["sum_sq"].to_numpy()[1:3], rtol=1e-9)
+    assert [row[1] for row in r.stats["y"]["type3"]] == [2, 3]
+
+
+def test_review_cases_lsmeans_at_mean_of_products(session, df):
+    r = session.glm("work.d", "y = a x x*x", class_="a", lsmeans="a")
+    ols = smf.ols("y ~ C(a) + x + I(x**2)", df).fit()
+    b = ols.params
+    for row in r.stats["y"]["lsmeans"]["a"]:
+        shift = b.get(f"C(a)[T.{row[0]}]", 0.0)
+        want = b["Intercept"] + shift + b["x"] * df.x.mean() + b["I(x ** 2)"] * (df.x ** 2).mean()
+        assert row[1] == pytest.approx(want, abs=1e-10)
+
+
+def test_review_cases_binomial_tails_and_overlap(session):
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-3, 3, 500)
+    y = (rng.random(500) < -np.expm1(-np.exp(0.5 + 1.5 * x))).astype(float)
+    wide = np.linspace(-12, 12, 400)
+    yw = (rng.random(400) < 1 / (1 + np.exp(-2 * wide))).astype(float)
+    session.write_table("work.t", pa.table({"x": x, "y": y}))
+    session.write_table("work.w", pa.table({"x": wide, "y": yw}))
+    r = session.genmod("work.t", "y = x", dist="binomial", link="cloglog", descending=True)
+    m = sm.GLM(y, sm.add_constant(x), family=sm.families.Binomial(sm.families.links.CLogLog())).fit(tol=1e-13)
+    np.testing.assert_allclose([r.rows[0][2], r.rows[1][2]], m.params, rtol=1e-6)
+    r = session.logistic("work.w", "y = x", event=1, print=False)            # overlapping: a finite MLE
+    m = sm.Logit(yw, sm.add_constant(wide)).fit(disp=0, tol=1e-12)
+    np.testing.assert_allclose([r.rows[0][2], r.rows[1][2]], m.params, rtol=1e-6)
+
+
+def test_review_cases_scaled_criteria_decimal_response_and_dispersion(session, df):
+    r = session.genmod("work.d", "cnt = x", dist="poisson", scale="Pearson")
+    assert r.stats["scaled_pearson"] == pytest.approx(r.stats["df"], rel=1e-12)
+    session.sql("CREATE TABLE work.dec AS SELECT (ev::DECIMAL(4,1)) AS y, x FROM work.d")
+    r = session.logistic("work.dec", "y = x", event=1, print=False)
+    assert r.stats["event"] == 1
+    rng = np.random.default_rng(2)
+    session.write_table("work.under", pa.table({"y": rng.binomial(3, 0.4, 300).astype(float),
+                                                 "x": rng.normal(size=300)}))
+    with pytest.raises(StatgridError, match="no overdispersion; fit dist='poisson'"):
+        session.genmod("work.under", "y = x", dist="negbin")
+    session.write_table("work.nl", pa.table({"y": np.r_[0.0, rng.gamma(2, 1, 99)], "x": rng.normal(size=100)}))
+    r = session.genmod("work.nl", "y = x", dist="normal", link="log")
+    assert math.isfinite(r.rows[0][2])
+
+
+def test_hosmer_lemeshow_follows_sas_partition():
+    rng = np.random.default_rng(4)
+    p = np.sort(rng.random(105))
+    y = (rng.random(105) < p).astype(float)
+    assert [row[1] for row in hosmer_lemeshow(p, y)["table"]] == [11] * 9 + [6]
+    p = np.sort(rng.random(91))
+    assert [row[1] for row in hosmer_lemeshow(p, (rng.random(91) < p).astype(float))["table"]] == [9] * 9 + [10]

@@ -35,6 +35,7 @@ class _Special:
 special = _Special()
 
 ALIAS_TOL = 1e-9
+MIN_ALPHA = 1e-6          # a negative binomial dispersion below this is no overdispersion: say so
 PARAM_TOL = 1e-8          # and no estimate moves by more than this share (linear convergence of non-canonical links)
 EPS = 1e-15
 
@@ -104,7 +105,7 @@ class Family:
         a = self.alpha
         if a == 0:
             return 2 * w * (special.xlogy(y, y / mu) - (y - mu))
-        return 2 * w * (special.xlogy(y, y / mu) - (y + 1 / a) * np.log((1 + a * y) / (1 + a * mu)))
+        return 2 * w * (special.xlogy(y, y / mu) - (y + 1 / a) * (np.log1p(a * y) - np.log1p(a * mu)))
 
     def loglik(self, y, mu, w, phi: float) -> float:
         """Full log-likelihood (constants included), φ the scale: σ² (normal), 1/ν (gamma)."""
@@ -194,7 +195,12 @@ def _pass(rows: Rows, cols: list[int], fam: Family, lk: Link, beta: np.ndarray |
         Xc = X[:, cols]
         if beta is None:
             mu = fam.start(y, w)
-            eta = lk.fn(mu)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                eta = lk.fn(mu)
+            if not np.all(np.isfinite(eta)):          # e.g. log link and y ≤ 0: start those rows at the mean
+                fallback = float(np.mean(mu[np.isfinite(eta)])) if np.isfinite(eta).any() else 1.0
+                mu = np.where(np.isfinite(eta), mu, fallback)
+                eta = lk.fn(mu)
         else:
             eta = Xc @ beta + off
             mu = lk.inv(eta)
@@ -211,9 +217,9 @@ def _pass(rows: Rows, cols: list[int], fam: Family, lk: Link, beta: np.ndarray |
         a = np.column_stack([Xc * sw[:, None], z * sw])
         R = np.linalg.qr(a if R is None else np.vstack([R, a]), mode="r")
         if beta is not None:
-            with np.errstate(divide="ignore", invalid="ignore"):     # μ = 0 or 1 exactly: separated data
-                dev += float(np.sum(fam.unit_deviance(y, mu, w)))
-                pearson += float(np.sum(w * (y - mu) ** 2 / fam.variance(mu)))
+            # binomial μ that rounds to 0 or 1 (probit/cloglog tails, separated data) is taken at the clip
+            dev += float(np.sum(fam.unit_deviance(y, mu_w, w)))
+            pearson += float(np.sum(w * (y - mu_w) ** 2 / fam.variance(mu_w)))
             lo, hi = min(lo, float(mu.min())), max(hi, float(mu.max()))
             max_eta = max(max_eta, float(np.abs(eta).max()))
         wsum += float(w.sum())
@@ -317,6 +323,9 @@ def fit_negbin(rows: Rows, p: int, lk: Link, maxiter: int = 50, tol: float = 1e-
         res = minimize_scalar(nll, bounds=(math.log(alpha) - 5, math.log(alpha) + 5), method="bounded",
                               options={"xatol": 1e-10})
         new = math.exp(res.x)
+        if new < MIN_ALPHA:
+            raise StatgridError(f"the negative binomial dispersion goes to 0 (α = {new:.3g}): the data show no "
+                                "overdispersion; fit dist='poisson' instead.")
         fam.alpha = new
         if abs(new - alpha) <= 1e-8 * alpha:
             alpha = new

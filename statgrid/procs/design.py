@@ -176,17 +176,26 @@ class Design:
             blocks.append(np.ones((1, 1)))
             names.append("Intercept")
         start = len(names)
+        # Marginality: a class variable is coded with k−1 contrasts only where the effect without it
+        # is already in the model (the intercept for a main effect); otherwise with all k indicators,
+        # so the coded columns span what the over-parameterized ones span (noint, 'a a*x', 'a a*b').
+        spanned = {frozenset()} if self.intercept else set()
         for e in self.effects:
             cls = self.effect_classes(e)
+            vars_e = frozenset(e.variables)
             mats, labels = [], []
             for v in cls:
                 k = len(self.levels[v])
-                c = np.eye(k)[:, :k - 1]
-                if kind == "effect":
+                full = (vars_e - {v}) not in spanned
+                c = np.eye(k) if full else np.eye(k)[:, :k - 1]
+                if kind == "effect" and not full:
                     c = c.copy()
                     c[k - 1, :] = -1.0
                 mats.append(c)
-                labels.append([str(x) for x in self.levels[v][:k - 1]])
+                labels.append([str(x) for x in (self.levels[v] if full else self.levels[v][:k - 1])])
+                if full:
+                    spanned.add(vars_e - {v})
+            spanned.add(vars_e)
             t = np.ones((1, 1))
             for mtx in mats:
                 t = np.kron(t, mtx)
@@ -227,10 +236,12 @@ def prepare(s, src, effects: list[Effect], responses: list[str], class_: str | S
     for r in responses:
         if r in classes:
             raise StatgridError(f"response {r!r} is also a CLASS variable; a response must be numeric.")
-    classes = [c for c in classes if c in used_in_effects]     # SAS ignores class variables not in the model
+    unused_classes = [c for c in classes if c not in used_in_effects]
+    classes = [c for c in classes if c in used_in_effects]
     used = list(dict.fromkeys([*classes, *[v for e in effects for v in e.variables if v not in classes],
                                *extra, *responses, *raw]))
-    where = " AND ".join(f"{qi(c)} IS NOT NULL" for c in used) or "TRUE"
+    # a row is used only if every CLASS variable is present, in the model or not (as SAS)
+    where = " AND ".join(f"{qi(c)} IS NOT NULL" for c in [*used, *unused_classes]) or "TRUE"
     levels = {}
     for c in classes:
         vals = s.con.sql(f"SELECT DISTINCT {qi(c)} FROM ({src.scan_sql()}) WHERE {where} ORDER BY 1"

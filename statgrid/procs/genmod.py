@@ -6,7 +6,8 @@ aliased to 0). As GENMOD, the scale is estimated by maximum likelihood: σ = √
 normal, the shape ν for the gamma (reported as Scale), the dispersion α of the negative binomial
 (variance μ + αμ²); it is 1 for Poisson and binomial unless scale='pearson' or 'deviance' (SAS
 SCALE=P/D: φ = χ²/DF). Standard errors use the expected information (SAS's EXPECTED option; the same
-as SAS's default for canonical links). The binomial takes a 0/1 response, or events with trials=.
+as SAS's default for canonical links). The binomial takes a 0/1 response — as SAS, the probability
+of the lowest level (0) is modelled unless descending=True — or events with trials=.
 """
 from __future__ import annotations
 
@@ -64,8 +65,8 @@ def estimates_table(names: list[str], fit: _irls.GLMFit, phi: float, z: float = 
 @procedure("PROCEDURE GENMOD")
 def genmod(s, data: str, model: str, dist: str = "normal", link: str | None = None,
            class_: str | Sequence[str] | None = None, trials: str | None = None, offset: str | None = None,
-           noint: bool = False, scale: str | None = None, maxiter: int = 50, outest: str | None = None,
-           print: bool = True) -> ResultTable:
+           noint: bool = False, scale: str | None = None, maxiter: int = 50, descending: bool = False,
+           outest: str | None = None, print: bool = True) -> ResultTable:
     """Generalized linear model of 'y = effects'. Returns the parameter estimates (Parameter, DF,
     Estimate, StdErr, LowerWaldCL, UpperWaldCL, ChiSq, ProbChiSq, plus the Scale/Dispersion row);
     `stats` holds the criteria for goodness of fit (deviance, Pearson χ², log-likelihood, AIC,
@@ -75,6 +76,7 @@ def genmod(s, data: str, model: str, dist: str = "normal", link: str | None = No
     responses, effects = _design.parse_model(model, names_all, str(src), many_responses=False)
     fam = _irls.family(dist)
     lk = _irls.link(link, fam)
+    scale = scale.lower() if isinstance(scale, str) else scale
     if scale not in (None, "pearson", "deviance", "p", "d"):
         raise StatgridError(f"scale {scale!r} is not one of pearson, deviance (or leave it out for maximum "
                             "likelihood / 1).")
@@ -85,7 +87,9 @@ def genmod(s, data: str, model: str, dist: str = "normal", link: str | None = No
                                                 intercept=not noint)
     y = responses[0]
     _check_response(s, sql, y, fam, trials)
-    y_map = (lambda yy, w: (yy / w, w)) if trials else None
+    # A 0/1 response: as SAS, the probability modelled is that of the lowest level (0) unless descending.
+    binary_low = fam.name == "binomial" and not trials and not descending
+    y_map = (lambda yy, w: (yy / w, w)) if trials else (lambda yy, w: (1.0 - yy, w)) if binary_low else None
     rows, n = model_rows(s, design, sql, None, y, trials, offset, y_map)
     if n == 0:
         raise StatgridError(f"{src} has no observation with every MODEL variable present "
@@ -117,13 +121,14 @@ def genmod(s, data: str, model: str, dist: str = "normal", link: str | None = No
                      None, None, None, None, None])
     n_params = k + (1 if fam.name in ("normal", "gamma", "negbin") else 0)
     aic = -2 * ll + 2 * n_params
-    crit = {"deviance": fit.deviance, "df": df, "scaled_deviance": fit.deviance / phi,
-            "pearson_chisq": fit.pearson, "scaled_pearson": fit.pearson / phi,
+    crit = {"deviance": fit.deviance, "df": df, "scaled_deviance": fit.deviance / est_phi,
+            "pearson_chisq": fit.pearson, "scaled_pearson": fit.pearson / est_phi,
             "deviance_df": fit.deviance / df if df else float("nan"),
             "pearson_df": fit.pearson / df if df else float("nan"), "loglik": ll, "aic": aic,
             "aicc": aic + 2 * n_params * (n_params + 1) / (n - n_params - 1) if n - n_params - 1 > 0 else float("nan"),
             "bic": -2 * ll + n_params * math.log(n), "n": n, "n_missing": n_missing, "iterations": fit.iterations,
-            "dist": fam.name, "link": lk.name, "phi": est_phi, "alpha": fam.alpha if fam.name == "negbin" else None}
+            "dist": fam.name, "link": lk.name, "phi": est_phi, "alpha": fam.alpha if fam.name == "negbin" else None,
+            "modeled": (f"{y} = 0" if binary_low else f"{y} = 1") if fam.name == "binomial" and not trials else None}
     for j in fit.aliased:
         s.log.note(f"{names[j]} is a linear combination of the columns before it; its estimate is set to 0.")
     result = ResultTable(["Parameter", "DF", "Estimate", "StdErr", "LowerWaldCL", "UpperWaldCL", "ChiSq",
@@ -163,7 +168,8 @@ def _listing(t: ResultTable, design, y: str, trials: str | None) -> str:
     head = (f"The GENMOD Procedure\n\nDistribution {st['dist']}\nLink Function {st['link']}\n"
             f"Dependent Variable {y}{' / ' + trials if trials else ''}\n\n"
             f"Number of Observations Read {st['n'] + st['n_missing']}\nNumber of Observations Used {st['n']}\n"
-            f"Algorithm converged in {st['iterations']} iterations.\n")
+            + (f"Probability modeled is {st['modeled']}.\n" if st["modeled"] else "")
+            + f"Algorithm converged in {st['iterations']} iterations.\n")
     crit = render_table(["Criterion", "DF", "Value", "Value/DF"], [
         ["Deviance", st["df"], st["deviance"], st["deviance_df"]],
         ["Scaled Deviance", st["df"], st["scaled_deviance"], st["scaled_deviance"] / st["df"] if st["df"] else None],

@@ -13,8 +13,9 @@ Everything afterwards comes from R:
     log says so;
   - LS-means: L·b with L averaging each effect over the levels of the class variables not in it
     and covariates at their means, SE from R⁻¹; non-estimable ones are reported as such.
-Rows with a missing value in any MODEL variable (any response too) are left out of every analysis,
-as GLM does with several responses.
+Rows with a missing value in any MODEL or CLASS variable are left out. Unlike SAS (which analyses
+each response on its own rows unless MANOVA), a row missing any response is left out for all of
+them: the responses share one factor R.
 """
 from __future__ import annotations
 
@@ -90,12 +91,14 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
         if fit.df_error <= 0:
             raise StatgridError(f"{n} observation(s) for {fit.rank} parameters leave no degrees of freedom for "
                                 "error; use fewer effects or more data.")
-        biased = bool(fit.aliased)
+        # 'B': the estimate is not estimable on its own (it moves along the design's null space)
+        null = _null_space(Ry[:, :p]) if fit.aliased else np.zeros((p, 0))
+        biased = np.any(np.abs(null) > ESTIMABLE_TOL, axis=1) if null.size else np.zeros(p, dtype=bool)
         for j, nm in enumerate(names):
             est = float(fit.estimate[j])
             if fit.df[j]:
                 t = est / fit.stderr[j] if fit.stderr[j] > 0 else float("nan")
-                out_rows.append([y, nm, est, "B" if biased else "",
+                out_rows.append([y, nm, est, "B" if biased[j] else "",
                                  float(fit.stderr[j]), t, _p_t(t, fit.df_error)])
             else:
                 out_rows.append([y, nm, 0.0, "B", None, None, None])
@@ -150,12 +153,16 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
     return result
 
 
-def _covariate_means(s, design, sql) -> dict[str, float]:
-    if not design.continuous:
+def _covariate_means(s, design, sql) -> dict[tuple, float]:
+    """Mean of each effect's product of continuous variables (x, x*x, x*z) over the rows used: LS-means
+    set covariates to these, as SAS does by default (the mean of x*x, not the square of the mean)."""
+    products = list(dict.fromkeys(tuple(v for v in e.variables if v not in design.classes)
+                                  for e in design.effects))
+    products = [p for p in products if p]
+    if not products:
         return {}
-    q = ", ".join(f"avg({qi(v)})" for v in design.continuous)
-    vals = s.con.sql(f"SELECT {q} FROM ({sql})").fetchall()[0]
-    return dict(zip(design.continuous, vals))
+    q = ", ".join("avg(" + " * ".join(qi(v) for v in p) + ")" for p in products)
+    return dict(zip(products, s.con.sql(f"SELECT {q} FROM ({sql})").fetchall()[0]))
 
 
 def _lsmeans(design, effect, fit, Ry, cov_means, mse) -> list[list]:
@@ -170,10 +177,8 @@ def _lsmeans(design, effect, fit, Ry, cov_means, mse) -> list[list]:
         if design.intercept:
             L[0] = 1.0
         for e, sl in zip(design.effects, design.slices()):
-            cont = 1.0
-            for v in e.variables:
-                if v not in design.classes:
-                    cont *= cov_means[v]
+            prod = tuple(v for v in e.variables if v not in design.classes)
+            cont = cov_means[prod] if prod else 1.0
             cls = design.effect_classes(e)
             for k, lv in enumerate(itertools.product(*[design.levels[v] for v in cls])):
                 w = cont

@@ -2,7 +2,7 @@
 
 Maximum likelihood by IRLS (statgrid.procs._irls: one QR of √W·[X | z] per pass, rows in memory
 when they fit, else streamed each pass). CLASS variables are coded as PARAM=EFFECT by default
-(SAS's default for LOGISTIC; 'ref' and 'glm' too). As SAS, the probability modelled is that of the
+(SAS's default for LOGISTIC; 'ref' too). As SAS, the probability modelled is that of the
 FIRST response level in sorted order unless event= names the level or descending=True — the
 listing says which.
 
@@ -12,14 +12,14 @@ Wald tests of effects; odds ratios with Wald confidence limits (continuous effec
 levels against the last level, effects not inside an interaction, as SAS); association of
 predicted probabilities and responses — concordant/discordant/tied pairs counted exactly (no
 binning: c equals the area under the ROC curve), Somers' D, Gamma, Tau-a, c; Hosmer–Lemeshow
-(lackfit=True) with about ten groups of sorted predicted probabilities, ties kept together.
+(lackfit=True) with SAS's partition of the sorted predicted probabilities (ties kept together).
 Selection (forward/backward/stepwise): an effect enters on the score χ² at the current estimates
 (one pass: QR of √W·[X_model | X_candidates]; the candidate block left after the model's columns
 gives each score statistic) and leaves on its Wald χ²; SLENTRY/SLSTAY 0.05 by default, and an
 interaction enters only after the effects it contains (SAS's HIERARCHY=SINGLE).
 Errors instead of doubtful answers: a response with other than two levels (the values are named),
-complete or quasi-complete separation (no maximum likelihood estimate exists), non-convergence
-(with the iteration count).
+complete separation (no maximum likelihood estimate exists), non-convergence with the iteration
+count (quasi-complete separation shows as estimates that keep growing, and the message says so).
 """
 from __future__ import annotations
 
@@ -36,14 +36,21 @@ from statgrid.procs._base import ResultTable, check_columns, procedure, qi, rend
 from statgrid.procs.genmod import model_rows, p_chi2
 
 Z95 = 1.959963984540054
-SEPARATION_ETA = 15.0      # |η| beyond this on a perfectly predicted row: the estimate is running to infinity
 
 
 def _literal(v) -> str:
+    import datetime as _dt
+    from decimal import Decimal
     if isinstance(v, str):
         return "'" + v.replace("'", "''") + "'"
     if isinstance(v, bool):
         return "TRUE" if v else "FALSE"
+    if isinstance(v, _dt.datetime):
+        return f"TIMESTAMP '{v.isoformat(sep=' ')}'"
+    if isinstance(v, _dt.date):
+        return f"DATE '{v.isoformat()}'"
+    if isinstance(v, Decimal):
+        return str(v)
     return repr(v)
 
 
@@ -94,12 +101,10 @@ def logistic(s, data: str, model: str, class_: str | Sequence[str] | None = None
     else:
         ev = levels[-1] if descending else levels[0]
     sql = f"SELECT *, CAST({qi(yname)} = {_literal(ev)} AS DOUBLE) AS __event FROM ({sql})"
-    T, cnames, cslices = (np.eye(design.width), design.column_names(), None) if param == "glm" else \
-        design.coding(param) if param in ("effect", "ref") else (None, None, None)
-    if T is None:
-        raise StatgridError(f"param {param!r} is not one of effect, ref, glm.")
-    if cslices is None:
-        cslices = design.slices()
+    if param not in ("effect", "ref"):
+        raise StatgridError(f"param {param!r} is not one of effect, ref (PARAM=GLM's Type 3 tests need SAS's "
+                            "estimable functions, which are not implemented here).")
+    T, cnames, cslices = design.coding(param)
     rows, n = model_rows(s, design, sql, T, "__event")
     p = T.shape[1]
     base = [0] if not noint else []
@@ -235,11 +240,6 @@ def _report(s, rows, fit, cnames, design, effects, cslices, T, chosen, n, n_miss
         raise StatgridError(f"complete separation of the data points: the model predicts every {yname!r} exactly, "
                             "so the maximum likelihood estimate does not exist. Remove the effect that separates "
                             "the response or collect data where it does not.")
-    if perfect.any() and fit.max_abs_eta > SEPARATION_ETA:
-        raise StatgridError(f"quasi-complete separation of the data points: {int(perfect.sum())} observation(s) are "
-                            f"predicted exactly (|linear predictor| up to {fit.max_abs_eta:.1f}), so the maximum "
-                            "likelihood estimate does not exist. Remove or merge the effect levels that separate "
-                            "the response.")
     events = float(y_all.sum())
     pbar = events / n
     intercept = bool(design.intercept)
@@ -343,33 +343,36 @@ def association(p_hat: np.ndarray, y: np.ndarray) -> dict:
             "c": (conc + 0.5 * tied) / pairs if pairs else float("nan")}
 
 
-def hosmer_lemeshow(p_hat: np.ndarray, y: np.ndarray, groups: int = 10) -> dict:
-    """About `groups` groups of increasing predicted probability, equal in size where ties allow
-    (observations with the same probability stay together); χ² = Σ (O − E)² / (E (1 − E/n_g)),
-    DF = groups − 2."""
+def hosmer_lemeshow(p_hat: np.ndarray, y: np.ndarray) -> dict:
+    """SAS's partition: observations sorted by predicted probability, equal probabilities kept
+    together; with M = [0.1·N + 0.5], a block of n_j tied observations joins the current group if
+    the group has c < M and c + [n_j / 2] ≤ M, else starts a new group; a last group of at most
+    [0.05·N] observations joins the one before. χ² = Σ (O − E)² / (E (1 − E/n_g)), DF = groups − 2."""
     order = np.argsort(p_hat, kind="stable")
     ps, ys = p_hat[order], y[order]
-    _, start = np.unique(ps, return_index=True)
-    bounds = list(start[1:]) + [ps.size]            # end of each run of equal probabilities
+    _, start, counts = np.unique(ps, return_index=True, return_counts=True)
     n = ps.size
-    target = n / groups
-    cuts, g = [], 1
-    for end in bounds:
-        if end >= round(g * target) or end == n:
-            cuts.append(end)
-            g = max(g + 1, int(end / target) + 1)
+    target = int(0.1 * n + 0.5)
+    groups: list[list[int]] = []          # [begin, end) per group
+    c = 0
+    for b, nj in zip(start, counts):
+        if groups and c < target and c + nj // 2 <= target:
+            groups[-1][1] = b + nj
+            c += nj
+        else:
+            groups.append([b, b + nj])
+            c = nj
+    if len(groups) > 1 and groups[-1][1] - groups[-1][0] <= int(0.05 * n):
+        groups[-2][1] = groups[-1][1]
+        groups.pop()
     table, chi = [], 0.0
-    begin = 0
-    for end in cuts:
-        if end <= begin:
-            continue
+    for begin, end in groups:
         ng = end - begin
         obs = float(ys[begin:end].sum())
         exp = float(ps[begin:end].sum())
         table.append([len(table) + 1, int(ng), obs, exp, ng - obs, ng - exp])
         if exp > 0 and ng - exp > 0:
             chi += (obs - exp) ** 2 / (exp * (1 - exp / ng))
-        begin = end
     df = len(table) - 2
     return {"chisq": chi, "df": df, "p": p_chi2(chi, df) if df > 0 else float("nan"), "table": table}
 
