@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Callable
 
 MANIFEST = "_datagen.json"
-VERSION = 1
+VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -200,7 +200,7 @@ def _design(rows: int) -> str:
             f"round(10 + (a = 'a2')::INT * 1.5 - (b = 'b3')::INT + 0.8 * x + 0.3 * visit + u0 + u1 * visit "
             f"+ {_normal(16_010)}, 5) AS y, "
             f"(sg_u(i, 16011) < 1 / (1 + exp(-(-0.5 + 0.6 * x + u0))))::INT AS event, "
-            f"floor(exp(0.5 + 0.3 * x + (c = 'c2')::INT * 0.4) * (0.5 + sg_u(i, 16012)))::INT AS count "
+            f"floor(exp(0.5 + 0.3 * x + (c = 'c2')::INT * 0.4 + 0.6 * {_normal(16_012)}))::INT AS count "
             f"FROM (SELECT i, {_normal(16_001)} AS x, "
             f"sqrt(-2 * ln(sg_u(i // 8, 16002))) * cos(2 * pi() * sg_u(i // 8, 16003)) AS u0, "
             f"0.2 * sqrt(-2 * ln(sg_u(i // 8, 16004))) * cos(2 * pi() * sg_u(i // 8, 16005)) AS u1 "

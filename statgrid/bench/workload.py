@@ -1,0 +1,213 @@
+"""Mixed Analytics workloads: the job templates and the declarative workload files.
+
+A workload file is TOML, like a fio job file: a [global] section and one section per job group.
+
+    [global]
+    name = "MA10"            # shown in reports
+    sessions = 10            # simulated users; each runs its jobs one after another
+    ramp_s = 60              # sessions start evenly spread over this many seconds
+    concurrency = 1          # jobs a session may run at once
+    scale = 0.0002           # datagen scale of the data the jobs read
+    seed = 1
+
+    [io_import_household]    # a job group: its name is the template's unless template= says
+    count = 2                # jobs of this template in the whole workload
+    trail_out = false        # true: run after every other job of its session (the long tail)
+
+Jobs are dealt to sessions round-robin in file order (group by group), so each session gets a mix;
+trail-out jobs go last in their session. The shipped files (statgrid/bench/workloads/) give 36
+jobs per 10 sessions (10 → 36, 20 → 72, 30 → 108, 40 → 144, 80 → 288, as seed 000) and the
+40-session mix by user type of seed 000's Table 1 (which adds up to 152 jobs, not the 144 its
+text gives: the file keeps the table's counts).
+"""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from statgrid.errors import UsageError
+
+KINDS = ("io", "cpu", "memory")
+USER_TYPES = ("Base SAS statistics", "advanced analytics", "data mining", "ETL")
+
+
+@dataclass(frozen=True)
+class Template:
+    name: str
+    kind: str                 # io / cpu / memory
+    user_type: str            # seed 000 Table 1
+    description: str
+
+    @property
+    def path(self) -> Path:
+        return Path(str(resources.files("statgrid.bench") / "jobs" / f"{self.name}.py"))
+
+
+TEMPLATES: dict[str, Template] = {t.name: t for t in [
+    Template("io_import_household", "io", "Base SAS statistics", "fixed-width household file import, means, sort"),
+    Template("io_import_person", "io", "Base SAS statistics", "fixed-width person file import, SQL, freq"),
+    Template("io_datastep_big", "io", "Base SAS statistics", "very large data step over the messy table"),
+    Template("io_sql_semijoin", "io", "ETL", "SQL semi-join of facts to a filtered dimension"),
+    Template("io_big_sort", "io", "Base SAS statistics", "big sort spilling to UTIL, NODUPKEY"),
+    Template("io_etl_lookup", "io", "ETL", "hash lookup of facts to the customer dimension"),
+    Template("io_random_read", "io", "Base SAS statistics", "random reads (POINT=) of 128 B, 1 KB, 10 KB rows"),
+    Template("io_random_write", "io", "Base SAS statistics", "random reads, changes, writes of 1 KB rows"),
+    Template("cpu_stepwise_reg", "cpu", "advanced analytics", "stepwise regression on the 297-column table"),
+    Template("cpu_stepwise_logistic", "cpu", "advanced analytics", "stepwise logistic on the 297-column table"),
+    Template("cpu_glm", "cpu", "Base SAS statistics", "GLM with class interactions, Type III, LS-means"),
+    Template("cpu_genmod", "cpu", "advanced analytics", "Poisson, negative binomial and normal GLMs"),
+    Template("cpu_mixed", "cpu", "advanced analytics", "mixed model, random intercept and slope"),
+    Template("cpu_rank_transpose_freq", "cpu", "Base SAS statistics", "rank, transpose, frequency tables"),
+    Template("mem_univariate", "memory", "Base SAS statistics", "univariate on many variables by group"),
+    Template("mem_tabulate", "memory", "Base SAS statistics", "multi-way summary tables"),
+    Template("mem_wide_arrays", "memory", "advanced analytics", "standardize and summarize 292 columns at once"),
+    Template("dm_forest", "cpu", "data mining", "random forest with variable importance"),
+    Template("dm_kmeans", "cpu", "data mining", "k-means segmentation"),
+    Template("etl_star", "io", "ETL", "star-schema mart: dimension load, lookup, aggregate, sort"),
+]}
+
+
+@dataclass(frozen=True)
+class Group:
+    name: str
+    template: Template
+    count: int
+    trail_out: bool = False
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    sessions: int
+    ramp_s: float
+    concurrency: int
+    scale: float
+    seed: int
+    groups: tuple[Group, ...]
+    source: str = ""
+
+    @property
+    def n_jobs(self) -> int:
+        return sum(g.count for g in self.groups)
+
+    def schedule(self) -> list["PlannedJob"]:
+        """Every job with its session, its place in the session and the session's start offset."""
+        per_session: list[list[Group]] = [[] for _ in range(self.sessions)]
+        trail: list[list[Group]] = [[] for _ in range(self.sessions)]
+        k = 0
+        for g in self.groups:
+            for _ in range(g.count):
+                (trail if g.trail_out else per_session)[k % self.sessions].append(g)
+                k += 1
+        out = []
+        for sess in range(self.sessions):
+            start = self.ramp_s * sess / self.sessions if self.sessions > 1 else 0.0
+            for order, g in enumerate(per_session[sess] + trail[sess]):
+                out.append(PlannedJob(sess + 1, order + 1, g.name, g.template, start, g.trail_out))
+        return out
+
+
+@dataclass(frozen=True)
+class PlannedJob:
+    session: int
+    order: int
+    group: str
+    template: Template
+    start_offset_s: float
+    trail_out: bool = False
+
+
+_GLOBAL_KEYS = {"name": str, "sessions": int, "ramp_s": (int, float), "concurrency": int, "scale": (int, float),
+                "seed": int}
+_GROUP_KEYS = {"template": str, "count": int, "trail_out": bool}
+
+
+def parse(text: str, source: str = "<workload>") -> Workload:
+    """A workload file's text → Workload; every mistake named with its section and key."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{source}: not valid TOML ({exc}).") from None
+    glob = raw.pop("global", {})
+    if not isinstance(glob, dict):
+        raise UsageError(f"{source}: [global] must be a section.")
+    for key, value in glob.items():
+        if key not in _GLOBAL_KEYS:
+            raise UsageError(f"{source}: [global] {key} is not a workload setting; allowed: {', '.join(_GLOBAL_KEYS)}.")
+        if not isinstance(value, _GLOBAL_KEYS[key]) or isinstance(value, bool):
+            raise UsageError(f"{source}: [global] {key} = {value!r} has the wrong type.")
+    sessions = glob.get("sessions", 10)
+    if sessions < 1:
+        raise UsageError(f"{source}: [global] sessions = {sessions} must be at least 1.")
+    concurrency = glob.get("concurrency", 1)
+    if concurrency < 1:
+        raise UsageError(f"{source}: [global] concurrency = {concurrency} must be at least 1.")
+    ramp = float(glob.get("ramp_s", 60))
+    scale = float(glob.get("scale", 0.0002))
+    if ramp < 0 or not scale > 0:
+        raise UsageError(f"{source}: [global] ramp_s must be ≥ 0 and scale > 0.")
+    groups = []
+    for name, sec in raw.items():
+        if not isinstance(sec, dict):
+            raise UsageError(f"{source}: {name} = {sec!r} is outside any section; put settings under [global].")
+        for key, value in sec.items():
+            if key not in _GROUP_KEYS:
+                raise UsageError(f"{source}: [{name}] {key} is not a job group setting; allowed: "
+                                 f"{', '.join(_GROUP_KEYS)}.")
+            if not isinstance(value, _GROUP_KEYS[key]) or (key == "count" and isinstance(value, bool)):
+                raise UsageError(f"{source}: [{name}] {key} = {value!r} has the wrong type.")
+        tname = sec.get("template", name)
+        if tname not in TEMPLATES:
+            raise UsageError(f"{source}: [{name}] names template {tname!r}, which does not exist; templates: "
+                             f"{', '.join(TEMPLATES)}.")
+        count = sec.get("count", 1)
+        if count < 0:
+            raise UsageError(f"{source}: [{name}] count = {count} must be ≥ 0.")
+        groups.append(Group(name, TEMPLATES[tname], count, sec.get("trail_out", False)))
+    if not any(g.count for g in groups):
+        raise UsageError(f"{source}: no jobs: add a section per job group with count ≥ 1.")
+    return Workload(glob.get("name", Path(source).stem), sessions, ramp, concurrency, scale, glob.get("seed", 1),
+                    tuple(groups), source)
+
+
+def shipped(name: str) -> Path:
+    return Path(str(resources.files("statgrid.bench") / "workloads" / f"{name}.toml"))
+
+
+def load(path: str | Path | None = None, sessions: int | None = None) -> Workload:
+    """A workload file, or the shipped one for `sessions` (ma10, ma20, …)."""
+    if path is None:
+        name = f"ma{sessions or 10}"
+        p = shipped(name)
+        if not p.exists():
+            have = sorted(x.stem for x in p.parent.glob("*.toml"))
+            raise UsageError(f"no shipped workload for {sessions} sessions ({', '.join(have)}); write one with "
+                             "--workload FILE.")
+    else:
+        p = Path(path)
+        if not p.is_file():
+            raise UsageError(f"--workload {str(p)!r} does not exist.")
+    return parse(p.read_text(), str(p))
+
+
+_MA10 = {  # jobs per 10 sessions: 36 (seed 000); MA20's kind split of about half compute, some memory
+    "io_import_household": 2, "io_import_person": 2, "io_datastep_big": 2, "io_sql_semijoin": 2, "io_big_sort": 2,
+    "io_etl_lookup": 2, "io_random_read": 2, "io_random_write": 1, "etl_star": 1,
+    "cpu_stepwise_reg": 2, "cpu_stepwise_logistic": 2, "cpu_glm": 3, "cpu_genmod": 2, "cpu_mixed": 2,
+    "cpu_rank_transpose_freq": 2, "mem_univariate": 2, "mem_tabulate": 2, "mem_wide_arrays": 1,
+    "dm_forest": 1, "dm_kmeans": 1,
+}
+_TRAIL = {"cpu_mixed", "dm_forest"}
+
+
+def render_shipped(sessions: int, ramp_s: float, scale: float = 0.0002) -> str:
+    """The text of a shipped MA<sessions> file (36 jobs per 10 sessions)."""
+    f = sessions // 10
+    lines = ["# Mixed Analytics workload: 36 jobs per 10 sessions (seed 000), trail-out jobs last.",
+             "[global]", f'name = "MA{sessions}"', f"sessions = {sessions}", f"ramp_s = {ramp_s:g}",
+             "concurrency = 1", f"scale = {scale:g}", "seed = 1", ""]
+    for name, count in _MA10.items():
+        lines += [f"[{name}]", f"count = {count * f}"] + (["trail_out = true"] if name in _TRAIL else []) + [""]
+    return "\n".join(lines)

@@ -1,0 +1,96 @@
+"""Workload files (job counts of the papers, Table 1's mix, schedule) and the data generator
+(deterministic, restartable, text layouts that import)."""
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+
+import pytest
+
+from conftest import run_cli
+from statgrid.bench import datagen
+from statgrid.bench import workload as W
+from statgrid.errors import UsageError
+
+
+@pytest.mark.parametrize("sessions,jobs", [(10, 36), (20, 72), (30, 108), (40, 144), (80, 288)])
+def test_shipped_workloads_have_the_papers_job_counts(sessions, jobs):
+    w = W.load(sessions=sessions)
+    assert w.sessions == sessions and w.n_jobs == jobs and len(w.schedule()) == jobs
+    kinds = Counter(j.template.kind for j in w.schedule())
+    assert set(kinds) == {"io", "cpu", "memory"}
+
+
+def test_table1_mix_by_user_type():
+    w = W.parse(W.shipped("ma40_table1").read_text(), "ma40_table1.toml")
+    by_type = Counter(g.template.user_type for g in w.groups for _ in range(g.count))
+    assert by_type == {"Base SAS statistics": 104, "advanced analytics": 40, "data mining": 4, "ETL": 4}
+
+
+def test_schedule_deals_round_robin_ramps_and_puts_trail_out_last():
+    w = W.parse("""
+        [global]
+        sessions = 3
+        ramp_s = 30
+        [cpu_glm]
+        count = 4
+        [dm_forest]
+        count = 2
+        trail_out = true
+    """)
+    plan = w.schedule()
+    by_session = {s: [j for j in plan if j.session == s] for s in (1, 2, 3)}
+    assert [len(v) for v in by_session.values()] == [2, 2, 2]
+    assert [j.start_offset_s for j in plan if j.order == 1] == [0.0, 10.0, 20.0]
+    for jobs in by_session.values():
+        trail = [j.order for j in jobs if j.trail_out]
+        assert all(o > max((j.order for j in jobs if not j.trail_out), default=0) for o in trail)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("[global]\nsesions = 3\n[cpu_glm]\n", "sesions is not a workload setting"),
+    ("[global]\nsessions = 0\n[cpu_glm]\n", "sessions = 0 must be at least 1"),
+    ("[cpu_glmm]\ncount = 1\n", "template 'cpu_glmm', which does not exist"),
+    ("[cpu_glm]\ncount = 'two'\n", r"\[cpu_glm\] count = 'two' has the wrong type"),
+    ("[cpu_glm]\ncount = 0\n", "no jobs"),
+    ("[global\n", "not valid TOML"),
+])
+def test_workload_errors_name_section_and_key(text, message):
+    with pytest.raises(UsageError, match=message):
+        W.parse(text, "w.toml")
+
+
+def _digest(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_datagen_same_seed_same_bytes_and_restart(session, tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    session.libname("ga", a)
+    session.libname("gb", b)
+    names = ["household", "model297", "design", "rows1k"]
+    for lib in ("ga", "gb"):
+        for n in names:
+            datagen.generate(session, n, 0.0001, 7, lib)
+    for n in names:
+        assert _digest(datagen.file_of(a, n)) == _digest(datagen.file_of(b, n)), n
+    assert datagen.is_done(a, "design", 0.0001, 7) and not datagen.is_done(a, "design", 0.0001, 8)
+    assert not datagen.is_done(a, "design", 0.001, 7)           # another scale: rows differ
+    datagen.generate(session, "design", 0.0001, 8, "gb")
+    assert _digest(datagen.file_of(a, "design")) != _digest(datagen.file_of(b, "design"))
+    # the text layout imports: every record, every field, numbers where numbers are
+    ref = session.import_fixed(str(datagen.file_of(a, "household")), "work.hh", datagen.layout("household"))
+    cols = session.columns(ref.scan_sql())
+    assert session.nrows(ref) == datagen.plan(0.0001)["household"] and len(cols) == 115
+    assert dict(cols)["h003"] == "DOUBLE" and dict(cols)["h004"] == "VARCHAR"
+
+
+def test_datagen_cli_dry_run_and_errors(home):
+    r = run_cli("datagen", "--scale", "1", "--dry-run")
+    assert r.returncode == 0 and "person" in r.stdout and "90,000,000 rows" in r.stdout
+    r = run_cli("datagen", "--scale", "0")
+    assert r.returncode == 2 and "--scale 0.0 must be a positive number" in r.stderr
+    r = run_cli("datagen", "--scale", "0.001", "--only", "nope")
+    assert r.returncode == 2 and "'nope' is not a data set" in r.stderr
