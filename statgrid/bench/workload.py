@@ -23,7 +23,7 @@ text gives: the file keeps the table's counts).
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 

@@ -227,7 +227,7 @@ def _report(s, rows, fit, cnames, design, effects, cslices, T, chosen, n, n_miss
     p_hat, y_all = [], []
     R0 = None
     model_cols = fit.kept + fit.aliased
-    for X, y, w, off in rows:
+    for X, y, _w, off in rows:
         eta = X[:, fit.kept] @ fit.beta[fit.kept] + off
         p_hat.append(special.expit(eta))
         y_all.append(y)
