@@ -79,7 +79,9 @@ def test_step_timer_counts_cpu_of_the_step():
         x += sum(range(1000))
     rec = timer.finish()
     assert rec.user_cpu_s >= 0.05
-    assert rec.real_s >= rec.user_cpu_s * 0.5
+    # RUSAGE_SELF counts every thread of the process (an earlier test's BLAS/OpenMP pool may still
+    # spin): user CPU can reach (cores × real), never more, whatever else the process runs
+    assert rec.real_s * (os.cpu_count() or 1) >= rec.user_cpu_s * 0.9
 
 
 def test_clear_refs_resets_peak_on_this_kernel():

@@ -48,6 +48,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from statgrid.errors import StatgridError
+from statgrid.procs import summary as _summary
 from statgrid.procs._base import (
     ResultTable,
     as_list,
@@ -59,19 +60,15 @@ from statgrid.procs._base import (
     render_table,
 )
 
-# statistic → (SQL aggregate of the DOUBLE column {c}, name in result columns and headings)
+# statistic → (SQL aggregate of the DOUBLE column {c}, name in result columns and headings); the
+# aggregates MEANS also has come from summary.STATISTICS, so both procedures compute them alike
+_NAMES = {"n": "N", "nmiss": "NMiss", "sum": "Sum", "mean": "Mean", "std": "Std", "min": "Min", "max": "Max",
+          "range": "Range"}
 STATISTICS: dict[str, tuple[str, str]] = {
-    "n": ("count({c})", "N"),
-    "nmiss": ("count(*) - count({c})", "NMiss"),
-    "sum": ("sum({c})", "Sum"),
-    "mean": ("avg({c})", "Mean"),
-    "std": ("stddev_samp({c})", "Std"),
-    "min": ("min({c})", "Min"),
-    "max": ("max({c})", "Max"),
+    **{k: (_summary.STATISTICS[k][0], name) for k, name in _NAMES.items()},
     "median": ("median({c})", "Median"),
-    "range": ("max({c}) - min({c})", "Range"),
-    "pctn": ("count({c})", "PctN"),         # divided by the grand total below
-    "pctsum": ("sum({c})", "PctSum"),
+    "pctn": (_summary.STATISTICS["n"][0], "PctN"),          # divided by the grand total below
+    "pctsum": (_summary.STATISTICS["sum"][0], "PctSum"),
 }
 COUNT_STATS = ("n", "pctn")                 # the statistics a table without var= can show
 

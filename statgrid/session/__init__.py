@@ -10,14 +10,26 @@ win), and leaves closing — with the total STIMER block — to the runner.
 """
 from __future__ import annotations
 
+import importlib
 import sys
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from statgrid.session.core import Session, StepInfo
-from statgrid.session.libraries import DatasetRef
-from statgrid.session.log import SessionLog
-from statgrid.session.stimer import StepRecord
+if TYPE_CHECKING:
+    from statgrid.session.core import Session
+
+# Loaded on first use, so that `import statgrid.session.libraries` (which every procedure module
+# does) does not pull in core, which imports the procedures: no import cycle whichever comes first.
+_LAZY = {"Session": "statgrid.session.core", "StepInfo": "statgrid.session.core",
+         "DatasetRef": "statgrid.session.libraries", "SessionLog": "statgrid.session.log",
+         "StepRecord": "statgrid.session.stimer"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'statgrid.session' has no attribute {name!r}")
+
 
 _runner_session: Session | None = None
 
@@ -44,6 +56,7 @@ def open_session(**options: Any) -> Session | _Borrowed:
         if options:
             _runner_session.set_options(options, source="statgrid.session()")
         return _Borrowed(_runner_session)
+    from statgrid.session.core import Session
     return Session(options=options)
 
 
