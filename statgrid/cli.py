@@ -216,6 +216,44 @@ def datagen(ctx: typer.Context,
     typer.echo(f"{'total':<13} {'':>12}      {total / 2**20:>10.1f} MiB in {dg._library_dir(cfg, library)}")
 
 
+bench_app = typer.Typer(help="The performance lab: Mixed Analytics workload and scalability test.",
+                        no_args_is_help=True)
+app.add_typer(bench_app, name="bench")
+
+
+@bench_app.command("mixed")
+def bench_mixed(ctx: typer.Context,
+                sessions: int = typer.Option(10, "--sessions", help="Simulated users (shipped files: 10, 20, 30, "
+                                             "40, 80)."),
+                scale: Optional[float] = typer.Option(None, "--scale", help="Data scale (default: the workload's)."),
+                nodes: int = typer.Option(4, "--nodes", help="Hosts of the embedded grid."),
+                slots: int = typer.Option(2, "--slots", help="Slots per host of the embedded grid."),
+                workload_file: Optional[Path] = typer.Option(None, "--workload", help="Workload TOML (default: "
+                                                             "the shipped one for --sessions)."),
+                out: Optional[Path] = typer.Option(None, "--out", help="Bundle directory (default: "
+                                                   "<home>/bench/mixed-…)."),
+                use_running: bool = typer.Option(False, "--use-running", help="Use the running grid master "
+                                                 "instead of an embedded grid."),
+                memsize: Optional[str] = typer.Option(None, "--memsize", help="Session memsize of the jobs.")) -> None:
+    """Run a Mixed Analytics workload through the grid and save a results bundle."""
+    from dataclasses import replace as _replace
+
+    from statgrid.bench import mixed, workload as wl
+
+    cfg = _config(ctx)
+    if nodes < 1 or slots < 1:
+        _fail(ctx, UsageError(f"--nodes {nodes} / --slots {slots}: both must be at least 1."))
+    w = _call(ctx, wl.load, workload_file, sessions)
+    if scale is not None:
+        if not scale > 0:
+            _fail(ctx, UsageError(f"--scale {scale!r} must be a positive number."))
+        w = _replace(w, scale=scale)
+    bundle = _call(ctx, mixed.run, cfg, w, nodes, slots, out, use_running, memsize,
+                   lambda m: typer.echo(m, err=True))
+    typer.echo(mixed.summary(*mixed.load_bundle(bundle)))
+    typer.echo(f"bundle: {bundle}")
+
+
 # -- the grid: master and LSF-like verbs ------------------------------------------------------------
 grid_app = typer.Typer(help="Start and stop the grid master (job store, dispatcher, API, engine).",
                        no_args_is_help=True)

@@ -341,7 +341,7 @@ def run_all(cfg, scale: float, seed: int = 1, library: str = "data", local: bool
             from statgrid.grid.client import GridClient
             grid = GridClient(cfg)
             argv = [sys.executable, "-m", "statgrid.bench.datagen", "--scale", repr(scale), "--seed", str(seed),
-                    "--library", library]
+                    "--library", library] + (["--config", str(cfg.source)] if cfg.source else [])
             ids = {grid.submit(argv + [n], name=f"datagen-{n}")["id"]: n for n in todo}
             echo(f"datagen: {len(ids)} grid jobs ({min(ids)}–{max(ids)}) for {', '.join(todo)}")
             try:

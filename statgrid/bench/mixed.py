@@ -1,0 +1,235 @@
+"""`statgrid bench mixed`: run a Mixed Analytics workload through the real grid and save a bundle.
+
+Steps: start an embedded grid of `nodes` hosts (its home, job store and monitor series inside the
+bundle) unless a running master is to be used; make the data the workload needs (datagen, through
+the grid); submit the jobs on schedule — each session starts at its ramp offset and keeps up to
+`concurrency` of its jobs in the grid, submitting the next when one ends; show live progress (jobs
+PEND/RUN/DONE/EXIT, MB/s and CPU % of this machine); save the results bundle; print a summary.
+
+The bundle (a directory, self-describing, what reports are built from):
+    bundle.json     what ran: workload, scale, seed, grid, start/end, host facts, versions
+    workload.toml   the workload file as run
+    grid.toml       the grid's configuration (embedded grid)
+    jobs.jsonl      one record per job: session, order, template, kind, user type, host, times,
+                    state, rusage, and its steps' STIMER records
+    grid/monitor/   the monitors' Parquet series (embedded grid)
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import socket
+import time
+from pathlib import Path
+from typing import Callable
+
+from statgrid.bench import datagen
+from statgrid.bench.workload import Workload
+from statgrid.errors import StatgridError
+
+FINAL = ("DONE", "EXIT", "KILLED")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def grid_toml(cfg, home: Path, nodes: int, slots: int, port: int, memsize: str | None) -> str:
+    """An embedded grid of `nodes` hosts sharing the user's libraries (DATA is where datagen writes)."""
+    lines = ["[grid]", f'home = "{home}"', "", "[libraries]", f'data = "{cfg.libraries.data}"',
+             f'work = "{cfg.libraries.work}"', f'util = "{cfg.libraries.util}"', ""]
+    for name, lib in cfg.libnames.items():
+        lines += [f"[libname.{name}]", f'path = "{lib.path}"', f"readonly = {str(lib.readonly).lower()}", ""]
+    lines += ["[master]", f"port = {port}", "", "[monitor]", "enabled = true", 'interval = "1s"', ""]
+    if memsize:
+        lines += ["[session]", f'memsize = "{memsize}"', ""]
+    for i in range(1, nodes + 1):
+        lines += [f"[hosts.node{i}]", f"slots = {slots}", ""]
+    return "\n".join(lines)
+
+
+def host_facts() -> dict:
+    mem = 0
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    import duckdb
+    import numpy
+    return {"hostname": socket.gethostname(), "cpus": os.cpu_count(), "mem_bytes": mem,
+            "kernel": platform.release(), "python": platform.python_version(), "duckdb": duckdb.__version__,
+            "numpy": numpy.__version__, "machine": platform.machine()}
+
+
+class _Live:
+    """This machine's MB/s and CPU % between calls, from the monitor's own sampler."""
+
+    def __init__(self):
+        from statgrid.monitor.sampler import Sampler
+        self._sampler = Sampler("bench")
+        self._sampler.sample()
+
+    def read(self) -> tuple[float | None, float | None]:
+        tables = self._sampler.sample() or {}
+        node = (tables.get("node") or [{}])[0]
+        cpu = None
+        if node.get("cpu_user_pct") is not None:
+            cpu = node["cpu_user_pct"] + (node.get("cpu_system_pct") or 0)
+        mbs = sum((r.get("read_bytes_per_s") or 0) + (r.get("write_bytes_per_s") or 0)
+                  for r in tables.get("disk", [])) / 1e6
+        return mbs, cpu
+
+
+def run(cfg, workload: Workload, nodes: int | None = 4, slots: int = 2, out: Path | None = None,
+        use_running: bool = False, memsize: str | None = None, echo: Callable[[str], None] = print) -> Path:
+    """Run `workload`; return the bundle directory."""
+    from rich.live import Live
+    from rich.table import Table
+
+    from statgrid.config import load_config
+    from statgrid.grid import server
+    from statgrid.grid.client import GridClient
+
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    bundle = Path(out) if out else cfg.home / "bench" / f"mixed-{workload.sessions}s-{stamp}"
+    if bundle.exists() and any(bundle.iterdir()):
+        raise StatgridError(f"--out {str(bundle)!r} exists and is not empty; give a new directory.")
+    bundle.mkdir(parents=True, exist_ok=True)
+    (bundle / "workload.toml").write_text(Path(workload.source).read_text() if Path(workload.source).is_file()
+                                          else "")
+    own_grid = not use_running
+    if own_grid:
+        toml = grid_toml(cfg, bundle / "grid", nodes or 4, slots, _free_port(), memsize)
+        (bundle / "grid.toml").write_text(toml)
+        gcfg = load_config(bundle / "grid.toml")
+        echo(f"starting an embedded grid: {nodes} hosts × {slots} slots (home {bundle / 'grid'})")
+        server.start_detached(gcfg)
+    else:
+        gcfg = cfg
+        if not server.running_master(cfg):
+            raise StatgridError("--use-running: no grid master answers for this grid home; start one with "
+                                "`statgrid grid up --detach`, or leave --use-running out for an embedded grid.")
+    grid = GridClient(gcfg)
+    t_begin = time.time()
+    submitted: dict[int, object] = {}
+    try:
+        datagen.run_all(gcfg, workload.scale, workload.seed, "data", echo=echo)
+        env = {**os.environ, "STATGRID_BENCH_LIBRARY": "data", "STATGRID_BENCH_SCALE": repr(workload.scale),
+               "STATGRID_BENCH_SEED": str(workload.seed)}
+        if gcfg.source is not None:
+            env["STATGRID_CONFIG"] = str(gcfg.source)
+        plan = workload.schedule()
+        queues = {s: [j for j in plan if j.session == s] for s in range(1, workload.sessions + 1)}
+        running: dict[int, set[int]] = {s: set() for s in queues}
+        states: dict[int, str] = {}
+        live = _Live()
+        t0 = time.monotonic()
+        mbs = cpu = None
+        last_sample = 0.0
+
+        def view() -> Table:
+            counts = {k: sum(1 for v in states.values() if v == k) for k in ("PEND", "RUN", "DONE", "EXIT")}
+            counts["PEND"] += len(plan) - len(states)
+            t = Table(title=f"{workload.name}: {workload.sessions} sessions, {len(plan)} jobs")
+            for col in ("elapsed", "PEND", "RUN", "DONE", "EXIT", "MB/s", "CPU %"):
+                t.add_column(col, justify="right")
+            t.add_row(f"{time.monotonic() - t0:.0f} s", *(str(counts[k]) for k in ("PEND", "RUN", "DONE", "EXIT")),
+                      "—" if mbs is None else f"{mbs:.1f}", "—" if cpu is None else f"{cpu:.0f}")
+            return t
+
+        with Live(view(), refresh_per_second=2, transient=False, redirect_stderr=False,
+                  console=None) as screen:
+            while True:
+                now = time.monotonic() - t0
+                for s, jobs in queues.items():
+                    while jobs and jobs[0].start_offset_s <= now and len(running[s]) < workload.concurrency:
+                        pj = jobs.pop(0)
+                        rec = grid.submit([str(pj.template.path)], name=f"s{s:02d}-{pj.order:02d}-{pj.group}",
+                                          env=env)
+                        submitted[rec["id"]] = pj
+                        running[s].add(rec["id"])
+                        states[rec["id"]] = rec["state"]
+                active = [i for s in running.values() for i in s]
+                if active:
+                    for j in grid.wait(active, timeout_s=0.5):
+                        states[j["id"]] = j["state"]
+                        if j["state"] in FINAL:
+                            running[submitted[j["id"]].session].discard(j["id"])
+                else:
+                    time.sleep(0.2)
+                if time.monotonic() - last_sample >= 1.0:
+                    mbs, cpu = live.read()
+                    last_sample = time.monotonic()
+                screen.update(view())
+                if not any(queues.values()) and not any(running.values()):
+                    break
+        t_end = time.time()
+        records = [_job_record(grid, i, pj) for i, pj in submitted.items()]
+        with open(bundle / "jobs.jsonl", "w") as fh:
+            for r in records:
+                fh.write(json.dumps(r) + "\n")
+        meta = {"kind": "statgrid-bench-mixed", "version": 1, "workload": {
+                    "name": workload.name, "sessions": workload.sessions, "ramp_s": workload.ramp_s,
+                    "concurrency": workload.concurrency, "scale": workload.scale, "seed": workload.seed,
+                    "jobs": len(plan), "groups": [{"name": g.name, "template": g.template.name, "count": g.count,
+                                                   "trail_out": g.trail_out} for g in workload.groups]},
+                "grid": {"embedded": own_grid, "nodes": nodes if own_grid else None, "slots": slots},
+                "start_ts": t_begin, "end_ts": t_end, "workload_start_ts": t_begin, "host": host_facts(),
+                "datagen": datagen.read_manifest(Path(gcfg.libraries.data))}
+        (bundle / "bundle.json").write_text(json.dumps(meta, indent=1))
+    except KeyboardInterrupt:
+        active = [i for i, st in states.items() if st not in FINAL] if submitted else []
+        if active:
+            grid.kill(active)
+        raise
+    finally:
+        if own_grid:
+            server.stop(gcfg)
+    return bundle
+
+
+def _job_record(grid, job_id: int, pj) -> dict:
+    j = grid.job(job_id)
+    steps = []
+    p = Path(j.get("job_dir", "")) / "session.stimer.jsonl"
+    if p.is_file():
+        steps = [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+    return {"id": job_id, "session": pj.session, "order": pj.order, "group": pj.group,
+            "template": pj.template.name, "kind": pj.template.kind, "user_type": pj.template.user_type,
+            "trail_out": pj.trail_out, "host": j.get("host"), "state": j.get("state"),
+            "exit_reason": j.get("exit_reason"), "submit_ts": j.get("submit_ts"), "start_ts": j.get("start_ts"),
+            "end_ts": j.get("end_ts"), "rusage": j.get("rusage"), "stimer_total": j.get("stimer"),
+            "steps": [s for s in steps if s.get("record") == "step"]}
+
+
+def load_bundle(path: Path) -> tuple[dict, list[dict]]:
+    """A bundle's metadata and job records (what reports read)."""
+    path = Path(path)
+    try:
+        meta = json.loads((path / "bundle.json").read_text())
+        jobs = [json.loads(x) for x in (path / "jobs.jsonl").read_text().splitlines() if x.strip()]
+    except FileNotFoundError as exc:
+        raise StatgridError(f"{str(path)!r} is not a bench mixed bundle ({exc.filename} is missing).") from None
+    return meta, jobs
+
+
+def summary(meta: dict, jobs: list[dict]) -> str:
+    """The end-of-run summary: counts, clock time, summed real time, CPU/real by kind."""
+    wall = meta["end_ts"] - meta["start_ts"]
+    done = [j for j in jobs if j["state"] == "DONE"]
+    lines = [f"{meta['workload']['name']}: {len(jobs)} jobs, {len(done)} DONE, "
+             f"{sum(1 for j in jobs if j['state'] == 'EXIT')} EXIT, clock {wall:.1f} s"]
+    real = [((j["end_ts"] or 0) - (j["start_ts"] or 0)) for j in done if j["start_ts"]]
+    lines.append(f"summed real time of the jobs: {sum(real):.1f} s")
+    for kind in ("io", "cpu", "memory"):
+        ks = [j for j in done if j["kind"] == kind and j.get("stimer_total")]
+        ratios = [(j["stimer_total"].get("user_cpu_s", 0) + j["stimer_total"].get("sys_cpu_s", 0))
+                  / j["stimer_total"]["real_s"] for j in ks if j["stimer_total"].get("real_s")]
+        if ratios:
+            lines.append(f"{kind:<6} jobs: {len(ks)}, mean CPU/real {sum(ratios) / len(ratios):.2f}")
+    return "\n".join(lines)
