@@ -84,6 +84,7 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
         s.log.note(f"Some cells of {', '.join(empty_cells)} have no observations: the Type III sums of squares "
                    "here test sum-to-zero hypotheses, which differ from SAS's Type III/IV with empty cells.")
 
+    null = _null_space(R[:, :p])       # of the design columns: the same for every response
     out_rows, ss_rows, per_response = [], [], {}
     for i, y in enumerate(responses):
         Ry = R[:, [*range(p), p + i]]
@@ -92,8 +93,8 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
             raise StatgridError(f"{n} observation(s) for {fit.rank} parameters leave no degrees of freedom for "
                                 "error; use fewer effects or more data.")
         # 'B': the estimate is not estimable on its own (it moves along the design's null space)
-        null = _null_space(Ry[:, :p]) if fit.aliased else np.zeros((p, 0))
-        biased = np.any(np.abs(null) > ESTIMABLE_TOL, axis=1) if null.size else np.zeros(p, dtype=bool)
+        biased = (np.any(np.abs(null) > ESTIMABLE_TOL, axis=1) if fit.aliased and null.size
+                  else np.zeros(p, dtype=bool))
         for j, nm in enumerate(names):
             est = float(fit.estimate[j])
             if fit.df[j]:
@@ -128,13 +129,13 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
                               (ssv / df) / mse if df and mse > 0 else None,
                               _p_f((ssv / df) / mse, df, fit.df_error) if df and mse > 0 else None]
                              for src_, df, ssv in rows_ss]
-            for src_, df, ssv in rows_ss:
-                f = (ssv / df) / mse if df and mse > 0 else float("nan")
-                ss_rows.append([y, src_, f"SS{label}", df, ssv, f, _p_f(f, df, fit.df_error) if df else float("nan")])
+            nan = float("nan")
+            ss_rows += [[y, src_, f"SS{label}", df, ssv, nan if f is None else f, nan if pv is None else pv]
+                        for src_, df, ssv, _, f, pv in tables[label]]
         ss_rows.append([y, "ERROR", "ERROR", fit.df_error, fit.sse, float("nan"), float("nan")])
         ssm = fit.sst - fit.sse
         f_model = (ssm / fit.df_model) / mse if fit.df_model > 0 and mse > 0 else float("nan")
-        lsm = {e.name: _lsmeans(design, e, fit, Ry, cov_means, mse) for e in lsm_effects}
+        lsm = {e.name: _lsmeans(design, e, fit, null, cov_means, mse) for e in lsm_effects}
         per_response[y] = {"n": n, "n_missing": n_missing, "df_model": fit.df_model, "df_error": fit.df_error,
                            "ssm": ssm, "sse": fit.sse, "sst": fit.sst, "mse": mse, "rmse": math.sqrt(mse),
                            "f_value": f_model, "prob_f": _p_f(f_model, fit.df_model, fit.df_error),
@@ -165,10 +166,10 @@ def _covariate_means(s, design, sql) -> dict[tuple, float]:
     return dict(zip(products, s.con.sql(f"SELECT {q} FROM ({sql})").fetchall()[0]))
 
 
-def _lsmeans(design, effect, fit, Ry, cov_means, mse) -> list[list]:
-    """Rows: levels of `effect`, LSMean, StdErr, tValue, Probt (None where not estimable)."""
+def _lsmeans(design, effect, fit, null, cov_means, mse) -> list[list]:
+    """Rows: levels of `effect`, LSMean, StdErr, tValue, Probt (None where not estimable);
+    `null` spans the null space of the design columns."""
     p = design.width
-    null = _null_space(Ry[:, :p])
     target = design.effect_classes(effect)
     rows = []
     for combo in itertools.product(*[design.levels[v] for v in target]):

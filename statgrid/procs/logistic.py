@@ -32,7 +32,7 @@ from statgrid.errors import StatgridError
 from statgrid.procs import _irls
 from statgrid.procs._irls import special
 from statgrid.procs import design as _design
-from statgrid.procs._base import ResultTable, check_columns, procedure, qi, render_table
+from statgrid.procs._base import ResultTable, procedure, qi, render_table
 from statgrid.procs.genmod import model_rows, p_chi2
 
 Z95 = 1.959963984540054
@@ -78,11 +78,7 @@ def logistic(s, data: str, model: str, class_: str | Sequence[str] | None = None
     odds_ratios, association (c, somers_d, gamma, tau_a, concordant…), hosmer_lemeshow, selection."""
     src = s.dataset(data)
     names_all = [c for c, _ in s.columns(src.scan_sql())]
-    left, sep, right = model.partition("=")
-    yname = check_columns(left.split()[:1] or ["?"], names_all, "response", str(src))[0] if sep else None
-    if not sep or len(left.split()) != 1:
-        raise StatgridError(f"model {model!r} is not 'y = effects' with one binary response.")
-    effects = _design.parse_effects(right, names_all, f"model {model!r}")
+    (yname,), effects = _design.parse_model(model, names_all, str(src), many_responses=False)
     method = (selection or "none").lower()
     if method not in ("none", "forward", "backward", "stepwise"):
         raise StatgridError(f"selection {selection!r} is not one of forward, backward, stepwise.")
@@ -110,20 +106,26 @@ def logistic(s, data: str, model: str, class_: str | Sequence[str] | None = None
     base = [0] if not noint else []
     eff_cols = [list(range(sl.start, sl.stop)) for sl in cslices]
 
+    fam, lk = _irls.family("binomial"), _irls.link("logit", _irls.family("binomial"))
+    fits: dict[tuple[int, ...], _irls.GLMFit] = {}
+
     def cols_of(chosen: list[int]) -> list[int]:
         return base + [c for i in sorted(chosen) for c in eff_cols[i]]
 
     def fit(chosen: list[int]) -> _irls.GLMFit:
-        return _irls.irls(rows, p, fam, lk, cols_of(chosen), maxiter=maxiter, tol=1e-10,
-                          what="logistic model")
+        """The model of effects `chosen`, fitted once: selection steps and the report share fits."""
+        key = tuple(sorted(chosen))
+        if key not in fits:
+            fits[key] = _irls.irls(rows, p, fam, lk, cols_of(chosen), maxiter=maxiter, tol=1e-10,
+                                   what="logistic model")
+        return fits[key]
 
-    fam, lk = _irls.family("binomial"), _irls.link("logit", _irls.family("binomial"))
     fixed = list(range(min(include, len(effects))))
     steps: list[list] = []
     if method == "none":
         chosen = list(range(len(effects)))
     else:
-        chosen = _select(rows, p, fam, lk, effects, eff_cols, base, fixed, method, sle, sls, maxiter, steps)
+        chosen = _select(rows, fam, lk, fit, cols_of, effects, eff_cols, fixed, method, sle, sls, steps)
     final = fit(chosen)
     result = _report(s, rows, final, cnames, design, effects, cslices, T, chosen, n, n_missing, yname, ev, lackfit)
     result.stats["selection"] = steps
@@ -168,13 +170,7 @@ def _score_tests(rows, fam, lk, fit: _irls.GLMFit, model_cols: list[int], candid
     return out
 
 
-def _select(rows, p, fam, lk, effects, eff_cols, base, fixed, method, sle, sls, maxiter, steps) -> list[int]:
-    def cols_of(chosen):
-        return base + [c for i in sorted(chosen) for c in eff_cols[i]]
-
-    def fit(chosen):
-        return _irls.irls(rows, p, fam, lk, cols_of(chosen), maxiter=maxiter, tol=1e-10, what="logistic model")
-
+def _select(rows, fam, lk, fit, cols_of, effects, eff_cols, fixed, method, sle, sls, steps) -> list[int]:
     current = list(fixed) if method != "backward" else list(range(len(effects)))
     seen = set()
     while True:
@@ -198,14 +194,12 @@ def _select(rows, p, fam, lk, effects, eff_cols, base, fixed, method, sle, sls, 
                          and not any(_contains(effects[j], effects[i]) for j in current)]
             if removable:
                 f = fit(current)
-                cols = cols_of(current)
                 cov = f.cov()
                 stats = {}
                 for i in removable:
                     idx = [f.kept.index(c) for c in eff_cols[i] if c in f.kept]
                     chi, df = _wald(f.beta[[f.kept[j] for j in idx]], cov[np.ix_(idx, idx)])
                     stats[i] = (chi, df, p_chi2(chi, df) if df else 1.0)
-                del cols
                 i = max(stats, key=lambda k: (stats[k][2], -stats[k][0]))
                 if stats[i][2] > sls:
                     current = [c for c in current if c != i]
@@ -314,7 +308,7 @@ def _odds_ratios(design, effects, chosen, T, fit, cov) -> list[list]:
                 pairs.append((f"{e.name} {levels[a]} vs {levels[-1]}", L))
         for label, L in pairs:
             lc = L @ T
-            if np.any(np.abs(lc[fit.aliased]) > 0) if fit.aliased else False:
+            if fit.aliased and np.any(np.abs(lc[fit.aliased]) > 0):
                 continue
             lk = lc[fit.kept]
             est = float(lk @ fit.beta[fit.kept])
