@@ -44,6 +44,7 @@ class Spec:
     kind: str                      # 'parquet' or 'text'
     rows_at_1: int
     min_rows: int
+    row_bytes: int                 # about, as written: orders the grid jobs biggest first
     description: str
     build: Callable[[int], str]    # rows → SELECT (for text: one VARCHAR column 'line')
 
@@ -208,22 +209,24 @@ def _design(rows: int) -> str:
 
 
 SPECS: dict[str, Spec] = {s.name: s for s in [
-    Spec("household", "text", 30_000_000, 500, "census-like household records, fixed-width, 115 fields",
+    Spec("household", "text", 30_000_000, 500, 420, "census-like household records, fixed-width, 115 fields",
          _text_select(_HH_KEY, _HH)),
-    Spec("person", "text", 90_000_000, 1_500, "census-like person records, fixed-width, 128 fields",
+    Spec("person", "text", 90_000_000, 1_500, 470, "census-like person records, fixed-width, 128 fields",
          _text_select(_PERSON_KEY, _PERSON)),
-    Spec("model297", "parquet", 10_000_000, 2_000, "wide modelling table, 297 columns", _model297),
-    Spec("messy55", "parquet", 90_000_000, 2_000, "55 messy columns for the big sort", _messy55),
-    Spec("customer_dim", "text", 10_000_000, 500, "customer dimension, fixed 2000-byte records",
+    Spec("model297", "parquet", 10_000_000, 2_000, 2400, "wide modelling table, 297 columns", _model297),
+    Spec("messy55", "parquet", 90_000_000, 2_000, 400, "55 messy columns for the big sort", _messy55),
+    Spec("customer_dim", "text", 10_000_000, 500, 2000, "customer dimension, fixed 2000-byte records",
          _text_select(_DIM_KEY, [], record_bytes=2000)),
-    Spec("sales_fact", "parquet", 90_000_000, 5_000, "sales facts keyed to customer_dim", None),  # set below
-    Spec("rows128", "parquet", 80_000_000, 2_000, "128-byte rows for random read/write",
+    Spec("sales_fact", "parquet", 90_000_000, 5_000, 48, "sales facts keyed to customer_dim",
+         None),                    # select_sql builds it: its keys need customer_dim's row count
+    Spec("rows128", "parquet", 80_000_000, 2_000, 128, "128-byte rows for random read/write",
          lambda rows: _payload(rows, 128)),
-    Spec("rows1k", "parquet", 10_000_000, 1_000, "1 KB rows for random read/write", lambda rows: _payload(rows, 1024)),
-    Spec("rows10k", "parquet", 1_000_000, 200, "10 KB rows for random read/write",
+    Spec("rows1k", "parquet", 10_000_000, 1_000, 1024, "1 KB rows for random read/write",
+         lambda rows: _payload(rows, 1024)),
+    Spec("rows10k", "parquet", 1_000_000, 200, 10240, "10 KB rows for random read/write",
          lambda rows: _payload(rows, 10240)),
-    Spec("customer120", "parquet", 5_000_000, 1_000, "customer table, 120 variables", _customer120),
-    Spec("design", "parquet", 1_000_000, 960, "designed data for GLM and mixed models", _design),
+    Spec("customer120", "parquet", 5_000_000, 1_000, 900, "customer table, 120 variables", _customer120),
+    Spec("design", "parquet", 1_000_000, 960, 80, "designed data for GLM and mixed models", _design),
 ]}
 
 
@@ -330,7 +333,7 @@ def run_all(cfg, scale: float, seed: int = 1, library: str = "data", local: bool
     lib_dir = _library_dir(cfg, library)
     lib_dir.mkdir(parents=True, exist_ok=True)
     todo = [n for n in (names or list(SPECS)) if not is_done(lib_dir, n, scale, seed)]
-    todo.sort(key=lambda n: -rows[n] * _row_bytes(n))
+    todo.sort(key=lambda n: -rows[n] * SPECS[n].row_bytes)
     skipped = len(names or SPECS) - len(todo)
     if skipped:
         echo(f"{skipped} data set(s) already made with seed {seed} at scale {scale:g}; skipped.")
@@ -366,12 +369,6 @@ def run_all(cfg, scale: float, seed: int = 1, library: str = "data", local: bool
                     generate(s, n, scale, seed, library)
                     bar.advance(task)
     return {n: e for n, e in read_manifest(lib_dir).items() if n in SPECS}
-
-
-def _row_bytes(name: str) -> int:
-    return {"household": 420, "person": 470, "model297": 2400, "messy55": 400, "customer_dim": 2000,
-            "sales_fact": 48, "rows128": 128, "rows1k": 1024, "rows10k": 10240, "customer120": 900,
-            "design": 80}[name]
 
 
 def _library_dir(cfg, library: str) -> Path:

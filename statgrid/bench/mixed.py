@@ -7,7 +7,8 @@ the grid); submit the jobs on schedule — each session starts at its ramp offse
 PEND/RUN/DONE/EXIT, MB/s and CPU % of this machine); save the results bundle; print a summary.
 
 The bundle (a directory, self-describing, what reports are built from):
-    bundle.json     what ran: workload, scale, seed, grid, start/end, host facts, versions
+    bundle.json     what ran: workload, scale, seed, grid, start (of the run and of the workload,
+                    after data generation), end, host facts, versions
     workload.toml   the workload file as run
     grid.toml       the grid's configuration (embedded grid)
     jobs.jsonl      one record per job: session, order, template, kind, user type, host, times,
@@ -117,6 +118,7 @@ def run(cfg, workload: Workload, nodes: int | None = 4, slots: int = 2, out: Pat
     grid = GridClient(gcfg)
     t_begin = time.time()
     submitted: dict[int, object] = {}
+    states: dict[int, str] = {}
     try:
         datagen.run_all(gcfg, workload.scale, workload.seed, "data", echo=echo)
         env = {**os.environ, "STATGRID_BENCH_LIBRARY": "data", "STATGRID_BENCH_SCALE": repr(workload.scale),
@@ -126,8 +128,8 @@ def run(cfg, workload: Workload, nodes: int | None = 4, slots: int = 2, out: Pat
         plan = workload.schedule()
         queues = {s: [j for j in plan if j.session == s] for s in range(1, workload.sessions + 1)}
         running: dict[int, set[int]] = {s: set() for s in queues}
-        states: dict[int, str] = {}
         live = _Live()
+        t_workload = time.time()          # the workload's clock starts here: data generation is not in it
         t0 = time.monotonic()
         mbs = cpu = None
         last_sample = 0.0
@@ -179,11 +181,11 @@ def run(cfg, workload: Workload, nodes: int | None = 4, slots: int = 2, out: Pat
                     "jobs": len(plan), "groups": [{"name": g.name, "template": g.template.name, "count": g.count,
                                                    "trail_out": g.trail_out} for g in workload.groups]},
                 "grid": {"embedded": own_grid, "nodes": nodes if own_grid else None, "slots": slots},
-                "start_ts": t_begin, "end_ts": t_end, "workload_start_ts": t_begin, "host": host_facts(),
+                "start_ts": t_begin, "end_ts": t_end, "workload_start_ts": t_workload, "host": host_facts(),
                 "datagen": datagen.read_manifest(Path(gcfg.libraries.data))}
         (bundle / "bundle.json").write_text(json.dumps(meta, indent=1))
     except KeyboardInterrupt:
-        active = [i for i, st in states.items() if st not in FINAL] if submitted else []
+        active = [i for i, st in states.items() if st not in FINAL]
         if active:
             grid.kill(active)
         raise
@@ -220,10 +222,10 @@ def load_bundle(path: Path) -> tuple[dict, list[dict]]:
 
 def summary(meta: dict, jobs: list[dict]) -> str:
     """The end-of-run summary: counts, clock time, summed real time, CPU/real by kind."""
-    wall = meta["end_ts"] - meta["start_ts"]
+    wall = meta["end_ts"] - meta["workload_start_ts"]
     done = [j for j in jobs if j["state"] == "DONE"]
     lines = [f"{meta['workload']['name']}: {len(jobs)} jobs, {len(done)} DONE, "
-             f"{sum(1 for j in jobs if j['state'] == 'EXIT')} EXIT, clock {wall:.1f} s"]
+             f"{sum(1 for j in jobs if j['state'] == 'EXIT')} EXIT, workload clock {wall:.1f} s"]
     real = [((j["end_ts"] or 0) - (j["start_ts"] or 0)) for j in done if j["start_ts"]]
     lines.append(f"summed real time of the jobs: {sum(real):.1f} s")
     for kind in ("io", "cpu", "memory"):
