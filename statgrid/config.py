@@ -156,6 +156,24 @@ def _string(value: Any) -> str:
     return value
 
 
+def parse_cpus(value: Any) -> tuple[int, ...]:
+    """A CPU list as taskset/cpuset write it ("0-3,6") or a TOML list of numbers → sorted numbers."""
+    if isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        cpus = set(value)
+    elif isinstance(value, str):
+        cpus = set()
+        for part in value.replace(" ", "").split(","):
+            m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+            if not m or (m.group(2) is not None and int(m.group(2)) < int(m.group(1))):
+                raise ValueError('a CPU list such as "0-3,6" or [0, 1]')
+            cpus.update(range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1))
+    else:
+        raise ValueError('a CPU list such as "0-3,6" or [0, 1]')
+    if any(c < 0 for c in cpus):
+        raise ValueError("CPU numbers ≥ 0")
+    return tuple(sorted(cpus))
+
+
 def _port(value: Any) -> int:
     n = _nonneg_int(value)
     if not 1 <= n <= 65535:
@@ -236,6 +254,7 @@ class HostConfig:
     name: str
     slots: int = 2
     open: bool = True
+    cpus: tuple[int, ...] = ()      # CPUs the host's jobs may run on (a cpuset); () = all
 
 
 @dataclass(frozen=True)
@@ -417,7 +436,8 @@ def load_config(path: str | os.PathLike | None = None, env: Mapping[str, str] | 
         if not isinstance(spec, Mapping):
             raise ConfigError(f"{source}: hosts.{name} = {spec!r} must be a table: [hosts.{name}] with e.g. slots = 2.")
         hosts[name] = HostConfig(name, **_parse_section(
-            f"hosts.{name}", spec, {"slots": ("slots", _positive_int), "open": ("open", _bool)}, source))
+            f"hosts.{name}", spec, {"slots": ("slots", _positive_int), "open": ("open", _bool), "cpus": ("cpus", parse_cpus)},
+            source))
     hosts = hosts or _default_hosts()
 
     queues: dict[str, QueueConfig] = {}

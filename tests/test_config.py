@@ -53,6 +53,9 @@ slots = 4
 [hosts.b]
 slots = 2
 open = false
+cpus = "0-2,5"
+[hosts.c]
+cpus = [1, 0]
 [queues.high]
 priority = 50
 hosts = "a+1 others+2"
@@ -68,6 +71,7 @@ user_limit = 3
     assert cfg.session.threads == 1 and cfg.session.bufsize_rows == 65536
     assert cfg.master.port == 9000
     assert cfg.hosts["b"].open is False and cfg.hosts["a"].slots == 4
+    assert cfg.hosts["a"].cpus == () and cfg.hosts["b"].cpus == (0, 1, 2, 5) and cfg.hosts["c"].cpus == (0, 1)
     q = cfg.queues["high"]
     assert (q.priority, q.user_limit) == (50, 3)
     assert q.hosts == (HostPreference("a", 1), HostPreference("others", 2))
@@ -90,6 +94,8 @@ user_limit = 3
     ("[sesion]\n", "unknown key 'sesion'; allowed at the top level: grid, hosts, libname, libraries, master, monitor, queues, "
                     "session."),
     ("[hosts.n1]\nslots = 0\n", "hosts.n1.slots = 0 is not allowed: expected a whole number ≥ 1."),
+    ("[hosts.n1]\ncpus = '3-1'\n", "hosts.n1.cpus = '3-1' is not allowed: expected a CPU list such as \"0-3,6\" "
+                                    "or [0, 1]."),
     ("[master]\nport = 70000\n", "master.port = 70000 is not allowed: expected a TCP port 1–65535."),
     ("[hosts.n1]\n[queues.q]\nhosts = 'n2+1'\n",
      "queues.q.hosts: host 'n2' is not a configured host; known hosts: n1 (or 'all', 'others')."),

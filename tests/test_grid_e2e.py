@@ -29,6 +29,7 @@ port = {port}
 slots = 2
 [hosts.node2]
 slots = 2
+cpus = "0"
 [hosts.node3]
 slots = 2
 [hosts.node4]
@@ -159,11 +160,23 @@ def test_hosts_and_queues(grid):
     rows = {line.split()[0]: line.split() for line in r.stdout.splitlines()[1:]}
     assert sorted(rows) == ["node1", "node2", "node3", "node4", "node5"]
     assert rows["node1"][1:4] == ["ok", "2", "0"] and rows["node5"][1] == "closed_Adm"
+    assert rows["node2"][5] == "0" and rows["node1"][5] == "all"
     monitors = [p for p in grid.descendants_alive() if "statgrid.monitor" in " ".join(p.cmdline())]
     assert sorted(p.cmdline()[p.cmdline().index("--host") + 1] for p in monitors) == sorted(rows)
     r = grid.cli("queues")
     assert [line.split()[0] for line in r.stdout.splitlines()[1:]] == ["high", "normal", "night"]
     assert "node1+1 others+2" in r.stdout
+
+
+def test_host_cpus_confine_its_jobs(grid, tmp_path):
+    # node2 has cpus = "0": its jobs run on CPU 0 alone (like an LSF host's cpuset); node3's on all.
+    out = {h: tmp_path / f"{h}.txt" for h in ("node2", "node3")}
+    ids = [grid.client.submit(["sh", "-c", f"grep Cpus_allowed_list /proc/self/status > {out[h]}"], hosts=[h],
+                              cwd=str(tmp_path), env={"PATH": os.environ["PATH"]})["id"] for h in out]
+    assert [j["state"] for j in grid.wait(ids)] == ["DONE", "DONE"]
+    allowed = {h: p.read_text().split()[-1] for h, p in out.items()}
+    assert allowed["node2"] == "0"
+    assert allowed["node3"] == Path("/proc/self/status").read_text().split("Cpus_allowed_list:")[1].split()[0]
 
 
 def overlap_max(jobs: list[dict]) -> int:

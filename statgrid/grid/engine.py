@@ -221,9 +221,10 @@ class Engine:
     async def task_states(self) -> dict[str, str]:
         return await self.client.run_on_scheduler(_task_states)
 
-    async def prepare(self, work_roots: list[str], monitor: dict | None) -> None:
+    async def prepare(self, work_roots: list[str], monitor: dict | None, cpus: dict[str, tuple[int, ...]]) -> None:
         """Warm every node's launcher, start its monitor, clean WORK of jobs that died with a worker."""
-        await asyncio.gather(*(self.on_host(h, node.prepare, work_roots, monitor) for h in list(self.workers)))
+        await asyncio.gather(*(self.on_host(h, node.prepare, work_roots, monitor, cpus.get(h, ()))
+                               for h in list(self.workers)))
 
 
 def running_engine(home: Path) -> dict | None:

@@ -268,6 +268,7 @@ class Server:
             self.jobs.pop(pid, None)
         try:
             os.unlink(self.path)
+            os.rmdir(os.path.dirname(self.path))       # node.py made this directory for the socket alone
         except OSError:
             pass
 

@@ -69,6 +69,7 @@ class Master:
         self._tasks: set[asyncio.Task] = set()
         self._sweeper: asyncio.Task | None = None
         self.work_roots = [str(cfg.libraries.work), str(cfg.libraries.util)]
+        self.cpus = {h.name: h.cpus for h in cfg.hosts.values() if h.cpus}
         self.monitor = None if not cfg.monitor.enabled else {
             "out": str(cfg.home / "monitor"), "interval_s": cfg.monitor.interval_s,
             "libraries": {"data": str(cfg.libraries.data), "work": str(cfg.libraries.work),
@@ -80,7 +81,7 @@ class Master:
         self.pending = {j.id: j for j in self.store.select([JobState.PEND])}
         await self.engine.start()
         try:
-            await self.engine.prepare(self.work_roots, self.monitor)
+            await self.engine.prepare(self.work_roots, self.monitor, self.cpus)
             await self.reconcile()
         except BaseException:
             await self.engine.close(stop_engine=False)   # jobs keep running; the next `grid up` adopts them
@@ -226,7 +227,7 @@ class Master:
             self.dispatch()
 
     async def _prepare_host(self, host: str) -> None:
-        await self.engine.on_host(host, node.prepare, self.work_roots, self.monitor)
+        await self.engine.on_host(host, node.prepare, self.work_roots, self.monitor, self.cpus.get(host, ()))
         self.dispatch()
 
     def _settle_lost_task(self, job: Job, reason: str) -> None:
@@ -392,7 +393,7 @@ class Master:
         loads = await asyncio.gather(*(self.engine.on_host(h, os.getloadavg) for h in views))
         return [{"host": v.name, "state": v.state, "slots": v.slots, "running": v.running,
                  "load_1m": None if load is None else round(load[0], 2),
-                 "address": self.engine.workers.get(v.name)} for v, load in zip(views.values(), loads)]
+                 "cpus": _cpu_list(self.cpus.get(v.name, ())), "address": self.engine.workers.get(v.name)} for v, load in zip(views.values(), loads)]
 
     def queues(self) -> list[dict]:
         pend: dict[str, int] = {}
@@ -414,3 +415,16 @@ def _read_attempt(directory: Path, attempt: int) -> dict | None:
         return json.loads(node.attempt_path(directory, attempt).read_text())
     except (OSError, ValueError):
         return None
+
+
+def _cpu_list(cpus: tuple[int, ...]) -> str:
+    """(0, 1, 2, 5) → "0-2,5" (as taskset prints it); () → "all"."""
+    if not cpus:
+        return "all"
+    runs: list[list[int]] = []
+    for c in cpus:
+        if runs and c == runs[-1][1] + 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c])
+    return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)

@@ -13,6 +13,7 @@ event is the fast path that frees the slot at once.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import socket
@@ -22,6 +23,8 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+logger = logging.getLogger("statgrid.node")
 
 JOB_TOPIC = "statgrid-job"
 KILL_GRACE_S = 10.0        # SIGTERM first (the session cleans WORK), SIGKILL after this (LSF: JOB_TERMINATE_INTERVAL)
@@ -57,17 +60,25 @@ def _launcher_socket() -> str:
             raise RuntimeError(f"the node launcher did not start (exit code {proc.poll()})")
         proc.stdout.close()
         _server.update(proc=proc, path=path)
+        if _server.get("cpus"):                   # a restarted launcher keeps the host's cpuset
+            _pin(proc.pid, _server["cpus"])
         return path
 
 
-def prepare(work_roots: list[str] | None = None, monitor: dict | None = None, dask_worker=None) -> int:
-    """Warm the launcher (so the first job does not pay its start), start this node's monitor,
+def prepare(work_roots: list[str] | None = None, monitor: dict | None = None, cpus: tuple[int, ...] = (),
+            dask_worker=None) -> int:
+    """Warm the launcher (so the first job does not pay its start), confine it to the host's
+    `cpus` (jobs it forks inherit the set, like an LSF host's cpuset), start this node's monitor,
     and clean WORK left by jobs that died with an earlier worker. Returns the launcher's pid.
     (`client.run` passes dask_worker: its stream to the scheduler flushes within 1 ms, see
     engine.BATCH_INTERVAL_S.)"""
     if dask_worker is not None:
         dask_worker.batched_stream.interval = 0.001
+    with _lock:
+        _server["cpus"] = tuple(cpus)
     _launcher_socket()
+    if cpus:
+        _pin(_server["proc"].pid, cpus)
     if monitor:
         _start_monitor(monitor, str(dask_worker.name) if dask_worker is not None else monitor["host"])
     if work_roots:
@@ -76,6 +87,20 @@ def prepare(work_roots: list[str] | None = None, monitor: dict | None = None, da
         from statgrid.session.scratch import clean_stale
         threading.Thread(target=clean_stale, args=([Path(p) for p in work_roots],), daemon=True).start()
     return _server["proc"].pid
+
+
+def _pin(pid: int, cpus: tuple[int, ...]) -> None:
+    """Confine the launcher (and so every job it starts from now on) to `cpus`. CPUs this machine
+    does not have are left out; if none is left the jobs run unconfined and the worker log says so."""
+    usable = set(cpus) & os.sched_getaffinity(0)
+    if not usable:
+        logger.warning("hosts cpus = %s: this machine has none of these CPUs (it has %s); jobs run on all CPUs",
+                       list(cpus), sorted(os.sched_getaffinity(0)))
+        return
+    if usable != set(cpus):
+        logger.warning("hosts cpus = %s: CPUs %s do not exist here; jobs run on %s", list(cpus),
+                       sorted(set(cpus) - usable), sorted(usable))
+    os.sched_setaffinity(pid, usable)
 
 
 def _start_monitor(spec: dict, host: str) -> None:

@@ -30,8 +30,9 @@ def jobs_table(records: list[dict]) -> str:
 
 
 def hosts_table(rows: list[dict]) -> str:
-    return table(["HOST_NAME", "STATUS", "MAX", "RUN", "LOAD_1M", "ADDRESS"],
-                 [[r["host"], r["state"], r["slots"], r["running"], r["load_1m"], r["address"]] for r in rows])
+    return table(["HOST_NAME", "STATUS", "MAX", "RUN", "LOAD_1M", "CPUS", "ADDRESS"],
+                 [[r["host"], r["state"], r["slots"], r["running"], r["load_1m"], r.get("cpus", "all"), r["address"]]
+                  for r in rows])
 
 
 def queues_table(rows: list[dict]) -> str:
