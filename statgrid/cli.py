@@ -114,27 +114,37 @@ def cleanwork(ctx: typer.Context, dry_run: bool = typer.Option(False, "--dry-run
 
 
 @app.command()
-def demo(ctx: typer.Context, rows: int = typer.Option(200_000, help="Rows of demo data.")) -> None:
-    """Run the demo: a small mixed job in one session, with its STIMER log and listing."""
-    from statgrid.examples import EXAMPLES_DIR
-    from statgrid.session.jobs import run_job
+def demo(ctx: typer.Context,
+         sessions: int = typer.Option(10, "--sessions", help="Simulated users (36 jobs per 10 sessions)."),
+         nodes: int = typer.Option(4, "--nodes", help="Hosts of the embedded grid."),
+         scale: float = typer.Option(0.0002, "--scale", help="Data scale (0.0002 ≈ 40 MB of input)."),
+         out: Optional[Path] = typer.Option(None, "--out", help="Results bundle directory (default: "
+                                            "<home>/demo/ma<N>-…).")) -> None:
+    """The demo: a small Mixed Analytics workload (MA10: 10 users, 36 I/O, CPU and memory jobs) on an
+    embedded 4-node grid — data generation, live progress, a results bundle and its summary."""
+    import time as _time
+    from dataclasses import replace as _replace
+
+    from statgrid.bench import mixed, workload as wl
 
     cfg = _config(ctx)
-    out_dir = cfg.home / "demo"
-    os.environ["STATGRID_DEMO_ROWS"] = str(rows)
-    log = _open_log(ctx, out_dir, "demo", text=None, listing=sys.stdout, jsonl=None)
-    try:
-        outcome = run_job(EXAMPLES_DIR / "demo.py", cfg, {}, log)
-    except StatgridError as exc:
-        _fail(ctx, exc)
-    finally:
-        log.close()
-    _print_step_summary(outcome.steps, outcome.total)
-    if outcome.error:
-        typer.echo(f"\nThe demo failed: {outcome.error}", err=True)
-    typer.echo(f"\nLog: {out_dir / 'demo.log'}\nListing: {out_dir / 'demo.lst'}\n"
-               f"STIMER records: {out_dir / 'demo.stimer.jsonl'}")
-    raise typer.Exit(outcome.exit_code)
+    if sessions < 1 or nodes < 1 or not scale > 0:
+        _fail(ctx, UsageError(f"--sessions {sessions}, --nodes {nodes}, --scale {scale!r}: sessions and nodes must "
+                              "be at least 1, scale positive."))
+    w = _replace(_call(ctx, wl.load, None, sessions), scale=scale)
+    bundle = out or cfg.home / "demo" / f"ma{sessions}-{_time.strftime('%Y%m%d-%H%M%S')}"
+    typer.echo(f"statgrid demo: {w.name}, {w.sessions} sessions, {w.n_jobs} jobs, on an embedded grid of {nodes} "
+               f"hosts × 2 slots; data scale {scale:g}", err=True)
+    bundle = _call(ctx, mixed.run, cfg, w, nodes, 2, bundle, False, None, lambda m: typer.echo(m, err=True))
+    meta, jobs = mixed.load_bundle(bundle)
+    typer.echo(mixed.summary(meta, jobs))
+    typer.echo(f"bundle: {bundle}")
+    failed = [j for j in jobs if j["state"] != "DONE"]
+    if failed:
+        typer.echo(f"{len(failed)} job(s) did not finish DONE: " + ", ".join(
+            f"{j['id']} {j['template']} {j['state']} ({j.get('exit_reason') or 'see its job log'})"
+            for j in failed[:5]), err=True)
+        raise typer.Exit(1)
 
 
 def _print_step_summary(steps, total) -> None:
@@ -234,7 +244,9 @@ def bench_mixed(ctx: typer.Context,
                                                    "<home>/bench/mixed-…)."),
                 use_running: bool = typer.Option(False, "--use-running", help="Use the running grid master "
                                                  "instead of an embedded grid."),
-                memsize: Optional[str] = typer.Option(None, "--memsize", help="Session memsize of the jobs.")) -> None:
+                memsize: Optional[str] = typer.Option(None, "--memsize", help="Session memsize of the jobs."),
+                cpus_per_node: int = typer.Option(0, "--cpus-per-node", help="Give each embedded host this many "
+                                                  "CPUs of its own (0: all hosts share every CPU).")) -> None:
     """Run a Mixed Analytics workload through the grid and save a results bundle."""
     from dataclasses import replace as _replace
 
@@ -243,15 +255,45 @@ def bench_mixed(ctx: typer.Context,
     cfg = _config(ctx)
     if nodes < 1 or slots < 1:
         _fail(ctx, UsageError(f"--nodes {nodes} / --slots {slots}: both must be at least 1."))
+    if cpus_per_node < 0:
+        _fail(ctx, UsageError(f"--cpus-per-node {cpus_per_node} must be ≥ 0 (0: hosts share every CPU)."))
     w = _call(ctx, wl.load, workload_file, sessions)
     if scale is not None:
         if not scale > 0:
             _fail(ctx, UsageError(f"--scale {scale!r} must be a positive number."))
         w = _replace(w, scale=scale)
     bundle = _call(ctx, mixed.run, cfg, w, nodes, slots, out, use_running, memsize,
-                   lambda m: typer.echo(m, err=True))
+                   lambda m: typer.echo(m, err=True), cpus_per_node)
     typer.echo(mixed.summary(*mixed.load_bundle(bundle)))
     typer.echo(f"bundle: {bundle}")
+
+
+@bench_app.command("scale")
+def bench_scale(ctx: typer.Context,
+                max_nodes: int = typer.Option(4, "--max-nodes", help="Steps 1, 2, … this many nodes."),
+                sessions_per_node: int = typer.Option(10, "--sessions-per-node", help="Sessions per node (36 jobs "
+                                                      "per 10 sessions)."),
+                scale: Optional[float] = typer.Option(None, "--scale", help="Data scale (default 0.0002)."),
+                slots: int = typer.Option(2, "--slots", help="Slots per node."),
+                cpus_per_node: Optional[int] = typer.Option(None, "--cpus-per-node", help="CPUs of its own per "
+                                                            "node (default: this machine's CPUs ÷ max nodes, "
+                                                            "0 = shared)."),
+                out: Optional[Path] = typer.Option(None, "--out", help="Directory for scale.json and the steps' "
+                                                   "bundles (default: <home>/bench/scale-…)."),
+                memsize: Optional[str] = typer.Option(None, "--memsize", help="Session memsize of the jobs.")) -> None:
+    """Scalability test (seed 000 Table 4): 1 … K nodes with sessions growing with the nodes."""
+    from statgrid.bench import scale as sc
+
+    cfg = _config(ctx)
+    if scale is not None and not scale > 0:
+        _fail(ctx, UsageError(f"--scale {scale!r} must be a positive number."))
+    if cpus_per_node is not None and cpus_per_node < 0:
+        _fail(ctx, UsageError(f"--cpus-per-node {cpus_per_node} must be ≥ 0 (0: nodes share every CPU)."))
+    root = _call(ctx, sc.run, cfg, max_nodes, sessions_per_node, scale, slots, cpus_per_node, out, memsize,
+                 lambda m: typer.echo(m, err=True))
+    meta = sc.load(root)
+    typer.echo(sc.table_text(meta["steps"]))
+    typer.echo(f"({meta['note']})\nresults: {root}")
 
 
 # -- the grid: master and LSF-like verbs ------------------------------------------------------------

@@ -3,6 +3,7 @@ scale; every job DONE, a bundle that reloads with per-job STIMER steps, no proce
 from __future__ import annotations
 
 import json
+import os
 
 from conftest import run_cli
 from statgrid.bench import mixed
@@ -24,3 +25,49 @@ def test_ma10_through_the_real_grid(home, tmp_path):
     assert sorted({j["session"] for j in jobs}) == list(range(1, 11))
     assert "36 DONE" in r.stdout and (bundle / "grid" / "monitor").is_dir()
     assert json.loads((bundle / "bundle.json").read_text())["datagen"]["design"]["seed"] == 1
+
+
+def test_demo_is_a_small_mixed_workload_on_an_embedded_grid(home):
+    r = run_cli("demo", "--sessions", "2", "--scale", "0.0001", timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    (bundle,) = (home / "demo").iterdir()
+    meta, jobs = mixed.load_bundle(bundle)
+    assert meta["grid"] == {"embedded": True, "nodes": 4, "slots": 2,
+                            "cpus": {f"node{i}": [] for i in range(1, 5)}}
+    assert len(jobs) == 7 and {j["state"] for j in jobs} == {"DONE"}
+    assert r.stdout.splitlines()[0] == "MA2: 7 jobs, 7 DONE, 0 EXIT, " + r.stdout.splitlines()[0].split(", ")[-1]
+    assert r.stdout.splitlines()[-1] == f"bundle: {bundle}"
+    assert "36 jobs per 10 sessions" in (bundle / "workload.toml").read_text()
+
+
+def test_scale_steps_grow_nodes_and_sessions_together(tmp_path, home):
+    out = tmp_path / "scale"
+    r = run_cli("bench", "scale", "--max-nodes", "2", "--sessions-per-node", "2", "--scale", "0.0001",
+                "--cpus-per-node", "1", "--out", str(out), timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    meta = json.loads((out / "scale.json").read_text())
+    steps = meta["steps"]
+    assert [(s["nodes"], s["sessions"], s["jobs"], s["done"]) for s in steps] == [(1, 2, 7, 7), (2, 4, 14, 14)]
+    assert steps[0]["efficiency"] == 1.0 and steps[1]["efficiency"] > 0
+    assert meta["ramp_s"] == 12 and meta["cpus_per_node"] == 1
+    m2, jobs2 = mixed.load_bundle(out / "2-nodes")
+    assert {j["host"] for j in jobs2} <= {"node1", "node2"} and m2["workload"]["ramp_s"] == 12
+    assert m2["grid"]["cpus"] == {"node1": [0], "node2": [1 % len(os.sched_getaffinity(0))]}
+    assert r.stdout.splitlines()[0].split() == ["nodes", "sessions", "jobs", "DONE", "EXIT", "clock", "s", "jobs/h",
+                                                "summed", "real", "s", "MB/s", "efficiency"]
+
+
+def test_scale_table_text_and_efficiency():
+    from statgrid.bench import scale
+
+    meta = {"end_ts": 130.0, "workload_start_ts": 10.0, "workload": {"sessions": 10}}
+    jobs = [{"state": "DONE", "start_ts": 10.0, "end_ts": 20.0,
+             "rusage": {"logical_read_bytes": 6_000_000, "logical_write_bytes": 0}}] * 3 + \
+           [{"state": "EXIT", "start_ts": 20.0, "end_ts": 25.0, "rusage": None}]
+    one = scale.step_row(1, meta, jobs)
+    two = scale.step_row(2, {**meta, "end_ts": 250.0}, jobs * 2)
+    rows = scale.with_efficiency([one, two])
+    assert scale.table_text(rows) == (
+        "nodes  sessions  jobs  DONE  EXIT  clock s  jobs/h  summed real s  MB/s  efficiency\n"
+        "    1        10     4     3     1   120.00   90.00          35.00  0.15        1.00\n"
+        "    2        10     8     6     2   240.00   90.00          70.00  0.15        0.50")

@@ -246,11 +246,13 @@ def test_work_on_full_disk(home, tmp_path):
         subprocess.run(["umount", str(small)])
 
 
-def test_demo_runs(home):
-    r = run_cli("demo", "--rows", "20000")
+def test_example_demo_job_runs(home, tmp_path):
+    from statgrid.examples import EXAMPLES_DIR
+
+    r = run_cli("run", str(EXAMPLES_DIR / "demo.py"), "--log-dir", str(tmp_path), env={"STATGRID_DEMO_ROWS": "20000"})
     assert r.returncode == 0, r.stderr
-    assert "The FREQ Procedure" in r.stdout and "SESSION TOTAL" in r.stdout
-    log = (home / "demo" / "demo.log").read_text()
+    assert "The FREQ Procedure" in r.stdout and "NOTE: session" in r.stderr
+    log = (tmp_path / "session.log").read_text()
     assert "ERROR" not in log and log.count("used (Total process time)") == 10   # 9 steps + total
     assert scratch_dirs(home) == []
 

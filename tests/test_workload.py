@@ -21,6 +21,20 @@ def test_shipped_workloads_have_the_papers_job_counts(sessions, jobs):
     assert set(kinds) == {"io", "cpu", "memory"}
 
 
+@pytest.mark.parametrize("sessions", [10, 20, 30, 40, 80])
+def test_shipped_files_are_what_render_shipped_writes(sessions):
+    assert W.shipped(f"ma{sessions}").read_text() == W.render_shipped(sessions, 6 * sessions)
+
+
+@pytest.mark.parametrize("sessions,jobs", [(1, 4), (5, 18), (15, 54), (25, 90), (50, 180), (7, 25)])
+def test_other_session_counts_get_the_same_mix(sessions, jobs):
+    w = W.load(sessions=sessions)
+    assert w.sessions == sessions and w.n_jobs == jobs and w.ramp_s == 6 * sessions
+    assert w.name == f"MA{sessions}" and w.text.startswith("# Mixed Analytics")
+    for name, count in W.ma_counts(sessions).items():       # never further than 1 from the exact share
+        assert abs(count - W._MA10[name] * sessions / 10) < 1
+
+
 def test_table1_mix_by_user_type():
     w = W.parse(W.shipped("ma40_table1").read_text(), "ma40_table1.toml")
     by_type = Counter(g.template.user_type for g in w.groups for _ in range(g.count))

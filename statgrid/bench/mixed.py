@@ -38,7 +38,18 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def grid_toml(cfg, home: Path, nodes: int, slots: int, port: int, memsize: str | None) -> str:
+def node_cpus(nodes: int, cpus_per_node: int) -> list[tuple[int, ...]]:
+    """CPUs of each embedded node: `cpus_per_node` of this process's CPUs each, dealt in order and
+    wrapping round when there are fewer CPUs than nodes × cpus_per_node; 0 → every node shares all."""
+    if cpus_per_node <= 0:
+        return [()] * nodes
+    have = sorted(os.sched_getaffinity(0))
+    return [tuple(sorted({have[(i * cpus_per_node + k) % len(have)] for k in range(cpus_per_node)}))
+            for i in range(nodes)]
+
+
+def grid_toml(cfg, home: Path, nodes: int, slots: int, port: int, memsize: str | None,
+              cpus_per_node: int = 0) -> str:
     """An embedded grid of `nodes` hosts sharing the user's libraries (DATA is where datagen writes)."""
     lines = ["[grid]", f'home = "{home}"', "", "[libraries]", f'data = "{cfg.libraries.data}"',
              f'work = "{cfg.libraries.work}"', f'util = "{cfg.libraries.util}"', ""]
@@ -47,8 +58,8 @@ def grid_toml(cfg, home: Path, nodes: int, slots: int, port: int, memsize: str |
     lines += ["[master]", f"port = {port}", "", "[monitor]", "enabled = true", 'interval = "1s"', ""]
     if memsize:
         lines += ["[session]", f'memsize = "{memsize}"', ""]
-    for i in range(1, nodes + 1):
-        lines += [f"[hosts.node{i}]", f"slots = {slots}", ""]
+    for i, cpus in enumerate(node_cpus(nodes, cpus_per_node), start=1):
+        lines += [f"[hosts.node{i}]", f"slots = {slots}"] + ([f"cpus = {list(cpus)}"] if cpus else []) + [""]
     return "\n".join(lines)
 
 
@@ -87,8 +98,10 @@ class _Live:
 
 
 def run(cfg, workload: Workload, nodes: int | None = 4, slots: int = 2, out: Path | None = None,
-        use_running: bool = False, memsize: str | None = None, echo: Callable[[str], None] = print) -> Path:
+        use_running: bool = False, memsize: str | None = None, echo: Callable[[str], None] = print,
+        cpus_per_node: int = 0) -> Path:
     """Run `workload`; return the bundle directory."""
+    from rich.console import Console
     from rich.live import Live
     from rich.table import Table
 
@@ -101,14 +114,14 @@ def run(cfg, workload: Workload, nodes: int | None = 4, slots: int = 2, out: Pat
     if bundle.exists() and any(bundle.iterdir()):
         raise StatgridError(f"--out {str(bundle)!r} exists and is not empty; give a new directory.")
     bundle.mkdir(parents=True, exist_ok=True)
-    (bundle / "workload.toml").write_text(Path(workload.source).read_text() if Path(workload.source).is_file()
-                                          else "")
+    (bundle / "workload.toml").write_text(workload.text)
     own_grid = not use_running
     if own_grid:
-        toml = grid_toml(cfg, bundle / "grid", nodes or 4, slots, _free_port(), memsize)
+        toml = grid_toml(cfg, bundle / "grid", nodes or 4, slots, _free_port(), memsize, cpus_per_node)
         (bundle / "grid.toml").write_text(toml)
         gcfg = load_config(bundle / "grid.toml")
-        echo(f"starting an embedded grid: {nodes} hosts × {slots} slots (home {bundle / 'grid'})")
+        pinned = f", {cpus_per_node} CPU(s) each" if cpus_per_node else ""
+        echo(f"starting an embedded grid: {nodes} hosts × {slots} slots{pinned} (home {bundle / 'grid'})")
         server.start_detached(gcfg)
     else:
         gcfg = cfg
@@ -144,8 +157,9 @@ def run(cfg, workload: Workload, nodes: int | None = 4, slots: int = 2, out: Pat
                       "—" if mbs is None else f"{mbs:.1f}", "—" if cpu is None else f"{cpu:.0f}")
             return t
 
+        # progress on stderr, like the other messages: stdout keeps only the results
         with Live(view(), refresh_per_second=2, transient=False, redirect_stderr=False,
-                  console=None) as screen:
+                  console=Console(stderr=True)) as screen:
             while True:
                 now = time.monotonic() - t0
                 for s, jobs in queues.items():
@@ -180,7 +194,8 @@ def run(cfg, workload: Workload, nodes: int | None = 4, slots: int = 2, out: Pat
                     "concurrency": workload.concurrency, "scale": workload.scale, "seed": workload.seed,
                     "jobs": len(plan), "groups": [{"name": g.name, "template": g.template.name, "count": g.count,
                                                    "trail_out": g.trail_out} for g in workload.groups]},
-                "grid": {"embedded": own_grid, "nodes": nodes if own_grid else None, "slots": slots},
+                "grid": {"embedded": own_grid, "nodes": nodes if own_grid else None, "slots": slots,
+                         "cpus": ({h.name: list(h.cpus) for h in gcfg.hosts.values()} if own_grid else None)},
                 "start_ts": t_begin, "end_ts": t_end, "workload_start_ts": t_workload, "host": host_facts(),
                 "datagen": datagen.read_manifest(Path(gcfg.libraries.data))}
         (bundle / "bundle.json").write_text(json.dumps(meta, indent=1))

@@ -87,6 +87,7 @@ class Workload:
     seed: int
     groups: tuple[Group, ...]
     source: str = ""
+    text: str = ""                 # the workload file as read (what a results bundle keeps)
 
     @property
     def n_jobs(self) -> int:
@@ -169,7 +170,7 @@ def parse(text: str, source: str = "<workload>") -> Workload:
     if not any(g.count for g in groups):
         raise UsageError(f"{source}: no jobs: add a section per job group with count ≥ 1.")
     return Workload(glob.get("name", Path(source).stem), sessions, ramp, concurrency, scale, glob.get("seed", 1),
-                    tuple(groups), source)
+                    tuple(groups), source, text)
 
 
 def shipped(name: str) -> Path:
@@ -177,14 +178,15 @@ def shipped(name: str) -> Path:
 
 
 def load(path: str | Path | None = None, sessions: int | None = None) -> Workload:
-    """A workload file, or the shipped one for `sessions` (ma10, ma20, …)."""
+    """A workload file, or the shipped one for `sessions` (ma10, ma20, …); for other numbers of
+    sessions the same mix, 3.6 jobs per session (see `render_shipped`)."""
     if path is None:
-        name = f"ma{sessions or 10}"
-        p = shipped(name)
+        sessions = sessions or 10
+        if sessions < 1:
+            raise UsageError(f"--sessions {sessions} must be at least 1.")
+        p = shipped(f"ma{sessions}")
         if not p.exists():
-            have = sorted(x.stem for x in p.parent.glob("*.toml"))
-            raise UsageError(f"no shipped workload for {sessions} sessions ({', '.join(have)}); write one with "
-                             "--workload FILE.")
+            return parse(render_shipped(sessions, RAMP_PER_SESSION_S * sessions), f"<MA{sessions}>")
     else:
         p = Path(path)
         if not p.is_file():
@@ -200,14 +202,26 @@ _MA10 = {  # jobs per 10 sessions: 36 (seed 000); MA20's kind split of about hal
     "dm_forest": 1, "dm_kmeans": 1,
 }
 _TRAIL = {"cpu_mixed", "dm_forest"}
+RAMP_PER_SESSION_S = 6.0        # the shipped files start 10 sessions over 60 s, 20 over 120 s, …
+
+
+def ma_counts(sessions: int) -> dict[str, int]:
+    """Jobs per template for `sessions` sessions: the MA10 mix × sessions/10, rounded so the total is
+    round(3.6 × sessions) (largest remainders; ties to the template listed first)."""
+    exact = {name: count * sessions / 10 for name, count in _MA10.items()}
+    counts = {name: int(x) for name, x in exact.items()}
+    short = round(sum(_MA10.values()) * sessions / 10) - sum(counts.values())
+    for name in sorted(exact, key=lambda n: -(exact[n] - counts[n]))[:short]:
+        counts[name] += 1
+    return counts
 
 
 def render_shipped(sessions: int, ramp_s: float, scale: float = 0.0002) -> str:
-    """The text of a shipped MA<sessions> file (36 jobs per 10 sessions)."""
-    f = sessions // 10
+    """The text of an MA<sessions> file: 36 jobs per 10 sessions (seed 000), trail-out jobs last."""
     lines = ["# Mixed Analytics workload: 36 jobs per 10 sessions (seed 000), trail-out jobs last.",
              "[global]", f'name = "MA{sessions}"', f"sessions = {sessions}", f"ramp_s = {ramp_s:g}",
              "concurrency = 1", f"scale = {scale:g}", "seed = 1", ""]
-    for name, count in _MA10.items():
-        lines += [f"[{name}]", f"count = {count * f}"] + (["trail_out = true"] if name in _TRAIL else []) + [""]
+    for name, count in ma_counts(sessions).items():
+        if count:
+            lines += [f"[{name}]", f"count = {count}"] + (["trail_out = true"] if name in _TRAIL else []) + [""]
     return "\n".join(lines)
