@@ -121,7 +121,8 @@ def demo(ctx: typer.Context,
          out: Optional[Path] = typer.Option(None, "--out", help="Results bundle directory (default: "
                                             "<home>/demo/ma<N>-…).")) -> None:
     """The demo: a small Mixed Analytics workload (MA10: 10 users, 36 I/O, CPU and memory jobs) on an
-    embedded 4-node grid — data generation, live progress, a results bundle and its summary."""
+    embedded 4-node grid — data generation, live progress, a results bundle, its summary and its
+    HTML report."""
     import time as _time
     from dataclasses import replace as _replace
 
@@ -139,6 +140,10 @@ def demo(ctx: typer.Context,
     meta, jobs = mixed.load_bundle(bundle)
     typer.echo(mixed.summary(meta, jobs))
     typer.echo(f"bundle: {bundle}")
+    from statgrid.report import build, write
+
+    html = _call(ctx, write.write, _call(ctx, build.build, bundle), bundle / "report", ["html"])[0]
+    typer.echo(f"report: {html}")
     failed = [j for j in jobs if j["state"] != "DONE"]
     if failed:
         typer.echo(f"{len(failed)} job(s) did not finish DONE: " + ", ".join(
@@ -294,6 +299,28 @@ def bench_scale(ctx: typer.Context,
     meta = sc.load(root)
     typer.echo(sc.table_text(meta["steps"]))
     typer.echo(f"({meta['note']})\nresults: {root}")
+
+
+@app.command()
+def report(ctx: typer.Context,
+           source: Path = typer.Argument(..., metavar="RESULTS", help="A bench mixed bundle, a bench scale directory "
+                                         "or an iobench --json file."),
+           compare: Optional[Path] = typer.Option(None, "--compare", help="Another bench mixed bundle: every figure "
+                                                  "side by side, with difference and ratio."),
+           formats: str = typer.Option("html,md,json,csv", "--format", help="Comma list of html, md, json, csv."),
+           out: Optional[Path] = typer.Option(None, "--out", help="Directory for the report (default: "
+                                              "RESULTS/report, or RESULTS-report for a file).")) -> None:
+    """Build the report (tables and charts) from saved results; nothing is re-run."""
+    from statgrid.report import build, write
+
+    fmts = _call(ctx, write.parse_formats, formats)
+    rep = _call(ctx, build.build, source, compare)
+    target = out or (source / ("compare-" + compare.name if compare else "report") if source.is_dir()
+                     else source.with_name(source.stem + "-report"))
+    files = _call(ctx, write.write, rep, target, fmts)
+    for f in files:
+        if f.suffix in (".html", ".md", ".json") or f.parent == target:
+            typer.echo(str(f))
 
 
 # -- the grid: master and LSF-like verbs ------------------------------------------------------------

@@ -36,7 +36,8 @@ def test_demo_is_a_small_mixed_workload_on_an_embedded_grid(home):
                             "cpus": {f"node{i}": [] for i in range(1, 5)}}
     assert len(jobs) == 7 and {j["state"] for j in jobs} == {"DONE"}
     assert r.stdout.splitlines()[0] == "MA2: 7 jobs, 7 DONE, 0 EXIT, " + r.stdout.splitlines()[0].split(", ")[-1]
-    assert r.stdout.splitlines()[-1] == f"bundle: {bundle}"
+    assert r.stdout.splitlines()[-2:] == [f"bundle: {bundle}", f"report: {bundle / 'report' / 'report.html'}"]
+    assert "<svg" in (bundle / "report" / "report.html").read_text()
     assert "36 jobs per 10 sessions" in (bundle / "workload.toml").read_text()
 
 

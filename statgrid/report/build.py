@@ -1,0 +1,204 @@
+"""Saved results → Report: what `statgrid report` reads, recognised by its files.
+
+    bench mixed bundle   bundle.json + jobs.jsonl (+ grid/monitor/)
+    bench scale          scale.json (+ one bundle per step)
+    iobench result       the JSON of `statgrid iobench --json`
+Nothing is re-run: every figure comes from these files.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from statgrid.errors import StatgridError, UsageError
+from statgrid.report import series as series_mod
+from statgrid.report import tables
+from statgrid.report.model import Chart, Report
+
+BIN_S = 5.0          # per-node throughput from job records: bytes spread over each job's run, 5 s bins
+
+
+def kind_of(path: Path) -> str:
+    path = Path(path)
+    if path.is_dir() and (path / "bundle.json").is_file():
+        return "mixed"
+    if path.is_dir() and (path / "scale.json").is_file():
+        return "scale"
+    if path.is_file() and path.suffix == ".json":
+        try:
+            data = json.loads(path.read_text())
+        except ValueError:
+            raise UsageError(f"{str(path)!r} is not valid JSON.") from None
+        if isinstance(data, dict) and {"spec", "runs", "summary"} <= data.keys():
+            return "iobench"
+    raise UsageError(f"{str(path)!r} is not a result statgrid reports on: give a `bench mixed` bundle directory "
+                     "(bundle.json), a `bench scale` directory (scale.json) or an `iobench --json` file.")
+
+
+def load_mixed(path: Path):
+    from statgrid.bench.mixed import load_bundle
+
+    meta, jobs = load_bundle(path)
+    cpus = (meta.get("host") or {}).get("cpus") or 1
+    embedded = bool((meta.get("grid") or {}).get("embedded"))
+    s = series_mod.load(Path(path) / "grid" / "monitor", meta["workload_start_ts"], meta["end_ts"], embedded, {},
+                        cpus)
+    return meta, jobs, s
+
+
+def mixed_report(path: Path) -> tuple[Report, dict]:
+    """The report of one bundle, and its summary figures (what a comparison lines up)."""
+    meta, jobs, s = load_mixed(path)
+    figures = tables.summary_figures(meta, jobs, s)
+    w = meta["workload"]
+    ts = [tables.workload_summary(meta, figures, s is not None), tables.per_node(jobs)]
+    if s is not None:
+        ts.append(tables.io_sizes(s))
+    ts.append(tables.per_job(jobs))
+    grid = meta.get("grid") or {}
+    sub = (f"{w['name']}: {w['sessions']} sessions, {w['jobs']} jobs, scale {w['scale']:g}, seed {w['seed']}; "
+           f"grid {'embedded, ' if grid.get('embedded') else ''}{grid.get('nodes') or '?'} hosts × "
+           f"{grid.get('slots')} slots; machine {meta['host'].get('hostname')} ({meta['host'].get('cpus')} CPUs)")
+    report = Report(f"statgrid report — {w['name']}", sub, ts, charts(meta, jobs, s))
+    return report, figures
+
+
+def charts(meta: dict, jobs: list[dict], s) -> list[Chart]:
+    t0 = meta["workload_start_ts"]
+    out = []
+    if s is not None:
+        lines = []
+        for (machine, device), libs in s.libraries_by_device().items():
+            rows = sorted((r for r in s.library_rows if r["host"] == machine and r["library"] == libs[0]),
+                          key=lambda r: r["ts"])
+            lines.append({"name": f"{'+'.join(libs)} ({device})", "x": [r["ts"] - t0 for r in rows],
+                          "y": [((r["read_bytes_per_s"] or 0) + (r["write_bytes_per_s"] or 0)) / 1e6 for r in rows]})
+        out.append(Chart("throughput_library", "Throughput per library (device reads + writes)", "lines",
+                         {"y_label": "MB/s", "series": lines},
+                         "Libraries on one device share its line (Figure 7)."))
+        by_ts: dict[float, dict] = {}
+        for r in s.node_rows:
+            by_ts.setdefault(s.slot(r["ts"]), {"n": 0, "user": 0.0, "sys": 0.0, "wait": 0.0, "idle": 0.0})
+            b = by_ts[s.slot(r["ts"])]
+            cpus = s.cpus[r["host"]]
+            b["n"] += cpus
+            for k, col in (("user", "cpu_user_pct"), ("sys", "cpu_system_pct"), ("wait", "cpu_iowait_pct"),
+                           ("idle", "cpu_idle_pct")):
+                b[k] += (r[col] or 0) * cpus
+        keys = sorted(by_ts)
+        out.append(Chart("cpu", "CPU user / sys / wait / idle", "stacked",
+                         {"y_label": "% of the grid's CPUs", "x": [k * s.interval_s for k in keys],
+                          "layers": [{"name": name, "y": [by_ts[k][name] / by_ts[k]["n"] for k in keys]}
+                                     for name in ("user", "sys", "wait", "idle")]}, "Figure 9."))
+        sizes = tables.io_sizes(s)
+        out.append(Chart("io_sizes", "I/O request size distribution", "bars",
+                         {"y_label": "% of requests", "labels": [r["size"] for r in sizes.rows],
+                          "values": [r["share_pct"] or 0 for r in sizes.rows]}, "Figure 4."))
+    out.append(node_throughput(jobs, t0))
+    out.append(timeline(jobs, t0))
+    return out
+
+
+def node_throughput(jobs: list[dict], t0: float) -> Chart:
+    """Jobs' logical MB/s per grid host over time: each job's bytes spread evenly over its run."""
+    hosts = sorted({j["host"] for j in jobs if j.get("host")})
+    end = max((j["end_ts"] or t0) for j in jobs) if jobs else t0
+    nbins = max(1, int((end - t0) // BIN_S) + 1)
+    series = []
+    for h in hosts:
+        bins = [0.0] * nbins
+        for j in jobs:
+            if j.get("host") != h or not j.get("start_ts") or not j.get("end_ts") or j["end_ts"] <= j["start_ts"]:
+                continue
+            ru = j.get("rusage") or {}
+            rate = (ru.get("logical_read_bytes", 0) + ru.get("logical_write_bytes", 0)) / (j["end_ts"] - j["start_ts"])
+            a, b = j["start_ts"] - t0, j["end_ts"] - t0
+            for i in range(max(0, int(a // BIN_S)), min(nbins, int(b // BIN_S) + 1)):
+                lo, hi = max(a, i * BIN_S), min(b, (i + 1) * BIN_S)
+                if hi > lo:
+                    bins[i] += rate * (hi - lo) / BIN_S / 1e6
+        series.append({"name": h, "x": [i * BIN_S for i in range(nbins)], "y": bins})
+    return Chart("throughput_node", "Jobs' logical I/O per grid host", "lines", {"y_label": "MB/s", "series": series},
+                 "From the job records (Figure 8): reads + writes of each job spread over its run.")
+
+
+def timeline(jobs: list[dict], t0: float) -> Chart:
+    """One lane per host slot: jobs packed into the lowest free lane of their host."""
+    bars, lanes = [], []
+    free: dict[str, list[float]] = {}
+    for j in sorted((j for j in jobs if j.get("start_ts") and j.get("end_ts") and j.get("host")),
+                    key=lambda j: j["start_ts"]):
+        ends = free.setdefault(j["host"], [])
+        k = next((i for i, e in enumerate(ends) if e <= j["start_ts"] + 1e-6), None)
+        if k is None:
+            ends.append(0.0)
+            k = len(ends) - 1
+            lanes.append(f"{j['host']}/{k + 1}")
+        ends[k] = j["end_ts"]
+        bars.append({"lane": f"{j['host']}/{k + 1}", "start": j["start_ts"] - t0, "end": j["end_ts"] - t0,
+                     "submit": (j.get("submit_ts") or j["start_ts"]) - t0, "kind": j.get("kind"),
+                     "label": str(j["id"])})
+    lanes.sort(key=lambda x: (x.split("/")[0], int(x.split("/")[1])))
+    return Chart("timeline", "Job timeline (grey: waiting in the queue)", "timeline", {"lanes": lanes, "bars": bars},
+                 "Jobs per host slot over time: queueing, ramp and trail-out.")
+
+
+def compare_report(path_a: Path, path_b: Path) -> Report:
+    if kind_of(path_a) != "mixed" or kind_of(path_b) != "mixed":
+        raise UsageError("--compare needs two `bench mixed` bundles (directories with bundle.json).")
+    ra, fa = mixed_report(path_a)
+    rb, fb = mixed_report(path_b)
+    name_a, name_b = Path(path_a).name, Path(path_b).name
+    t = tables.comparison(name_a, fa, name_b, fb)
+    overlay = []
+    for name, p, style in ((name_a, path_a, "-"), (name_b, path_b, "--")):
+        meta, _, s = load_mixed(p)
+        if s is None:
+            continue
+        per = s.per_slot(s.device_rows, lambda r: ((r["read_bytes_per_s"] or 0) + (r["write_bytes_per_s"] or 0)) / 1e6)
+        keys = sorted(per)
+        overlay.append({"name": name, "x": [k * s.interval_s for k in keys], "y": [per[k] for k in keys],
+                        "style": style})
+    chart = Chart("compare_throughput", "Throughput of A and B (device reads + writes)", "lines",
+                  {"y_label": "MB/s", "series": overlay}, "Figure 12.")
+    return Report(f"statgrid comparison — {name_a} vs {name_b}", f"A: {ra.subtitle}\nB: {rb.subtitle}",
+                  [t, *[x for x in ra.tables if x.id == "nodes"]], [chart])
+
+
+def scale_report(path: Path) -> Report:
+    from statgrid.bench.scale import load
+
+    meta = load(path)
+    steps = meta["steps"]
+    chart = Chart("scaling", "Scalability: throughput and efficiency by nodes", "scaling",
+                  {"nodes": [s["nodes"] for s in steps], "jobs_per_h": [s["jobs_per_h"] or 0 for s in steps],
+                   "efficiency": [s["efficiency"] for s in steps]}, "Figure 10.")
+    sub = (f"1 … {meta['max_nodes']} nodes, {meta['sessions_per_node']} sessions per node, {meta['slots']} slots per "
+           f"node; machine {meta['host'].get('hostname')} ({meta['host'].get('cpus')} CPUs)")
+    return Report("statgrid report — scalability", sub, [tables.scalability(meta)], [chart])
+
+
+def iobench_report(path: Path) -> Report:
+    result = json.loads(Path(path).read_text())
+    t = tables.iobench(result)
+    return Report("statgrid report — I/O test", t.title, [t], [])
+
+
+def build(path: Path, compare: Path | None = None) -> Report:
+    path = Path(path)
+    if not path.exists():
+        raise UsageError(f"{str(path)!r} does not exist; give a results bundle (e.g. <home>/bench/mixed-…).")
+    if compare is not None:
+        if not Path(compare).exists():
+            raise UsageError(f"--compare {str(compare)!r} does not exist.")
+        return compare_report(path, compare)
+    kind = kind_of(path)
+    try:
+        if kind == "mixed":
+            return mixed_report(path)[0]
+        if kind == "scale":
+            return scale_report(path)
+        return iobench_report(path)
+    except (KeyError, TypeError) as exc:
+        raise StatgridError(f"{str(path)!r} is missing a field the report needs ({exc}); was it written by an "
+                            "older statgrid?") from None

@@ -1,0 +1,88 @@
+"""Monitor time series of a run, as the report needs them: inside the workload's window, one
+series per machine and device (not per library or grid host when they share one), aligned on
+sample intervals so machines add up.
+
+Why not sum what every grid host sampled: hosts of an embedded grid are processes of one machine,
+and libraries on one file system sit on one device — summing them would count the same bytes 4×
+or 3×. A bundle of an embedded grid is one machine; otherwise each host is its own machine.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from statgrid.monitor import store
+
+
+@dataclass
+class Series:
+    """Samples inside [t0, t1], keyed by sample slot k = round((ts − t0) / interval_s)."""
+    t0: float
+    interval_s: float
+    machines: list[str]                                   # the hosts whose samples stand for a machine
+    cpus: dict[str, int]                                  # machine → CPUs
+    device_rows: list[dict] = field(default_factory=list)   # disk table rows of those machines
+    node_rows: list[dict] = field(default_factory=list)
+    library_rows: list[dict] = field(default_factory=list)
+
+    def slot(self, ts: float) -> int:
+        return round((ts - self.t0) / self.interval_s)
+
+    def per_slot(self, rows: list[dict], value) -> dict[int, float]:
+        """Σ value(row) per sample slot (machines and devices add up)."""
+        out: dict[int, float] = {}
+        for r in rows:
+            v = value(r)
+            if v is not None:
+                k = self.slot(r["ts"])
+                out[k] = out.get(k, 0.0) + v
+        return out
+
+    def libraries_by_device(self) -> dict[tuple[str, str], list[str]]:
+        """(machine, device) → the libraries on it, in first-seen order."""
+        out: dict[tuple[str, str], list[str]] = {}
+        for r in self.library_rows:
+            libs = out.setdefault((r["host"], r["device"] or "?"), [])
+            if r["library"] not in libs:
+                libs.append(r["library"])
+        return out
+
+
+def _rows(root: Path, table: str, hosts: list[str], t0: float, t1: float) -> list[dict]:
+    try:
+        t = store.load(root, table)
+    except (FileNotFoundError, OSError, ValueError):
+        return []
+    return [r for r in t.to_pylist() if r["host"] in hosts and t0 - 0.5 <= r["ts"] <= t1 + 0.5]
+
+
+def load(monitor_dir: Path, t0: float, t1: float, embedded: bool, host_cpus: dict[str, int],
+         default_cpus: int) -> Series | None:
+    """The series of monitor_dir/<host>/ inside the window, or None when there are none."""
+    monitor_dir = Path(monitor_dir)
+    hosts = sorted(p.name for p in monitor_dir.iterdir() if p.is_dir()) if monitor_dir.is_dir() else []
+    if not hosts:
+        return None
+    machines = hosts[:1] if embedded else hosts
+    node_rows = _rows(monitor_dir, "node", machines, t0, t1)
+    intervals = sorted(r["interval_s"] for r in node_rows if r.get("interval_s"))
+    interval_s = intervals[len(intervals) // 2] if intervals else 1.0
+    cpus = {m: host_cpus.get(m, default_cpus) for m in machines}
+    return Series(t0, interval_s, machines, cpus, _rows(monitor_dir, "disk", machines, t0, t1), node_rows,
+                  _rows(monitor_dir, "library", machines, t0, t1))
+
+
+def moving_max(values: dict[int, float], window: int) -> float | None:
+    """The highest mean over `window` consecutive slots (missing slots count as 0)."""
+    if not values:
+        return None
+    lo, hi = min(values), max(values)
+    seq = [values.get(k, 0.0) for k in range(lo, hi + 1)]
+    if len(seq) <= window:
+        return sum(seq) / len(seq)
+    run = sum(seq[:window])
+    best = run
+    for i in range(window, len(seq)):
+        run += seq[i] - seq[i - window]
+        best = max(best, run)
+    return best / window

@@ -1,0 +1,308 @@
+"""The report's tables, each defined once (statgrid.report.model.Table), from saved results.
+
+Sources: a `bench mixed` bundle (bundle.json + jobs.jsonl + grid/monitor/), a `bench scale`
+directory (scale.json), an `iobench --json` result. Figures and their definitions:
+
+- Workload summary (seed 000 Table 3). Throughput is what the devices under the monitored
+  machines moved (reads + writes, the monitor's disk series), per sample:
+    mean       bytes moved ÷ the workload's clock time (from the first submission to the last end)
+    sustained  the highest mean over any 60 s of the run (the whole run when it is shorter)
+    peak       the highest single sample
+  IOPS likewise; latency is the IOPS-weighted mean of the devices' await (average) and its highest
+  sample (peak); CPU is the mean of the machines' samples, in % of their CPUs and in cores. The
+  jobs' logical I/O (read()/write() bytes, page-cache hits included — the file-system view, like
+  GPFS beside XIV in Table 3) is given beside the device view.
+- Per-node FULLSTIMER aggregates (seed 002 Tables 3–4): per grid host, the mean over its jobs of
+  CPU/real, and summed real time, memory, user and system CPU; the spread row is (max − min) ÷
+  mean across hosts.
+- Per-job table; jobs with CPU/real < 0.7 are flagged: they waited, usually for I/O.
+"""
+from __future__ import annotations
+
+from statgrid.report.model import Column, Table
+from statgrid.report.series import Series, moving_max
+
+STARVED_BELOW = 0.7
+SUSTAINED_WINDOW_S = 60.0
+SIZE_BUCKETS = [(4 << 10, "≤ 4 KiB"), (16 << 10, "4–16 KiB"), (64 << 10, "16–64 KiB"), (256 << 10, "64–256 KiB"),
+                (1 << 20, "256 KiB–1 MiB"), (float("inf"), "> 1 MiB")]
+
+
+# -- one job's figures ------------------------------------------------------------------------------
+def job_times(j: dict) -> dict:
+    """real_s, user_cpu_s, sys_cpu_s, memory_bytes of a job: its session's STIMER total (SAS's
+    FULLSTIMER view) when it has one, else the job process's rusage over its wall time."""
+    st = j.get("stimer_total") or {}
+    ru = j.get("rusage") or {}
+    wall = (j["end_ts"] - j["start_ts"]) if j.get("end_ts") and j.get("start_ts") else None
+    if st.get("real_s"):
+        return {"real_s": st["real_s"], "user_cpu_s": st.get("user_cpu_s", 0.0), "sys_cpu_s": st.get("sys_cpu_s", 0.0),
+                "memory_bytes": st.get("memory_bytes") or 0}
+    return {"real_s": wall, "user_cpu_s": ru.get("user_cpu_s", 0.0), "sys_cpu_s": ru.get("sys_cpu_s", 0.0),
+            "memory_bytes": ru.get("max_rss_bytes") or 0}
+
+
+def cpu_real(j: dict) -> float | None:
+    t = job_times(j)
+    return (t["user_cpu_s"] + t["sys_cpu_s"]) / t["real_s"] if t["real_s"] else None
+
+
+def _mean(xs: list[float]) -> float | None:
+    xs = [x for x in xs if x is not None]
+    return sum(xs) / len(xs) if xs else None
+
+
+# -- workload summary -------------------------------------------------------------------------------
+def _slot_mean(per_slot: dict[int, float]) -> float | None:
+    """Mean over every sample slot the run spans (a slot with no sample counts as 0)."""
+    return sum(per_slot.values()) / (max(per_slot) - min(per_slot) + 1) if per_slot else None
+
+
+def summary_figures(meta: dict, jobs: list[dict], series: Series | None) -> dict:
+    """Every figure of the workload summary under a stable key (what --compare lines up)."""
+    clock_s = meta["end_ts"] - meta["workload_start_ts"]
+    done = [j for j in jobs if j["state"] == "DONE"]
+    walls = [(j["end_ts"] - j["start_ts"]) for j in jobs if j.get("start_ts") and j.get("end_ts")]
+    logical = sum((j.get("rusage") or {}).get("logical_read_bytes", 0) +
+                  (j.get("rusage") or {}).get("logical_write_bytes", 0) for j in jobs)
+    f: dict = {"jobs": len(jobs), "jobs_done": len(done), "jobs_exit": sum(j["state"] == "EXIT" for j in jobs),
+               "clock_s": clock_s, "summed_real_s": sum(walls),
+               "cpu_real_mean": _mean([cpu_real(j) for j in done]),
+               "jobs_logical_mb_s": logical / 1e6 / clock_s if clock_s > 0 else None}
+    for kind in ("io", "cpu", "memory"):
+        f[f"cpu_real_{kind}"] = _mean([cpu_real(j) for j in done if j["kind"] == kind])
+    if series is None:
+        return f
+    window = max(1, round(SUSTAINED_WINDOW_S / series.interval_s))
+    dev = series.device_rows
+    mbs = series.per_slot(dev, lambda r: ((r["read_bytes_per_s"] or 0) + (r["write_bytes_per_s"] or 0)) / 1e6)
+    iops = series.per_slot(dev, lambda r: (r["read_iops"] or 0) + (r["write_iops"] or 0))
+    read_b = sum((r["read_bytes_per_s"] or 0) for r in dev)
+    write_b = sum((r["write_bytes_per_s"] or 0) for r in dev)
+    weighted = [((r["read_iops"] or 0) + (r["write_iops"] or 0), r["await_ms"]) for r in dev
+                if r.get("await_ms") is not None]
+    w_total = sum(w for w, _ in weighted)
+    cpus = sum(series.cpus.values())
+    f.update({
+        "mb_s_mean": _slot_mean(mbs), "mb_s_sustained": moving_max(mbs, window),
+        "mb_s_peak": max(mbs.values()) if mbs else None,
+        "iops_mean": _slot_mean(iops), "iops_sustained": moving_max(iops, window),
+        "iops_peak": max(iops.values()) if iops else None,
+        "latency_ms_mean": sum(w * a for w, a in weighted) / w_total if w_total else None,
+        "latency_ms_peak": max((a for w, a in weighted if w > 0), default=None),
+        "read_write_ratio": read_b / write_b if write_b else None,
+        "cpus": cpus,
+    })
+    for key, col in (("cpu_busy", None), ("cpu_wait", "cpu_iowait_pct"), ("cpu_idle", "cpu_idle_pct")):
+        per_machine = []
+        for m in series.machines:
+            rows = [r for r in series.node_rows if r["host"] == m]
+            vals = [(r["cpu_user_pct"] or 0) + (r["cpu_system_pct"] or 0) if col is None else (r[col] or 0)
+                    for r in rows if r.get("cpu_user_pct") is not None]
+            if vals:
+                per_machine.append(sum(vals) / len(vals) / 100 * series.cpus[m])
+        cores = sum(per_machine) if per_machine else None
+        f[f"{key}_cores"] = cores
+        f[f"{key}_pct"] = cores / cpus * 100 if cores is not None and cpus else None
+    f["mb_s_per_core"] = f["mb_s_sustained"] / cpus if f["mb_s_sustained"] is not None and cpus else None
+    for (machine, device), libs in series.libraries_by_device().items():
+        rows = [r for r in series.library_rows if r["host"] == machine and r["library"] == libs[0]]
+        per = series.per_slot(rows, lambda r: ((r["read_bytes_per_s"] or 0) + (r["write_bytes_per_s"] or 0)) / 1e6)
+        label = f"{'+'.join(libs)} ({device}{'' if len(series.machines) == 1 else ' on ' + machine})"
+        f[f"lib:{label}:sustained"] = moving_max(per, window)
+        f[f"lib:{label}:peak"] = max(per.values()) if per else None
+    return f
+
+
+SUMMARY_ROWS = [  # key, section, figure, unit
+    ("mb_s_mean", "storage (devices)", "mean throughput", "MB/s"),
+    ("mb_s_sustained", "storage (devices)", "sustained throughput", "MB/s"),
+    ("mb_s_peak", "storage (devices)", "peak throughput", "MB/s"),
+    ("iops_sustained", "storage (devices)", "sustained IOPS", ""),
+    ("iops_peak", "storage (devices)", "peak IOPS", ""),
+    ("latency_ms_mean", "storage (devices)", "average latency", "ms"),
+    ("latency_ms_peak", "storage (devices)", "peak latency", "ms"),
+    ("read_write_ratio", "storage (devices)", "read/write ratio (bytes)", ""),
+    ("jobs_logical_mb_s", "file system (jobs)", "jobs' logical reads + writes", "MB/s"),
+    ("cpu_busy_pct", "processor", "user + sys", "%"),
+    ("cpu_busy_cores", "processor", "user + sys", "cores"),
+    ("cpu_wait_pct", "processor", "wait", "%"),
+    ("cpu_wait_cores", "processor", "wait", "cores"),
+    ("cpu_idle_pct", "processor", "idle", "%"),
+    ("cpu_idle_cores", "processor", "idle", "cores"),
+    ("cpus", "processor", "CPUs of the grid's machines", ""),
+    ("mb_s_per_core", "processor", "sustained MB/s per core", "MB/s"),
+    ("clock_s", "workload", "clock time", "s"),
+    ("summed_real_s", "workload", "summed real time of all jobs", "s"),
+    ("jobs", "workload", "jobs", ""),
+    ("jobs_done", "workload", "jobs DONE", ""),
+    ("jobs_exit", "workload", "jobs EXIT", ""),
+    ("cpu_real_mean", "workload", "mean CPU/real of the jobs", ""),
+    ("cpu_real_io", "workload", "mean CPU/real, I/O jobs", ""),
+    ("cpu_real_cpu", "workload", "mean CPU/real, CPU jobs", ""),
+    ("cpu_real_memory", "workload", "mean CPU/real, memory jobs", ""),
+]
+SUMMARY_COLUMNS = [Column("section", "section", align="left"), Column("figure", "figure", align="left"),
+                   Column("value", "value"), Column("unit", "unit", align="left")]
+DEFINITIONS = ("Throughput and IOPS are the devices' (monitor disk series, reads + writes) over the workload's "
+               "clock time: mean = bytes moved ÷ that time; sustained = the highest mean over any 60 s (the whole run if shorter); "
+               "peak = the highest single sample. Latency: IOPS-weighted mean of the devices' await, and its "
+               "highest sample. CPU: mean of the machines' samples.")
+
+
+def summary_rows(f: dict) -> list[dict]:
+    rows = [{"key": k, "section": s, "figure": name, "value": f.get(k), "unit": u} for k, s, name, u in SUMMARY_ROWS
+            if k in f]
+    libs = []
+    for k in f:
+        if k.startswith("lib:"):
+            _, label, which = k.split(":")
+            libs.append({"key": k, "section": "libraries", "figure": f"{which} throughput, {label}", "value": f[k],
+                         "unit": "MB/s"})
+    at = next((i + 1 for i, r in enumerate(rows) if r["key"] == "mb_s_peak"), len(rows))
+    return rows[:at] + libs + rows[at:]
+
+
+def workload_summary(meta: dict, figures: dict, has_series: bool) -> Table:
+    w = meta["workload"]
+    notes = [DEFINITIONS] if has_series else ["No monitor series in this bundle: storage and processor figures "
+                                              "are missing."]
+    if meta.get("grid", {}).get("embedded"):
+        notes.append("Embedded grid: its hosts are processes of one machine, so the machine is counted once.")
+    return Table("summary", f"Workload summary — {w['name']}, {w['sessions']} sessions, {w['jobs']} jobs",
+                 SUMMARY_COLUMNS, summary_rows(figures), notes)
+
+
+def io_sizes(series: Series | None) -> Table:
+    """Requests by size (the devices' average request size per sample, weighted by its IOPS)."""
+    counts = [0.0] * len(SIZE_BUCKETS)
+    for r in (series.device_rows if series else []):
+        n = ((r["read_iops"] or 0) + (r["write_iops"] or 0)) * series.interval_s
+        size = r.get("avg_request_bytes")
+        if n and size is not None:
+            counts[next(i for i, (hi, _) in enumerate(SIZE_BUCKETS) if size <= hi)] += n
+    total = sum(counts)
+    rows = [{"size": label, "requests": round(c), "share_pct": c / total * 100 if total else None}
+            for (_, label), c in zip(SIZE_BUCKETS, counts)]
+    return Table("io_sizes", "I/O request sizes", [Column("size", "request size", align="left"),
+                                                   Column("requests", "requests"), Column("share_pct", "%", 1)],
+                 rows, ["From each sample's average request size (sysstat's areq-sz), weighted by its requests."])
+
+
+# -- per node and per job ---------------------------------------------------------------------------
+NODE_COLUMNS = [Column("host", "host", align="left"), Column("jobs", "jobs"),
+                Column("cpu_real_mean", "mean CPU/real", 2), Column("real_min", "real time (min)", 2),
+                Column("memory_gb", "memory (GB)", 3), Column("user_cpu_min", "user CPU (min)", 2),
+                Column("sys_cpu_min", "system CPU (min)", 2)]
+
+
+def per_node(jobs: list[dict]) -> Table:
+    hosts = sorted({j["host"] for j in jobs if j.get("host")})
+    rows = []
+    for h in hosts:
+        hj = [j for j in jobs if j.get("host") == h]
+        ts = [job_times(j) for j in hj]
+        rows.append({"host": h, "jobs": len(hj), "cpu_real_mean": _mean([cpu_real(j) for j in hj]),
+                     "real_min": sum(t["real_s"] or 0 for t in ts) / 60,
+                     "memory_gb": sum(t["memory_bytes"] for t in ts) / 1e9,
+                     "user_cpu_min": sum(t["user_cpu_s"] for t in ts) / 60,
+                     "sys_cpu_min": sum(t["sys_cpu_s"] for t in ts) / 60})
+    keys = [c.key for c in NODE_COLUMNS[1:]]
+    if len(rows) > 1:
+        total = {"host": "all", **{k: sum(r[k] or 0 for r in rows) for k in keys}}
+        total["cpu_real_mean"] = _mean([cpu_real(j) for j in jobs if j.get("host")])
+        spread = {"host": "spread (max − min) ÷ mean"}
+        for k in keys:
+            vals = [r[k] for r in rows if r[k] is not None]
+            m = sum(vals) / len(vals) if vals else 0
+            spread[k] = (max(vals) - min(vals)) / m if m else None
+        rows += [total, spread]
+    return Table("nodes", "Per-node FULLSTIMER aggregates", NODE_COLUMNS, rows,
+                 ["Per host: mean over its jobs of CPU/real, and sums over its jobs of STIMER real time, memory, "
+                  "user and system CPU (the job's session total; a job without one counts its process)."])
+
+
+JOB_COLUMNS = [Column("id", "job"), Column("session", "session"), Column("template", "template", align="left"),
+               Column("kind", "kind", align="left"), Column("user_type", "user type", align="left"),
+               Column("host", "host", align="left"), Column("state", "state", align="left"),
+               Column("wait_s", "wait s", 2), Column("real_s", "real s", 2), Column("user_cpu_s", "user s", 2),
+               Column("sys_cpu_s", "sys s", 2), Column("cpu_real", "CPU/real", 2), Column("read_mb", "read MB", 2),
+               Column("written_mb", "written MB", 2), Column("memory_mib", "peak memory MiB", 1),
+               Column("flag", "flag", align="left")]
+
+
+def per_job(jobs: list[dict]) -> Table:
+    rows = []
+    for j in sorted(jobs, key=lambda j: j["id"]):
+        t = job_times(j)
+        ru = j.get("rusage") or {}
+        ratio = cpu_real(j)
+        rows.append({"id": j["id"], "session": j.get("session"), "template": j.get("template"), "kind": j.get("kind"),
+                     "user_type": j.get("user_type"), "host": j.get("host"), "state": j["state"],
+                     "wait_s": (j["start_ts"] - j["submit_ts"]) if j.get("start_ts") and j.get("submit_ts") else None,
+                     "real_s": t["real_s"], "user_cpu_s": t["user_cpu_s"], "sys_cpu_s": t["sys_cpu_s"],
+                     "cpu_real": ratio, "read_mb": ru.get("logical_read_bytes", 0) / 1e6,
+                     "written_mb": ru.get("logical_write_bytes", 0) / 1e6,
+                     "memory_mib": (ru.get("max_rss_bytes") or 0) / 2**20,
+                     "flag": "starved for I/O" if ratio is not None and ratio < STARVED_BELOW else ""})
+    n = sum(1 for r in rows if r["flag"])
+    return Table("jobs", "Jobs", JOB_COLUMNS, rows,
+                 [f"CPU/real below {STARVED_BELOW} flags a job that waited (for I/O, or for a CPU other jobs held): "
+                  f"{n} of {len(rows)} jobs. Real, user and system time are the session's STIMER total; bytes are "
+                  "logical reads and writes; peak memory is the process's max RSS."])
+
+
+# -- comparison, scalability, I/O test --------------------------------------------------------------
+def comparison(name_a: str, fig_a: dict, name_b: str, fig_b: dict) -> Table:
+    """Seed 000 Table 5 / seed 002 Table 5: every figure side by side, difference and ratio B ÷ A."""
+    rows = []
+    for k, section, figure, unit in SUMMARY_ROWS:
+        a, b = fig_a.get(k), fig_b.get(k)
+        if a is None and b is None:
+            continue
+        rows.append({"section": section, "figure": figure + (f" ({unit})" if unit else ""), "a": a, "b": b,
+                     "diff": (b - a) if a is not None and b is not None else None,
+                     "ratio": (b / a) if a and b is not None else None})
+    return Table("compare", f"Comparison — A: {name_a}, B: {name_b}",
+                 [Column("section", "section", align="left"), Column("figure", "figure", align="left"),
+                  Column("a", "A"), Column("b", "B"), Column("diff", "B − A"), Column("ratio", "B ÷ A", 3)],
+                 rows, ["Each figure as defined in the workload summary; ratio is B ÷ A."])
+
+
+def scalability(meta: dict) -> Table:
+    cols = [Column("nodes", "nodes"), Column("sessions", "sessions"), Column("jobs", "jobs"), Column("done", "DONE"),
+            Column("exit", "EXIT"), Column("clock_s", "clock s", 1), Column("jobs_per_h", "jobs/h", 1),
+            Column("summed_real_s", "summed real s", 1), Column("io_mb_per_s", "MB/s", 2),
+            Column("efficiency", "efficiency", 3)]
+    return Table("scale", "Scalability (seed 000 Table 4)", cols, meta["steps"],
+                 [meta.get("note", ""), "Efficiency: jobs per hour per node ÷ jobs per hour on one node (weak "
+                  "scaling: the work per node is the same at every step). MB/s: the jobs' logical reads and writes "
+                  "over the clock time."])
+
+
+def iobench(result: dict) -> Table:
+    """Seed 000 Table 2: MB/s, IOPS and latency per node and in total, per direction."""
+    spec = result["spec"]
+    rows = []
+    scopes = list(result["summary"]["nodes"].items())
+    if len(scopes) > 1:
+        scopes.append(("total", result["summary"]["total"]))
+    else:
+        scopes = [(scopes[0][0], result["summary"]["total"])]
+    for name, s in scopes:
+        for d in ("read", "write"):
+            if s[d]["bw_bytes"]["max"] <= 0:
+                continue
+            lat = s[d]["lat_ns"]
+            p = lat["percentile"]
+            rows.append({"node": name, "direction": d, "mb_s": s[d]["bw_bytes"]["mean"] / 1e6,
+                         "mb_s_min": s[d]["bw_bytes"]["min"] / 1e6, "mb_s_max": s[d]["bw_bytes"]["max"] / 1e6,
+                         "iops": s[d]["iops"]["mean"], "lat_mean_ms": lat["mean"] / 1e6,
+                         "lat_p99_ms": p.get("99.000000", 0) / 1e6, "runs": s[d]["bw_bytes"]["n"]})
+    cols = [Column("node", "node", align="left"), Column("direction", "direction", align="left"),
+            Column("mb_s", "MB/s", 1), Column("mb_s_min", "min MB/s", 1), Column("mb_s_max", "max MB/s", 1),
+            Column("iops", "IOPS", 0), Column("lat_mean_ms", "latency ms", 3), Column("lat_p99_ms", "p99 ms", 3),
+            Column("runs", "runs")]
+    title = (f"I/O test — {spec['mode']}, {spec['pattern']}, {spec['bs']} B blocks, {spec['threads']} thread(s), "
+             f"{'O_DIRECT' if spec['direct'] else 'buffered'}")
+    return Table("iobench", title, cols, rows, [f"Directory {spec['dir']}; mean over {spec['runs']} run(s)."])

@@ -1,0 +1,169 @@
+"""statgrid report: exact text of what it writes for a fixed bundle (tests/data/bundle_ma2: a real
+`statgrid demo --sessions 2` run, monitor series of node1 kept), figures cross-checked against
+DuckDB over the raw series, --compare ratios, the scale and iobench reports, the HTML report in
+headless Chromium, and the CLI's errors."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from conftest import run_cli
+from statgrid.report import build, csv_out, md, tables
+from statgrid.report.model import fmt
+
+DATA = Path(__file__).parent / "data"
+BUNDLE = DATA / "bundle_ma2"
+
+
+@pytest.fixture()
+def bundle(tmp_path) -> Path:
+    dst = tmp_path / "ma2"
+    shutil.copytree(BUNDLE, dst)
+    return dst
+
+
+def test_fmt_rules():
+    assert [fmt(x) for x in (None, True, 1234, 1234.5, 12.345, 0.9, 0.02291, 0.0, float("nan"))] == \
+        ["—", "yes", "1,234", "1,234", "12.35", "0.900", "0.0229", "0.00", "—"]
+    assert fmt(2.0, 3) == "2.000"
+
+
+def test_summary_figures_match_duckdb_over_the_raw_series():
+    rep, f = build.mixed_report(BUNDLE)
+    meta = json.loads((BUNDLE / "bundle.json").read_text())
+    t0, t1 = meta["workload_start_ts"], meta["end_ts"]
+    disk = str(BUNDLE / "grid" / "monitor" / "node1" / "disk-*.parquet")
+    per_ts = duckdb.sql(f"select ts, sum(read_bytes_per_s + write_bytes_per_s) / 1e6 as mbs from read_parquet('{disk}')"
+                        f" where ts between {t0 - 0.5} and {t1 + 0.5} group by ts").fetchall()
+    assert f["mb_s_peak"] == pytest.approx(max(v for _, v in per_ts), rel=1e-12)
+    assert f["mb_s_mean"] == pytest.approx(sum(v for _, v in per_ts) / len(per_ts), rel=1e-9)   # a sample a second
+    assert f["mb_s_peak"] >= f["mb_s_sustained"] >= f["mb_s_mean"] * 0.999
+    jobs = [json.loads(x) for x in (BUNDLE / "jobs.jsonl").read_text().splitlines()]
+    assert f["summed_real_s"] == pytest.approx(sum(j["end_ts"] - j["start_ts"] for j in jobs))
+    assert f["clock_s"] == pytest.approx(t1 - t0)
+    assert f["cpu_busy_pct"] + f["cpu_wait_pct"] + f["cpu_idle_pct"] == pytest.approx(100, abs=2)   # steal, rounding
+    assert f["mb_s_per_core"] == pytest.approx(f["mb_s_sustained"] / meta["host"]["cpus"])
+
+
+def test_markdown_and_csv_exact_text():
+    rep, _ = build.mixed_report(BUNDLE)
+    expected = (DATA / "bundle_ma2.report.md").read_text()
+    assert md.serialize(rep) == expected
+    nodes = next(t for t in rep.tables if t.id == "nodes")
+    assert csv_out.table_csv(nodes).splitlines()[0] == "host,jobs,cpu_real_mean,real_min,memory_gb,user_cpu_min,sys_cpu_min"
+    rows = list(csv.DictReader(io.StringIO(csv_out.table_csv(nodes))))
+    assert [r["host"] for r in rows][-2:] == ["all", "spread (max − min) ÷ mean"]
+    assert sum(int(r["jobs"]) for r in rows[:-2]) == 7
+
+
+def test_moving_max_and_sustained_window():
+    from statgrid.report.series import moving_max
+    assert moving_max({0: 1.0, 1: 5.0, 3: 3.0}, 2) == 3.0
+    assert moving_max({0: 4.0, 2: 4.0}, 2) == 2.0                   # slot 1 has no sample: it counts as 0
+    assert moving_max({0: 1.0, 1: 2.0}, 60) == 1.5                  # shorter than the window: its mean
+    assert moving_max({}, 3) is None
+
+
+def test_compare_gives_the_expected_ratios(bundle, tmp_path):
+    slow = tmp_path / "slow"
+    shutil.copytree(bundle, slow)
+    meta = json.loads((slow / "bundle.json").read_text())
+    clock = meta["end_ts"] - meta["workload_start_ts"]
+    meta["end_ts"] = meta["workload_start_ts"] + 2 * clock          # B's clock twice A's, same jobs
+    (slow / "bundle.json").write_text(json.dumps(meta))
+    r = run_cli("report", str(bundle), "--compare", str(slow), "--format", "csv,md")
+    assert r.returncode == 0, r.stderr
+    rows = {row["figure"]: row for row in csv.DictReader(open(bundle / "compare-slow" / "compare.csv"))}
+    assert float(rows["clock time (s)"]["ratio"]) == pytest.approx(2.0)
+    assert float(rows["jobs' logical reads + writes (MB/s)"]["ratio"]) == pytest.approx(0.5)
+    assert float(rows["summed real time of all jobs (s)"]["ratio"]) == pytest.approx(1.0)
+    assert float(rows["jobs"]["diff"]) == 0
+    text = (bundle / "compare-slow" / "report.md").read_text()
+    assert "| workload | clock time (s) | " in text and " | 2.000 |" in text
+
+
+def test_scale_and_iobench_reports(tmp_path):
+    scale = tmp_path / "scale"
+    scale.mkdir()
+    steps = [{"nodes": 1, "sessions": 10, "jobs": 36, "done": 36, "exit": 0, "clock_s": 100.0, "jobs_per_h": 1296.0,
+              "summed_real_s": 180.0, "io_mb_per_s": 12.5, "efficiency": 1.0, "bundle": "1-nodes"},
+             {"nodes": 2, "sessions": 20, "jobs": 72, "done": 72, "exit": 0, "clock_s": 125.0, "jobs_per_h": 2073.6,
+              "summed_real_s": 400.0, "io_mb_per_s": 20.0, "efficiency": 0.8, "bundle": "2-nodes"}]
+    (scale / "scale.json").write_text(json.dumps({"kind": "statgrid-bench-scale", "max_nodes": 2, "sessions_per_node": 10,
+                                                  "slots": 2, "note": "each node has 1 CPU(s) of its own",
+                                                  "host": {"hostname": "h", "cpus": 2}, "steps": steps}))
+    r = run_cli("report", str(scale), "--format", "md")
+    assert r.returncode == 0, r.stderr
+    text = (scale / "report" / "report.md").read_text()
+    assert ("| 1 | 10 | 36 | 36 | 0 | 100.0 | 1,296.0 | 180.0 | 12.50 | 1.000 |\n"
+            "| 2 | 20 | 72 | 72 | 0 | 125.0 | 2,073.6 | 400.0 | 20.00 | 0.800 |") in text
+    assert "![Scalability: throughput and efficiency by nodes](charts/scaling.svg)" in text
+    assert (scale / "report" / "charts" / "scaling.png").stat().st_size > 1000
+
+    io_json = tmp_path / "io.json"
+    lat = {"min": 1, "max": 9, "mean": 2e6, "stddev": 0.0, "N": 10, "percentile": {"99.000000": 5e6}}
+    d = {"bw_bytes": {"mean": 250e6, "min": 240e6, "max": 260e6, "stddev": 1.0, "n": 2},
+         "iops": {"mean": 238.4, "min": 1, "max": 2, "stddev": 0, "n": 2}, "lat_ns": lat}
+    zero = {"bw_bytes": {"mean": 0, "min": 0, "max": 0, "stddev": 0, "n": 2}, "iops": d["iops"], "lat_ns": lat}
+    io_json.write_text(json.dumps({"spec": {"dir": "/x", "mode": "read", "pattern": "seq", "bs": 1048576, "threads": 4,
+                                            "direct": True, "runs": 2},
+                                   "runs": [], "summary": {"nodes": {"node1": {"read": d, "write": zero}},
+                                                           "total": {"read": d, "write": zero}}}))
+    r = run_cli("report", str(io_json), "--format", "md")
+    assert r.returncode == 0, r.stderr
+    text = (tmp_path / "io-report" / "report.md").read_text()
+    assert "| node1 | read | 250.0 | 240.0 | 260.0 | 238 | 2.000 | 5.000 | 2 |" in text
+
+
+def test_bad_input_is_named(tmp_path):
+    r = run_cli("report", str(tmp_path / "nope"))
+    assert r.returncode != 0 and "does not exist" in r.stderr
+    r = run_cli("report", str(tmp_path))
+    assert r.returncode != 0 and "is not a result statgrid reports on" in r.stderr
+    r = run_cli("report", str(BUNDLE), "--format", "html,pdf", "--out", str(tmp_path / "o"))
+    assert r.returncode == 2 and "'pdf' is not a format" in r.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(_chromium() is None, reason="Debian's chromium is not installed (.ci/run installs it)")
+def test_html_report_renders_in_headless_chromium(bundle, tmp_path):
+    r = run_cli("report", str(bundle), "--format", "html")
+    assert r.returncode == 0, r.stderr
+    page = bundle / "report" / "report.html"
+    text = page.read_text()
+    assert "<script" not in text and "http://" not in text.replace("http://www.w3.org", "")   # nothing to fetch
+    assert text.count("<svg") == len(build.mixed_report(bundle)[0].charts) == 5
+    shot = tmp_path / "shot.png"
+    p = subprocess.run([_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
+                        "--v=0", "--window-size=1200,2400", f"--screenshot={shot}", page.as_uri()],
+                       capture_output=True, text=True, timeout=120)
+    assert shot.is_file(), p.stderr[-2000:]
+    console = [line for line in p.stderr.splitlines() if "CONSOLE" in line]
+    assert console == [], console
+    from PIL import Image
+    img = Image.open(shot).convert("RGB")
+    colors = img.getcolors(maxcolors=1 << 20)
+    assert colors is not None and len(colors) > 50                       # text, tables and charts, not a blank page
+    # the charts' colours are on the page: the CPU chart's user red, the I/O kind's blue
+    assert any(c == (0xd6, 0x27, 0x28) for _, c in colors) and any(c == (0x1f, 0x77, 0xb4) for _, c in colors)
+
+
+def test_per_job_flags_starved_jobs():
+    jobs = [{"id": 1, "state": "DONE", "host": "n1", "kind": "io", "start_ts": 0.0, "end_ts": 10.0, "submit_ts": 0.0,
+             "stimer_total": {"real_s": 10.0, "user_cpu_s": 5.0, "sys_cpu_s": 1.0, "memory_bytes": 1}, "rusage": {}},
+            {"id": 2, "state": "DONE", "host": "n1", "kind": "cpu", "start_ts": 0.0, "end_ts": 10.0, "submit_ts": 0.0,
+             "stimer_total": {"real_s": 10.0, "user_cpu_s": 9.0, "sys_cpu_s": 1.0, "memory_bytes": 1}, "rusage": {}}]
+    t = tables.per_job(jobs)
+    assert [r["flag"] for r in t.rows] == ["starved for I/O", ""]
+    assert "1 of 2 jobs" in t.notes[0]
