@@ -2,6 +2,7 @@
 network at view time; opens from a file:// URL or a mail attachment alike)."""
 from __future__ import annotations
 
+import re
 from html import escape
 
 from statgrid.report import charts as charts_mod
@@ -40,6 +41,7 @@ def serialize(report: Report, svgs: dict[str, bytes] | None = None) -> str:
         svg = (svgs or {}).get(c.id) or charts_mod.render(c, "svg")
         svg = svg.decode()
         svg = svg[svg.index("<svg"):]                         # drop the XML prolog and DOCTYPE
+        svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)    # matplotlib's RDF credits
         figs.append(f'<figure id="chart-{c.id}">{svg}<figcaption>{escape(c.caption)}</figcaption></figure>')
     tables = [table_html(t) for t in report.tables]
     # charts after the summary tables, before the long per-job table
