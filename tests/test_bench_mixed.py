@@ -72,3 +72,30 @@ def test_scale_table_text_and_efficiency():
         "nodes  sessions  jobs  DONE  EXIT  clock s  jobs/h  summed real s  MB/s  efficiency\n"
         "    1        10     4     3     1   120.00   90.00          35.00  0.15        1.00\n"
         "    2        10     8     6     2   240.00   90.00          70.00  0.15        0.50")
+
+
+def test_sigterm_stops_the_embedded_grid_and_its_jobs(home, tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import psutil
+
+    bundle = tmp_path / "killed"
+    p = subprocess.Popen([sys.executable, "-m", "statgrid", "bench", "mixed", "--sessions", "2", "--nodes", "2",
+                          "--scale", "0.0001", "--out", str(bundle)], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    mine = lambda: [q for q in psutil.process_iter(["cmdline"])                       # noqa: E731
+                    if str(bundle) in " ".join(q.info["cmdline"] or [])]
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not any("statgrid.monitor" in " ".join(q.info["cmdline"]) for q in mine()):
+        time.sleep(0.5)                                  # the grid is up once its monitors run
+    assert mine(), "the embedded grid never started"
+    time.sleep(3)                                        # into data generation / the first jobs
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=120) != 0
+    deadline = time.monotonic() + 30
+    while mine() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert mine() == [], [q.info["cmdline"] for q in mine()]

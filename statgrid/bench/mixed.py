@@ -20,7 +20,9 @@ from __future__ import annotations
 import json
 import os
 import platform
+import signal
 import socket
+import threading
 import time
 from pathlib import Path
 from typing import Callable
@@ -116,16 +118,29 @@ def run(cfg, workload: Workload, nodes: int | None = 4, slots: int = 2, out: Pat
     bundle.mkdir(parents=True, exist_ok=True)
     (bundle / "workload.toml").write_text(workload.text)
     own_grid = not use_running
+    # SIGTERM (kill, a CI timeout) must stop the embedded grid and the jobs like Ctrl-C does: the
+    # grid runs detached, so without this it would outlive us.
+    old_term = None
+    if threading.current_thread() is threading.main_thread():
+        old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
     if own_grid:
         toml = grid_toml(cfg, bundle / "grid", nodes or 4, slots, _free_port(), memsize, cpus_per_node)
         (bundle / "grid.toml").write_text(toml)
         gcfg = load_config(bundle / "grid.toml")
         pinned = f", {cpus_per_node} CPU(s) each" if cpus_per_node else ""
         echo(f"starting an embedded grid: {nodes} hosts × {slots} slots{pinned} (home {bundle / 'grid'})")
-        server.start_detached(gcfg)
+        try:
+            server.start_detached(gcfg)
+        except BaseException:
+            server.stop(gcfg)
+            if old_term is not None:
+                signal.signal(signal.SIGTERM, old_term)
+            raise
     else:
         gcfg = cfg
         if not server.running_master(cfg):
+            if old_term is not None:
+                signal.signal(signal.SIGTERM, old_term)
             raise StatgridError("--use-running: no grid master answers for this grid home; start one with "
                                 "`statgrid grid up --detach`, or leave --use-running out for an embedded grid.")
     grid = GridClient(gcfg)
@@ -205,9 +220,17 @@ def run(cfg, workload: Workload, nodes: int | None = 4, slots: int = 2, out: Pat
             grid.kill(active)
         raise
     finally:
-        if own_grid:
-            server.stop(gcfg)
+        try:
+            if own_grid:
+                server.stop(gcfg)
+        finally:
+            if old_term is not None:
+                signal.signal(signal.SIGTERM, old_term)
     return bundle
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def _job_record(grid, job_id: int, pj) -> dict:
