@@ -17,6 +17,7 @@ The bundle (a directory, self-describing, what reports are built from):
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -103,6 +104,26 @@ def run(cfg, workload: Workload, nodes: int | None = 4, slots: int = 2, out: Pat
         use_running: bool = False, memsize: str | None = None, echo: Callable[[str], None] = print,
         cpus_per_node: int = 0) -> Path:
     """Run `workload`; return the bundle directory."""
+    with _sigterm_as_interrupt():
+        return _run(cfg, workload, nodes, slots, out, use_running, memsize, echo, cpus_per_node)
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    """SIGTERM (kill, a CI timeout) stops the embedded grid and the jobs like Ctrl-C does: the grid
+    runs detached, so without this it would outlive us."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def _run(cfg, workload: Workload, nodes: int | None, slots: int, out: Path | None, use_running: bool,
+         memsize: str | None, echo: Callable[[str], None], cpus_per_node: int) -> Path:
     from rich.console import Console
     from rich.live import Live
     from rich.table import Table
@@ -118,11 +139,6 @@ def run(cfg, workload: Workload, nodes: int | None = 4, slots: int = 2, out: Pat
     bundle.mkdir(parents=True, exist_ok=True)
     (bundle / "workload.toml").write_text(workload.text)
     own_grid = not use_running
-    # SIGTERM (kill, a CI timeout) must stop the embedded grid and the jobs like Ctrl-C does: the
-    # grid runs detached, so without this it would outlive us.
-    old_term = None
-    if threading.current_thread() is threading.main_thread():
-        old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
     if own_grid:
         toml = grid_toml(cfg, bundle / "grid", nodes or 4, slots, _free_port(), memsize, cpus_per_node)
         (bundle / "grid.toml").write_text(toml)
@@ -131,16 +147,12 @@ def run(cfg, workload: Workload, nodes: int | None = 4, slots: int = 2, out: Pat
         echo(f"starting an embedded grid: {nodes} hosts × {slots} slots{pinned} (home {bundle / 'grid'})")
         try:
             server.start_detached(gcfg)
-        except BaseException:
+        except BaseException:                     # interrupted half-way: stop what did start
             server.stop(gcfg)
-            if old_term is not None:
-                signal.signal(signal.SIGTERM, old_term)
             raise
     else:
         gcfg = cfg
         if not server.running_master(cfg):
-            if old_term is not None:
-                signal.signal(signal.SIGTERM, old_term)
             raise StatgridError("--use-running: no grid master answers for this grid home; start one with "
                                 "`statgrid grid up --detach`, or leave --use-running out for an embedded grid.")
     grid = GridClient(gcfg)
@@ -220,12 +232,8 @@ def run(cfg, workload: Workload, nodes: int | None = 4, slots: int = 2, out: Pat
             grid.kill(active)
         raise
     finally:
-        try:
-            if own_grid:
-                server.stop(gcfg)
-        finally:
-            if old_term is not None:
-                signal.signal(signal.SIGTERM, old_term)
+        if own_grid:
+            server.stop(gcfg)
     return bundle
 
 

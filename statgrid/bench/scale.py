@@ -26,6 +26,7 @@ from typing import Callable
 from statgrid.bench import mixed
 from statgrid.bench import workload as wl
 from statgrid.errors import StatgridError, UsageError
+from statgrid.report.tables import summary_figures
 
 COLUMNS = [("nodes", "nodes"), ("sessions", "sessions"), ("jobs", "jobs"), ("done", "DONE"), ("exit", "EXIT"),
            ("clock_s", "clock s"), ("jobs_per_h", "jobs/h"), ("summed_real_s", "summed real s"),
@@ -38,16 +39,13 @@ def auto_cpus_per_node(max_nodes: int) -> int:
 
 
 def step_row(nodes: int, meta: dict, jobs: list[dict]) -> dict:
-    """One line of the scalability table from a step's bundle."""
-    clock_s = meta["end_ts"] - meta["workload_start_ts"]
-    done = [j for j in jobs if j["state"] == "DONE"]
-    real = sum((j["end_ts"] or 0) - (j["start_ts"] or 0) for j in jobs if j.get("start_ts"))
-    io_bytes = sum((j.get("rusage") or {}).get("logical_read_bytes", 0)
-                   + (j.get("rusage") or {}).get("logical_write_bytes", 0) for j in jobs)
-    return {"nodes": nodes, "sessions": meta["workload"]["sessions"], "jobs": len(jobs), "done": len(done),
-            "exit": sum(1 for j in jobs if j["state"] == "EXIT"), "clock_s": round(clock_s, 2),
-            "jobs_per_h": round(len(done) / clock_s * 3600, 1) if clock_s > 0 else None,
-            "summed_real_s": round(real, 1), "io_mb_per_s": round(io_bytes / 1e6 / clock_s, 2) if clock_s else None}
+    """One line of the scalability table from a step's bundle (its figures as the report defines them)."""
+    f = summary_figures(meta, jobs, None)
+    clock_s, mb_s = f["clock_s"], f["jobs_logical_mb_s"]
+    return {"nodes": nodes, "sessions": meta["workload"]["sessions"], "jobs": f["jobs"], "done": f["jobs_done"],
+            "exit": f["jobs_exit"], "clock_s": round(clock_s, 2),
+            "jobs_per_h": round(f["jobs_done"] / clock_s * 3600, 1) if clock_s > 0 else None,
+            "summed_real_s": round(f["summed_real_s"], 1), "io_mb_per_s": None if mb_s is None else round(mb_s, 2)}
 
 
 def with_efficiency(rows: list[dict]) -> list[dict]:

@@ -60,7 +60,7 @@ def _launcher_socket() -> str:
             raise RuntimeError(f"the node launcher did not start (exit code {proc.poll()})")
         proc.stdout.close()
         _server.update(proc=proc, path=path)
-        if _server.get("cpus"):                   # a restarted launcher keeps the host's cpuset
+        if _server.get("cpus"):                   # a new or restarted launcher gets the host's cpuset
             _pin(proc.pid, _server["cpus"])
         return path
 
@@ -76,9 +76,11 @@ def prepare(work_roots: list[str] | None = None, monitor: dict | None = None, cp
         dask_worker.batched_stream.interval = 0.001
     with _lock:
         _server["cpus"] = tuple(cpus)
+        proc = _server.get("proc")
+        running = proc is not None and proc.poll() is None
+    if running and cpus:                          # a launcher _launcher_socket starts is pinned there
+        _pin(proc.pid, cpus)
     _launcher_socket()
-    if cpus:
-        _pin(_server["proc"].pid, cpus)
     if monitor:
         _start_monitor(monitor, str(dask_worker.name) if dask_worker is not None else monitor["host"])
     if work_roots:

@@ -13,7 +13,8 @@ from pathlib import Path
 from statgrid.errors import StatgridError, UsageError
 from statgrid.report import series as series_mod
 from statgrid.report import tables
-from statgrid.report.model import Chart, Report
+from statgrid.report.model import Chart, Report, Table
+from statgrid.report.series import mb_s
 
 BIN_S = 5.0          # per-node throughput from job records: bytes spread over each job's run, 5 s bins
 
@@ -46,33 +47,34 @@ def load_mixed(path: Path):
     return meta, jobs, s
 
 
-def mixed_report(path: Path) -> tuple[Report, dict]:
-    """The report of one bundle, and its summary figures (what a comparison lines up)."""
-    meta, jobs, s = load_mixed(path)
+def mixed_report(path: Path, loaded=None) -> tuple[Report, dict]:
+    """The report of one bundle, and its summary figures (what a comparison lines up).
+    loaded: what load_mixed(path) returned, if the caller has it."""
+    meta, jobs, s = loaded or load_mixed(path)
     figures = tables.summary_figures(meta, jobs, s)
     w = meta["workload"]
+    sizes = tables.io_sizes(s) if s is not None else None
     ts = [tables.workload_summary(meta, figures, s is not None), tables.per_node(jobs)]
-    if s is not None:
-        ts.append(tables.io_sizes(s))
+    if sizes is not None:
+        ts.append(sizes)
     ts.append(tables.per_job(jobs))
     grid = meta.get("grid") or {}
     sub = (f"{w['name']}: {w['sessions']} sessions, {w['jobs']} jobs, scale {w['scale']:g}, seed {w['seed']}; "
            f"grid {'embedded, ' if grid.get('embedded') else ''}{grid.get('nodes') or '?'} hosts × "
            f"{grid.get('slots')} slots; machine {meta['host'].get('hostname')} ({meta['host'].get('cpus')} CPUs)")
-    report = Report(f"statgrid report — {w['name']}", sub, ts, charts(meta, jobs, s))
+    report = Report(f"statgrid report — {w['name']}", sub, ts, charts(meta, jobs, s, sizes))
     return report, figures
 
 
-def charts(meta: dict, jobs: list[dict], s) -> list[Chart]:
+def charts(meta: dict, jobs: list[dict], s, sizes: Table | None) -> list[Chart]:
     t0 = meta["workload_start_ts"]
     out = []
     if s is not None:
         lines = []
         for (machine, device), libs in s.libraries_by_device().items():
-            rows = sorted((r for r in s.library_rows if r["host"] == machine and r["library"] == libs[0]),
-                          key=lambda r: r["ts"])
+            rows = sorted(s.library_rows_of(machine, libs[0]), key=lambda r: r["ts"])
             lines.append({"name": f"{'+'.join(libs)} ({device})", "x": [r["ts"] - t0 for r in rows],
-                          "y": [((r["read_bytes_per_s"] or 0) + (r["write_bytes_per_s"] or 0)) / 1e6 for r in rows]})
+                          "y": [mb_s(r) for r in rows]})
         out.append(Chart("throughput_library", "Throughput per library (device reads + writes)", "lines",
                          {"y_label": "MB/s", "series": lines},
                          "Libraries on one device share its line (Figure 7)."))
@@ -90,7 +92,6 @@ def charts(meta: dict, jobs: list[dict], s) -> list[Chart]:
                          {"y_label": "% of the grid's CPUs", "x": [k * s.interval_s for k in keys],
                           "layers": [{"name": name, "y": [by_ts[k][name] / by_ts[k]["n"] for k in keys]}
                                      for name in ("user", "sys", "wait", "idle")]}, "Figure 9."))
-        sizes = tables.io_sizes(s)
         out.append(Chart("io_sizes", "I/O request size distribution", "bars",
                          {"y_label": "% of requests", "labels": [r["size"] for r in sizes.rows],
                           "values": [r["share_pct"] or 0 for r in sizes.rows]}, "Figure 4."))
@@ -146,16 +147,16 @@ def timeline(jobs: list[dict], t0: float) -> Chart:
 def compare_report(path_a: Path, path_b: Path) -> Report:
     if kind_of(path_a) != "mixed" or kind_of(path_b) != "mixed":
         raise UsageError("--compare needs two `bench mixed` bundles (directories with bundle.json).")
-    ra, fa = mixed_report(path_a)
-    rb, fb = mixed_report(path_b)
+    loaded_a, loaded_b = load_mixed(path_a), load_mixed(path_b)
+    ra, fa = mixed_report(path_a, loaded_a)
+    rb, fb = mixed_report(path_b, loaded_b)
     name_a, name_b = Path(path_a).name, Path(path_b).name
     t = tables.comparison(name_a, fa, name_b, fb)
     overlay = []
-    for name, p, style in ((name_a, path_a, "-"), (name_b, path_b, "--")):
-        meta, _, s = load_mixed(p)
+    for name, (_, _, s), style in ((name_a, loaded_a, "-"), (name_b, loaded_b, "--")):
         if s is None:
             continue
-        per = s.per_slot(s.device_rows, lambda r: ((r["read_bytes_per_s"] or 0) + (r["write_bytes_per_s"] or 0)) / 1e6)
+        per = s.per_slot(s.device_rows, mb_s)
         keys = sorted(per)
         overlay.append({"name": name, "x": [k * s.interval_s for k in keys], "y": [per[k] for k in keys],
                         "style": style})

@@ -38,6 +38,9 @@ class Series:
                 out[k] = out.get(k, 0.0) + v
         return out
 
+    def library_rows_of(self, machine: str, library: str) -> list[dict]:
+        return [r for r in self.library_rows if r["host"] == machine and r["library"] == library]
+
     def libraries_by_device(self) -> dict[tuple[str, str], list[str]]:
         """(machine, device) → the libraries on it, in first-seen order."""
         out: dict[tuple[str, str], list[str]] = {}
@@ -46,6 +49,11 @@ class Series:
             if r["library"] not in libs:
                 libs.append(r["library"])
         return out
+
+
+def mb_s(row: dict) -> float:
+    """A disk or library sample's reads + writes in MB/s."""
+    return ((row["read_bytes_per_s"] or 0) + (row["write_bytes_per_s"] or 0)) / 1e6
 
 
 def _rows(root: Path, table: str, hosts: list[str], t0: float, t1: float) -> list[dict]:

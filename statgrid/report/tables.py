@@ -20,7 +20,7 @@ directory (scale.json), an `iobench --json` result. Figures and their definition
 from __future__ import annotations
 
 from statgrid.report.model import Column, Table
-from statgrid.report.series import Series, moving_max
+from statgrid.report.series import Series, mb_s, moving_max
 
 STARVED_BELOW = 0.7
 SUSTAINED_WINDOW_S = 60.0
@@ -70,12 +70,12 @@ def summary_figures(meta: dict, jobs: list[dict], series: Series | None) -> dict
                "cpu_real_mean": _mean([cpu_real(j) for j in done]),
                "jobs_logical_mb_s": logical / 1e6 / clock_s if clock_s > 0 else None}
     for kind in ("io", "cpu", "memory"):
-        f[f"cpu_real_{kind}"] = _mean([cpu_real(j) for j in done if j["kind"] == kind])
+        f[f"cpu_real_{kind}"] = _mean([cpu_real(j) for j in done if j.get("kind") == kind])
     if series is None:
         return f
     window = max(1, round(SUSTAINED_WINDOW_S / series.interval_s))
     dev = series.device_rows
-    mbs = series.per_slot(dev, lambda r: ((r["read_bytes_per_s"] or 0) + (r["write_bytes_per_s"] or 0)) / 1e6)
+    mbs = series.per_slot(dev, mb_s)
     iops = series.per_slot(dev, lambda r: (r["read_iops"] or 0) + (r["write_iops"] or 0))
     read_b = sum((r["read_bytes_per_s"] or 0) for r in dev)
     write_b = sum((r["write_bytes_per_s"] or 0) for r in dev)
@@ -106,8 +106,7 @@ def summary_figures(meta: dict, jobs: list[dict], series: Series | None) -> dict
         f[f"{key}_pct"] = cores / cpus * 100 if cores is not None and cpus else None
     f["mb_s_per_core"] = f["mb_s_sustained"] / cpus if f["mb_s_sustained"] is not None and cpus else None
     for (machine, device), libs in series.libraries_by_device().items():
-        rows = [r for r in series.library_rows if r["host"] == machine and r["library"] == libs[0]]
-        per = series.per_slot(rows, lambda r: ((r["read_bytes_per_s"] or 0) + (r["write_bytes_per_s"] or 0)) / 1e6)
+        per = series.per_slot(series.library_rows_of(machine, libs[0]), mb_s)
         label = f"{'+'.join(libs)} ({device}{'' if len(series.machines) == 1 else ' on ' + machine})"
         f[f"lib:{label}:sustained"] = moving_max(per, window)
         f[f"lib:{label}:peak"] = max(per.values()) if per else None
