@@ -7,9 +7,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import duckdb
@@ -169,3 +172,84 @@ def test_per_job_flags_starved_jobs():
     t = tables.per_job(jobs)
     assert [r["flag"] for r in t.rows] == ["starved for I/O", ""]
     assert "1 of 2 jobs" in t.notes[0]
+
+
+# -- a bare monitor capture as the source ------------------------------------------------------------
+def _summary(report_dir: Path) -> dict:
+    data = json.loads((report_dir / "report.json").read_text())
+    return {r["key"]: r["value"] for r in next(t for t in data["tables"] if t["id"] == "summary")["rows"]}
+
+
+def test_capture_report_exact_text(tmp_path):
+    """The bundle's monitor directory is a capture like `statgrid monitor --out` writes (one host)."""
+    cap = tmp_path / "cap"
+    shutil.copytree(BUNDLE / "grid" / "monitor", cap)
+    assert build.kind_of(cap) == "monitor"
+    rep, f = build.monitor_report(cap)
+    assert md.serialize(rep) == (DATA / "monitor_ma2.report.md").read_text()
+    disk = str(cap / "node1" / "disk-*.parquet")
+    per_ts = duckdb.sql(f"select ts, sum(read_bytes_per_s + write_bytes_per_s) / 1e6 from read_parquet('{disk}') "
+                        "group by ts").fetchall()
+    assert f["mb_s_peak"] == pytest.approx(max(v for _, v in per_ts), rel=1e-12)
+    assert f["samples"] == len(per_ts) and f["machines"] == 1
+
+
+def test_capture_of_two_hosts_on_one_machine_counts_it_once(tmp_path):
+    """Two real monitors (`statgrid monitor`) on this machine while a file is written: one kernel,
+    so one machine; without machine.json (an older capture) each host is a machine of its own."""
+    cap = tmp_path / "cap"
+    procs = [subprocess.Popen([sys.executable, "-m", "statgrid", "monitor", "--out", str(cap), "--host", h, "-d", "4s",
+                               "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for h in ("a", "b")]
+    deadline = time.monotonic() + 60
+    while not all((cap / h / "machine.json").exists() for h in "ab") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.2)                                   # past the priming sample
+    with open(tmp_path / "blob", "wb") as fh:
+        for _ in range(32):
+            fh.write(b"\1" * (1 << 20))
+        fh.flush()
+        os.fsync(fh.fileno())
+    for p in procs:
+        assert p.wait(60) == 0, p.stderr.read()
+    r = run_cli("report", str(cap), "--format", "md,json,csv")
+    assert r.returncode == 0, r.stderr
+    f = _summary(cap / "report")
+    assert (f["hosts"], f["machines"]) == (2, 1)
+    ids = {json.loads((cap / h / "machine.json").read_text())["machine_id"] for h in "ab"}
+    assert len(ids) == 1 and None not in ids
+    disk_a = str(cap / "a" / "disk-*.parquet")
+    peak_a = duckdb.sql(f"select max(s) from (select sum(read_bytes_per_s + write_bytes_per_s) / 1e6 as s "
+                        f"from read_parquet('{disk_a}') group by ts)").fetchall()[0][0]
+    assert f["mb_s_peak"] == pytest.approx(peak_a, rel=1e-12)
+    assert peak_a >= 32 / 4                           # the 32 MB reached the device inside the capture
+    text = (cap / "report" / "report.md").read_text()
+    assert "| a | a, b | " in text
+    assert not (cap / "report" / "charts" / "throughput_machine.svg").exists()
+
+    (cap / "b" / "machine.json").unlink()
+    r = run_cli("report", str(cap), "--format", "json,md", "--out", str(tmp_path / "two"))
+    assert r.returncode == 0, r.stderr
+    f2 = _summary(tmp_path / "two")
+    assert (f2["hosts"], f2["machines"], f2["cpus"]) == (2, 2, 2 * f["cpus"])
+    assert f2["mb_s_peak"] > f["mb_s_peak"]           # the same device counted twice: why machine.json exists
+    assert (tmp_path / "two" / "charts" / "throughput_machine.svg").exists()
+
+
+def test_machines_group_by_boot_id_and_cpus_come_from_the_samples(tmp_path):
+    from statgrid.monitor import store
+    from statgrid.report import series
+
+    for host, mid in (("n1", "k1"), ("n2", "k1"), ("n3", "k2"), ("n4", None)):
+        (tmp_path / host).mkdir()
+        (tmp_path / host / "node-1.0-1.parquet").write_bytes(b"")
+        if mid:
+            store.write_machine(tmp_path, host, {"machine_id": mid})
+    assert series.group_machines(tmp_path, embedded=False) == {"n1": ["n1", "n2"], "n3": ["n3"], "n4": ["n4"]}
+    assert series.group_machines(tmp_path, embedded=True) == {"n1": ["n1", "n2"], "n3": ["n3"], "n4": ["n4"]}
+    (tmp_path / "n1" / "machine.json").unlink()
+    assert series.group_machines(tmp_path, embedded=True) == {"n1": ["n1", "n4"], "n2": ["n2"], "n3": ["n3"]}
+    rows = [{"cpu_busy_cores": 1.5, "cpu_user_pct": 30.0, "cpu_system_pct": 7.5},     # 1.5 ÷ 0.375 = 4
+            {"cpu_busy_cores": 0.0, "cpu_user_pct": 0.0, "cpu_system_pct": 0.0},      # idle: says nothing
+            {"cpu_busy_cores": 2.0, "cpu_user_pct": 45.0, "cpu_system_pct": 5.0}]
+    assert series.cpus_seen(rows) == 4
+    assert series.cpus_seen(rows[1:2]) is None

@@ -18,8 +18,9 @@ import time
 from pathlib import Path
 from typing import Callable, Mapping
 
+from statgrid.monitor import _linux
 from statgrid.monitor.sampler import Sampler
-from statgrid.monitor.store import MonitorWriter
+from statgrid.monitor.store import MonitorWriter, write_machine
 
 log = logging.getLogger("statgrid.monitor")
 
@@ -30,6 +31,8 @@ def run(host: str, out_dir: Path, libraries: Mapping[str, Path | str], interval_
     """Sample until stopped; returns the number of samples written."""
     sampler = Sampler(host, libraries, procfs)
     writer = MonitorWriter(out_dir, host, flush_every)
+    write_machine(out_dir, host, {"machine_id": machine_id(procfs), "hostname": socket.gethostname(),
+                                  "cpus": os.cpu_count()})
     stop = False
 
     def on_signal(signum, frame):
@@ -64,6 +67,15 @@ def run(host: str, out_dir: Path, libraries: Mapping[str, Path | str], interval_
         for s, h in old.items():
             signal.signal(s, h)
     return n
+
+
+def machine_id(procfs: str | None = None) -> str | None:
+    """The kernel's boot id: one per running kernel, so hosts (processes, containers) that share
+    it share /proc/stat and /proc/diskstats."""
+    try:
+        return _linux.read("sys/kernel/random/boot_id", procfs).strip() or None
+    except OSError:
+        return None
 
 
 def _sleep_until(t: float, stdin_liveness: bool) -> bool:

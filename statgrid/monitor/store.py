@@ -2,13 +2,16 @@
 
 Layout: <dir>/<host>/<table>-<first ts>-<pid>.parquet, one file per flush (every
 `flush_every` samples and at the end), so a crash loses at most one flush and several
-monitors never write the same file. `load(dir, table)` reads every node's files as one table
+monitors never write the same file. <dir>/<host>/machine.json says which machine the host's
+samples came from (the kernel's boot id): hosts of one machine (an embedded grid, containers on
+one server) see the same /proc/stat and /proc/diskstats, so a report counts them once. `load(dir, table)` reads every node's files as one table
 sorted by time and host — what nmon's consolidator does for a set of nmon files. The schema
 comes from metrics.py.
 """
 from __future__ import annotations
 
 import csv
+import json
 import os
 import time
 from pathlib import Path
@@ -55,6 +58,34 @@ class MonitorWriter:
             pq.write_table(data, tmp, compression="zstd")
             os.replace(tmp, path)
             rs.clear()
+
+
+MACHINE_FILE = "machine.json"
+
+
+def write_machine(out_dir: Path, host: str, info: dict) -> None:
+    d = Path(out_dir) / host
+    d.mkdir(parents=True, exist_ok=True)
+    tmp = d / (MACHINE_FILE + f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"host": host, **info}, sort_keys=True) + "\n")
+    os.replace(tmp, d / MACHINE_FILE)
+
+
+def hosts(root: Path) -> list[str]:
+    """The hosts with samples under root, sorted."""
+    root = Path(root)
+    return sorted({p.parent.name for p in root.glob("*/node-*.parquet")}) if root.is_dir() else []
+
+
+def machines(root: Path) -> dict[str, str | None]:
+    """host → its machine id (None when its capture predates machine.json or the kernel has no boot id)."""
+    out: dict[str, str | None] = {}
+    for h in hosts(root):
+        try:
+            out[h] = json.loads((Path(root) / h / MACHINE_FILE).read_text()).get("machine_id")
+        except (OSError, ValueError, AttributeError):
+            out[h] = None
+    return out
 
 
 def load(root: Path, table: str) -> pa.Table:

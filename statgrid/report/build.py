@@ -3,14 +3,17 @@
     bench mixed bundle   bundle.json + jobs.jsonl (+ grid/monitor/)
     bench scale          scale.json (+ one bundle per step)
     iobench result       the JSON of `statgrid iobench --json`
+    monitor capture      <host>/node-*.parquet (`statgrid monitor --out DIR`, or a grid's monitor/)
 Nothing is re-run: every figure comes from these files.
 """
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from statgrid.errors import StatgridError, UsageError
+from statgrid.monitor import store
 from statgrid.report import series as series_mod
 from statgrid.report import tables
 from statgrid.report.model import Chart, Report, Table
@@ -25,6 +28,8 @@ def kind_of(path: Path) -> str:
         return "mixed"
     if path.is_dir() and (path / "scale.json").is_file():
         return "scale"
+    if path.is_dir() and store.hosts(path):
+        return "monitor"
     if path.is_file() and path.suffix == ".json":
         try:
             data = json.loads(path.read_text())
@@ -33,7 +38,8 @@ def kind_of(path: Path) -> str:
         if isinstance(data, dict) and {"spec", "runs", "summary"} <= data.keys():
             return "iobench"
     raise UsageError(f"{str(path)!r} is not a result statgrid reports on: give a `bench mixed` bundle directory "
-                     "(bundle.json), a `bench scale` directory (scale.json) or an `iobench --json` file.")
+                     "(bundle.json), a `bench scale` directory (scale.json), an `iobench --json` file or a "
+                     "`statgrid monitor --out` directory (<host>/node-*.parquet).")
 
 
 def load_mixed(path: Path):
@@ -42,9 +48,31 @@ def load_mixed(path: Path):
     meta, jobs = load_bundle(path)
     cpus = (meta.get("host") or {}).get("cpus") or 1
     embedded = bool((meta.get("grid") or {}).get("embedded"))
-    s = series_mod.load(Path(path) / "grid" / "monitor", meta["workload_start_ts"], meta["end_ts"], embedded, {},
-                        cpus)
+    s = series_mod.load(Path(path) / "grid" / "monitor", meta["workload_start_ts"], meta["end_ts"], embedded, cpus)
     return meta, jobs, s
+
+
+def load_monitor(path: Path):
+    """A capture's series over its whole span, and its summary figures."""
+    t0, t1 = series_mod.span(path)
+    s = series_mod.load(path, t0, t1, False, 1)
+    if not s.node_rows:
+        raise StatgridError(f"{str(path)!r} holds no node samples the report can read.")
+    figures = tables.series_figures(s)
+    figures.update({"span_s": t1 - t0 + s.interval_s, "samples": len(s.node_rows),
+                    "hosts": sum(map(len, s.hosts_of.values())), "machines": len(s.machines)})
+    return s, figures
+
+
+def monitor_report(path: Path, loaded=None) -> tuple[Report, dict]:
+    s, figures = loaded or load_monitor(path)
+    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(s.t0))
+    sub = (f"monitor capture {Path(path).name}: {len(s.machines)} machine(s), hosts "
+           f"{', '.join(h for hs in s.hosts_of.values() for h in hs)}; {figures['span_s']:.0f} s from {when}, "
+           f"one sample every {s.interval_s:.3g} s")
+    sizes = tables.io_sizes(s)
+    ts = [tables.capture_summary(figures, f"Summary — monitor capture {Path(path).name}"), tables.per_machine(s), sizes]
+    return Report(f"statgrid report — monitor capture {Path(path).name}", sub, ts, series_charts(s, s.t0, sizes)), figures
 
 
 def mixed_report(path: Path, loaded=None) -> tuple[Report, dict]:
@@ -68,35 +96,48 @@ def mixed_report(path: Path, loaded=None) -> tuple[Report, dict]:
 
 def charts(meta: dict, jobs: list[dict], s, sizes: Table | None) -> list[Chart]:
     t0 = meta["workload_start_ts"]
-    out = []
-    if s is not None:
-        lines = []
-        for (machine, device), libs in s.libraries_by_device().items():
-            rows = sorted(s.library_rows_of(machine, libs[0]), key=lambda r: r["ts"])
-            lines.append({"name": f"{'+'.join(libs)} ({device})", "x": [r["ts"] - t0 for r in rows],
-                          "y": [mb_s(r) for r in rows]})
-        out.append(Chart("throughput_library", "Throughput per library (device reads + writes)", "lines",
-                         {"y_label": "MB/s", "series": lines},
-                         "Libraries on one device share its line (Figure 7)."))
-        by_ts: dict[float, dict] = {}
-        for r in s.node_rows:
-            by_ts.setdefault(s.slot(r["ts"]), {"n": 0, "user": 0.0, "sys": 0.0, "wait": 0.0, "idle": 0.0})
-            b = by_ts[s.slot(r["ts"])]
-            cpus = s.cpus[r["host"]]
-            b["n"] += cpus
-            for k, col in (("user", "cpu_user_pct"), ("sys", "cpu_system_pct"), ("wait", "cpu_iowait_pct"),
-                           ("idle", "cpu_idle_pct")):
-                b[k] += (r[col] or 0) * cpus
-        keys = sorted(by_ts)
-        out.append(Chart("cpu", "CPU user / sys / wait / idle", "stacked",
-                         {"y_label": "% of the grid's CPUs", "x": [k * s.interval_s for k in keys],
-                          "layers": [{"name": name, "y": [by_ts[k][name] / by_ts[k]["n"] for k in keys]}
-                                     for name in ("user", "sys", "wait", "idle")]}, "Figure 9."))
-        out.append(Chart("io_sizes", "I/O request size distribution", "bars",
-                         {"y_label": "% of requests", "labels": [r["size"] for r in sizes.rows],
-                          "values": [r["share_pct"] or 0 for r in sizes.rows]}, "Figure 4."))
+    out = series_charts(s, t0, sizes) if s is not None else []
     out.append(node_throughput(jobs, t0))
     out.append(timeline(jobs, t0))
+    return out
+
+
+def series_charts(s, t0: float, sizes: Table) -> list[Chart]:
+    """The monitor's charts: per library, per machine (when several), CPU stacked, request sizes."""
+    out = []
+    lines = []
+    for (machine, device), libs in s.libraries_by_device().items():
+        rows = sorted(s.library_rows_of(machine, libs[0]), key=lambda r: r["ts"])
+        lines.append({"name": f"{'+'.join(libs)} ({device})", "x": [r["ts"] - t0 for r in rows],
+                      "y": [mb_s(r) for r in rows]})
+    out.append(Chart("throughput_library", "Throughput per library (device reads + writes)", "lines",
+                     {"y_label": "MB/s", "series": lines},
+                     "Libraries on one device share its line (Figure 7)."))
+    by_ts: dict[float, dict] = {}
+    for r in s.node_rows:
+        by_ts.setdefault(s.slot(r["ts"]), {"n": 0, "user": 0.0, "sys": 0.0, "wait": 0.0, "idle": 0.0})
+        b = by_ts[s.slot(r["ts"])]
+        cpus = s.cpus[r["host"]]
+        b["n"] += cpus
+        for k, col in (("user", "cpu_user_pct"), ("sys", "cpu_system_pct"), ("wait", "cpu_iowait_pct"),
+                       ("idle", "cpu_idle_pct")):
+            b[k] += (r[col] or 0) * cpus
+    keys = sorted(by_ts)
+    out.append(Chart("cpu", "CPU user / sys / wait / idle", "stacked",
+                     {"y_label": "% of the grid's CPUs", "x": [k * s.interval_s for k in keys],
+                      "layers": [{"name": name, "y": [by_ts[k][name] / by_ts[k]["n"] for k in keys]}
+                                 for name in ("user", "sys", "wait", "idle")]}, "Figure 9."))
+    out.append(Chart("io_sizes", "I/O request size distribution", "bars",
+                     {"y_label": "% of requests", "labels": [r["size"] for r in sizes.rows],
+                      "values": [r["share_pct"] or 0 for r in sizes.rows]}, "Figure 4."))
+    if len(s.machines) > 1:
+        lines = []
+        for m in s.machines:
+            per = s.per_slot([r for r in s.device_rows if r["host"] == m], mb_s)
+            keys = sorted(per)
+            lines.append({"name": m, "x": [k * s.interval_s + s.t0 - t0 for k in keys], "y": [per[k] for k in keys]})
+        out.insert(1, Chart("throughput_machine", "Throughput per machine (its devices' reads + writes)", "lines",
+                            {"y_label": "MB/s", "series": lines}, "From each machine's monitor (Figure 8)."))
     return out
 
 
@@ -199,6 +240,8 @@ def build(path: Path, compare: Path | None = None) -> Report:
             return mixed_report(path)[0]
         if kind == "scale":
             return scale_report(path)
+        if kind == "monitor":
+            return monitor_report(path)[0]
         return iobench_report(path)
     except (KeyError, TypeError) as exc:
         raise StatgridError(f"{str(path)!r} is missing a field the report needs ({exc}); was it written by an "

@@ -4,7 +4,9 @@ sample intervals so machines add up.
 
 Why not sum what every grid host sampled: hosts of an embedded grid are processes of one machine,
 and libraries on one file system sit on one device — summing them would count the same bytes 4×
-or 3×. A bundle of an embedded grid is one machine; otherwise each host is its own machine.
+or 3×. Hosts whose monitors saw the same kernel (machine.json's boot id) are one machine, and
+the first of them stands for it; a capture without machine.json counts each host as a machine,
+or the whole grid as one when the caller knows it was embedded.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ class Series:
     device_rows: list[dict] = field(default_factory=list)   # disk table rows of those machines
     node_rows: list[dict] = field(default_factory=list)
     library_rows: list[dict] = field(default_factory=list)
+    hosts_of: dict[str, list[str]] = field(default_factory=dict)   # machine → every host sampled on it
 
     def slot(self, ts: float) -> int:
         return round((ts - self.t0) / self.interval_s)
@@ -64,20 +67,46 @@ def _rows(root: Path, table: str, hosts: list[str], t0: float, t1: float) -> lis
     return [r for r in t.to_pylist() if r["host"] in hosts and t0 - 0.5 <= r["ts"] <= t1 + 0.5]
 
 
-def load(monitor_dir: Path, t0: float, t1: float, embedded: bool, host_cpus: dict[str, int],
-         default_cpus: int) -> Series | None:
+def group_machines(monitor_dir: Path, embedded: bool) -> dict[str, list[str]]:
+    """The first host of each machine → every host sampled on that machine."""
+    out: dict[str, list[str]] = {}
+    first: dict[str, str] = {}
+    for host, machine_id in store.machines(monitor_dir).items():
+        key = machine_id or ("embedded grid" if embedded else "host " + host)
+        first.setdefault(key, host)
+        out.setdefault(first[key], []).append(host)
+    return out
+
+
+def cpus_seen(node_rows: list[dict]) -> int | None:
+    """The CPUs a host's samples counted: busy cores ÷ busy share (the median over samples)."""
+    seen = sorted(r["cpu_busy_cores"] * 100 / busy for r in node_rows
+                  if r.get("cpu_busy_cores") and (busy := (r["cpu_user_pct"] or 0) + (r["cpu_system_pct"] or 0)) > 1)
+    return round(seen[len(seen) // 2]) or None if seen else None
+
+
+def load(monitor_dir: Path, t0: float, t1: float, embedded: bool, default_cpus: int) -> Series | None:
     """The series of monitor_dir/<host>/ inside the window, or None when there are none."""
     monitor_dir = Path(monitor_dir)
-    hosts = sorted(p.name for p in monitor_dir.iterdir() if p.is_dir()) if monitor_dir.is_dir() else []
-    if not hosts:
+    hosts_of = group_machines(monitor_dir, embedded)
+    if not hosts_of:
         return None
-    machines = hosts[:1] if embedded else hosts
+    machines = sorted(hosts_of)
     node_rows = _rows(monitor_dir, "node", machines, t0, t1)
     intervals = sorted(r["interval_s"] for r in node_rows if r.get("interval_s"))
     interval_s = intervals[len(intervals) // 2] if intervals else 1.0
-    cpus = {m: host_cpus.get(m, default_cpus) for m in machines}
+    cpus = {m: cpus_seen([r for r in node_rows if r["host"] == m]) or default_cpus for m in machines}
     return Series(t0, interval_s, machines, cpus, _rows(monitor_dir, "disk", machines, t0, t1), node_rows,
-                  _rows(monitor_dir, "library", machines, t0, t1))
+                  _rows(monitor_dir, "library", machines, t0, t1), hosts_of)
+
+
+def span(monitor_dir: Path) -> tuple[float, float] | None:
+    """First and last sample time of a capture (every host), or None when it has none."""
+    t = store.load(monitor_dir, "node")
+    if t.num_rows == 0:
+        return None
+    ts = t.column("ts").to_pylist()
+    return min(ts), max(ts)
 
 
 def moving_max(values: dict[int, float], window: int) -> float | None:

@@ -71,8 +71,13 @@ def summary_figures(meta: dict, jobs: list[dict], series: Series | None) -> dict
                "jobs_logical_mb_s": logical / 1e6 / clock_s if clock_s > 0 else None}
     for kind in ("io", "cpu", "memory"):
         f[f"cpu_real_{kind}"] = _mean([cpu_real(j) for j in done if j.get("kind") == kind])
-    if series is None:
-        return f
+    if series is not None:
+        f.update(series_figures(series))
+    return f
+
+
+def series_figures(series: Series) -> dict:
+    """The storage and processor figures of the monitor series (the summary's device half)."""
     window = max(1, round(SUSTAINED_WINDOW_S / series.interval_s))
     dev = series.device_rows
     mbs = series.per_slot(dev, mb_s)
@@ -83,7 +88,7 @@ def summary_figures(meta: dict, jobs: list[dict], series: Series | None) -> dict
                 if r.get("await_ms") is not None]
     w_total = sum(w for w, _ in weighted)
     cpus = sum(series.cpus.values())
-    f.update({
+    f = {
         "mb_s_mean": _slot_mean(mbs), "mb_s_sustained": moving_max(mbs, window),
         "mb_s_peak": max(mbs.values()) if mbs else None,
         "iops_mean": _slot_mean(iops), "iops_sustained": moving_max(iops, window),
@@ -92,16 +97,12 @@ def summary_figures(meta: dict, jobs: list[dict], series: Series | None) -> dict
         "latency_ms_peak": max((a for w, a in weighted if w > 0), default=None),
         "read_write_ratio": read_b / write_b if write_b else None,
         "cpus": cpus,
-    })
-    for key, col in (("cpu_busy", None), ("cpu_wait", "cpu_iowait_pct"), ("cpu_idle", "cpu_idle_pct")):
-        per_machine = []
-        for m in series.machines:
-            rows = [r for r in series.node_rows if r["host"] == m]
-            vals = [(r["cpu_user_pct"] or 0) + (r["cpu_system_pct"] or 0) if col is None else (r[col] or 0)
-                    for r in rows if r.get("cpu_user_pct") is not None]
-            if vals:
-                per_machine.append(sum(vals) / len(vals) / 100 * series.cpus[m])
-        cores = sum(per_machine) if per_machine else None
+    }
+    for m in series.machines:
+        for key, value in machine_cpu(series, m).items():
+            f[key] = (f.get(key) or 0) + value if value is not None else f.get(key)
+    for key in ("cpu_busy", "cpu_wait", "cpu_idle"):
+        cores = f.get(f"{key}_cores")
         f[f"{key}_cores"] = cores
         f[f"{key}_pct"] = cores / cpus * 100 if cores is not None and cpus else None
     f["mb_s_per_core"] = f["mb_s_sustained"] / cpus if f["mb_s_sustained"] is not None and cpus else None
@@ -111,6 +112,16 @@ def summary_figures(meta: dict, jobs: list[dict], series: Series | None) -> dict
         f[f"lib:{label}:sustained"] = moving_max(per, window)
         f[f"lib:{label}:peak"] = max(per.values()) if per else None
     return f
+
+
+def machine_cpu(series: Series, machine: str) -> dict:
+    """A machine's mean CPU user+sys / wait / idle over its samples, in cores."""
+    rows = [r for r in series.node_rows if r["host"] == machine and r.get("cpu_user_pct") is not None]
+    out = {}
+    for key, value in (("cpu_busy", lambda r: (r["cpu_user_pct"] or 0) + (r["cpu_system_pct"] or 0)),
+                       ("cpu_wait", lambda r: r["cpu_iowait_pct"] or 0), ("cpu_idle", lambda r: r["cpu_idle_pct"] or 0)):
+        out[f"{key}_cores"] = sum(value(r) for r in rows) / len(rows) / 100 * series.cpus[machine] if rows else None
+    return out
 
 
 SUMMARY_ROWS = [  # key, section, figure, unit
@@ -140,11 +151,15 @@ SUMMARY_ROWS = [  # key, section, figure, unit
     ("cpu_real_io", "workload", "mean CPU/real, I/O jobs", ""),
     ("cpu_real_cpu", "workload", "mean CPU/real, CPU jobs", ""),
     ("cpu_real_memory", "workload", "mean CPU/real, memory jobs", ""),
+    ("span_s", "capture", "time span of the samples", "s"),
+    ("samples", "capture", "samples of the machines", ""),
+    ("hosts", "capture", "hosts sampled", ""),
+    ("machines", "capture", "machines (hosts on one kernel counted once)", ""),
 ]
 SUMMARY_COLUMNS = [Column("section", "section", align="left"), Column("figure", "figure", align="left"),
                    Column("value", "value"), Column("unit", "unit", align="left")]
-DEFINITIONS = ("Throughput and IOPS are the devices' (monitor disk series, reads + writes) over the workload's "
-               "clock time: mean = bytes moved ÷ that time; sustained = the highest mean over any 60 s (the whole run if shorter); "
+DEFINITIONS = ("Throughput and IOPS are the devices' (monitor disk series, reads + writes) over the {over}: "
+               "mean = bytes moved ÷ that time; sustained = the highest mean over any 60 s (the whole run if shorter); "
                "peak = the highest single sample. Latency: IOPS-weighted mean of the devices' await, and its "
                "highest sample. CPU: mean of the machines' samples.")
 
@@ -164,12 +179,45 @@ def summary_rows(f: dict) -> list[dict]:
 
 def workload_summary(meta: dict, figures: dict, has_series: bool) -> Table:
     w = meta["workload"]
-    notes = [DEFINITIONS] if has_series else ["No monitor series in this bundle: storage and processor figures "
+    notes = [DEFINITIONS.format(over="workload's clock time")] if has_series else ["No monitor series in this bundle: storage and processor figures "
                                               "are missing."]
     if meta.get("grid", {}).get("embedded"):
         notes.append("Embedded grid: its hosts are processes of one machine, so the machine is counted once.")
     return Table("summary", f"Workload summary — {w['name']}, {w['sessions']} sessions, {w['jobs']} jobs",
                  SUMMARY_COLUMNS, summary_rows(figures), notes)
+
+
+def capture_summary(figures: dict, title: str) -> Table:
+    return Table("summary", title, SUMMARY_COLUMNS, summary_rows(figures),
+                 [DEFINITIONS.format(over="capture's time span")])
+
+
+MACHINE_COLUMNS = [Column("machine", "machine", align="left"), Column("hosts", "hosts sampled", align="left"),
+                   Column("cpus", "CPUs"), Column("cpu_busy_pct", "user + sys %", 1), Column("cpu_wait_pct", "wait %", 1),
+                   Column("cpu_idle_pct", "idle %", 1), Column("mb_s_mean", "mean MB/s", 2),
+                   Column("mb_s_sustained", "sustained MB/s", 2), Column("mb_s_peak", "peak MB/s", 2),
+                   Column("iops_mean", "mean IOPS", 1), Column("mem_used_gb_peak", "peak memory used GB", 2)]
+
+
+def per_machine(series: Series) -> Table:
+    """Each machine's own devices and CPUs (Figure 8's per-node view, from the monitor)."""
+    window = max(1, round(SUSTAINED_WINDOW_S / series.interval_s))
+    rows = []
+    for m in series.machines:
+        dev = [r for r in series.device_rows if r["host"] == m]
+        mbs = series.per_slot(dev, mb_s)
+        iops = series.per_slot(dev, lambda r: (r["read_iops"] or 0) + (r["write_iops"] or 0))
+        cpu = machine_cpu(series, m)
+        mem = [r["mem_used_bytes"] for r in series.node_rows if r["host"] == m and r.get("mem_used_bytes") is not None]
+        rows.append({"machine": m, "hosts": ", ".join(series.hosts_of.get(m, [m])), "cpus": series.cpus[m],
+                     **{k.replace("_cores", "_pct"): (v / series.cpus[m] * 100 if v is not None else None)
+                        for k, v in cpu.items()},
+                     "mb_s_mean": _slot_mean(mbs), "mb_s_sustained": moving_max(mbs, window),
+                     "mb_s_peak": max(mbs.values()) if mbs else None, "iops_mean": _slot_mean(iops),
+                     "mem_used_gb_peak": max(mem) / 1e9 if mem else None})
+    return Table("machines", "Per machine (monitor series)", MACHINE_COLUMNS, rows,
+                 ["A machine is every host whose monitor saw the same kernel; the first host stands for it. "
+                  "Throughput is its devices' reads + writes; memory used excludes the page cache."])
 
 
 def io_sizes(series: Series | None) -> Table:
