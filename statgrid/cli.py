@@ -303,8 +303,9 @@ def bench_scale(ctx: typer.Context,
 
 @app.command()
 def report(ctx: typer.Context,
-           source: Path = typer.Argument(..., metavar="RESULTS", help="A bench mixed bundle, a bench scale directory "
-                                         "or an iobench --json file."),
+           sources: list[Path] = typer.Argument(..., metavar="RESULTS...", help="A bench mixed bundle, a bench "
+                                                "scale directory, a monitor --out directory, or one or more iobench "
+                                                "--json files (several: one table of operations × configurations)."),
            compare: Optional[Path] = typer.Option(None, "--compare", help="Another bench mixed bundle: every figure "
                                                   "side by side, with difference and ratio."),
            formats: str = typer.Option("html,md,json,csv", "--format", help="Comma list of html, md, json, csv."),
@@ -314,9 +315,11 @@ def report(ctx: typer.Context,
     from statgrid.report import build, write
 
     fmts = _call(ctx, write.parse_formats, formats)
-    rep = _call(ctx, build.build, source, compare)
+    rep = _call(ctx, build.build, sources, compare)
+    source = sources[0]
     target = out or (source / ("compare-" + compare.name if compare else "report") if source.is_dir()
-                     else source.with_name(source.stem + "-report"))
+                     else source.with_name(source.stem + "-report") if len(sources) == 1
+                     else source.with_name("iobench-report"))
     files = _call(ctx, write.write, rep, target, fmts)
     for f in files:
         if f.suffix in (".html", ".md", ".json") or f.parent == target:

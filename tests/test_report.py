@@ -253,3 +253,64 @@ def test_machines_group_by_boot_id_and_cpus_come_from_the_samples(tmp_path):
             {"cpu_busy_cores": 2.0, "cpu_user_pct": 45.0, "cpu_system_pct": 5.0}]
     assert series.cpus_seen(rows) == 4
     assert series.cpus_seen(rows[1:2]) is None
+
+
+# -- several iobench results: seed 000 Table 2 --------------------------------------------------------
+def _io_result(mode: str, direct: bool, runs_mb_s: list[float], threads: int = 4) -> dict:
+    reads = {"read": 1.0, "write": 0.0, "rw": 0.5}[mode]
+    lat = {"min": 1, "max": 9, "mean": 2e6 if direct else 1e6, "stddev": 0.0, "N": 10,
+           "percentile": {"99.000000": 5e6}}
+    zero_lat = {**lat, "mean": 0.0, "N": 0, "percentile": {}}
+
+    def spread(xs):
+        return {"mean": sum(xs) / len(xs), "min": min(xs), "max": max(xs), "stddev": 0.0, "n": len(xs)}
+
+    def direction(share):
+        bw = [x * 1e6 * share for x in runs_mb_s]
+        return {"bw_bytes": spread(bw), "iops": spread([b / 2**20 for b in bw]), "lat_ns": lat if share else zero_lat}
+
+    total = {"read": direction(reads), "write": direction(1 - reads)}
+    runs = [{"run": i + 1, "nodes": [], "total": {"read": {"bw_bytes": x * 1e6 * reads},
+                                                  "write": {"bw_bytes": x * 1e6 * (1 - reads)}}}
+            for i, x in enumerate(runs_mb_s)]
+    return {"spec": {"dir": "/gpfs/t", "mode": mode, "rwmixread": 50, "pattern": "seq", "bs": 1 << 20,
+                     "threads": threads, "size_per_thread": 8 << 30, "direct": direct, "fsync": False,
+                     "runs": len(runs_mb_s)},
+            "runs": runs, "summary": {"nodes": {"node1": total}, "total": total}}
+
+
+def test_several_iobench_results_make_seed_table_2(tmp_path):
+    figures = {("read", True): [4000, 4100], ("rw", True): [1800, 1800], ("write", True): [1350, 1400],
+               ("read", False): [4100, 4000], ("rw", False): [1800, 1840], ("write", False): [1375, 1425]}
+    paths = []
+    for (mode, direct), mbs in figures.items():
+        p = tmp_path / f"{'raw' if direct else 'fs'}-{mode}.json"
+        p.write_text(json.dumps(_io_result(mode, direct, mbs)))
+        paths.append(str(p))
+    r = run_cli("report", *paths, "--format", "md,csv")
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "iobench-report"
+    text = (out / "report.md").read_text()
+    assert ("| operation | O_DIRECT mean MB/s | O_DIRECT peak MB/s | buffered mean MB/s | buffered peak MB/s | comments |\n"
+            "|:---|---:|---:|---:|---:|:---|\n"
+            "| 100% read | 4,050.0 | 4,100.0 | 4,050.0 | 4,100.0 | O_DIRECT: read latency 2 ms (p99 5 ms) · "
+            "buffered: read latency 1 ms (p99 5 ms) |\n"
+            "| 50% read-write | 1,800.0 | 1,800.0 | 1,820.0 | 1,840.0 | O_DIRECT: read latency 2 ms (p99 5 ms); "
+            "write latency 2 ms (p99 5 ms) · buffered: read latency 1 ms (p99 5 ms); write latency 1 ms (p99 5 ms) |\n"
+            "| 100% write | 1,375.0 | 1,400.0 | 1,400.0 | 1,425.0 | O_DIRECT: write latency 2 ms (p99 5 ms) · "
+            "buffered: write latency 1 ms (p99 5 ms) |\n") in text
+    assert "*Every test: seq, 1M blocks, 4 threads, 8G per thread, no fsync; directory /gpfs/t.*" in text
+    assert (out / "iobench_table2.csv").read_text().splitlines()[0] == \
+        "operation,mean:O_DIRECT,peak:O_DIRECT,mean:buffered,peak:buffered,comments"
+    assert "| fs-rw | node1 | write | 910.0 | 900.0 | 920.0 |" in text
+    assert (out / "charts" / "iobench.svg").exists()
+
+    # two results of one operation and configuration: columns are the file names
+    (tmp_path / "again.json").write_text(json.dumps(_io_result("read", True, [3000])))
+    t = build.build([tmp_path / "raw-read.json", tmp_path / "again.json"]).tables[0]
+    assert [c.header for c in t.columns][1:3] == ["raw-read mean MB/s", "raw-read peak MB/s"]
+    assert t.rows[0]["mean:again"] == 3000.0
+
+    r = run_cli("report", paths[0], str(BUNDLE), "--format", "md", "--out", str(tmp_path / "x"))
+    assert r.returncode != 0 and "is a mixed result: several RESULTS must all be `iobench --json` files" in r.stderr
+    assert not (tmp_path / "x").exists()

@@ -220,14 +220,29 @@ def scale_report(path: Path) -> Report:
     return Report("statgrid report — scalability", sub, [tables.scalability(meta)], [chart])
 
 
-def iobench_report(path: Path) -> Report:
-    result = json.loads(Path(path).read_text())
-    t = tables.iobench(result)
-    return Report("statgrid report — I/O test", t.title, [t], [])
+def iobench_report(paths: list[Path]) -> Report:
+    """One or more iobench results: seed 000 Table 2 (operations × configurations), the detail, a chart."""
+    results = [(Path(p).stem, json.loads(Path(p).read_text())) for p in paths]
+    matrix, detail = tables.iobench_matrix(results), tables.iobench(results)
+    configs = [c for c in matrix.columns if c.key.startswith("mean:")]
+    labels, values = [], []
+    for r in matrix.rows:
+        for c in configs:
+            if r.get(c.key) is not None:
+                labels.append(r["operation"] + ("" if len(configs) == 1 else " · " + c.key[len("mean:"):]))
+                values.append(r[c.key])
+    chart = Chart("iobench", "I/O test: mean MB/s by operation and configuration", "bars",
+                  {"y_label": "MB/s", "labels": labels, "values": values}, "Seed 000 Table 2 as bars.")
+    sub = detail.title if len(results) == 1 else f"{len(results)} I/O tests: {', '.join(n for n, _ in results)}"
+    return Report("statgrid report — I/O test", sub, [matrix, detail], [chart])
 
 
-def build(path: Path, compare: Path | None = None) -> Report:
-    path = Path(path)
+def build(paths: Path | list[Path], compare: Path | None = None) -> Report:
+    """The report of one result, or of several iobench results side by side (seed 000 Table 2)."""
+    paths = [Path(p) for p in paths] if isinstance(paths, (list, tuple)) else [Path(paths)]
+    if len(paths) > 1:
+        return build_many(paths, compare)
+    path = paths[0]
     if not path.exists():
         raise UsageError(f"{str(path)!r} does not exist; give a results bundle (e.g. <home>/bench/mixed-…).")
     if compare is not None:
@@ -242,7 +257,23 @@ def build(path: Path, compare: Path | None = None) -> Report:
             return scale_report(path)
         if kind == "monitor":
             return monitor_report(path)[0]
-        return iobench_report(path)
+        return iobench_report([path])
     except (KeyError, TypeError) as exc:
         raise StatgridError(f"{str(path)!r} is missing a field the report needs ({exc}); was it written by an "
+                            "older statgrid?") from None
+
+
+def build_many(paths: list[Path], compare: Path | None) -> Report:
+    if compare is not None:
+        raise UsageError("--compare takes one RESULTS; several RESULTS are iobench files laid out side by side.")
+    for p in paths:
+        if not p.exists():
+            raise UsageError(f"{str(p)!r} does not exist.")
+        if kind_of(p) != "iobench":
+            raise UsageError(f"{str(p)!r} is a {kind_of(p)} result: several RESULTS must all be `iobench --json` "
+                             "files (one table of operations × configurations); report other results one at a time.")
+    try:
+        return iobench_report(paths)
+    except (KeyError, TypeError, IndexError) as exc:
+        raise StatgridError(f"an iobench file is missing a field the report needs ({exc}); was it written by an "
                             "older statgrid?") from None

@@ -327,29 +327,120 @@ def scalability(meta: dict) -> Table:
                   "over the clock time."])
 
 
-def iobench(result: dict) -> Table:
-    """Seed 000 Table 2: MB/s, IOPS and latency per node and in total, per direction."""
-    spec = result["spec"]
+IOBENCH_COLUMNS = [Column("file", "file", align="left"), Column("node", "node", align="left"),
+                   Column("direction", "direction", align="left"), Column("mb_s", "MB/s", 1),
+                   Column("mb_s_min", "min MB/s", 1), Column("mb_s_max", "max MB/s", 1), Column("iops", "IOPS", 0),
+                   Column("lat_mean_ms", "latency ms", 3), Column("lat_p99_ms", "p99 ms", 3), Column("runs", "runs")]
+
+
+def iobench_rows(name: str, result: dict) -> list[dict]:
+    """MB/s, IOPS and latency per node and in total, per direction, of one iobench result."""
     rows = []
     scopes = list(result["summary"]["nodes"].items())
     if len(scopes) > 1:
         scopes.append(("total", result["summary"]["total"]))
     else:
         scopes = [(scopes[0][0], result["summary"]["total"])]
-    for name, s in scopes:
+    for node, s in scopes:
         for d in ("read", "write"):
             if s[d]["bw_bytes"]["max"] <= 0:
                 continue
             lat = s[d]["lat_ns"]
             p = lat["percentile"]
-            rows.append({"node": name, "direction": d, "mb_s": s[d]["bw_bytes"]["mean"] / 1e6,
+            rows.append({"file": name, "node": node, "direction": d, "mb_s": s[d]["bw_bytes"]["mean"] / 1e6,
                          "mb_s_min": s[d]["bw_bytes"]["min"] / 1e6, "mb_s_max": s[d]["bw_bytes"]["max"] / 1e6,
                          "iops": s[d]["iops"]["mean"], "lat_mean_ms": lat["mean"] / 1e6,
                          "lat_p99_ms": p.get("99.000000", 0) / 1e6, "runs": s[d]["bw_bytes"]["n"]})
-    cols = [Column("node", "node", align="left"), Column("direction", "direction", align="left"),
-            Column("mb_s", "MB/s", 1), Column("mb_s_min", "min MB/s", 1), Column("mb_s_max", "max MB/s", 1),
-            Column("iops", "IOPS", 0), Column("lat_mean_ms", "latency ms", 3), Column("lat_p99_ms", "p99 ms", 3),
-            Column("runs", "runs")]
-    title = (f"I/O test — {spec['mode']}, {spec['pattern']}, {spec['bs']} B blocks, {spec['threads']} thread(s), "
-             f"{'O_DIRECT' if spec['direct'] else 'buffered'}")
-    return Table("iobench", title, cols, rows, [f"Directory {spec['dir']}; mean over {spec['runs']} run(s)."])
+    return rows
+
+
+def describe_spec(spec: dict) -> str:
+    return (f"{spec['mode']}, {spec['pattern']}, {spec['bs']} B blocks, {spec['threads']} thread(s), "
+            f"{'O_DIRECT' if spec['direct'] else 'buffered'}")
+
+
+def iobench(results: list[tuple[str, dict]]) -> Table:
+    """Every node and direction of every result (the detail under Table 2)."""
+    rows = [r for name, result in results for r in iobench_rows(name, result)]
+    if len(results) == 1:
+        spec = results[0][1]["spec"]
+        return Table("iobench", f"I/O test — {describe_spec(spec)}", IOBENCH_COLUMNS, rows,
+                     [f"Directory {spec['dir']}; mean over {spec['runs']} run(s)."])
+    return Table("iobench", "I/O tests — every node and direction", IOBENCH_COLUMNS, rows,
+                 ["Mean over each test's runs; min and max are its slowest and fastest run."])
+
+
+# -- seed 000 Table 2: operations × configurations ---------------------------------------------------
+CONFIG_FIELDS = ("dir", "pattern", "bs", "threads", "size_per_thread", "direct", "fsync")
+
+
+def operation(spec: dict) -> tuple[int, str]:
+    """(share of reads in %, the row's name): 100 % read, 50 % read-write, 100 % write."""
+    reads = {"read": 100, "write": 0}.get(spec["mode"], spec.get("rwmixread", 50))
+    return reads, {100: "100% read", 0: "100% write"}.get(reads, f"{reads}% read-write")
+
+
+def _config_part(key: str, value) -> str:
+    if value is None:
+        return f"{key} not recorded"
+    if key == "direct":
+        return "O_DIRECT" if value else "buffered"
+    if key == "fsync":
+        return "fsync" if value else "no fsync"
+    if key in ("bs", "size_per_thread"):
+        for unit, n in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+            if value >= n and value % n == 0:
+                value = f"{value // n}{unit}"
+                break
+        return f"{value} {'blocks' if key == 'bs' else 'per thread'}"
+    if key == "threads":
+        return f"{value} thread{'s' if value != 1 else ''}"
+    return str(value)
+
+
+def configurations(results: list[tuple[str, dict]]) -> list[str]:
+    """Each result's configuration: the spec fields that differ between the results (else the
+    file names, when two results of one operation would share a configuration)."""
+    differ = [k for k in CONFIG_FIELDS if k not in _common_fields(results)]
+    labels = [", ".join(_config_part(k, r["spec"].get(k)) for k in differ) or "MB/s" for _, r in results]
+    cells = [(operation(r["spec"])[0], label) for (_, r), label in zip(results, labels)]
+    if len(set(cells)) < len(cells):
+        return [name for name, _ in results]
+    return labels
+
+
+def _common_fields(results: list[tuple[str, dict]]) -> list[str]:
+    return [k for k in CONFIG_FIELDS if len({repr(r["spec"].get(k)) for _, r in results}) == 1]
+
+
+def iobench_matrix(results: list[tuple[str, dict]]) -> Table:
+    """Seed 000 Table 2: one row per operation, one column pair (mean, high watermark) per
+    configuration; MB/s are reads + writes of every node at once."""
+    labels = configurations(results)
+    configs = list(dict.fromkeys(labels))
+    ops: dict[int, dict] = {}
+    for (name, result), label in zip(results, labels):
+        reads, op = operation(result["spec"])
+        row = ops.setdefault(reads, {"operation": op, "comments": []})
+        per_run = [sum(run["total"][d]["bw_bytes"] for d in ("read", "write")) / 1e6 for run in result["runs"]]
+        t = result["summary"]["total"]
+        row[f"mean:{label}"] = sum(t[d]["bw_bytes"]["mean"] for d in ("read", "write")) / 1e6
+        row[f"peak:{label}"] = max(per_run) if per_run else None
+        lat = "; ".join(f"{d} latency {t[d]['lat_ns']['mean'] / 1e6:.3g} ms (p99 "
+                        f"{t[d]['lat_ns']['percentile'].get('99.000000', 0) / 1e6:.3g} ms)"
+                        for d in ("read", "write") if t[d]["bw_bytes"]["max"] > 0)
+        row["comments"].append(f"{label}: {lat}" if len(configs) > 1 else lat)
+    rows = [{**r, "comments": " · ".join(r["comments"])} for _, r in sorted(ops.items(), key=lambda kv: -kv[0])]
+    cols = [Column("operation", "operation", align="left")]
+    for c in configs:
+        cols += [Column(f"mean:{c}", f"{c} mean MB/s" if c != "MB/s" else "mean MB/s", 1),
+                 Column(f"peak:{c}", f"{c} peak MB/s" if c != "MB/s" else "peak MB/s", 1)]
+    cols.append(Column("comments", "comments", align="left"))
+    common = _common_fields(results)
+    spec = results[0][1]["spec"]
+    same = ", ".join(_config_part(k, spec[k]) for k in common if k != "dir" and spec.get(k) is not None) + \
+        (f"; directory {spec['dir']}" if "dir" in common else "")
+    return Table("iobench_table2", "I/O test — operations × configurations (seed 000 Table 2)", cols, rows,
+                 [f"Every test: {same}." if same else "",
+                  "Mean: reads + writes of all nodes at once, averaged over the runs; peak: the best run (the "
+                  "high watermark)."])
