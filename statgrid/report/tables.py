@@ -419,7 +419,7 @@ def iobench_matrix(results: list[tuple[str, dict]]) -> Table:
     labels = configurations(results)
     configs = list(dict.fromkeys(labels))
     ops: dict[int, dict] = {}
-    for (name, result), label in zip(results, labels):
+    for (_, result), label in zip(results, labels):
         reads, op = operation(result["spec"])
         row = ops.setdefault(reads, {"operation": op, "comments": []})
         per_run = [sum(run["total"][d]["bw_bytes"] for d in ("read", "write")) / 1e6 for run in result["runs"]]
