@@ -306,8 +306,9 @@ def report(ctx: typer.Context,
            sources: list[Path] = typer.Argument(..., metavar="RESULTS...", help="A bench mixed bundle, a bench "
                                                 "scale directory, a monitor --out directory, or one or more iobench "
                                                 "--json files (several: one table of operations × configurations)."),
-           compare: Optional[Path] = typer.Option(None, "--compare", help="Another bench mixed bundle: every figure "
-                                                  "side by side, with difference and ratio."),
+           compare: Optional[Path] = typer.Option(None, "--compare", help="Another result of the same sort (bench "
+                                                  "mixed bundle or monitor capture; or two bench scale directories): "
+                                                  "every figure side by side, with difference and ratio."),
            formats: str = typer.Option("html,md,json,csv", "--format", help="Comma list of html, md, json, csv."),
            out: Optional[Path] = typer.Option(None, "--out", help="Directory for the report (default: "
                                               "RESULTS/report, or RESULTS-report for a file).")) -> None:

@@ -93,21 +93,31 @@ def test_compare_gives_the_expected_ratios(bundle, tmp_path):
     assert "| workload | clock time (s) | " in text and " | 2.000 |" in text
 
 
+def _scale_dir(path: Path, clocks_s: list[float]) -> Path:
+    """A scale.json of 10 sessions (36 jobs) per node with these clock times for 1, 2, … nodes."""
+    path.mkdir()
+    steps = []
+    for i, clock in enumerate(clocks_s):
+        n = i + 1
+        jobs_per_h = 36 * n / clock * 3600
+        steps.append({"nodes": n, "sessions": 10 * n, "jobs": 36 * n, "done": 36 * n, "exit": 0, "clock_s": clock,
+                      "jobs_per_h": jobs_per_h, "summed_real_s": 180.0 * n, "io_mb_per_s": 12.5 * n,
+                      "efficiency": jobs_per_h / n / steps[0]["jobs_per_h"] if steps else 1.0,
+                      "bundle": f"{n}-nodes"})
+    (path / "scale.json").write_text(json.dumps({"kind": "statgrid-bench-scale", "max_nodes": len(steps),
+                                                 "sessions_per_node": 10, "slots": 2,
+                                                 "note": "each node has 1 CPU(s) of its own",
+                                                 "host": {"hostname": "h", "cpus": 2}, "steps": steps}))
+    return path
+
+
 def test_scale_and_iobench_reports(tmp_path):
-    scale = tmp_path / "scale"
-    scale.mkdir()
-    steps = [{"nodes": 1, "sessions": 10, "jobs": 36, "done": 36, "exit": 0, "clock_s": 100.0, "jobs_per_h": 1296.0,
-              "summed_real_s": 180.0, "io_mb_per_s": 12.5, "efficiency": 1.0, "bundle": "1-nodes"},
-             {"nodes": 2, "sessions": 20, "jobs": 72, "done": 72, "exit": 0, "clock_s": 125.0, "jobs_per_h": 2073.6,
-              "summed_real_s": 400.0, "io_mb_per_s": 20.0, "efficiency": 0.8, "bundle": "2-nodes"}]
-    (scale / "scale.json").write_text(json.dumps({"kind": "statgrid-bench-scale", "max_nodes": 2, "sessions_per_node": 10,
-                                                  "slots": 2, "note": "each node has 1 CPU(s) of its own",
-                                                  "host": {"hostname": "h", "cpus": 2}, "steps": steps}))
+    scale = _scale_dir(tmp_path / "scale", [100.0, 125.0])
     r = run_cli("report", str(scale), "--format", "md")
     assert r.returncode == 0, r.stderr
     text = (scale / "report" / "report.md").read_text()
     assert ("| 1 | 10 | 36 | 36 | 0 | 100.0 | 1,296.0 | 180.0 | 12.50 | 1.000 |\n"
-            "| 2 | 20 | 72 | 72 | 0 | 125.0 | 2,073.6 | 400.0 | 20.00 | 0.800 |") in text
+            "| 2 | 20 | 72 | 72 | 0 | 125.0 | 2,073.6 | 360.0 | 25.00 | 0.800 |") in text
     assert "![Scalability: throughput and efficiency by nodes](charts/scaling.svg)" in text
     assert (scale / "report" / "charts" / "scaling.png").stat().st_size > 1000
 
@@ -314,3 +324,31 @@ def test_several_iobench_results_make_seed_table_2(tmp_path):
     r = run_cli("report", paths[0], str(BUNDLE), "--format", "md", "--out", str(tmp_path / "x"))
     assert r.returncode != 0 and "is a mixed result: several RESULTS must all be `iobench --json` files" in r.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_compare_two_scale_tests_and_a_capture_with_a_bundle(tmp_path):
+    a = _scale_dir(tmp_path / "scale-a", [100.0, 125.0])
+    b = _scale_dir(tmp_path / "scale-b", [50.0, 100.0, 200.0])
+    r = run_cli("report", str(a), "--compare", str(b), "--format", "md")
+    assert r.returncode == 0, r.stderr
+    text = (a / "compare-scale-b" / "report.md").read_text()
+    assert ("| nodes | A clock s | B clock s | A jobs/h | B jobs/h | jobs/h B ÷ A | A efficiency | B efficiency |\n"
+            "|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+            "| 1 | 100.0 | 50.0 | 1,296.0 | 2,592.0 | 2.000 | 1.000 | 1.000 |\n"
+            "| 2 | 125.0 | 100.0 | 2,073.6 | 2,592.0 | 1.250 | 0.800 | 0.500 |\n"
+            "| 3 | — | 200.0 | — | 1,944.0 | — | — | 0.250 |\n") in text
+    assert (a / "compare-scale-b" / "charts" / "scaling.svg").exists()
+
+    cap = tmp_path / "cap"
+    shutil.copytree(BUNDLE / "grid" / "monitor", cap)
+    r = run_cli("report", str(BUNDLE), "--compare", str(cap), "--format", "json", "--out", str(tmp_path / "c"))
+    assert r.returncode == 0, r.stderr
+    rows = next(t for t in json.loads((tmp_path / "c" / "report.json").read_text())["tables"]
+                if t["id"] == "compare")["rows"]
+    by = {r["figure"]: r for r in rows}
+    # the capture holds the bundle's samples and the grid's start before the workload's window
+    assert by["peak throughput (MB/s)"]["b"] >= by["peak throughput (MB/s)"]["a"] > 0
+    assert by["time span of the samples (s)"]["a"] is None and by["time span of the samples (s)"]["b"] == pytest.approx(19, abs=0.1)
+    assert by["clock time (s)"]["b"] is None and by["CPUs of the grid's machines"]["ratio"] == 1.0
+    r = run_cli("report", str(a), "--compare", str(BUNDLE), "--out", str(tmp_path / "d"))
+    assert r.returncode != 0 and "--compare needs two" in r.stderr

@@ -72,7 +72,8 @@ def monitor_report(path: Path, loaded=None) -> tuple[Report, dict]:
            f"one sample every {s.interval_s:.3g} s")
     sizes = tables.io_sizes(s)
     ts = [tables.capture_summary(figures, f"Summary — monitor capture {Path(path).name}"), tables.per_machine(s), sizes]
-    return Report(f"statgrid report — monitor capture {Path(path).name}", sub, ts, series_charts(s, s.t0, sizes)), figures
+    return Report(f"statgrid report — monitor capture {Path(path).name}", sub, ts,
+                  series_charts(s, s.t0, sizes, "s from the first sample")), figures
 
 
 def mixed_report(path: Path, loaded=None) -> tuple[Report, dict]:
@@ -83,6 +84,8 @@ def mixed_report(path: Path, loaded=None) -> tuple[Report, dict]:
     w = meta["workload"]
     sizes = tables.io_sizes(s) if s is not None else None
     ts = [tables.workload_summary(meta, figures, s is not None), tables.per_node(jobs)]
+    if s is not None and len(s.machines) > 1:       # a grid of several machines: each one's own devices and CPUs
+        ts.append(tables.per_machine(s))
     if sizes is not None:
         ts.append(sizes)
     ts.append(tables.per_job(jobs))
@@ -102,17 +105,17 @@ def charts(meta: dict, jobs: list[dict], s, sizes: Table | None) -> list[Chart]:
     return out
 
 
-def series_charts(s, t0: float, sizes: Table) -> list[Chart]:
+def series_charts(s, t0: float, sizes: Table, x_label: str | None = None) -> list[Chart]:
     """The monitor's charts: per library, per machine (when several), CPU stacked, request sizes."""
     out = []
+    x = {"x_label": x_label} if x_label else {}
     lines = []
     for (machine, device), libs in s.libraries_by_device().items():
         rows = sorted(s.library_rows_of(machine, libs[0]), key=lambda r: r["ts"])
         lines.append({"name": f"{'+'.join(libs)} ({device})", "x": [r["ts"] - t0 for r in rows],
                       "y": [mb_s(r) for r in rows]})
     out.append(Chart("throughput_library", "Throughput per library (device reads + writes)", "lines",
-                     {"y_label": "MB/s", "series": lines},
-                     "Libraries on one device share its line (Figure 7)."))
+                     {"y_label": "MB/s", "series": lines, **x}, "Libraries on one device share its line (Figure 7)."))
     by_ts: dict[float, dict] = {}
     for r in s.node_rows:
         by_ts.setdefault(s.slot(r["ts"]), {"n": 0, "user": 0.0, "sys": 0.0, "wait": 0.0, "idle": 0.0})
@@ -124,11 +127,11 @@ def series_charts(s, t0: float, sizes: Table) -> list[Chart]:
             b[k] += (r[col] or 0) * cpus
     keys = sorted(by_ts)
     out.append(Chart("cpu", "CPU user / sys / wait / idle", "stacked",
-                     {"y_label": "% of the grid's CPUs", "x": [k * s.interval_s for k in keys],
+                     {"y_label": "% of the grid's CPUs", "x": [k * s.interval_s for k in keys], **x,
                       "layers": [{"name": name, "y": [by_ts[k][name] / by_ts[k]["n"] for k in keys]}
                                  for name in ("user", "sys", "wait", "idle")]}, "Figure 9."))
     out.append(Chart("io_sizes", "I/O request size distribution", "bars",
-                     {"y_label": "% of requests", "labels": [r["size"] for r in sizes.rows],
+                     {"y_label": "% of requests", "x_label": "request size", "labels": [r["size"] for r in sizes.rows],
                       "values": [r["share_pct"] or 0 for r in sizes.rows]}, "Figure 4."))
     if len(s.machines) > 1:
         lines = []
@@ -137,7 +140,7 @@ def series_charts(s, t0: float, sizes: Table) -> list[Chart]:
             keys = sorted(per)
             lines.append({"name": m, "x": [k * s.interval_s + s.t0 - t0 for k in keys], "y": [per[k] for k in keys]})
         out.insert(1, Chart("throughput_machine", "Throughput per machine (its devices' reads + writes)", "lines",
-                            {"y_label": "MB/s", "series": lines}, "From each machine's monitor (Figure 8)."))
+                            {"y_label": "MB/s", "series": lines, **x}, "From each machine's monitor (Figure 8)."))
     return out
 
 
@@ -185,16 +188,28 @@ def timeline(jobs: list[dict], t0: float) -> Chart:
                  "Jobs per host slot over time: queueing, ramp and trail-out.")
 
 
+def _side(path: Path):
+    """(report, summary figures, series) of one side of a comparison."""
+    kind = kind_of(path)
+    if kind == "mixed":
+        loaded = load_mixed(path)
+        return (*mixed_report(path, loaded), loaded[2])
+    loaded = load_monitor(path)
+    return (*monitor_report(path, loaded), loaded[0])
+
+
 def compare_report(path_a: Path, path_b: Path) -> Report:
-    if kind_of(path_a) != "mixed" or kind_of(path_b) != "mixed":
-        raise UsageError("--compare needs two `bench mixed` bundles (directories with bundle.json).")
-    loaded_a, loaded_b = load_mixed(path_a), load_mixed(path_b)
-    ra, fa = mixed_report(path_a, loaded_a)
-    rb, fb = mixed_report(path_b, loaded_b)
+    kinds = {kind_of(path_a), kind_of(path_b)}
+    if kinds == {"scale"}:
+        return compare_scale(path_a, path_b)
+    if not kinds <= {"mixed", "monitor"}:
+        raise UsageError("--compare needs two `bench mixed` bundles or monitor captures (either side may be "
+                         "either), or two `bench scale` directories.")
+    (ra, fa, sa), (rb, fb, sb) = _side(path_a), _side(path_b)
     name_a, name_b = Path(path_a).name, Path(path_b).name
     t = tables.comparison(name_a, fa, name_b, fb)
     overlay = []
-    for name, (_, _, s), style in ((name_a, loaded_a, "-"), (name_b, loaded_b, "--")):
+    for name, s, style in ((name_a, sa, "-"), (name_b, sb, "--")):
         if s is None:
             continue
         per = s.per_slot(s.device_rows, mb_s)
@@ -202,9 +217,31 @@ def compare_report(path_a: Path, path_b: Path) -> Report:
         overlay.append({"name": name, "x": [k * s.interval_s for k in keys], "y": [per[k] for k in keys],
                         "style": style})
     chart = Chart("compare_throughput", "Throughput of A and B (device reads + writes)", "lines",
-                  {"y_label": "MB/s", "series": overlay}, "Figure 12.")
+                  {"y_label": "MB/s", "x_label": "s from the start", "series": overlay}, "Figure 12.")
     return Report(f"statgrid comparison — {name_a} vs {name_b}", f"A: {ra.subtitle}\nB: {rb.subtitle}",
                   [t, *[x for x in ra.tables if x.id == "nodes"]], [chart])
+
+
+def compare_scale(path_a: Path, path_b: Path) -> Report:
+    """Two scalability tests: each step side by side, and both curves on one chart (Figure 10)."""
+    from statgrid.bench.scale import load
+
+    ma, mb = load(path_a), load(path_b)
+    name_a, name_b = Path(path_a).name, Path(path_b).name
+    t = tables.scale_comparison(name_a, ma, name_b, mb)
+    runs = [{"name": name, "nodes": [s["nodes"] for s in m["steps"]], "jobs_per_h": [s["jobs_per_h"] or 0
+                                                                                   for s in m["steps"]],
+             "efficiency": [s["efficiency"] for s in m["steps"]], "style": style}
+            for name, m, style in ((name_a, ma, "-"), (name_b, mb, "--"))]
+    chart = Chart("scaling", "Scalability of A and B: throughput and efficiency by nodes", "scaling", {"runs": runs},
+                  "Figure 10: solid A, dashed B; grey: linear from A's first step.")
+    return Report(f"statgrid comparison — {name_a} vs {name_b}",
+                  f"A: {_scale_subtitle(ma)}\nB: {_scale_subtitle(mb)}", [t], [chart])
+
+
+def _scale_subtitle(meta: dict) -> str:
+    return (f"1 … {meta['max_nodes']} nodes, {meta['sessions_per_node']} sessions per node, {meta['slots']} slots per "
+            f"node; machine {meta['host'].get('hostname')} ({meta['host'].get('cpus')} CPUs)")
 
 
 def scale_report(path: Path) -> Report:
@@ -215,9 +252,7 @@ def scale_report(path: Path) -> Report:
     chart = Chart("scaling", "Scalability: throughput and efficiency by nodes", "scaling",
                   {"nodes": [s["nodes"] for s in steps], "jobs_per_h": [s["jobs_per_h"] or 0 for s in steps],
                    "efficiency": [s["efficiency"] for s in steps]}, "Figure 10.")
-    sub = (f"1 … {meta['max_nodes']} nodes, {meta['sessions_per_node']} sessions per node, {meta['slots']} slots per "
-           f"node; machine {meta['host'].get('hostname')} ({meta['host'].get('cpus')} CPUs)")
-    return Report("statgrid report — scalability", sub, [tables.scalability(meta)], [chart])
+    return Report("statgrid report — scalability", _scale_subtitle(meta), [tables.scalability(meta)], [chart])
 
 
 def iobench_report(paths: list[Path]) -> Report:
@@ -232,7 +267,8 @@ def iobench_report(paths: list[Path]) -> Report:
                 labels.append(r["operation"] + ("" if len(configs) == 1 else " · " + c.key[len("mean:"):]))
                 values.append(r[c.key])
     chart = Chart("iobench", "I/O test: mean MB/s by operation and configuration", "bars",
-                  {"y_label": "MB/s", "labels": labels, "values": values}, "Seed 000 Table 2 as bars.")
+                  {"y_label": "MB/s", "x_label": "operation", "labels": labels, "values": values},
+                  "Seed 000 Table 2 as bars.")
     sub = detail.title if len(results) == 1 else f"{len(results)} I/O tests: {', '.join(n for n, _ in results)}"
     return Report("statgrid report — I/O test", sub, [matrix, detail], [chart])
 

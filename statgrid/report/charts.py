@@ -39,7 +39,9 @@ def _figure(chart: Chart):
         ax.legend(fontsize=8, loc="upper right")
     elif chart.kind == "bars":
         ax.bar(range(len(d["labels"])), d["values"], color="#1f77b4")
-        ax.set_xticks(range(len(d["labels"])), d["labels"], fontsize=8)
+        crowded = len(d["labels"]) > 4
+        ax.set_xticks(range(len(d["labels"])), d["labels"], fontsize=8, rotation=20 if crowded else 0,
+                      ha="right" if crowded else "center")
     elif chart.kind == "timeline":
         lanes = d["lanes"]
         for b in d["bars"]:
@@ -53,13 +55,20 @@ def _figure(chart: Chart):
         from matplotlib.patches import Patch
         ax.legend(handles=[Patch(color=c, label=k) for k, c in KIND_COLORS.items()], fontsize=8, loc="lower right")
     elif chart.kind == "scaling":
-        ax.plot(d["nodes"], d["jobs_per_h"], marker="o", label="jobs/h")
-        ideal = [d["jobs_per_h"][0] * n / d["nodes"][0] for n in d["nodes"]] if d["jobs_per_h"] else []
-        ax.plot(d["nodes"], ideal, linestyle="--", color="#999999", label="linear")
-        ax.set_xticks(d["nodes"])
+        runs = d.get("runs") or [{"name": "", **d}]            # one test, or several overlaid (--compare)
+        first = runs[0]
+        nodes = sorted({n for r in runs for n in r["nodes"]})
+        ideal = [first["jobs_per_h"][0] * n / first["nodes"][0] for n in nodes] if first["jobs_per_h"] else []
+        ax.plot(nodes, ideal, linestyle=":", color="#999999", label="linear")
+        ax.set_xticks(nodes)
         ax2 = ax.twinx()
-        ax2.plot(d["nodes"], d["efficiency"], marker="s", color="#2ca02c", label="efficiency")
-        ax2.set_ylim(0, max(1.1, max((e or 0) for e in d["efficiency"]) * 1.1))
+        for r in runs:
+            prefix = f"{r['name']} " if r["name"] else ""
+            ax.plot(r["nodes"], r["jobs_per_h"], marker="o", color="#1f77b4", linestyle=r.get("style", "-"),
+                    label=prefix + "jobs/h")
+            ax2.plot(r["nodes"], r["efficiency"], marker="s", color="#2ca02c", linestyle=r.get("style", "-"),
+                     label=prefix + "efficiency")
+        ax2.set_ylim(0, max(1.1, max((e or 0) for r in runs for e in r["efficiency"]) * 1.1))
         ax2.set_ylabel("efficiency", fontsize=8)
         ax.legend(fontsize=8, loc="upper left")
         ax2.legend(fontsize=8, loc="lower right")

@@ -333,6 +333,27 @@ IOBENCH_COLUMNS = [Column("file", "file", align="left"), Column("node", "node", 
                    Column("lat_mean_ms", "latency ms", 3), Column("lat_p99_ms", "p99 ms", 3), Column("runs", "runs")]
 
 
+def scale_comparison(name_a: str, meta_a: dict, name_b: str, meta_b: dict) -> Table:
+    """Each node count of either test: clock, jobs/h and efficiency of A and B, and B ÷ A."""
+    by_a = {s["nodes"]: s for s in meta_a["steps"]}
+    by_b = {s["nodes"]: s for s in meta_b["steps"]}
+    rows = []
+    for n in sorted(by_a.keys() | by_b.keys()):
+        a, b = by_a.get(n, {}), by_b.get(n, {})
+        row = {"nodes": n}
+        for key in ("clock_s", "jobs_per_h", "efficiency"):
+            row[f"a_{key}"], row[f"b_{key}"] = a.get(key), b.get(key)
+        row["ratio"] = b["jobs_per_h"] / a["jobs_per_h"] if a.get("jobs_per_h") and b.get("jobs_per_h") else None
+        rows.append(row)
+    cols = [Column("nodes", "nodes"), Column("a_clock_s", "A clock s", 1), Column("b_clock_s", "B clock s", 1),
+            Column("a_jobs_per_h", "A jobs/h", 1), Column("b_jobs_per_h", "B jobs/h", 1),
+            Column("ratio", "jobs/h B ÷ A", 3), Column("a_efficiency", "A efficiency", 3),
+            Column("b_efficiency", "B efficiency", 3)]
+    return Table("compare_scale", f"Scalability compared — A: {name_a}, B: {name_b}", cols, rows,
+                 [f"A: {meta_a.get('note', '')}", f"B: {meta_b.get('note', '')}",
+                  "Efficiency as in each test's scalability table; a step one test lacks is left empty."])
+
+
 def iobench_rows(name: str, result: dict) -> list[dict]:
     """MB/s, IOPS and latency per node and in total, per direction, of one iobench result."""
     rows = []
