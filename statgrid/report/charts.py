@@ -68,7 +68,8 @@ def _figure(chart: Chart):
                     label=prefix + "jobs/h")
             ax2.plot(r["nodes"], r["efficiency"], marker="s", color="#2ca02c", linestyle=r.get("style", "-"),
                      label=prefix + "efficiency")
-        ax2.set_ylim(0, max(1.1, max((e or 0) for r in runs for e in r["efficiency"]) * 1.1))
+        ax2.set_ylim(0, max(1.0, max((e or 0) for r in runs for e in r["efficiency"])) * 1.35)
+        ax.set_ylim(0, max([*ideal, *(v for r in runs for v in r["jobs_per_h"])], default=1) * 1.3)   # room for legends
         ax2.set_ylabel("efficiency", fontsize=8)
         ax.legend(fontsize=8, loc="upper left")
         ax2.legend(fontsize=8, loc="lower right")
