@@ -144,6 +144,11 @@ def test_bad_input_is_named(tmp_path):
     r = run_cli("report", str(BUNDLE), "--format", "html,pdf", "--out", str(tmp_path / "o"))
     assert r.returncode == 2 and "'pdf' is not a format" in r.stderr
     assert not (tmp_path / "o").exists()
+    (tmp_path / "cap" / "h1").mkdir(parents=True)
+    (tmp_path / "cap" / "h1" / "node-1.0-1.parquet").write_text("cut short")
+    r = run_cli("report", str(tmp_path / "cap"))
+    assert r.returncode == 1 and "holds no node samples the report can read" in r.stderr
+    assert not (tmp_path / "cap" / "report").exists()
 
 
 def _chromium() -> str | None:

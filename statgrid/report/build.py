@@ -54,10 +54,12 @@ def load_mixed(path: Path):
 
 def load_monitor(path: Path):
     """A capture's series over its whole span, and its summary figures."""
-    t0, t1 = series_mod.span(path)
-    s = series_mod.load(path, t0, t1, False, 1)
-    if not s.node_rows:
-        raise StatgridError(f"{str(path)!r} holds no node samples the report can read.")
+    span = series_mod.span(path)
+    s = series_mod.load(path, *span, False, 1) if span else None
+    if s is None or not s.node_rows:
+        raise StatgridError(f"{str(path)!r} holds no node samples the report can read (node-*.parquet files "
+                            "empty or damaged); point at a `statgrid monitor --out` directory that has samples.")
+    t0, t1 = span
     figures = tables.series_figures(s)
     figures.update({"span_s": t1 - t0 + s.interval_s, "samples": len(s.node_rows),
                     "hosts": sum(map(len, s.hosts_of.values())), "machines": len(s.machines)})

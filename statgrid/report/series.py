@@ -102,7 +102,10 @@ def load(monitor_dir: Path, t0: float, t1: float, embedded: bool, default_cpus: 
 
 def span(monitor_dir: Path) -> tuple[float, float] | None:
     """First and last sample time of a capture (every host), or None when it has none."""
-    t = store.load(monitor_dir, "node")
+    try:
+        t = store.load(monitor_dir, "node")
+    except (OSError, ValueError):                      # a file cut short or not Parquet
+        return None
     if t.num_rows == 0:
         return None
     ts = t.column("ts").to_pylist()
