@@ -87,11 +87,19 @@ def _figure(chart: Chart):
 
 def render(chart: Chart, fmt: str) -> bytes:
     """The chart as 'svg' or 'png' bytes."""
+    return render_all(chart, [fmt])[fmt]
+
+
+def render_all(chart: Chart, fmts: list[str]) -> dict[str, bytes]:
+    """The chart in each format, drawn once (drawing is most of a report's time)."""
     import matplotlib.pyplot as plt
 
     fig = _figure(chart)
-    buf = io.BytesIO()
-    # SVG: fixed hash salt and no date, so the same data gives the same file
-    fig.savefig(buf, format=fmt, dpi=100, metadata={"Date": None} if fmt == "svg" else None)
+    out = {}
+    for fmt in fmts:
+        buf = io.BytesIO()
+        # SVG: fixed hash salt and no date, so the same data gives the same file
+        fig.savefig(buf, format=fmt, dpi=100, metadata={"Date": None} if fmt == "svg" else None)
+        out[fmt] = buf.getvalue()
     plt.close(fig)
-    return buf.getvalue()
+    return out

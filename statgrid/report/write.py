@@ -30,14 +30,16 @@ def write(report: Report, out: Path, formats: list[str]) -> list[Path]:
         (p.write_bytes if isinstance(data, bytes) else p.write_text)(data)
         written.append(p)
 
-    svgs = {c.id: charts.render(c, "svg") for c in report.charts} if {"html", "md"} & set(formats) else {}
+    chart_fmts = (["svg"] if {"html", "md"} & set(formats) else []) + (["png"] if "md" in formats else [])
+    drawn = {c.id: charts.render_all(c, chart_fmts) for c in report.charts} if chart_fmts else {}
+    svgs = {cid: d["svg"] for cid, d in drawn.items()}
     if "html" in formats:
         put("report.html", html.serialize(report, svgs))
     if "md" in formats:
         put("report.md", md.serialize(report))
         for c in report.charts:                     # the Markdown links them; PNG for slides and mail
             put(f"charts/{c.id}.svg", svgs[c.id])
-            put(f"charts/{c.id}.png", charts.render(c, "png"))
+            put(f"charts/{c.id}.png", drawn[c.id]["png"])
     if "json" in formats:
         put("report.json", json_out.serialize(report))
     if "csv" in formats:
