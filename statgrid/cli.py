@@ -303,7 +303,7 @@ def bench_scale(ctx: typer.Context,
 
 @app.command()
 def report(ctx: typer.Context,
-           sources: list[Path] = typer.Argument(..., metavar="RESULTS...", help="A bench mixed bundle, a bench "
+           sources: list[Path] = typer.Argument(..., metavar="RESULTS", help="A bench mixed bundle, a bench "
                                                 "scale directory, a monitor --out directory, or one or more iobench "
                                                 "--json files (several: one table of operations × configurations)."),
            compare: Optional[Path] = typer.Option(None, "--compare", help="Another result of the same sort (bench "

@@ -47,7 +47,11 @@ def test_summary_figures_match_duckdb_over_the_raw_series():
     per_ts = duckdb.sql(f"select ts, sum(read_bytes_per_s + write_bytes_per_s) / 1e6 as mbs from read_parquet('{disk}')"
                         f" where ts between {t0 - 0.5} and {t1 + 0.5} group by ts").fetchall()
     assert f["mb_s_peak"] == pytest.approx(max(v for _, v in per_ts), rel=1e-12)
-    assert f["mb_s_mean"] == pytest.approx(sum(v for _, v in per_ts) / len(per_ts), rel=1e-9)   # a sample a second
+    node = str(BUNDLE / "grid" / "monitor" / "node1" / "node-*.parquet")
+    iv, first, last = duckdb.sql(f"select median(interval_s), min(ts), max(ts) from read_parquet('{node}') "
+                                 f"where ts between {t0 - 0.5} and {t1 + 0.5}").fetchall()[0]
+    # bytes moved (each sample's rate × the interval) ÷ the time the samples cover
+    assert f["mb_s_mean"] == pytest.approx(sum(v for _, v in per_ts) * iv / (last - first + iv), rel=1e-9)
     assert f["mb_s_peak"] >= f["mb_s_sustained"] >= f["mb_s_mean"] * 0.999
     jobs = [json.loads(x) for x in (BUNDLE / "jobs.jsonl").read_text().splitlines()]
     assert f["summed_real_s"] == pytest.approx(sum(j["end_ts"] - j["start_ts"] for j in jobs))
@@ -212,6 +216,10 @@ def test_capture_report_exact_text(tmp_path):
 def test_capture_of_two_hosts_on_one_machine_counts_it_once(tmp_path):
     """Two real monitors (`statgrid monitor`) on this machine while a file is written: one kernel,
     so one machine; without machine.json (an older capture) each host is a machine of its own."""
+    from statgrid.monitor.sampler import map_libraries
+
+    if map_libraries({"t": tmp_path})[0].device is None:
+        pytest.skip(f"{tmp_path} has no block device (tmpfs?): the monitor cannot see its writes")
     cap = tmp_path / "cap"
     procs = [subprocess.Popen([sys.executable, "-m", "statgrid", "monitor", "--out", str(cap), "--host", h, "-d", "4s",
                                "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for h in ("a", "b")]
@@ -232,11 +240,13 @@ def test_capture_of_two_hosts_on_one_machine_counts_it_once(tmp_path):
     assert (f["hosts"], f["machines"]) == (2, 1)
     ids = {json.loads((cap / h / "machine.json").read_text())["machine_id"] for h in "ab"}
     assert len(ids) == 1 and None not in ids
-    disk_a = str(cap / "a" / "disk-*.parquet")
-    peak_a = duckdb.sql(f"select max(s) from (select sum(read_bytes_per_s + write_bytes_per_s) / 1e6 as s "
-                        f"from read_parquet('{disk_a}') group by ts)").fetchall()[0][0]
-    assert f["mb_s_peak"] == pytest.approx(peak_a, rel=1e-12)
-    assert peak_a >= 32 / 4                           # the 32 MB reached the device inside the capture
+    # each host saw every byte of the device; the machine counts them once: bytes ÷ span like host a's own
+    moved_mb = {}
+    for h in "ab":
+        moved_mb[h] = duckdb.sql(f"select sum(read_bytes_per_s + write_bytes_per_s) / 1e6 from "
+                                 f"read_parquet('{cap / h / 'disk-*.parquet'}')").fetchall()[0][0]   # × 1 s each
+    assert moved_mb["a"] >= 32 and moved_mb["b"] >= 32          # the 32 MB reached the device inside the capture
+    assert f["mb_s_mean"] * f["span_s"] == pytest.approx(moved_mb["a"], rel=0.25)
     text = (cap / "report" / "report.md").read_text()
     assert "| a | a, b | " in text
     assert not (cap / "report" / "charts" / "throughput_machine.svg").exists()
@@ -246,28 +256,70 @@ def test_capture_of_two_hosts_on_one_machine_counts_it_once(tmp_path):
     assert r.returncode == 0, r.stderr
     f2 = _summary(tmp_path / "two")
     assert (f2["hosts"], f2["machines"], f2["cpus"]) == (2, 2, 2 * f["cpus"])
-    assert f2["mb_s_peak"] > f["mb_s_peak"]           # the same device counted twice: why machine.json exists
+    # the same device counted twice (what machine.json prevents): twice the bytes over the same span
+    assert f2["mb_s_mean"] == pytest.approx(2 * f["mb_s_mean"], rel=0.25)
     assert (tmp_path / "two" / "charts" / "throughput_machine.svg").exists()
 
 
-def test_machines_group_by_boot_id_and_cpus_come_from_the_samples(tmp_path):
-    from statgrid.monitor import store
+def test_machines_group_by_boot_id_and_cpus_come_from_the_samples():
     from statgrid.report import series
 
-    for host, mid in (("n1", "k1"), ("n2", "k1"), ("n3", "k2"), ("n4", None)):
-        (tmp_path / host).mkdir()
-        (tmp_path / host / "node-1.0-1.parquet").write_bytes(b"")
-        if mid:
-            store.write_machine(tmp_path, host, {"machine_id": mid})
-    assert series.group_machines(tmp_path, embedded=False) == {"n1": ["n1", "n2"], "n3": ["n3"], "n4": ["n4"]}
-    assert series.group_machines(tmp_path, embedded=True) == {"n1": ["n1", "n2"], "n3": ["n3"], "n4": ["n4"]}
-    (tmp_path / "n1" / "machine.json").unlink()
-    assert series.group_machines(tmp_path, embedded=True) == {"n1": ["n1", "n4"], "n2": ["n2"], "n3": ["n3"]}
+    infos = {"n1": {"machine_id": "k1"}, "n2": {"machine_id": "k1"}, "n3": {"machine_id": "k2"}, "n4": {}}
+    assert series.group_machines(infos, embedded=False) == {"n1": ["n1", "n2"], "n3": ["n3"], "n4": ["n4"]}
+    assert series.group_machines(infos, embedded=True) == {"n1": ["n1", "n2", "n3", "n4"]}   # one machine
     rows = [{"cpu_busy_cores": 1.5, "cpu_user_pct": 30.0, "cpu_system_pct": 7.5},     # 1.5 ÷ 0.375 = 4
             {"cpu_busy_cores": 0.0, "cpu_user_pct": 0.0, "cpu_system_pct": 0.0},      # idle: says nothing
             {"cpu_busy_cores": 2.0, "cpu_user_pct": 45.0, "cpu_system_pct": 5.0}]
     assert series.cpus_seen(rows) == 4
     assert series.cpus_seen(rows[1:2]) is None
+
+
+def _fake_capture(root: Path, host: str, info: dict, interval_s: float, t_s: range | list, mb_s, busy_pct=0.0):
+    """Samples as `statgrid monitor` writes them (MonitorWriter), one every interval_s at the
+    given seconds, with mb_s(t) MB/s of writes on vda and busy_pct % CPU."""
+    from statgrid.monitor import store
+    from statgrid.monitor.metrics import DISK_METRICS, NODE_METRICS
+
+    w = store.MonitorWriter(root, host, flush_every=10_000)
+    if info:
+        store.write_machine(root, host, info)
+    t0 = 1_800_000_000.0
+    for t in t_s:
+        node = {"ts": t0 + t, "host": host, "interval_s": interval_s, **{m.name: None for m in NODE_METRICS},
+                "cpu_user_pct": busy_pct, "cpu_system_pct": 0.0, "cpu_iowait_pct": 0.0,
+                "cpu_idle_pct": 100.0 - busy_pct, "cpu_busy_cores": busy_pct / 100 * info.get("cpus", 2),
+                "mem_used_bytes": 1e9}
+        disk = {"ts": t0 + t, "host": host, "device": "vda", **{m.name: 0.0 for m in DISK_METRICS},
+                "write_bytes_per_s": mb_s(t) * 1e6, "write_iops": mb_s(t), "avg_request_bytes": 1e6, "await_ms": 1.0}
+        w.append({"node": [node], "disk": [disk], "library": []})
+    w.flush()
+
+
+def test_capture_machines_sampled_at_different_intervals_add_up(tmp_path):
+    """A at 1 s and B at 5 s, 10 MB/s each, on two machines: 20 MB/s together, 10 each."""
+    _fake_capture(tmp_path, "a", {"machine_id": "ka", "cpus": 2}, 1.0, range(1, 61), lambda t: 10.0)
+    _fake_capture(tmp_path, "b", {"machine_id": "kb", "cpus": 2}, 5.0, range(5, 61, 5), lambda t: 10.0)
+    rep, f = build.monitor_report(tmp_path)
+    assert f["mb_s_mean"] == pytest.approx(20.0) and f["mb_s_peak"] == pytest.approx(20.0)
+    assert f["read_write_ratio"] == 0.0 and f["latency_ms_mean"] == pytest.approx(1.0)
+    machines = next(t for t in rep.tables if t.id == "machines").rows
+    assert [(r["machine"], r["mb_s_mean"], r["mb_s_peak"]) for r in machines] == \
+        [("a", pytest.approx(10.0), pytest.approx(10.0)), ("b", pytest.approx(10.0), pytest.approx(10.0))]
+    sizes = next(t for t in rep.tables if t.id == "io_sizes").rows
+    assert sum(r["requests"] for r in sizes) == 60 * 10 + 12 * 10 * 5          # IOPS × each machine's interval
+
+
+def test_capture_hosts_of_one_machine_each_moment_counted_once(tmp_path):
+    """Hosts a (0–30 s) and b (0–60 s, 500 MB/s after 30 s) on one kernel: a stands for the
+    first half, b for the rest; an idle capture takes its CPUs from machine.json."""
+    info = {"machine_id": "k", "cpus": 8}
+    _fake_capture(tmp_path, "a", info, 1.0, range(1, 31), lambda t: 10.0)
+    _fake_capture(tmp_path, "b", info, 1.0, range(1, 61), lambda t: 10.0 if t <= 30 else 500.0)
+    rep, f = build.monitor_report(tmp_path)
+    assert (f["machines"], f["hosts"], f["samples"]) == (1, 2, 60)
+    assert f["mb_s_mean"] == pytest.approx((30 * 10 + 30 * 500) / 60)
+    assert f["mb_s_peak"] == pytest.approx(500.0) and f["span_s"] == pytest.approx(60.0)
+    assert f["cpus"] == 8 and f["cpu_idle_cores"] == pytest.approx(8.0)         # idle: nothing to count CPUs by
 
 
 # -- several iobench results: seed 000 Table 2 --------------------------------------------------------
@@ -321,10 +373,24 @@ def test_several_iobench_results_make_seed_table_2(tmp_path):
     assert (out / "charts" / "iobench.svg").exists()
 
     # two results of one operation and configuration: columns are the file names
+    # a second raw read: only the colliding results get their names; a same-named file its directory's
     (tmp_path / "again.json").write_text(json.dumps(_io_result("read", True, [3000])))
-    t = build.build([tmp_path / "raw-read.json", tmp_path / "again.json"]).tables[0]
-    assert [c.header for c in t.columns][1:3] == ["raw-read mean MB/s", "raw-read peak MB/s"]
-    assert t.rows[0]["mean:again"] == 3000.0
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "raw-read.json").write_text(json.dumps(_io_result("read", True, [2000])))
+    t = build.build([*paths, str(tmp_path / "again.json"), str(tmp_path / "b" / "raw-read.json")]).tables[0]
+    assert [c.header for c in t.columns if c.key.startswith("mean:")] == \
+        ["O_DIRECT mean MB/s", "buffered mean MB/s", "O_DIRECT, again mean MB/s", "O_DIRECT, b/raw-read mean MB/s"]
+    assert [t.rows[0][k] for k in ("mean:O_DIRECT", "mean:O_DIRECT, again", "mean:O_DIRECT, b/raw-read")] \
+        == [4050.0, 3000.0, 2000.0]
+    assert t.rows[1]["mean:O_DIRECT"] == 1800.0 and t.rows[1].get("mean:O_DIRECT, again") is None
+    detail = build.build([*paths, str(tmp_path / "b" / "raw-read.json")]).tables[1]
+    assert {r["file"] for r in detail.rows} >= {f"{tmp_path.name}/raw-read", "b/raw-read", "fs-rw"}
+
+    broken = _io_result("read", True, [1.0])
+    broken["summary"]["nodes"] = {}
+    (tmp_path / "broken.json").write_text(json.dumps(broken))
+    r = run_cli("report", str(tmp_path / "broken.json"))
+    assert r.returncode == 1 and "broken.json' lacks summary.nodes" in r.stderr and "Traceback" not in r.stderr
 
     r = run_cli("report", paths[0], str(BUNDLE), "--format", "md", "--out", str(tmp_path / "x"))
     assert r.returncode != 0 and "is a mixed result: several RESULTS must all be `iobench --json` files" in r.stderr
@@ -356,4 +422,4 @@ def test_compare_two_scale_tests_and_a_capture_with_a_bundle(tmp_path):
     assert by["time span of the samples (s)"]["a"] is None and by["time span of the samples (s)"]["b"] == pytest.approx(19, abs=0.1)
     assert by["clock time (s)"]["b"] is None and by["CPUs of the grid's machines"]["ratio"] == 1.0
     r = run_cli("report", str(a), "--compare", str(BUNDLE), "--out", str(tmp_path / "d"))
-    assert r.returncode != 0 and "--compare needs two" in r.stderr
+    assert r.returncode != 0 and "--compare got a scale result" in r.stderr and "needs two" in " ".join(r.stderr.split())

@@ -30,6 +30,11 @@ MODES = ("read", "write", "rw")
 PATTERNS = ("seq", "rand")
 
 
+def read_pct(mode: str, rwmixread: int) -> int:
+    """The share of requests that are reads, in %: 100 for read, 0 for write, rwmixread for rw."""
+    return {"read": 100, "write": 0}.get(mode, rwmixread)
+
+
 @dataclass(frozen=True)
 class IOSpec:
     dir: Path
@@ -180,7 +185,7 @@ class Interrupted(Exception):
 def _thread_io(spec: IOSpec, path: Path, seed: int, out: dict, start: threading.Barrier) -> None:
     n_blocks = spec.size_per_thread_bytes // spec.bs_bytes
     rng = random.Random(seed)
-    reads_wanted = {"read": 100, "write": 0, "rw": spec.rwmixread}[spec.mode]
+    reads_wanted = read_pct(spec.mode, spec.rwmixread)
     kinds = [rng.randrange(100) < reads_wanted for _ in range(n_blocks)]
     if spec.pattern == "rand":
         blocks = list(range(n_blocks))

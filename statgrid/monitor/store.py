@@ -4,9 +4,9 @@ Layout: <dir>/<host>/<table>-<first ts>-<pid>.parquet, one file per flush (every
 `flush_every` samples and at the end), so a crash loses at most one flush and several
 monitors never write the same file. <dir>/<host>/machine.json says which machine the host's
 samples came from (the kernel's boot id): hosts of one machine (an embedded grid, containers on
-one server) see the same /proc/stat and /proc/diskstats, so a report counts them once. `load(dir, table)` reads every node's files as one table
-sorted by time and host — what nmon's consolidator does for a set of nmon files. The schema
-comes from metrics.py.
+one server) see the same /proc/stat and /proc/diskstats, so a report counts them once.
+`load(dir, table)` reads every node's files as one table sorted by time and host — what nmon's
+consolidator does for a set of nmon files. The schema comes from metrics.py.
 """
 from __future__ import annotations
 
@@ -77,14 +77,15 @@ def hosts(root: Path) -> list[str]:
     return sorted({p.parent.name for p in root.glob("*/node-*.parquet")}) if root.is_dir() else []
 
 
-def machines(root: Path) -> dict[str, str | None]:
-    """host → its machine id (None when its capture predates machine.json or the kernel has no boot id)."""
-    out: dict[str, str | None] = {}
+def machines(root: Path) -> dict[str, dict]:
+    """host → its machine.json ({} when its capture predates it): machine_id (the kernel's boot id), cpus."""
+    out: dict[str, dict] = {}
     for h in hosts(root):
         try:
-            out[h] = json.loads((Path(root) / h / MACHINE_FILE).read_text()).get("machine_id")
-        except (OSError, ValueError, AttributeError):
-            out[h] = None
+            info = json.loads((Path(root) / h / MACHINE_FILE).read_text())
+        except (OSError, ValueError):
+            info = {}
+        out[h] = info if isinstance(info, dict) else {}
     return out
 
 

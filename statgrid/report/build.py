@@ -54,14 +54,12 @@ def load_mixed(path: Path):
 
 def load_monitor(path: Path):
     """A capture's series over its whole span, and its summary figures."""
-    span = series_mod.span(path)
-    s = series_mod.load(path, *span, False, 1) if span else None
-    if s is None or not s.node_rows:
+    s = series_mod.load(path)
+    if s is None:
         raise StatgridError(f"{str(path)!r} holds no node samples the report can read (node-*.parquet files "
                             "empty or damaged); point at a `statgrid monitor --out` directory that has samples.")
-    t0, t1 = span
     figures = tables.series_figures(s)
-    figures.update({"span_s": t1 - t0 + s.interval_s, "samples": len(s.node_rows),
+    figures.update({"span_s": s.span_s(), "samples": len(s.node_rows),
                     "hosts": sum(map(len, s.hosts_of.values())), "machines": len(s.machines)})
     return s, figures
 
@@ -75,7 +73,7 @@ def monitor_report(path: Path, loaded=None) -> tuple[Report, dict]:
     sizes = tables.io_sizes(s)
     ts = [tables.capture_summary(figures, f"Summary — monitor capture {Path(path).name}"), tables.per_machine(s), sizes]
     return Report(f"statgrid report — monitor capture {Path(path).name}", sub, ts,
-                  series_charts(s, s.t0, sizes, "s from the first sample")), figures
+                  series_charts(s, sizes, "s from the first sample")), figures
 
 
 def mixed_report(path: Path, loaded=None) -> tuple[Report, dict]:
@@ -101,20 +99,20 @@ def mixed_report(path: Path, loaded=None) -> tuple[Report, dict]:
 
 def charts(meta: dict, jobs: list[dict], s, sizes: Table | None) -> list[Chart]:
     t0 = meta["workload_start_ts"]
-    out = series_charts(s, t0, sizes) if s is not None else []
+    out = series_charts(s, sizes) if s is not None else []
     out.append(node_throughput(jobs, t0))
     out.append(timeline(jobs, t0))
     return out
 
 
-def series_charts(s, t0: float, sizes: Table, x_label: str | None = None) -> list[Chart]:
+def series_charts(s, sizes: Table, x_label: str | None = None) -> list[Chart]:
     """The monitor's charts: per library, per machine (when several), CPU stacked, request sizes."""
     out = []
     x = {"x_label": x_label} if x_label else {}
     lines = []
     for (machine, device), libs in s.libraries_by_device().items():
         rows = sorted(s.library_rows_of(machine, libs[0]), key=lambda r: r["ts"])
-        lines.append({"name": f"{'+'.join(libs)} ({device})", "x": [r["ts"] - t0 for r in rows],
+        lines.append({"name": f"{'+'.join(libs)} ({device})", "x": [r["ts"] - s.t0 for r in rows],
                       "y": [mb_s(r) for r in rows]})
     out.append(Chart("throughput_library", "Throughput per library (device reads + writes)", "lines",
                      {"y_label": "MB/s", "series": lines, **x}, "Libraries on one device share its line (Figure 7)."))
@@ -140,7 +138,7 @@ def series_charts(s, t0: float, sizes: Table, x_label: str | None = None) -> lis
         for m in s.machines:
             per = s.per_slot([r for r in s.device_rows if r["host"] == m], mb_s)
             keys = sorted(per)
-            lines.append({"name": m, "x": [k * s.interval_s + s.t0 - t0 for k in keys], "y": [per[k] for k in keys]})
+            lines.append({"name": m, "x": [k * s.interval_s for k in keys], "y": [per[k] for k in keys]})
         out.insert(1, Chart("throughput_machine", "Throughput per machine (its devices' reads + writes)", "lines",
                             {"y_label": "MB/s", "series": lines, **x}, "From each machine's monitor (Figure 8)."))
     return out
@@ -201,12 +199,13 @@ def _side(path: Path):
 
 
 def compare_report(path_a: Path, path_b: Path) -> Report:
-    kinds = {kind_of(path_a), kind_of(path_b)}
-    if kinds == {"scale"}:
+    kind_a, kind_b = kind_of(path_a), kind_of(path_b)
+    if kind_a == kind_b == "scale":
         return compare_scale(path_a, path_b)
-    if not kinds <= {"mixed", "monitor"}:
-        raise UsageError("--compare needs two `bench mixed` bundles or monitor captures (either side may be "
-                         "either), or two `bench scale` directories.")
+    if not {kind_a, kind_b} <= {"mixed", "monitor"}:
+        raise UsageError(f"--compare got a {kind_a} result ({str(path_a)!r}) and a {kind_b} result "
+                         f"({str(path_b)!r}): it needs two `bench mixed` bundles or monitor captures (either side "
+                         "may be either), or two `bench scale` directories.")
     (ra, fa, sa), (rb, fb, sb) = _side(path_a), _side(path_b)
     name_a, name_b = Path(path_a).name, Path(path_b).name
     t = tables.comparison(name_a, fa, name_b, fb)
@@ -231,14 +230,18 @@ def compare_scale(path_a: Path, path_b: Path) -> Report:
     ma, mb = load(path_a), load(path_b)
     name_a, name_b = Path(path_a).name, Path(path_b).name
     t = tables.scale_comparison(name_a, ma, name_b, mb)
-    runs = [{"name": name, "nodes": [s["nodes"] for s in m["steps"]], "jobs_per_h": [s["jobs_per_h"] or 0
-                                                                                   for s in m["steps"]],
-             "efficiency": [s["efficiency"] for s in m["steps"]], "style": style}
-            for name, m, style in ((name_a, ma, "-"), (name_b, mb, "--"))]
-    chart = Chart("scaling", "Scalability of A and B: throughput and efficiency by nodes", "scaling", {"runs": runs},
+    chart = Chart("scaling", "Scalability of A and B: throughput and efficiency by nodes", "scaling",
+                  {"runs": [_scaling_run(name_a, ma, "-"), _scaling_run(name_b, mb, "--")]},
                   "Figure 10: solid A, dashed B; grey: linear from A's first step.")
     return Report(f"statgrid comparison — {name_a} vs {name_b}",
                   f"A: {_scale_subtitle(ma)}\nB: {_scale_subtitle(mb)}", [t], [chart])
+
+
+def _scaling_run(name: str, meta: dict, style: str = "-") -> dict:
+    """One scalability test as a line of the scaling chart."""
+    steps = meta["steps"]
+    return {"name": name, "nodes": [s["nodes"] for s in steps], "jobs_per_h": [s["jobs_per_h"] or 0 for s in steps],
+            "efficiency": [s["efficiency"] for s in steps], "style": style}
 
 
 def _scale_subtitle(meta: dict) -> str:
@@ -250,16 +253,36 @@ def scale_report(path: Path) -> Report:
     from statgrid.bench.scale import load
 
     meta = load(path)
-    steps = meta["steps"]
     chart = Chart("scaling", "Scalability: throughput and efficiency by nodes", "scaling",
-                  {"nodes": [s["nodes"] for s in steps], "jobs_per_h": [s["jobs_per_h"] or 0 for s in steps],
-                   "efficiency": [s["efficiency"] for s in steps]}, "Figure 10.")
+                  {"runs": [_scaling_run("", meta)]}, "Figure 10.")
     return Report("statgrid report — scalability", _scale_subtitle(meta), [tables.scalability(meta)], [chart])
+
+
+IOBENCH_SPEC_KEYS = ("dir", "mode", "pattern", "bs", "threads", "direct", "runs")
+
+
+def load_iobench(path: Path) -> dict:
+    """An `iobench --json` result, checked for what the report reads (the bad file and field named)."""
+    data = json.loads(Path(path).read_text())
+    missing = [f"spec.{k}" for k in IOBENCH_SPEC_KEYS if k not in (data.get("spec") or {})]
+    summary = data.get("summary") or {}
+    if not summary.get("nodes"):
+        missing.append("summary.nodes (no node's figures)")
+    total = summary.get("total") or {}
+    missing += [f"summary.total.{d}" for d in ("read", "write") if "bw_bytes" not in (total.get(d) or {})]
+    if not isinstance(data.get("runs"), list):
+        missing.append("runs")
+    if missing:
+        raise StatgridError(f"{str(path)!r} lacks {', '.join(missing)}: it is not a whole `statgrid iobench --json` "
+                            "result; run the test again with --json.")
+    return data
 
 
 def iobench_report(paths: list[Path]) -> Report:
     """One or more iobench results: seed 000 Table 2 (operations × configurations), the detail, a chart."""
-    results = [(Path(p).stem, json.loads(Path(p).read_text())) for p in paths]
+    paths = [Path(p) for p in paths]
+    stems = [p.stem for p in paths]
+    results = [(p.stem if stems.count(p.stem) == 1 else f"{p.parent.name}/{p.stem}", load_iobench(p)) for p in paths]
     matrix, detail = tables.iobench_matrix(results), tables.iobench(results)
     configs = [c for c in matrix.columns if c.key.startswith("mean:")]
     labels, values = [], []
@@ -283,12 +306,12 @@ def build(paths: Path | list[Path], compare: Path | None = None) -> Report:
     path = paths[0]
     if not path.exists():
         raise UsageError(f"{str(path)!r} does not exist; give a results bundle (e.g. <home>/bench/mixed-…).")
-    if compare is not None:
-        if not Path(compare).exists():
-            raise UsageError(f"--compare {str(compare)!r} does not exist.")
-        return compare_report(path, compare)
+    if compare is not None and not Path(compare).exists():
+        raise UsageError(f"--compare {str(compare)!r} does not exist; give another result of the same sort.")
     kind = kind_of(path)
     try:
+        if compare is not None:
+            return compare_report(path, compare)
         if kind == "mixed":
             return mixed_report(path)[0]
         if kind == "scale":
@@ -296,9 +319,10 @@ def build(paths: Path | list[Path], compare: Path | None = None) -> Report:
         if kind == "monitor":
             return monitor_report(path)[0]
         return iobench_report([path])
-    except (KeyError, TypeError) as exc:
-        raise StatgridError(f"{str(path)!r} is missing a field the report needs ({exc}); was it written by an "
-                            "older statgrid?") from None
+    except (KeyError, TypeError, IndexError) as exc:
+        which = f"{str(path)!r}" + (f" or {str(compare)!r}" if compare is not None else "")
+        raise StatgridError(f"{which} is missing a field the report needs ({exc!r}); was it written by an older "
+                            "statgrid? Run the benchmark again with this version.") from None
 
 
 def build_many(paths: list[Path], compare: Path | None) -> Report:
@@ -306,12 +330,8 @@ def build_many(paths: list[Path], compare: Path | None) -> Report:
         raise UsageError("--compare takes one RESULTS; several RESULTS are iobench files laid out side by side.")
     for p in paths:
         if not p.exists():
-            raise UsageError(f"{str(p)!r} does not exist.")
+            raise UsageError(f"{str(p)!r} does not exist; give iobench --json files that exist.")
         if kind_of(p) != "iobench":
             raise UsageError(f"{str(p)!r} is a {kind_of(p)} result: several RESULTS must all be `iobench --json` "
                              "files (one table of operations × configurations); report other results one at a time.")
-    try:
-        return iobench_report(paths)
-    except (KeyError, TypeError, IndexError) as exc:
-        raise StatgridError(f"an iobench file is missing a field the report needs ({exc}); was it written by an "
-                            "older statgrid?") from None
+    return iobench_report(paths)

@@ -55,7 +55,7 @@ def _figure(chart: Chart):
         from matplotlib.patches import Patch
         ax.legend(handles=[Patch(color=c, label=k) for k, c in KIND_COLORS.items()], fontsize=8, loc="lower right")
     elif chart.kind == "scaling":
-        runs = d.get("runs") or [{"name": "", **d}]            # one test, or several overlaid (--compare)
+        runs = d["runs"]                                       # one test, or several overlaid (--compare)
         first = runs[0]
         nodes = sorted({n for r in runs for n in r["nodes"]})
         ideal = [first["jobs_per_h"][0] * n / first["nodes"][0] for n in nodes] if first["jobs_per_h"] else []

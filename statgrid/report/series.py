@@ -10,7 +10,8 @@ or the whole grid as one when the caller knows it was embedded.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import statistics
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from statgrid.monitor import store
@@ -18,28 +19,67 @@ from statgrid.monitor import store
 
 @dataclass
 class Series:
-    """Samples inside [t0, t1], keyed by sample slot k = round((ts − t0) / interval_s)."""
+    """Samples inside [t0, t1], keyed by sample slot k = round((ts − t0) / interval_s), where
+    interval_s is the coarsest machine's sample interval (machines sampled at different rates
+    line up on it). Rows carry their machine's name as host."""
     t0: float
     interval_s: float
-    machines: list[str]                                   # the hosts whose samples stand for a machine
+    machines: list[str]                                   # one name per machine: its first host
     cpus: dict[str, int]                                  # machine → CPUs
     device_rows: list[dict] = field(default_factory=list)   # disk table rows of those machines
     node_rows: list[dict] = field(default_factory=list)
     library_rows: list[dict] = field(default_factory=list)
     hosts_of: dict[str, list[str]] = field(default_factory=dict)   # machine → every host sampled on it
+    intervals: dict[str, float] = field(default_factory=dict)      # machine → its own sample interval
 
     def slot(self, ts: float) -> int:
         return round((ts - self.t0) / self.interval_s)
 
     def per_slot(self, rows: list[dict], value) -> dict[int, float]:
-        """Σ value(row) per sample slot (machines and devices add up)."""
-        out: dict[int, float] = {}
+        """value(row) per slot: summed over a sample's devices and over machines, averaged over a
+        machine's samples that fall in one slot (a machine sampled faster than the slot width)."""
+        per_sample: dict[tuple[str, float], float] = {}
         for r in rows:
             v = value(r)
             if v is not None:
-                k = self.slot(r["ts"])
-                out[k] = out.get(k, 0.0) + v
+                key = (r["host"], r["ts"])
+                per_sample[key] = per_sample.get(key, 0.0) + v
+        per_machine: dict[tuple[str, int], list[float]] = {}
+        for (host, ts), v in per_sample.items():
+            per_machine.setdefault((host, self.slot(ts)), []).append(v)
+        out: dict[int, float] = {}
+        for (_, k), vs in per_machine.items():
+            out[k] = out.get(k, 0.0) + sum(vs) / len(vs)
         return out
+
+    def span_s(self) -> float:
+        """From the start of the first sample's interval to the last sample."""
+        if not self.node_rows:
+            return 0.0
+        start = min(r["ts"] - self.intervals.get(r["host"], self.interval_s) for r in self.node_rows)
+        return max(r["ts"] for r in self.node_rows) - start
+
+    def mean(self, rows: list[dict], value) -> float | None:
+        """The time mean of a rate: Σ value(row) × its machine's interval ÷ the span (so machines
+        sampled at different rates weigh by the time each sample covers)."""
+        span = self.span_s()
+        if not span:
+            return None
+        total = 0.0
+        for r in rows:
+            v = value(r)
+            if v is not None:
+                total += v * self.intervals.get(r["host"], self.interval_s)
+        return total / span
+
+    def only(self, machine: str) -> "Series":
+        """The same series with one machine."""
+        def mine(rows):
+            return [r for r in rows if r["host"] == machine]
+        return replace(self, machines=[machine], cpus={machine: self.cpus[machine]},
+                       device_rows=mine(self.device_rows), node_rows=mine(self.node_rows),
+                       library_rows=mine(self.library_rows), hosts_of={machine: self.hosts_of.get(machine, [machine])},
+                       intervals={machine: self.intervals.get(machine, self.interval_s)})
 
     def library_rows_of(self, machine: str, library: str) -> list[dict]:
         return [r for r in self.library_rows if r["host"] == machine and r["library"] == library]
@@ -59,20 +99,24 @@ def mb_s(row: dict) -> float:
     return ((row["read_bytes_per_s"] or 0) + (row["write_bytes_per_s"] or 0)) / 1e6
 
 
-def _rows(root: Path, table: str, hosts: list[str], t0: float, t1: float) -> list[dict]:
+def _rows(root: Path, table: str, t0: float | None, t1: float | None) -> list[dict]:
     try:
         t = store.load(root, table)
-    except (FileNotFoundError, OSError, ValueError):
+    except (OSError, ValueError):                      # a file cut short or not Parquet
         return []
-    return [r for r in t.to_pylist() if r["host"] in hosts and t0 - 0.5 <= r["ts"] <= t1 + 0.5]
+    return [r for r in t.to_pylist() if (t0 is None or r["ts"] >= t0 - 0.5) and (t1 is None or r["ts"] <= t1 + 0.5)]
 
 
-def group_machines(monitor_dir: Path, embedded: bool) -> dict[str, list[str]]:
-    """The first host of each machine → every host sampled on that machine."""
+def group_machines(infos: dict[str, dict], embedded: bool) -> dict[str, list[str]]:
+    """The first host of each machine → every host sampled on it. Hosts whose monitors saw one
+    kernel (machine.json's machine_id) are one machine; every host of an embedded grid is."""
+    hosts = sorted(infos)
+    if embedded:
+        return {hosts[0]: hosts} if hosts else {}
     out: dict[str, list[str]] = {}
     first: dict[str, str] = {}
-    for host, machine_id in store.machines(monitor_dir).items():
-        key = machine_id or ("embedded grid" if embedded else "host " + host)
+    for host in hosts:
+        key = infos[host].get("machine_id") or "host " + host
         first.setdefault(key, host)
         out.setdefault(first[key], []).append(host)
     return out
@@ -85,31 +129,50 @@ def cpus_seen(node_rows: list[dict]) -> int | None:
     return round(seen[len(seen) // 2]) or None if seen else None
 
 
-def load(monitor_dir: Path, t0: float, t1: float, embedded: bool, default_cpus: int) -> Series | None:
-    """The series of monitor_dir/<host>/ inside the window, or None when there are none."""
+def _median(xs: list[float]) -> float | None:
+    return statistics.median(xs) if xs else None
+
+
+def load(monitor_dir: Path, t0: float | None = None, t1: float | None = None, embedded: bool = False,
+         default_cpus: int = 1) -> Series | None:
+    """The series of monitor_dir/<host>/ inside [t0, t1] (default: every sample), or None when
+    there are none. A machine sampled by several hosts takes, slot by slot, the samples of its
+    first host that has one in that slot: each moment counted once, none dropped."""
     monitor_dir = Path(monitor_dir)
-    hosts_of = group_machines(monitor_dir, embedded)
-    if not hosts_of:
+    infos = store.machines(monitor_dir)
+    groups = group_machines(infos, embedded)
+    node_all = _rows(monitor_dir, "node", t0, t1)
+    if not groups or not node_all:
         return None
-    machines = sorted(hosts_of)
-    node_rows = _rows(monitor_dir, "node", machines, t0, t1)
-    intervals = sorted(r["interval_s"] for r in node_rows if r.get("interval_s"))
-    interval_s = intervals[len(intervals) // 2] if intervals else 1.0
-    cpus = {m: cpus_seen([r for r in node_rows if r["host"] == m]) or default_cpus for m in machines}
-    return Series(t0, interval_s, machines, cpus, _rows(monitor_dir, "disk", machines, t0, t1), node_rows,
-                  _rows(monitor_dir, "library", machines, t0, t1), hosts_of)
+    host_interval = {h: _median([r["interval_s"] for r in node_all if r["host"] == h and r.get("interval_s")])
+                     for h in infos}
+    interval_s = max((v for v in host_interval.values() if v), default=1.0)
+    t0 = min(r["ts"] for r in node_all) if t0 is None else t0
+    machine_of = {h: m for m, hs in groups.items() for h in hs}
+    slot = Series(t0, interval_s, [], {}).slot
+    chosen: dict[tuple[str, int], str] = {}           # (machine, slot) → the host whose samples stand for it
+    for h in sorted(infos, key=lambda h: groups[machine_of[h]].index(h)):
+        for r in node_all:
+            if r["host"] == h:
+                chosen.setdefault((machine_of[h], slot(r["ts"])), h)
 
+    def keep(rows: list[dict]) -> list[dict]:
+        out = []
+        for r in rows:
+            m = machine_of.get(r["host"])
+            if m is not None and chosen.get((m, slot(r["ts"]))) == r["host"]:
+                out.append({**r, "host": m})
+        return out
 
-def span(monitor_dir: Path) -> tuple[float, float] | None:
-    """First and last sample time of a capture (every host), or None when it has none."""
-    try:
-        t = store.load(monitor_dir, "node")
-    except (OSError, ValueError):                      # a file cut short or not Parquet
-        return None
-    if t.num_rows == 0:
-        return None
-    ts = t.column("ts").to_pylist()
-    return min(ts), max(ts)
+    node_rows = keep(node_all)
+    machines = sorted(groups)
+    cpus = {m: cpus_seen([r for r in node_rows if r["host"] == m])
+            or next((infos[h]["cpus"] for h in groups[m] if infos[h].get("cpus")), None) or default_cpus
+            for m in machines}
+    intervals = {m: _median([r["interval_s"] for r in node_rows if r["host"] == m and r.get("interval_s")])
+                 or interval_s for m in machines}
+    return Series(t0, interval_s, machines, cpus, keep(_rows(monitor_dir, "disk", t0, t1)), node_rows,
+                  keep(_rows(monitor_dir, "library", t0, t1)), groups, intervals)
 
 
 def moving_max(values: dict[int, float], window: int) -> float | None:

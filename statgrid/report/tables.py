@@ -19,6 +19,7 @@ directory (scale.json), an `iobench --json` result. Figures and their definition
 """
 from __future__ import annotations
 
+from statgrid.bench.iobench import read_pct
 from statgrid.report.model import Column, Table
 from statgrid.report.series import Series, mb_s, moving_max
 
@@ -53,11 +54,6 @@ def _mean(xs: list[float]) -> float | None:
 
 
 # -- workload summary -------------------------------------------------------------------------------
-def _slot_mean(per_slot: dict[int, float]) -> float | None:
-    """Mean over every sample slot the run spans (a slot with no sample counts as 0)."""
-    return sum(per_slot.values()) / (max(per_slot) - min(per_slot) + 1) if per_slot else None
-
-
 def summary_figures(meta: dict, jobs: list[dict], series: Series | None) -> dict:
     """Every figure of the workload summary under a stable key (what --compare lines up)."""
     clock_s = meta["end_ts"] - meta["workload_start_ts"]
@@ -81,30 +77,32 @@ def series_figures(series: Series) -> dict:
     window = max(1, round(SUSTAINED_WINDOW_S / series.interval_s))
     dev = series.device_rows
     mbs = series.per_slot(dev, mb_s)
-    iops = series.per_slot(dev, lambda r: (r["read_iops"] or 0) + (r["write_iops"] or 0))
-    read_b = sum((r["read_bytes_per_s"] or 0) for r in dev)
-    write_b = sum((r["write_bytes_per_s"] or 0) for r in dev)
-    weighted = [((r["read_iops"] or 0) + (r["write_iops"] or 0), r["await_ms"]) for r in dev
-                if r.get("await_ms") is not None]
+
+    def iops_of(r):
+        return (r["read_iops"] or 0) + (r["write_iops"] or 0)
+    iops = series.per_slot(dev, iops_of)
+    iv = series.intervals
+    read_b = sum((r["read_bytes_per_s"] or 0) * iv[r["host"]] for r in dev)
+    write_b = sum((r["write_bytes_per_s"] or 0) * iv[r["host"]] for r in dev)
+    weighted = [(iops_of(r) * iv[r["host"]], r["await_ms"]) for r in dev
+                if r.get("await_ms") is not None]                       # (requests, their mean await)
     w_total = sum(w for w, _ in weighted)
     cpus = sum(series.cpus.values())
     f = {
-        "mb_s_mean": _slot_mean(mbs), "mb_s_sustained": moving_max(mbs, window),
+        "mb_s_mean": series.mean(dev, mb_s), "mb_s_sustained": moving_max(mbs, window),
         "mb_s_peak": max(mbs.values()) if mbs else None,
-        "iops_mean": _slot_mean(iops), "iops_sustained": moving_max(iops, window),
+        "iops_mean": series.mean(dev, iops_of), "iops_sustained": moving_max(iops, window),
         "iops_peak": max(iops.values()) if iops else None,
         "latency_ms_mean": sum(w * a for w, a in weighted) / w_total if w_total else None,
         "latency_ms_peak": max((a for w, a in weighted if w > 0), default=None),
         "read_write_ratio": read_b / write_b if write_b else None,
         "cpus": cpus,
     }
-    for m in series.machines:
-        for key, value in machine_cpu(series, m).items():
-            f[key] = (f.get(key) or 0) + value if value is not None else f.get(key)
+    per_machine = [machine_cpu(series, m) for m in series.machines]
     for key in ("cpu_busy", "cpu_wait", "cpu_idle"):
-        cores = f.get(f"{key}_cores")
-        f[f"{key}_cores"] = cores
-        f[f"{key}_pct"] = cores / cpus * 100 if cores is not None and cpus else None
+        cores = [c[key] for c in per_machine if c[key] is not None]
+        f[f"{key}_cores"] = sum(cores) if cores else None
+        f[f"{key}_pct"] = sum(cores) / cpus * 100 if cores and cpus else None
     f["mb_s_per_core"] = f["mb_s_sustained"] / cpus if f["mb_s_sustained"] is not None and cpus else None
     for (machine, device), libs in series.libraries_by_device().items():
         per = series.per_slot(series.library_rows_of(machine, libs[0]), mb_s)
@@ -115,12 +113,13 @@ def series_figures(series: Series) -> dict:
 
 
 def machine_cpu(series: Series, machine: str) -> dict:
-    """A machine's mean CPU user+sys / wait / idle over its samples, in cores."""
+    """A machine's mean CPU user+sys (cpu_busy) / wait / idle over its samples, in cores."""
     rows = [r for r in series.node_rows if r["host"] == machine and r.get("cpu_user_pct") is not None]
     out = {}
     for key, value in (("cpu_busy", lambda r: (r["cpu_user_pct"] or 0) + (r["cpu_system_pct"] or 0)),
-                       ("cpu_wait", lambda r: r["cpu_iowait_pct"] or 0), ("cpu_idle", lambda r: r["cpu_idle_pct"] or 0)):
-        out[f"{key}_cores"] = sum(value(r) for r in rows) / len(rows) / 100 * series.cpus[machine] if rows else None
+                       ("cpu_wait", lambda r: r["cpu_iowait_pct"] or 0),
+                       ("cpu_idle", lambda r: r["cpu_idle_pct"] or 0)):
+        out[key] = sum(value(r) for r in rows) / len(rows) / 100 * series.cpus[machine] if rows else None
     return out
 
 
@@ -179,8 +178,8 @@ def summary_rows(f: dict) -> list[dict]:
 
 def workload_summary(meta: dict, figures: dict, has_series: bool) -> Table:
     w = meta["workload"]
-    notes = [DEFINITIONS.format(over="workload's clock time")] if has_series else ["No monitor series in this bundle: storage and processor figures "
-                                              "are missing."]
+    notes = ([DEFINITIONS.format(over="workload's clock time")] if has_series else
+             ["No monitor series in this bundle: storage and processor figures are missing."])
     if meta.get("grid", {}).get("embedded"):
         notes.append("Embedded grid: its hosts are processes of one machine, so the machine is counted once.")
     return Table("summary", f"Workload summary — {w['name']}, {w['sessions']} sessions, {w['jobs']} jobs",
@@ -193,7 +192,8 @@ def capture_summary(figures: dict, title: str) -> Table:
 
 
 MACHINE_COLUMNS = [Column("machine", "machine", align="left"), Column("hosts", "hosts sampled", align="left"),
-                   Column("cpus", "CPUs"), Column("cpu_busy_pct", "user + sys %", 1), Column("cpu_wait_pct", "wait %", 1),
+                   Column("cpus", "CPUs"), Column("cpu_busy_pct", "user + sys %", 1),
+                   Column("cpu_wait_pct", "wait %", 1),
                    Column("cpu_idle_pct", "idle %", 1), Column("mb_s_mean", "mean MB/s", 2),
                    Column("mb_s_sustained", "sustained MB/s", 2), Column("mb_s_peak", "peak MB/s", 2),
                    Column("iops_mean", "mean IOPS", 1), Column("mem_used_gb_peak", "peak memory used GB", 2)]
@@ -201,30 +201,24 @@ MACHINE_COLUMNS = [Column("machine", "machine", align="left"), Column("hosts", "
 
 def per_machine(series: Series) -> Table:
     """Each machine's own devices and CPUs (Figure 8's per-node view, from the monitor)."""
-    window = max(1, round(SUSTAINED_WINDOW_S / series.interval_s))
     rows = []
     for m in series.machines:
-        dev = [r for r in series.device_rows if r["host"] == m]
-        mbs = series.per_slot(dev, mb_s)
-        iops = series.per_slot(dev, lambda r: (r["read_iops"] or 0) + (r["write_iops"] or 0))
-        cpu = machine_cpu(series, m)
+        f = series_figures(series.only(m))
         mem = [r["mem_used_bytes"] for r in series.node_rows if r["host"] == m and r.get("mem_used_bytes") is not None]
-        rows.append({"machine": m, "hosts": ", ".join(series.hosts_of.get(m, [m])), "cpus": series.cpus[m],
-                     **{k.replace("_cores", "_pct"): (v / series.cpus[m] * 100 if v is not None else None)
-                        for k, v in cpu.items()},
-                     "mb_s_mean": _slot_mean(mbs), "mb_s_sustained": moving_max(mbs, window),
-                     "mb_s_peak": max(mbs.values()) if mbs else None, "iops_mean": _slot_mean(iops),
+        rows.append({"machine": m, "hosts": ", ".join(series.hosts_of.get(m, [m])),
+                     **{c.key: f.get(c.key) for c in MACHINE_COLUMNS[2:-1]},
                      "mem_used_gb_peak": max(mem) / 1e9 if mem else None})
     return Table("machines", "Per machine (monitor series)", MACHINE_COLUMNS, rows,
-                 ["A machine is every host whose monitor saw the same kernel; the first host stands for it. "
-                  "Throughput is its devices' reads + writes; memory used excludes the page cache."])
+                 ["A machine is every host whose monitor saw the same kernel; for each sample slot the samples of "
+                  "its first host that has one stand for it. Throughput is its devices' reads + writes; memory "
+                  "used excludes the page cache."])
 
 
 def io_sizes(series: Series | None) -> Table:
     """Requests by size (the devices' average request size per sample, weighted by its IOPS)."""
     counts = [0.0] * len(SIZE_BUCKETS)
     for r in (series.device_rows if series else []):
-        n = ((r["read_iops"] or 0) + (r["write_iops"] or 0)) * series.interval_s
+        n = ((r["read_iops"] or 0) + (r["write_iops"] or 0)) * series.intervals[r["host"]]
         size = r.get("avg_request_bytes")
         if n and size is not None:
             counts[next(i for i, (hi, _) in enumerate(SIZE_BUCKETS) if size <= hi)] += n
@@ -397,7 +391,7 @@ CONFIG_FIELDS = ("dir", "pattern", "bs", "threads", "size_per_thread", "direct",
 
 def operation(spec: dict) -> tuple[int, str]:
     """(share of reads in %, the row's name): 100 % read, 50 % read-write, 100 % write."""
-    reads = {"read": 100, "write": 0}.get(spec["mode"], spec.get("rwmixread", 50))
+    reads = read_pct(spec["mode"], spec.get("rwmixread", 50))
     return reads, {100: "100% read", 0: "100% write"}.get(reads, f"{reads}% read-write")
 
 
@@ -419,14 +413,16 @@ def _config_part(key: str, value) -> str:
     return str(value)
 
 
-def configurations(results: list[tuple[str, dict]]) -> list[str]:
-    """Each result's configuration: the spec fields that differ between the results (else the
-    file names, when two results of one operation would share a configuration)."""
-    differ = [k for k in CONFIG_FIELDS if k not in _common_fields(results)]
-    labels = [", ".join(_config_part(k, r["spec"].get(k)) for k in differ) or "MB/s" for _, r in results]
-    cells = [(operation(r["spec"])[0], label) for (_, r), label in zip(results, labels)]
-    if len(set(cells)) < len(cells):
-        return [name for name, _ in results]
+def configurations(results: list[tuple[str, dict]], common: list[str]) -> list[str]:
+    """Each result's configuration: the spec fields that differ between the results; a result
+    whose operation and configuration an earlier one has also gets its name."""
+    differ = [k for k in CONFIG_FIELDS if k not in common]
+    labels, seen = [], set()
+    for name, r in results:
+        label = ", ".join(_config_part(k, r["spec"].get(k)) for k in differ)
+        cell = (operation(r["spec"])[0], label)
+        labels.append(", ".join(x for x in (label, name if cell in seen else "") if x) or "MB/s")
+        seen.add(cell)
     return labels
 
 
@@ -437,7 +433,8 @@ def _common_fields(results: list[tuple[str, dict]]) -> list[str]:
 def iobench_matrix(results: list[tuple[str, dict]]) -> Table:
     """Seed 000 Table 2: one row per operation, one column pair (mean, high watermark) per
     configuration; MB/s are reads + writes of every node at once."""
-    labels = configurations(results)
+    common = _common_fields(results)
+    labels = configurations(results, common)
     configs = list(dict.fromkeys(labels))
     ops: dict[int, dict] = {}
     for (_, result), label in zip(results, labels):
@@ -457,7 +454,6 @@ def iobench_matrix(results: list[tuple[str, dict]]) -> Table:
         cols += [Column(f"mean:{c}", f"{c} mean MB/s" if c != "MB/s" else "mean MB/s", 1),
                  Column(f"peak:{c}", f"{c} peak MB/s" if c != "MB/s" else "peak MB/s", 1)]
     cols.append(Column("comments", "comments", align="left"))
-    common = _common_fields(results)
     spec = results[0][1]["spec"]
     same = ", ".join(_config_part(k, spec[k]) for k in common if k != "dir" and spec.get(k) is not None) + \
         (f"; directory {spec['dir']}" if "dir" in common else "")
