@@ -95,6 +95,8 @@ def test_compare_gives_the_expected_ratios(bundle, tmp_path):
     assert float(rows["jobs"]["diff"]) == 0
     text = (bundle / "compare-slow" / "report.md").read_text()
     assert "| workload | clock time (s) | " in text and " | 2.000 |" in text
+    assert "## Per-node FULLSTIMER aggregates — A: ma2" in text and "## Per-node FULLSTIMER aggregates — B: slow" in text
+    assert (bundle / "compare-slow" / "nodes_a.csv").read_text() == (bundle / "compare-slow" / "nodes_b.csv").read_text()
 
 
 def _scale_dir(path: Path, clocks_s: list[float]) -> Path:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from statgrid.errors import StatgridError, UsageError
@@ -219,8 +220,10 @@ def compare_report(path_a: Path, path_b: Path) -> Report:
                         "style": style})
     chart = Chart("compare_throughput", "Throughput of A and B (device reads + writes)", "lines",
                   {"y_label": "MB/s", "x_label": "s from the start", "series": overlay}, "Figure 12.")
+    nodes = [replace(x, id=f"nodes_{side}", title=f"{x.title} — {side.upper()}: {name}")
+             for side, name, r in (("a", name_a, ra), ("b", name_b, rb)) for x in r.tables if x.id == "nodes"]
     return Report(f"statgrid comparison — {name_a} vs {name_b}", f"A: {ra.subtitle}\nB: {rb.subtitle}",
-                  [t, *[x for x in ra.tables if x.id == "nodes"]], [chart])
+                  [t, *nodes], [chart])
 
 
 def compare_scale(path_a: Path, path_b: Path) -> Report:
