@@ -261,6 +261,9 @@ def test_capture_of_two_hosts_on_one_machine_counts_it_once(tmp_path):
     # the same device counted twice (what machine.json prevents): twice the bytes over the same span
     assert f2["mb_s_mean"] == pytest.approx(2 * f["mb_s_mean"], rel=0.25)
     assert (tmp_path / "two" / "charts" / "throughput_machine.svg").exists()
+    libs = next(c for c in json.loads((tmp_path / "two" / "report.json").read_text())["charts"]
+                if c["id"] == "throughput_library")["data"]["series"]
+    assert sorted(x["name"].split(" on ")[1] for x in libs) == ["a)", "b)"]     # one line per machine, named
 
 
 def test_machines_group_by_boot_id_and_cpus_come_from_the_samples():

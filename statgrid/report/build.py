@@ -113,7 +113,8 @@ def series_charts(s, sizes: Table, x_label: str | None = None) -> list[Chart]:
     lines = []
     for (machine, device), libs in s.libraries_by_device().items():
         rows = sorted(s.library_rows_of(machine, libs[0]), key=lambda r: r["ts"])
-        lines.append({"name": f"{'+'.join(libs)} ({device})", "x": [r["ts"] - s.t0 for r in rows],
+        where = device if len(s.machines) == 1 else f"{device} on {machine}"
+        lines.append({"name": f"{'+'.join(libs)} ({where})", "x": [r["ts"] - s.t0 for r in rows],
                       "y": [mb_s(r) for r in rows]})
     out.append(Chart("throughput_library", "Throughput per library (device reads + writes)", "lines",
                      {"y_label": "MB/s", "series": lines, **x}, "Libraries on one device share its line (Figure 7)."))
