@@ -87,17 +87,20 @@ def _fmt_spread(s: dict, scale: float, digits: int = 1) -> str:
     return f"{m:.{digits}f} ± {sd:.{digits}f} ({lo:.{digits}f} … {hi:.{digits}f}, {n} runs)"
 
 
+def scopes(result: dict) -> list[tuple[str, dict]]:
+    """(name, summary) rows to show: each node and the total, or the one node (its total)."""
+    nodes = list(result["summary"]["nodes"].items())
+    if len(nodes) > 1:
+        return [*nodes, ("total", result["summary"]["total"])]
+    return [(nodes[0][0], result["summary"]["total"])]
+
+
 def terminal(result: dict) -> str:
     spec = result["spec"]
     active = [k for k in DIRECTIONS if result["summary"]["total"][k]["bw_bytes"]["max"] > 0]
     head = ["node", "dir", "MB/s", "MiB/s", "IOPS", "lat mean ms", "p50 ms", "p99 ms", "p99.9 ms"]
     rows = []
-    scopes = [(n, s) for n, s in result["summary"]["nodes"].items()]
-    if len(scopes) > 1:
-        scopes.append(("total", result["summary"]["total"]))
-    else:
-        scopes = [(scopes[0][0], result["summary"]["total"])]
-    for name, s in scopes:
+    for name, s in scopes(result):
         for k in active:
             lat = s[k]["lat_ns"]
             p = lat["percentile"]

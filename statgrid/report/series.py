@@ -99,6 +99,11 @@ def mb_s(row: dict) -> float:
     return ((row["read_bytes_per_s"] or 0) + (row["write_bytes_per_s"] or 0)) / 1e6
 
 
+def iops(row: dict) -> float:
+    """A disk or library sample's read + write requests per second."""
+    return (row["read_iops"] or 0) + (row["write_iops"] or 0)
+
+
 def _rows(root: Path, table: str, t0: float | None, t1: float | None) -> list[dict]:
     try:
         t = store.load(root, table)
@@ -151,10 +156,8 @@ def load(monitor_dir: Path, t0: float | None = None, t1: float | None = None, em
     machine_of = {h: m for m, hs in groups.items() for h in hs}
     slot = Series(t0, interval_s, [], {}).slot
     chosen: dict[tuple[str, int], str] = {}           # (machine, slot) → the host whose samples stand for it
-    for h in sorted(infos, key=lambda h: groups[machine_of[h]].index(h)):
-        for r in node_all:
-            if r["host"] == h:
-                chosen.setdefault((machine_of[h], slot(r["ts"])), h)
+    for r in sorted(node_all, key=lambda r: groups[machine_of[r["host"]]].index(r["host"])):   # first host first
+        chosen.setdefault((machine_of[r["host"]], slot(r["ts"])), r["host"])
 
     def keep(rows: list[dict]) -> list[dict]:
         out = []

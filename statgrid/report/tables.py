@@ -19,9 +19,10 @@ directory (scale.json), an `iobench --json` result. Figures and their definition
 """
 from __future__ import annotations
 
+from statgrid.bench import iobench_out
 from statgrid.bench.iobench import read_pct
 from statgrid.report.model import Column, Table
-from statgrid.report.series import Series, mb_s, moving_max
+from statgrid.report.series import Series, iops, mb_s, moving_max
 
 STARVED_BELOW = 0.7
 SUSTAINED_WINDOW_S = 60.0
@@ -77,22 +78,19 @@ def series_figures(series: Series) -> dict:
     window = max(1, round(SUSTAINED_WINDOW_S / series.interval_s))
     dev = series.device_rows
     mbs = series.per_slot(dev, mb_s)
-
-    def iops_of(r):
-        return (r["read_iops"] or 0) + (r["write_iops"] or 0)
-    iops = series.per_slot(dev, iops_of)
+    iops_slots = series.per_slot(dev, iops)
     iv = series.intervals
     read_b = sum((r["read_bytes_per_s"] or 0) * iv[r["host"]] for r in dev)
     write_b = sum((r["write_bytes_per_s"] or 0) * iv[r["host"]] for r in dev)
-    weighted = [(iops_of(r) * iv[r["host"]], r["await_ms"]) for r in dev
+    weighted = [(iops(r) * iv[r["host"]], r["await_ms"]) for r in dev
                 if r.get("await_ms") is not None]                       # (requests, their mean await)
     w_total = sum(w for w, _ in weighted)
     cpus = sum(series.cpus.values())
     f = {
         "mb_s_mean": series.mean(dev, mb_s), "mb_s_sustained": moving_max(mbs, window),
         "mb_s_peak": max(mbs.values()) if mbs else None,
-        "iops_mean": series.mean(dev, iops_of), "iops_sustained": moving_max(iops, window),
-        "iops_peak": max(iops.values()) if iops else None,
+        "iops_mean": series.mean(dev, iops), "iops_sustained": moving_max(iops_slots, window),
+        "iops_peak": max(iops_slots.values()) if iops_slots else None,
         "latency_ms_mean": sum(w * a for w, a in weighted) / w_total if w_total else None,
         "latency_ms_peak": max((a for w, a in weighted if w > 0), default=None),
         "read_write_ratio": read_b / write_b if write_b else None,
@@ -218,7 +216,7 @@ def io_sizes(series: Series | None) -> Table:
     """Requests by size (the devices' average request size per sample, weighted by its IOPS)."""
     counts = [0.0] * len(SIZE_BUCKETS)
     for r in (series.device_rows if series else []):
-        n = ((r["read_iops"] or 0) + (r["write_iops"] or 0)) * series.intervals[r["host"]]
+        n = iops(r) * series.intervals[r["host"]]
         size = r.get("avg_request_bytes")
         if n and size is not None:
             counts[next(i for i, (hi, _) in enumerate(SIZE_BUCKETS) if size <= hi)] += n
@@ -351,12 +349,7 @@ def scale_comparison(name_a: str, meta_a: dict, name_b: str, meta_b: dict) -> Ta
 def iobench_rows(name: str, result: dict) -> list[dict]:
     """MB/s, IOPS and latency per node and in total, per direction, of one iobench result."""
     rows = []
-    scopes = list(result["summary"]["nodes"].items())
-    if len(scopes) > 1:
-        scopes.append(("total", result["summary"]["total"]))
-    else:
-        scopes = [(scopes[0][0], result["summary"]["total"])]
-    for node, s in scopes:
+    for node, s in iobench_out.scopes(result):
         for d in ("read", "write"):
             if s[d]["bw_bytes"]["max"] <= 0:
                 continue
