@@ -207,7 +207,7 @@ def datagen(ctx: typer.Context,
             seed: int = typer.Option(1, "--seed", help="Same seed, same files."),
             only: List[str] = typer.Option([], "--only", help="Make only this data set; repeatable."),
             local: bool = typer.Option(False, "--local", help="Run here, even if a grid master answers."),
-            dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan (rows per data set) only.")) -> None:
+            dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan (rows and estimated GB per data set) only.")) -> None:
     """Generate the Mixed Analytics data (deterministic; one grid job per data set when a grid is up;
     data sets already made with this seed and scale are kept)."""
     from statgrid.bench import datagen as dg
@@ -219,8 +219,11 @@ def datagen(ctx: typer.Context,
     if bad:
         _fail(ctx, UsageError(f"--only {bad[0]!r} is not a data set; they are: {', '.join(dg.SPECS)}."))
     if dry_run:
+        size = dg.estimated_bytes(scale)
         for name, rows in dg.plan(scale).items():
-            typer.echo(f"{name:<13} {rows:>12,} rows  {dg.SPECS[name].description}")
+            typer.echo(f"{name:<13} {rows:>12,} rows ≈ {size[name] / 1e9:>9.3f} GB  {dg.SPECS[name].description}")
+        typer.echo(f"{'total':<13} {'':>12}      ≈ {sum(size.values()) / 1e9:>9.3f} GB  (estimated from the bytes per "
+                   "row as written; the jobs write more into WORK, UTIL and DATA)")
         return
     entries = _call(ctx, dg.run_all, cfg, scale, seed, library, local, list(only) or None,
                     lambda m: typer.echo(m, err=True))

@@ -3,14 +3,17 @@
 Every value is a function of (seed, data set, row number, column) through DuckDB's hash, so a
 data set is the same whichever node makes it, in whatever order, with however many threads —
 the same seed gives byte-identical files (for one DuckDB version). Sizes scale linearly with
-`scale` from the row counts at scale 1.0 below (≈ the papers' sizes: row counts up to 90 M,
-about 200 GB of input here; the jobs write as much again into WORK/UTIL and DATA), each with a
-floor so the smallest scales still give every procedure something to fit.
+`scale` from the row counts at scale 1.0 below (the papers' row counts, up to 90 M), each with a
+floor so the smallest scales still give every procedure something to fit. In bytes, scale 1.0 is
+about 141 GB of files (`written_bytes_per_row`; `statgrid datagen --dry-run` prints the estimate):
+the papers' workloads move more — seed 000: 600 GB of input and output, 2.25 TB read and written
+by the grid; seed 003: about 420 GB per node (300 GB for the I/O tests, 120 GB for computation) —
+so matching their bytes takes a scale of about 3–4, not 1.
 
 | name          | shape                                                                  | rows at 1.0 |
 |---------------|------------------------------------------------------------------------|-------------|
-| household     | census-like fixed-width text, 115 fields (≈ 420 B records)             | 30 M        |
-| person        | fixed-width text, 128 fields, household key (≈ 470 B records)          | 90 M        |
+| household     | census-like fixed-width text, 115 fields (549 B records)               | 30 M        |
+| person        | fixed-width text, 128 fields, household key (622 B records)            | 90 M        |
 | model297      | wide modelling table: 297 columns (binary and continuous targets)      | 10 M        |
 | messy55       | 55 columns of mixed types, duplicates, padding and missing values      | 90 M        |
 | customer_dim  | customer dimension, fixed 2000-byte text records                       | 10 M        |
@@ -44,7 +47,11 @@ class Spec:
     kind: str                      # 'parquet' or 'text'
     rows_at_1: int
     min_rows: int
-    row_bytes: int                 # about, as written: orders the grid jobs biggest first
+    # Bytes per row of the file as written (text, or Parquet zstd: the random payloads compress),
+    # measured with `statgrid datagen --scale 0.01` (seed 1); at smaller scales the files' fixed
+    # overhead adds up to 11 % (scale 0.002, checked by tests/test_datagen_size.py). Orders the grid jobs biggest first and gives the
+    # dry run's size estimate.
+    written_bytes_per_row: float
     description: str
     build: Callable[[int], str]    # rows → SELECT (for text: one VARCHAR column 'line')
 
@@ -209,24 +216,24 @@ def _design(rows: int) -> str:
 
 
 SPECS: dict[str, Spec] = {s.name: s for s in [
-    Spec("household", "text", 30_000_000, 500, 420, "census-like household records, fixed-width, 115 fields",
+    Spec("household", "text", 30_000_000, 500, 549.0, "census-like household records, fixed-width, 115 fields",
          _text_select(_HH_KEY, _HH)),
-    Spec("person", "text", 90_000_000, 1_500, 470, "census-like person records, fixed-width, 128 fields",
+    Spec("person", "text", 90_000_000, 1_500, 622.0, "census-like person records, fixed-width, 128 fields",
          _text_select(_PERSON_KEY, _PERSON)),
-    Spec("model297", "parquet", 10_000_000, 2_000, 2400, "wide modelling table, 297 columns", _model297),
-    Spec("messy55", "parquet", 90_000_000, 2_000, 400, "55 messy columns for the big sort", _messy55),
-    Spec("customer_dim", "text", 10_000_000, 500, 2000, "customer dimension, fixed 2000-byte records",
+    Spec("model297", "parquet", 10_000_000, 2_000, 2244.9, "wide modelling table, 297 columns", _model297),
+    Spec("messy55", "parquet", 90_000_000, 2_000, 96.4, "55 messy columns for the big sort", _messy55),
+    Spec("customer_dim", "text", 10_000_000, 500, 2000.0, "customer dimension, fixed 2000-byte records",
          _text_select(_DIM_KEY, [], record_bytes=2000)),
-    Spec("sales_fact", "parquet", 90_000_000, 5_000, 48, "sales facts keyed to customer_dim",
+    Spec("sales_fact", "parquet", 90_000_000, 5_000, 10.4, "sales facts keyed to customer_dim",
          None),                    # select_sql builds it: its keys need customer_dim's row count
-    Spec("rows128", "parquet", 80_000_000, 2_000, 128, "128-byte rows for random read/write",
+    Spec("rows128", "parquet", 80_000_000, 2_000, 57.9, "128-byte rows for random read/write",
          lambda rows: _payload(rows, 128)),
-    Spec("rows1k", "parquet", 10_000_000, 1_000, 1024, "1 KB rows for random read/write",
+    Spec("rows1k", "parquet", 10_000_000, 1_000, 530.2, "1 KB rows for random read/write",
          lambda rows: _payload(rows, 1024)),
-    Spec("rows10k", "parquet", 1_000_000, 200, 10240, "10 KB rows for random read/write",
+    Spec("rows10k", "parquet", 1_000_000, 200, 5382.6, "10 KB rows for random read/write",
          lambda rows: _payload(rows, 10240)),
-    Spec("customer120", "parquet", 5_000_000, 1_000, 900, "customer table, 120 variables", _customer120),
-    Spec("design", "parquet", 1_000_000, 960, 80, "designed data for GLM and mixed models", _design),
+    Spec("customer120", "parquet", 5_000_000, 1_000, 268.6, "customer table, 120 variables", _customer120),
+    Spec("design", "parquet", 1_000_000, 960, 14.7, "designed data for GLM and mixed models", _design),
 ]}
 
 
@@ -239,6 +246,11 @@ def plan(scale: float) -> dict[str, int]:
     if not scale > 0 or not math.isfinite(scale):
         raise ValueError(f"scale {scale!r} must be a positive number (1.0 ≈ the papers' sizes; the demo uses 0.0002)")
     return {name: rows_for(spec, scale) for name, spec in SPECS.items()}
+
+
+def estimated_bytes(scale: float) -> dict[str, int]:
+    """Bytes of every data set's file at `scale`, from the measured bytes per row as written."""
+    return {name: int(rows * SPECS[name].written_bytes_per_row) for name, rows in plan(scale).items()}
 
 
 def select_sql(name: str, rows: int, scale: float) -> str:
@@ -333,7 +345,7 @@ def run_all(cfg, scale: float, seed: int = 1, library: str = "data", local: bool
     lib_dir = _library_dir(cfg, library)
     lib_dir.mkdir(parents=True, exist_ok=True)
     todo = [n for n in (names or list(SPECS)) if not is_done(lib_dir, n, scale, seed)]
-    todo.sort(key=lambda n: -rows[n] * SPECS[n].row_bytes)
+    todo.sort(key=lambda n: -rows[n] * SPECS[n].written_bytes_per_row)
     skipped = len(names or SPECS) - len(todo)
     if skipped:
         echo(f"{skipped} data set(s) already made with seed {seed} at scale {scale:g}; skipped.")
