@@ -7,6 +7,7 @@ node's next launcher, any other job ends EXIT "host lost"; WORK is removed and s
 """
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -58,8 +59,11 @@ with statgrid.session() as s:
     open("child.pid", "w").write(str(child.pid))
     time.sleep(300)
 """
-# Attempt 1 leaves a background grandchild beside its own sleep; attempt 2 ends at once.
-RERUN_ARGV = ["sh", "-c", '[ "$STATGRID_JOB_ATTEMPT" = 1 ] || exit 0; sleep 300 & echo $! > bg.pid; sleep 300']
+
+
+def rerun_argv(pid_file: str) -> list[str]:
+    """Attempt 1 leaves a background grandchild beside its own sleep; attempt 2 ends at once."""
+    return ["sh", "-c", f'[ "$STATGRID_JOB_ATTEMPT" = 1 ] || exit 0; sleep 300 & echo $! > {pid_file}; sleep 300']
 
 
 def _launchers(grid) -> list[psutil.Process]:
@@ -97,7 +101,7 @@ def _wait_for(predicate, what: str, timeout_s: float = 60.0):
 def test_launcher_killed_kills_its_jobs_and_requeues_or_exits(grid):
     (grid.root / "hold.py").write_text(HOLD_JOB)
     plain = grid.submit("hold.py")
-    rerun = grid.submit(*RERUN_ARGV, rerunnable=True)
+    rerun = grid.submit(*rerun_argv("bg.pid"), rerunnable=True)
     jp, jr = grid.wait_started(plain), grid.wait_started(rerun)
     session_child, bg = (int(_wait_for(lambda: _read(grid.root / name), name)) for name in ("child.pid", "bg.pid"))
     (launcher,) = _launchers(grid)
@@ -119,3 +123,20 @@ def test_launcher_killed_kills_its_jobs_and_requeues_or_exits(grid):
     assert [h["running"] for h in grid.client.hosts()] == [0]       # both slots are free again
     again = [grid.submit("sleep", "0.2") for _ in range(2)]
     assert [j["state"] for j in grid.wait(again)] == ["DONE", "DONE"]
+
+
+def test_launcher_lost_while_the_master_is_down_is_settled_at_its_restart(grid):
+    # The worker ends the jobs and writes "lost" attempt files; the restarted master reads them.
+    plain = grid.submit("sh", "-c", "sleep 300 & echo $! > plain.pid; sleep 300")
+    rerun = grid.submit(*rerun_argv("rerun.pid"), rerunnable=True)
+    jp, jr = grid.wait_started(plain), grid.wait_started(rerun)
+    children = [int(_wait_for(lambda: _read(grid.root / name), name)) for name in ("plain.pid", "rerun.pid")]
+    (launcher,) = _launchers(grid)
+    os.kill(json.loads((grid.home / "grid" / "master.json").read_text())["pid"], signal.SIGKILL)
+    launcher.send_signal(signal.SIGKILL)
+    wait_gone([jp["pid"], jr["pid"], *children], timeout_s=30)
+    up = grid.cli("grid", "up", "--detach", timeout=240)
+    assert up.returncode == 0, up.stderr
+    done_plain, done_rerun = grid.wait([plain, rerun])
+    assert (done_plain["state"], done_plain["exit_reason"]) == ("EXIT", "host lost: the launcher of node1 died")
+    assert (done_rerun["state"], done_rerun["attempt"]) == ("DONE", 2)
