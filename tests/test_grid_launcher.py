@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import psutil
 import pytest
 
 import statgrid.grid.launcher as launcher_mod
+from statgrid.grid import node
 from tests.conftest import pgid_of, wait_gone
 
 SCRIPT = Path(launcher_mod.__file__)
@@ -94,6 +96,8 @@ def test_jobs_die_when_the_worker_side_goes(launcher, tmp_path):
     proc.wait(10)
     wait_gone([a["pid"], b["pid"]])
     assert not os.path.exists(path)
+    if a["cgroup"]:                                               # its cgroups are removed too
+        assert not os.path.exists(os.path.dirname(a["cgroup"]))
 
 
 def test_dropped_connection_kills_its_job(launcher, tmp_path):
@@ -102,3 +106,119 @@ def test_dropped_connection_kills_its_job(launcher, tmp_path):
     reader.close()
     sock.close()
     wait_gone([started["pid"]])
+
+
+# -- cgroups and the launcher's own death (issue 14, item 10) ------------------------------------------
+
+def _pid_in(path: Path) -> int:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            return int(path.read_text())
+        except (FileNotFoundError, ValueError):
+            time.sleep(0.02)
+    raise AssertionError(f"{path} was not written")
+
+
+def _wait_dir_gone(path: str, timeout_s: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(path), f"{path} is left"
+
+
+@pytest.mark.parametrize("cgroup_text, mountinfo_text, expected", [
+    # cgroup v2 only (systemd): the hierarchy's root mounted at /sys/fs/cgroup
+    ("0::/user.slice/user-1000.slice/session-3.scope\n",
+     "35 24 0:30 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n",
+     "/sys/fs/cgroup/user.slice/user-1000.slice/session-3.scope"),
+    # hybrid: v1 controllers beside a v2 hierarchy at .../unified; the process in its root
+    ("4:memory:/x\n0::/\n",
+     "30 24 0:26 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
+     "31 24 0:27 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n",
+     "/sys/fs/cgroup/unified"),
+    # a container: its cgroup's subtree bind-mounted, a mount point with a space (octal escape)
+    ("0::/docker/abc/jobs\n",
+     "40 30 0:30 /docker/abc /sys/fs/my\\040cgroup rw - cgroup2 cgroup2 rw\n",
+     "/sys/fs/my cgroup/jobs"),
+    # cgroup v1 only: no v2 path, or no v2 mount showing it
+    ("4:memory:/x\n1:cpu:/\n", "30 24 0:26 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n", None),
+    ("0::/elsewhere\n", "40 30 0:30 /docker/abc /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n", None),
+])
+def test_cgroup2_dir_from_proc_texts(cgroup_text, mountinfo_text, expected):
+    assert launcher_mod.cgroup2_dir(cgroup_text, mountinfo_text) == expected
+
+
+def test_a_setsid_leftover_ends_with_the_job(launcher, tmp_path):
+    _, path = launcher
+    _, reader, started = start(path, ["sh", "-c", "setsid sleep 123 & echo $! > bg.pid; exit 0"],
+                               tmp_path / "out.txt")
+    if started["cgroup"] is None:
+        pytest.skip("no cgroup v2 this launcher may write to: a process group cannot hold a setsid child")
+    done = json.loads(reader.readline())
+    assert done["exit_code"] == 0
+    wait_gone([_pid_in(tmp_path / "bg.pid")])
+    _wait_dir_gone(started["cgroup"])
+
+
+def test_jobs_of_a_killed_launcher_are_ended_by_the_next_one(launcher, tmp_path):
+    # The launcher and its worker both gone (nobody read the job's connection): the next
+    # launcher on this machine finds the dead one's cgroups and ends what runs there.
+    proc, path = launcher
+    _, _, started = start(path, ["sh", "-c", "setsid sleep 300 & echo $! > bg.pid; sleep 300"], tmp_path / "a.txt")
+    if started["cgroup"] is None:
+        pytest.skip("no cgroup v2 this launcher may write to")
+    bg = _pid_in(tmp_path / "bg.pid")
+    proc.kill()
+    proc.wait(10)
+    wait_gone([started["pid"]])                                   # PR_SET_PDEATHSIG
+    assert psutil.Process(bg).status() != psutil.STATUS_ZOMBIE    # ... reaches the job's first process only
+    nxt = subprocess.Popen([sys.executable, "-I", "-S", str(SCRIPT), str(tmp_path / "b.sock")],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert nxt.stdout.readline() == b"ready\n"
+        wait_gone([bg])
+        _wait_dir_gone(os.path.dirname(started["cgroup"]))
+    finally:
+        nxt.stdin.close()
+        nxt.wait(10)
+
+
+@pytest.fixture(params=[True, False], ids=["cgroup", "process-group"])
+def node_launcher(request, monkeypatch):
+    """node.py's own launcher, started by run_job in this process, with or without cgroups."""
+    monkeypatch.setattr(node, "LAUNCHER_CGROUPS", request.param, raising=False)
+    monkeypatch.setattr(node, "_server", {})
+    yield request.param
+    proc = node._server.get("proc")
+    if proc is not None and proc.poll() is None:
+        proc.stdin.close()
+        proc.wait(10)
+
+
+def test_run_job_whose_launcher_is_killed_ends_every_process_and_says_host_lost(node_launcher, tmp_path):
+    # The job's children: one in its process group, and (with cgroups) one that left it with setsid.
+    script = "sleep 300 & echo $! > bg.pid; " + ("setsid sleep 300 & echo $! > sid.pid; " if node_launcher else "")
+    spec = {"key": "statgrid-job-7-1", "job_id": 7, "attempt": 1, "host": "node9",
+            "argv": ["sh", "-c", script + "sleep 300"], "env": {"PATH": os.environ["PATH"]}, "cwd": str(tmp_path),
+            "job_dir": str(tmp_path), "work_roots": []}
+    result: list[dict] = []
+    thread = threading.Thread(target=lambda: result.append(node.run_job(spec)))
+    thread.start()
+    children = [_pid_in(tmp_path / "bg.pid")] + ([_pid_in(tmp_path / "sid.pid")] if node_launcher else [])
+    started = json.loads((tmp_path / "attempt-1.json").read_text())
+    if not node_launcher:
+        assert started["cgroup"] is None                          # --no-cgroup
+    elif started["cgroup"] is None:
+        os.killpg(started["pgid"], 9)
+        thread.join(30)
+        pytest.skip("no cgroup v2 this launcher may write to")
+    os.kill(node.launcher_pid(), 9)
+    thread.join(60)
+    wait_gone([started["pid"], *children])
+    (outcome,) = result
+    assert (outcome["state"], outcome["reason"]) == ("lost", "host lost: the launcher of node9 died")
+    assert json.loads((tmp_path / "attempt-1.json").read_text())["state"] == "lost"
+    if started["cgroup"]:
+        assert not os.path.exists(started["cgroup"])
+    assert node.launcher_pid() is None                            # the next job starts a new one

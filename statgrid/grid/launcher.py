@@ -10,19 +10,29 @@ benchmark past its makespan goal.
 
 Protocol, one JSON object per line on a Unix stream socket, one connection per job:
   request  {"argv": [...], "env": {...}, "cwd": "...", "stdout": path, "stderr": path}
-  replies  {"event": "started", "pid": N, "start_ts": T}
+  replies  {"event": "started", "pid": N, "pgid": N, "cgroup": path|null, "start_ts": T}
            {"event": "exited", "pid": N, "exit_code": C|null, "signal": S|null, "end_ts": T,
             "rusage": {...}, "io": {...}}
 If the job's connection closes early, nobody can account for the job: it is killed.
 
 Liveness: stdin is a pipe from the worker. EOF means the worker is gone; every job's process
 group is killed with SIGKILL (a job must not outlive its node, and a rerunnable job may already
-be requeued elsewhere) and the server exits. Each job also gets PR_SET_PDEATHSIG=SIGKILL
-against this (single-threaded) server in case the server itself is killed.
+be requeued elsewhere) and the server exits.
+
+If this server itself is killed (kill -9, the OOM killer), PR_SET_PDEATHSIG=SIGKILL ends each
+job's first process only; what that process started is re-parented and would run on. So the
+worker, which reads every job's connection, sees it close without an "exited" reply and kills the
+job's process group and cgroup (node.run_job, `_end_orphaned_job`). A process group misses what calls
+setsid() or setpgid() (`setsid cmd`, a daemon's double fork); a cgroup v2 keeps every
+descendant, so where this server may create cgroups below its own each job gets one
+(`<own cgroup>/statgrid-launcher-<pid>/job-<n>`, the server itself in `.../launcher`).
+Background leftovers of a job that ended are killed through both as well. Where cgroups are not
+available (no cgroup2 mount, no write access), jobs are tracked by process group alone.
 """
 from __future__ import annotations
 
 import ctypes
+import errno
 import json
 import os
 import selectors
@@ -32,6 +42,10 @@ import sys
 import time
 
 PR_SET_PDEATHSIG = 1
+PROCFS_PATH = "/proc"
+CGROUP_PREFIX = "statgrid-launcher-"     # + the server's pid; the cgroup of one server and its jobs
+CGROUP_SERVER_LEAF = "launcher"          # the server's own leaf: populated while the server lives
+CGROUP_RETRY_S = 0.2                     # how often removal of a killed job's cgroup is retried
 # Fields of wait4's rusage worth keeping, under names that carry their unit.
 RUSAGE_FIELDS = {
     "user_cpu_s": "ru_utime", "sys_cpu_s": "ru_stime", "max_rss_bytes": "ru_maxrss",
@@ -70,14 +84,202 @@ def rusage_dict(ru) -> dict[str, float]:
     return out
 
 
+# -- cgroup v2 ------------------------------------------------------------------------------------
+# Documentation/admin-guide/cgroup-v2.rst: a process moves by writing "0" (itself) to a cgroup's
+# cgroup.procs, which needs write access to cgroup.procs of the common ancestor of both cgroups;
+# cgroup.kill (Linux 5.14) SIGKILLs every process of a cgroup in one write, forks racing with it
+# included; cgroup.events says "populated 0" once none is left; rmdir removes an empty cgroup.
+
+def parse_cgroup2_path(cgroup_text: str) -> str | None:
+    """/proc/<pid>/cgroup → the path in the cgroup v2 hierarchy (its "0::" line), or None."""
+    for line in cgroup_text.splitlines():
+        hierarchy, _, rest = line.partition(":")
+        controllers, _, path = rest.partition(":")
+        if hierarchy == "0" and controllers == "":
+            return path
+    return None
+
+
+def cgroup2_dir(cgroup_text: str, mountinfo_text: str) -> str | None:
+    """The directory of a process's cgroup v2 from its /proc/<pid>/cgroup and mountinfo (proc(5):
+    field 4 is the mount's root in its file system, field 5 the mount point, octal-escaped),
+    or None if no cgroup2 mount shows that cgroup."""
+    path = parse_cgroup2_path(cgroup_text)
+    if path is None or not path.startswith("/"):
+        return None
+    for line in mountinfo_text.splitlines():
+        fields, _, fs = line.partition(" - ")
+        fields = fields.split()
+        if len(fields) < 5 or fs.split()[:1] != ["cgroup2"]:
+            continue
+        root, mount = (_unescape_mount(f) for f in fields[3:5])
+        root = root.rstrip("/")
+        if path == root or path.startswith(root + "/"):
+            return os.path.normpath(os.path.join(mount, path[len(root):].lstrip("/")))
+    return None
+
+
+def _unescape_mount(field: str) -> str:
+    return field.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
+
+
+def _write(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def cgroup_populated(path: str) -> bool:
+    """True while a process (not a zombie) is in the cgroup or below; False once it is gone."""
+    try:
+        with open(os.path.join(path, "cgroup.events")) as f:
+            return "populated 1" in f.read().split("\n")
+    except OSError:
+        return False
+
+
+def kill_cgroup(path: str) -> None:
+    """SIGKILL every process in the cgroup. Before Linux 5.14 (no cgroup.kill) its processes are
+    killed one by one, a few rounds to catch children forked meanwhile."""
+    try:
+        _write(os.path.join(path, "cgroup.kill"), "1")
+        return
+    except OSError:
+        if not os.path.isdir(path):
+            return
+    for _ in range(5):
+        try:
+            with open(os.path.join(path, "cgroup.procs")) as f:
+                pids = [int(p) for p in f.read().split()]
+        except (OSError, ValueError):
+            return
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
+def remove_cgroup(path: str) -> bool:
+    """rmdir the cgroup; True when it is gone (False while processes are still in it)."""
+    try:
+        os.rmdir(path)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return False
+    return True
+
+
+def _server_alive(top: str) -> bool:
+    """Is the server of `top` (a CGROUP_PREFIX directory) still running? Its leaf is populated
+    while it runs; while it sets up, its pid (in the name) runs this script."""
+    if cgroup_populated(os.path.join(top, CGROUP_SERVER_LEAF)):
+        return True
+    pid = os.path.basename(top)[len(CGROUP_PREFIX):].partition("-")[0]
+    try:
+        with open(os.path.join(PROCFS_PATH, pid, "cmdline"), "rb") as f:
+            return os.path.basename(__file__).encode() in f.read()
+    except OSError:
+        return False
+
+
+def sweep_dead_servers(base: str) -> list[str]:
+    """Kill and remove what servers that died (kill -9, or together with their worker) left in
+    cgroups under `base`. Returns the cgroups not removed yet: their killed processes are still
+    dying (a later removal, or the next sweep, takes them)."""
+    left: list[str] = []
+    try:
+        names = [n for n in os.listdir(base) if n.startswith(CGROUP_PREFIX)]
+    except OSError:
+        return left
+    for name in names:
+        top = os.path.join(base, name)
+        if _server_alive(top):
+            continue
+        try:
+            children = [os.path.join(top, n) for n in os.listdir(top)
+                        if os.path.isfile(os.path.join(top, n, "cgroup.procs"))]
+        except OSError:
+            continue
+        for child in children:
+            kill_cgroup(child)
+        left += [c for c in [*children, top] if not remove_cgroup(c)]
+    return left
+
+
+def make_server_cgroup(procfs: str = PROCFS_PATH) -> tuple[str | None, str, list[str]]:
+    """Move this server into `<own cgroup>/statgrid-launcher-<pid>/launcher` after sweeping what
+    dead servers left there. Returns (the statgrid-launcher-<pid> directory, "", cgroups the
+    sweep left to remove) or (None, why not, [])."""
+    try:
+        with open(os.path.join(procfs, "self", "cgroup")) as f:
+            cgroup_text = f.read()
+        with open(os.path.join(procfs, "self", "mountinfo")) as f:
+            mountinfo_text = f.read()
+    except OSError as exc:
+        return None, f"cannot read /proc/self/cgroup or mountinfo ({exc.strerror})", []
+    base = cgroup2_dir(cgroup_text, mountinfo_text)
+    if base is None:
+        return None, "no cgroup v2 mount shows this process's cgroup (cgroup v1 only?)", []
+    left = sweep_dead_servers(base)
+    top = None
+    try:
+        for n in range(100):                     # a dead server of the same pid may still be swept
+            try:
+                top = os.path.join(base, f"{CGROUP_PREFIX}{os.getpid()}" + (f"-{n}" if n else ""))
+                os.mkdir(top)
+                break
+            except FileExistsError:
+                top = None
+        if top is None:
+            return None, f"cannot name a cgroup under {base!r}", left
+        os.mkdir(os.path.join(top, CGROUP_SERVER_LEAF))
+        _write(os.path.join(top, CGROUP_SERVER_LEAF, "cgroup.procs"), "0")
+    except OSError as exc:
+        if top is not None:
+            remove_cgroup(os.path.join(top, CGROUP_SERVER_LEAF))
+            remove_cgroup(top)
+        return None, f"cannot create cgroups under {base!r} ({errno.errorcode.get(exc.errno, exc.errno)}: " \
+                     f"{exc.strerror})", left
+    return top, "", left
+
+
+def leave_server_cgroup(top: str) -> None:
+    """Move this server back to the cgroup it came from and remove its (then empty) cgroups."""
+    try:
+        _write(os.path.join(os.path.dirname(top), "cgroup.procs"), "0")
+    except OSError:
+        return
+    remove_cgroup(os.path.join(top, CGROUP_SERVER_LEAF))
+    remove_cgroup(top)
+
+
+def _kill_job(pid: int, cgroup: str | None = None) -> None:
+    """SIGKILL a job: its process group, its cgroup if it has one, and the job itself in case its
+    group is not set yet."""
+    for kill, target in ((os.killpg, pid), (os.kill, pid)):
+        try:
+            kill(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    if cgroup:
+        kill_cgroup(cgroup)
+
+
 class Job:
-    def __init__(self, conn: socket.socket, pid: int):
+    def __init__(self, conn: socket.socket, pid: int, cgroup: str | None):
         self.conn = conn
         self.pid = pid
+        self.cgroup = cgroup                    # its cgroup v2 directory, or None
 
 
 class Server:
-    def __init__(self, path: str):
+    def __init__(self, path: str, cgroups: bool = True):
         self.path = path
         self.pid = os.getpid()
         self.sel = selectors.DefaultSelector()
@@ -98,13 +300,21 @@ class Server:
         signal.signal(signal.SIGCHLD, lambda *_: None)
         self.sel.register(r, selectors.EVENT_READ, "sigchld")
         self.wake_r = r
+        self.cgroup_top, why_not, left = make_server_cgroup() if cgroups else (None, "--no-cgroup", [])
+        if cgroups and self.cgroup_top is None:  # the worker's log says once why
+            sys.stderr.write(f"statgrid launcher: jobs are tracked by process group only: {why_not}\n")
+        self.cgroup_seq = 0
+        # Of ended jobs (and of dead servers), until their last process is gone.
+        self.cgroups_to_remove: set[str] = set(left)
 
     # -- main loop ----------------------------------------------------------------------------
     def serve(self) -> None:
         sys.stdout.write("ready\n")
         sys.stdout.flush()
         while True:
-            for key, _ in self.sel.select():
+            events = self.sel.select(CGROUP_RETRY_S if self.cgroups_to_remove else None)
+            self.cgroups_to_remove = {c for c in self.cgroups_to_remove if not remove_cgroup(c)}
+            for key, _ in events:
                 what = key.data
                 if what == "accept":
                     self._accept()
@@ -167,7 +377,7 @@ class Server:
         conn.close()
         if job is not None and job.pid in self.jobs:
             # The worker side stopped listening: nobody would account for this job.
-            _kill_job(job.pid)
+            _kill_job(job.pid, job.cgroup)
             job.conn = None
 
     @staticmethod
@@ -188,22 +398,39 @@ class Server:
         cwd = req.get("cwd") or "/"
         out_path, err_path = req["stdout"], req.get("stderr") or req["stdout"]
         start_ts = time.time()
+        cgroup = self._new_job_cgroup()
         pid = os.fork()
         if pid == 0:
-            self._child(argv, env, cwd, out_path, err_path)     # never returns
+            self._child(argv, env, cwd, out_path, err_path, cgroup)     # never returns
         try:
             # Both sides set the group (as shells do): a kill right after the fork must find it.
             os.setpgid(pid, pid)
         except OSError:
             pass                                 # the child did it first, or has exec'd already
-        job = Job(conn, pid)
+        job = Job(conn, pid, cgroup)
         self.jobs[pid] = job
         self.by_conn[conn.fileno()] = job
-        self._send(conn, {"event": "started", "pid": pid, "pgid": pid, "start_ts": start_ts})
+        self._send(conn, {"event": "started", "pid": pid, "pgid": pid, "cgroup": cgroup, "start_ts": start_ts})
 
-    def _child(self, argv, env, cwd, out_path, err_path) -> None:
+    def _new_job_cgroup(self) -> str | None:
+        if self.cgroup_top is None:
+            return None
+        self.cgroup_seq += 1
+        path = os.path.join(self.cgroup_top, f"job-{self.cgroup_seq}")
+        try:
+            os.mkdir(path)
+        except OSError:
+            return None                          # this job is tracked by its process group alone
+        return path
+
+    def _child(self, argv, env, cwd, out_path, err_path, cgroup) -> None:
         try:
             os.setpgid(0, 0)                     # own process group: kill reaches the job and its children
+            if cgroup:
+                try:                             # before exec: every process of the job starts inside
+                    _write(os.path.join(cgroup, "cgroup.procs"), "0")
+                except OSError:
+                    pass                         # its process group still holds it
             _prctl_pdeathsig(signal.SIGKILL)
             if os.getppid() != self.pid:         # the server died between fork and prctl
                 os._exit(1)
@@ -237,17 +464,23 @@ class Server:
                 return
             pid = info.si_pid
             io = read_proc_io(pid)               # before reaping: the zombie still has its counters
-            # What the job left in its process group in the background ends with it (it would
-            # hold a slot the master has freed). The zombie still owns the pgid: no reuse yet.
+            # What the job left in its process group (or, having left the group, in its cgroup) in
+            # the background ends with it: it would hold a slot the master has freed. The zombie
+            # still owns the pgid: no reuse yet.
+            job = self.jobs.get(pid)
             try:
                 os.killpg(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+            if job is not None and job.cgroup:
+                kill_cgroup(job.cgroup)
             _, status, ru = os.wait4(pid, 0)
             end_ts = time.time()
             job = self.jobs.pop(pid, None)
             if job is None:
                 continue
+            if job.cgroup and not remove_cgroup(job.cgroup):
+                self.cgroups_to_remove.add(job.cgroup)
             msg = {"event": "exited", "pid": pid, "end_ts": end_ts, "rusage": rusage_dict(ru), "io": io,
                    "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
                    "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None}
@@ -257,8 +490,9 @@ class Server:
                 self._drop(job.conn)
 
     def _shutdown(self) -> None:
-        for pid in list(self.jobs):
-            _kill_job(pid)
+        cgroups = self.cgroups_to_remove | {job.cgroup for job in self.jobs.values() if job.cgroup}
+        for job in list(self.jobs.values()):
+            _kill_job(job.pid, job.cgroup)
         deadline = time.monotonic() + 5
         while self.jobs and time.monotonic() < deadline:
             try:
@@ -266,6 +500,12 @@ class Server:
             except ChildProcessError:
                 break
             self.jobs.pop(pid, None)
+        while cgroups and time.monotonic() < deadline:
+            cgroups = {c for c in cgroups if not remove_cgroup(c)}
+            if cgroups:
+                time.sleep(0.05)
+        if self.cgroup_top is not None:
+            leave_server_cgroup(self.cgroup_top)
         try:
             os.unlink(self.path)
             os.rmdir(os.path.dirname(self.path))       # node.py made this directory for the socket alone
@@ -273,20 +513,12 @@ class Server:
             pass
 
 
-def _kill_job(pid: int) -> None:
-    """SIGKILL the job's process group, and the job itself in case its group is not set yet."""
-    for kill, target in ((os.killpg, pid), (os.kill, pid)):
-        try:
-            kill(target, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        sys.stderr.write("usage: launcher.py SOCKET_PATH  (started by a statgrid node, stdin = liveness pipe)\n")
+    if len(argv) not in (2, 3) or argv[2:] not in ([], ["--no-cgroup"]):
+        sys.stderr.write("usage: launcher.py SOCKET_PATH [--no-cgroup]  (started by a statgrid node, "
+                         "stdin = liveness pipe)\n")
         return 2
-    Server(argv[1]).serve()
+    Server(argv[1], cgroups=argv[2:] != ["--no-cgroup"]).serve()
     return 0
 
 

@@ -205,6 +205,8 @@ class Master:
                     self._spawn(self.engine.kill(new.host, new.task_key))
         elif kind == "finished":
             self._finish(job, msg)
+        elif kind == "lost":                       # the node's launcher died under the job
+            self._host_lost(job, msg.get("reason") or f"host lost: {job.host}")
         elif kind == "erred":
             error = msg.get("error", "")
             # KilledWorker: the host went away. Anything else is a failure of the engine itself,
@@ -241,8 +243,8 @@ class Master:
                 self._back_to_pending(job, "its task was lost before the job started")
         elif attempt.get("state") == "finished":
             self._finish(job, attempt)
-        else:
-            self._host_lost(job, reason)
+        else:                                                # "started", or "lost" with the node's reason
+            self._host_lost(job, attempt.get("reason") or reason)
 
     def _finish(self, job: Job, outcome: dict) -> None:
         exit_code, sig = outcome.get("exit_code"), outcome.get("signal")

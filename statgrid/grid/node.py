@@ -5,16 +5,18 @@ These functions are shipped to workers by reference (the worker imports statgrid
 must stay importable without the master's modules.
 
 Reporting (DESIGN.md, "Flow of a job"): every attempt leaves a file in the job's directory —
-`attempt-N.json`, first {"state": "started", ...}, then {"state": "finished", ...} — written
-before the matching event goes to the master through the scheduler's event log
-(`Worker.log_event`). The file is the durable record a restarted master reconciles from; the
-event is the fast path that frees the slot at once.
+`attempt-N.json`, first {"state": "started", ...}, then {"state": "finished", ...} — or
+{"state": "lost", "reason": ...} when the node's launcher died under the job — written before
+the matching event goes to the master through the scheduler's event log (`Worker.log_event`).
+The file is the durable record a restarted master reconciles from; the event is the fast path
+that frees the slot at once.
 """
 from __future__ import annotations
 
 import json
 import logging
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -28,6 +30,10 @@ logger = logging.getLogger("statgrid.node")
 
 JOB_TOPIC = "statgrid-job"
 KILL_GRACE_S = 10.0        # SIGTERM first (the session cleans WORK), SIGKILL after this (LSF: JOB_TERMINATE_INTERVAL)
+# Each job in a cgroup v2 of its own where the launcher may create one (launcher.py says why);
+# False runs the launcher with --no-cgroup: jobs are then tracked by process group alone.
+LAUNCHER_CGROUPS = True
+ORPHAN_WAIT_S = 10.0       # after the launcher died: how long to wait for its killed job to be gone before cleaning WORK
 
 _lock = threading.Lock()
 _server: dict[str, object] = {}                   # the launcher process and its socket, per worker process
@@ -50,11 +56,16 @@ def _launcher_socket() -> str:
         proc = _server.get("proc")
         if proc is not None and proc.poll() is None:
             return _server["path"]
+        if proc is not None:                      # killed (kill -9, the OOM killer): its socket is left
+            logger.warning("the node launcher (pid %d) died (exit status %s); starting a new one",
+                           proc.pid, proc.returncode)
+            shutil.rmtree(os.path.dirname(_server["path"]), ignore_errors=True)
         tmpdir = tempfile.mkdtemp(prefix="statgrid-node-")          # 0700: only we may ask for jobs
         path = os.path.join(tmpdir, "launcher.sock")
         script = Path(__file__).with_name("launcher.py")
-        proc = subprocess.Popen([sys.executable, "-I", "-S", str(script), path], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, start_new_session=True, close_fds=True)
+        argv = [sys.executable, "-I", "-S", str(script), path] + ([] if LAUNCHER_CGROUPS else ["--no-cgroup"])
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True,
+                                close_fds=True)
         line = proc.stdout.readline()
         if line.strip() != b"ready":
             raise RuntimeError(f"the node launcher did not start (exit code {proc.poll()})")
@@ -153,9 +164,10 @@ def _read_stimer_total(path: Path) -> dict | None:
 
 
 def run_job(spec: dict) -> dict:
-    """Run one attempt of a job to its end. `spec` keys: key, job_id, attempt, argv, env, cwd,
-    job_dir, work_roots. Returns the outcome: state "finished", exit_code or signal, start_ts,
-    end_ts, rusage (user_cpu_s, sys_cpu_s, max_rss_bytes, ...), io (read_bytes, ...), stimer."""
+    """Run one attempt of a job to its end. `spec` keys: key, job_id, attempt, host, argv, env,
+    cwd, job_dir, work_roots. Returns the outcome: state "finished", exit_code or signal,
+    start_ts, end_ts, rusage (user_cpu_s, sys_cpu_s, max_rss_bytes, ...), io (read_bytes, ...),
+    stimer; or state "lost" and a reason if the launcher died while the job ran."""
     key, job_dir = spec["key"], Path(spec["job_dir"])
     base = {"key": key, "job_id": spec["job_id"], "attempt": spec["attempt"], "host": spec.get("host")}
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -169,18 +181,27 @@ def run_job(spec: dict) -> dict:
         if started.get("event") != "started":
             raise RuntimeError(started.get("error", "the launcher closed the connection"))
         info = {**base, "state": "started", "pid": started["pid"], "pgid": started["pgid"],
-                "start_ts": started["start_ts"]}
+                "cgroup": started.get("cgroup"), "start_ts": started["start_ts"]}
         _running[key] = info
         write_json_atomic(attempt_path(job_dir, spec["attempt"]), info)
         _event({"kind": "started", **info})
-        exited = json.loads(reader.readline() or b"{}")
+        try:
+            line = reader.readline()
+        except OSError:                            # a reset: the launcher is gone all the same
+            line = b""
         reader.close()
-        if exited.get("event") != "exited":
-            raise RuntimeError("the node launcher stopped while the job ran")
-        outcome = {**info, "state": "finished", "exit_code": exited["exit_code"], "signal": exited["signal"],
-                   "end_ts": exited["end_ts"], "rusage": exited["rusage"], "io": exited["io"],
-                   "stimer": _read_stimer_total(job_dir / "session.stimer.jsonl")}
-        if exited["signal"] is not None and spec.get("work_roots"):
+        exited = json.loads(line) if line.endswith(b"\n") else {}      # no line, or half of one
+        if exited.get("event") == "exited":
+            outcome = {**info, "state": "finished", "exit_code": exited["exit_code"], "signal": exited["signal"],
+                       "end_ts": exited["end_ts"], "rusage": exited["rusage"], "io": exited["io"],
+                       "stimer": _read_stimer_total(job_dir / "session.stimer.jsonl")}
+        else:
+            # The launcher died under the job (kill -9, the OOM killer): a fault of the node, not
+            # of the job, so it ends as on the loss of the worker (master._host_lost).
+            _end_orphaned_job(info)
+            outcome = {**info, "state": "lost", "end_ts": time.time(),
+                       "reason": f"host lost: the launcher of {spec.get('host')} died"}
+        if (outcome["state"] == "lost" or outcome["signal"] is not None) and spec.get("work_roots"):
             # A killed session could not remove its WORK; its lock is gone now, so this is safe.
             from statgrid.session.scratch import clean_stale
             clean_stale([Path(p) for p in spec["work_roots"]])
@@ -201,8 +222,45 @@ def run_job(spec: dict) -> dict:
         write_json_atomic(attempt_path(job_dir, spec["attempt"]), outcome)
     except OSError as exc:                          # the event below still reports the end
         outcome["attempt_file_error"] = str(exc)
-    _event({"kind": "finished", **outcome})
+    _event({"kind": outcome["state"], **outcome})
     return outcome
+
+
+def _end_orphaned_job(info: dict, wait_s: float = ORPHAN_WAIT_S) -> None:
+    """SIGKILL what is left of a job whose launcher died: its first process got SIGKILL from the
+    kernel (PR_SET_PDEATHSIG), its children were re-parented and run on. Its process group
+    outlives the leader while a member lives (the kernel does not reuse the id meanwhile, so the
+    kill reaches only the job), and its cgroup holds even those that left the group. Waits (at most wait_s) until none is left, so that the
+    session's WORK can be cleaned, then removes the job's cgroup and what the dead launcher left."""
+    from statgrid.grid import launcher
+
+    pgid, cgroup = info["pgid"], info.get("cgroup")
+    logger.warning("the node launcher died while job %s ran: killing its process group %d%s", info["job_id"],
+                   pgid, f" and cgroup {cgroup}" if cgroup else "")
+    _signal_group(pgid, signal.SIGKILL)
+    if cgroup:
+        launcher.kill_cgroup(cgroup)
+    deadline = time.monotonic() + wait_s
+    while _group_exists(pgid) or (cgroup and launcher.cgroup_populated(cgroup)):
+        if time.monotonic() > deadline:
+            logger.warning("job %s: processes of group %d still exist %.0f s after SIGKILL", info["job_id"], pgid,
+                           wait_s)
+            break
+        time.sleep(0.02)
+    if cgroup:
+        launcher.remove_cgroup(cgroup)
+        launcher.sweep_dead_servers(os.path.dirname(os.path.dirname(cgroup)))
+
+
+def _group_exists(pgid: int) -> bool:
+    """True while the process group has a member, an unreaped zombie included."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
 
 
 def kill_job(key: str, grace_s: float = KILL_GRACE_S) -> bool:
