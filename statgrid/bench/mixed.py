@@ -90,13 +90,15 @@ class _Live:
         self._sampler.sample()
 
     def read(self) -> tuple[float | None, float | None]:
+        from statgrid.monitor.sampler import is_counted
+
         tables = self._sampler.sample() or {}
         node = (tables.get("node") or [{}])[0]
         cpu = None
         if node.get("cpu_user_pct") is not None:
             cpu = node["cpu_user_pct"] + (node.get("cpu_system_pct") or 0)
         mbs = sum((r.get("read_bytes_per_s") or 0) + (r.get("write_bytes_per_s") or 0)
-                  for r in tables.get("disk", [])) / 1e6
+                  for r in tables.get("disk", []) if is_counted(r)) / 1e6      # a stacked device's bytes once
         return mbs, cpu
 
 

@@ -4,7 +4,8 @@ Sources: a `bench mixed` bundle (bundle.json + jobs.jsonl + grid/monitor/), a `b
 directory (scale.json), an `iobench --json` result. Figures and their definitions:
 
 - Workload summary (seed 000 Table 3). Throughput is what the devices under the monitored
-  machines moved (reads + writes, the monitor's disk series), per sample:
+  machines moved (reads + writes, the monitor's disk series; of a device stack — partition, LVM,
+  md, multipath — only the top-most devices, so each byte once: see sampler.top_devices), per sample:
     mean       bytes moved ÷ the workload's clock time (from the first submission to the last end)
     sustained  the highest mean over any 60 s of the run (the whole run when it is shorter)
     peak       the highest single sample
@@ -155,7 +156,7 @@ SUMMARY_ROWS = [  # key, section, figure, unit
 ]
 SUMMARY_COLUMNS = [Column("section", "section", align="left"), Column("figure", "figure", align="left"),
                    Column("value", "value"), Column("unit", "unit", align="left")]
-DEFINITIONS = ("Throughput and IOPS are the devices' (monitor disk series, reads + writes) over the {over}: "
+DEFINITIONS = ("Throughput and IOPS are the counted devices' (monitor disk series, reads + writes) over the {over}: "
                "mean = bytes moved ÷ that time; sustained = the highest mean over any 60 s (the whole run if shorter); "
                "peak = the highest single sample. Latency: IOPS-weighted mean of the devices' await, and its "
                "highest sample. CPU: mean of the machines' samples.")
@@ -174,9 +175,48 @@ def summary_rows(f: dict) -> list[dict]:
     return rows[:at] + libs + rows[at:]
 
 
-def workload_summary(meta: dict, figures: dict, has_series: bool) -> Table:
+STACK_RULE = ("A byte passes every layer of a device stack (partition, LVM, md RAID, multipath), so only the top-most "
+              "devices are summed — those no other device holds (sysfs holders/) and, for a disk, without partitions: "
+              "each logical byte once, without RAID mirror copies or parity.")
+NO_STACK_RECORD = ("This capture has no record of how its devices stack (saved before statgrid read /sys/block, or /sys "
+                   "was not readable): a byte through a partition, LVM, md RAID or multipath is summed at every layer "
+                   "it passes.")
+
+
+def devices_note(series: Series) -> str:
+    """Which devices the device figures summed, machine by machine, and the devices under them."""
+    known, unknown = [], []
+    for m in series.machines:
+        counted: dict[str, str | None] = {}
+        for r in series.device_rows:
+            if r["host"] == m:
+                counted.setdefault(r["device"], r.get("layer"))
+        under: dict[str, set[str]] = {}
+        for r in series.stacked_rows:
+            if r["host"] == m:
+                for top in r["counted_in"].split():
+                    under.setdefault(top, set()).add(r["device"])
+        where = f"{m}: " if len(series.machines) > 1 else ""
+        if not under and all(r.get("counted_in") is None for r in series.device_rows if r["host"] == m):
+            if counted:
+                unknown.append(where + ", ".join(sorted(counted)))
+            continue
+        desc = []
+        for d in sorted(counted.keys() | under.keys()):
+            bits = [x for x in (counted.get(d), "over " + ", ".join(sorted(under[d])) if d in under else None) if x]
+            desc.append(f"{d} ({', '.join(bits)})" if bits else d)
+        known.append(where + ", ".join(desc))
+    out = []
+    if known:
+        out.append(f"Devices counted: {'; '.join(known)}. {STACK_RULE}")
+    if unknown:
+        out.append(f"Devices summed: {'; '.join(unknown)}. {NO_STACK_RECORD}")
+    return " ".join(out)
+
+
+def workload_summary(meta: dict, figures: dict, series: Series | None) -> Table:
     w = meta["workload"]
-    notes = ([DEFINITIONS.format(over="workload's clock time")] if has_series else
+    notes = ([DEFINITIONS.format(over="workload's clock time"), devices_note(series)] if series is not None else
              ["No monitor series in this bundle: storage and processor figures are missing."])
     if meta.get("grid", {}).get("embedded"):
         notes.append("Embedded grid: its hosts are processes of one machine, so the machine is counted once.")
@@ -184,9 +224,9 @@ def workload_summary(meta: dict, figures: dict, has_series: bool) -> Table:
                  SUMMARY_COLUMNS, summary_rows(figures), notes)
 
 
-def capture_summary(figures: dict, title: str) -> Table:
+def capture_summary(figures: dict, title: str, series: Series) -> Table:
     return Table("summary", title, SUMMARY_COLUMNS, summary_rows(figures),
-                 [DEFINITIONS.format(over="capture's time span")])
+                 [DEFINITIONS.format(over="capture's time span"), devices_note(series)])
 
 
 MACHINE_COLUMNS = [Column("machine", "machine", align="left"), Column("hosts", "hosts sampled", align="left"),
