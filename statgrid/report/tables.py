@@ -13,9 +13,13 @@ directory (scale.json), an `iobench --json` result. Figures and their definition
   sample (peak); CPU is the mean of the machines' samples, in % of their CPUs and in cores. The
   jobs' logical I/O (read()/write() bytes, page-cache hits included — the file-system view, like
   GPFS beside XIV in Table 3) is given beside the device view.
+  Response time is seed 000's "cumulative real time … of all the jobs in the workload" (its Table 5
+  compares two runs by it): the sum of each job's process wall time, start to end. The summed step
+  real time (STIMER) — what the per-node table adds up, as seed 002 Tables 3–4 sum FULLSTIMER real
+  time — leaves out each session's start-up and wind-down outside its steps, so it is smaller.
 - Per-node FULLSTIMER aggregates (seed 002 Tables 3–4): per grid host, the mean over its jobs of
-  CPU/real, and summed real time, memory, user and system CPU; the spread row is (max − min) ÷
-  mean across hosts.
+  CPU/real, and summed step real time (STIMER), memory, user and system CPU; the spread row is
+  (max − min) ÷ mean across hosts.
 - Per-job table; jobs with CPU/real < 0.7 are flagged: they waited, usually for I/O.
 """
 from __future__ import annotations
@@ -37,12 +41,28 @@ def job_times(j: dict) -> dict:
     FULLSTIMER view) when it has one, else the job process's rusage over its wall time."""
     st = j.get("stimer_total") or {}
     ru = j.get("rusage") or {}
-    wall = (j["end_ts"] - j["start_ts"]) if j.get("end_ts") and j.get("start_ts") else None
+    wall = wall_s(j)
     if st.get("real_s"):
         return {"real_s": st["real_s"], "user_cpu_s": st.get("user_cpu_s", 0.0), "sys_cpu_s": st.get("sys_cpu_s", 0.0),
                 "memory_bytes": st.get("memory_bytes") or 0}
     return {"real_s": wall, "user_cpu_s": ru.get("user_cpu_s", 0.0), "sys_cpu_s": ru.get("sys_cpu_s", 0.0),
             "memory_bytes": ru.get("max_rss_bytes") or 0}
+
+
+def wall_s(j: dict) -> float | None:
+    """A job's process wall time, start to end (None if it never ran)."""
+    return (j["end_ts"] - j["start_ts"]) if j.get("end_ts") and j.get("start_ts") else None
+
+
+def response_time_s(jobs: list[dict]) -> float:
+    """Seed 000's response time: the cumulative real time of all the jobs — their wall times summed
+    (EXIT jobs included: they held a slot as long as they ran)."""
+    return sum(w for j in jobs if (w := wall_s(j)) is not None)
+
+
+def stimer_real_s(jobs: list[dict]) -> float:
+    """The jobs' STIMER real time summed (job_times: a job without a STIMER total counts its wall time)."""
+    return sum(job_times(j)["real_s"] or 0 for j in jobs)
 
 
 def cpu_real(j: dict) -> float | None:
@@ -60,11 +80,10 @@ def summary_figures(meta: dict, jobs: list[dict], series: Series | None) -> dict
     """Every figure of the workload summary under a stable key (what --compare lines up)."""
     clock_s = meta["end_ts"] - meta["workload_start_ts"]
     done = [j for j in jobs if j["state"] == "DONE"]
-    walls = [(j["end_ts"] - j["start_ts"]) for j in jobs if j.get("start_ts") and j.get("end_ts")]
     logical = sum((j.get("rusage") or {}).get("logical_read_bytes", 0) +
                   (j.get("rusage") or {}).get("logical_write_bytes", 0) for j in jobs)
     f: dict = {"jobs": len(jobs), "jobs_done": len(done), "jobs_exit": sum(j["state"] == "EXIT" for j in jobs),
-               "clock_s": clock_s, "summed_real_s": sum(walls),
+               "clock_s": clock_s, "summed_real_s": response_time_s(jobs), "stimer_real_s": stimer_real_s(jobs),
                "cpu_real_mean": _mean([cpu_real(j) for j in done]),
                "jobs_logical_mb_s": logical / 1e6 / clock_s if clock_s > 0 else None}
     for kind in ("io", "cpu", "memory"):
@@ -141,7 +160,8 @@ SUMMARY_ROWS = [  # key, section, figure, unit
     ("cpus", "processor", "CPUs of the grid's machines", ""),
     ("mb_s_per_core", "processor", "sustained MB/s per core", "MB/s"),
     ("clock_s", "workload", "clock time", "s"),
-    ("summed_real_s", "workload", "summed real time of all jobs", "s"),
+    ("summed_real_s", "workload", "response time (summed wall time of the jobs)", "s"),
+    ("stimer_real_s", "workload", "summed step real time (STIMER)", "s"),
     ("jobs", "workload", "jobs", ""),
     ("jobs_done", "workload", "jobs DONE", ""),
     ("jobs_exit", "workload", "jobs EXIT", ""),
@@ -154,6 +174,7 @@ SUMMARY_ROWS = [  # key, section, figure, unit
     ("hosts", "capture", "hosts sampled", ""),
     ("machines", "capture", "machines (hosts on one kernel counted once)", ""),
 ]
+FIGURE_NAMES = {k: name for k, _, name, _ in SUMMARY_ROWS}
 SUMMARY_COLUMNS = [Column("section", "section", align="left"), Column("figure", "figure", align="left"),
                    Column("value", "value"), Column("unit", "unit", align="left")]
 DEFINITIONS = ("Throughput and IOPS are the counted devices' (monitor disk series, reads + writes) over the {over}: "
@@ -175,6 +196,10 @@ def summary_rows(f: dict) -> list[dict]:
     return rows[:at] + libs + rows[at:]
 
 
+RESPONSE_TIME_NOTE = ("Response time is seed 000's cumulative real time of all the jobs: each job's process wall "
+                      "time, start to end, summed (EXIT jobs included). The summed step real time (STIMER) adds up "
+                      "only the jobs' steps, as the per-node FULLSTIMER table does; the difference is each session's "
+                      "start-up and wind-down outside its steps.")
 STACK_RULE = ("A byte passes every layer of a device stack (partition, LVM, md RAID, multipath), so only the top-most "
               "devices are summed — those no other device holds (sysfs holders/) and, for a disk, without partitions: "
               "each logical byte once, without RAID mirror copies or parity.")
@@ -218,6 +243,7 @@ def workload_summary(meta: dict, figures: dict, series: Series | None) -> Table:
     w = meta["workload"]
     notes = ([DEFINITIONS.format(over="workload's clock time"), devices_note(series)] if series is not None else
              ["No monitor series in this bundle: storage and processor figures are missing."])
+    notes.append(RESPONSE_TIME_NOTE)
     if meta.get("grid", {}).get("embedded"):
         notes.append("Embedded grid: its hosts are processes of one machine, so the machine is counted once.")
     return Table("summary", f"Workload summary — {w['name']}, {w['sessions']} sessions, {w['jobs']} jobs",
@@ -270,7 +296,8 @@ def io_sizes(series: Series | None) -> Table:
 
 # -- per node and per job ---------------------------------------------------------------------------
 NODE_COLUMNS = [Column("host", "host", align="left"), Column("jobs", "jobs"),
-                Column("cpu_real_mean", "mean CPU/real", 2), Column("real_min", "real time (min)", 2),
+                Column("cpu_real_mean", "mean CPU/real", 2),
+                Column("real_min", "summed step real time (STIMER, min)", 2),
                 Column("memory_gb", "memory (GB)", 3), Column("user_cpu_min", "user CPU (min)", 2),
                 Column("sys_cpu_min", "system CPU (min)", 2)]
 
@@ -304,7 +331,8 @@ def per_node(jobs: list[dict]) -> Table:
 JOB_COLUMNS = [Column("id", "job"), Column("session", "session"), Column("template", "template", align="left"),
                Column("kind", "kind", align="left"), Column("user_type", "user type", align="left"),
                Column("host", "host", align="left"), Column("state", "state", align="left"),
-               Column("wait_s", "wait s", 2), Column("real_s", "real s", 2), Column("user_cpu_s", "user s", 2),
+               Column("wait_s", "wait s", 2), Column("wall_s", "wall s", 2), Column("real_s", "STIMER real s", 2),
+               Column("user_cpu_s", "user s", 2),
                Column("sys_cpu_s", "sys s", 2), Column("cpu_real", "CPU/real", 2), Column("read_mb", "read MB", 2),
                Column("written_mb", "written MB", 2), Column("memory_mib", "peak memory MiB", 1),
                Column("flag", "flag", align="left")]
@@ -319,7 +347,8 @@ def per_job(jobs: list[dict]) -> Table:
         rows.append({"id": j["id"], "session": j.get("session"), "template": j.get("template"), "kind": j.get("kind"),
                      "user_type": j.get("user_type"), "host": j.get("host"), "state": j["state"],
                      "wait_s": (j["start_ts"] - j["submit_ts"]) if j.get("start_ts") and j.get("submit_ts") else None,
-                     "real_s": t["real_s"], "user_cpu_s": t["user_cpu_s"], "sys_cpu_s": t["sys_cpu_s"],
+                     "wall_s": wall_s(j), "real_s": t["real_s"], "user_cpu_s": t["user_cpu_s"],
+                     "sys_cpu_s": t["sys_cpu_s"],
                      "cpu_real": ratio, "read_mb": ru.get("logical_read_bytes", 0) / 1e6,
                      "written_mb": ru.get("logical_write_bytes", 0) / 1e6,
                      "memory_mib": (ru.get("max_rss_bytes") or 0) / 2**20,
@@ -327,8 +356,9 @@ def per_job(jobs: list[dict]) -> Table:
     n = sum(1 for r in rows if r["flag"])
     return Table("jobs", "Jobs", JOB_COLUMNS, rows,
                  [f"CPU/real below {STARVED_BELOW} flags a job that waited (for I/O, or for a CPU other jobs held): "
-                  f"{n} of {len(rows)} jobs. Real, user and system time are the session's STIMER total; bytes are "
-                  "logical reads and writes; peak memory is the process's max RSS."])
+                  f"{n} of {len(rows)} jobs. Wall time is the job's process, start to end (its share of the response "
+                  "time); STIMER real, user and system time are the session's STIMER total; bytes are logical reads "
+                  "and writes; peak memory is the process's max RSS."])
 
 
 # -- comparison, scalability, I/O test --------------------------------------------------------------
