@@ -57,15 +57,17 @@ def union_intervals(spans: list[tuple[float, float]]) -> list[tuple[float, float
 
 
 def device_mb_s(bundle: Path, spans: list[tuple[float, float]]) -> float | None:
-    """Mean device MB/s (reads + writes, all disks) over the samples inside `spans`. Every embedded
-    host samples the same machine, so one host's series is the machine's."""
-    import duckdb
-    files = sorted((bundle / "grid" / "monitor" / "node1").glob("disk-*.parquet"))
-    if not files:
-        return None
-    rows = duckdb.sql(f"select ts, sum(read_bytes_per_s + write_bytes_per_s) from read_parquet("
-                      f"{[str(f) for f in files]}) group by ts").fetchall()
-    inside = [v for ts, v in rows if any(a <= ts <= b for a, b in spans)]
+    """Mean device MB/s (reads + writes of the counted devices: a stack's top-most ones, each byte
+    once) over the samples inside `spans`. Every embedded host samples the same machine, so one
+    host's series is the machine's."""
+    from statgrid.monitor import store
+    from statgrid.monitor.sampler import is_counted
+
+    per_ts: dict[float, float] = {}
+    for r in store.load(bundle / "grid" / "monitor", "disk").to_pylist():
+        if r["host"] == "node1" and is_counted(r):
+            per_ts[r["ts"]] = per_ts.get(r["ts"], 0.0) + (r["read_bytes_per_s"] or 0) + (r["write_bytes_per_s"] or 0)
+    inside = [v for ts, v in per_ts.items() if any(a <= ts <= b for a, b in spans)]
     return sum(inside) / len(inside) / 1e6 if inside else None
 
 

@@ -97,7 +97,7 @@ def test_rates_match_iostat_formulas_exactly(tmp_path):
     assert node["net_rx_bytes_per_s"] == 1_000_000 and node["net_tx_bytes_per_s"] == 2048   # lo left out
     assert node["load_1m"] == 0.5 and node["interval_s"] == 2.0
     disk = out["disk"][0]
-    assert disk == {"ts": 1_700_000_000.0, "host": "n1", "device": "sda",
+    assert disk == {"ts": 1_700_000_000.0, "host": "n1", "device": "sda", "counted_in": None, "layer": None,
                     "read_bytes_per_s": 2048 * 512 / 2, "write_bytes_per_s": 20480 * 512 / 2,
                     "read_iops": 25.0, "write_iops": 25.0,
                     "avg_request_bytes": (2048 + 20480) * 512 / 100, "await_ms": 325 / 100,
@@ -179,3 +179,192 @@ def test_device_write_rate_agrees_with_iostat(tmp_path):
     print(f"written per iostat {iostat_kb / 1024:.1f} MiB, per statgrid {ours / 2**20:.1f} MiB")
     assert iostat_kb > 20 * 1024                                           # the write really happened
     assert ours == pytest.approx(iostat_kb * 1024, rel=0.15)
+
+
+# -- stacked block devices: each byte counted once (issue 14, item 3) ---------------------------------
+# Four everyday layouts. Each writes one stream of 200,000 sectors/s (102.4 MB/s) in 400 requests/s
+# through its top device; the layers under it count the same bytes again (a partition's I/O is in
+# its disk's line, RAID1 writes each mirror in full, multipath splits the stream over its paths).
+# device: (major, minor, sectors/s, writes/s); sysfs: (name, parent disk, holders, slaves, dm, md level)
+STACKS = {
+    "partitioned disk": {
+        "devices": {"sda": (8, 0, 200_000, 400), "sda1": (8, 1, 200_000, 400), "sda2": (8, 2, 0, 0)},
+        "sysfs": [("sda", None, (), (), None, None), ("sda1", "sda", (), (), None, None),
+                  ("sda2", "sda", (), (), None, None)],
+        "mount": "8:1", "top": "sda1", "counted_in": {"sda": "sda1 sda2", "sda1": "sda1", "sda2": "sda2"},
+        "note": "Devices counted: sda1 (partition, over sda), sda2 (partition, over sda)."},
+    "LVM on a partition": {
+        "devices": {"sda": (8, 0, 200_000, 400), "sda1": (8, 1, 200_000, 400), "dm-0": (253, 0, 200_000, 400)},
+        "sysfs": [("sda", None, (), (), None, None), ("sda1", "sda", ("dm-0",), (), None, None),
+                  ("dm-0", None, (), ("sda1",), ("vg0-data", "LVM-Jc2x"), None)],
+        "mount": "253:0", "top": "dm-0", "counted_in": dict.fromkeys(("sda", "sda1", "dm-0"), "dm-0"),
+        "note": "Devices counted: dm-0 (LVM vg0-data, over sda, sda1)."},
+    "md RAID1 over two disks": {
+        "devices": {"sdb": (8, 16, 200_000, 400), "sdc": (8, 32, 200_000, 400), "md0": (9, 0, 200_000, 400)},
+        "sysfs": [("sdb", None, ("md0",), (), None, None), ("sdc", None, ("md0",), (), None, None),
+                  ("md0", None, (), ("sdb", "sdc"), None, "raid1")],
+        "mount": "9:0", "top": "md0", "counted_in": dict.fromkeys(("sdb", "sdc", "md0"), "md0"),
+        "note": "Devices counted: md0 (md raid1, over sdb, sdc)."},
+    "multipath over two paths": {
+        "devices": {"sdd": (8, 48, 100_000, 200), "sde": (8, 64, 100_000, 200), "dm-1": (253, 1, 200_000, 400)},
+        "sysfs": [("sdd", None, ("dm-1",), (), None, None), ("sde", None, ("dm-1",), (), None, None),
+                  ("dm-1", None, (), ("sdd", "sde"), ("mpatha", "mpath-3600a0b80"), None)],
+        "mount": "253:1", "top": "dm-1", "counted_in": dict.fromkeys(("sdd", "sde", "dm-1"), "dm-1"),
+        "note": "Devices counted: dm-1 (multipath mpatha, over sdd, sde)."},
+}
+
+
+def fake_sys(root: Path, entries) -> str:
+    """/sys/block as the kernel lays it out: whole disks at block/<disk>, partitions as
+    block/<disk>/<part>/ with a `partition` file, holders/ and slaves/ as symlinks."""
+    block = root / "block"
+    for name, parent, holders, slaves, dm, md_level in entries:
+        d = block / parent / name if parent else block / name
+        (d / "holders").mkdir(parents=True)
+        if parent:
+            (d / "partition").write_text(name[-1] + "\n")
+        else:
+            (d / "slaves").mkdir()
+        for h in holders:
+            os.symlink(f"../../../{h}" if parent else f"../../{h}", d / "holders" / h)
+        for s in slaves:
+            os.symlink(f"../../{s}", d / "slaves" / s)
+        if dm:
+            (d / "dm").mkdir()
+            (d / "dm" / "name").write_text(dm[0] + "\n")
+            (d / "dm" / "uuid").write_text(dm[1] + "\n")
+        if md_level:
+            (d / "md").mkdir()
+            (d / "md" / "level").write_text(md_level + "\n")
+    return str(root)
+
+
+def fake_stack_proc(root: Path, devices: dict, mount: str, t_s: int) -> str:
+    """/proc after t_s seconds of the devices' steady writes (stat does not move: CPUs idle)."""
+    (root / "self").mkdir(parents=True, exist_ok=True)
+    (root / "stat").write_text(STAT.format(u=0, s=0, i=0, w=0, st=0))
+    (root / "loadavg").write_text("0.00 0.00 0.00 1/100 999")
+    (root / "meminfo").write_text(MEMINFO)
+    lines = []
+    for name, (major, minor, sectors_s, writes_s) in devices.items():
+        w, ws = 1 + writes_s * t_s, 8 + sectors_s * t_s       # used since boot, even the idle partition
+        lines.append(f"{major:4d} {minor:7d} {name} 0 0 0 0 {w} 0 {ws} {w} 0 {w} {w} 0 0 0 0 0 0")
+    (root / "diskstats").write_text("\n".join(lines) + "\n")
+    (root / "self" / "mountinfo").write_text(f"22 1 {mount} / /data rw - xfs /dev/x rw\n")
+    return str(root)
+
+
+def capture_stack(tmp_path: Path, stack: dict, sysfs: str, seconds: int = 5) -> Path:
+    """What `statgrid monitor` saves for `seconds` 1-s samples of the layout (clock set, not read)."""
+    cap = tmp_path / "cap"
+    procs = [fake_stack_proc(tmp_path / f"proc{t}", stack["devices"], stack["mount"], t) for t in range(seconds + 1)]
+    sampler = Sampler("n1", {"data": "/data/sales"}, procs[0], sysfs)
+    writer = MonitorWriter(cap, "n1")
+    from statgrid.monitor.store import write_machine
+    write_machine(cap, "n1", {"machine_id": "k1", "cpus": 4})
+    for t, proc in enumerate(procs):
+        out = sampler.sample(dataclasses.replace(read_snapshot(proc), mono_s=100.0 + t, ts=1_800_000_000.0 + t))
+        if out:
+            writer.append(out)
+    writer.flush()
+    return cap
+
+
+@pytest.mark.parametrize("layout", list(STACKS))
+def test_stacked_devices_count_each_byte_once(tmp_path, layout):
+    from statgrid.report import build
+
+    stack = STACKS[layout]
+    sysfs = fake_sys(tmp_path / "sys", stack["sysfs"])
+    cap = capture_stack(tmp_path, stack, sysfs)
+    top = stack["top"]
+    assert map_libraries({"data": "/data/sales"}, str(tmp_path / "proc0"))[0].device == top   # the library's line
+    disk = load(cap, "disk").to_pylist()
+    assert {r["device"] for r in disk} == set(stack["devices"])        # every device still sampled and saved
+    assert {r["device"]: r["counted_in"] for r in disk} == stack["counted_in"]
+    rep, f = build.monitor_report(cap)
+    assert f["mb_s_mean"] == pytest.approx(102.4) and f["mb_s_sustained"] == pytest.approx(102.4)
+    assert f["mb_s_peak"] == pytest.approx(102.4) and f["iops_sustained"] == pytest.approx(400)
+    assert f["mb_s_per_core"] == pytest.approx(102.4 / 4) and f["latency_ms_mean"] == pytest.approx(1.0)
+    assert f[f"lib:data ({top}):sustained"] == pytest.approx(f["mb_s_sustained"])        # library = total
+    machine = next(t for t in rep.tables if t.id == "machines").rows[0]
+    assert machine["mb_s_mean"] == pytest.approx(102.4) and machine["iops_mean"] == pytest.approx(400)
+    sizes = next(t for t in rep.tables if t.id == "io_sizes").rows
+    assert sum(r["requests"] for r in sizes) == 5 * 400                 # the top device's requests only
+    summary = next(t for t in rep.tables if t.id == "summary")
+    assert summary.notes[1] == stack["note"] + " A byte passes every layer of a device stack (partition, LVM, md " \
+        "RAID, multipath), so only the top-most devices are summed — those no other device holds (sysfs holders/) " \
+        "and, for a disk, without partitions: each logical byte once, without RAID mirror copies or parity."
+
+
+def test_without_sysfs_every_device_is_summed_and_the_report_says_so(tmp_path):
+    """No /sys/block (a container without sysfs, or a capture saved before statgrid read it):
+    today's sum of every device, named as such."""
+    from statgrid.report import build
+
+    cap = capture_stack(tmp_path, STACKS["LVM on a partition"], str(tmp_path / "no-sys"))
+    assert {r["counted_in"] for r in load(cap, "disk").to_pylist()} == {None}
+    rep, f = build.monitor_report(cap)
+    assert f["mb_s_mean"] == pytest.approx(3 * 102.4)
+    assert next(t for t in rep.tables if t.id == "summary").notes[1] == (
+        "Devices summed: dm-0, sda, sda1. This capture has no record of how its devices stack (saved before statgrid "
+        "read /sys/block, or /sys was not readable): a byte through a partition, LVM, md RAID or multipath is summed "
+        "at every layer it passes.")
+
+
+def test_compare_of_two_stacks_counts_each_once(tmp_path):
+    from statgrid.report import build
+
+    caps = []
+    for layout in ("LVM on a partition", "multipath over two paths"):
+        d = tmp_path / layout.split()[0]
+        caps.append(capture_stack(d, STACKS[layout], fake_sys(d / "sys", STACKS[layout]["sysfs"])))
+    rep = build.compare_report(*caps)
+    rows = {r["figure"]: r for r in rep.tables[0].rows}
+    assert rows["sustained throughput (MB/s)"]["a"] == pytest.approx(102.4)
+    assert rows["sustained throughput (MB/s)"]["ratio"] == pytest.approx(1.0)
+    assert rows["sustained MB/s per core (MB/s)"]["ratio"] == pytest.approx(1.0)
+    notes = rep.tables[0].notes[1:]
+    assert len(notes) == 2 and notes[0].startswith("A: " + STACKS["LVM on a partition"]["note"])
+    assert notes[1].startswith("B: " + STACKS["multipath over two paths"]["note"])
+    overlay = rep.charts[0].data["series"]
+    assert [max(s["y"]) for s in overlay] == [pytest.approx(102.4)] * 2
+
+
+def test_block_topology_of_this_kernel_agrees_with_lsblk():
+    """The real /sys/block: every /proc/diskstats device is found, and the devices we count are the
+    ones lsblk shows with nothing stacked on them (lsblk -r KNAME PKNAME: one line per parent)."""
+    from statgrid.monitor.sampler import top_devices
+
+    topo = _linux.read_block_topology()
+    if topo is None:
+        pytest.skip("no /sys/block here")
+    names = set(_linux.parse_diskstats(_linux.read("diskstats")))
+    assert names <= set(topo), names - set(topo)
+    if shutil.which("lsblk") is None:
+        pytest.skip("needs lsblk (util-linux)")
+    out = subprocess.run(["lsblk", "-rno", "KNAME,PKNAME"], capture_output=True, text=True, check=True).stdout
+    pairs = [(line.split() + [""])[:2] for line in out.splitlines() if line.strip()]
+    listed = {k for k, _ in pairs} & set(topo)
+    has_child = {p for _, p in pairs if p}
+    tops = top_devices(topo)
+    assert {n for n in listed if tops[n] == (n,)} == listed - has_child
+
+
+def test_store_reads_format_1_and_refuses_a_newer_one(tmp_path):
+    """Files saved before the disk table had counted_in/layer (format 1, tests/data/bundle_ma2) read
+    with them null; a format this statgrid does not know is named, not misread."""
+    import pyarrow.parquet as pq
+
+    from statgrid.errors import StatgridError
+    from statgrid.monitor import store
+
+    old = load(Path(__file__).parent / "data" / "bundle_ma2" / "grid" / "monitor", "disk")
+    assert old.num_rows == 19 and set(old.column("counted_in").to_pylist()) == {None}
+    md = STACKS["md RAID1 over two disks"]
+    cap = capture_stack(tmp_path, md, fake_sys(tmp_path / "sys", md["sysfs"]), seconds=1)
+    (f,) = (cap / "n1").glob("disk-*.parquet")
+    assert pq.read_schema(f).metadata[store.FORMAT_KEY] == b"2"
+    pq.write_table(pq.read_table(f).replace_schema_metadata({store.FORMAT_KEY: b"3"}), f)
+    with pytest.raises(StatgridError, match=r"disk-.*parquet' is monitor format '3'; this statgrid reads formats 1 to 2"):
+        load(cap, "disk")

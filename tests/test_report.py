@@ -91,12 +91,42 @@ def test_compare_gives_the_expected_ratios(bundle, tmp_path):
     rows = {row["figure"]: row for row in csv.DictReader(open(bundle / "compare-slow" / "compare.csv"))}
     assert float(rows["clock time (s)"]["ratio"]) == pytest.approx(2.0)
     assert float(rows["jobs' logical reads + writes (MB/s)"]["ratio"]) == pytest.approx(0.5)
-    assert float(rows["summed real time of all jobs (s)"]["ratio"]) == pytest.approx(1.0)
+    assert float(rows["response time (summed wall time of the jobs) (s)"]["ratio"]) == pytest.approx(1.0)
     assert float(rows["jobs"]["diff"]) == 0
     text = (bundle / "compare-slow" / "report.md").read_text()
     assert "| workload | clock time (s) | " in text and " | 2.000 |" in text
     assert "## Per-node FULLSTIMER aggregates — A: ma2" in text and "## Per-node FULLSTIMER aggregates — B: slow" in text
     assert (bundle / "compare-slow" / "nodes_a.csv").read_text() == (bundle / "compare-slow" / "nodes_b.csv").read_text()
+
+
+def test_response_time_is_one_figure_named_for_what_it_is(bundle, tmp_path):
+    """Seed 000's response time (the jobs' cumulative real time) is the jobs' wall times summed, in
+    bench mixed's printed summary, the report's summary and --compare alike; the per-node table's
+    STIMER sum is named as such (issue 14, item 9)."""
+    from statgrid.bench import mixed
+
+    meta, jobs = mixed.load_bundle(bundle)
+    wall_s = sum(j["end_ts"] - j["start_ts"] for j in jobs)                     # every job ran: start and end
+    stimer_s = sum(j["stimer_total"]["real_s"] for j in jobs)
+    assert round(wall_s, 2) == 14.78 and round(stimer_s, 2) == 7.48              # two figures, far apart
+    assert mixed.summary(meta, jobs).splitlines()[1:3] == [
+        f"response time (summed wall time of the jobs): {wall_s:.1f} s",
+        f"summed step real time (STIMER): {stimer_s:.1f} s"]
+    rep, f = build.mixed_report(bundle)
+    rows = {r["key"]: r for r in next(t for t in rep.tables if t.id == "summary").rows}
+    assert (rows["summed_real_s"]["figure"], rows["summed_real_s"]["value"]) == \
+        ("response time (summed wall time of the jobs)", pytest.approx(wall_s, rel=1e-12))
+    assert (rows["stimer_real_s"]["figure"], rows["stimer_real_s"]["value"]) == \
+        ("summed step real time (STIMER)", pytest.approx(stimer_s, rel=1e-12))
+    nodes = next(t for t in rep.tables if t.id == "nodes")
+    assert [c.header for c in nodes.columns][3] == "summed step real time (STIMER, min)"
+    assert nodes.rows[-2]["host"] == "all" and nodes.rows[-2]["real_min"] == pytest.approx(stimer_s / 60)
+    per_job = next(t for t in rep.tables if t.id == "jobs")
+    assert sum(r["wall_s"] for r in per_job.rows) == pytest.approx(wall_s)
+    cmp = build.compare_report(bundle, BUNDLE).tables[0]
+    by = {r["figure"]: r for r in cmp.rows}
+    assert by["response time (summed wall time of the jobs) (s)"]["a"] == pytest.approx(wall_s, rel=1e-12)
+    assert by["summed step real time (STIMER) (s)"]["b"] == pytest.approx(stimer_s, rel=1e-12)
 
 
 def _scale_dir(path: Path, clocks_s: list[float]) -> Path:

@@ -90,13 +90,15 @@ class _Live:
         self._sampler.sample()
 
     def read(self) -> tuple[float | None, float | None]:
+        from statgrid.monitor.sampler import is_counted
+
         tables = self._sampler.sample() or {}
         node = (tables.get("node") or [{}])[0]
         cpu = None
         if node.get("cpu_user_pct") is not None:
             cpu = node["cpu_user_pct"] + (node.get("cpu_system_pct") or 0)
         mbs = sum((r.get("read_bytes_per_s") or 0) + (r.get("write_bytes_per_s") or 0)
-                  for r in tables.get("disk", [])) / 1e6
+                  for r in tables.get("disk", []) if is_counted(r)) / 1e6      # a stacked device's bytes once
         return mbs, cpu
 
 
@@ -267,17 +269,16 @@ def load_bundle(path: Path) -> tuple[dict, list[dict]]:
 
 
 def summary(meta: dict, jobs: list[dict]) -> str:
-    """The end-of-run summary: counts, clock time, summed real time, CPU/real by kind."""
-    wall = meta["end_ts"] - meta["workload_start_ts"]
-    done = [j for j in jobs if j["state"] == "DONE"]
-    lines = [f"{meta['workload']['name']}: {len(jobs)} jobs, {len(done)} DONE, "
-             f"{sum(1 for j in jobs if j['state'] == 'EXIT')} EXIT, workload clock {wall:.1f} s"]
-    real = [((j["end_ts"] or 0) - (j["start_ts"] or 0)) for j in done if j["start_ts"]]
-    lines.append(f"summed real time of the jobs: {sum(real):.1f} s")
+    """The end-of-run summary: counts, clock time, response time and summed STIMER real time, CPU/real
+    by kind — the figures and names of the report's summary (report.tables), so the two agree."""
+    from statgrid.report.tables import FIGURE_NAMES, summary_figures
+
+    f = summary_figures(meta, jobs, None)
+    lines = [f"{meta['workload']['name']}: {f['jobs']} jobs, {f['jobs_done']} DONE, {f['jobs_exit']} EXIT, "
+             f"workload clock {f['clock_s']:.1f} s"]
+    lines += [f"{FIGURE_NAMES[k]}: {f[k]:.1f} s" for k in ("summed_real_s", "stimer_real_s")]
     for kind in ("io", "cpu", "memory"):
-        ks = [j for j in done if j["kind"] == kind and j.get("stimer_total")]
-        ratios = [(j["stimer_total"].get("user_cpu_s", 0) + j["stimer_total"].get("sys_cpu_s", 0))
-                  / j["stimer_total"]["real_s"] for j in ks if j["stimer_total"].get("real_s")]
-        if ratios:
-            lines.append(f"{kind:<6} jobs: {len(ks)}, mean CPU/real {sum(ratios) / len(ratios):.2f}")
+        if f[f"cpu_real_{kind}"] is not None:
+            n = sum(1 for j in jobs if j["state"] == "DONE" and j.get("kind") == kind)
+            lines.append(f"{kind:<6} jobs: {n}, mean CPU/real {f[f'cpu_real_{kind}']:.2f}")
     return "\n".join(lines)

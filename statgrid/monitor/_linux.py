@@ -1,9 +1,10 @@
 """Linux /proc parsers for the monitor: text in, raw counters out. No rates, no clock here —
 the sampler (sampler.py) takes deltas. Field meanings cite the kernel's documentation:
 Documentation/admin-guide/iostats.rst (diskstats), filesystems/proc.rst (stat, meminfo),
-accounting/psi.rst (pressure).
+accounting/psi.rst (pressure), and for /sys/block the sysfs ABI (Documentation/ABI/stable/sysfs-block,
+testing/sysfs-block).
 
-PROCFS_PATH is a setting so tests can point the monitor at a fake tree.
+PROCFS_PATH and SYSFS_PATH are settings so tests can point the monitor at fake trees (psutil's way).
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PROCFS_PATH = "/proc"
+SYSFS_PATH = "/sys"
 SECTOR_BYTES = 512                  # diskstats counts 512-byte sectors whatever the device's block size
 
 CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
@@ -150,3 +152,70 @@ def mount_of(path: str, mounts: list[Mount]) -> Mount | None:
             if best is None or len(mp) >= len(best.mount_point.rstrip("/") or "/"):
                 best = m
     return best
+
+
+@dataclass(frozen=True)
+class BlockDevice:
+    """A block device's place in the stack, from /sys/block (names as /proc/diskstats spells them)."""
+
+    name: str
+    parent: str | None              # the whole disk of a partition, else None
+    holders: tuple[str, ...]        # devices built on it (dm: LVM, multipath, crypt; md; bcache), sorted
+    layer: str                      # "disk", "partition", "LVM <vg-lv>", "multipath <name>", "dm <name>", "md <level>"
+
+
+def _sys_name(name: str) -> str:
+    # sysfs spells a '/' in a device name as '!' (cciss!c0d0 is /proc/diskstats' cciss/c0d0)
+    return name.replace("!", "/")
+
+
+def _list(path: Path) -> list[str]:
+    try:
+        return sorted(_sys_name(p.name) for p in path.iterdir())
+    except OSError:
+        return []
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return ""
+
+
+def _dm_layer(d: Path) -> str:
+    """dm/name is the mapping's name; dm/uuid's prefix says which tool made it (LVM-…, mpath-…,
+    CRYPT-…, part1-mpath-… for a partition of a multipath device)."""
+    name, uuid = _text(d / "dm" / "name"), _text(d / "dm" / "uuid")
+    kind = ("LVM" if uuid.startswith("LVM-") else "multipath" if uuid.startswith("mpath-") else
+            "crypt" if uuid.startswith("CRYPT-") else "dm")
+    return f"{kind} {name}".strip()
+
+
+def read_block_topology(sysfs: str | None = None) -> dict[str, BlockDevice] | None:
+    """Every block device under <sysfs>/block: whole disks there, their partitions as
+    subdirectories holding a `partition` file (sysfs-block: /sys/block/<disk>/<part>/partition),
+    holders/ and slaves/ as the links bd_link_disk_holder (block/holder.c) makes between a dm or md
+    device and the devices under it. Both directions are read, so a device is held if either side
+    says so. None when there is no <sysfs>/block (no sysfs in this container; a fake /proc alone)."""
+    root = Path(sysfs or SYSFS_PATH) / "block"
+    if not root.is_dir():
+        return None
+    holders: dict[str, set[str]] = {}
+    parent: dict[str, str | None] = {}
+    layer: dict[str, str] = {}
+    for d in sorted(root.iterdir()):
+        disk = _sys_name(d.name)
+        parent[disk] = None
+        layer[disk] = (_dm_layer(d) if (d / "dm").is_dir() else
+                       f"md {_text(d / 'md' / 'level') or '?'}" if (d / "md").is_dir() else "disk")
+        holders.setdefault(disk, set()).update(_list(d / "holders"))
+        for lower in _list(d / "slaves"):
+            holders.setdefault(lower, set()).add(disk)
+        for p in sorted(d.iterdir()) if d.is_dir() else []:
+            if p.name.startswith(d.name) and (p / "partition").is_file():    # sda1, nvme0n1p1 under their disk
+                part = _sys_name(p.name)
+                parent[part], layer[part] = disk, "partition"
+                holders.setdefault(part, set()).update(_list(p / "holders"))
+    return {name: BlockDevice(name, parent.get(name), tuple(sorted(holders.get(name, ()))), layer.get(name, "disk"))
+            for name in parent}

@@ -59,8 +59,10 @@ BY_NAME = {m.name: m for m in METRICS}
 NODE_METRICS = tuple(m for m in METRICS if m.scope == "node")
 DISK_METRICS = tuple(m for m in METRICS if m.scope == "disk")
 
-# Key columns of each table, before the metrics.
-KEYS = {"node": ("ts", "host", "interval_s"), "disk": ("ts", "host", "device"),
+# Key columns of each table, before the metrics. A disk row's counted_in names the top-most devices
+# its bytes are counted in (itself when it is one; see sampler.top_devices) and layer says what it
+# is (disk, partition, LVM vg-lv, multipath name, md raid1); both null when the monitor had no sysfs.
+KEYS = {"node": ("ts", "host", "interval_s"), "disk": ("ts", "host", "device", "counted_in", "layer"),
         "library": ("ts", "host", "library", "path", "device")}
 TABLE_METRICS = {"node": NODE_METRICS, "disk": DISK_METRICS, "library": DISK_METRICS}
 

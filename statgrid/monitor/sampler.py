@@ -144,7 +144,9 @@ class LibraryDevice:
 
 
 def map_libraries(libraries: Mapping[str, Path | str], procfs: str | None = None) -> list[LibraryDevice]:
-    """Library root → its mount and block device (major:minor of the mount matched in diskstats)."""
+    """Library root → its mount and block device (major:minor of the mount matched in diskstats).
+    The device a file system is mounted from is never held by another (the kernel claims a held
+    device exclusively), so it is a counted device of top_devices() below."""
     mounts = _linux.parse_mountinfo(_linux.read("self/mountinfo", procfs))
     disks = _linux.parse_diskstats(_linux.read("diskstats", procfs))
     by_dev = {(d.major, d.minor): name for name, d in disks.items()}
@@ -158,37 +160,101 @@ def map_libraries(libraries: Mapping[str, Path | str], procfs: str | None = None
     return out
 
 
+# -- which devices the totals count --------------------------------------------------------------------
+# One byte written through a stack passes every layer, and each layer's diskstats line counts it:
+# a partition's I/O is in its disk's line too (iostats.rst, "Disks vs Partitions"), an LVM volume's
+# in the partition under it, a multipath device's in one of its paths, an md RAID1's in each mirror.
+# Summing every line counted 100 MB/s through sda1 + LVM as ~300 MB/s (issue 14, item 3). The rule:
+# totals count the top-most devices — those no other device holds (sysfs holders/, empty) and, for a
+# whole disk, with no partitions — so every logical byte counts once, as the file systems (and the
+# library lines, which follow the mount's device) see it. What this leaves out is physical I/O that
+# no layer above shows: RAID1's second copy, RAID5/6 parity, a multipath path's share. Those rows
+# stay in the saved disk table (per-device figures); totals are the logical load, which is what the
+# papers' MB/s per core compares (and what fio and the jobs' bytes measure).
+def top_devices(topology: Mapping[str, _linux.BlockDevice]) -> dict[str, tuple[str, ...]]:
+    """device → the top-most devices its bytes are counted in (itself when nothing sits on it)."""
+    above: dict[str, set[str]] = {name: set(b.holders) for name, b in topology.items()}
+    for name, b in topology.items():
+        if b.parent:
+            above.setdefault(b.parent, set()).add(name)
+    memo: dict[str, frozenset[str]] = {}
+
+    def tops(name: str, path: frozenset[str]) -> frozenset[str]:
+        if name not in memo:
+            ups = [u for u in above.get(name, ()) if u not in path]      # a cycle cannot happen; never loop on one
+            memo[name] = (frozenset().union(*(tops(u, path | {name}) for u in ups)) if ups
+                          else frozenset({name}))
+        return memo[name]
+
+    return {name: tuple(sorted(tops(name, frozenset()))) for name in topology}
+
+
+NO_STACK = {"counted_in": None, "layer": None}
+
+
+def stack_keys(topology: Mapping[str, _linux.BlockDevice] | None, names) -> dict[str, dict]:
+    """Each device's disk-row keys: counted_in (space-separated top-most devices; the device itself
+    when it is counted) and layer; {} without sysfs, so rows keep NO_STACK (every device summed)."""
+    if topology is None:
+        return {}
+    tops = top_devices(topology)
+    return {n: {"counted_in": " ".join(tops.get(n, (n,))), "layer": topology[n].layer if n in topology else None}
+            for n in names}
+
+
+def is_counted(row: Mapping) -> bool:
+    """Whether a disk row goes into device totals: a top-most device, or any device of a capture
+    with no record of the stack (counted_in None: saved before statgrid read sysfs, or no /sys)."""
+    counted_in = row.get("counted_in")
+    return counted_in is None or row["device"] in counted_in.split()
+
+
 class Sampler:
     """Call sample() once per interval; the first call only primes the counters (returns None)."""
 
-    def __init__(self, host: str, libraries: Mapping[str, Path | str] | None = None, procfs: str | None = None):
+    def __init__(self, host: str, libraries: Mapping[str, Path | str] | None = None, procfs: str | None = None,
+                 sysfs: str | None = None):
         self.host = host
         self.procfs = procfs
+        self.sysfs = sysfs
         self.libraries = map_libraries(libraries or {}, procfs)
         self.prev: Snapshot | None = None
+        self.stack: dict[str, dict] = {}
+        self._names: frozenset[str] | None = None
+
+    def _restack(self, snap: Snapshot) -> None:
+        """Read the device stack again when the set of devices changed (hot-plug, a volume activated)."""
+        names = frozenset(snap.disks)
+        if names != self._names:
+            self._names = names
+            self.stack = stack_keys(_linux.read_block_topology(self.sysfs), names)
 
     def devices(self, snap: Snapshot) -> list[str]:
         wanted = {lib.device for lib in self.libraries if lib.device}
         for name, d in snap.disks.items():
             if not name.startswith(VIRTUAL_PREFIXES) and (d.reads or d.writes):
                 wanted.add(name)
+        for name in list(wanted):                        # the devices that count a sampled device's bytes
+            wanted.update(n for n in (self.stack.get(name, NO_STACK)["counted_in"] or "").split() if n in snap.disks)
         return sorted(wanted)
 
-    def sample(self) -> dict[str, list[dict]] | None:
-        cur = read_snapshot(self.procfs)
+    def sample(self, snap: Snapshot | None = None) -> dict[str, list[dict]] | None:
+        """Rows for the interval since the previous call (snap: a snapshot read elsewhere; default now)."""
+        cur = snap or read_snapshot(self.procfs)
+        self._restack(cur)
         prev, self.prev = self.prev, cur
         if prev is None:
             return None
-        return rows(prev, cur, self.host, self.libraries, self.devices(cur))
+        return rows(prev, cur, self.host, self.libraries, self.devices(cur), self.stack)
 
 
-def rows(prev: Snapshot, cur: Snapshot, host: str, libraries: list[LibraryDevice], devices: list[str]
-         ) -> dict[str, list[dict]]:
+def rows(prev: Snapshot, cur: Snapshot, host: str, libraries: list[LibraryDevice], devices: list[str],
+         stack: Mapping[str, dict] | None = None) -> dict[str, list[dict]]:
     dt = cur.mono_s - prev.mono_s
     disk_rows = {}
     for dev in devices:
         if dev in prev.disks and dev in cur.disks:
-            disk_rows[dev] = {"ts": cur.ts, "host": host, "device": dev,
+            disk_rows[dev] = {"ts": cur.ts, "host": host, "device": dev, **(stack or {}).get(dev, NO_STACK),
                               **disk_metrics(prev.disks[dev], cur.disks[dev], dt)}
     lib_rows = [{**disk_rows[lib.device], "library": lib.library, "path": lib.path}
                 for lib in libraries if lib.device in disk_rows]

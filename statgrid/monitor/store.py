@@ -7,6 +7,10 @@ samples came from (the kernel's boot id): hosts of one machine (an embedded grid
 one server) see the same /proc/stat and /proc/diskstats, so a report counts them once.
 `load(dir, table)` reads every node's files as one table sorted by time and host — what nmon's
 consolidator does for a set of nmon files. The schema comes from metrics.py.
+
+Every file carries its format version in the Parquet key-value metadata (FORMAT_KEY), which the
+reader checks: 1 (no version written) lacks the disk table's counted_in and layer, read as null
+(the report then sums every device, as it did, and says so); 2 has them.
 """
 from __future__ import annotations
 
@@ -19,10 +23,13 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from statgrid.errors import StatgridError
 from statgrid.monitor.metrics import KEYS, TABLE_METRICS
 
 TABLES = ("node", "disk", "library")
 _KEY_TYPES = {"ts": pa.float64(), "interval_s": pa.float64()}
+FORMAT_VERSION = 2
+FORMAT_KEY = b"statgrid.monitor.format"
 
 
 def schema(table: str) -> pa.Schema:
@@ -55,7 +62,8 @@ class MonitorWriter:
                                         schema=sch)
             path = self.dir / f"{table}-{rs[0]['ts']:.3f}-{os.getpid()}.parquet"
             tmp = path.with_suffix(".tmp")
-            pq.write_table(data, tmp, compression="zstd")
+            pq.write_table(data.replace_schema_metadata({FORMAT_KEY: str(FORMAT_VERSION).encode()}), tmp,
+                           compression="zstd")
             os.replace(tmp, path)
             rs.clear()
 
@@ -94,8 +102,21 @@ def load(root: Path, table: str) -> pa.Table:
     files = sorted(Path(root).glob(f"*/{table}-*.parquet"))
     if not files:
         return schema(table).empty_table()
-    data = pa.concat_tables([pq.read_table(f).cast(schema(table)) for f in files])
+    data = pa.concat_tables([read_file(f, table) for f in files])
     return data.sort_by([("ts", "ascending"), ("host", "ascending")])
+
+
+def read_file(path: Path, table: str) -> pa.Table:
+    """One file in this version's schema: columns an older format lacks are null."""
+    data = pq.read_table(path)
+    raw = (data.schema.metadata or {}).get(FORMAT_KEY, b"1")
+    version = int(raw) if raw.isdigit() else None
+    if version is None or version > FORMAT_VERSION:
+        raise StatgridError(f"{str(path)!r} is monitor format {raw.decode(errors='replace')!r}; this statgrid reads "
+                            f"formats 1 to {FORMAT_VERSION}: report on it with the statgrid that wrote it, or upgrade.")
+    sch = schema(table)
+    return pa.Table.from_arrays([data.column(f.name).cast(f.type) if f.name in data.column_names
+                                 else pa.nulls(data.num_rows, f.type) for f in sch], schema=sch)
 
 
 def export_csv(root: Path, out_dir: Path) -> list[Path]:

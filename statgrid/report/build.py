@@ -72,7 +72,8 @@ def monitor_report(path: Path, loaded=None) -> tuple[Report, dict]:
            f"{', '.join(h for hs in s.hosts_of.values() for h in hs)}; {figures['span_s']:.0f} s from {when}, "
            f"one sample every {s.interval_s:.3g} s")
     sizes = tables.io_sizes(s)
-    ts = [tables.capture_summary(figures, f"Summary — monitor capture {Path(path).name}"), tables.per_machine(s), sizes]
+    ts = [tables.capture_summary(figures, f"Summary — monitor capture {Path(path).name}", s), tables.per_machine(s),
+          sizes]
     return Report(f"statgrid report — monitor capture {Path(path).name}", sub, ts,
                   series_charts(s, sizes, "s from the first sample")), figures
 
@@ -84,7 +85,7 @@ def mixed_report(path: Path, loaded=None) -> tuple[Report, dict]:
     figures = tables.summary_figures(meta, jobs, s)
     w = meta["workload"]
     sizes = tables.io_sizes(s) if s is not None else None
-    ts = [tables.workload_summary(meta, figures, s is not None), tables.per_node(jobs)]
+    ts = [tables.workload_summary(meta, figures, s), tables.per_node(jobs)]
     if s is not None and len(s.machines) > 1:       # a grid of several machines: each one's own devices and CPUs
         ts.append(tables.per_machine(s))
     if sizes is not None:
@@ -211,6 +212,7 @@ def compare_report(path_a: Path, path_b: Path) -> Report:
     (ra, fa, sa), (rb, fb, sb) = _side(path_a), _side(path_b)
     name_a, name_b = Path(path_a).name, Path(path_b).name
     t = tables.comparison(name_a, fa, name_b, fb)
+    t.notes += [f"{side}: {tables.devices_note(s)}" for side, s in (("A", sa), ("B", sb)) if s is not None]
     overlay = []
     for name, s, style in ((name_a, sa, "-"), (name_b, sb, "--")):
         if s is None:

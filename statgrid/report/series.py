@@ -6,7 +6,10 @@ Why not sum what every grid host sampled: hosts of an embedded grid are processe
 and libraries on one file system sit on one device — summing them would count the same bytes 4×
 or 3×. Hosts whose monitors saw the same kernel (machine.json's boot id) are one machine, and
 the first of them stands for it; a capture without machine.json counts each host as a machine,
-or the whole grid as one when the caller knows it was embedded.
+or the whole grid as one when the caller knows it was embedded. Likewise a byte passes every layer
+of a device stack (partition, LVM, md, multipath): device_rows hold only the devices the monitor
+marked as counted (sampler.is_counted: the top-most ones), the rest are kept in stacked_rows to
+say what was left out.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from statgrid.monitor import store
+from statgrid.monitor.sampler import is_counted
 
 
 @dataclass
@@ -26,11 +30,12 @@ class Series:
     interval_s: float
     machines: list[str]                                   # one name per machine: its first host
     cpus: dict[str, int]                                  # machine → CPUs
-    device_rows: list[dict] = field(default_factory=list)   # disk table rows of those machines
+    device_rows: list[dict] = field(default_factory=list)   # disk rows of those machines that totals count
     node_rows: list[dict] = field(default_factory=list)
     library_rows: list[dict] = field(default_factory=list)
     hosts_of: dict[str, list[str]] = field(default_factory=dict)   # machine → every host sampled on it
     intervals: dict[str, float] = field(default_factory=dict)      # machine → its own sample interval
+    stacked_rows: list[dict] = field(default_factory=list)  # disk rows under a counted device (not summed)
 
     def slot(self, ts: float) -> int:
         return round((ts - self.t0) / self.interval_s)
@@ -79,7 +84,8 @@ class Series:
         return replace(self, machines=[machine], cpus={machine: self.cpus[machine]},
                        device_rows=mine(self.device_rows), node_rows=mine(self.node_rows),
                        library_rows=mine(self.library_rows), hosts_of={machine: self.hosts_of.get(machine, [machine])},
-                       intervals={machine: self.intervals.get(machine, self.interval_s)})
+                       intervals={machine: self.intervals.get(machine, self.interval_s)},
+                       stacked_rows=mine(self.stacked_rows))
 
     def library_rows_of(self, machine: str, library: str) -> list[dict]:
         return [r for r in self.library_rows if r["host"] == machine and r["library"] == library]
@@ -174,8 +180,10 @@ def load(monitor_dir: Path, t0: float | None = None, t1: float | None = None, em
             for m in machines}
     intervals = {m: _median([r["interval_s"] for r in node_rows if r["host"] == m and r.get("interval_s")])
                  or interval_s for m in machines}
-    return Series(t0, interval_s, machines, cpus, keep(_rows(monitor_dir, "disk", t0, t1)), node_rows,
-                  keep(_rows(monitor_dir, "library", t0, t1)), groups, intervals)
+    disk = keep(_rows(monitor_dir, "disk", t0, t1))
+    return Series(t0, interval_s, machines, cpus, [r for r in disk if is_counted(r)], node_rows,
+                  keep(_rows(monitor_dir, "library", t0, t1)), groups, intervals,
+                  [r for r in disk if not is_counted(r)])
 
 
 def moving_max(values: dict[int, float], window: int) -> float | None:

@@ -4,7 +4,8 @@ Sources: a `bench mixed` bundle (bundle.json + jobs.jsonl + grid/monitor/), a `b
 directory (scale.json), an `iobench --json` result. Figures and their definitions:
 
 - Workload summary (seed 000 Table 3). Throughput is what the devices under the monitored
-  machines moved (reads + writes, the monitor's disk series), per sample:
+  machines moved (reads + writes, the monitor's disk series; of a device stack — partition, LVM,
+  md, multipath — only the top-most devices, so each byte once: see sampler.top_devices), per sample:
     mean       bytes moved ÷ the workload's clock time (from the first submission to the last end)
     sustained  the highest mean over any 60 s of the run (the whole run when it is shorter)
     peak       the highest single sample
@@ -12,9 +13,13 @@ directory (scale.json), an `iobench --json` result. Figures and their definition
   sample (peak); CPU is the mean of the machines' samples, in % of their CPUs and in cores. The
   jobs' logical I/O (read()/write() bytes, page-cache hits included — the file-system view, like
   GPFS beside XIV in Table 3) is given beside the device view.
+  Response time is seed 000's "cumulative real time … of all the jobs in the workload" (its Table 5
+  compares two runs by it): the sum of each job's process wall time, start to end. The summed step
+  real time (STIMER) — what the per-node table adds up, as seed 002 Tables 3–4 sum FULLSTIMER real
+  time — leaves out each session's start-up and wind-down outside its steps, so it is smaller.
 - Per-node FULLSTIMER aggregates (seed 002 Tables 3–4): per grid host, the mean over its jobs of
-  CPU/real, and summed real time, memory, user and system CPU; the spread row is (max − min) ÷
-  mean across hosts.
+  CPU/real, and summed step real time (STIMER), memory, user and system CPU; the spread row is
+  (max − min) ÷ mean across hosts.
 - Per-job table; jobs with CPU/real < 0.7 are flagged: they waited, usually for I/O.
 """
 from __future__ import annotations
@@ -36,12 +41,28 @@ def job_times(j: dict) -> dict:
     FULLSTIMER view) when it has one, else the job process's rusage over its wall time."""
     st = j.get("stimer_total") or {}
     ru = j.get("rusage") or {}
-    wall = (j["end_ts"] - j["start_ts"]) if j.get("end_ts") and j.get("start_ts") else None
+    wall = wall_s(j)
     if st.get("real_s"):
         return {"real_s": st["real_s"], "user_cpu_s": st.get("user_cpu_s", 0.0), "sys_cpu_s": st.get("sys_cpu_s", 0.0),
                 "memory_bytes": st.get("memory_bytes") or 0}
     return {"real_s": wall, "user_cpu_s": ru.get("user_cpu_s", 0.0), "sys_cpu_s": ru.get("sys_cpu_s", 0.0),
             "memory_bytes": ru.get("max_rss_bytes") or 0}
+
+
+def wall_s(j: dict) -> float | None:
+    """A job's process wall time, start to end (None if it never ran)."""
+    return (j["end_ts"] - j["start_ts"]) if j.get("end_ts") and j.get("start_ts") else None
+
+
+def response_time_s(jobs: list[dict]) -> float:
+    """Seed 000's response time: the cumulative real time of all the jobs — their wall times summed
+    (EXIT jobs included: they held a slot as long as they ran)."""
+    return sum(w for j in jobs if (w := wall_s(j)) is not None)
+
+
+def stimer_real_s(jobs: list[dict]) -> float:
+    """The jobs' STIMER real time summed (job_times: a job without a STIMER total counts its wall time)."""
+    return sum(job_times(j)["real_s"] or 0 for j in jobs)
 
 
 def cpu_real(j: dict) -> float | None:
@@ -59,11 +80,10 @@ def summary_figures(meta: dict, jobs: list[dict], series: Series | None) -> dict
     """Every figure of the workload summary under a stable key (what --compare lines up)."""
     clock_s = meta["end_ts"] - meta["workload_start_ts"]
     done = [j for j in jobs if j["state"] == "DONE"]
-    walls = [(j["end_ts"] - j["start_ts"]) for j in jobs if j.get("start_ts") and j.get("end_ts")]
     logical = sum((j.get("rusage") or {}).get("logical_read_bytes", 0) +
                   (j.get("rusage") or {}).get("logical_write_bytes", 0) for j in jobs)
     f: dict = {"jobs": len(jobs), "jobs_done": len(done), "jobs_exit": sum(j["state"] == "EXIT" for j in jobs),
-               "clock_s": clock_s, "summed_real_s": sum(walls),
+               "clock_s": clock_s, "summed_real_s": response_time_s(jobs), "stimer_real_s": stimer_real_s(jobs),
                "cpu_real_mean": _mean([cpu_real(j) for j in done]),
                "jobs_logical_mb_s": logical / 1e6 / clock_s if clock_s > 0 else None}
     for kind in ("io", "cpu", "memory"):
@@ -140,7 +160,8 @@ SUMMARY_ROWS = [  # key, section, figure, unit
     ("cpus", "processor", "CPUs of the grid's machines", ""),
     ("mb_s_per_core", "processor", "sustained MB/s per core", "MB/s"),
     ("clock_s", "workload", "clock time", "s"),
-    ("summed_real_s", "workload", "summed real time of all jobs", "s"),
+    ("summed_real_s", "workload", "response time (summed wall time of the jobs)", "s"),
+    ("stimer_real_s", "workload", "summed step real time (STIMER)", "s"),
     ("jobs", "workload", "jobs", ""),
     ("jobs_done", "workload", "jobs DONE", ""),
     ("jobs_exit", "workload", "jobs EXIT", ""),
@@ -153,9 +174,10 @@ SUMMARY_ROWS = [  # key, section, figure, unit
     ("hosts", "capture", "hosts sampled", ""),
     ("machines", "capture", "machines (hosts on one kernel counted once)", ""),
 ]
+FIGURE_NAMES = {k: name for k, _, name, _ in SUMMARY_ROWS}
 SUMMARY_COLUMNS = [Column("section", "section", align="left"), Column("figure", "figure", align="left"),
                    Column("value", "value"), Column("unit", "unit", align="left")]
-DEFINITIONS = ("Throughput and IOPS are the devices' (monitor disk series, reads + writes) over the {over}: "
+DEFINITIONS = ("Throughput and IOPS are the counted devices' (monitor disk series, reads + writes) over the {over}: "
                "mean = bytes moved ÷ that time; sustained = the highest mean over any 60 s (the whole run if shorter); "
                "peak = the highest single sample. Latency: IOPS-weighted mean of the devices' await, and its "
                "highest sample. CPU: mean of the machines' samples.")
@@ -174,19 +196,63 @@ def summary_rows(f: dict) -> list[dict]:
     return rows[:at] + libs + rows[at:]
 
 
-def workload_summary(meta: dict, figures: dict, has_series: bool) -> Table:
+RESPONSE_TIME_NOTE = ("Response time is seed 000's cumulative real time of all the jobs: each job's process wall "
+                      "time, start to end, summed (EXIT jobs included). The summed step real time (STIMER) adds up "
+                      "only the jobs' steps, as the per-node FULLSTIMER table does; the difference is each session's "
+                      "start-up and wind-down outside its steps.")
+STACK_RULE = ("A byte passes every layer of a device stack (partition, LVM, md RAID, multipath), so only the top-most "
+              "devices are summed — those no other device holds (sysfs holders/) and, for a disk, without partitions: "
+              "each logical byte once, without RAID mirror copies or parity.")
+NO_STACK_RECORD = ("This capture has no record of how its devices stack (saved before statgrid read /sys/block, or /sys "
+                   "was not readable): a byte through a partition, LVM, md RAID or multipath is summed at every layer "
+                   "it passes.")
+
+
+def devices_note(series: Series) -> str:
+    """Which devices the device figures summed, machine by machine, and the devices under them."""
+    known, unknown = [], []
+    for m in series.machines:
+        counted: dict[str, str | None] = {}
+        for r in series.device_rows:
+            if r["host"] == m:
+                counted.setdefault(r["device"], r.get("layer"))
+        under: dict[str, set[str]] = {}
+        for r in series.stacked_rows:
+            if r["host"] == m:
+                for top in r["counted_in"].split():
+                    under.setdefault(top, set()).add(r["device"])
+        where = f"{m}: " if len(series.machines) > 1 else ""
+        if not under and all(r.get("counted_in") is None for r in series.device_rows if r["host"] == m):
+            if counted:
+                unknown.append(where + ", ".join(sorted(counted)))
+            continue
+        desc = []
+        for d in sorted(counted.keys() | under.keys()):
+            bits = [x for x in (counted.get(d), "over " + ", ".join(sorted(under[d])) if d in under else None) if x]
+            desc.append(f"{d} ({', '.join(bits)})" if bits else d)
+        known.append(where + ", ".join(desc))
+    out = []
+    if known:
+        out.append(f"Devices counted: {'; '.join(known)}. {STACK_RULE}")
+    if unknown:
+        out.append(f"Devices summed: {'; '.join(unknown)}. {NO_STACK_RECORD}")
+    return " ".join(out)
+
+
+def workload_summary(meta: dict, figures: dict, series: Series | None) -> Table:
     w = meta["workload"]
-    notes = ([DEFINITIONS.format(over="workload's clock time")] if has_series else
+    notes = ([DEFINITIONS.format(over="workload's clock time"), devices_note(series)] if series is not None else
              ["No monitor series in this bundle: storage and processor figures are missing."])
+    notes.append(RESPONSE_TIME_NOTE)
     if meta.get("grid", {}).get("embedded"):
         notes.append("Embedded grid: its hosts are processes of one machine, so the machine is counted once.")
     return Table("summary", f"Workload summary — {w['name']}, {w['sessions']} sessions, {w['jobs']} jobs",
                  SUMMARY_COLUMNS, summary_rows(figures), notes)
 
 
-def capture_summary(figures: dict, title: str) -> Table:
+def capture_summary(figures: dict, title: str, series: Series) -> Table:
     return Table("summary", title, SUMMARY_COLUMNS, summary_rows(figures),
-                 [DEFINITIONS.format(over="capture's time span")])
+                 [DEFINITIONS.format(over="capture's time span"), devices_note(series)])
 
 
 MACHINE_COLUMNS = [Column("machine", "machine", align="left"), Column("hosts", "hosts sampled", align="left"),
@@ -230,7 +296,8 @@ def io_sizes(series: Series | None) -> Table:
 
 # -- per node and per job ---------------------------------------------------------------------------
 NODE_COLUMNS = [Column("host", "host", align="left"), Column("jobs", "jobs"),
-                Column("cpu_real_mean", "mean CPU/real", 2), Column("real_min", "real time (min)", 2),
+                Column("cpu_real_mean", "mean CPU/real", 2),
+                Column("real_min", "summed step real time (STIMER, min)", 2),
                 Column("memory_gb", "memory (GB)", 3), Column("user_cpu_min", "user CPU (min)", 2),
                 Column("sys_cpu_min", "system CPU (min)", 2)]
 
@@ -264,7 +331,8 @@ def per_node(jobs: list[dict]) -> Table:
 JOB_COLUMNS = [Column("id", "job"), Column("session", "session"), Column("template", "template", align="left"),
                Column("kind", "kind", align="left"), Column("user_type", "user type", align="left"),
                Column("host", "host", align="left"), Column("state", "state", align="left"),
-               Column("wait_s", "wait s", 2), Column("real_s", "real s", 2), Column("user_cpu_s", "user s", 2),
+               Column("wait_s", "wait s", 2), Column("wall_s", "wall s", 2), Column("real_s", "STIMER real s", 2),
+               Column("user_cpu_s", "user s", 2),
                Column("sys_cpu_s", "sys s", 2), Column("cpu_real", "CPU/real", 2), Column("read_mb", "read MB", 2),
                Column("written_mb", "written MB", 2), Column("memory_mib", "peak memory MiB", 1),
                Column("flag", "flag", align="left")]
@@ -279,7 +347,8 @@ def per_job(jobs: list[dict]) -> Table:
         rows.append({"id": j["id"], "session": j.get("session"), "template": j.get("template"), "kind": j.get("kind"),
                      "user_type": j.get("user_type"), "host": j.get("host"), "state": j["state"],
                      "wait_s": (j["start_ts"] - j["submit_ts"]) if j.get("start_ts") and j.get("submit_ts") else None,
-                     "real_s": t["real_s"], "user_cpu_s": t["user_cpu_s"], "sys_cpu_s": t["sys_cpu_s"],
+                     "wall_s": wall_s(j), "real_s": t["real_s"], "user_cpu_s": t["user_cpu_s"],
+                     "sys_cpu_s": t["sys_cpu_s"],
                      "cpu_real": ratio, "read_mb": ru.get("logical_read_bytes", 0) / 1e6,
                      "written_mb": ru.get("logical_write_bytes", 0) / 1e6,
                      "memory_mib": (ru.get("max_rss_bytes") or 0) / 2**20,
@@ -287,8 +356,9 @@ def per_job(jobs: list[dict]) -> Table:
     n = sum(1 for r in rows if r["flag"])
     return Table("jobs", "Jobs", JOB_COLUMNS, rows,
                  [f"CPU/real below {STARVED_BELOW} flags a job that waited (for I/O, or for a CPU other jobs held): "
-                  f"{n} of {len(rows)} jobs. Real, user and system time are the session's STIMER total; bytes are "
-                  "logical reads and writes; peak memory is the process's max RSS."])
+                  f"{n} of {len(rows)} jobs. Wall time is the job's process, start to end (its share of the response "
+                  "time); STIMER real, user and system time are the session's STIMER total; bytes are logical reads "
+                  "and writes; peak memory is the process's max RSS."])
 
 
 # -- comparison, scalability, I/O test --------------------------------------------------------------
