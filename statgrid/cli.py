@@ -557,7 +557,7 @@ def monitor(ctx: typer.Context,
 
     try:
         n = run_monitor(host or socket.gethostname(), out_dir, libs, interval_s, duration_s,
-                        echo=None if quiet else echo)
+                        echo=None if quiet else echo, warn=lambda note: typer.echo(f"note: {note}", err=True))
     except OSError as exc:
         _fail(ctx, StatgridError(f"cannot monitor: {exc}; check that /proc is readable and {out_dir} writable."))
     typer.echo(f"{n} samples written to {out_dir}", err=True)

@@ -28,9 +28,12 @@ log = logging.getLogger("statgrid.monitor")
 def run(host: str, out_dir: Path, libraries: Mapping[str, Path | str], interval_s: float = 1.0,
         duration_s: float | None = None, echo: Callable[[dict], None] | None = None,
         stdin_liveness: bool = False, procfs: str | None = None, flush_every: int = 60,
-        sysfs: str | None = None) -> int:
-    """Sample until stopped; returns the number of samples written."""
+        sysfs: str | None = None, warn: Callable[[str], None] | None = None) -> int:
+    """Sample until stopped; returns the number of samples written. `warn` gets one line per
+    library whose I/O cannot be measured here (default: the log)."""
     sampler = Sampler(host, libraries, procfs, sysfs)
+    for note in filter(None, (lib.unmeasured_note() for lib in sampler.libraries)):
+        (warn or log.warning)(note)
     writer = MonitorWriter(out_dir, host, flush_every)
     write_machine(out_dir, host, {"machine_id": machine_id(procfs), "hostname": socket.gethostname(),
                                   "cpus": os.cpu_count()})

@@ -141,6 +141,17 @@ class LibraryDevice:
     path: str
     mount_point: str | None
     device: str | None              # diskstats name, None if the file system has no block device (tmpfs, NFS)
+    fstype: str | None = None       # the mount's file system type (mountinfo), None if no mount matched
+
+    def unmeasured_note(self) -> str | None:
+        """Why this library gets no per-library I/O rows, or None when it gets them."""
+        if self.device is not None:
+            return None
+        where = (f"on {self.fstype} at {self.mount_point!r}, which has no local block device"
+                 if self.mount_point else "on no mount this node can see")
+        return (f"library {self.library!r} ({self.path}) is {where}: no per-library I/O rows for it "
+                "(NFS, GPFS, CephFS and Lustre traffic is network traffic; tmpfs is memory); "
+                "node CPU, memory and network figures still cover it")
 
 
 def map_libraries(libraries: Mapping[str, Path | str], procfs: str | None = None) -> list[LibraryDevice]:
@@ -156,7 +167,7 @@ def map_libraries(libraries: Mapping[str, Path | str], procfs: str | None = None
         # lives on the mount of its nearest existing parent, which the prefix match finds.
         m = _linux.mount_of(os.path.realpath(path), mounts)
         out.append(LibraryDevice(lib, str(path), m.mount_point if m else None,
-                                 by_dev.get((m.major, m.minor)) if m else None))
+                                 by_dev.get((m.major, m.minor)) if m else None, m.fstype if m else None))
     return out
 
 
