@@ -27,6 +27,27 @@ def test_ma10_through_the_real_grid(home, tmp_path):
     assert json.loads((bundle / "bundle.json").read_text())["datagen"]["design"]["seed"] == 1
 
 
+def test_relative_out_keeps_the_grid_and_its_monitor_series_in_the_bundle(home, tmp_path):
+    # Issue 14 item 2: `--out bundle` (relative) wrote home = "bundle/grid" into bundle/grid.toml,
+    # read relative to that file: the grid lived in bundle/bundle/grid and the report said
+    # "No monitor series in this bundle".
+    from statgrid.monitor.store import load
+
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    r = run_cli("bench", "mixed", "--sessions", "1", "--nodes", "2", "--scale", "0.0001", "--out", "bundle",
+                cwd=cwd, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    bundle = cwd / "bundle"
+    assert not (bundle / "bundle").exists()
+    assert r.stdout.splitlines()[-1] == f"bundle: {bundle}"
+    assert load(bundle / "grid" / "monitor", "node").num_rows > 0
+    rep = run_cli("report", "bundle", "--format", "md", cwd=cwd, timeout=300)
+    assert rep.returncode == 0, rep.stderr[-3000:]
+    text = (bundle / "report" / "report.md").read_text()
+    assert "No monitor series" not in text and "node1" in text
+
+
 def test_demo_is_a_small_mixed_workload_on_an_embedded_grid(home):
     r = run_cli("demo", "--sessions", "2", "--scale", "0.0001", timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
