@@ -117,22 +117,23 @@ def cleanwork(ctx: typer.Context, dry_run: bool = typer.Option(False, "--dry-run
 def demo(ctx: typer.Context,
          sessions: int = typer.Option(10, "--sessions", help="Simulated users (36 jobs per 10 sessions)."),
          nodes: int = typer.Option(4, "--nodes", help="Hosts of the embedded grid."),
-         scale: float = typer.Option(0.0002, "--scale", help="Data scale (0.0002 ≈ 40 MB of input)."),
+         scale: Optional[float] = typer.Option(None, "--scale", help="Data scale (default 0.0005 ≈ 70 MB of "
+                                               "input)."),
          out: Optional[Path] = typer.Option(None, "--out", help="Results bundle directory (default: "
                                             "<home>/demo/ma<N>-…).")) -> None:
-    """The demo: a small Mixed Analytics workload (MA10: 10 users, 36 I/O, CPU and memory jobs) on an
-    embedded 4-node grid — data generation, live progress, a results bundle, its summary and its
-    HTML report."""
+    """The demo: a small Mixed Analytics workload (MA10: 10 users, 36 I/O, CPU and memory jobs, every
+    user starting at once) on an embedded 4-node grid — data generation, live progress, a results
+    bundle, its summary and its HTML report."""
     import time as _time
-    from dataclasses import replace as _replace
 
     from statgrid.bench import mixed, workload as wl
 
     cfg = _config(ctx)
+    scale = wl.DEMO_SCALE if scale is None else scale
     if sessions < 1 or nodes < 1 or not scale > 0:
         _fail(ctx, UsageError(f"--sessions {sessions}, --nodes {nodes}, --scale {scale!r}: sessions and nodes must "
                               "be at least 1, scale positive."))
-    w = _replace(_call(ctx, wl.load, None, sessions), scale=scale)
+    w = _call(ctx, wl.demo, sessions, scale)
     bundle = out or cfg.home / "demo" / f"ma{sessions}-{_time.strftime('%Y%m%d-%H%M%S')}"
     typer.echo(f"statgrid demo: {w.name}, {w.sessions} sessions, {w.n_jobs} jobs, on an embedded grid of {nodes} "
                f"hosts × 2 slots; data scale {scale:g}", err=True)
