@@ -117,22 +117,23 @@ def cleanwork(ctx: typer.Context, dry_run: bool = typer.Option(False, "--dry-run
 def demo(ctx: typer.Context,
          sessions: int = typer.Option(10, "--sessions", help="Simulated users (36 jobs per 10 sessions)."),
          nodes: int = typer.Option(4, "--nodes", help="Hosts of the embedded grid."),
-         scale: float = typer.Option(0.0002, "--scale", help="Data scale (0.0002 ≈ 40 MB of input)."),
+         scale: Optional[float] = typer.Option(None, "--scale", help="Data scale (default 0.0005 ≈ 70 MB of "
+                                               "input)."),
          out: Optional[Path] = typer.Option(None, "--out", help="Results bundle directory (default: "
                                             "<home>/demo/ma<N>-…).")) -> None:
-    """The demo: a small Mixed Analytics workload (MA10: 10 users, 36 I/O, CPU and memory jobs) on an
-    embedded 4-node grid — data generation, live progress, a results bundle, its summary and its
-    HTML report."""
+    """The demo: a small Mixed Analytics workload (MA10: 10 users, 36 I/O, CPU and memory jobs, every
+    user starting at once) on an embedded 4-node grid — data generation, live progress, a results
+    bundle, its summary and its HTML report."""
     import time as _time
-    from dataclasses import replace as _replace
 
     from statgrid.bench import mixed, workload as wl
 
     cfg = _config(ctx)
+    scale = wl.DEMO_SCALE if scale is None else scale
     if sessions < 1 or nodes < 1 or not scale > 0:
         _fail(ctx, UsageError(f"--sessions {sessions}, --nodes {nodes}, --scale {scale!r}: sessions and nodes must "
                               "be at least 1, scale positive."))
-    w = _replace(_call(ctx, wl.load, None, sessions), scale=scale)
+    w = _call(ctx, wl.demo, sessions, scale)
     bundle = out or cfg.home / "demo" / f"ma{sessions}-{_time.strftime('%Y%m%d-%H%M%S')}"
     typer.echo(f"statgrid demo: {w.name}, {w.sessions} sessions, {w.n_jobs} jobs, on an embedded grid of {nodes} "
                f"hosts × 2 slots; data scale {scale:g}", err=True)
@@ -604,6 +605,8 @@ def iobench(ctx: typer.Context,
             csv_out: Optional[Path] = typer.Option(None, "--csv", help="Write one CSV row per run, node, direction."),
             nodes: Optional[str] = typer.Option(None, "--nodes", help="Run on these grid hosts at once ('all' or "
                                                 "node1,node2); needs a running master."),
+            queue: str = typer.Option("", "--queue", "-q", help="With --nodes: the grid queue of its jobs "
+                                      "(default: 'normal' or the first in grid.toml)."),
             raw_out: Optional[Path] = typer.Option(None, "--raw-out", hidden=True),
             barrier_dir: Optional[Path] = typer.Option(None, "--barrier-dir", hidden=True),
             barrier_nodes: int = typer.Option(1, "--barrier-nodes", hidden=True)
@@ -656,8 +659,10 @@ def iobench(ctx: typer.Context,
 
     signal.signal(signal.SIGTERM, on_term)
     if nodes:
-        _iobench_on_grid(ctx, cfg, spec, nodes, json_out, csv_out)
+        _iobench_on_grid(ctx, cfg, spec, nodes, queue, json_out, csv_out)
         return
+    if queue:
+        _fail(ctx, UsageError(f"-q/--queue {queue!r} applies to grid runs: add --nodes (e.g. --nodes all)."))
     me = node or socket.gethostname()
     try:
         before = file_barrier(barrier_dir, me, barrier_nodes) if barrier_dir else None
@@ -685,28 +690,21 @@ def iobench(ctx: typer.Context,
         csv_out.write_text(iobench_out.to_csv(result))
 
 
-def _iobench_on_grid(ctx: typer.Context, cfg: Config, spec, nodes: str, json_out, csv_out) -> None:
+def _iobench_on_grid(ctx: typer.Context, cfg: Config, spec, nodes: str, queue: str, json_out, csv_out) -> None:
     """One iobench job per chosen host, started through the grid, timed runs aligned by a file
-    barrier in the grid home; results gathered here into one record (per node and total)."""
+    barrier in the grid home; results gathered here into one record (per node and total).
+    The jobs wait for each other, so none is submitted unless all can start at once, and if one
+    does not start or fails, the others are killed rather than left at the barrier."""
+    import getpass
     import time as _time
 
     from statgrid.bench import iobench_out
-    from statgrid.bench.iobench import load_runs
+    from statgrid.bench.iobench import grid_nodes, load_runs
     from statgrid.grid.client import GridClient
 
     grid = GridClient(cfg)
-    hosts = {h["host"]: h for h in _call(ctx, grid.hosts)}
-    if nodes == "all":
-        chosen = [h for h, v in hosts.items() if v["state"] in ("ok", "closed_Full")]
-    else:
-        chosen = [n.strip() for n in nodes.split(",") if n.strip()]
-    for n in chosen:
-        if n not in hosts:
-            _fail(ctx, UsageError(f"--nodes: host {n!r} does not exist; hosts: {', '.join(hosts)}."))
-        if hosts[n]["state"] not in ("ok", "closed_Full"):
-            _fail(ctx, UsageError(f"--nodes: host {n!r} is {hosts[n]['state']}; choose hosts that are up and open."))
-    if not chosen:
-        _fail(ctx, StatgridError("no grid host is up and open; see `statgrid hosts`."))
+    mine = _call(ctx, grid.jobs, user=getpass.getuser(), states=["RUN", "PEND"])
+    queue, chosen = _call(ctx, grid_nodes, cfg, nodes, queue, _call(ctx, grid.hosts), mine)
     group = cfg.home / "iobench" / f"{_time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
     group.mkdir(parents=True)
     argv = [sys.executable, "-m", "statgrid", "iobench", "--dir", str(spec.dir), "--mode", spec.mode,
@@ -714,19 +712,35 @@ def _iobench_on_grid(ctx: typer.Context, cfg: Config, spec, nodes: str, json_out
             "--threads", str(spec.threads), "--size-per-thread", str(spec.size_per_thread_bytes),
             "--runs", str(spec.runs), "--barrier-dir", str(group), "--barrier-nodes", str(len(chosen)),
             *(["--direct"] if spec.direct else []), *(["--fsync"] if spec.fsync else [])]
-    ids = []
+    ids: list[int] = []
     try:
         for n in chosen:
-            rec = _call(ctx, grid.submit, argv + ["--node", n, "--raw-out", str(group / f"{n}.npz")], hosts=[n],
-                        name=f"iobench-{n}")
+            try:
+                rec = grid.submit(argv + ["--node", n, "--raw-out", str(group / f"{n}.npz")], queue=queue,
+                                  hosts=[n], name=f"iobench-{n}")
+            except StatgridError as exc:
+                _give_up(ctx, grid, ids, exc)
             ids.append(rec["id"])
+            # The master dispatches on submit: a job still PEND in the answer cannot start now (the
+            # grid changed since the check above) and would leave the others waiting at the barrier.
+            if rec["state"] == "PEND":
+                _give_up(ctx, grid, ids, StatgridError(
+                    f"iobench job {rec['id']} on {n} did not start at once (PEND in queue {queue!r}; see `statgrid "
+                    "hosts` and `statgrid jobs -u all`); try again when those hosts are free."))
         typer.echo(f"iobench jobs {', '.join(map(str, ids))} on {', '.join(chosen)}; results in {group}", err=True)
-        jobs = _call(ctx, grid.wait, ids)
+        while True:                   # one ending badly: the others would wait at the barrier for it
+            jobs = grid.wait(ids, timeout_s=1.0)
+            if all(j["state"] in ("DONE", "EXIT", "KILLED") for j in jobs):
+                break
+            if any(j["state"] in ("EXIT", "KILLED") for j in jobs):
+                grid.kill([j["id"] for j in jobs if j["state"] not in ("DONE", "EXIT", "KILLED")])
+                jobs = grid.wait(ids)
+                break
     except KeyboardInterrupt:
         grid.kill(ids)
         typer.echo("iobench interrupted; its jobs were killed (they remove their files).", err=True)
         raise typer.Exit(130)
-    failed = [j for j in jobs if j["state"] != "DONE"]
+    failed = sorted((j for j in jobs if j["state"] != "DONE"), key=lambda j: j["state"] != "EXIT")  # the cause first
     if failed:
         tail = grid.peek(failed[0]["id"], 1500)["text"]
         _fail(ctx, StatgridError(f"iobench job {failed[0]['id']} on {failed[0]['host']} ended {failed[0]['state']} "
@@ -738,6 +752,16 @@ def _iobench_on_grid(ctx: typer.Context, cfg: Config, spec, nodes: str, json_out
         json_out.write_text(iobench_out.to_json(result))
     if csv_out:
         csv_out.write_text(iobench_out.to_csv(result))
+
+
+def _give_up(ctx: typer.Context, grid, ids: list[int], exc: StatgridError) -> None:
+    """Kill the iobench jobs submitted so far (none may wait at the barrier for a job that will not
+    come), then fail with `exc`."""
+    if ids:
+        grid.kill(ids)
+        grid.wait(ids, timeout_s=60)
+        exc = type(exc)(f"{exc} (iobench jobs {', '.join(map(str, ids))} were killed.)")
+    _fail(ctx, exc)
 
 
 def main() -> None:

@@ -27,6 +27,27 @@ def test_ma10_through_the_real_grid(home, tmp_path):
     assert json.loads((bundle / "bundle.json").read_text())["datagen"]["design"]["seed"] == 1
 
 
+def test_relative_out_keeps_the_grid_and_its_monitor_series_in_the_bundle(home, tmp_path):
+    # Issue 14 item 2: `--out bundle` (relative) wrote home = "bundle/grid" into bundle/grid.toml,
+    # read relative to that file: the grid lived in bundle/bundle/grid and the report said
+    # "No monitor series in this bundle".
+    from statgrid.monitor.store import load
+
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    r = run_cli("bench", "mixed", "--sessions", "1", "--nodes", "2", "--scale", "0.0001", "--out", "bundle",
+                cwd=cwd, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    bundle = cwd / "bundle"
+    assert not (bundle / "bundle").exists()
+    assert r.stdout.splitlines()[-1] == f"bundle: {bundle}"
+    assert load(bundle / "grid" / "monitor", "node").num_rows > 0
+    rep = run_cli("report", "bundle", "--format", "md", cwd=cwd, timeout=300)
+    assert rep.returncode == 0, rep.stderr[-3000:]
+    text = (bundle / "report" / "report.md").read_text()
+    assert "No monitor series" not in text and "node1" in text
+
+
 def test_demo_is_a_small_mixed_workload_on_an_embedded_grid(home):
     r = run_cli("demo", "--sessions", "2", "--scale", "0.0001", timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
@@ -35,6 +56,9 @@ def test_demo_is_a_small_mixed_workload_on_an_embedded_grid(home):
     assert meta["grid"] == {"embedded": True, "nodes": 4, "slots": 2,
                             "cpus": {f"node{i}": [] for i in range(1, 5)}}
     assert len(jobs) == 7 and {j["state"] for j in jobs} == {"DONE"}
+    # Both sessions start at once, and ties go to the host that started a job least recently:
+    # the demo's jobs are spread (issue 14 item 7: 34 of 36 ran on node1).
+    assert {j["host"] for j in jobs} == {"node1", "node2", "node3", "node4"}
     assert r.stdout.splitlines()[0] == "MA2: 7 jobs, 7 DONE, 0 EXIT, " + r.stdout.splitlines()[0].split(", ")[-1]
     assert r.stdout.splitlines()[-2:] == [f"bundle: {bundle}", f"report: {bundle / 'report' / 'report.html'}"]
     assert "<svg" in (bundle / "report" / "report.html").read_text()

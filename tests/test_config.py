@@ -137,3 +137,29 @@ def test_option_overrides():
         parse_option_pairs(["memsize"])
     with pytest.raises(ConfigError, match=r"--option: unknown key 'session.colour'"):
         SessionOptions().with_overrides({"colour": "red"})
+
+
+def test_paths_statgrid_writes_into_grid_toml_mean_the_same_when_read_back(tmp_path, monkeypatch):
+    # Issue 14 item 2: `bench mixed --out bundle` wrote home = "bundle/grid" into bundle/grid.toml,
+    # which reads relative to the file: the grid went to bundle/bundle/grid, the report found no
+    # monitor series. The writer now writes absolute paths, quoted as TOML wants.
+    from pathlib import Path
+
+    from statgrid.bench.mixed import grid_toml
+
+    odd = tmp_path / 'odd "lib" \\ ü\x7f'
+    # in TOML: a quote, a backslash, a non-ASCII letter and DEL (which TOML wants escaped)
+    src = write(tmp_path, f'[libraries]\ndata = "d"\n[libname.odd]\npath = "{tmp_path}/odd \\"lib\\" \\\\ ü\\u007f"\n')
+    cfg = load_config(src, {})
+    assert cfg.libnames["odd"].path == odd
+    cwd = tmp_path / "cwd"
+    (cwd / "bundle").mkdir(parents=True)
+    monkeypatch.chdir(cwd)
+    text = grid_toml(cfg, Path("bundle") / "grid", 2, 2, 8642, "512M", 0)
+    (cwd / "bundle" / "grid.toml").write_text(text)
+    monkeypatch.chdir(tmp_path)                       # read back from elsewhere: same meaning
+    back = load_config(cwd / "bundle" / "grid.toml", {})
+    assert back.home == cwd / "bundle" / "grid"
+    assert back.libraries == cfg.libraries and back.libraries.data == tmp_path / "d"
+    assert back.libnames["odd"].path == odd
+    assert sorted(back.hosts) == ["node1", "node2"] and back.session.memsize_bytes == 512 << 20

@@ -1,7 +1,9 @@
-"""Dispatch policy (pure) and the job store (real SQLite)."""
+"""Dispatch policy (pure), the job store (real SQLite), and the policy on a real embedded grid."""
 from __future__ import annotations
 
 import dataclasses
+import os
+import socket
 
 import pytest
 
@@ -11,6 +13,7 @@ from statgrid.grid.model import Job, JobState
 from statgrid.grid.policy import host_views, host_weights, plan
 from statgrid.grid.store import JobStore
 from statgrid.errors import UsageError
+from tests.conftest import run_cli
 
 HOSTS = {f"node{i}": HostConfig(f"node{i}", slots=2) for i in range(1, 5)}
 
@@ -42,6 +45,34 @@ def test_slots_never_exceeded_and_spread_by_fewest_running():
     assert per_host == dict.fromkeys(HOSTS, 2)
     assert [j.id for j, _ in chosen] == list(range(1, 9))         # FIFO
     assert [c for _, c in chosen[:4]] == ["node1", "node2", "node3", "node4"]   # fewest running first
+
+
+def test_ties_rotate_over_an_idle_grid():
+    # Issue 14 item 7: one job at a time on an idle grid (each ends before the next) went to node1
+    # every time. The dispatcher keeps each host's last_start between plan() calls, as here.
+    last: dict[str, int] = {}
+    hosts = []
+    for i in range(1, 9):
+        hv = views()
+        for name, seq in last.items():
+            hv[name].last_start = seq
+        (chosen,) = plan([job(i)], hv, {"normal": queue()}, {})
+        hosts.append(chosen[1])
+        last = {name: h.last_start for name, h in hv.items()}
+    assert hosts == ["node1", "node2", "node3", "node4"] * 2
+
+
+def test_tie_order_weight_then_running_then_least_recent_then_file_order():
+    hv = views(running={"node2": 1})
+    for name, seq in {"node1": 5, "node2": 0, "node3": 3, "node4": 3}.items():
+        hv[name].last_start = seq
+    # node2 started least recently but runs a job; node3 and node4 tie on both: file order.
+    assert plan([job(1)], hv, {"normal": queue()}, {})[0][1] == "node3"
+    assert (hv["node3"].last_start, hv["node3"].running) == (6, 1)       # the next call sees it as the latest
+    # The preference weight still comes first: node1+2 wins however recently it started a job.
+    hv = views()
+    hv["node1"].last_start = 9
+    assert plan([job(2)], hv, {"normal": queue(hosts="node1+2 others+1")}, {})[0][1] == "node1"
 
 
 def test_preference_weight_fills_preferred_hosts_first():
@@ -122,3 +153,32 @@ def test_validate_names_the_bad_value(tmp_path, home):
         validate(req(["true"], options={"memsize": "1G"}), cfg, 0)
     ok = validate(req(["j.py"], options={"memsize": "1G"}), cfg, 5.0)
     assert (ok.kind, ok.queue, ok.argv, ok.submit_ts) == ("session", "normal", [str(tmp_path / "j.py")], 5.0)
+
+
+def test_one_job_at_a_time_on_an_idle_real_grid_touches_every_host(tmp_path):
+    """End to end (issue 14 item 7): `grid up --detach` with 4 hosts, 8 short jobs submitted and
+    waited one after another: every host takes two (ties rotate; they all went to node1)."""
+    from statgrid.config import load_config
+    from statgrid.grid.client import GridClient
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    toml = tmp_path / "grid.toml"
+    toml.write_text(f"[master]\nport = {port}\n\n[monitor]\nenabled = false\n\n"
+                    + "".join(f"[hosts.node{i}]\nslots = 2\n\n" for i in range(1, 5)))
+    env = {"STATGRID_HOME": str(tmp_path / "home"), "STATGRID_CONFIG": str(toml)}
+    up = run_cli("grid", "up", "--detach", cwd=tmp_path, env=env, timeout=240)
+    assert up.returncode == 0, up.stderr + up.stdout
+    try:
+        client = GridClient(load_config(toml, env))
+        hosts = []
+        for _ in range(8):
+            job_id = client.submit(["true"], cwd=str(tmp_path), env={"PATH": os.environ["PATH"]})["id"]
+            (done,) = client.wait([job_id], timeout_s=120)
+            assert done["state"] == "DONE", done
+            hosts.append(done["host"])
+    finally:
+        down = run_cli("grid", "down", cwd=tmp_path, env=env, timeout=240)
+    assert down.returncode == 0, down.stderr
+    assert sorted(hosts) == ["node1", "node1", "node2", "node2", "node3", "node3", "node4", "node4"], hosts

@@ -4,7 +4,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -78,3 +80,92 @@ def test_interrupted_run_removes_its_files(home, tmp_path):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "files were removed" in err
     assert files_left(d) == []
+
+
+# -- on a grid whose default queue lets a user run one job at a time (issue 14 item 8) -------------
+LIMITED_GRID = """
+[master]
+port = {port}
+[monitor]
+enabled = false
+[hosts.node1]
+[hosts.node2]
+[hosts.node3]
+[hosts.node4]
+[queues.normal]
+user_limit = 1
+[queues.free]
+[queues.pair]
+hosts = "node3 node4"
+"""
+
+
+@pytest.fixture(scope="module")
+def limited_grid(tmp_path_factory):
+    from statgrid.config import load_config
+    from statgrid.grid.client import GridClient
+
+    root = tmp_path_factory.mktemp("limited")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    (root / "grid.toml").write_text(LIMITED_GRID.format(port=port))
+    (root / "io").mkdir()
+    env = {"STATGRID_HOME": str(root / "home"), "STATGRID_CONFIG": str(root / "grid.toml")}
+    up = run_cli("grid", "up", "--detach", cwd=root, env=env, timeout=240)
+    assert up.returncode == 0, up.stderr + up.stdout
+
+    def cli(*args, timeout=60):
+        # A short timeout: the old code spun at its barrier for 600 s here.
+        return run_cli("iobench", "--dir", str(root / "io"), "--mode", "write", "--size-per-thread", "1M",
+                       "--runs", "1", *args, cwd=root, env=env, timeout=timeout)
+
+    client = GridClient(load_config(root / "grid.toml", env))
+    yield root, cli, client
+    down = run_cli("grid", "down", cwd=root, env=env, timeout=240)
+    assert down.returncode == 0, down.stderr
+
+
+def test_grid_iobench_refused_at_once_when_a_queue_limit_would_stop_its_jobs(limited_grid):
+    root, cli, client = limited_grid
+    r = cli("--nodes", "all")
+    assert r.returncode == 2, r.stderr
+    assert "queue 'normal' has user_limit = 1" in r.stderr and "needs 4 jobs running together" in r.stderr
+    assert "-q QUEUE" in r.stderr and "e.g. -q free" in r.stderr
+    r = cli("--nodes", "node1,node3", "-q", "pair")
+    assert r.returncode == 2 and "host 'node1' is not used by queue 'pair'" in r.stderr, r.stderr
+    r = cli("--nodes", "all", "-q", "nope")
+    assert r.returncode == 2 and "-q/--queue 'nope' does not exist" in r.stderr, r.stderr
+    r = cli("-q", "free")
+    assert r.returncode == 2 and "applies to grid runs: add --nodes" in r.stderr, r.stderr
+    assert client.jobs(all_states=True) == []                    # nothing was submitted
+    assert not (root / "home" / "iobench").exists()
+
+
+def test_grid_iobench_refused_when_slots_or_the_users_jobs_are_in_the_way(limited_grid):
+    root, cli, client = limited_grid
+    env = {"PATH": os.environ["PATH"]}
+    busy = [client.submit(["sleep", "60"], queue="free", hosts=["node2"], cwd=str(root), env=env)["id"]
+            for _ in range(2)]
+    mine = client.submit(["sleep", "60"], hosts=["node1"], cwd=str(root), env=env)["id"]   # queue normal
+    try:
+        r = cli("--nodes", "all", "-q", "free")
+        assert r.returncode == 1 and "no free slot on node2 (2 of 2 slots running)" in r.stderr, r.stderr
+        r = cli("--nodes", "node3")
+        assert r.returncode == 1, r.stderr
+        assert "user_limit = 1 and you have 1 job(s) running or pending there" in r.stderr
+        assert sorted(j["id"] for j in client.jobs(all_states=True)) == sorted(busy + [mine])
+    finally:
+        client.kill(busy + [mine])
+        client.wait(busy + [mine], timeout_s=60)
+
+
+def test_grid_iobench_all_means_the_queues_hosts(limited_grid):
+    root, cli, client = limited_grid
+    r = cli("--nodes", "all", "-q", "pair", "--json", str(root / "pair.json"))
+    assert r.returncode == 0, r.stderr
+    run = json.loads((root / "pair.json").read_text())["runs"][0]
+    assert [n["node"] for n in run["nodes"]] == ["node3", "node4"]
+    jobs = [j for j in client.jobs(all_states=True) if j["name"].startswith("iobench-")]
+    assert sorted((j["host"], j["queue"], j["state"]) for j in jobs) == [("node3", "pair", "DONE"),
+                                                                        ("node4", "pair", "DONE")]

@@ -61,6 +61,22 @@ def test_schedule_deals_round_robin_ramps_and_puts_trail_out_last():
         assert all(o > max((j.order for j in jobs if not j.trail_out), default=0) for o in trail)
 
 
+def test_demo_sessions_are_planned_to_run_at_once_on_every_host():
+    # Issue 14 item 7: the demo's sessions started 6 s apart and hardly overlapped. Its schedule
+    # now starts every session at once: more sessions planned active together than the demo
+    # grid's 4 hosts × 2 slots, whatever the jobs' durations.
+    for sessions in (10, 2):
+        w = W.demo(sessions)
+        plan = w.schedule()
+        first_submits = Counter(j.start_offset_s for j in plan if j.order == 1)
+        assert first_submits == {0.0: sessions}
+    w = W.demo()
+    assert (w.sessions, w.n_jobs, w.scale) == (10, 36, W.DEMO_SCALE)
+    assert max(Counter(j.start_offset_s for j in w.schedule() if j.order == 1).values()) > 4 * 2
+    assert "ramp_s = 0" in w.text and f"scale = {W.DEMO_SCALE:g}" in w.text     # the bundle keeps what ran
+    assert W.demo(3, 0.0001).scale == 0.0001 and "scale = 0.0001" in W.demo(3, 0.0001).text
+
+
 @pytest.mark.parametrize("text,message", [
     ("[global]\nsesions = 3\n[cpu_glm]\n", "sesions is not a workload setting"),
     ("[global]\nsessions = 0\n[cpu_glm]\n", "sessions = 0 must be at least 1"),

@@ -322,3 +322,64 @@ def file_barrier(directory: Path, node: str, n_nodes: int, timeout_s: float = 60
 def mark_failed(directory: Path, node: str) -> None:
     """Tell the other nodes at the barrier that this one will not come."""
     (directory / f"failed-{node}").touch()
+
+
+# -- grid mode: which hosts, in which queue, and whether they can all run at once ----------------
+RUNNABLE_STATES = ("ok", "closed_Full")       # up and open (full or not): `statgrid hosts` states
+
+
+def grid_nodes(cfg, nodes: str, queue: str, hosts: list[dict], mine: list[dict]) -> tuple[str, list[str]]:
+    """Check, before any job is submitted, that one iobench job per node can start at once in the
+    queue; return (queue name, chosen hosts). The jobs wait for each other at a barrier, so one
+    that cannot start would hold the others there (issue 14 item 8: user_limit = 1 left one job
+    spinning while the rest stayed PEND).
+
+    nodes: 'all' (every up, open host the queue may use) or 'node1,node2'; queue: '' = the default.
+    hosts: the master's host rows (host, state, slots, running); mine: this user's RUN and PEND
+    job rows (queue). Raises UsageError for what grid.toml or the options decide, StatgridError
+    for what is busy now."""
+    from statgrid.grid.jobspec import default_queue
+    from statgrid.grid.policy import host_weights
+
+    name = queue or default_queue(cfg)
+    if name not in cfg.queues:
+        raise UsageError(f"-q/--queue {name!r} does not exist; queues: {', '.join(cfg.queues)} (see "
+                         "`statgrid queues`).")
+    rows = {h["host"]: h for h in hosts}
+    usable = host_weights(cfg.queues[name], rows)
+    if nodes == "all":
+        chosen = [h for h in rows if h in usable and rows[h]["state"] in RUNNABLE_STATES]
+        if not chosen:
+            raise StatgridError(f"no host of queue {name!r} is up and open; see `statgrid hosts`, or choose "
+                                "another queue with -q QUEUE.")
+    else:
+        chosen = list(dict.fromkeys(n.strip() for n in nodes.split(",") if n.strip()))
+        if not chosen:
+            raise UsageError(f"--nodes {nodes!r} names no host; give 'all' or host names like node1,node2.")
+    for n in chosen:
+        if n not in rows:
+            raise UsageError(f"--nodes: host {n!r} does not exist; hosts: {', '.join(rows)}.")
+        if rows[n]["state"] not in RUNNABLE_STATES:
+            raise UsageError(f"--nodes: host {n!r} is {rows[n]['state']}; choose hosts that are up and open.")
+        if n not in usable:
+            raise UsageError(f"--nodes: host {n!r} is not used by queue {name!r} (its hosts: "
+                             f"{', '.join(usable)}); choose those hosts, or another queue with -q QUEUE.")
+    limit = cfg.queues[name].user_limit
+    if limit and limit < len(chosen):
+        others = [q for q, c in cfg.queues.items() if q != name and (not c.user_limit or c.user_limit >= len(chosen))
+                  and set(chosen) <= set(host_weights(c, rows))]
+        hint = f" e.g. -q {others[0]}" if others else " (add one to grid.toml: a [queues.*] without user_limit)"
+        raise UsageError(f"queue {name!r} has user_limit = {limit}: at most {limit} of your jobs run there at once, "
+                         f"but iobench on {len(chosen)} nodes needs {len(chosen)} jobs running together (they wait "
+                         f"for each other); run it in a queue whose limit allows that with -q QUEUE,{hint}.")
+    ahead = sum(1 for j in mine if j.get("queue") == name)
+    if limit and ahead + len(chosen) > limit:
+        raise StatgridError(f"queue {name!r} has user_limit = {limit} and you have {ahead} job(s) running or pending "
+                            f"there: the {len(chosen)} iobench jobs could not all start at once; wait for those "
+                            "to end, or use another queue with -q QUEUE.")
+    full = [f"{n} ({rows[n]['running']} of {rows[n]['slots']} slots running)" for n in chosen
+            if rows[n]["running"] >= rows[n]["slots"]]
+    if full:
+        raise StatgridError(f"--nodes: no free slot on {', '.join(full)}: iobench needs one slot on every node at "
+                            "once; wait for their jobs to end, or leave those hosts out of --nodes.")
+    return name, chosen

@@ -51,16 +51,26 @@ def node_cpus(nodes: int, cpus_per_node: int) -> list[tuple[int, ...]]:
             for i in range(nodes)]
 
 
+def toml_path(path: str | os.PathLike) -> str:
+    """A path as a TOML string, made absolute against the current directory: grid.toml reads a
+    relative home against the file's own directory (and libraries against home), so a relative
+    path written as given would name another place when read back (issue 14 item 2: `--out bundle`
+    put the grid in bundle/bundle/grid). JSON's escapes are TOML's, except that TOML also wants
+    DEL escaped (TOML 1.0, "String")."""
+    return json.dumps(str(Path(path).absolute())).replace("\x7f", "\\u007f")
+
+
 def grid_toml(cfg, home: Path, nodes: int, slots: int, port: int, memsize: str | None,
               cpus_per_node: int = 0) -> str:
-    """An embedded grid of `nodes` hosts sharing the user's libraries (DATA is where datagen writes)."""
-    lines = ["[grid]", f'home = "{home}"', "", "[libraries]", f'data = "{cfg.libraries.data}"',
-             f'work = "{cfg.libraries.work}"', f'util = "{cfg.libraries.util}"', ""]
+    """An embedded grid of `nodes` hosts sharing the user's libraries (DATA is where datagen writes).
+    Every path in it is absolute, so it means the same wherever the file is and whatever the cwd."""
+    lines = ["[grid]", f"home = {toml_path(home)}", "", "[libraries]", f"data = {toml_path(cfg.libraries.data)}",
+             f"work = {toml_path(cfg.libraries.work)}", f"util = {toml_path(cfg.libraries.util)}", ""]
     for name, lib in cfg.libnames.items():
-        lines += [f"[libname.{name}]", f'path = "{lib.path}"', f"readonly = {str(lib.readonly).lower()}", ""]
+        lines += [f"[libname.{name}]", f"path = {toml_path(lib.path)}", f"readonly = {str(lib.readonly).lower()}", ""]
     lines += ["[master]", f"port = {port}", "", "[monitor]", "enabled = true", 'interval = "1s"', ""]
     if memsize:
-        lines += ["[session]", f'memsize = "{memsize}"', ""]
+        lines += ["[session]", f"memsize = {json.dumps(memsize)}", ""]
     for i, cpus in enumerate(node_cpus(nodes, cpus_per_node), start=1):
         lines += [f"[hosts.node{i}]", f"slots = {slots}"] + ([f"cpus = {list(cpus)}"] if cpus else []) + [""]
     return "\n".join(lines)
@@ -135,7 +145,7 @@ def _run(cfg, workload: Workload, nodes: int | None, slots: int, out: Path | Non
     from statgrid.grid.client import GridClient
 
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    bundle = Path(out) if out else cfg.home / "bench" / f"mixed-{workload.sessions}s-{stamp}"
+    bundle = (Path(out) if out else cfg.home / "bench" / f"mixed-{workload.sessions}s-{stamp}").absolute()
     if bundle.exists() and any(bundle.iterdir()):
         raise StatgridError(f"--out {str(bundle)!r} exists and is not empty; give a new directory.")
     bundle.mkdir(parents=True, exist_ok=True)

@@ -205,6 +205,24 @@ _TRAIL = {"cpu_mixed", "dm_forest"}
 RAMP_PER_SESSION_S = 6.0        # the shipped files start 10 sessions over 60 s, 20 over 120 s, …
 
 
+# The demo (`statgrid demo`) is there to show a grid at work: every session logs on at once, as
+# on a Monday morning, so the first jobs of all sessions are submitted together and the grid's
+# slots fill at once on every host (with a ramp of 6 s per session and jobs of a few seconds at
+# the demo's scale, sessions hardly overlapped: one lane in the timeline; issue 14, item 7).
+# A larger scale than the shipped files' makes each job last long enough to be seen in the
+# timeline while the whole demo stays within about 3 minutes on 2 cores.
+DEMO_RAMP_S = 0.0
+DEMO_SCALE = 0.0005
+
+
+def demo(sessions: int = 10, scale: float = DEMO_SCALE) -> Workload:
+    """The demo's workload: the MA mix for `sessions` sessions, all starting at once, at `scale`.
+    Its text (what the bundle keeps) says so."""
+    if sessions < 1:
+        raise UsageError(f"--sessions {sessions} must be at least 1.")
+    return parse(render_shipped(sessions, DEMO_RAMP_S, scale), f"<demo MA{sessions}>")
+
+
 def ma_counts(sessions: int) -> dict[str, int]:
     """Jobs per template for `sessions` sessions: the MA10 mix × sessions/10, rounded so the total is
     round(3.6 × sessions) (largest remainders; ties to the template listed first)."""

@@ -64,6 +64,10 @@ class Master:
                              on_job_event=self._on_job_event, on_host_event=self._on_host_event)
         self.running: dict[int, Job] = {}
         self.pending: dict[int, Job] = {}          # the store's PEND jobs, kept here: dispatch reads no rows
+        # host → dispatch sequence number of its latest job start (policy.HostView.last_start): ties
+        # among equally loaded hosts go to the one that started a job least recently. Memory only:
+        # after a restart ties start again from grid.toml order, which is all this is for.
+        self.last_start: dict[str, int] = {}
         self.waiters: dict[int, list[asyncio.Future]] = {}
         self.accepting = True
         self._tasks: set[asyncio.Task] = set()
@@ -147,7 +151,7 @@ class Master:
         running: dict[str, int] = {}
         for job in self.running.values():
             running[job.host] = running.get(job.host, 0) + 1
-        return host_views(self.cfg.hosts, self.engine.workers, running)
+        return host_views(self.cfg.hosts, self.engine.workers, running, self.last_start)
 
     def dispatch(self) -> int:
         if not self.accepting:
@@ -159,7 +163,9 @@ class Master:
         for job in self.running.values():
             per_user[(job.queue, job.user)] = per_user.get((job.queue, job.user), 0) + 1
         started = 0
-        for job, host in plan(list(self.pending.values()), hosts, self.cfg.queues, per_user):
+        chosen = plan(list(self.pending.values()), hosts, self.cfg.queues, per_user)
+        self.last_start = {name: h.last_start for name, h in hosts.items()}
+        for job, host in chosen:
             started += self._start_attempt(job, host)
         return started
 

@@ -4,7 +4,12 @@ LSF's rules as configured in the papers (seed 000, "Platform LSF configuration")
 - jobs in order of queue PRIORITY (higher first), then submit order (FIFO within a queue);
 - a job only goes to a host of its queue's HOSTS list, open, up, with a free slot (MXJ);
 - among those, the highest preference weight (`node1+1 others+2` prefers the others), then the
-  host with the fewest running jobs, then the host's order in grid.toml;
+  host with the fewest running jobs, then the host that started a job least recently, then the
+  host's order in grid.toml. Without the "least recently" rule a lightly loaded grid (every host
+  idle at each submit) sends every job to the first host in grid.toml (issue 14, item 7: 34 of 36
+  demo jobs on node1); with it, ties rotate over the hosts. "Recently" is a dispatch sequence
+  number kept by the dispatcher and passed in as data (`HostView.last_start`), so plan() stays
+  pure and its result does not depend on the clock;
 - a queue's user_limit caps one user's running jobs in that queue;
 - a job that cannot start now does not hold back later jobs that can (as LSF does).
 """
@@ -19,13 +24,19 @@ from statgrid.grid.model import Job
 
 @dataclass
 class HostView:
-    """A host as the dispatcher sees it: configured slots and what runs there now."""
+    """A host as the dispatcher sees it: configured slots and what runs there now.
+
+    running: jobs running there now.
+    last_start: the dispatcher's sequence number of the latest job started there (0 = none yet);
+        larger means more recent. plan() raises it as it places jobs.
+    """
 
     name: str
     slots: int
     open: bool
     up: bool
     running: int = 0
+    last_start: int = 0
 
     @property
     def free(self) -> int:
@@ -59,16 +70,21 @@ def host_weights(queue: QueueConfig, host_names: Iterable[str]) -> dict[str, int
     return weights
 
 
-def host_views(hosts: Mapping[str, HostConfig], up: Iterable[str], running: Mapping[str, int]) -> dict[str, HostView]:
+def host_views(hosts: Mapping[str, HostConfig], up: Iterable[str], running: Mapping[str, int],
+               last_start: Mapping[str, int] | None = None) -> dict[str, HostView]:
     up = set(up)
-    return {name: HostView(name, h.slots, h.open, name in up, running.get(name, 0)) for name, h in hosts.items()}
+    last_start = last_start or {}
+    return {name: HostView(name, h.slots, h.open, name in up, running.get(name, 0), last_start.get(name, 0))
+            for name, h in hosts.items()}
 
 
 def plan(pending: Iterable[Job], hosts: Mapping[str, HostView], queues: Mapping[str, QueueConfig],
          running_by_user: Mapping[tuple[str, str], int]) -> list[tuple[Job, str]]:
-    """Return [(job, host)] to start now. `hosts` is updated in place as slots are taken;
-    `running_by_user` maps (queue, user) → running jobs."""
+    """Return [(job, host)] to start now. `hosts` is updated in place as slots are taken (`running`
+    and `last_start`: the dispatcher keeps the latter for its next call); `running_by_user` maps
+    (queue, user) → running jobs."""
     order = {name: i for i, name in enumerate(hosts)}
+    seq = max((h.last_start for h in hosts.values()), default=0)
     weights = {q: host_weights(cfg, hosts) for q, cfg in queues.items()}
     per_user = dict(running_by_user)
     ordered = sorted(pending, key=lambda j: (-queues[j.queue].priority if j.queue in queues else 0,
@@ -88,8 +104,10 @@ def plan(pending: Iterable[Job], hosts: Mapping[str, HostView], queues: Mapping[
         candidates = [(w, hosts[h]) for h, w in allowed.items() if hosts[h].free > 0]
         if not candidates:
             continue
-        _, host = min(candidates, key=lambda c: (-c[0], c[1].running, order[c[1].name]))
+        _, host = min(candidates, key=lambda c: (-c[0], c[1].running, c[1].last_start, order[c[1].name]))
+        seq += 1
         host.running += 1
+        host.last_start = seq
         per_user[(job.queue, job.user)] = per_user.get((job.queue, job.user), 0) + 1
         chosen.append((job, host.name))
     return chosen
