@@ -257,8 +257,6 @@ def bench_mixed(ctx: typer.Context,
                 cpus_per_node: int = typer.Option(0, "--cpus-per-node", help="Give each embedded host this many "
                                                   "CPUs of its own (0: all hosts share every CPU).")) -> None:
     """Run a Mixed Analytics workload through the grid and save a results bundle."""
-    from dataclasses import replace as _replace
-
     from statgrid.bench import mixed, workload as wl
 
     cfg = _config(ctx)
@@ -268,9 +266,9 @@ def bench_mixed(ctx: typer.Context,
         _fail(ctx, UsageError(f"--cpus-per-node {cpus_per_node} must be ≥ 0 (0: hosts share every CPU)."))
     w = _call(ctx, wl.load, workload_file, sessions)
     if scale is not None:
-        if not scale > 0:
-            _fail(ctx, UsageError(f"--scale {scale!r} must be a positive number."))
-        w = _replace(w, scale=scale)
+        if not (scale > 0 and scale != float("inf")):
+            _fail(ctx, UsageError(f"--scale {scale!r} must be a positive number (try 0.0002)."))
+        w = w.with_globals(scale=scale)
     bundle = _call(ctx, mixed.run, cfg, w, nodes, slots, out, use_running, memsize,
                    lambda m: typer.echo(m, err=True), cpus_per_node)
     typer.echo(mixed.summary(*mixed.load_bundle(bundle)))

@@ -124,3 +124,14 @@ def test_datagen_cli_dry_run_and_errors(home):
     assert r.returncode == 2 and "--scale 0.0 must be a positive number" in r.stderr
     r = run_cli("datagen", "--scale", "0.001", "--only", "nope")
     assert r.returncode == 2 and "'nope' is not a data set" in r.stderr
+
+
+def test_changed_settings_are_in_the_text_a_bundle_keeps():
+    """bench mixed --scale / bench scale's ramp: the W.toml kept with the results says what ran."""
+    w = W.load(None, 10)
+    changed = w.with_globals(scale=0.0031, ramp_s=12)
+    assert (changed.scale, changed.ramp_s) == (0.0031, 12.0)
+    again = W.parse(changed.text, "kept")
+    assert (again.scale, again.ramp_s, again.groups) == (0.0031, 12.0, w.groups)
+    bare = W.parse('[cpu]\ntemplate = "cpu_glm"\ncount = 2\n', "bare.toml").with_globals(scale=0.5)
+    assert W.parse(bare.text, "kept").scale == 0.5 and bare.n_jobs == 2

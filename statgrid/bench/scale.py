@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
@@ -90,8 +89,7 @@ def run(cfg, max_nodes: int = 4, sessions_per_node: int = 10, scale: float | Non
             "cpus_shared": shared, "ramp_s": ramp_s, "note": note, "host": mixed.host_facts(), "steps": rows}
     for k in range(1, max_nodes + 1):
         w = wl.load(None, k * sessions_per_node)
-        w = replace(w, ramp_s=ramp_s, scale=scale if scale is not None else w.scale,
-                    text=w.text.replace(f"ramp_s = {w.ramp_s:g}", f"ramp_s = {ramp_s:g}", 1))
+        w = w.with_globals(ramp_s=ramp_s, scale=scale if scale is not None else w.scale)
         echo(f"step {k}/{max_nodes}: {k} node(s), {w.sessions} sessions, {w.n_jobs} jobs")
         bundle = mixed.run(cfg, w, k, slots, root / f"{k}-nodes", memsize=memsize, echo=echo,
                            cpus_per_node=cpus_per_node)

@@ -93,6 +93,27 @@ class Workload:
     def n_jobs(self) -> int:
         return sum(g.count for g in self.groups)
 
+    def with_globals(self, **values: float) -> "Workload":
+        """This workload with [global] settings changed (scale=…, ramp_s=…) in the record and in its
+        text alike, so the workload.toml a bundle keeps says what ran (a --scale given on the command
+        line was run but the file said the old scale)."""
+        lines = self.text.splitlines()
+        start = next((i for i, line in enumerate(lines) if line.strip() == "[global]"), None)
+        if start is None:
+            lines[:0], start = ["[global]", ""], 0
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("[")), len(lines))
+        for key, value in values.items():
+            if key not in ("scale", "ramp_s"):
+                raise ValueError(f"with_globals: {key!r} is not a numeric [global] setting (scale, ramp_s)")
+            setting = f"{key} = {value!r}"
+            at = next((i for i in range(start + 1, end) if lines[i].split("=")[0].strip() == key), None)
+            if at is None:
+                lines.insert(start + 1, setting)
+                end += 1
+            else:
+                lines[at] = setting
+        return parse("\n".join(lines) + "\n", self.source)
+
     def schedule(self) -> list["PlannedJob"]:
         """Every job with its session, its place in the session and the session's start offset."""
         per_session: list[list[Group]] = [[] for _ in range(self.sessions)]
