@@ -1,13 +1,14 @@
 """The job store: SQLite in WAL mode in the grid home; it survives a master restart.
 
-Each change is one transaction, on the master's connection and in its event loop. Listings
-(`page`) read on a connection of their own, in a worker thread, so that a listing of thousands
-of jobs never holds up a submit: in WAL mode readers and the writer do not block each other.
+Each change is one transaction, on the master's connection, in its event loop. State changes
+are compare-and-set on (state, attempt), so a late event of an old attempt (a job requeued
+after its host was lost) can never overwrite the new one: that is how "none run twice, none
+lost" holds through restarts. Every change also appends to `job_events`, the job's history
+(submit, dispatch, start, finish, requeue, kill).
 
-Each change is one transaction. State changes are compare-and-set on (state, attempt), so a
-late event of an old attempt (a job requeued after its host was lost) can never overwrite the
-new one: that is how "none run twice, none lost" holds through restarts. Every change also
-appends to `job_events`, the job's history (submit, dispatch, start, finish, requeue, kill).
+Listings (`page`) read on a connection of their own, in a worker thread, so that a listing of
+thousands of jobs never holds up a submit: in WAL mode readers and the writer do not block
+each other (https://sqlite.org/wal.html, "Concurrency").
 """
 from __future__ import annotations
 
@@ -153,7 +154,9 @@ class JobStore:
         return None if row is None else from_row(dict(row))
 
     def select(self, states: Iterable[JobState] | None = None, user: str | None = None,
-               ids: Iterable[int] | None = None, limit: int | None = None) -> list[Job]:
+               ids: Iterable[int] | None = None) -> list[Job]:
+        """Every matching job as a Job, on the master's connection (the loop's): for the master's own
+        use at start-up and restart. Listings for clients go through `page`."""
         where, args = [], []
         if states is not None:
             states = list(states)
@@ -167,8 +170,6 @@ class JobStore:
             where.append(f"id IN ({', '.join('?' * len(ids))})")
             args += ids
         sql = "SELECT * FROM jobs" + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY id"
-        if limit:
-            sql += f" LIMIT {int(limit)}"
         return [from_row(dict(r)) for r in self.con.execute(sql, args)]
 
     def active(self) -> list[Job]:
