@@ -472,8 +472,8 @@ def kill(ctx: typer.Context, job_ids: List[int] = typer.Argument(..., metavar="I
 
 @app.command()
 def peek(ctx: typer.Context, job_id: int = typer.Argument(..., metavar="ID", min=1, max=JOB_ID_MAX),
-         nbytes: int = typer.Option(4096, "--bytes", "-n", min=1, max=2**20,
-                                    help="How much of the end of the output (at most 1 MiB; the path is shown).")) -> None:
+         nbytes: int = typer.Option(4096, "--bytes", "-n", min=1, max=2**20, help="How much of the end of the "
+                                    "output (at most 1 MiB; the whole file is at the path shown).")) -> None:
     """Show the end of a job's output and log (bpeek)."""
     rec = _call(ctx, _client(ctx).peek, job_id, nbytes)
     typer.echo(f"<< output of job {job_id} ({rec['job']['state']}): {rec['path']} >>", err=True)

@@ -149,7 +149,8 @@ def test_submit_refuses_huge_and_control_character_fields_and_stores_nothing(gri
         ({"env": {"PATH": os.environ["PATH"], "BIG": "x" * 2_200_000}},
          ["environment", f"{2_200_000 + len('BIG=') + 1 + len('PATH=') + len(os.environ['PATH']) + 1:,} bytes",
           f"limit of {ENV_MAX_BYTES:,} bytes", "'BIG'", "put large settings in a file"]),
-        ({"argv": ["echo", "a" * COMMAND_MAX_BYTES]}, ["command", f"limit of {COMMAND_MAX_BYTES:,} bytes", "in a file"]),
+        ({"argv": ["echo", "a" * COMMAND_MAX_BYTES]},
+         ["command", f"limit of {COMMAND_MAX_BYTES:,} bytes", "in a file"]),
         ({"env": {"A=B": "1"}}, ["environment variable 'A=B'"]),
         ({"hosts": ["node1\n"]}, ["host", "'\\n'"]),
     ]
@@ -198,6 +199,9 @@ def test_errors_have_the_documented_shape(grid):
         assert_usage_error(status, payload, *needles)
     status, payload = grid.http("GET", "/no/such/path")
     assert status == 404 and set(payload) == {"error", "usage"} and "GET /no/such/path" in payload["error"]
+    # The CLI turns the master's 400 into a usage error: exit 2, usage line, the master's message.
+    r = grid.cli("jobs", "-u", "u" * 200)
+    assert r.returncode == 2 and "Usage: statgrid jobs" in r.stderr and "query parameter user" in r.stderr, r.stderr
 
 
 # -- listing ---------------------------------------------------------------------------------------------
