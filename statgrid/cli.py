@@ -15,6 +15,7 @@ import typer
 from statgrid import __version__
 from statgrid.config import Config, load_config, parse_option_pairs
 from statgrid.errors import StatgridError, UsageError
+from statgrid.grid.model import JOB_ID_MAX
 
 app = typer.Typer(help="statgrid: an open analytics grid.", no_args_is_help=True, add_completion=False,
                   pretty_exceptions_enable=False, rich_markup_mode=None)
@@ -414,19 +415,25 @@ def submit(ctx: typer.Context,
 @app.command()
 def jobs(ctx: typer.Context, all_states: bool = typer.Option(False, "--all", "-a", help="Also finished jobs."),
          user: Optional[str] = typer.Option(None, "--user", "-u", help="This user's jobs; 'all' for everyone's."),
+         queue: Optional[str] = typer.Option(None, "--queue", "-q", help="Only this queue's jobs."),
+         host: Optional[str] = typer.Option(None, "--host", "-m", help="Only jobs on this host."),
+         state: Optional[str] = typer.Option(None, "--state", "-s", metavar="STATE[,STATE]",
+                                             help="Only jobs in these states (PEND RUN DONE EXIT KILLED)."),
          as_json: bool = typer.Option(False, "--json", help="JSON records instead of the table.")) -> None:
-    """List jobs (default: yours, not finished), like bjobs."""
+    """List jobs (default: yours, not finished), like bjobs; every match, fetched page by page.
+    Long names are cut to 40 characters and control characters escaped; `job ID` shows them whole."""
     import getpass
 
     from statgrid.grid import views
 
     who = None if user == "all" else (user or getpass.getuser())
-    records = _call(ctx, _client(ctx).jobs, user=who, all_states=all_states)
+    states = [s for s in state.split(",") if s.strip()] if state else None
+    records = _call(ctx, _client(ctx).jobs, user=who, all_states=all_states, states=states, queue=queue, host=host)
     typer.echo(json.dumps(records, indent=1) if as_json else views.jobs_table(records))
 
 
 @app.command("job")
-def job_detail(ctx: typer.Context, job_id: int = typer.Argument(..., metavar="ID"),
+def job_detail(ctx: typer.Context, job_id: int = typer.Argument(..., metavar="ID", min=1, max=JOB_ID_MAX),
                as_json: bool = typer.Option(False, "--json", help="The JSON record.")) -> None:
     """One job in detail: host, times, wait, rusage, STIMER totals, exit reason (bjobs -l)."""
     from statgrid.grid import views
@@ -454,7 +461,7 @@ def queues(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) ->
 
 
 @app.command()
-def kill(ctx: typer.Context, job_ids: List[int] = typer.Argument(..., metavar="ID...")) -> None:
+def kill(ctx: typer.Context, job_ids: List[int] = typer.Argument(..., metavar="ID...", min=1, max=JOB_ID_MAX)) -> None:
     """Kill jobs: pending ones leave the queue, running ones get SIGTERM then SIGKILL (bkill)."""
     results = _call(ctx, _client(ctx).kill, job_ids)
     for rec in results:
@@ -466,8 +473,9 @@ def kill(ctx: typer.Context, job_ids: List[int] = typer.Argument(..., metavar="I
 
 
 @app.command()
-def peek(ctx: typer.Context, job_id: int = typer.Argument(..., metavar="ID"),
-         nbytes: int = typer.Option(4096, "--bytes", "-n", help="How much of the end of the output.")) -> None:
+def peek(ctx: typer.Context, job_id: int = typer.Argument(..., metavar="ID", min=1, max=JOB_ID_MAX),
+         nbytes: int = typer.Option(4096, "--bytes", "-n", min=1, max=2**20, help="How much of the end of the "
+                                    "output (at most 1 MiB; the whole file is at the path shown).")) -> None:
     """Show the end of a job's output and log (bpeek)."""
     rec = _call(ctx, _client(ctx).peek, job_id, nbytes)
     typer.echo(f"<< output of job {job_id} ({rec['job']['state']}): {rec['path']} >>", err=True)
@@ -475,7 +483,7 @@ def peek(ctx: typer.Context, job_id: int = typer.Argument(..., metavar="ID"),
 
 
 @app.command()
-def wait(ctx: typer.Context, job_ids: List[int] = typer.Argument(..., metavar="ID..."),
+def wait(ctx: typer.Context, job_ids: List[int] = typer.Argument(..., metavar="ID...", min=1, max=JOB_ID_MAX),
          timeout: Optional[float] = typer.Option(None, "--timeout", help="Give up after this many seconds.")) -> None:
     """Wait until jobs finish; exit 0 only if all are DONE."""
     records = _call(ctx, _client(ctx).wait, job_ids, timeout)

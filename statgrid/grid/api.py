@@ -1,31 +1,58 @@
 """The master's HTTP API (FastAPI), on 127.0.0.1 only: the CLI and `statgrid.grid.client` use it.
 
-Errors come back as {"error": message, "usage": bool} with 400 (bad input: the CLI exits 2),
-404 (no such job) or 409 (refused now, e.g. shutting down); the message names the value and
-the fix, as the CLI would print it.
+Errors come back as {"error": message, "usage": bool}: 400 for bad input (usage true: the CLI
+exits 2) — a parameter of the wrong type or out of its bounds, named with its value —, 404 (no
+such job), 409 (refused now, e.g. shutting down) and 500 (a fault of the master: the message
+names it, the traceback goes to the master's log only). The message says the fix, as the CLI
+would print it.
+
+Every parameter is bounded: job ids 1 … 2**63 − 1 (SQLite's INTEGER), wait timeout_s finite in
+[0, 300], peek nbytes ≤ 1 MiB, listing pages ≤ 1000 jobs, names ≤ 128 printable characters
+(a submit's fields are checked by `jobspec.check_bounds`, for the CLI and the API alike).
+
+`GET /jobs` answers one page, {"jobs": [...], "next_after_id": N or null}: ask again with
+after_id=N until it is null. The page is read and encoded in a worker thread (store.page), so
+a listing of any size never holds up the loop that submits, dispatches and answers status;
+writes stay on the loop.
 """
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from pathlib import Path
-from typing import Optional
+import json
+import logging
+from pathlib import Path as FilePath
+from typing import Annotated, Any, Optional
 
-from fastapi import FastAPI, Query, Request
-from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from fastapi import FastAPI, Path, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from statgrid.errors import StatgridError, UsageError
-from statgrid.grid.jobspec import JobRequest
-from statgrid.grid.master import Master, NotFound, job_dir
-from statgrid.grid.model import JobState
+from statgrid.grid.jobspec import NAME_MAX_CHARS, JobRequest, shown
+from statgrid.grid.master import Master, NotFound, grid_dir, job_dir
+from statgrid.grid.model import JOB_ID_MAX, JobState
+from statgrid.grid.store import JobFilter
 
 PEEK_DEFAULT_BYTES = 4096
+PEEK_MAX_BYTES = 2**20                  # a terminal's worth; the whole file is at the path peek returns
+WAIT_DEFAULT_S = 30.0
+WAIT_MAX_S = 300.0                      # one long poll; the client asks again for longer waits
+PAGE_DEFAULT_JOBS = 100
+PAGE_MAX_JOBS = 1000
+KILL_MAX_IDS = 10_000
+
+log = logging.getLogger("statgrid.api")
+
+JobId = Annotated[int, Path(ge=1, le=JOB_ID_MAX, description="a job id, 1 … 2**63 − 1")]
+Name = Annotated[Optional[str], Query(max_length=NAME_MAX_CHARS)]
 
 
 class KillBody(BaseModel):
-    ids: list[int]
-    user: Optional[str] = None
+    ids: list[Annotated[int, Field(ge=1, le=JOB_ID_MAX)]] = Field(max_length=KILL_MAX_IDS)
+    user: Optional[str] = Field(None, max_length=NAME_MAX_CHARS)
 
 
 def create_app(master: Master, on_down=None, on_stopped=None) -> FastAPI:
@@ -46,7 +73,19 @@ def create_app(master: Master, on_down=None, on_stopped=None) -> FastAPI:
     @app.exception_handler(StatgridError)
     async def _statgrid_error(request: Request, exc: StatgridError):
         status = 404 if isinstance(exc, NotFound) else 400 if isinstance(exc, UsageError) else 409
-        return JSONResponse({"error": str(exc), "usage": isinstance(exc, UsageError)}, status_code=status)
+        return _error(str(exc), status, usage=isinstance(exc, UsageError))
+
+    @app.exception_handler(RequestValidationError)
+    async def _bad_request(request: Request, exc: RequestValidationError):
+        # FastAPI's own answer is 422 {"detail": [...]}; ours is the documented shape.
+        return _error(validation_message(exc.errors()), 400, usage=True)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException):
+        return _error(f"{exc.detail}: {request.method} {request.url.path} (the API's paths are in README.md, "
+                      "'The grid').", exc.status_code, usage=False, headers=exc.headers)
+
+    app.add_middleware(_FaultsAs500, log_path=grid_dir(master.cfg) / "master.log")
 
     @app.get("/health")
     async def health():
@@ -54,23 +93,31 @@ def create_app(master: Master, on_down=None, on_stopped=None) -> FastAPI:
                 "running": len(master.running)}
 
     @app.post("/jobs")
-    async def submit(body: JobRequest):           # FastAPI validates the dataclass as the body
+    async def submit(body: JobRequest):           # FastAPI checks the types; jobspec the bounds
         return master.submit(body).to_dict()
 
     @app.get("/jobs")
-    async def jobs(user: Optional[str] = None, all_states: bool = Query(False, alias="all"),
-                   state: Optional[str] = None, limit: Optional[int] = None):
+    async def jobs(user: Name = None, queue: Name = None, host: Name = None,
+                   all_states: bool = Query(False, alias="all"),
+                   state: Annotated[Optional[str], Query(max_length=64)] = None,
+                   limit: Annotated[int, Query(ge=1, le=PAGE_MAX_JOBS)] = PAGE_DEFAULT_JOBS,
+                   after_id: Annotated[int, Query(ge=0, le=JOB_ID_MAX)] = 0):
+        """One page of jobs in id order; "next_after_id" is the after_id of the next page (null: none)."""
         if state:
             try:
-                states = [JobState(s.strip().upper()) for s in state.split(",")]
+                states = tuple(JobState(s.strip().upper()) for s in state.split(","))
             except ValueError:
-                raise UsageError(f"state {state!r} is not one of {', '.join(s.value for s in JobState)}.") from None
+                raise UsageError(f"state {state!r} is not one of {', '.join(s.value for s in JobState)} "
+                                 "(comma-separated).") from None
         else:
-            states = list(JobState) if all_states else [JobState.PEND, JobState.RUN]
-        return [j.to_dict() for j in master.store.select(states, user=user, limit=limit)]
+            states = None if all_states else (JobState.PEND, JobState.RUN)
+        flt = JobFilter(states=states, user=user, queue=queue, host=host)
+        records, next_after_id = await asyncio.to_thread(master.store.page, flt, after_id, limit)
+        return Response(f'{{"jobs":{records},"next_after_id":{json.dumps(next_after_id)}}}',
+                        media_type="application/json")
 
     @app.get("/jobs/{job_id}")
-    async def job(job_id: int):
+    async def job(job_id: JobId):
         j = master.get(job_id)
         return {**j.to_dict(), "events": master.store.events(job_id), "job_dir": str(job_dir(master.cfg, job_id))}
 
@@ -86,11 +133,12 @@ def create_app(master: Master, on_down=None, on_stopped=None) -> FastAPI:
         return out
 
     @app.get("/jobs/{job_id}/wait")
-    async def wait(job_id: int, timeout_s: float = 30.0):
-        return (await master.wait(job_id, min(timeout_s, 300.0))).to_dict()
+    async def wait(job_id: JobId,
+                   timeout_s: Annotated[float, Query(ge=0, le=WAIT_MAX_S, allow_inf_nan=False)] = WAIT_DEFAULT_S):
+        return (await master.wait(job_id, timeout_s)).to_dict()
 
     @app.get("/jobs/{job_id}/peek")
-    async def peek(job_id: int, nbytes: int = PEEK_DEFAULT_BYTES):
+    async def peek(job_id: JobId, nbytes: Annotated[int, Query(ge=1, le=PEEK_MAX_BYTES)] = PEEK_DEFAULT_BYTES):
         j = master.get(job_id)
         path = job_dir(master.cfg, job_id) / "output.txt"
         return {"job": j.to_dict(), "path": str(path), "text": _tail(path, nbytes)}
@@ -112,7 +160,62 @@ def create_app(master: Master, on_down=None, on_stopped=None) -> FastAPI:
     return app
 
 
-def _tail(path: Path, nbytes: int) -> str:
+class _FaultsAs500:
+    """Any exception no handler took → 500 {"error", "usage": false} naming it; the traceback
+    goes to the master's log (before the answer), never to the client. (Starlette's own 500 is
+    plain text, and its exception_handler(Exception) logs only after answering.)"""
+
+    def __init__(self, app, log_path: FilePath):
+        self.app = app
+        self.log_path = log_path
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def send_(message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_)
+        except Exception as exc:
+            log.exception("%s %s failed", scope["method"], scope["path"])
+            if started:
+                raise                                # too late to answer: the server closes it
+            await _error(f"internal error of the master on {scope['method']} {scope['path']}: {type(exc).__name__}: "
+                         f"{shown(str(exc), 200)}; the traceback is in the master's log ({self.log_path} when "
+                         "started with --detach).", 500, usage=False)(scope, receive, send)
+
+
+def _error(message: str, status: int, usage: bool, headers: dict | None = None) -> JSONResponse:
+    return JSONResponse({"error": message, "usage": usage}, status_code=status, headers=headers)
+
+
+_WHERE = {"path": "path parameter", "query": "query parameter", "body": "body field"}
+
+
+def validation_message(errors: list[dict[str, Any]]) -> str:
+    """Pydantic's errors as one line: each parameter named, with its value and what it should be."""
+    parts = []
+    for err in errors[:3]:
+        loc = [str(x) for x in err.get("loc", ())]
+        where = _WHERE.get(loc[0], loc[0]) if loc else "request"
+        name = ".".join(loc[1:])
+        if err.get("type") == "json_invalid":
+            parts.append(f"the body is not valid JSON ({err.get('ctx', {}).get('error', err.get('msg'))})")
+        elif err.get("type") == "missing":
+            parts.append(f"{where} {name!r} is missing")
+        else:
+            parts.append(f"{where} {name + ' ' if name else ''}= {shown(err.get('input'))}: {err.get('msg')}")
+    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+    return "; ".join(parts) + more + "; see the API in README.md ('The grid')."
+
+
+def _tail(path: FilePath, nbytes: int) -> str:
     try:
         with open(path, "rb") as f:
             f.seek(0, 2)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import getpass
 import json
+import math
 import os
 import time
 import urllib.error
@@ -20,6 +21,8 @@ from typing import Any, Iterable
 
 from statgrid.config import Config
 from statgrid.errors import StatgridError, UsageError
+
+LIST_PAGE_JOBS = 1000                   # the master's largest page (api.PAGE_MAX_JOBS)
 
 
 class GridClient:
@@ -65,9 +68,22 @@ class GridClient:
                 "hosts": list(hosts or []), "env": dict(os.environ if env is None else env)}
         return self._call("POST", "/jobs", body)
 
-    def jobs(self, user: str | None = None, all_states: bool = False, states: Iterable[str] | None = None) -> list[dict]:
-        return self._call("GET", "/jobs", params={"user": user, "all": "true" if all_states else None,
-                                                   "state": ",".join(states) if states else None})
+    def jobs(self, user: str | None = None, all_states: bool = False, states: Iterable[str] | None = None,
+             queue: str | None = None, host: str | None = None, limit: int | None = None) -> list[dict]:
+        """Job records in id order (default: not finished; None filters match anyone), all of
+        them or the first `limit`, fetched page by page (the master answers at most 1000 a call)."""
+        params = {"user": user, "all": "true" if all_states else None, "state": ",".join(states) if states else None,
+                  "queue": queue, "host": host}
+        out: list[dict] = []
+        after_id = 0
+        while limit is None or len(out) < limit:
+            page_jobs = LIST_PAGE_JOBS if limit is None else min(LIST_PAGE_JOBS, limit - len(out))
+            page = self._call("GET", "/jobs", params={**params, "limit": page_jobs, "after_id": after_id})
+            out += page["jobs"]
+            after_id = page["next_after_id"]
+            if after_id is None:
+                break
+        return out
 
     def job(self, job_id: int) -> dict:
         return self._call("GET", f"/jobs/{int(job_id)}")
@@ -77,6 +93,8 @@ class GridClient:
 
     def wait(self, ids: Iterable[int], timeout_s: float | None = None) -> list[dict]:
         """Block until every job has finished (or timeout_s passed); returns their records."""
+        if timeout_s is not None and not (math.isfinite(timeout_s) and timeout_s >= 0):
+            raise UsageError(f"wait timeout {timeout_s!r} is not a number of seconds ≥ 0; give one, e.g. 600.")
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         out = []
         for job_id in ids:

@@ -2,7 +2,8 @@
 
 Validation happens before anything is written, so a bad submit leaves nothing in the store.
 The CLI checks the same things locally first (for the message and exit code 2 without a round
-trip); the master checks again, because the HTTP API can be called directly.
+trip); the master checks again, because the HTTP API can be called directly. Sizes and
+characters are checked first (`check_bounds`), so no later message quotes a 10 MB value.
 """
 from __future__ import annotations
 
@@ -11,12 +12,31 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from statgrid.config import Config, ConfigError
 from statgrid.errors import UsageError
 from statgrid.grid.model import Job
 from statgrid.grid.policy import host_weights
 from statgrid.session.jobs import JOB_KINDS, check_job_file
+
+
+# Names (job, user, queue, host, session option) are shown in one-line table rows and messages:
+# bounded and printable only (str.isprintable: no newline, tab, NUL, escape or other control or
+# format character), so a name can neither forge a row of `statgrid jobs` nor pad every row.
+NAME_MAX_CHARS = 128
+# A command's argv and a job's environment reach execve(2) on the node. Linux caps each string at
+# MAX_ARG_STRLEN (32 pages = 128 KiB) and all of argv + envp at a quarter of the stack rlimit
+# (ARG_MAX: 2 MiB under the default 8 MiB stack); past either, execve fails with E2BIG — see
+# execve(2), "Limits on size of arguments and environment". A 2.2 MB environment was accepted
+# and then ended in exit 127. 64 KiB each (strings counted with their NUL) keeps both, with the
+# few variables the master adds, under 128 KiB: the whole of ARG_MAX before Linux 2.6.23.
+COMMAND_MAX_BYTES = 64 * 1024
+ENV_MAX_BYTES = 64 * 1024
+CWD_MAX_BYTES = 4096                  # PATH_MAX (linux/limits.h), with its NUL
+HOSTS_MAX = 1024
+OPTIONS_MAX = 64
+_SHOWN_CHARS = 40
 
 
 @dataclass
@@ -39,8 +59,77 @@ def default_queue(cfg: Config) -> str:
     return "normal" if "normal" in cfg.queues else next(iter(cfg.queues))
 
 
+def shown(value: Any, max_chars: int = _SHOWN_CHARS) -> str:
+    """repr() of a value for a message, cut after `max_chars` characters (of the text, or of the
+    repr of anything else) and marked with '…': a message never carries a 10 MB value."""
+    if isinstance(value, str):
+        return repr(value) if len(value) <= max_chars else repr(value[:max_chars]) + "…"
+    text = repr(value)
+    return text if len(text) <= max_chars else text[:max_chars] + "…"
+
+
+def check_name(field_name: str, value: str, fix: str, allow_empty: bool = True) -> None:
+    """A name is at most NAME_MAX_CHARS printable characters. Raises UsageError naming the field."""
+    if not value and not allow_empty:
+        raise UsageError(f"{field_name} is empty; {fix}.")
+    if len(value) > NAME_MAX_CHARS:
+        raise UsageError(f"{field_name} {shown(value)} is {len(value):,} characters long, over the limit of "
+                         f"{NAME_MAX_CHARS}; {fix}.")
+    if not value.isprintable():
+        bad = next(c for c in value if not c.isprintable())
+        raise UsageError(f"{field_name} {shown(value)} contains the control character {bad!r} at position "
+                         f"{value.index(bad)}; names take printable characters only (no newline, tab or escape); "
+                         f"{fix}.")
+
+
+def _c_bytes(strings) -> int:
+    """Bytes the strings take in execve's argv/envp: UTF-8 with a NUL each."""
+    return sum(len(s.encode("utf-8", "surrogateescape")) + 1 for s in strings)
+
+
+def check_bounds(req: JobRequest) -> None:
+    """Sizes and characters of every field, before any other check quotes one. Raises UsageError."""
+    check_name("user", req.user, "submit as a user with a printable name", allow_empty=False)
+    check_name("job name", req.name, "give a shorter name with printable characters (-J NAME)")
+    check_name("queue", req.queue, "name a queue of grid.toml (-q QUEUE; see `statgrid queues`)")
+    if len(req.hosts) > HOSTS_MAX:
+        raise UsageError(f"{len(req.hosts):,} hosts requested, over the limit of {HOSTS_MAX}; name fewer hosts (-m).")
+    for host in req.hosts:
+        check_name("host", host, "name a host of grid.toml (-m HOST; see `statgrid hosts`)")
+    if len(req.options) > OPTIONS_MAX:
+        raise UsageError(f"{len(req.options):,} session options, over the limit of {OPTIONS_MAX}; "
+                         "give fewer -o KEY=VALUE.")
+    for key, value in req.options.items():
+        check_name("session option", key, "give -o KEY=VALUE with a known key (see `statgrid config`)")
+        check_name(f"session option {key}", value, "give a shorter value (-o KEY=VALUE)")
+    for arg in req.argv:
+        if "\0" in arg:
+            raise UsageError(f"command argument {shown(arg)} contains a NUL byte, which no command can receive; "
+                             "remove it.")
+    size = _c_bytes(req.argv)
+    if size > COMMAND_MAX_BYTES:
+        raise UsageError(f"the command is {size:,} bytes long (its {len(req.argv):,} arguments, each with a NUL), over "
+                         f"the limit of {COMMAND_MAX_BYTES:,} bytes; put long inputs in a file and pass its path.")
+    for key, value in req.env.items():
+        if not key or "=" in key or "\0" in key or "\0" in value:
+            raise UsageError(f"environment variable {shown(key)} cannot be passed to a process (an empty name, or "
+                             "'=' or NUL in its name, or NUL in its value); remove it from the environment you "
+                             "submit from.")
+    size = _c_bytes(f"{k}={v}" for k, v in req.env.items())
+    if size > ENV_MAX_BYTES:
+        biggest = max(req.env, key=lambda k: _c_bytes([k, req.env[k]]))
+        raise UsageError(f"the environment is {size:,} bytes ({len(req.env):,} variables as NAME=value with a NUL "
+                         f"each; the largest, {shown(biggest)}, takes {_c_bytes([biggest, req.env[biggest]]):,}), "
+                         f"over the limit of {ENV_MAX_BYTES:,} bytes; put large settings in a file and pass its "
+                         "path, or submit from a smaller environment (`env -u NAME statgrid submit ...`).")
+    if "\0" in req.cwd or len(req.cwd.encode("utf-8", "surrogateescape")) >= CWD_MAX_BYTES:
+        raise UsageError(f"working directory {shown(req.cwd)} is longer than PATH_MAX ({CWD_MAX_BYTES} bytes) or "
+                         "holds a NUL byte; submit from a shorter path.")
+
+
 def validate(req: JobRequest, cfg: Config, submit_ts: float) -> Job:
     """Check every field; returns the Job to store (id 0, state PEND). Raises UsageError."""
+    check_bounds(req)
     if not req.argv or not str(req.argv[0]).strip():
         raise UsageError("nothing to run: give a job file (.py or .sql) or a command, e.g. "
                          "`statgrid submit job.py` or `statgrid submit sleep 10`.")
@@ -83,7 +172,8 @@ def validate(req: JobRequest, cfg: Config, submit_ts: float) -> Job:
         argv = list(req.argv)
     if not os.path.isdir(req.cwd):
         raise UsageError(f"working directory {req.cwd!r} does not exist.")
-    name = req.name or Path(req.argv[0]).name
+    # The default name comes from the command, which may hold any character: keep it a name.
+    name = req.name or "".join(c if c.isprintable() else "?" for c in Path(req.argv[0]).name)[:NAME_MAX_CHARS]
     return Job(id=0, user=req.user, queue=queue, name=name, kind=kind, argv=argv, cwd=req.cwd,
                options=dict(req.options), rerunnable=req.rerunnable, requested_hosts=list(req.hosts),
                submit_ts=submit_ts, env=dict(req.env))

@@ -1,9 +1,14 @@
 """The job store: SQLite in WAL mode in the grid home; it survives a master restart.
 
-Each change is one transaction. State changes are compare-and-set on (state, attempt), so a
-late event of an old attempt (a job requeued after its host was lost) can never overwrite the
-new one: that is how "none run twice, none lost" holds through restarts. Every change also
-appends to `job_events`, the job's history (submit, dispatch, start, finish, requeue, kill).
+Each change is one transaction, on the master's connection, in its event loop. State changes
+are compare-and-set on (state, attempt), so a late event of an old attempt (a job requeued
+after its host was lost) can never overwrite the new one: that is how "none run twice, none
+lost" holds through restarts. Every change also appends to `job_events`, the job's history
+(submit, dispatch, start, finish, requeue, kill).
+
+Listings (`page`) read on a connection of their own, in a worker thread, so that a listing of
+thousands of jobs never holds up a submit: in WAL mode readers and the writer do not block
+each other (https://sqlite.org/wal.html, "Concurrency").
 """
 from __future__ import annotations
 
@@ -14,9 +19,13 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
-from statgrid.grid.model import JSON_FIELDS, Job, JobState, from_row, to_row
+from statgrid.grid.model import JOB_ID_MAX, JSON_FIELDS, Job, JobState, from_row, to_row
 
 _SQL_TYPES = {"int": "INTEGER", "float": "REAL", "bool": "INTEGER"}
+
+
+def _base_type(f: dataclasses.Field) -> str:
+    return str(f.type).split("|")[0].strip()                   # annotations are strings here
 
 
 def _schema() -> str:
@@ -27,13 +36,68 @@ def _schema() -> str:
         elif f.name in JSON_FIELDS:
             cols.append(f"{f.name} TEXT")
         else:
-            base = str(f.type).split("|")[0].strip()          # annotations are strings here
-            cols.append(f"{f.name} {_SQL_TYPES.get(base, 'TEXT')}")
+            cols.append(f"{f.name} {_SQL_TYPES.get(_base_type(f), 'TEXT')}")
+    # The listing filters (user, queue, host) each with the state, then id order (SQLite appends
+    # the rowid to every index), so a page of one user's unfinished jobs reads only those rows.
     return (f"CREATE TABLE IF NOT EXISTS jobs ({', '.join(cols)});\n"
             "CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);\n"
+            "CREATE INDEX IF NOT EXISTS jobs_user_state ON jobs(user, state);\n"
+            "CREATE INDEX IF NOT EXISTS jobs_queue_state ON jobs(queue, state);\n"
+            "CREATE INDEX IF NOT EXISTS jobs_host_state ON jobs(host, state);\n"
             "CREATE TABLE IF NOT EXISTS job_events (job_id INTEGER, attempt INTEGER, ts REAL, event TEXT, "
             "host TEXT, detail TEXT);\n"
             "CREATE INDEX IF NOT EXISTS job_events_job ON job_events(job_id);")
+
+
+def _record_sql() -> str:
+    """SQL for one job's record as JSON text, equal to json of Job.to_dict() (env left out).
+
+    Built from the Job fields as the schema is. Floats print with 17 significant digits ('!' lifts
+    SQLite's printf cap of 16), so they read back as the same doubles; wait_s and run_s repeat
+    Job.wait_s / Job.run_s (tests/test_api.py checks the records against to_dict)."""
+    def number(expr: str) -> str:
+        return f"CASE WHEN {expr} IS NULL THEN NULL ELSE json(printf('%!.17g', {expr})) END"
+
+    parts = []
+    for f in dataclasses.fields(Job):
+        if f.name == "env":
+            continue
+        if f.name in JSON_FIELDS:
+            expr = f"json({f.name})"
+        elif _base_type(f) == "bool":
+            expr = f"json(CASE WHEN {f.name} THEN 'true' ELSE 'false' END)"
+        elif _base_type(f) == "float":
+            expr = number(f.name)
+        else:
+            expr = f.name
+        parts.append(f"'{f.name}', {expr}")
+    parts += [f"'wait_s', {number('start_ts - submit_ts')}", f"'run_s', {number('end_ts - start_ts')}"]
+    return f"json_object({', '.join(parts)})"
+
+
+_RECORD_SQL = _record_sql()
+
+
+@dataclasses.dataclass(frozen=True)
+class JobFilter:
+    """Which jobs a listing shows; None matches any."""
+
+    states: tuple[JobState, ...] | None = None
+    user: str | None = None
+    queue: str | None = None
+    host: str | None = None
+
+    def where(self) -> tuple[list[str], list[Any]]:
+        where, args = [], []
+        if self.states is not None:
+            where.append(f"state IN ({', '.join('?' * len(self.states))})")
+            args += [s.value for s in self.states]
+        for column in ("user", "queue", "host"):
+            value = getattr(self, column)
+            if value is not None:
+                where.append(f"{column} = ?")
+                args.append(value)
+        return where, args
 
 
 class JobStore:
@@ -84,11 +148,15 @@ class JobStore:
 
     # -- reads -------------------------------------------------------------------------------------
     def get(self, job_id: int) -> Job | None:
+        if not 0 < job_id <= JOB_ID_MAX:
+            return None
         row = self.con.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
         return None if row is None else from_row(dict(row))
 
     def select(self, states: Iterable[JobState] | None = None, user: str | None = None,
-               ids: Iterable[int] | None = None, limit: int | None = None) -> list[Job]:
+               ids: Iterable[int] | None = None) -> list[Job]:
+        """Every matching job as a Job, on the master's connection (the loop's): for the master's own
+        use at start-up and restart. Listings for clients go through `page`."""
         where, args = [], []
         if states is not None:
             states = list(states)
@@ -102,8 +170,6 @@ class JobStore:
             where.append(f"id IN ({', '.join('?' * len(ids))})")
             args += ids
         sql = "SELECT * FROM jobs" + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY id"
-        if limit:
-            sql += f" LIMIT {int(limit)}"
         return [from_row(dict(r)) for r in self.con.execute(sql, args)]
 
     def active(self) -> list[Job]:
@@ -115,3 +181,25 @@ class JobStore:
             sql, args = sql + " WHERE job_id = ?", [job_id]
         return [dict(r) for r in self.con.execute(sql + " ORDER BY rowid", args)]
 
+    def page(self, flt: JobFilter, after_id: int, limit: int) -> tuple[str, int | None]:
+        """Up to `limit` jobs with id > after_id, ascending: (a JSON array of their records, the
+        id to pass as after_id for the next page, or None when no matching job follows).
+
+        Safe to call from any thread: it opens its own connection (the master's is the loop's).
+        SQLite builds each record's JSON (`_RECORD_SQL`) and releases the GIL while it does, so
+        the loop keeps serving; Python only joins the texts. (Building Job objects and encoding
+        them took ~0.15 ms per job, all under the GIL: a listing of 13,000 jobs held the loop
+        for 1.8 s.)"""
+        where, args = flt.where()
+        where.append("id > ?")
+        sql = f"SELECT id, {_RECORD_SQL} FROM jobs WHERE {' AND '.join(where)} ORDER BY id LIMIT ?"
+        con = sqlite3.connect(self.path)
+        try:
+            con.execute("PRAGMA query_only = ON")
+            con.execute("PRAGMA busy_timeout = 5000")
+            rows = con.execute(sql, [*args, after_id, limit + 1]).fetchall()
+        finally:
+            con.close()
+        more = len(rows) > limit
+        rows = rows[:limit]
+        return "[" + ",".join(r[1] for r in rows) + "]", rows[-1][0] if more else None

@@ -1,4 +1,10 @@
-"""Plain-text views of job, host and queue records, laid out like LSF's bjobs/bhosts/bqueues."""
+"""Plain-text views of job, host and queue records, laid out like LSF's bjobs/bhosts/bqueues.
+
+Whatever a record holds is shown on its own line: control characters are escaped (a newline
+in a job name once forged a row of `statgrid jobs`) and table cells are cut to CELL_MAX_CHARS
+(a 10 MB name padded every row to 10 MB). Stores written before names were checked can still
+hold such values; the full value is in `statgrid job ID --json`.
+"""
 from __future__ import annotations
 
 import time
@@ -13,8 +19,25 @@ def _s(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
 
 
-def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    rows = [[("-" if v is None else str(v)) for v in r] for r in rows]
+CELL_MAX_CHARS = 40
+
+
+def printable(value: Any) -> str:
+    """str(value) on one line: each non-printable character as Python escapes it (\\n, \\x1b)."""
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def cell(value: Any, max_chars: int | None = CELL_MAX_CHARS) -> str:
+    """A table cell: '-' for None, printable, cut to max_chars (ending in '…')."""
+    text = "-" if value is None else printable(value)
+    return text if max_chars is None or len(text) <= max_chars else text[:max_chars - 1] + "…"
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], max_chars: int | None = None) -> str:
+    rows = [[cell(v, max_chars) for v in r] for r in rows]
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]
     lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
@@ -26,7 +49,7 @@ def jobs_table(records: list[dict]) -> str:
         return "No unfinished job found (use -a for finished ones, -u all for everyone's)."
     return table(["JOBID", "USER", "STAT", "QUEUE", "EXEC_HOST", "JOB_NAME", "SUBMIT_TIME", "WAIT_S", "RUN_S"],
                  [[r["id"], r["user"], r["state"], r["queue"], r["host"], r["name"], _ts(r["submit_ts"]),
-                   _s(r["wait_s"]), _s(r["run_s"])] for r in records])
+                   _s(r["wait_s"]), _s(r["run_s"])] for r in records], max_chars=CELL_MAX_CHARS)
 
 
 def hosts_table(rows: list[dict]) -> str:
@@ -65,19 +88,20 @@ def _fmt(value: Any, unit: str) -> str:
 
 
 def job_detail(r: dict) -> str:
-    lines = [f"Job <{r['id']}>, Job Name <{r['name']}>, User <{r['user']}>, Queue <{r['queue']}>, "
+    p = printable
+    lines = [f"Job <{r['id']}>, Job Name <{p(r['name'])}>, User <{p(r['user'])}>, Queue <{p(r['queue'])}>, "
              f"Status <{r['state']}>, Attempt <{r['attempt']}>",
-             f"  Command: {' '.join(r['argv'])}  ({r['kind']}{', rerunnable' if r['rerunnable'] else ''})",
-             f"  Submitted: {_ts(r['submit_ts'])}   Started: {_ts(r['start_ts'])} on <{r['host'] or '-'}>   "
+             f"  Command: {p(' '.join(r['argv']))}  ({r['kind']}{', rerunnable' if r['rerunnable'] else ''})",
+             f"  Submitted: {_ts(r['submit_ts'])}   Started: {_ts(r['start_ts'])} on <{p(r['host'] or '-')}>   "
              f"Ended: {_ts(r['end_ts'])}",
              f"  Wait: {_s(r['wait_s'])} s   Run: {_s(r['run_s'])} s   PID: {r['pid'] or '-'}"
              + (f"   Requeued: {r['requeues']}x" if r.get("requeues") else "")]
     if r["state"] in ("DONE", "EXIT", "KILLED"):
         how = (f"exit code {r['exit_code']}" if r["exit_code"] is not None else
                f"signal {r['signal']}" if r["signal"] is not None else "no exit status")
-        lines.append(f"  Ended with {how}" + (f": {r['exit_reason']}" if r.get("exit_reason") else ""))
+        lines.append(f"  Ended with {how}" + (f": {p(r['exit_reason'])}" if r.get("exit_reason") else ""))
     if r.get("options"):
-        lines.append("  Options: " + " ".join(f"{k}={v}" for k, v in r["options"].items()))
+        lines.append("  Options: " + p(" ".join(f"{k}={v}" for k, v in r["options"].items())))
     if r.get("rusage"):
         lines.append("  Resource usage (wait4 and /proc/<pid>/io of the job):")
         lines += [f"    {label:<26}{_fmt(r['rusage'].get(key), unit)}" for label, key, unit in RUSAGE_ROWS]
