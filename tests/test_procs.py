@@ -39,8 +39,10 @@ def test_means_against_pandas(session):
             assert r["_freq_"] == len(grp) and r["_type_"] == 1
             for stat, ref in [("mean", col.mean()), ("std", col.std()), ("var", col.var()),
                               ("stderr", col.std() / np.sqrt(col.count())), ("min", col.min()), ("max", col.max()),
-                              ("sum", col.sum()), ("median", col.median()), ("q1", col.quantile(0.25)),
-                              ("q3", col.quantile(0.75)), ("p90", col.quantile(0.9))]:
+                              ("sum", col.sum())] + [
+                    # SAS's default QNTLDEF=5 is numpy's 'averaged_inverted_cdf' (Hyndman–Fan type 2)
+                    (st, np.percentile(col.dropna(), t, method="averaged_inverted_cdf"))
+                    for st, t in (("median", 50), ("q1", 25), ("q3", 75), ("p90", 90))]:
                 assert r[stat] == pytest.approx(ref, rel=1e-12, abs=1e-12), (g, var, stat)
     out = pd.read_parquet(session.dataset("work.m").path)
     assert len(out) == 6 and list(out.columns[:4]) == ["g", "_type_", "_freq_", "variable"]
@@ -191,6 +193,30 @@ def test_import_csv_header_types_delimiter(session, tmp_path):
     q.write_text("1,ann\n2,bob\n")
     session.import_csv(q, out="work.n", header=False)
     assert pq.read_table(session.dataset("work.n").path).column_names == ["var1", "var2"]
+
+
+def test_import_csv_keeps_yes_no_text_as_text(session, tmp_path, captured):
+    """SAS PROC IMPORT has no BOOLEAN: yes/no, true/false and T/F columns stay text (FREQ prints
+    the words, not 0/1) unless types= declares BOOLEAN; numbers, dates and times are still typed."""
+    p = tmp_path / "flags.csv"
+    p.write_text("flag,tf,short,n,day,at\n"
+                 "yes,true,T,1,2024-01-02,12:30:00\n"
+                 "no,false,F,2,2024-02-03,13:00:00\n"
+                 "yes,true,T,3,2024-03-04,14:15:00\n")
+    session.import_csv(p, out="work.flags")
+    schema = pq.read_schema(session.dataset("work.flags").path)
+    assert {f.name: str(f.type) for f in schema} == {
+        "flag": "string", "tf": "string", "short": "string", "n": "int64", "day": "date32[day]",
+        "at": "time64[us]"}
+    (res,) = session.freq("work.flags", tables="flag")
+    assert res.column("flag") == ["no", "yes"] and res.column("count") == [1, 2]
+    rows = [line.split()[:2] for line in captured.listing.getvalue().strip().splitlines()[-2:]]
+    assert rows == [["no", "1"], ["yes", "2"]]
+    for key in ("flag", "FLAG"):                 # DuckDB matches types= keys case-insensitively
+        session.import_csv(p, out="work.flagb", types={key: "BOOLEAN"})
+        t = pq.read_table(session.dataset("work.flagb").path)
+        assert str(t.schema.field("flag").type) == "bool" and str(t.schema.field("tf").type) == "string"
+        assert t.column("flag").to_pylist() == [True, False, True]
 
 
 def test_import_csv_bad_rows_line_numbers_and_max_errors(session, tmp_path, captured):

@@ -63,7 +63,8 @@ def import_csv(s, path: str | os.PathLike, out: str, delimiter: str | None = Non
     """Import delimited text into data set `out`; returns its DatasetRef.
 
     delimiter: None sniffs it. header=False names columns var1, var2, … unless `names` are given.
-    types: {'column': 'INTEGER' | 'DOUBLE' | 'VARCHAR' | 'DATE' | …}; other columns are sniffed.
+    types: {'column': 'INTEGER' | 'DOUBLE' | 'VARCHAR' | 'DATE' | …}; other columns are sniffed,
+    except that a yes/no or true/false column stays text (VARCHAR) unless declared BOOLEAN here.
     """
     p = _input_file(path)
     max_errors = _check_max_errors(max_errors)
@@ -77,8 +78,7 @@ def import_csv(s, path: str | os.PathLike, out: str, delimiter: str | None = Non
         names = [f"var{i + 1}" for i in range(ncols)]
     if names is not None:
         opts.append("names=[" + ", ".join(sql_literal(check_name("variable", n)) for n in names) + "]")
-    if types:
-        opts.append("types={" + ", ".join(f"{sql_literal(k)}: {sql_literal(v)}" for k, v in types.items()) + "}")
+    opts += _types_option(s, p, opts, dict(types or {}))
     s.execute(f"DROP TABLE IF EXISTS {_REJ_ERRORS}; DROP TABLE IF EXISTS {_REJ_SCANS}")
     opts += ["store_rejects=true", f"rejects_table={sql_literal(_REJ_ERRORS.split('.')[-1])}",
              f"rejects_scan={sql_literal(_REJ_SCANS.split('.')[-1])}"]
@@ -88,6 +88,26 @@ def import_csv(s, path: str | os.PathLike, out: str, delimiter: str | None = Non
         return s.write(out, f"SELECT * FROM {scan}", before_commit=lambda: _report_rejects(s, p, max_errors))
     finally:
         s.execute(f"DROP TABLE IF EXISTS {_REJ_ERRORS}; DROP TABLE IF EXISTS {_REJ_SCANS}")
+
+
+def _types_option(s, p: Path, opts: list[str], declared: dict[str, str]) -> list[str]:
+    """The types= option of read_csv: the declared types, and VARCHAR for every other column the
+    sniffer would make BOOLEAN.
+
+    SAS PROC IMPORT reads a column as numeric or character (dates and times are numbers with a
+    format); it has no BOOLEAN. DuckDB's sniffer makes a column of yes/no, true/false or T/F
+    BOOLEAN, and FREQ then prints 0/1 — so such a column stays text, as SAS keeps it, unless
+    types= declares it. Every other sniffed type is kept as DuckDB chooses it (integers, doubles,
+    dates, times, timestamps), so the file is sniffed once with the declared types and only its
+    BOOLEAN columns are re-typed (DuckDB matches types= keys case-insensitively; so do we)."""
+    def option(types: dict[str, str]) -> list[str]:
+        return ["types={" + ", ".join(f"{sql_literal(k)}: {sql_literal(v)}" for k, v in types.items()) + "}"] \
+            if types else []
+
+    named = {k.lower() for k in declared}
+    sniffed = s.columns(f"read_csv({sql_literal(str(p))}, {', '.join(opts + option(declared))})")
+    as_text = {name: "VARCHAR" for name, typ in sniffed if typ == "BOOLEAN" and name.lower() not in named}
+    return option({**declared, **as_text})
 
 
 def _report_rejects(s, p: Path, max_errors: int) -> None:

@@ -1,9 +1,9 @@
 """PROC MEANS / PROC SUMMARY: descriptive statistics by BY and CLASS groups.
 
 Statistics are computed in one aggregate query. Variance and standard deviation use the
-divisor n − 1 (SAS VARDEF=DF). Quantiles (median, q1, q3, p1 … p99) interpolate linearly between
-order statistics (Hyndman–Fan type 7, numpy's default); SAS's default QNTLDEF=5 gives the same
-median but can differ for other quantiles on small samples.
+divisor n − 1 (SAS VARDEF=DF). Quantiles (median, q1, q3, p1 … p99) follow SAS's QNTLDEF=
+definition 1–5, default 5 (the empirical distribution function with averaging); procs/_quantile.py
+gives their aggregate, one list per variable and group.
 
 Output data set (out=): one row per group and analysis variable — the BY/CLASS columns,
 `_type_` (which CLASS variables define the row, as SAS _TYPE_), `_freq_` (rows in the group),
@@ -16,6 +16,7 @@ from typing import Sequence
 
 from statgrid.errors import StatgridError
 from statgrid.procs._base import ResultTable, as_list, check_columns, is_numeric, procedure, qi, render_table
+from statgrid.procs._quantile import DEFAULT_QNTLDEF, check_qntldef, quantiles_sql
 
 # name → (SQL aggregate over {c}, listing label). {c} is the column cast to DOUBLE.
 STATISTICS: dict[str, tuple[str, str]] = {
@@ -35,10 +36,11 @@ STATISTICS: dict[str, tuple[str, str]] = {
     "skewness": ("skewness({c})", "Skewness"),
     "kurtosis": ("kurtosis({c})", "Kurtosis"),
 }
-QUANTILES: dict[str, tuple[float, str]] = {
-    "p1": (0.01, "1st Pctl"), "p5": (0.05, "5th Pctl"), "p10": (0.10, "10th Pctl"),
-    "q1": (0.25, "Lower Quartile"), "median": (0.50, "Median"), "q3": (0.75, "Upper Quartile"),
-    "p90": (0.90, "90th Pctl"), "p95": (0.95, "95th Pctl"), "p99": (0.99, "99th Pctl"),
+# name → (percentile, listing label)
+QUANTILES: dict[str, tuple[int, str]] = {
+    "p1": (1, "1st Pctl"), "p5": (5, "5th Pctl"), "p10": (10, "10th Pctl"),
+    "q1": (25, "Lower Quartile"), "median": (50, "Median"), "q3": (75, "Upper Quartile"),
+    "p90": (90, "90th Pctl"), "p95": (95, "95th Pctl"), "p99": (99, "99th Pctl"),
 }
 DEFAULT_STATS = ("n", "mean", "std", "min", "max")   # PROC MEANS default
 ALL_STATS = tuple(STATISTICS) + tuple(QUANTILES)
@@ -53,7 +55,7 @@ def _stat_list(stats: str | Sequence[str] | None) -> list[str]:
 
 
 def summary_sql(scan: str, var: list[str], groups: list[str], classes: list[str], stats: list[str],
-                nway: bool) -> str:
+                nway: bool, qntldef: int = DEFAULT_QNTLDEF) -> str:
     """One aggregate query: per group, one column `<var>__<stat>` per variable and statistic."""
     aggs = []
     qstats = [st for st in stats if st in QUANTILES]
@@ -61,8 +63,7 @@ def summary_sql(scan: str, var: list[str], groups: list[str], classes: list[str]
         c = f"CAST({qi(v)} AS DOUBLE)"
         aggs += [f"{STATISTICS[st][0].format(c=c)} AS {qi(f'{v}__{st}')}" for st in stats if st in STATISTICS]
         if qstats:
-            probs = ", ".join(repr(QUANTILES[st][0]) for st in qstats)
-            aggs.append(f"quantile_cont({c}, [{probs}]) AS {qi(f'{v}__quantiles')}")
+            aggs.append(f"{quantiles_sql(c, [QUANTILES[st][0] for st in qstats], qntldef)} AS {qi(f'{v}__quantiles')}")
     keys = groups + classes
     k = len(classes)
     if classes and not nway:
@@ -83,7 +84,8 @@ def summary_sql(scan: str, var: list[str], groups: list[str], classes: list[str]
     return f"SELECT {', '.join(select)} FROM {scan} {group_by} {order}"
 
 
-def _run(s, data, var, by, class_, stats, out, nway, print_, proc_label):
+def _run(s, data, var, by, class_, stats, out, nway, print_, proc_label, qntldef):
+    qntldef = check_qntldef(qntldef)
     src = s.dataset(data)
     cols = s.columns(src.scan_sql())
     names = [c for c, _ in cols]
@@ -107,7 +109,7 @@ def _run(s, data, var, by, class_, stats, out, nway, print_, proc_label):
         what = (f"{sorted(overlap)[0]!r} is both a BY and a CLASS variable" if overlap else
                 f"BY/CLASS variable {sorted(taken)[0]!r} has the name of a result column")
         raise StatgridError(f"{what}; use each variable in one role, or rename it first with data(..., rename=...).")
-    wide = s.fetch_arrow(summary_sql(src.scan_sql(), var_cols, groups, classes, stat_names, nway))
+    wide = s.fetch_arrow(summary_sql(src.scan_sql(), var_cols, groups, classes, stat_names, nway, qntldef))
     long_rows = _to_long(wide.to_pylist(), groups + classes, var_cols, stat_names)
     result = ResultTable(groups + classes + ["_type_", "_freq_", "variable"] + stat_names, long_rows)
     if print_:
@@ -149,19 +151,22 @@ def _listing(t: ResultTable, groups, classes, stats, proc_label) -> str:
 @procedure("PROCEDURE MEANS")
 def means(s, data: str, var: str | Sequence[str] | None = None, by: str | Sequence[str] | None = None,
           class_: str | Sequence[str] | None = None, stats: str | Sequence[str] | None = None,
-          out: str | None = None, nway: bool = True, print: bool = True) -> ResultTable:
+          out: str | None = None, nway: bool = True, print: bool = True,
+          qntldef: int = DEFAULT_QNTLDEF) -> ResultTable:
     """Statistics of numeric `var` (default: all numeric) per BY/CLASS group; prints a listing.
 
     stats: any of n nmiss mean std var stderr min max range sum uss css cv skewness kurtosis
     median q1 q3 p1 p5 p10 p90 p95 p99 (default n mean std min max). nway=False adds the
-    rows of every CLASS combination (and the overall row), marked by `_type_`.
+    rows of every CLASS combination (and the overall row), marked by `_type_`. qntldef: SAS's
+    quantile definition 1–5 (QNTLDEF=, default 5; see procs/_quantile.py).
     """
-    return _run(s, data, var, by, class_, stats, out, nway, print, "MEANS")
+    return _run(s, data, var, by, class_, stats, out, nway, print, "MEANS", qntldef)
 
 
 @procedure("PROCEDURE SUMMARY")
 def summary(s, data: str, var: str | Sequence[str] | None = None, by: str | Sequence[str] | None = None,
             class_: str | Sequence[str] | None = None, stats: str | Sequence[str] | None = None,
-            out: str | None = None, nway: bool = False, print: bool = False) -> ResultTable:
+            out: str | None = None, nway: bool = False, print: bool = False,
+            qntldef: int = DEFAULT_QNTLDEF) -> ResultTable:
     """Like `means`, with SAS PROC SUMMARY defaults: every CLASS combination, no listing."""
-    return _run(s, data, var, by, class_, stats, out, nway, print, "SUMMARY")
+    return _run(s, data, var, by, class_, stats, out, nway, print, "SUMMARY", qntldef)

@@ -16,10 +16,12 @@ Choices (where SAS leaves room):
 - Missing class values: as SAS, a row with a missing value in ANY class variable is left out of
   the whole table (every cell, margin and denominator) unless missing=True, which makes missing
   a level of its own (shown as '.').
-- Statistics: n nmiss sum mean std min max median range pctn pctsum. Std has divisor n − 1
-  (VARDEF=DF) and is missing when n < 2; median averages the two middle values (SAS QNTLDEF=5
-  gives the same median). Without var= only n (rows in the cell) and pctn are allowed; with
-  var=, n and pctn count the variable's non-missing values, as `sales*n` does in SAS.
+- Statistics: n nmiss sum mean std min max range pctn pctsum and the quantiles median q1 q3
+  p1 p5 p10 p90 p95 p99. Std has divisor n − 1 (VARDEF=DF) and is missing when n < 2.
+  Quantiles follow SAS's QNTLDEF= definition 1–5 (qntldef=, default 5: the empirical
+  distribution function with averaging), as in MEANS (procs/_quantile.py). Without var= only n
+  (rows in the cell) and pctn are allowed; with var=, n and pctn count the variable's
+  non-missing values, as `sales*n` does in SAS.
 - PCTN / PCTSUM denominator: the grand total of the whole table — all rows used in the table
   (for pctsum, the sum of the variable over them) — SAS's default denominator for a table
   without a <denominator> definition. So the grand-total cell is 100 and the column margin
@@ -49,6 +51,7 @@ from typing import Any
 
 from statgrid.errors import StatgridError
 from statgrid.procs import summary as _summary
+from statgrid.procs._quantile import DEFAULT_QNTLDEF, check_qntldef, quantiles_sql
 from statgrid.procs._base import (
     ResultTable,
     as_list,
@@ -66,18 +69,21 @@ _NAMES = {"n": "N", "nmiss": "NMiss", "sum": "Sum", "mean": "Mean", "std": "Std"
           "range": "Range"}
 STATISTICS: dict[str, tuple[str, str]] = {
     **{k: (_summary.STATISTICS[k][0], name) for k, name in _NAMES.items()},
-    "median": ("median({c})", "Median"),
     "pctn": (_summary.STATISTICS["n"][0], "PctN"),          # divided by the grand total below
     "pctsum": (_summary.STATISTICS["sum"][0], "PctSum"),
 }
+# quantile statistic → (percentile, name): the ones MEANS has (summary.QUANTILES), named as SAS's
+# TABULATE keywords (MEDIAN, Q1, P90, …)
+QUANTILE_STATS: dict[str, tuple[int, str]] = {k: (pct, k.capitalize()) for k, (pct, _) in _summary.QUANTILES.items()}
+STAT_NAMES = {k: name for k, (_, name) in {**STATISTICS, **QUANTILE_STATS}.items()}
 COUNT_STATS = ("n", "pctn")                 # the statistics a table without var= can show
 
 
 def _stat_list(stats: str | Sequence[str] | None, has_var: bool) -> list[str]:
     chosen = list(dict.fromkeys(st.lower() for st in as_list(stats))) or ["n"]
     for st in chosen:
-        if st not in STATISTICS:
-            raise StatgridError(f"statistic {st!r} is not known; choose from: {', '.join(STATISTICS)}.")
+        if st not in STAT_NAMES:
+            raise StatgridError(f"statistic {st!r} is not known; choose from: {', '.join(STAT_NAMES)}.")
         if not has_var and st not in COUNT_STATS:
             raise StatgridError(f"statistic {st!r} needs an analysis variable: name one with var=..., "
                                 f"or use {' or '.join(COUNT_STATS)} (the only statistics without var=).")
@@ -96,7 +102,7 @@ def _cell_format(fmt: str | None) -> Callable[[Any], str]:
 
 
 def tabulate_sql(scan: str, rows: list[str], cols: list[str], var: list[str], stats: list[str],
-                 all_margins: bool, missing: bool) -> tuple[str, list[str]]:
+                 all_margins: bool, missing: bool, qntldef: int = DEFAULT_QNTLDEF) -> tuple[str, list[str]]:
     """The one query that computes every cell, and its statistic column names."""
     classes = rows + cols
     k = len(classes)
@@ -111,21 +117,30 @@ def tabulate_sql(scan: str, rows: list[str], cols: list[str], var: list[str], st
     def total(agg: str) -> str:
         return f"max({agg}) FILTER (WHERE GROUPING({keys}) = {grand}) OVER ()"
 
-    select, names = [], []
+    select, names, outer = [], [], []
     targets = [(None, "count(*)")] if not var else [(v, f"CAST({qi(v)} AS DOUBLE)") for v in var]
-    for v, c in targets:
+    qstats = [st for st in stats if st in QUANTILE_STATS]
+    for i, (v, c) in enumerate(targets):
+        # a variable's quantiles: one list per cell in the inner query, its elements in the outer one
+        if qstats:                  # (_stat_list allows them only with var=)
+            select.append(f"{quantiles_sql(c, [QUANTILE_STATS[st][0] for st in qstats], qntldef)} AS __q{i}")
+        quantiles = {st: f"__q{i}[{j + 1}]" for j, st in enumerate(qstats)}
         for st in stats:
+            name = STAT_NAMES[st] if v is None else f"{v}_{STAT_NAMES[st]}"
+            names.append(name)
+            if st in quantiles:
+                outer.append(f"{quantiles[st]} AS {qi(name)}")
+                continue
             agg = STATISTICS[st][0].format(c=c) if v else "count(*)"
             if st in ("pctn", "pctsum"):
                 agg = f"100.0 * {agg} / nullif({total(agg)}, 0)"
-            name = STATISTICS[st][1] if v is None else f"{v}_{STATISTICS[st][1]}"
             select.append(f"{agg} AS {qi(name)}")
-            names.append(name)
+            outer.append(qi(name))
     where = "" if missing else " WHERE " + " AND ".join(f"{qi(c)} IS NOT NULL" for c in classes)
     keep = "TRUE" if all_margins else f"GROUPING({keys}) < {grand}"
     inner = (f"SELECT {keys}, {type_expr} AS _TYPE_, {keep} AS __keep, {total('count(*)')} AS __rows, "
              f"{', '.join(select)} FROM {scan}{where} GROUP BY {group_by}")
-    out_cols = ", ".join([qi(c) for c in classes] + ["_TYPE_"] + [qi(n) for n in names])
+    out_cols = ", ".join([qi(c) for c in classes] + ["_TYPE_"] + outer)
     order = ", ".join(["_TYPE_"] + [f"{qi(c)} NULLS FIRST" for c in classes])
     return f"SELECT {out_cols} FROM ({inner}) WHERE __keep AND __rows > 0 ORDER BY {order}", names
 
@@ -134,12 +149,14 @@ def tabulate_sql(scan: str, rows: list[str], cols: list[str], var: list[str], st
 def tabulate(s, data: str, rows: str | Sequence[str], cols: str | Sequence[str] | None = None,
              var: str | Sequence[str] | None = None, stats: str | Sequence[str] = "n", all: bool = True,
              missing: bool = False, format: str | None = None, out: str | None = None,
-             print: bool = True) -> ResultTable:
+             print: bool = True, qntldef: int = DEFAULT_QNTLDEF) -> ResultTable:
     """A table of `rows` (class variables crossed down) by `cols` (crossed across) whose cells hold
-    `stats` — any of n nmiss sum mean std min max median range pctn pctsum; without var= only n
-    and pctn — of the numeric analysis variables `var`. all=True adds the ALL margins; missing=True
-    makes missing class values a level; format='w.d' formats the printed cells; out= writes the
+    `stats` — any of n nmiss sum mean std min max range pctn pctsum median q1 q3 p1 p5 p10 p90 p95
+    p99; without var= only n and pctn — of the numeric analysis variables `var`. all=True adds the
+    ALL margins; missing=True makes missing class values a level; format='w.d' formats the printed
+    cells; qntldef= is SAS's quantile definition 1–5 (QNTLDEF=, default 5); out= writes the
     long-form result (see the module docstring) as a data set."""
+    qntldef = check_qntldef(qntldef)
     src = s.dataset(data)
     columns = s.columns(src.scan_sql())
     names = [c for c, _ in columns]
@@ -163,7 +180,8 @@ def tabulate(s, data: str, rows: str | Sequence[str], cols: str | Sequence[str] 
                             "analyse numeric variables, or count its values by making it a class variable.")
     stat_names = _stat_list(stats, bool(variables))
     fmt = _cell_format(format)
-    sql, stat_cols = tabulate_sql(src.scan_sql(), row_cls, col_cls, variables, stat_names, all, missing)
+    sql, stat_cols = tabulate_sql(src.scan_sql(), row_cls, col_cls, variables, stat_names, all, missing,
+                                   qntldef)
     taken = {c.lower() for c in classes} & {n.lower() for n in ["_TYPE_", *stat_cols]}
     if taken:
         raise StatgridError(f"class variable {min(taken)!r} has the name of a result column; "
@@ -204,7 +222,7 @@ def _listing(t: ResultTable, rows: list[str], cols: list[str], var: list[str], s
     full_keys = [k for k, rec in cells.items() if rec["_TYPE_"] == full]
     row_keys = level_order(rk for rk, _ in full_keys) + ([None] if all_margins else [])
     col_keys = (level_order(ck for _, ck in full_keys) + ([None] if all_margins else [])) if cols else [()]
-    sub = [STATISTICS[st][1] if not var else f"{v} {STATISTICS[st][1]}" for v in var or [None] for st in stats]
+    sub = [STAT_NAMES[st] if not var else f"{v} {STAT_NAMES[st]}" for v in var or [None] for st in stats]
 
     body = []
     for rk in row_keys:

@@ -2,13 +2,14 @@
 variable and BY group.
 
 Moments use SAS's formulas (VARDEF=DF): N, mean, std, skewness and kurtosis with their bias
-corrections, USS, CSS, CV, std error of the mean; the engine finds the groups and missing counts,
-and each group's values come to numpy once for moments, quantiles and extremes. Quantiles use SAS's
-default definition (PCTLDEF=5: the empirical distribution, averaging at jumps), which is numpy's
-'averaged_inverted_cdf'. Normality (normal=True): Shapiro–Wilk W with its p-value (n ≤ 5000, as
-SAS), Anderson–Darling A² with its p-value (interpolated in Stephens' tables for an estimated
-mean and std, as SAS does), and the Kolmogorov–Smirnov D (statistic only: its p-value needs
-Lilliefors' tables, which this module does not carry).
+corrections, USS, CSS, CV, std error of the mean; the engine finds the groups, missing counts and
+quantiles, and each group's values come to numpy once for moments and extremes. Quantiles follow
+SAS's PCTLDEF= definition 1–5 (qntldef=, default 5: the empirical distribution function with
+averaging, numpy's 'averaged_inverted_cdf'), computed as in MEANS (procs/_quantile.py).
+Normality (normal=True): Shapiro–Wilk W with its p-value (n ≤ 5000, as SAS), Anderson–Darling
+A² with its p-value (interpolated in Stephens' tables for an estimated mean and std, as SAS
+does), and the Kolmogorov–Smirnov D (statistic only: its p-value needs Lilliefors' tables,
+which this module does not carry).
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import numpy as np
 
 from statgrid.errors import StatgridError
 from statgrid.procs._base import ResultTable, as_list, check_columns, is_numeric, procedure, qi, render_table
+from statgrid.procs._quantile import DEFAULT_QNTLDEF, check_qntldef, quantiles_sql
 
 QUANTILES = [(100, "100% Max"), (99, "99%"), (95, "95%"), (90, "90%"), (75, "75% Q3"), (50, "50% Median"),
              (25, "25% Q1"), (10, "10%"), (5, "5%"), (1, "1%"), (0, "0% Min")]
@@ -63,11 +65,14 @@ def normality(x: np.ndarray) -> dict:
 
 @procedure("PROCEDURE UNIVARIATE")
 def univariate(s, data: str, var: str | Sequence[str] | None = None, by: str | Sequence[str] | None = None,
-               normal: bool = False, nextrobs: int = 5, print: bool = True) -> ResultTable:
+               normal: bool = False, nextrobs: int = 5, print: bool = True,
+               qntldef: int = DEFAULT_QNTLDEF) -> ResultTable:
     """One row per BY group and variable: n, nmiss, mean, std, skewness, kurtosis, uss, css, cv,
     stderr, the quantiles of QUANTILES (q100 … q0), and with normal=True shapiro_w, shapiro_p,
     ks_d, ad_a2, ad_p. `stats['extremes']` lists the nextrobs lowest and highest values with their
-    observation numbers (1-based, input order)."""
+    observation numbers (1-based, input order). qntldef: SAS's quantile definition 1–5 (PCTLDEF=,
+    default 5; see procs/_quantile.py)."""
+    qntldef = check_qntldef(qntldef)
     src = s.dataset(data)
     cols = s.columns(src.scan_sql())
     names = [c for c, _ in cols]
@@ -79,8 +84,11 @@ def univariate(s, data: str, var: str | Sequence[str] | None = None, by: str | S
     if bad or not variables:
         raise StatgridError(f"VAR variable {bad[0]!r} in {src} is {types[bad[0]]}, not numeric." if bad else
                             f"{src} has no numeric variables; name them with var=[...].")
+    # per BY group: the missing count and the list of quantiles of each variable
     gsel = ", ".join(qi(g) for g in groups)
-    aggs = [f"count(*) - count({qi(v)})" for v in variables]
+    percents = [p for p, _ in QUANTILES]
+    aggs = [agg for v in variables for agg in (f"count(*) - count({qi(v)})",
+                                               quantiles_sql(f"CAST({qi(v)} AS DOUBLE)", percents, qntldef))]
     group_sql = f" GROUP BY {gsel} ORDER BY {gsel}" if groups else ""
     moments = s.con.sql(f"SELECT {gsel + ', ' if groups else ''}{', '.join(aggs)} FROM {src.scan_sql()}"
                         f"{group_sql}").fetchall()
@@ -94,14 +102,12 @@ def univariate(s, data: str, var: str | Sequence[str] | None = None, by: str | S
         key = list(mrow[:len(groups)])
         cond = " AND ".join(f"{qi(g)} IS NOT DISTINCT FROM ?" for g in groups) or "TRUE"
         for i, v in enumerate(variables):
-            nmiss = mrow[len(groups) + i]
+            nmiss, qs = mrow[len(groups) + 2 * i], mrow[len(groups) + 2 * i + 1]
             data_rows = s.con.execute(f"SELECT CAST({qi(v)} AS DOUBLE), file_row_number FROM {numbered} "
                                       f"WHERE {cond} AND {qi(v)} IS NOT NULL", key).fetchall()
             vals = np.array([r[0] for r in data_rows], dtype=float)
             obs = np.array([r[1] + 1 for r in data_rows], dtype=np.int64)
             n, mean, std, skew, kurt, uss, css = _moments(vals)
-            qs = (np.percentile(vals, [p for p, _ in QUANTILES], method="averaged_inverted_cdf").tolist()
-                  if vals.size else [None] * len(QUANTILES))
             row = [*key, v, n, nmiss, mean, std, skew, kurt, uss, css,
                    100 * std / mean if std is not None and mean else None,
                    std / n ** 0.5 if std is not None and n else None, *qs]
@@ -113,7 +119,7 @@ def univariate(s, data: str, var: str | Sequence[str] | None = None, by: str | S
             extremes.append({"by": dict(zip(groups, key)), "variable": v,
                              "lowest": [(float(vals[j]), int(obs[j])) for j in order[:nextrobs]],
                              "highest": [(float(vals[j]), int(obs[j])) for j in order[::-1][:nextrobs][::-1]]})
-    result = ResultTable(columns, rows, stats={"extremes": extremes})
+    result = ResultTable(columns, rows, stats={"extremes": extremes, "qntldef": qntldef})
     if print:
         s.log.listing(_listing(result, groups))
     return result
@@ -128,7 +134,7 @@ def _listing(t: ResultTable, groups: list[str]) -> str:
                                [[rec[k] for k in ("n", "mean", "std", "skewness", "kurtosis", "uss", "css", "cv",
                                                   "stderr")]], title="Moments")
         quant = render_table(["Level", "Quantile"], [[label, rec[f"q{p}"]] for p, label in QUANTILES],
-                             title="Quantiles (Definition 5)")
+                             title=f"Quantiles (Definition {t.stats['qntldef']})")
         ex = render_table(["Lowest", "Obs", "Highest", "Obs"],
                           [[lo[0], lo[1], hi[0], hi[1]] for lo, hi in zip(ext["lowest"], ext["highest"])],
                           title="Extreme Observations")
