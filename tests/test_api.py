@@ -164,6 +164,44 @@ def test_submit_refuses_huge_and_control_character_fields_and_stores_nothing(gri
     assert r.returncode == 2 and "job name 'a\\nb' contains the control character" in r.stderr, r.stderr
 
 
+def test_a_body_over_the_limit_is_refused_before_it_is_read_whole(grid):
+    """A hostile client cannot make the master hold a body of any size: 413 with the documented shape,
+    by Content-Length and for a chunked body alike; nothing stored."""
+    from statgrid.grid.api import BODY_MAX_BYTES
+
+    import select
+
+    def post(headers: str, chunks) -> tuple[int, dict]:
+        """Send a POST as a hostile client does: headers, then body chunks until the server answers
+        (it answers without reading the rest); return (status, JSON body)."""
+        with socket.create_connection(("127.0.0.1", grid.cfg.master.port), timeout=HTTP_TIMEOUT_S) as sock:
+            sock.sendall(f"POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{headers}\r\n"
+                         .encode())
+            for chunk in chunks:
+                if select.select([sock], [], [], 0)[0]:
+                    break                                      # answered already
+                sock.sendall(chunk)
+            data = b""
+            while b"\r\n\r\n" not in data or len(data.partition(b"\r\n\r\n")[2]) < int(
+                    dict(line.split(b": ", 1) for line in data.partition(b"\r\n\r\n")[0].split(b"\r\n")[1:])
+                    .get(b"content-length", b"0")):
+                more = sock.recv(65536)
+                if not more:
+                    break
+                data += more
+        head, _, body = data.partition(b"\r\n\r\n")
+        return int(head.split()[1]), json.loads(body)
+
+    before = grid.client.jobs(user=None, all_states=True)
+    status, payload = post(f"Content-Length: {BODY_MAX_BYTES + 1}\r\n", [])
+    assert status == 413 and set(payload) == {"error", "usage"}, (status, payload)
+    assert f"{BODY_MAX_BYTES + 1:,} bytes" in payload["error"] and "limit of 16 MiB" in payload["error"]
+    mib = b" " * 2**20
+    status, payload = post("Transfer-Encoding: chunked\r\n", (b"%x\r\n%s\r\n" % (len(mib), mib) for _ in range(64)))
+    assert status == 413 and "sent in chunks" in payload["error"], (status, payload)
+    assert grid.client.jobs(user=None, all_states=True) == before
+
+
 def test_bounds_are_checked_in_validate_for_every_entry_point(tmp_path, home):
     cfg = load_config()
 

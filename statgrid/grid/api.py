@@ -43,6 +43,11 @@ WAIT_MAX_S = 300.0                      # one long poll; the client asks again f
 PAGE_DEFAULT_JOBS = 100
 PAGE_MAX_JOBS = 1000
 KILL_MAX_IDS = 10_000
+# The largest sound request is a submit: command and environment ≤ 64 KiB each (jobspec) plus
+# names. Bodies are read into memory before any field is checked, so a cap bounds what one hostile
+# request can cost; it sits well above sound requests so that merely oversized fields (a 10 MB job
+# name) still get the message naming the field.
+BODY_MAX_BYTES = 16 * 2**20
 
 log = logging.getLogger("statgrid.api")
 
@@ -86,6 +91,7 @@ def create_app(master: Master, on_down=None, on_stopped=None) -> FastAPI:
                       "'The grid').", exc.status_code, usage=False, headers=exc.headers)
 
     app.add_middleware(_FaultsAs500, log_path=grid_dir(master.cfg) / "master.log")
+    app.add_middleware(_BodyLimit, max_bytes=BODY_MAX_BYTES)       # outermost: before anything reads
 
     @app.get("/health")
     async def health():
@@ -189,6 +195,51 @@ class _FaultsAs500:
             await _error(f"internal error of the master on {scope['method']} {scope['path']}: {type(exc).__name__}: "
                          f"{shown(str(exc), 200)}; the traceback is in the master's log ({self.log_path} when "
                          "started with --detach).", 500, usage=False)(scope, receive, send)
+
+
+class _BodyLimit:
+    """413 {"error"} for a request body over max_bytes, by its Content-Length or, when it is sent
+    in chunks, as soon as the bytes read pass the limit."""
+
+    def __init__(self, app, max_bytes: int):
+        self.app = app
+        self.max_bytes = max_bytes
+
+    def _refuse(self, size: str):
+        return _error(f"the request body ({size}) is over the API's limit of {self.max_bytes // 2**20} MiB; a job's "
+                      "command and environment may be 64 KiB each: put large settings in a file.", 413, usage=True)
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope.get("headers") or ()).get(b"content-length", b"")
+        if length.isdigit() and int(length) > self.max_bytes:
+            await self._refuse(f"{int(length):,} bytes")(scope, receive, send)
+            return
+        seen = 0
+        refused = False
+
+        async def counted():
+            # Past the limit: answer 413 here, at once, and tell the app the client went away; what
+            # the app sends after that is dropped (an exception raised here would be taken by the
+            # body parser for a malformed body and answered 400).
+            nonlocal seen, refused
+            if refused:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.max_bytes:
+                refused = True
+                await self._refuse(f"over {self.max_bytes:,} bytes, sent in chunks")(scope, receive, send)
+                return {"type": "http.disconnect"}
+            return message
+
+        async def send_(message) -> None:
+            if not refused:
+                await send(message)
+
+        await self.app(scope, counted, send_)
 
 
 def _error(message: str, status: int, usage: bool, headers: dict | None = None) -> JSONResponse:
