@@ -159,15 +159,13 @@ FILIP_FLOORS = {"estimates": 6.5, "std errors": 6.5, "residual sd": 7.0, "R²": 
 
 
 def test_nist_filip_tenth_degree_polynomial(session):
-    r, cert, x, y = fit_polynomial(session, "Filip", 10, False)
+    # Only statgrid's digits are tested. A cross-product (X'X) solve of the same design keeps no digit
+    # on the machines measured, but how many it keeps (or whether LAPACK calls X'X singular) is the
+    # machine's BLAS's business, so it is no part of the test.
+    r, cert, _, _ = fit_polynomial(session, "Filip", 10, False)
     digits = digits_of(r, cert)
-    X = np.column_stack([x ** k for k in range(11)])
-    normal = np.linalg.solve(X.T @ X, X.T @ y)          # what a cross-product (X'X) method computes
-    normal_digits = min(lre(b, want) for b, want in zip(normal, cert["b"]))
-    print("Filip: " + ", ".join(f"{k} {v:.2f}" for k, v in digits.items())
-          + f"; normal equations: estimates {normal_digits:.2f}; cond(X) {np.linalg.cond(X):.2g}")
+    print("Filip: " + ", ".join(f"{k} {v:.2f}" for k, v in digits.items()))
     assert all(digits[k] >= floor for k, floor in FILIP_FLOORS.items()), digits
-    assert normal_digits < 3 and digits["estimates"] > normal_digits + 4
 
 
 @pytest.mark.parametrize("seed", range(4))
