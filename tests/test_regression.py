@@ -69,7 +69,9 @@ def test_nist_longley_certified_values(session):
     digits += [lre(row[3], want) for row, want in zip(r.rows, LONGLEY_SE)]
     digits += [lre(r.stats["rmse"], LONGLEY_RSD), lre(r.stats["rsquare"], LONGLEY_R2)]
     print(f"Longley: fewest correct digits {min(digits):.1f}")
-    assert min(digits) >= 10
+    # 13.8 in file order, 12.95 the fewest over 500 row orders. Before each column was shifted by its
+    # mean ahead of the QR: 10.9 (YEAR ≈ 1954 ± 5 lost ~2.6 digits to the intercept's reflection).
+    assert min(digits) >= 12
 
 
 # NIST StRD Wampler1/2: y = Σ c_k·x^k exactly (x = 0…20), so the certified estimates are the c_k. The

@@ -68,7 +68,8 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
     p = design.width
     q = len(responses)
     rows = _design.chunk_rows(s.options.memsize_bytes, p + q)
-    R, n, mean, _ = accumulate(_design.chunks(s, design, sql, rows, responses), p + q, False)
+    R, n, mean, _ = accumulate(_design.chunks(s, design, sql, rows, responses), p + q, False,
+                              ones_first=design.intercept)
     if R is None or n == 0:
         raise StatgridError(f"{src} has no observation with every MODEL variable present "
                             f"({n_missing} with a missing value); nothing to fit.")
