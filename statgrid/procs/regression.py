@@ -12,7 +12,8 @@ mapped back exactly afterwards, see accumulate): a response like 1e12 + 0.4 keep
 of sums of squares (NIST SmLs07-09) instead of the 2-4 the unshifted QR leaves.
 
 A column that is (numerically) a linear combination of the columns before it is aliased, as SAS
-does it: its estimate is 0 with 0 DF, and the note says which columns it equals a combination of.
+does it (the rule: statgrid.procs._aliasing): its estimate is 0 with 0 DF, and the note says which
+columns it equals a combination of.
 """
 from __future__ import annotations
 
@@ -24,9 +25,9 @@ from typing import Sequence
 import numpy as np
 
 from statgrid.errors import StatgridError
+from statgrid.procs._aliasing import split_aliased
 from statgrid.procs._base import ResultTable, as_list, check_columns, is_numeric, procedure, qi, render_table
 
-ALIAS_TOL = 1e-9          # |R_jj| below this share of ‖x_j‖: x_j lies in the span of the columns before it
 MAX_ALL_SUBSETS = 20      # SELECTION=ADJRSQ looks at every subset: 2^20 models is the most we allow
 
 
@@ -144,14 +145,8 @@ def fit_from_r(R: np.ndarray, n: int, names: list[str], intercept: bool, cols: S
     cols = list(range(p_all)) if cols is None else list(cols)
     sub = np.linalg.qr(R[:, [*cols, p_all]], mode="r")
     k = len(cols)
-    diag = np.abs(np.diag(sub))[:k] if sub.shape[0] >= k else np.abs(np.concatenate([np.diag(sub), np.zeros(k)]))[:k]
-    col_norm = np.linalg.norm(sub[:, :k], axis=0)
-    kept, aliased = [], {}
-    for j in range(k):
-        if col_norm[j] == 0 or diag[j] <= ALIAS_TOL * col_norm[j]:
-            aliased[names[cols[j]]] = ""
-        else:
-            kept.append(j)
+    kept, positions = split_aliased(sub, k)
+    aliased = {names[cols[j]]: "" for j in positions}
     if aliased:
         # what each aliased column equals, in terms of the kept columns before it (SAS's note)
         for j in range(k):
