@@ -17,6 +17,7 @@ pytest.importorskip("statsmodels")
 
 from statgrid.errors import StatgridError
 from statgrid.procs import mixed as mx
+from statgrid.procs.design import parse_effects
 
 
 def write(session, name, **cols):
@@ -119,12 +120,13 @@ def test_boundary_variance_gives_zero_and_sas_note(session, captured):
 
 
 def test_effect_syntax():
+    """mixed reads MODEL with the design layer glm uses (statgrid.procs.design)."""
     names = ["y", "A", "b", "c", "x"]
-    got = [(e.name, e.vars) for e in mx._parse_effects("x a|B c(a) a*x", names, "WORK.D")]
+    got = [(e.name, e.variables) for e in parse_effects("x a|B c(a) a*x", names, "model")]
     assert got == [("x", ("x",)), ("A", ("A",)), ("b", ("b",)), ("A*b", ("A", "b")), ("c(A)", ("c", "A")),
                    ("A*x", ("A", "x"))]
-    with pytest.raises(StatgridError, match="MODEL variable 'z' is not in WORK.D"):
-        mx._parse_effects("x z", names, "WORK.D")
+    with pytest.raises(StatgridError, match="effect variable 'z' in model is not in the data"):
+        parse_effects("x z", names, "model")
 
 
 # ---------------------------------------------------------------------------- fixed effects
@@ -217,6 +219,25 @@ def test_type3_with_interaction_is_effect_coded_hypothesis(session, panel):
     Lv = np.array([[1, -1, 0, 1, -1, 0], [0, 1, -1, 0, 1, -1]]) / 2.0
     fv = float((Lv @ mu) @ np.linalg.solve(Lv @ cov @ Lv.T, Lv @ mu)) / 2
     assert t3["visit"]["FValue"] == pytest.approx(fv, rel=1e-6) and t3["trt*visit"]["NumDF"] == 2
+
+
+def test_mixed_and_glm_share_one_model_layer(session, panel):
+    """Nesting (visit(trt)) and @n (x|trt@1 = x trt) read the same in mixed and glm: without random
+    effects mixed is least squares, so the two give the same columns, the same aliased ones (one
+    aliasing rule), the same estimates and the same Type III F tests (one sum-to-zero coding)."""
+    model = "y = x|trt@1 visit(trt)"
+    m = mx.mixed(session, "work.p", model, class_="trt visit", print=False)
+    g = session.glm("work.p", model, class_="trt visit", print=False)
+    assert [t["Effect"] for t in m.stats["type3"]] == [row[0] for row in g.stats["y"]["type3"]] == \
+        ["x", "trt", "visit(trt)"]
+    glm_rows = [row for row in g.rows if row[0] == "y"]
+    assert [row[1] for row in glm_rows][:5] == ["Intercept", "x", "trt A", "trt B", "visit(trt) v1 A"]
+    assert len(m.rows) == len(glm_rows) == 1 + 1 + 2 + 6
+    assert [row[-4] is None for row in m.rows] == [row[4] is None for row in glm_rows]     # aliased: no SE
+    np.testing.assert_allclose([row[-5] for row in m.rows], [row[2] for row in glm_rows], rtol=1e-9, atol=1e-12)
+    f3 = {row[0]: row[4] for row in g.stats["y"]["type3"]}
+    for t in m.stats["type3"]:
+        assert t["FValue"] == pytest.approx(f3[t["Effect"]], rel=1e-8) and t["DenDF"] == g.stats["y"]["df_error"]
 
 
 # ---------------------------------------------------------------------------- random slopes, repeated

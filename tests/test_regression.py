@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 
 import numpy as np
 import pyarrow as pa
@@ -68,25 +69,36 @@ def test_nist_longley_certified_values(session):
     digits += [lre(row[3], want) for row, want in zip(r.rows, LONGLEY_SE)]
     digits += [lre(r.stats["rmse"], LONGLEY_RSD), lre(r.stats["rsquare"], LONGLEY_R2)]
     print(f"Longley: fewest correct digits {min(digits):.1f}")
-    assert min(digits) >= 10
+    # 13.8 in file order, 12.95 the fewest over 500 row orders. Before each column was shifted by its
+    # mean ahead of the QR: 10.9 (YEAR ≈ 1954 ± 5 lost ~2.6 digits to the intercept's reflection).
+    assert min(digits) >= 12
 
 
-@pytest.mark.parametrize("coefs", [[1, 1, 1, 1, 1, 1], [1, 0.1, 0.01, 0.001, 0.0001, 0.00001]],
-                         ids=["Wampler1", "Wampler2"])
-def test_nist_wampler_polynomials(session, coefs):
-    x = np.arange(21, dtype=float)
-    y = sum(c * x ** k for k, c in enumerate(coefs))
+# NIST StRD Wampler1/2: y = Σ c_k·x^k exactly (x = 0…20), so the certified estimates are the c_k. The
+# floors are statgrid's own digits and hold whatever the machine: over 500 random row orders (each
+# rounds differently, as another BLAS or CPU would) the fewest were 8.9 (Wampler1) and 12.3 (Wampler2);
+# in file order 9.1-9.3 and 12.6-13.1. Nothing here depends on how many digits another method keeps:
+# the normal equations reached 11.4 digits on Wampler2 on one machine and fewer on another.
+WAMPLER = {"Wampler1": ([1] * 6, 8.5), "Wampler2": ([Fraction(1, 10 ** k) for k in range(6)], 12.0)}
+
+
+@pytest.mark.parametrize("order_seed", [None, 1, 2])
+@pytest.mark.parametrize("name", list(WAMPLER))
+def test_nist_wampler_polynomials(session, name, order_seed):
+    coefs, floor = WAMPLER[name]
+    x = np.arange(21)
+    # NIST's data are the exact polynomial values (1.24992 for x = 2 in Wampler2), each stored once rounded
+    y = np.array([float(sum(c * Fraction(int(xi)) ** k for k, c in enumerate(coefs))) for xi in x])
+    if order_seed is not None:
+        order = np.random.default_rng(order_seed).permutation(21)
+        x, y = x[order], y[order]
+    x = x.astype(float)
     session.write_table("work.w", table(y=y, **{f"x{k}": x ** k for k in range(1, 6)}))
     r = session.reg("work.w", "y = x1 x2 x3 x4 x5", print=False)
-    digits = [lre(row[2], c) for row, c in zip(r.rows, coefs)]
-    # The normal equations on the same design (what a cross-product method does):
-    X = np.column_stack([x ** k for k in range(6)])
-    normal = np.linalg.solve(X.T @ X, X.T @ y)
-    normal_digits = min(lre(b, c) for b, c in zip(normal, coefs))
-    print(f"fewest correct digits: QR {min(digits):.1f}, normal equations {normal_digits:.1f}")
-    assert min(digits) >= 8
-    assert min(digits) > normal_digits + 2
-    assert r.stats["sse"] < 1e-12 * r.stats["sst"]
+    digits = [lre(row[2], float(c)) for row, c in zip(r.rows, coefs)]
+    print(f"{name}: fewest correct digits of the estimates {min(digits):.2f}")
+    assert min(digits) >= floor, digits
+    assert r.stats["sse"] < 1e-12 * r.stats["sst"] and r.stats["rsquare"] == pytest.approx(1, abs=1e-12)
 
 
 def test_aliased_and_constant_columns_are_named(session, captured):

@@ -22,6 +22,7 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 
 from statgrid.errors import StatgridError
+from statgrid.procs._aliasing import split_aliased
 
 
 class _Special:
@@ -34,7 +35,6 @@ class _Special:
 
 special = _Special()
 
-ALIAS_TOL = 1e-9
 MIN_ALPHA = 1e-6          # a negative binomial dispersion below this is no overdispersion: say so
 PARAM_TOL = 1e-8          # and no estimate moves by more than this share (linear convergence of non-canonical links)
 EPS = 1e-15
@@ -237,12 +237,9 @@ def _solve(R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def aliased_columns(R: np.ndarray, cols: list[int]) -> tuple[list[int], list[int]]:
-    """Split `cols` into kept and aliased, reading R's diagonal against each column's length."""
-    kept, aliased = [], []
-    for j, c in enumerate(cols):        # |R_jj| is column j's distance from the span of the ones before it
-        norm = np.linalg.norm(R[:, j])
-        (kept if norm > 0 and abs(R[j, j]) > ALIAS_TOL * norm else aliased).append(c)
-    return kept, aliased
+    """Split `cols` (R's first columns) into kept and aliased by the shared rule (_aliasing)."""
+    kept, aliased = split_aliased(R, len(cols))
+    return [cols[j] for j in kept], [cols[j] for j in aliased]
 
 
 def irls(rows: Rows, p: int, fam: Family, lk: Link, cols: list[int] | None = None, maxiter: int = 50,

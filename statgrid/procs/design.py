@@ -1,18 +1,26 @@
-"""MODEL statements with CLASS variables: effects, design columns and their codings.
+"""MODEL statements with CLASS variables: effects, design columns and their codings — the one
+design layer of glm, logistic, genmod and mixed.
 
-A model is written as SAS writes it: `y1 y2 = a b a*b x a|b|c @2`. `a*b` crosses variables,
-`a|b|c` expands to every crossing in SAS's order (a b a*b c a*c b*c a*b*c) and `@n` keeps the
-crossings of at most n variables. Nested effects (`b(a)`) are not supported (the error says so).
+A model is written as SAS writes it: `y1 y2 = a b a*b x a|b|c @2 b(a) x(a)`. `a*b` crosses
+variables, `a|b|c` expands to every crossing in SAS's order (a b a*b c a*c b*c a*b*c), `@n` keeps
+the crossings of at most n variables, and `b(a)` is b nested within a (`c(a b)`, `b*c(a)`, and a
+continuous variable within a CLASS one, `x(a)`, too); the variables inside the parentheses must be
+CLASS variables. A bar does not combine with nesting (write `a b(a)`).
 
 The design is built the way PROC GLM builds it: over-parameterized, one 0/1 column per level (per
-level combination for a crossing, the first variable's level varying slowest) times the product of
-the effect's continuous variables. Aliasing then leaves the later columns of each effect at 0, as
-SAS's G2 inverse does. Other codings are linear maps of these columns, effect by effect — a
-Kronecker product of one matrix per class variable — so one pass over the data serves them all:
-`coding(kind)` gives the map T with X_coded = X_over · T, for
+level combination for a crossing, the first variable's level varying slowest; for a nested effect
+the nesting variables vary slowest — SAS: "variables outside the parentheses index faster than those
+inside") times the product of the effect's continuous variables. Aliasing (statgrid.procs._aliasing)
+then leaves the later columns of each effect at 0, as SAS's G2 inverse does. Other codings are
+linear maps of these columns, effect by effect — a Kronecker product of one matrix per class
+variable — so one pass over the data serves them all: `coding(kind)` gives the map T with
+X_coded = X_over · T, for
   - 'effect': sum-to-zero (deviation) columns, the last level −1 (LOGISTIC's PARAM=EFFECT; with
     every cell filled, dropping an effect's columns gives Type III sums of squares);
   - 'ref': reference cell, the last level 0 (PARAM=REF).
+A nested effect has columns for the level combinations present in the data only (SAS: "no columns
+are generated corresponding to combinations of levels that do not occur"), so each a may have its
+own b labels, and b(a) takes b's contrasts among the b levels present within each level of a.
 Class levels are sorted as SAS sorts unformatted values: numbers by value, strings by bytes.
 """
 from __future__ import annotations
@@ -30,46 +38,78 @@ from statgrid.procs._base import as_list, check_columns, is_numeric, qi
 
 @dataclass(frozen=True)
 class Effect:
+    """One MODEL effect: its variables as written ('b*c(a)' → ('b', 'c', 'a')) and, for a nested
+    effect, the nesting variables, those inside the parentheses (('a',)). No variables: the intercept."""
+
     variables: tuple[str, ...]
+    within: tuple[str, ...] = ()
+
+    @property
+    def outer(self) -> tuple[str, ...]:
+        """The variables outside the parentheses (all of them for a crossing)."""
+        return self.variables[:len(self.variables) - len(self.within)]
 
     @property
     def name(self) -> str:
-        return "*".join(self.variables)
+        if not self.variables:
+            return "Intercept"
+        if not self.within:
+            return "*".join(self.variables)
+        return f"{'*'.join(self.outer)}({'*'.join(self.within)})"
 
 
-def _expand(token: str, by_lower: dict[str, str], where: str) -> list[tuple[str, ...]]:
+NESTED = re.compile(r"([^()|@]+)\(([^()|@]+)\)")
+
+
+def _tokens(text: str) -> list[str]:
+    """Split on whitespace, keeping 'a | b', 'a * b', 'b ( a )' and 'c(a b)' together as one token."""
+    text = re.sub(r"\s*([|*@])\s*", r"\1", text.strip())
+    text = re.sub(r"\s*\(\s*", "(", text)
+    text = re.sub(r"\s*\)", ")", text)
+    text = re.sub(r"\(([^()]*)\)", lambda m: "(" + "*".join(m.group(1).split()) + ")", text)   # c(a b) = c(a*b)
+    return text.split()
+
+
+def _expand(token: str, by_lower: dict[str, str], where: str) -> list[Effect]:
     degree = None
     if "@" in token:
         token, _, d = token.partition("@")
         if not d.isdigit() or int(d) < 1:
             raise StatgridError(f"'@{d}' in {where} is not a positive whole number (e.g. a|b|c@2).")
         degree = int(d)
-    if "(" in token:
-        raise StatgridError(f"nested effect {token!r} in {where} is not supported; write the crossing "
-                            "(a*b) instead.")
-    if "|" in token:
-        parts = [p for p in token.split("|")]
-        crossed: list[tuple[str, ...]] = []
-        for p in parts:                                   # SAS order: a b a*b c a*c b*c a*b*c
-            new = [tuple(p.split("*"))]
-            new += [c + tuple(p.split("*")) for c in crossed]
-            crossed += new
-        effects = crossed
-    else:
-        effects = [tuple(token.split("*"))]
-    out = []
-    for e in effects:
-        if any(not v for v in e):
-            raise StatgridError(f"effect {token!r} in {where} has an empty name; write a*b or a|b.")
-        names = []
-        for v in e:
+
+    def resolve(names: list[str]) -> list[str]:
+        out = []
+        for v in names:
+            if not v:
+                raise StatgridError(f"effect {token!r} in {where} has an empty name; write a*b, a|b or b(a).")
             if v.lower() not in by_lower:
                 raise StatgridError(f"effect variable {v!r} in {where} is not in the data; its variables are: "
                                     f"{', '.join(by_lower.values())}.")
-            names.append(by_lower[v.lower()])        # x*x of a number is x squared; a*a of a class is a
-        if degree is None or len(e) <= degree:
-            out.append(tuple(names))
-    return out
+            out.append(by_lower[v.lower()])        # x*x of a number is x squared; a*a of a class is a
+        return out
+
+    if "(" in token or ")" in token:
+        m = NESTED.fullmatch(token)
+        if not m:
+            raise StatgridError(f"effect {token!r} in {where} is not a nested effect as SAS writes one: b(a), "
+                                "c(a b) or b*c(a); a bar does not combine with nesting (write a b(a)).")
+        if degree is not None:
+            raise StatgridError(f"'@{degree}' after the nested effect {token!r} in {where}: '@' limits an "
+                                "a|b|c expansion; remove it.")
+        outer, within = resolve(m.group(1).split("*")), resolve(m.group(2).split("*"))
+        if set(outer) & set(within):
+            raise StatgridError(f"effect {token!r} in {where} nests a variable within itself; write b(a).")
+        return [Effect(tuple(outer + within), tuple(within))]
+    if "|" in token:
+        crossed: list[tuple[str, ...]] = []
+        for part in token.split("|"):                    # SAS order: a b a*b c a*c b*c a*b*c
+            new = [tuple(part.split("*"))]
+            new += [c + tuple(part.split("*")) for c in crossed]
+            crossed += new
+    else:
+        crossed = [tuple(token.split("*"))]
+    return [Effect(tuple(resolve(list(e)))) for e in crossed if degree is None or len(e) <= degree]
 
 
 def parse_model(model: str, available: Sequence[str], dsname: str, many_responses: bool = True
@@ -78,7 +118,7 @@ def parse_model(model: str, available: Sequence[str], dsname: str, many_response
     left, sep, right = model.partition("=")
     if not sep or not left.strip():
         raise StatgridError(f"model {model!r} is not 'y = effects'; name the response, '=', then the effects "
-                            "(a b a*b x or a|b).")
+                            "(a b a*b x, a|b or b(a)).")
     responses = check_columns(left.split(), available, "response", dsname)
     if len(responses) > 1 and not many_responses:
         raise StatgridError(f"model {model!r} names {len(responses)} responses; this procedure takes one.")
@@ -86,15 +126,13 @@ def parse_model(model: str, available: Sequence[str], dsname: str, many_response
 
 
 def parse_effects(text: str, available: Sequence[str], where: str) -> list[Effect]:
-    """'a b a*b x a|b@2' → effects in SAS's order (duplicates dropped)."""
+    """'a b a*b x a|b@2 c(a)' → effects in SAS's order (duplicates dropped)."""
     by_lower = {a.lower(): a for a in available}
     effects: list[Effect] = []
-    # tokens: split on whitespace, but keep 'a | b' and 'a * b' written with spaces together
-    text = re.sub(r"\s*([|*@])\s*", r"\1", text.strip())
-    for token in text.split():
+    for token in _tokens(text):
         for e in _expand(token, by_lower, where):
-            if Effect(e) not in effects:
-                effects.append(Effect(e))
+            if e not in effects:
+                effects.append(e)
     return effects
 
 
@@ -106,6 +144,10 @@ class Design:
     classes: list[str]
     levels: dict[str, list] = field(default_factory=dict)     # class variable → sorted levels
     intercept: bool = True
+    value_sets: dict = field(default_factory=dict, repr=False)  # class variable → its levels as an Arrow array
+    # nested effect → the level combinations present in the data, as positions in the full grid of its
+    # CLASS variables (effect_classes order, the first slowest), sorted: SAS makes columns for these only
+    cells: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
         self.continuous = sorted({v for e in self.effects for v in e.variables if v not in self.classes},
@@ -113,14 +155,24 @@ class Design:
 
     # ------------------------------------------------------------------ column layout
     def effect_classes(self, e: Effect) -> list[str]:
-        seen: list[str] = []
-        for v in e.variables:
-            if v in self.classes and v not in seen:
-                seen.append(v)
-        return seen
+        """e's CLASS variables in column order, the first varying slowest: as written for a crossing,
+        the nesting variables first for a nested effect."""
+        return [v for v in dict.fromkeys(e.within + e.outer) if v in self.classes]
+
+    def grid_size(self, e: Effect) -> int:
+        """How many combinations of levels e's CLASS variables have (1: none)."""
+        return int(np.prod([len(self.levels[v]) for v in self.effect_classes(e)] or [1]))
+
+    def combination(self, e: Effect, position: int) -> dict:
+        """The levels at `position` of e's grid of level combinations (column order, the first slowest)."""
+        out = {}
+        for v in reversed(self.effect_classes(e)):
+            position, k = divmod(int(position), len(self.levels[v]))
+            out[v] = self.levels[v][k]
+        return {v: out[v] for v in self.effect_classes(e)}
 
     def effect_width(self, e: Effect) -> int:
-        return int(np.prod([len(self.levels[v]) for v in self.effect_classes(e)] or [1]))
+        return len(self.cells[e]) if e in self.cells else self.grid_size(e)
 
     def slices(self) -> list[slice]:
         """Column range of each effect in the over-parameterized design (after the intercept)."""
@@ -135,16 +187,24 @@ class Design:
     def width(self) -> int:
         return (1 if self.intercept else 0) + sum(self.effect_width(e) for e in self.effects)
 
+    def column_labels(self) -> list[tuple[int | None, dict]]:
+        """Per design column: the index of its effect (None: the intercept) and its CLASS levels."""
+        out: list[tuple[int | None, dict]] = [(None, {})] if self.intercept else []
+        for i, e in enumerate(self.effects):
+            out += [(i, lab) for lab in self.effect_labels(e)]
+        return out
+
+    def effect_labels(self, e: Effect) -> list[dict]:
+        """The CLASS levels of each of e's columns."""
+        return [self.combination(e, g) for g in (self.cells[e] if e in self.cells else range(self.grid_size(e)))]
+
+    def label(self, e: Effect, levels: dict) -> str:
+        """'a*b p 1', 'b(a) 1 p': the effect and its levels in the order the effect names them."""
+        shown = [str(levels[v]) for v in dict.fromkeys(e.variables) if v in levels]
+        return " ".join([e.name, *shown])
+
     def column_names(self) -> list[str]:
-        names = ["Intercept"] if self.intercept else []
-        for e in self.effects:
-            cls = self.effect_classes(e)
-            if not cls:
-                names.append(e.name)
-                continue
-            for combo in itertools.product(*[self.levels[v] for v in cls]):
-                names.append(f"{e.name} {' '.join(str(c) for c in combo)}")
-        return names
+        return ["Intercept" if i is None else self.label(self.effects[i], lab) for i, lab in self.column_labels()]
 
     # ------------------------------------------------------------------ building
     def build(self, codes: dict[str, np.ndarray], values: dict[str, np.ndarray], m: int) -> np.ndarray:
@@ -164,8 +224,49 @@ class Design:
             index = np.zeros(m, dtype=np.int64)
             for v in cls:
                 index = index * len(self.levels[v]) + codes[v]
+            if e in self.cells:                      # grid position → its column among the present cells
+                index = np.searchsorted(self.cells[e], index)
             X[np.arange(m), sl.start + index] = cont
         return X
+
+    def matrix(self, rows, tail: Sequence[str] = ()) -> np.ndarray:
+        """Design rows of an Arrow table or record batch (CLASS columns raw, numbers as DOUBLE, no
+        missing values: prepare's SELECT), with the `tail` number columns appended."""
+        codes = {c: self.codes(rows, c) for c in self.classes}
+        values = {v: rows.column(v).to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+                  for v in {*self.continuous, *tail}}
+        X = self.build(codes, values, rows.num_rows)
+        return np.hstack([X, np.column_stack([values[t] for t in tail])]) if tail else X
+
+    def codes(self, rows, c: str) -> np.ndarray:
+        """Level index of CLASS variable c in each row of an Arrow table or batch."""
+        import pyarrow.compute as pc
+
+        return pc.index_in(rows.column(c), value_set=self.value_sets[c]).to_numpy(zero_copy_only=False) \
+            .astype(np.int64)
+
+    # ------------------------------------------------------------------ codings
+    def _full_coded(self) -> list[dict[str, bool]]:
+        """Per effect, per CLASS variable: coded with all k indicators (True) or k−1 contrasts.
+        Marginality: contrasts only where the effect without that variable is already in the model
+        (the intercept for a main effect); otherwise all k, so the coded columns span what the
+        over-parameterized ones span (noint, 'a a*x', 'a a*b')."""
+        spanned = {frozenset()} if self.intercept else set()
+        out = []
+        for e in self.effects:
+            vars_e = frozenset(e.variables)
+            full = {v: (vars_e - {v}) not in spanned for v in self.effect_classes(e)}
+            spanned |= {vars_e - {v} for v, f in full.items() if f} | {vars_e}
+            out.append(full)
+        return out
+
+    def present_coded(self, i: int) -> bool:
+        """Whether coding() takes effect i's contrasts among the levels present: a nested effect with
+        one CLASS variable outside the parentheses, coded by contrasts, its nesting variables by
+        indicators (b(a) in 'a b(a)')."""
+        e, full = self.effects[i], self._full_coded()[i]
+        outer = [v for v in e.outer if v in self.classes]
+        return bool(e.within) and len(outer) == 1 and not full[outer[0]] and all(full[v] for v in e.within)
 
     def coding(self, kind: str) -> tuple[np.ndarray, list[str], list[slice]]:
         """T (over-parameterized → coded columns), the coded column names and each effect's slice."""
@@ -176,35 +277,28 @@ class Design:
             blocks.append(np.ones((1, 1)))
             names.append("Intercept")
         start = len(names)
-        # Marginality: a class variable is coded with k−1 contrasts only where the effect without it
-        # is already in the model (the intercept for a main effect); otherwise with all k indicators,
-        # so the coded columns span what the over-parameterized ones span (noint, 'a a*x', 'a a*b').
-        spanned = {frozenset()} if self.intercept else set()
-        for e in self.effects:
+        for i, (e, full) in enumerate(zip(self.effects, self._full_coded())):
             cls = self.effect_classes(e)
-            vars_e = frozenset(e.variables)
-            mats, labels = [], []
-            for v in cls:
-                k = len(self.levels[v])
-                full = (vars_e - {v}) not in spanned
-                c = np.eye(k) if full else np.eye(k)[:, :k - 1]
-                if kind == "effect" and not full:
-                    c = c.copy()
-                    c[k - 1, :] = -1.0
-                mats.append(c)
-                labels.append([str(x) for x in (self.levels[v] if full else self.levels[v][:k - 1])])
-                if full:
-                    spanned.add(vars_e - {v})
-            spanned.add(vars_e)
-            t = np.ones((1, 1))
-            for mtx in mats:
-                t = np.kron(t, mtx)
-            blocks.append(t)
-            if cls:
-                for combo in itertools.product(*labels):
-                    names.append(f"{e.name} {' '.join(combo)}")
+            if self.present_coded(i):
+                t, labels = self._nested_contrasts(e, kind)
             else:
-                names.append(e.name)
+                mats, per_var = [], []
+                for v in cls:
+                    k = len(self.levels[v])
+                    c = np.eye(k) if full[v] else np.eye(k)[:, :k - 1]
+                    if kind == "effect" and not full[v]:
+                        c = c.copy()
+                        c[k - 1, :] = -1.0
+                    mats.append(c)
+                    per_var.append(self.levels[v] if full[v] else self.levels[v][:k - 1])
+                t = np.ones((1, 1))
+                for mtx in mats:
+                    t = np.kron(t, mtx)
+                if e in self.cells:        # rows of the cells present (the others have no column)
+                    t = t[self.cells[e]]
+                labels = [dict(zip(cls, combo)) for combo in itertools.product(*per_var)]
+            blocks.append(t)
+            names += [self.label(e, lab) for lab in labels]
             slices.append(slice(start, start + t.shape[1]))
             start += t.shape[1]
         rows = sum(b.shape[0] for b in blocks)
@@ -216,6 +310,41 @@ class Design:
             r += b.shape[0]
             c += b.shape[1]
         return T, names, slices
+
+    def _nested_contrasts(self, e: Effect, kind: str) -> tuple[np.ndarray, list[dict]]:
+        """b(a): within each level (combination) of the nesting variables, contrasts among the b levels
+        present there — the last present one −1 ('effect') or 0 ('ref')."""
+        k = len(self.levels[self.effect_classes(e)[-1]])
+        present = self.cells.get(e, np.arange(self.grid_size(e)))
+        columns, labels = [], []
+        for block in np.unique(present // k):
+            here = np.flatnonzero(present // k == block)          # this block's columns, in order
+            for j in here[:-1]:
+                col = np.zeros(len(present))
+                col[j] = 1.0
+                if kind == "effect":
+                    col[here[-1]] = -1.0
+                columns.append(col)
+                labels.append(self.combination(e, present[j]))
+        return (np.column_stack(columns) if columns else np.zeros((len(present), 0))), labels
+
+    def average_weights(self, e: Effect, chosen: dict, labels: list[dict] | None = None) -> np.ndarray:
+        """LS-means: the weight of each of e's columns in the average that sets the CLASS variables in
+        `chosen` to their levels and averages over the others, each level equally weighted; for a
+        nested effect, over the cells present within each level of its nesting variables (as SAS).
+        labels: effect_labels(e), when the caller has them already."""
+        labels = self.effect_labels(e) if labels is None else labels
+        w = np.array([float(all(lab[v] == chosen[v] for v in lab if v in chosen)) for lab in labels])
+        free = [v for v in self.effect_classes(e) if v not in chosen]
+        free_outer = [v for v in free if v not in e.within] if e in self.cells else []
+        w /= float(np.prod([len(self.levels[v]) for v in free if v not in free_outer]))
+        if free_outer:
+            groups = [tuple(lab[v] for v in e.within) for lab in labels]
+            count: dict[tuple, int] = {}
+            for g, x in zip(groups, w):
+                count[g] = count.get(g, 0) + (x != 0)
+            w = np.array([x / count[g] if x else 0.0 for g, x in zip(groups, w)])
+        return w
 
 
 def prepare(s, src, effects: list[Effect], responses: list[str], class_: str | Sequence[str] | None,
@@ -232,7 +361,12 @@ def prepare(s, src, effects: list[Effect], responses: list[str], class_: str | S
     for v in [*responses, *extra, *[u for u in used_in_effects if u not in classes]]:
         if not is_numeric(types[v]):
             raise StatgridError(f"variable {v!r} in {src} is {types[v]}, not numeric; name it in class= to treat "
-                                "it as a classification variable.")
+                                f"it as a classification variable (class_={v!r}).")
+    for e in effects:
+        for v in e.within:
+            if v not in classes:
+                raise StatgridError(f"nested effect {e.name!r}: {v!r}, inside the parentheses, must be a CLASS "
+                                    "variable; name it in class=.")
     for r in responses:
         if r in classes:
             raise StatgridError(f"response {r!r} is also a CLASS variable; a response must be numeric.")
@@ -242,34 +376,35 @@ def prepare(s, src, effects: list[Effect], responses: list[str], class_: str | S
                                *extra, *responses, *raw]))
     # a row is used only if every CLASS variable is present, in the model or not (as SAS)
     where = " AND ".join(f"{qi(c)} IS NOT NULL" for c in [*used, *unused_classes]) or "TRUE"
-    levels = {}
-    for c in classes:
-        vals = s.con.sql(f"SELECT DISTINCT {qi(c)} FROM ({src.scan_sql()}) WHERE {where} ORDER BY 1"
-                         ).to_arrow_table().column(0)
-        levels[c] = vals
-    design = Design(effects, classes, {c: v.to_pylist() for c, v in levels.items()}, intercept)
-    design._value_sets = levels                                  # arrow arrays for index_in
+    rows_used = f"SELECT * FROM ({src.scan_sql()}) WHERE {where}"
+    value_sets = levels_of(s, rows_used, classes)
+    design = Design(effects, classes, {c: v.to_pylist() for c, v in value_sets.items()}, intercept, value_sets)
+    for e in effects:
+        cls = design.effect_classes(e)
+        if e.within and len(cls) > 1:
+            combos = s.con.sql(f"SELECT DISTINCT {', '.join(qi(c) for c in cls)} FROM ({rows_used})").to_arrow_table()
+            position = np.zeros(combos.num_rows, dtype=np.int64)
+            for c in cls:
+                position = position * len(design.levels[c]) + design.codes(combos, c)
+            design.cells[e] = np.unique(position)
     select = ", ".join(qi(c) if c in classes or c in raw else f"CAST({qi(c)} AS DOUBLE) AS {qi(c)}" for c in used)
     sql = f"SELECT {select} FROM ({src.scan_sql()}) WHERE {where}"
     n_missing = s.con.sql(f"SELECT count(*) FROM ({src.scan_sql()}) WHERE NOT ({where})").fetchall()[0][0]
     return design, sql, where, n_missing
 
 
+def levels_of(s, sql: str, columns: Sequence[str]) -> dict:
+    """The distinct values of each column over the rows of `sql`, sorted as SAS sorts unformatted
+    values (the engine's ORDER BY: numbers by value, strings by bytes), as Arrow arrays."""
+    return {c: s.con.sql(f"SELECT DISTINCT {qi(c)} FROM ({sql}) ORDER BY 1").to_arrow_table().column(0)
+            .combine_chunks() for c in columns}
+
+
 def chunks(s, design: Design, sql: str, rows: int, tail: Sequence[str]):
     """Stream the rows of `sql` as design matrices with the `tail` number columns appended."""
-    import pyarrow.compute as pc
-
-    reader = s.con.sql(sql).to_arrow_reader(rows)
-    for batch in reader:
-        m = batch.num_rows
-        if m == 0:
-            continue
-        codes = {c: pc.index_in(batch.column(c), value_set=design._value_sets[c]).to_numpy(zero_copy_only=False)
-                 .astype(np.int64) for c in design.classes}
-        values = {v: batch.column(v).to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
-                  for v in {*design.continuous, *tail}}
-        X = design.build(codes, values, m)
-        yield np.hstack([X, np.column_stack([values[t] for t in tail])]) if tail else X
+    for batch in s.con.sql(sql).to_arrow_reader(rows):
+        if batch.num_rows:
+            yield design.matrix(batch, tail)
 
 
 def chunk_rows(memsize_bytes: int, width: int) -> int:

@@ -10,7 +10,8 @@ Everything afterwards comes from R:
   - Type III SS: the error SS rise when an effect's columns leave the full model written in
     sum-to-zero coding (R·T, T from design.coding('effect')). With every cell of the crossings
     filled this is SAS's Type III; with empty cells SAS's Type III (and Type IV) differ and the
-    log says so;
+    log says so. A nested effect b(a) has columns for the combinations present only (as SAS) and
+    sums to zero over the b levels present within each a, so each a may have its own b labels;
   - LS-means: L·b with L averaging each effect over the levels of the class variables not in it
     and covariates at their means, SE from R⁻¹; non-estimable ones are reported as such.
 Rows with a missing value in any MODEL or CLASS variable are left out. Unlike SAS (which analyses
@@ -19,7 +20,6 @@ them: the responses share one factor R.
 """
 from __future__ import annotations
 
-import itertools
 import math
 from typing import Sequence
 
@@ -45,7 +45,7 @@ def _sse(R, n, names, cols, p) -> tuple[float, int]:
 def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noint: bool = False,
         lsmeans: str | Sequence[str] | None = None, ss: str = "1 3", outstat: str | None = None,
         print: bool = True) -> ResultTable:
-    """Least squares of 'y1 y2 = a b a*b x' (A|B|C and @n expand as in SAS) with class_ variables.
+    """Least squares of 'y1 y2 = a b a*b x' (A|B|C, @n and nesting B(A) as in SAS) with class_ variables.
     Returns the parameter estimates of every response (Dependent, Parameter, Estimate, Biased,
     StdErr, tValue, Probt); `stats[response]` holds the ANOVA, fit, Type I/III tables and LS-means.
     outstat= writes the SS table (_NAME_, _SOURCE_, _TYPE_ SS1/SS3/ERROR, DF, SS, F, PROB) as OUTSTAT=."""
@@ -68,7 +68,8 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
     p = design.width
     q = len(responses)
     rows = _design.chunk_rows(s.options.memsize_bytes, p + q)
-    R, n, mean, _ = accumulate(_design.chunks(s, design, sql, rows, responses), p + q, False)
+    R, n, mean, _ = accumulate(_design.chunks(s, design, sql, rows, responses), p + q, False,
+                              ones_first=design.intercept)
     if R is None or n == 0:
         raise StatgridError(f"{src} has no observation with every MODEL variable present "
                             f"({n_missing} with a missing value); nothing to fit.")
@@ -78,8 +79,10 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
     slices = design.slices()
     T, eff_names, eff_slices = design.coding("effect")
     cov_means = {v: float(x) for v, x in _covariate_means(s, design, sql).items()}
-    empty_cells = [e.name for e, sl in zip(effects, slices) if len(design.effect_classes(e)) > 1
-                   and np.any(np.linalg.norm(R[:, sl], axis=0) == 0)]
+    empty = np.linalg.norm(R[:, :p], axis=0) == 0           # design columns no row has
+    empty_cells = [e.name for i, (e, sl) in enumerate(zip(effects, slices))
+                   if len(design.effect_classes(e)) > 1 and not design.present_coded(i)
+                   and (empty[sl].any() or design.effect_width(e) < design.grid_size(e))]
     if empty_cells and "3" in want_ss:
         s.log.note(f"Some cells of {', '.join(empty_cells)} have no observations: the Type III sums of squares "
                    "here test sum-to-zero hypotheses, which differ from SAS's Type III/IV with empty cells.")
@@ -167,25 +170,21 @@ def _covariate_means(s, design, sql) -> dict[tuple, float]:
 
 
 def _lsmeans(design, effect, fit, null, cov_means, mse) -> list[list]:
-    """Rows: levels of `effect`, LSMean, StdErr, tValue, Probt (None where not estimable);
-    `null` spans the null space of the design columns."""
+    """Rows: levels of `effect` (the combinations it has columns for), LSMean, StdErr, tValue, Probt
+    (None where not estimable); `null` spans the null space of the design columns."""
     p = design.width
     target = design.effect_classes(effect)
+    slices = design.slices()
+    labels = [design.effect_labels(e) for e in design.effects]
     rows = []
-    for combo in itertools.product(*[design.levels[v] for v in target]):
-        chosen = dict(zip(target, combo))
+    for chosen in labels[design.effects.index(effect)]:
+        combo = [chosen[v] for v in target]
         L = np.zeros(p)
         if design.intercept:
             L[0] = 1.0
-        for e, sl in zip(design.effects, design.slices()):
+        for e, sl, lab in zip(design.effects, slices, labels):
             prod = tuple(v for v in e.variables if v not in design.classes)
-            cont = cov_means[prod] if prod else 1.0
-            cls = design.effect_classes(e)
-            for k, lv in enumerate(itertools.product(*[design.levels[v] for v in cls])):
-                w = cont
-                for v, level in zip(cls, lv):
-                    w *= (1.0 if level == chosen[v] else 0.0) if v in chosen else 1.0 / len(design.levels[v])
-                L[sl.start + k] = w
+            L[sl] = (cov_means[prod] if prod else 1.0) * design.average_weights(e, chosen, lab)
         if null.size and np.max(np.abs(L @ null)) > ESTIMABLE_TOL * max(1.0, np.abs(L).max()):
             rows.append([*combo, None, None, None, None])
             continue
@@ -230,7 +229,7 @@ def _listing(t: ResultTable, design, responses, n, n_missing) -> str:
                          "to solve the normal equations. Terms whose estimates are followed by the letter 'B' are "
                          "not uniquely estimable.\n")
         for name, rows in st["lsmeans"].items():
-            cls = name.split("*")
+            cls = design.effect_classes(next(e for e in design.effects if e.name == name))
             parts.append(render_table([*cls, f"{y} LSMEAN", "Standard Error", "t Value", "Pr > |t|"], rows,
                                       title=f"Least Squares Means: {name}"))
     return "\n".join(parts)

@@ -19,12 +19,14 @@ valid for a singular G, and batched over subjects with numpy (no loop over subje
 statsmodels' own optimisation does loop, and is the slow part on many subjects).
 
 Statements. model='y = x a a*b' (fixed effects; A*B is the interaction, A|B expands to A B A*B,
-B(A) is B nested in A); class_ variables are classification variables, coded as SAS's GLM
-parameterization: one column per level and per combination of levels, a column that is a linear
-combination of the columns before it is aliased (estimate 0, no standard error, shown as in SAS;
-for a main effect that is its last level). random='intercept x' with subject='id' (or 'id(trt)',
-'id*site') gives each subject a random intercept and slopes; random_type='vc' (SAS's default for
-RANDOM: independent effects, one variance each) or 'un' (unstructured G, parameters UN(i,j)).
+@n keeps crossings of at most n variables, B(A) is B nested in A — statgrid.procs.design, the
+MODEL layer glm uses too); class_ variables are classification variables, coded as SAS's GLM
+parameterization: one column per level and per combination of levels (for a nested effect, per
+combination present), a column that is a linear combination of the columns before it is aliased
+(statgrid.procs._aliasing: estimate 0, no standard error, shown as in SAS; for a main effect that
+is its last level). random='intercept x' with subject='id' (or 'id(trt)', 'id*site') gives each
+subject a random intercept and slopes; random_type='vc' (SAS's default for RANDOM: independent
+effects, one variance each) or 'un' (unstructured G, parameters UN(i,j)).
 random='batch' without subject= (a CLASS variable) is the classic random effect of PROC MIXED's
 `random batch;`, fitted as a random intercept per batch. Random effects of a CLASS variable within
 subjects, several RANDOM statements and crossed effects are not supported (an error says so).
@@ -56,9 +58,10 @@ within-subject DF (the rest); an effect that changes within any subject gets the
 (SAS's further partition of the within DF among several within-subject CLASS effects is not
 done). With neither: residual DF n − rank X. Type 3 Tests of Fixed Effects are Wald F tests,
 F = b_Aᵀ Cov(b_A)⁻¹ b_A / rank, of each effect's columns in an effect-coded (sum-to-zero)
-reparameterization of the same model, which are SAS's Type III hypotheses when every cell of the
-CLASS effects is filled; if some cell is empty the test is of the effect's columns in the GLM
-parameterization and a note says so.
+reparameterization of the same model (design.coding('effect'), glm's Type III coding), which are
+SAS's Type III hypotheses when every cell of the CLASS effects is filled (a nested effect's
+contrasts are among the levels present); if some cell is empty the test is of the effect's
+columns in the GLM parameterization and a note says so.
 
 GLIMMIX. glimmix() fits a logistic model with a random intercept per subject with statsmodels'
 BinomialBayesMixedGLM: method='vb' (variational Bayes, mean-field Gaussian approximation to the
@@ -79,6 +82,7 @@ Observations with a missing value in any variable the model uses are not used (a
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import warnings
@@ -89,6 +93,8 @@ from typing import Any
 import numpy as np
 
 from statgrid.errors import StatgridError
+from statgrid.procs import design as _design
+from statgrid.procs._aliasing import split_aliased
 from statgrid.procs._base import (
     ResultTable,
     as_list,
@@ -96,11 +102,10 @@ from statgrid.procs._base import (
     format_value,
     is_numeric,
     procedure,
-    qi,
     render_table,
 )
+from statgrid.procs.design import Effect
 
-ALIAS_TOL = 1e-9        # |R_jj| below this share of ‖x_j‖: a column lies in the span of the columns before it
 RANK_TOL = 1e-9         # singular values of unit-scaled columns below this count as zero (containment ranks)
 BOUNDARY_TOL = 1e-6     # a variance component ≤ this · σ² is on the boundary (reported as 0)
 POLISH_GTOL = 1e-8      # gradient tolerance of the polishing fit
@@ -112,32 +117,7 @@ REPEATED_TYPES = ("cs",)
 
 
 # ---------------------------------------------------------------------------- model specification
-@dataclass(frozen=True)
-class Effect:
-    name: str                 # as SAS prints it: 'Intercept', 'x', 'a*b', 'b(a)'
-    vars: tuple[str, ...]     # the data set's column names; () for the intercept
-
-
-def _parse_effects(text: str, names: Sequence[str], dsname: str, role: str = "MODEL") -> list[Effect]:
-    """'x a a*b b(a) a|b' → effects in order, without repeats."""
-    out: list[Effect] = []
-    for token in text.split():
-        m = re.fullmatch(r"([^()]+)\(([^()]+)\)", token)
-        if m:                                    # b(a): b nested in a, columns of the b×a cells
-            inner = check_columns(m.group(2).replace("*", " ").split(), names, role, dsname)
-            outer = check_columns(m.group(1).split("*"), names, role, dsname)
-            effects = [Effect(f"{'*'.join(outer)}({'*'.join(inner)})", tuple(outer + inner))]
-        elif "|" in token:                       # a|b|c → a b a*b c a*c b*c a*b*c (SAS's order)
-            parts = check_columns([p for p in token.split("|") if p], names, role, dsname)
-            combos: list[tuple[str, ...]] = []
-            for v in parts:
-                combos += [(v,)] + [c + (v,) for c in combos]
-            effects = [Effect("*".join(c), c) for c in combos]
-        else:
-            vs = check_columns([p for p in token.split("*") if p], names, role, dsname)
-            effects = [Effect("*".join(vs), tuple(vs))]
-        out += [e for e in effects if e not in out]
-    return out
+INTERCEPT = Effect(())                 # mixed lists the intercept as an effect (its DF, its row)
 
 
 def _parse_subject(text: str | Sequence[str] | None, names: Sequence[str], dsname: str) -> tuple[list[str], str]:
@@ -154,88 +134,43 @@ def _parse_subject(text: str | Sequence[str] | None, names: Sequence[str], dsnam
     return cols, token
 
 
-def _split_model(model: str) -> tuple[str, str]:
-    dep, sep, rhs = model.partition("=")
-    if not sep or not dep.strip() or len(dep.split()) != 1:
-        raise StatgridError(f"model {model!r} is not 'y = x1 x2 ...'; name the dependent variable, '=', then "
-                            "the fixed effects.")
-    return dep.strip(), rhs
-
-
-# ---------------------------------------------------------------------------- data
-def _load(s, src, used: list[str], role: str):
-    """The used variables as a pandas DataFrame (input order) and the number of rows read."""
-    n_read = s.con.sql(f"SELECT count(*) FROM ({src.scan_sql()})").fetchall()[0][0]
-    need = n_read * len(used) * 8
-    if need > s.options.memsize_bytes:
-        raise StatgridError(f"{role} holds its data in memory: {n_read} rows × {len(used)} variables × 8 bytes = "
-                            f"{need / 2**20:.1f} MiB, above memsize={s.options.memsize_bytes / 2**20:.1f} MiB; "
-                            "raise memsize or fit a sample or subset of the data.")
-    sel = ", ".join(qi(c) for c in used)
-    df = s.fetch_arrow(f"SELECT {sel} FROM ({src.scan_sql()})").to_pandas()
-    df = df.dropna(how="any").reset_index(drop=True)
-    return df, n_read
-
-
-def _levels(values, numeric: bool) -> list:
-    """CLASS levels in SAS's default order (ORDER=FORMATTED: numbers by value, text by its characters)."""
-    u = list(dict.fromkeys(values.tolist()))
-    return sorted(u, key=float) if numeric else sorted(u, key=str)
-
-
 # ---------------------------------------------------------------------------- design matrices
 @dataclass
-class Design:
-    effects: list[Effect]
+class Fixed:
+    """The fixed-effects design of the rows used: PROC GLM's over-parameterized columns (design.py),
+    those aliased (_aliasing) left out of X, and the effect coding of the Type 3 tests."""
+
+    effects: list[Effect]               # INTERCEPT first, then the MODEL's effects
     X: np.ndarray                       # kept (non-aliased) columns of the GLM parameterization
+    X_full: np.ndarray                  # every column of the GLM parameterization
     col_effect: list[int]               # per GLM column: index of its effect
     col_levels: list[dict[str, Any]]    # per GLM column: CLASS variable → level
     kept: list[int]                     # GLM columns estimated (the others are aliased, estimate 0)
-    n_full: int = 0
+    T: np.ndarray                       # GLM columns → sum-to-zero (Type III) columns
+    coded_effect: list[int]             # per sum-to-zero column: index of its effect
+
+    @property
+    def n_full(self) -> int:
+        return self.X_full.shape[1]
+
+    def reordered(self, order: np.ndarray) -> Fixed:
+        """The same design with its rows in `order`."""
+        return dataclasses.replace(self, X=self.X[order], X_full=self.X_full[order])
 
 
-def _effect_columns(effect: Effect, df, levels: dict[str, list], coding: str) -> tuple[np.ndarray, list[dict]]:
-    """One effect's columns: 'glm' — an indicator per level (combination); 'effect' — sum-to-zero
-    contrasts (level j minus the last level), the coding whose tests are SAS's Type III."""
-    n = len(df)
-    cols = np.ones((n, 1))
-    labels: list[dict] = [{}]
-    for v in effect.vars:
-        if v in levels:
-            lv = levels[v]
-            codes = df[v].map({x: i for i, x in enumerate(lv)}).to_numpy()
-            ind = np.zeros((n, len(lv)))
-            ind[np.arange(n), codes] = 1.0
-            if coding == "effect":
-                ind = ind[:, :-1] - ind[:, -1:]
-                lv = lv[:-1]
-            cols = (cols[:, :, None] * ind[:, None, :]).reshape(n, -1)
-            labels = [{**lab, v: x} for lab in labels for x in lv]
-        else:
-            cols = cols * df[v].to_numpy(dtype=float)[:, None]
-    return cols, labels
-
-
-def _design(df, effects: list[Effect], levels: dict[str, list], memsize: int) -> Design:
-    blocks, col_effect, col_levels = [], [], []
-    n_full = 0
-    for i, e in enumerate(effects):
-        width = math.prod(len(levels[v]) for v in e.vars if v in levels)
-        n_full += width
-        if len(df) * n_full * 8 * 3 > memsize:
-            raise StatgridError(f"the fixed-effects design has {n_full}+ columns × {len(df)} rows, above memsize; "
-                                "drop CLASS effects with many levels or raise memsize.")
-        m, labs = _effect_columns(e, df, levels, "glm")
-        blocks.append(m)
-        col_effect += [i] * m.shape[1]
-        col_levels += labs
-    X = np.hstack(blocks)
-    R = np.linalg.qr(X, mode="r")
-    diag = np.abs(np.diag(R)) if R.shape[0] >= X.shape[1] else \
-        np.abs(np.concatenate([np.diag(R), np.zeros(X.shape[1] - R.shape[0])]))
-    norms = np.linalg.norm(X, axis=0)
-    kept = [j for j in range(X.shape[1]) if norms[j] > 0 and diag[j] > ALIAS_TOL * norms[j]]
-    return Design(effects, X[:, kept], col_effect, col_levels, kept, X.shape[1])
+def _fixed(st: Setup, memsize: int) -> Fixed:
+    d = st.design
+    n = len(st.df)
+    if n * d.width * 8 * 3 > memsize:
+        raise StatgridError(f"the fixed-effects design has {d.width} columns × {n} rows, above memsize; "
+                            "drop CLASS effects with many levels or raise memsize.")
+    X = d.matrix(st.table)
+    kept, _ = split_aliased(np.linalg.qr(X, mode="r"))
+    labels = d.column_labels()
+    T, _, slices = d.coding("effect")
+    coded = [0] + [i + 1 for i, sl in enumerate(slices) for _ in range(sl.start, sl.stop)]
+    return Fixed([INTERCEPT, *d.effects], X[:, kept], X, [0 if i is None else i + 1 for i, _ in labels],
+                 [lab for _, lab in labels], kept, T, coded)
 
 
 def _rank_scaled(A: np.ndarray, ref: np.ndarray) -> int:
@@ -387,19 +322,19 @@ def _rank_xz(X: np.ndarray, Z: np.ndarray, b: Blocks) -> int:
     return rank_z + _rank_scaled(resid, X)
 
 
-def _df_containment(design: Design, Z: np.ndarray, re_vars: list[set], b: Blocks) -> tuple[dict[int, float], int]:
+def _df_containment(design: Fixed, Z: np.ndarray, re_vars: list[set], b: Blocks) -> tuple[dict[int, float], int]:
     X = design.X
     ranks = [_rank_scaled(X, X)] + [_rank_xz(X, Z[:, :k + 1], b) for k in range(Z.shape[1])]
     contrib = [ranks[k + 1] - ranks[k] for k in range(Z.shape[1])]
     resid_df = X.shape[0] - ranks[-1]
     out = {}
     for i, e in enumerate(design.effects):
-        found = [contrib[k] for k, vs in enumerate(re_vars) if set(e.vars) <= vs]
+        found = [contrib[k] for k, vs in enumerate(re_vars) if set(e.variables) <= vs]
         out[i] = float(min(found)) if found else float(resid_df)
     return out, resid_df
 
 
-def _df_between_within(design: Design, b: Blocks) -> tuple[dict[int, float], int]:
+def _df_between_within(design: Fixed, b: Blocks) -> tuple[dict[int, float], int]:
     X = design.X
     n = X.shape[0]
     spread = np.maximum.reduceat(X, b.starts, axis=0) - np.minimum.reduceat(X, b.starts, axis=0)
@@ -435,16 +370,12 @@ def _wald(b: np.ndarray, C: np.ndarray) -> tuple[float, int]:
     return float(np.sum(z ** 2 / w[keep])), int(keep.sum())
 
 
-def _type3(df, design: Design, levels, beta, cov) -> tuple[list[tuple[int, float, int]], bool]:
+def _type3(design: Fixed, beta, cov) -> tuple[list[tuple[int, float, int]], bool]:
     """[(effect index, Wald chi-square, rank)] per effect but the intercept; and whether the
     effect-coded (Type III) hypotheses could be used."""
     Xk = design.X
-    blocks, s_effect = [], []
-    for i, e in enumerate(design.effects):
-        m, _ = _effect_columns(e, df, levels, "effect")
-        blocks.append(m)
-        s_effect += [i] * m.shape[1]
-    Xs = np.hstack(blocks)
+    Xs = design.X_full @ design.T
+    s_effect = design.coded_effect
     B, *_ = np.linalg.lstsq(Xs, Xk, rcond=None)
     same_space = (Xs.shape[1] == Xk.shape[1] and _rank_scaled(Xs, Xs) == Xs.shape[1]
                   and np.linalg.norm(Xs @ B - Xk) <= 1e-8 * max(np.linalg.norm(Xk), 1e-300))
@@ -454,7 +385,7 @@ def _type3(df, design: Design, levels, beta, cov) -> tuple[list[tuple[int, float
         bb, C, col_eff = beta, cov, [design.col_effect[j] for j in design.kept]
     out = []
     for i, e in enumerate(design.effects):
-        if not e.vars:
+        if not e.variables:
             continue
         idx = [k for k, ce in enumerate(col_eff) if ce == i]
         if not idx:
@@ -474,43 +405,57 @@ class Setup:
     class_vars: list[str]
     subject: list[str]
     subject_name: str
-    df: Any = None
+    design: Any = None        # statgrid.procs.design.Design of the MODEL effects
+    sql: str = ""             # the SELECT of the rows used (design.prepare)
+    table: Any = None         # those rows (Arrow)
+    df: Any = None            # and as pandas
     n_read: int = 0
-    levels: dict[str, list] = field(default_factory=dict)
+    levels: dict[str, list] = field(default_factory=dict)     # every CLASS variable's levels
 
 
-def _setup(s, data, model, class_, subject, extra: list[str], role: str, numeric_dep: bool) -> Setup:
+def _setup(s, data, model, class_, subject, extra: list[str], role: str, numeric_dep: bool,
+           repeated: Sequence[str] = ()) -> Setup:
+    """Check the statements, and read the rows used (no missing value in any variable named, as SAS)
+    into memory: rows × variables × 8 bytes above MEMSIZE is an error. extra: numeric RANDOM
+    variables; repeated: the REPEATED effect's variables (any type)."""
     src = s.dataset(data)
     cols = s.columns(src.scan_sql())
     names = [c for c, _ in cols]
     types = dict(cols)
-    dep_s, rhs = _split_model(model)
-    dep = check_columns([dep_s], names, "dependent", str(src))[0]
-    effects = [Effect("Intercept", ())] + _parse_effects(rhs, names, str(src))
+    (dep,), effects = _design.parse_model(model, names, str(src), many_responses=False)
     class_vars = check_columns(as_list(class_), names, "CLASS", str(src))
     subj, subj_name = _parse_subject(subject, names, str(src))
     extra = check_columns(extra, names, "RANDOM", str(src))
+    repeated = check_columns(list(repeated), names, "REPEATED", str(src))
     if numeric_dep and not is_numeric(types[dep]):
         raise StatgridError(f"dependent variable {dep!r} in {src} is {types[dep]}, not numeric.")
-    if dep in {v for e in effects for v in e.vars}:
+    if dep in {v for e in effects for v in e.variables}:
         raise StatgridError(f"dependent variable {dep!r} is also a fixed effect in model {model!r}.")
-    for e in effects:
-        for v in e.vars:
-            if v not in class_vars and not is_numeric(types[v]):
-                raise StatgridError(f"MODEL variable {v!r} in {src} is {types[v]}: list it in class_= to treat it "
-                                    "as a classification variable, or use a numeric variable.")
-    used = list(dict.fromkeys([dep, *[v for e in effects for v in e.vars], *class_vars, *subj, *extra]))
-    st = Setup(src, dep, effects, class_vars, subj, subj_name)
-    st.df, st.n_read = _load(s, src, used, role)
+    used = list(dict.fromkeys([dep, *[v for e in effects for v in e.variables], *class_vars, *subj, *extra,
+                               *repeated]))
+    n_read = s.con.sql(f"SELECT count(*) FROM ({src.scan_sql()})").fetchall()[0][0]
+    need = n_read * len(used) * 8
+    if need > s.options.memsize_bytes:
+        raise StatgridError(f"{role} holds its data in memory: {n_read} rows × {len(used)} variables × 8 bytes = "
+                            f"{need / 2**20:.1f} MiB, above memsize={s.options.memsize_bytes / 2**20:.1f} MiB; "
+                            "raise memsize or fit a sample or subset of the data.")
+    design, sql, where, _ = _design.prepare(s, src, effects, [dep] if numeric_dep else [], class_vars, extra=extra,
+                                            raw=[*subj, *repeated, *([] if numeric_dep else [dep])])
+    st = Setup(src, dep, [INTERCEPT, *effects], class_vars, subj, subj_name, design, sql)
+    st.table = s.fetch_arrow(sql)
+    st.df = st.table.to_pandas()[[c for c in used if c in st.table.column_names]]
+    st.n_read = n_read
     if st.df.empty:
         raise StatgridError(f"{src} has no observation with every variable of the model present "
                             f"({st.n_read} read, all with a missing value); nothing to fit.")
-    st.levels = {v: _levels(st.df[v], is_numeric(types[v])) for v in class_vars}
+    others = _design.levels_of(s, f"SELECT * FROM ({src.scan_sql()}) WHERE {where}",
+                               [c for c in class_vars if c not in design.classes])
+    st.levels = {c: design.levels[c] if c in design.levels else others[c].to_pylist() for c in class_vars}
     return st
 
 
-def _solution_rows(st: Setup, design: Design, est, se, dfs, stat_name: str, dist) -> tuple[list[str], list[list]]:
-    class_in = [v for v in st.class_vars if any(v in e.vars for e in design.effects)]
+def _solution_rows(st: Setup, design: Fixed, est, se, dfs, stat_name: str, dist) -> tuple[list[str], list[list]]:
+    class_in = [v for v in st.class_vars if any(v in e.variables for e in design.effects)]
     columns = ["Effect", *class_in, "Estimate", "StdErr", *(["DF"] if dfs is not None else []), stat_name,
                "Probt" if dfs is not None else "Probz"]
     pos = {j: k for k, j in enumerate(design.kept)}
@@ -637,16 +582,17 @@ def mixed(s, data: str, model: str, class_: str | Sequence[str] | None = None, r
         raise StatgridError("repeated= needs subject= (the unit whose observations are correlated), e.g. subject='id'.")
 
     re_terms, rep_var, subj_arg, random_as_subject = _random_spec(s, data, class_, random, subject, repeated)
-    st = _setup(s, data, model, class_, subj_arg, [t for t in re_terms if t != "Intercept"] + rep_var,
-                "PROC MIXED", numeric_dep=True)
+    st = _setup(s, data, model, class_, subj_arg, [t for t in re_terms if t != "Intercept"], "PROC MIXED",
+                numeric_dep=True, repeated=rep_var)
     df = st.df
     n = len(df)
     b = _blocks(df, st.subject)
     if st.subject and b.g < 2:
         raise StatgridError(f"subject {st.subject_name!r} has {b.g} level among the {n} observations used; random "
                             "effects per subject need at least 2 subjects.")
-    design = _design(df, st.effects, st.levels, s.options.memsize_bytes)
-    X = design.X[b.order]
+    design = _fixed(st, s.options.memsize_bytes)
+    design_sorted = design.reordered(b.order)
+    X = design_sorted.X
     y = df[st.dep].to_numpy(dtype=float)[b.order]
     if n <= X.shape[1]:
         raise StatgridError(f"{n} observation(s) for {X.shape[1]} fixed-effect parameters leave no degrees of "
@@ -657,7 +603,6 @@ def mixed(s, data: str, model: str, class_: str | Sequence[str] | None = None, r
     Z = np.column_stack([np.ones(n) if t == "Intercept" else df[t].to_numpy(dtype=float) for t in re_terms]
                         )[b.order] if re_terms else np.zeros((n, 0))
     q = Z.shape[1]
-    design_sorted = Design(design.effects, X, design.col_effect, design.col_levels, design.kept, design.n_full)
     notes: list[str] = []
     reml = method_l == "reml"
 
@@ -702,8 +647,7 @@ def mixed(s, data: str, model: str, class_: str | Sequence[str] | None = None, r
 
     se = np.sqrt(np.diag(fit.cov))
     columns, rows = _solution_rows(st, design, fit.beta, se, dfs, "tValue", _p_t)
-    df_sorted = df.iloc[b.order].reset_index(drop=True)
-    t3, type3_ok = _type3(df_sorted, design_sorted, st.levels, fit.beta, fit.cov)
+    t3, type3_ok = _type3(design_sorted, fit.beta, fit.cov)
     type3 = []
     for i, chi, rank in t3:
         f = chi / rank if rank else float("nan")
@@ -823,8 +767,7 @@ def glimmix(s, data: str, model: str, random: str, subject: str | Sequence[str],
     df = st.df
     n = len(df)
     resp = df[st.dep]
-    dep_numeric = resp.dtype.kind in "biuf"
-    values = _levels(resp, dep_numeric)
+    values = _design.levels_of(s, st.sql, [st.dep])[st.dep].to_pylist()
     if len(values) != 2:
         shown = ", ".join(format_value(v) for v in values[:10]) + (" ..." if len(values) > 10 else "")
         raise StatgridError(f"response {st.dep!r} must be binary (two values) for the binomial model; found "
@@ -843,7 +786,7 @@ def glimmix(s, data: str, model: str, random: str, subject: str | Sequence[str],
     if b.g < 2:
         raise StatgridError(f"subject {st.subject_name!r} has {b.g} level among the {n} observations used; a random "
                             "intercept per subject needs at least 2 subjects.")
-    design = _design(df, st.effects, st.levels, s.options.memsize_bytes)
+    design = _fixed(st, s.options.memsize_bytes)
     y = (resp == ev).to_numpy(dtype=float)
 
     from scipy import sparse
