@@ -20,12 +20,11 @@ import pytest
 
 from statgrid.config import load_config
 from statgrid.errors import UsageError
-from statgrid.grid.client import GridClient
 from statgrid.grid.jobspec import COMMAND_MAX_BYTES, ENV_MAX_BYTES, NAME_MAX_CHARS, JobRequest, validate
 from statgrid.grid.model import Job, JobState
 from statgrid.grid.store import JobFilter, JobStore
 from statgrid.grid.views import jobs_table
-from tests.conftest import run_cli
+from tests import gridtest
 
 GRID_TOML = """
 [master]
@@ -38,26 +37,10 @@ open = false
 HTTP_TIMEOUT_S = 30
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Grid:
+class Grid(gridtest.Grid):
     def __init__(self, root: Path):
-        self.root = root
-        self.home = root / "home"
-        self.home.mkdir()
-        self.toml = root / "grid.toml"
-        self.toml.write_text(GRID_TOML.format(port=free_port()))
-        self.env = {"STATGRID_HOME": str(self.home), "STATGRID_CONFIG": str(self.toml)}
-        self.cfg = load_config(self.toml, self.env)
-        self.client = GridClient(self.cfg)
+        super().__init__(root, GRID_TOML)
         self.base = f"http://127.0.0.1:{self.cfg.master.port}"
-
-    def cli(self, *args, **kw):
-        return run_cli(*args, cwd=self.root, env=self.env, **kw)
 
     def http(self, method: str, path: str, body=None, raw: bytes | None = None) -> tuple[int, object]:
         """(status, decoded JSON body) of one call; errors are answers here, not exceptions."""
@@ -83,12 +66,8 @@ class Grid:
 
 @pytest.fixture(scope="module")
 def grid(tmp_path_factory):
-    g = Grid(tmp_path_factory.mktemp("api"))
-    up = g.cli("grid", "up", "--detach", timeout=240)
-    assert up.returncode == 0, up.stderr + up.stdout
-    yield g
-    down = g.cli("grid", "down", timeout=240)
-    assert down.returncode == 0, down.stderr
+    with gridtest.running(Grid(tmp_path_factory.mktemp("api"))) as g:
+        yield g
 
 
 def old_job(i: int, **kw) -> Job:

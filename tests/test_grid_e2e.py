@@ -10,16 +10,14 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import time
 from pathlib import Path
 
 import psutil
 import pytest
 
-from statgrid.config import load_config
-from statgrid.grid.client import GridClient
 from tests.conftest import pgid_of, run_cli, wait_gone
+from tests.gridtest import Grid, free_port, running
 
 GRID_TOML = """
 [master]
@@ -51,72 +49,10 @@ user_limit = 1
 """
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Grid:
-    def __init__(self, root: Path):
-        self.root = root
-        self.home = root / "home"
-        self.home.mkdir()
-        self.toml = root / "grid.toml"
-        self.toml.write_text(GRID_TOML.format(port=free_port()))
-        self.env = {"STATGRID_HOME": str(self.home), "STATGRID_CONFIG": str(self.toml)}
-        self.cfg = load_config(self.toml, self.env)
-        self.client = GridClient(self.cfg)
-
-    def cli(self, *args, **kw):
-        return run_cli(*args, cwd=self.root, env=self.env, **kw)
-
-    def submit(self, *argv, **kw) -> int:
-        return self.client.submit(list(argv), cwd=str(self.root), env={"PATH": os.environ["PATH"]}, **kw)["id"]
-
-    def wait(self, ids, timeout_s=120) -> list[dict]:
-        jobs = self.client.wait(ids, timeout_s=timeout_s)
-        assert all(j["state"] in ("DONE", "EXIT", "KILLED") for j in jobs), jobs
-        return jobs
-
-    def wait_started(self, job_id, timeout_s=60) -> dict:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            job = self.client.job(job_id)
-            if job["start_ts"] is not None:
-                return job
-            time.sleep(0.05)
-        raise AssertionError(f"job {job_id} did not start: {job}")
-
-    def descendants_alive(self) -> list[psutil.Process]:
-        """Processes that carry this grid's home in their environment (master, engine, workers, jobs)."""
-        out = []
-        for p in psutil.process_iter():
-            try:
-                if p.environ().get("STATGRID_HOME") == str(self.home) and p.status() != psutil.STATUS_ZOMBIE:
-                    out.append(p)
-            except (psutil.NoSuchProcess, psutil.AccessDenied):
-                pass
-        return out
-
-
 @pytest.fixture(scope="module")
 def grid(tmp_path_factory):
-    g = Grid(tmp_path_factory.mktemp("grid"))
-    up = g.cli("grid", "up", "--detach", timeout=240)
-    assert up.returncode == 0, up.stderr + up.stdout
-    yield g
-    down = g.cli("grid", "down", timeout=240)
-    left = []
-    for _ in range(100):
-        left = g.descendants_alive()
-        if not left:
-            break
-        time.sleep(0.1)
-    for p in left:
-        p.kill()
-    assert down.returncode == 0, down.stderr
-    assert not left, f"processes left behind after grid down: {[p.cmdline() for p in left]}"
+    with running(Grid(tmp_path_factory.mktemp("grid"), GRID_TOML)) as g:
+        yield g
     # Every node's monitor wrote its samples when its worker went.
     from statgrid.monitor.store import load
 

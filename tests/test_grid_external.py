@@ -13,7 +13,7 @@ import psutil
 from statgrid.config import load_config
 from statgrid.grid.client import GridClient
 from tests.conftest import run_cli
-from tests.test_grid_e2e import free_port
+from tests.gridtest import free_port
 
 
 def _start(argv, env, log):

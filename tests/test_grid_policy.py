@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import dataclasses
-import os
-import socket
 
 import pytest
 
@@ -13,7 +11,6 @@ from statgrid.grid.model import Job, JobState
 from statgrid.grid.policy import host_views, host_weights, plan
 from statgrid.grid.store import JobStore
 from statgrid.errors import UsageError
-from tests.conftest import run_cli
 
 HOSTS = {f"node{i}": HostConfig(f"node{i}", slots=2) for i in range(1, 5)}
 
@@ -158,27 +155,14 @@ def test_validate_names_the_bad_value(tmp_path, home):
 def test_one_job_at_a_time_on_an_idle_real_grid_touches_every_host(tmp_path):
     """End to end (issue 14 item 7): `grid up --detach` with 4 hosts, 8 short jobs submitted and
     waited one after another: every host takes two (ties rotate; they all went to node1)."""
-    from statgrid.config import load_config
-    from statgrid.grid.client import GridClient
+    from tests.gridtest import Grid, running
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    toml = tmp_path / "grid.toml"
-    toml.write_text(f"[master]\nport = {port}\n\n[monitor]\nenabled = false\n\n"
-                    + "".join(f"[hosts.node{i}]\nslots = 2\n\n" for i in range(1, 5)))
-    env = {"STATGRID_HOME": str(tmp_path / "home"), "STATGRID_CONFIG": str(toml)}
-    up = run_cli("grid", "up", "--detach", cwd=tmp_path, env=env, timeout=240)
-    assert up.returncode == 0, up.stderr + up.stdout
-    try:
-        client = GridClient(load_config(toml, env))
-        hosts = []
+    toml = "[master]\nport = {port}\n\n[monitor]\nenabled = false\n\n" + "".join(
+        f"[hosts.node{i}]\nslots = 2\n\n" for i in range(1, 5))
+    hosts = []
+    with running(Grid(tmp_path, toml)) as grid:
         for _ in range(8):
-            job_id = client.submit(["true"], cwd=str(tmp_path), env={"PATH": os.environ["PATH"]})["id"]
-            (done,) = client.wait([job_id], timeout_s=120)
+            (done,) = grid.wait([grid.submit("true")])
             assert done["state"] == "DONE", done
             hosts.append(done["host"])
-    finally:
-        down = run_cli("grid", "down", cwd=tmp_path, env=env, timeout=240)
-    assert down.returncode == 0, down.stderr
     assert sorted(hosts) == ["node1", "node1", "node2", "node2", "node3", "node3", "node4", "node4"], hosts

@@ -6,7 +6,6 @@ import io
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -102,28 +101,17 @@ hosts = "node3 node4"
 
 @pytest.fixture(scope="module")
 def limited_grid(tmp_path_factory):
-    from statgrid.config import load_config
-    from statgrid.grid.client import GridClient
+    from tests.gridtest import Grid, running
 
     root = tmp_path_factory.mktemp("limited")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    (root / "grid.toml").write_text(LIMITED_GRID.format(port=port))
     (root / "io").mkdir()
-    env = {"STATGRID_HOME": str(root / "home"), "STATGRID_CONFIG": str(root / "grid.toml")}
-    up = run_cli("grid", "up", "--detach", cwd=root, env=env, timeout=240)
-    assert up.returncode == 0, up.stderr + up.stdout
+    with running(Grid(root, LIMITED_GRID)) as grid:
+        def cli(*args, timeout=60):
+            # A short timeout: the old code spun at its barrier for 600 s here.
+            return grid.cli("iobench", "--dir", str(root / "io"), "--mode", "write", "--size-per-thread", "1M",
+                            "--runs", "1", *args, timeout=timeout)
 
-    def cli(*args, timeout=60):
-        # A short timeout: the old code spun at its barrier for 600 s here.
-        return run_cli("iobench", "--dir", str(root / "io"), "--mode", "write", "--size-per-thread", "1M",
-                       "--runs", "1", *args, cwd=root, env=env, timeout=timeout)
-
-    client = GridClient(load_config(root / "grid.toml", env))
-    yield root, cli, client
-    down = run_cli("grid", "down", cwd=root, env=env, timeout=240)
-    assert down.returncode == 0, down.stderr
+        yield root, cli, grid.client
 
 
 def test_grid_iobench_refused_at_once_when_a_queue_limit_would_stop_its_jobs(limited_grid):

@@ -15,10 +15,8 @@ import time
 import psutil
 import pytest
 
-from statgrid.config import load_config
-from statgrid.grid.client import GridClient
 from tests.conftest import scratch_dirs, wait_gone
-from tests.test_grid_e2e import Grid, free_port
+from tests.gridtest import Grid, running
 
 GRID_TOML = """
 [master]
@@ -31,24 +29,9 @@ slots = 2
 
 @pytest.fixture(scope="module")
 def grid(tmp_path_factory):
-    g = Grid(tmp_path_factory.mktemp("grid"))
-    g.toml.write_text(GRID_TOML.format(port=free_port()))     # one host of 2 slots: one launcher for both jobs
-    g.cfg = load_config(g.toml, g.env)
-    g.client = GridClient(g.cfg)
-    up = g.cli("grid", "up", "--detach", timeout=240)
-    assert up.returncode == 0, up.stderr + up.stdout
-    yield g
-    down = g.cli("grid", "down", timeout=240)
-    assert down.returncode == 0, down.stderr
-    left = []
-    for _ in range(100):
-        left = g.descendants_alive()
-        if not left:
-            break
-        time.sleep(0.1)
-    for p in left:
-        p.kill()
-    assert not left, f"processes left behind after grid down: {[p.cmdline() for p in left]}"
+    # one host of 2 slots: one launcher for both jobs
+    with running(Grid(tmp_path_factory.mktemp("grid"), GRID_TOML)) as g:
+        yield g
 
 
 HOLD_JOB = """

@@ -1,0 +1,91 @@
+"""A real grid for tests: `statgrid grid up --detach` with a grid.toml of the test's own (an embedded
+Dask engine, real workers and launchers), the real CLI and the client, and a stop that proves no
+process of the grid is left behind. One definition for every test module that needs a grid."""
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import time
+from pathlib import Path
+from typing import Iterator
+
+import psutil
+
+from statgrid.config import load_config
+from statgrid.grid.client import GridClient
+from tests.conftest import run_cli
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Grid:
+    """A grid's files under `root`: home/, grid.toml (`toml` with {port} filled in by a free port)."""
+
+    def __init__(self, root: Path, toml: str):
+        self.root = root
+        self.home = root / "home"
+        self.home.mkdir(exist_ok=True)
+        self.toml = root / "grid.toml"
+        self.toml.write_text(toml.format(port=free_port()))
+        self.env = {"STATGRID_HOME": str(self.home), "STATGRID_CONFIG": str(self.toml)}
+        self.cfg = load_config(self.toml, self.env)
+        self.client = GridClient(self.cfg)
+
+    def cli(self, *args, **kw):
+        return run_cli(*args, cwd=self.root, env=self.env, **kw)
+
+    def submit(self, *argv, **kw) -> int:
+        return self.client.submit(list(argv), cwd=str(self.root), env={"PATH": os.environ["PATH"]}, **kw)["id"]
+
+    def wait(self, ids, timeout_s=120) -> list[dict]:
+        jobs = self.client.wait(ids, timeout_s=timeout_s)
+        assert all(j["state"] in ("DONE", "EXIT", "KILLED") for j in jobs), jobs
+        return jobs
+
+    def wait_started(self, job_id, timeout_s=60) -> dict:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            job = self.client.job(job_id)
+            if job["start_ts"] is not None:
+                return job
+            time.sleep(0.05)
+        raise AssertionError(f"job {job_id} did not start: {job}")
+
+    def descendants_alive(self) -> list[psutil.Process]:
+        """Processes that carry this grid's home in their environment (master, engine, workers, jobs)."""
+        out = []
+        for p in psutil.process_iter():
+            try:
+                if p.environ().get("STATGRID_HOME") == str(self.home) and p.status() != psutil.STATUS_ZOMBIE:
+                    out.append(p)
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                pass
+        return out
+
+
+@contextlib.contextmanager
+def running(grid: Grid) -> Iterator[Grid]:
+    """`grid up --detach`, the test, then `grid down`: it must succeed and leave no process of the
+    grid behind (any left are killed so the next test starts clean, and the test fails)."""
+    up = grid.cli("grid", "up", "--detach", timeout=240)
+    assert up.returncode == 0, up.stderr + up.stdout
+    try:
+        yield grid
+    finally:
+        down = grid.cli("grid", "down", timeout=240)
+        left: list[psutil.Process] = []
+        for _ in range(100):
+            left = grid.descendants_alive()
+            if not left:
+                break
+            time.sleep(0.1)
+        for p in left:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                p.kill()
+    assert down.returncode == 0, down.stderr
+    assert not left, f"processes left behind after grid down: {[p.cmdline() for p in left]}"
