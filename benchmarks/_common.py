@@ -9,6 +9,7 @@ import ctypes
 import ctypes.util
 import gc
 import os
+import socket
 import statistics
 import threading
 import time
@@ -66,6 +67,21 @@ def fmt_bytes(n: float | None) -> str:
         if abs(n) >= size:
             return f"{n / size:.2f} {unit}"
     return f"{int(n)} B"
+
+
+def free_port() -> int:
+    """A TCP port free on loopback now (for a benchmark's own master)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-quantile (0 … 1) by linear interpolation between order statistics."""
+    values = sorted(values)
+    k = (len(values) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(values) - 1)
+    return values[lo] + (values[hi] - values[lo]) * (k - lo)
 
 
 def rotated(items: Sequence, r: int) -> list:

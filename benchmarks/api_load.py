@@ -24,7 +24,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,23 +31,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import fmt_stat, rotated, stat_dict  # noqa: E402
+from _common import fmt_stat, free_port, percentile, rotated, stat_dict  # noqa: E402
 
 from statgrid.config import load_config  # noqa: E402
 from statgrid.grid.client import GridClient  # noqa: E402
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def percentile(values: list[float], q: float) -> float:
-    values = sorted(values)
-    k = (len(values) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(values) - 1)
-    return values[lo] + (values[hi] - values[lo]) * (k - lo)
 
 
 def fill_store(home: Path, cfg, n_jobs: int) -> None:

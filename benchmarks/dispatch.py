@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -25,25 +24,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import fmt_stat, stat_dict  # noqa: E402
+from _common import fmt_stat, free_port, percentile, stat_dict  # noqa: E402
 
 from statgrid.config import load_config  # noqa: E402
 from statgrid.grid.client import GridClient  # noqa: E402
 
 HOSTS, SLOTS = 4, 2
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def percentile(values: list[float], q: float) -> float:
-    values = sorted(values)
-    k = (len(values) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(values) - 1)
-    return values[lo] + (values[hi] - values[lo]) * (k - lo)
 
 
 def run_statgrid(grid: GridClient, n_jobs: int, sleep_s: float) -> dict:
