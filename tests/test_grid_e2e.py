@@ -27,7 +27,7 @@ port = {port}
 slots = 2
 [hosts.node2]
 slots = 2
-cpus = "0"
+cpus = "{first_cpu}"
 [hosts.node3]
 slots = 2
 [hosts.node4]
@@ -49,9 +49,14 @@ user_limit = 1
 """
 
 
+# A CPU this run may use: a machine (or a container's cpuset, or taskset) need not offer CPU 0.
+FIRST_CPU = min(os.sched_getaffinity(0))
+
+
 @pytest.fixture(scope="module")
 def grid(tmp_path_factory):
-    with running(Grid(tmp_path_factory.mktemp("grid"), GRID_TOML)) as g:
+    toml = GRID_TOML.replace("{first_cpu}", str(FIRST_CPU))
+    with running(Grid(tmp_path_factory.mktemp("grid"), toml)) as g:
         yield g
     # Every node's monitor wrote its samples when its worker went.
     from statgrid.monitor.store import load
@@ -105,13 +110,13 @@ def test_hosts_and_queues(grid):
 
 
 def test_host_cpus_confine_its_jobs(grid, tmp_path):
-    # node2 has cpus = "0": its jobs run on CPU 0 alone (like an LSF host's cpuset); node3's on all.
+    # node2 has cpus = "FIRST_CPU": its jobs run on that CPU alone (like an LSF host's cpuset); node3's on all.
     out = {h: tmp_path / f"{h}.txt" for h in ("node2", "node3")}
     ids = [grid.client.submit(["sh", "-c", f"grep Cpus_allowed_list /proc/self/status > {out[h]}"], hosts=[h],
                               cwd=str(tmp_path), env={"PATH": os.environ["PATH"]})["id"] for h in out]
     assert [j["state"] for j in grid.wait(ids)] == ["DONE", "DONE"]
     allowed = {h: p.read_text().split()[-1] for h, p in out.items()}
-    assert allowed["node2"] == "0"
+    assert allowed["node2"] == str(FIRST_CPU)
     assert allowed["node3"] == Path("/proc/self/status").read_text().split("Cpus_allowed_list:")[1].split()[0]
 
 
