@@ -59,6 +59,63 @@ def test_exit_code_rusage_and_io_are_the_jobs_own(launcher, tmp_path):
     assert (tmp_path / "out.txt").read_text() == "ok\n"
 
 
+def _runs_as(python: str, as_user: dict) -> bool:
+    """Can this user run `python` (3.11+) and read the launcher script?"""
+    check = f"import sys; assert sys.version_info >= (3, 11); open({str(SCRIPT)!r}).close()"
+    try:
+        return subprocess.run([python, "-I", "-S", "-c", check], capture_output=True, **as_user).returncode == 0
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to start the launcher as another user (as an ordinary "
+                    "user the test above already runs this path)")
+def test_io_is_counted_when_the_launcher_is_not_root(tmp_path):
+    """A personal grid runs its launcher as an ordinary user, which the kernel refuses a zombie's
+    /proc/<pid>/io: the job's I/O then comes from the launcher's own counters across the reap (it
+    was silently {}: every job of a non-root grid had no I/O figures)."""
+    import pwd
+    import tempfile
+
+    try:
+        nobody = pwd.getpwnam("nobody")
+    except KeyError:
+        pytest.skip("no user 'nobody' to run the launcher as")
+    # The launcher needs only the standard library (it runs with -I -S): any Python 3.11+ that
+    # 'nobody' may run will do (a virtualenv's interpreter may sit under root's 0700 home).
+    as_nobody = dict(user=nobody.pw_uid, group=nobody.pw_gid, extra_groups=[])
+    python = next((p for p in (sys.executable, "/usr/bin/python3", "/usr/local/bin/python3")
+                   if _runs_as(p, as_nobody)), None)
+    if python is None:
+        pytest.skip(f"no Python 3.11+ that 'nobody' may run with {SCRIPT} readable to it")
+    shared = Path(tempfile.mkdtemp(prefix="statgrid-launcher-test-"))
+    try:
+        shared.chmod(0o777)
+        path = str(shared / "l.sock")
+        proc = subprocess.Popen([python, "-I", "-S", str(SCRIPT), path, "--no-cgroup"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, **as_nobody)
+        try:
+            assert proc.stdout.readline() == b"ready\n"
+            target = shared / "data.bin"
+            code = (f"import os; f = open({str(target)!r}, 'wb'); f.write(os.urandom(8 << 20)); f.flush(); "
+                    "os.fsync(f.fileno())")
+            _, reader, started = start(path, ["sh", "-c", f"{python} -c \"{code}\""], shared / "out.txt")
+            assert started["event"] == "started"
+            done = json.loads(reader.readline())
+            assert done["exit_code"] == 0, (shared / "out.txt").read_text()
+            io = done["io"]
+            # wchar counts every write call: the 8 MiB and nothing of the launcher's
+            assert 8 << 20 <= io["logical_write_bytes"] < (8 << 20) + (1 << 20), io
+            assert io["write_bytes"] >= 8 << 20, io
+        finally:
+            proc.stdin.close()
+            proc.wait(10)
+    finally:
+        import shutil
+
+        shutil.rmtree(shared, ignore_errors=True)
+
+
 def test_signal_and_own_process_group(launcher, tmp_path):
     _, path = launcher
     _, reader, started = start(path, ["sh", "-c", "sleep 30 & sleep 30; wait"], tmp_path / "out.txt")
