@@ -132,6 +132,11 @@ def test_submit_refuses_huge_and_control_character_fields_and_stores_nothing(gri
          ["command", f"limit of {COMMAND_MAX_BYTES:,} bytes", "in a file"]),
         ({"env": {"A=B": "1"}}, ["environment variable 'A=B'"]),
         ({"hosts": ["node1\n"]}, ["host", "'\\n'"]),
+        # a lone surrogate (a hostile client; or a non-UTF-8 byte of a path, as Python decodes it) has no
+        # UTF-8 form: it reached the store and gave a 500
+        ({"argv": ["echo", "\ud800"]}, ["command argument", "not valid UTF-8"]),
+        ({"cwd": "/tmp/caf\udce9"}, ["working directory", "not valid UTF-8", "rename"]),
+        ({"env": {"PATH": os.environ["PATH"], "X": "\udcff"}}, ["environment variable 'X'", "not valid UTF-8"]),
     ]
     for fields, needles in cases:
         status, payload = grid.http("POST", "/jobs", grid.submit_body(**fields))

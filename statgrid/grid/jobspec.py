@@ -84,11 +84,32 @@ def check_name(field_name: str, value: str, fix: str, allow_empty: bool = True) 
 
 def _c_bytes(strings) -> int:
     """Bytes the strings take in execve's argv/envp: UTF-8 with a NUL each."""
-    return sum(len(s.encode("utf-8", "surrogateescape")) + 1 for s in strings)
+    return sum(len(s.encode("utf-8")) + 1 for s in strings)
+
+
+def _check_utf8(field_name: str, value: str) -> None:
+    """Every text of a job is stored (SQLite, JSON) and handed to execve as UTF-8. A lone surrogate
+    — sent by a hostile client, or standing for a byte that is not UTF-8 in a path or variable
+    (Python's surrogateescape) — has no UTF-8 form: refuse it here, naming the field, rather than
+    fail later in the store (that was a 500 with a traceback)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UsageError(f"{field_name} {shown(value)} is not valid UTF-8 text (character {exc.object[exc.start]!r} "
+                         f"at position {exc.start}: a byte that is not UTF-8, or a lone surrogate); statgrid takes "
+                         "commands, paths and environment values in UTF-8: rename the file or directory, or leave "
+                         "the variable out.") from None
 
 
 def check_bounds(req: JobRequest) -> None:
     """Sizes and characters of every field, before any other check quotes one. Raises UsageError."""
+    texts = [("user", req.user), ("job name", req.name), ("queue", req.queue), ("working directory", req.cwd),
+             *(("host", h) for h in req.hosts), *(("session option", k) for k in req.options),
+             *(("session option value", v) for v in req.options.values()),
+             *(("command argument", a) for a in req.argv), *(("environment variable", k) for k in req.env),
+             *((f"environment variable {shown(k)}'s value", v) for k, v in req.env.items())]
+    for field_name, value in texts:
+        _check_utf8(field_name, value)
     check_name("user", req.user, "submit as a user with a printable name", allow_empty=False)
     check_name("job name", req.name, "give a shorter name with printable characters (-J NAME)")
     check_name("queue", req.queue, "name a queue of grid.toml (-q QUEUE; see `statgrid queues`)")
@@ -122,7 +143,7 @@ def check_bounds(req: JobRequest) -> None:
                          f"each; the largest, {shown(biggest)}, takes {_c_bytes([biggest, req.env[biggest]]):,}), "
                          f"over the limit of {ENV_MAX_BYTES:,} bytes; put large settings in a file and pass its "
                          "path, or submit from a smaller environment (`env -u NAME statgrid submit ...`).")
-    if "\0" in req.cwd or len(req.cwd.encode("utf-8", "surrogateescape")) >= CWD_MAX_BYTES:
+    if "\0" in req.cwd or len(req.cwd.encode("utf-8")) >= CWD_MAX_BYTES:
         raise UsageError(f"working directory {shown(req.cwd)} is longer than PATH_MAX ({CWD_MAX_BYTES} bytes) or "
                          "holds a NUL byte; submit from a shorter path.")
 
