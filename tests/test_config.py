@@ -163,3 +163,17 @@ def test_paths_statgrid_writes_into_grid_toml_mean_the_same_when_read_back(tmp_p
     assert back.libraries == cfg.libraries and back.libraries.data == tmp_path / "d"
     assert back.libnames["odd"].path == odd
     assert sorted(back.hosts) == ["node1", "node2"] and back.session.memsize_bytes == 512 << 20
+
+
+def test_toml_string_round_trips_every_character_toml_can_hold():
+    """statgrid writes grid.toml itself (bench mixed, demo, bench scale): any path must read back as
+    written. JSON's escapes were used and wrote 😀 as a surrogate pair, which TOML refuses."""
+    import tomllib
+
+    from statgrid.config import toml_string
+
+    texts = ["/tmp/data 😀", 'q"\\uote', "tab\there\nnl\r\x00\x1f\x7f", "é ü 中文 \U0001f600\U0010ffff", ""]
+    for text in texts:
+        assert tomllib.loads(f"x = {toml_string(text)}\n")["x"] == text, text
+    with pytest.raises(ConfigError, match=r"path '/tmp/caf\\udce9' is not valid UTF-8"):
+        toml_string("/tmp/caf\udce9", "path")

@@ -135,3 +135,6 @@ def test_changed_settings_are_in_the_text_a_bundle_keeps():
     assert (again.scale, again.ramp_s, again.groups) == (0.0031, 12.0, w.groups)
     bare = W.parse('[cpu]\ntemplate = "cpu_glm"\ncount = 2\n', "bare.toml").with_globals(scale=0.5)
     assert W.parse(bare.text, "kept").scale == 0.5 and bare.n_jobs == 2
+    # a header TOML allows with spaces and a comment is the same table (a second [global] was added)
+    spaced = W.parse('[ global ]  # settings\nscale = 0.1\n[cpu]\ntemplate = "cpu_glm"\n', "s.toml")
+    assert W.parse(spaced.with_globals(scale=0.25).text, "kept").scale == 0.25

@@ -30,6 +30,7 @@ from typing import Callable
 
 from statgrid.bench import datagen
 from statgrid.bench.workload import Workload
+from statgrid.config import toml_string
 from statgrid.errors import StatgridError
 
 FINAL = ("DONE", "EXIT", "KILLED")
@@ -55,9 +56,8 @@ def toml_path(path: str | os.PathLike) -> str:
     """A path as a TOML string, made absolute against the current directory: grid.toml reads a
     relative home against the file's own directory (and libraries against home), so a relative
     path written as given would name another place when read back (issue 14 item 2: `--out bundle`
-    put the grid in bundle/bundle/grid). JSON's escapes are TOML's, except that TOML also wants
-    DEL escaped (TOML 1.0, "String")."""
-    return json.dumps(str(Path(path).absolute())).replace("\x7f", "\\u007f")
+    put the grid in bundle/bundle/grid)."""
+    return toml_string(str(Path(path).absolute()), "path")
 
 
 def grid_toml(cfg, home: Path, nodes: int, slots: int, port: int, memsize: str | None,
@@ -70,7 +70,7 @@ def grid_toml(cfg, home: Path, nodes: int, slots: int, port: int, memsize: str |
         lines += [f"[libname.{name}]", f"path = {toml_path(lib.path)}", f"readonly = {str(lib.readonly).lower()}", ""]
     lines += ["[master]", f"port = {port}", "", "[monitor]", "enabled = true", 'interval = "1s"', ""]
     if memsize:
-        lines += ["[session]", f"memsize = {json.dumps(memsize)}", ""]
+        lines += ["[session]", f"memsize = {toml_string(memsize, '--memsize')}", ""]
     for i, cpus in enumerate(node_cpus(nodes, cpus_per_node), start=1):
         lines += [f"[hosts.node{i}]", f"slots = {slots}"] + ([f"cpus = {list(cpus)}"] if cpus else []) + [""]
     return "\n".join(lines)

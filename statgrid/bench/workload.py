@@ -22,6 +22,7 @@ text gives: the file keeps the table's counts).
 """
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass
 from importlib import resources
@@ -77,6 +78,11 @@ class Group:
     trail_out: bool = False
 
 
+# TOML table headers as a workload file may write them: `[global]`, `[ global ]  # comment`.
+_GLOBAL_HEADER = re.compile(r"\s*\[\s*global\s*\]\s*(#.*)?$")
+_TABLE_HEADER = re.compile(r"\s*\[")
+
+
 @dataclass(frozen=True)
 class Workload:
     name: str
@@ -98,10 +104,10 @@ class Workload:
         text alike, so the workload.toml a bundle keeps says what ran (a --scale given on the command
         line was run but the file said the old scale)."""
         lines = self.text.splitlines()
-        start = next((i for i, line in enumerate(lines) if line.strip() == "[global]"), None)
+        start = next((i for i, line in enumerate(lines) if _GLOBAL_HEADER.match(line)), None)
         if start is None:
             lines[:0], start = ["[global]", ""], 0
-        end = next((i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("[")), len(lines))
+        end = next((i for i in range(start + 1, len(lines)) if _TABLE_HEADER.match(lines[i])), len(lines))
         for key, value in values.items():
             if key not in ("scale", "ramp_s"):
                 raise ValueError(f"with_globals: {key!r} is not a numeric [global] setting (scale, ramp_s)")
