@@ -87,3 +87,24 @@ def test_other_hosts_sessions_need_all_hosts(tmp_path):
     assert res.action == "skipped" and "--all-hosts" in res.reason and d.exists()
     (res,) = clean_stale([tmp_path], all_hosts=True)
     assert res.action == "removed" and not d.exists()
+
+
+def test_work_of_a_zombie_session_is_removed(tmp_path):
+    """A session that died but is not reaped yet (its parent, or PID 1 after a launcher died, has
+    not waited) holds no file and runs no code: its WORK goes (it was kept as 'live')."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            ScratchDir.create(tmp_path, "work", "1a_0000z0mb")
+        finally:
+            os._exit(0)                      # no cleanup: as a SIGKILLed session
+    try:
+        deadline = time.monotonic() + 30
+        while open(f"/proc/{pid}/stat").read().rpartition(")")[2].split()[0] != "Z":
+            assert time.monotonic() < deadline, "the child did not end"
+            time.sleep(0.01)
+        (res,) = clean_stale([tmp_path])
+        assert res.action == "removed", res
+        assert not any(tmp_path.iterdir())
+    finally:
+        os.waitpid(pid, 0)

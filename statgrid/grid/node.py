@@ -233,6 +233,7 @@ def _end_orphaned_job(info: dict, wait_s: float = ORPHAN_WAIT_S) -> None:
     kill reaches only the job), and its cgroup holds even those that left the group. Waits (at most wait_s) until none is left, so that the
     session's WORK can be cleaned, then removes the job's cgroup and what the dead launcher left."""
     from statgrid.grid import launcher
+    from statgrid.session._procfs import process_group_alive
 
     pgid, cgroup = info["pgid"], info.get("cgroup")
     logger.warning("the node launcher died while job %s ran: killing its process group %d%s", info["job_id"],
@@ -241,26 +242,17 @@ def _end_orphaned_job(info: dict, wait_s: float = ORPHAN_WAIT_S) -> None:
     if cgroup:
         launcher.kill_cgroup(cgroup)
     deadline = time.monotonic() + wait_s
-    while _group_exists(pgid) or (cgroup and launcher.cgroup_populated(cgroup)):
+    # A zombie does not count: the job's first process, re-parented when its launcher died, stays
+    # one for as long as PID 1 does not reap it (a container's entrypoint that is not an init).
+    while process_group_alive(pgid) or (cgroup and launcher.cgroup_populated(cgroup)):
         if time.monotonic() > deadline:
             logger.warning("job %s: processes of group %d still exist %.0f s after SIGKILL", info["job_id"], pgid,
                            wait_s)
             break
-        time.sleep(0.02)
+        time.sleep(0.05)
     if cgroup:
         launcher.remove_cgroup(cgroup)
         launcher.sweep_dead_servers(os.path.dirname(os.path.dirname(cgroup)))
-
-
-def _group_exists(pgid: int) -> bool:
-    """True while the process group has a member, an unreaped zombie included."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
 
 
 def kill_job(key: str, grace_s: float = KILL_GRACE_S) -> bool:

@@ -80,6 +80,26 @@ def parse_stat_state(text: str) -> str:
     return text[text.rindex(")") + 2:].split()[0]
 
 
+def parse_stat_pgrp(text: str) -> int:
+    """/proc/<pid>/stat → field 5, the process group id."""
+    return int(text[text.rindex(")") + 2:].split()[5 - 3])
+
+
+def process_group_alive(pgid: int, procfs: str = PROCFS_PATH) -> bool:
+    """True while the process group has a member that is not a zombie (killpg(pgid, 0) answers for
+    zombies too: an unreaped member keeps the group)."""
+    for entry in os.scandir(procfs):
+        if not entry.name.isdigit():
+            continue
+        try:
+            text = _read(procfs, entry.name, "stat")
+            if parse_stat_pgrp(text) == pgid and parse_stat_state(text) not in ("Z", "X"):
+                return True
+        except (OSError, ValueError, IndexError):
+            continue                              # gone meanwhile
+    return False
+
+
 def reset_hwm(procfs: str = PROCFS_PATH) -> bool:
     """Reset VmHWM to the current RSS (write '5' to clear_refs, Linux ≥ 4.0). False where refused."""
     try:

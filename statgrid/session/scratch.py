@@ -92,7 +92,9 @@ def _same_host_alive(info: dict) -> bool:
     if not isinstance(pid, int):
         return False
     start = _procfs.read_starttime(pid=pid)
-    return start is not None and start == info.get("starttime")
+    # A zombie holds no file and runs no code: its WORK is free to go (after a launcher died, the
+    # session's zombie may wait long for PID 1 to reap it).
+    return start is not None and start == info.get("starttime") and _procfs.process_running(pid)
 
 
 def clean_stale(roots: list[Path], dry_run: bool = False, all_hosts: bool = False) -> list[CleanResult]:
