@@ -7,6 +7,7 @@ import dataclasses
 import os
 import re
 import shutil
+import stat
 import subprocess
 import tempfile
 import threading
@@ -87,9 +88,8 @@ def test_rates_match_iostat_formulas_exactly(tmp_path):
     assert [(x.library, x.mount_point, x.device) for x in libs] == [
         ("data", "/data lake", "sda"), ("work", "/scratch", None), ("util", "/", "sda1")]
     assert [x.unmeasured_note() for x in libs] == [
-        None, "library 'work' (/scratch/w) is on tmpfs at '/scratch', which has no local block device: no "
-        "per-library I/O rows for it (NFS, GPFS, CephFS and Lustre traffic is network traffic; tmpfs is memory); "
-        "node CPU, memory and network figures still cover it", None]
+        None, "library 'work' (/scratch/w) is on tmpfs at '/scratch', which is memory, not a block device: no "
+        "per-library I/O rows for it; node CPU, memory and network figures still cover it", None]
     out = rows(prev, cur, "n1", libs, ["sda"])
     node = out["node"][0]
     assert node["cpu_user_pct"] == pytest.approx(30.0) and node["cpu_system_pct"] == pytest.approx(10.0)
@@ -136,6 +136,30 @@ def test_metrics_table_drives_storage_and_csv(tmp_path):
     assert header == ["time_utc", *KEYS["library"], *(m.name for m in DISK_METRICS)]
 
 
+def test_anonymous_device_mounts_map_through_their_source_and_notes_say_why(tmp_path):
+    """btrfs reports an anonymous 0:N device in mountinfo: its source device node gives the disk (it
+    was told 'no local block device'); NFS, ZFS get notes that say what they are."""
+    real = next((d for d in ("/dev/vda", "/dev/sda", "/dev/nvme0n1", "/dev/xvda")
+                 if os.path.exists(d) and stat.S_ISBLK(os.stat(d).st_mode)), None)
+    if real is None:
+        pytest.skip("no block device node under /dev to stand for a btrfs source")
+    rdev = os.stat(real).st_rdev
+    root = tmp_path / "proc"
+    (root / "self").mkdir(parents=True)
+    (root / "self" / "mountinfo").write_text(
+        f"22 1 0:31 / / rw - btrfs {real} rw\n"
+        "23 22 0:40 / /nfs rw - nfs4 srv:/export rw\n"
+        "24 22 0:41 / /tank rw - zfs tank/data rw\n")
+    (root / "diskstats").write_text(f"{os.major(rdev):4d} {os.minor(rdev):7d} {Path(real).name} "
+                                    "1 0 8 1 1 0 8 1 0 2 2 0 0 0 0 0 0\n")
+    libs = map_libraries({"data": "/srv/data", "work": "/nfs/w", "util": "/tank/u"}, str(root))
+    assert [x.device for x in libs] == [Path(real).name, None, None]
+    notes = [x.unmeasured_note() for x in libs]
+    assert notes[0] is None
+    assert "on nfs4 at '/nfs', a network or cluster file system: its I/O is network traffic" in notes[1]
+    assert "on zfs at '/tank', which statgrid cannot map to a block device" in notes[2]
+
+
 def test_monitor_says_which_libraries_it_cannot_measure(home, tmp_path):
     """A library on a file system without a local block device gets a note at start, not silence."""
     shm = Path("/dev/shm")
@@ -150,7 +174,7 @@ def test_monitor_says_which_libraries_it_cannot_measure(home, tmp_path):
     finally:
         shutil.rmtree(work, ignore_errors=True)
     assert r.returncode == 0, r.stderr
-    assert f"note: library 'work' ({work}) is on tmpfs at '/dev/shm', which has no local block device" in r.stderr
+    assert f"note: library 'work' ({work}) is on tmpfs at '/dev/shm', which is memory, not a block device" in r.stderr
 
 
 def test_monitor_cli_runs_for_a_duration_and_exports(home, tmp_path):

@@ -147,11 +147,37 @@ class LibraryDevice:
         """Why this library gets no per-library I/O rows, or None when it gets them."""
         if self.device is not None:
             return None
-        where = (f"on {self.fstype} at {self.mount_point!r}, which has no local block device"
-                 if self.mount_point else "on no mount this node can see")
-        return (f"library {self.library!r} ({self.path}) is {where}: no per-library I/O rows for it "
-                "(NFS, GPFS, CephFS and Lustre traffic is network traffic; tmpfs is memory); "
-                "node CPU, memory and network figures still cover it")
+        if not self.mount_point:
+            why = "on no mount this node can see"
+        elif self.fstype in MEMORY_FS:
+            why = f"on {self.fstype} at {self.mount_point!r}, which is memory, not a block device"
+        elif self.fstype in NETWORK_FS or (self.fstype or "").startswith("fuse."):
+            why = (f"on {self.fstype} at {self.mount_point!r}, a network or cluster file system: its I/O is "
+                   "network traffic, not a local block device's")
+        else:                                    # zfs, overlay, a btrfs whose source is not a device node …
+            why = f"on {self.fstype} at {self.mount_point!r}, which statgrid cannot map to a block device"
+        return (f"library {self.library!r} ({self.path}) is {why}: no per-library I/O rows for it; node CPU, "
+                "memory and network figures still cover it")
+
+
+# File system types whose I/O no local block device carries (mountinfo's fstype field).
+MEMORY_FS = frozenset({"tmpfs", "ramfs", "devtmpfs", "hugetlbfs"})
+NETWORK_FS = frozenset({"nfs", "nfs4", "cifs", "smb3", "gpfs", "ceph", "lustre", "glusterfs", "beegfs", "9p",
+                        "virtiofs", "afs", "ocfs2", "gfs2"})
+
+
+def _mount_device(m: _linux.Mount, by_dev: Mapping[tuple[int, int], str]) -> str | None:
+    """The diskstats name of the block device a mount reads and writes. btrfs (and others that keep
+    several devices) report an anonymous 0:N device in mountinfo; their source names the device node,
+    whose st_rdev is the real major:minor (for a multi-device btrfs: the device it was mounted by)."""
+    name = by_dev.get((m.major, m.minor))
+    if name is None and m.major == 0 and m.source.startswith("/dev/"):
+        try:
+            rdev = os.stat(m.source).st_rdev
+        except OSError:
+            return None
+        name = by_dev.get((os.major(rdev), os.minor(rdev)))
+    return name
 
 
 def map_libraries(libraries: Mapping[str, Path | str], procfs: str | None = None) -> list[LibraryDevice]:
@@ -167,7 +193,7 @@ def map_libraries(libraries: Mapping[str, Path | str], procfs: str | None = None
         # lives on the mount of its nearest existing parent, which the prefix match finds.
         m = _linux.mount_of(os.path.realpath(path), mounts)
         out.append(LibraryDevice(lib, str(path), m.mount_point if m else None,
-                                 by_dev.get((m.major, m.minor)) if m else None, m.fstype if m else None))
+                                 _mount_device(m, by_dev) if m else None, m.fstype if m else None))
     return out
 
 
