@@ -61,7 +61,8 @@ def response_time_s(jobs: list[dict]) -> float:
 
 
 def stimer_real_s(jobs: list[dict]) -> float:
-    """The jobs' STIMER real time summed (job_times: a job without a STIMER total counts its wall time)."""
+    """The jobs' STIMER real time summed (job_times: a job without a STIMER total counts its wall time,
+    as in the per-node FULLSTIMER table; the report's note says so)."""
     return sum(job_times(j)["real_s"] or 0 for j in jobs)
 
 
@@ -198,8 +199,9 @@ def summary_rows(f: dict) -> list[dict]:
 
 RESPONSE_TIME_NOTE = ("Response time is seed 000's cumulative real time of all the jobs: each job's process wall "
                       "time, start to end, summed (EXIT jobs included). The summed step real time (STIMER) adds up "
-                      "only the jobs' steps, as the per-node FULLSTIMER table does; the difference is each session's "
-                      "start-up and wind-down outside its steps.")
+                      "the jobs' steps, as the per-node FULLSTIMER table does (a job with no STIMER total — a command, "
+                      "or a session killed before it wrote one — counts its wall time there); the difference is each "
+                      "session's start-up and wind-down outside its steps.")
 STACK_RULE = ("A byte passes every layer of a device stack (partition, LVM, md RAID, multipath), so only the top-most "
               "devices are summed — those no other device holds (sysfs holders/) and, for a disk, without partitions: "
               "each logical byte once, without RAID mirror copies or parity.")
