@@ -9,7 +9,6 @@ import ctypes
 import ctypes.util
 import gc
 import os
-import socket
 import statistics
 import threading
 import time
@@ -17,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from statgrid.bench.mixed import free_port  # noqa: F401 — for the benchmarks
 from statgrid.session import _procfs
 
 GIB = 1024 ** 3
@@ -67,13 +67,6 @@ def fmt_bytes(n: float | None) -> str:
         if abs(n) >= size:
             return f"{n / size:.2f} {unit}"
     return f"{int(n)} B"
-
-
-def free_port() -> int:
-    """A TCP port free on loopback now (for a benchmark's own master)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def percentile(values: Sequence[float], q: float) -> float:

@@ -15,7 +15,7 @@ import typer
 from statgrid import __version__
 from statgrid.config import Config, load_config, parse_option_pairs
 from statgrid.errors import StatgridError, UsageError
-from statgrid.grid.model import JOB_ID_MAX
+from statgrid.grid.model import JOB_ID_MAX, PEEK_MAX_BYTES
 
 app = typer.Typer(help="statgrid: an open analytics grid.", no_args_is_help=True, add_completion=False,
                   pretty_exceptions_enable=False, rich_markup_mode=None)
@@ -474,7 +474,7 @@ def kill(ctx: typer.Context, job_ids: List[int] = typer.Argument(..., metavar="I
 
 @app.command()
 def peek(ctx: typer.Context, job_id: int = typer.Argument(..., metavar="ID", min=1, max=JOB_ID_MAX),
-         nbytes: int = typer.Option(4096, "--bytes", "-n", min=1, max=2**20, help="How much of the end of the "
+         nbytes: int = typer.Option(4096, "--bytes", "-n", min=1, max=PEEK_MAX_BYTES, help="How much of the end of the "
                                     "output (at most 1 MiB; the whole file is at the path shown).")) -> None:
     """Show the end of a job's output and log (bpeek)."""
     rec = _call(ctx, _client(ctx).peek, job_id, nbytes)

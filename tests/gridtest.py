@@ -5,22 +5,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import time
 from pathlib import Path
 from typing import Iterator
 
 import psutil
 
+from statgrid.bench.mixed import free_port  # noqa: F401 — the tests' free port, from here
 from statgrid.config import load_config
 from statgrid.grid.client import GridClient
 from tests.conftest import run_cli
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Grid:

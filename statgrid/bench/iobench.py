@@ -325,7 +325,6 @@ def mark_failed(directory: Path, node: str) -> None:
 
 
 # -- grid mode: which hosts, in which queue, and whether they can all run at once ----------------
-RUNNABLE_STATES = ("ok", "closed_Full")       # up and open (full or not): `statgrid hosts` states
 
 
 def grid_nodes(cfg, nodes: str, queue: str, hosts: list[dict], mine: list[dict]) -> tuple[str, list[str]]:
@@ -339,7 +338,7 @@ def grid_nodes(cfg, nodes: str, queue: str, hosts: list[dict], mine: list[dict])
     job rows (queue). Raises UsageError for what grid.toml or the options decide, StatgridError
     for what is busy now."""
     from statgrid.grid.jobspec import default_queue
-    from statgrid.grid.policy import host_weights
+    from statgrid.grid.policy import RUNNABLE_STATES, host_weights
 
     name = queue or default_queue(cfg)
     if name not in cfg.queues:

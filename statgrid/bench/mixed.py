@@ -36,7 +36,8 @@ from statgrid.errors import StatgridError
 FINAL = ("DONE", "EXIT", "KILLED")
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port free on loopback now (an embedded grid's API; tests and benchmarks use it too)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
@@ -152,7 +153,7 @@ def _run(cfg, workload: Workload, nodes: int | None, slots: int, out: Path | Non
     (bundle / "workload.toml").write_text(workload.text)
     own_grid = not use_running
     if own_grid:
-        toml = grid_toml(cfg, bundle / "grid", nodes or 4, slots, _free_port(), memsize, cpus_per_node)
+        toml = grid_toml(cfg, bundle / "grid", nodes or 4, slots, free_port(), memsize, cpus_per_node)
         (bundle / "grid.toml").write_text(toml)
         gcfg = load_config(bundle / "grid.toml")
         pinned = f", {cpus_per_node} CPU(s) each" if cpus_per_node else ""

@@ -33,15 +33,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from statgrid.errors import StatgridError, UsageError
 from statgrid.grid.jobspec import NAME_MAX_CHARS, JobRequest, shown
 from statgrid.grid.master import Master, NotFound, grid_dir, job_dir
-from statgrid.grid.model import JOB_ID_MAX, JobState
+from statgrid.grid.model import JOB_ID_MAX, PAGE_MAX_JOBS, PEEK_MAX_BYTES, JobState
 from statgrid.grid.store import JobFilter
 
 PEEK_DEFAULT_BYTES = 4096
-PEEK_MAX_BYTES = 2**20                  # a terminal's worth; the whole file is at the path peek returns
 WAIT_DEFAULT_S = 30.0
 WAIT_MAX_S = 300.0                      # one long poll; the client asks again for longer waits
 PAGE_DEFAULT_JOBS = 100
-PAGE_MAX_JOBS = 1000
 KILL_MAX_IDS = 10_000
 # The largest sound request is a submit: command and environment ≤ 64 KiB each (jobspec) plus
 # names. Bodies are read into memory before any field is checked, so a cap bounds what one hostile

@@ -21,8 +21,8 @@ from typing import Any, Iterable
 
 from statgrid.config import Config
 from statgrid.errors import StatgridError, UsageError
+from statgrid.grid.model import PAGE_MAX_JOBS
 
-LIST_PAGE_JOBS = 1000                   # the master's largest page (api.PAGE_MAX_JOBS)
 
 
 class GridClient:
@@ -77,7 +77,7 @@ class GridClient:
         out: list[dict] = []
         after_id = 0
         while limit is None or len(out) < limit:
-            page_jobs = LIST_PAGE_JOBS if limit is None else min(LIST_PAGE_JOBS, limit - len(out))
+            page_jobs = PAGE_MAX_JOBS if limit is None else min(PAGE_MAX_JOBS, limit - len(out))
             page = self._call("GET", "/jobs", params={**params, "limit": page_jobs, "after_id": after_id})
             out += page["jobs"]
             after_id = page["next_after_id"]

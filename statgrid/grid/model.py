@@ -28,6 +28,10 @@ FINISHED_STATES = (JobState.DONE, JobState.EXIT, JobState.KILLED)
 # Job ids are SQLite INTEGERs, signed 64-bit: a larger id names no job, and binding one raises
 # OverflowError (GET /jobs/<2**70> answered 500).
 JOB_ID_MAX = 2**63 - 1
+# Bounds of the API that its clients must respect too (one definition: the API, the client and the
+# CLI import them).
+PAGE_MAX_JOBS = 1000                    # jobs in one GET /jobs page
+PEEK_MAX_BYTES = 2**20                  # a terminal's worth; the whole file is at the path peek returns
 
 
 @dataclass

@@ -22,6 +22,10 @@ from statgrid.config import HostConfig, QueueConfig
 from statgrid.grid.model import Job
 
 
+# `statgrid hosts` states of a host that is up and open (full or not): it can take a job once a slot frees.
+RUNNABLE_STATES = ("ok", "closed_Full")
+
+
 @dataclass
 class HostView:
     """A host as the dispatcher sees it: configured slots and what runs there now.
