@@ -26,7 +26,7 @@ from statgrid.grid.engine import Engine
 from statgrid.grid.jobspec import JobRequest, launch_argv, validate
 from statgrid.grid.model import Job, JobState
 from statgrid.grid.policy import HostView, host_views, plan
-from statgrid.grid.store import JobStore
+from statgrid.grid.store import JobFilter, JobStore
 
 log = logging.getLogger("statgrid.master")
 
@@ -81,8 +81,8 @@ class Master:
 
     # -- life cycle ------------------------------------------------------------------------------------
     async def start(self) -> None:
-        self.running = {j.id: j for j in self.store.select([JobState.RUN])}
-        self.pending = {j.id: j for j in self.store.select([JobState.PEND])}
+        self.running = {j.id: j for j in self.store.select(JobFilter(states=(JobState.RUN,)))}
+        self.pending = {j.id: j for j in self.store.select(JobFilter(states=(JobState.PEND,)))}
         await self.engine.start()
         try:
             await self.engine.prepare(self.work_roots, self.monitor, self.cpus)

@@ -17,7 +17,7 @@ import json
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from statgrid.grid.model import JOB_ID_MAX, JSON_FIELDS, Job, JobState, from_row, to_row
 
@@ -153,27 +153,12 @@ class JobStore:
         row = self.con.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
         return None if row is None else from_row(dict(row))
 
-    def select(self, states: Iterable[JobState] | None = None, user: str | None = None,
-               ids: Iterable[int] | None = None) -> list[Job]:
+    def select(self, flt: JobFilter) -> list[Job]:
         """Every matching job as a Job, on the master's connection (the loop's): for the master's own
         use at start-up and restart. Listings for clients go through `page`."""
-        where, args = [], []
-        if states is not None:
-            states = list(states)
-            where.append(f"state IN ({', '.join('?' * len(states))})")
-            args += [s.value for s in states]
-        if user is not None:
-            where.append("user = ?")
-            args.append(user)
-        if ids is not None:
-            ids = list(ids)
-            where.append(f"id IN ({', '.join('?' * len(ids))})")
-            args += ids
+        where, args = flt.where()
         sql = "SELECT * FROM jobs" + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY id"
         return [from_row(dict(r)) for r in self.con.execute(sql, args)]
-
-    def active(self) -> list[Job]:
-        return self.select([JobState.PEND, JobState.RUN])
 
     def events(self, job_id: int | None = None) -> list[dict[str, Any]]:
         sql, args = "SELECT * FROM job_events", []
