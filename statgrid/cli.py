@@ -364,6 +364,19 @@ def grid_up(ctx: typer.Context, detach: bool = typer.Option(False, "--detach", "
     _call(ctx, server.serve, cfg)
 
 
+@grid_app.command("tls")
+def grid_tls(ctx: typer.Context) -> None:
+    """Make the grid's CA and certificate if missing (as `grid up` does) and say where they are and
+    how to start a Dask scheduler of your own with them ([master] scheduler)."""
+    from statgrid.grid import tls
+    from statgrid.grid.master import grid_dir
+
+    files = tls.ensure(grid_dir(_config(ctx)), renew=False)
+    typer.echo(f"the grid's TLS files (0600; copy the directory to every node that runs `statgrid worker`): "
+               f"{files.dir}\nstart a scheduler of your own with:\n  dask scheduler --protocol tls "
+               + " ".join(tls.dask_cli_args(files)))
+
+
 @grid_app.command("down")
 def grid_down(ctx: typer.Context) -> None:
     """Stop the grid: running jobs are killed (rerunnable ones wait as PEND for the next `grid up`)."""
@@ -493,18 +506,29 @@ def wait(ctx: typer.Context, job_ids: List[int] = typer.Argument(..., metavar="I
 
 
 @app.command()
-def worker(master: str = typer.Option(..., "--master", help="Address of the grid's Dask scheduler, "
-                                      "e.g. tcp://grid1:8786 ([master] scheduler in grid.toml)."),
+def worker(ctx: typer.Context,
+           master: str = typer.Option(..., "--master", help="Address of the grid's Dask scheduler, "
+                                      "e.g. tls://grid1:8786 ([master] scheduler in grid.toml)."),
            name: str = typer.Option(..., "--name", help="Host name as in grid.toml's [hosts.NAME]."),
            slots: int = typer.Option(..., "--slots", min=1, help="Job slots (LSF MXJ): the worker's threads.")) -> None:
-    """Join this machine to a grid as host NAME (a thin wrapper on `dask worker`)."""
+    """Join this machine to a grid as host NAME (a thin wrapper on `dask worker`). It presents the
+    grid's certificate from <home>/grid/tls (copied from the master's grid home, kept 0600)."""
+    from statgrid.grid import tls
     from statgrid.grid.cluster import DASK_SETTINGS
+    from statgrid.grid.master import grid_dir
 
+    cfg = _config(ctx)
+    tls_args: list[str] = []
+    if cfg.master.engine_tls:
+        if not master.startswith("tls://"):
+            _fail(ctx, UsageError(f"--master {master!r}: the grid's engine speaks TLS only; give its tls:// "
+                                  "address (or set [master] engine_tls = false on a trusted single-user machine)."))
+        tls_args = tls.dask_cli_args(_call(ctx, tls.require, grid_dir(cfg)))
     env = dict(os.environ)
     for key, value in DASK_SETTINGS.items():
         env["DASK_" + key.upper().replace(".", "__").replace("-", "_")] = str(value)
     argv = [sys.executable, "-m", "distributed.cli.dask_worker", master, "--name", name, "--nthreads", str(slots),
-            "--nworkers", "1", "--memory-limit", "0", "--no-dashboard"]
+            "--nworkers", "1", "--memory-limit", "0", "--no-dashboard", *tls_args]
     os.execve(sys.executable, argv, env)
 
 

@@ -25,6 +25,8 @@ working grid whose home is ``$STATGRID_HOME`` or ``./statgrid-home``.
     [master]
     port = 8642
     scheduler = ""                  # address of an existing Dask scheduler; "" = embedded
+    engine_tls = true               # mutual TLS with the grid's own CA between master, scheduler and
+                                    # workers; false only for benchmarks and trusted single-user machines
 
     [hosts.node1]                   # LSF MXJ
     slots = 2
@@ -257,6 +259,9 @@ class Libname:
 class MasterConfig:
     port: int = 8642
     scheduler: str = ""
+    # False opens the engine to anyone who reaches its port (they may run code as the grid's
+    # user): for benchmarks (benchmarks/dispatch.py --tls) and trusted single-user machines only.
+    engine_tls: bool = True
 
 
 @dataclass(frozen=True)
@@ -443,7 +448,8 @@ def load_config(path: str | os.PathLike | None = None, env: Mapping[str, str] | 
 
     session = SessionOptions(**_parse_section("session", _table(raw, "session", source), _SESSION_KEYS, source))
     master = MasterConfig(**_parse_section("master", _table(raw, "master", source),
-                                           {"port": ("port", _port), "scheduler": ("scheduler", _string)}, source))
+                                           {"port": ("port", _port), "scheduler": ("scheduler", _string),
+                                            "engine_tls": ("engine_tls", _bool)}, source))
 
     hosts_raw = _table(raw, "hosts", source)
     hosts: dict[str, HostConfig] = {}

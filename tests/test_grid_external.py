@@ -1,4 +1,5 @@
-"""A grid on an existing Dask scheduler: `dask scheduler` started by hand, a node joined with
+"""A grid on an existing Dask scheduler: `dask scheduler` started by hand with the grid's TLS
+files (`statgrid grid tls` makes them and says how), a node joined with
 `statgrid worker --master ADDR --name HOST --slots N`, and `[master] scheduler` in grid.toml."""
 from __future__ import annotations
 
@@ -22,13 +23,17 @@ def _start(argv, env, log):
 
 def test_existing_scheduler_and_statgrid_worker(tmp_path):
     port, api = free_port(), free_port()
-    address = f"tcp://127.0.0.1:{port}"
+    address = f"tls://127.0.0.1:{port}"
     toml = tmp_path / "grid.toml"
     toml.write_text(f'[master]\nport = {api}\nscheduler = "{address}"\n\n[hosts.nodeA]\nslots = 1\n')
     env = {**os.environ, "STATGRID_HOME": str(tmp_path / "home"), "STATGRID_CONFIG": str(toml)}
+    keys = run_cli("grid", "tls", env=env)
+    assert keys.returncode == 0, keys.stderr
+    tls_args = keys.stdout.split("dask scheduler ", 1)[1].split()          # the command it says to run
+    assert tls_args[:2] == ["--protocol", "tls"] and "--tls-key" in tls_args, keys.stdout
     log = open(tmp_path / "cluster.log", "wb")
     scheduler = _start([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port",
-                        str(port), "--no-dashboard"], env, log)
+                        str(port), "--no-dashboard", *tls_args], env, log)
     worker = None
     try:
         worker = _start([sys.executable, "-m", "statgrid", "worker", "--master", address, "--name", "nodeA",

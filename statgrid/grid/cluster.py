@@ -4,7 +4,8 @@ named after the host, `nthreads = slots`.
 It runs in its own process (`python -m statgrid.grid.cluster`), started by `grid up`, so that
 jobs outlive a master that is killed: as LSF's sbatchd keeps running jobs while mbatchd
 restarts, a restarted master finds the engine (address in `engine.json` in the grid home) and
-its running jobs again. `grid down` stops it with SIGTERM.
+its running jobs again. `grid down` stops it with SIGTERM. It speaks TLS with the grid's
+certificates (tls.py): only the grid's daemons may connect.
 
 Dask settings that make Dask an executor and leave the policy to statgrid (DESIGN.md):
 allowed-failures 0 (statgrid decides requeues), no work stealing, a short worker-ttl, no
@@ -18,6 +19,7 @@ import json
 import logging
 import signal
 import sys
+from pathlib import Path
 
 DASK_SETTINGS = {
     "distributed.scheduler.allowed-failures": 0,
@@ -39,19 +41,27 @@ def configure_dask() -> None:
     dask.config.set(DASK_SETTINGS)
 
 
-async def serve(hosts: dict[str, int], host: str) -> None:
+async def serve(hosts: dict[str, int], host: str, tls_dir: Path | None = None) -> None:
+    """tls_dir: the grid's TLS files (tls.py); the scheduler and workers then speak only TLS, to
+    peers with a certificate of the grid's CA. None: plain TCP, open to anyone who reaches the port."""
     from distributed import Nanny, Scheduler, SpecCluster
 
     configure_dask()
+    secure: dict = {}
+    if tls_dir is not None:
+        from statgrid.grid import tls
+
+        secure = {"security": tls.security(tls.require(tls_dir.parent)), "protocol": "tls://"}
     workers = {name: {"cls": Nanny, "options": {"name": name, "nthreads": slots, "memory_limit": 0,
-                                               "dashboard": False, "host": host}}
+                                               "dashboard": False, "host": host, **secure}}
                for name, slots in hosts.items()}
-    scheduler = {"cls": Scheduler, "options": {"dashboard_address": None, "host": host}}
+    scheduler = {"cls": Scheduler, "options": {"dashboard_address": None, "host": host, **secure}}
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    async with SpecCluster(workers=workers, scheduler=scheduler, asynchronous=True) as cluster:
+    async with SpecCluster(workers=workers, scheduler=scheduler, asynchronous=True,
+                           security=secure.get("security")) as cluster:
         sys.stdout.write(json.dumps({"address": cluster.scheduler_address}) + "\n")
         sys.stdout.flush()
         await stop.wait()
@@ -62,9 +72,11 @@ def main(argv: list[str] | None = None) -> int:
                                  description="Embedded statgrid engine (started by `statgrid grid up`).")
     ap.add_argument("--hosts", required=True, help='JSON {"node1": slots, ...}')
     ap.add_argument("--host", default="127.0.0.1", help="interface to listen on")
+    ap.add_argument("--tls-dir", type=Path, default=None, help="the grid's TLS directory (<home>/grid/tls); "
+                    "without it the engine is open to anyone who reaches its port")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    asyncio.run(serve(json.loads(args.hosts), args.host))
+    asyncio.run(serve(json.loads(args.hosts), args.host, args.tls_dir))
     return 0
 
 

@@ -25,6 +25,7 @@ from distributed.diagnostics.plugin import SchedulerPlugin
 
 from statgrid.errors import StatgridError
 from statgrid.grid import node
+from statgrid.grid import tls as grid_tls
 from statgrid.grid.cluster import configure_dask
 from statgrid.session._procfs import process_running
 
@@ -103,10 +104,11 @@ class Engine:
 
     def __init__(self, home: Path, hosts: dict[str, int], scheduler_address: str = "",
                  on_job_event: Callable[[dict], Awaitable[None]] | None = None,
-                 on_host_event: Callable[[dict], Awaitable[None]] | None = None):
+                 on_host_event: Callable[[dict], Awaitable[None]] | None = None, tls: bool = True):
         self.home = home
         self.hosts = hosts
         self.external = scheduler_address
+        self.tls = tls                             # [master] engine_tls: mutual TLS with the grid's CA (tls.py)
         self.on_job_event = on_job_event
         self.on_host_event = on_host_event
         self.client: Client | None = None
@@ -117,9 +119,19 @@ class Engine:
     # -- start / stop --------------------------------------------------------------------------------
     async def start(self) -> None:
         configure_dask()
+        security = None
+        if self.tls:
+            if self.external and not self.external.startswith("tls://"):
+                raise StatgridError(f"[master] scheduler = {self.external!r}: the grid talks to its engine over TLS "
+                                    "only; start the scheduler with the grid's certificate (`statgrid grid tls` "
+                                    "prints how) and give its tls:// address.")
+            # A running engine was started with the files there now: never renew under it.
+            security = grid_tls.security(grid_tls.ensure(self.home, renew=not self.external and
+                                                         running_engine(self.home) is None))
         self.address = self.external or self._embedded_address()
         try:
-            self.client = await Client(self.address, asynchronous=True, timeout="20s", name="statgrid-master")
+            self.client = await Client(self.address, asynchronous=True, timeout="20s", name="statgrid-master",
+                                       security=security)
         except OSError as exc:
             raise StatgridError(f"cannot reach the Dask scheduler at {self.address!r}: {exc}; start it, or "
                                 "set [master] scheduler = \"\" in grid.toml for the embedded engine.") from None
@@ -138,10 +150,18 @@ class Engine:
                 raise StatgridError(f"the engine left running by the previous master (pid {info['pid']}) has hosts "
                                     f"{info.get('hosts')}, but grid.toml now says {self.hosts}; stop it and its jobs "
                                     "with `statgrid grid down`, then `statgrid grid up`.")
+            if info.get("tls", False) != self.tls:
+                raise StatgridError(f"the engine left running by the previous master (pid {info['pid']}) has "
+                                    f"engine_tls = {str(info.get('tls', False)).lower()}, but grid.toml now says "
+                                    f"{str(self.tls).lower()}; stop it and its jobs with `statgrid grid down`, then "
+                                    "`statgrid grid up`.")
             self.engine_pid = info["pid"]
             return info["address"]
         log = open(self.home / "engine.log", "ab")
-        proc = subprocess.Popen([sys.executable, "-m", "statgrid.grid.cluster", "--hosts", json.dumps(self.hosts)],
+        argv = [sys.executable, "-m", "statgrid.grid.cluster", "--hosts", json.dumps(self.hosts)]
+        if self.tls:
+            argv += ["--tls-dir", str(grid_tls.TlsFiles.under(self.home).dir)]
+        proc = subprocess.Popen(argv,
                                 stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL,
                                 start_new_session=True, close_fds=True)
         log.close()
@@ -152,8 +172,9 @@ class Engine:
                                 f"{self.home / 'engine.log'}.")
         address = json.loads(line)["address"]
         proc.stdout.close()
-        node.write_json_atomic(path, {"pid": proc.pid, "address": address, "hosts": self.hosts,
-                                      "started_ts": time.time()})
+        # 0600: without TLS (engine_tls = false) the address is all another user needs to run code as us.
+        grid_tls.write_private(path, json.dumps({"pid": proc.pid, "address": address, "hosts": self.hosts,
+                                                 "tls": self.tls, "started_ts": time.time()}).encode())
         self.engine_pid = proc.pid
         return address
 

@@ -61,7 +61,8 @@ class Master:
         grid_dir(cfg).mkdir(parents=True, exist_ok=True)
         self.store = JobStore(grid_dir(cfg) / "jobs.db")
         self.engine = Engine(grid_dir(cfg), {h.name: h.slots for h in cfg.hosts.values()}, cfg.master.scheduler,
-                             on_job_event=self._on_job_event, on_host_event=self._on_host_event)
+                             on_job_event=self._on_job_event, on_host_event=self._on_host_event,
+                             tls=cfg.master.engine_tls)
         self.running: dict[int, Job] = {}
         self.pending: dict[int, Job] = {}          # the store's PEND jobs, kept here: dispatch reads no rows
         # host → dispatch sequence number of its latest job start (policy.HostView.last_start): ties
