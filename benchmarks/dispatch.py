@@ -9,7 +9,12 @@ Ideal makespan = 144 × 0.5 s / 8 slots = 9 s. Also measured, on the same grid:
   refill gap in the batch: a job's start − the end of the job whose slot it took.
 Goals (issue 3): makespan ≤ 1.03× ideal and ≤ 1.01× xargs, median latency ≤ 20 ms.
 
-    .venv/bin/python benchmarks/dispatch.py [--runs 5] [--jobs 144] [--sleep 0.5]
+--tls (issue 15): the engine's mutual TLS on against off ([master] engine_tls = false, the
+engine of before), two grids up side by side, interleaved per run (order alternating): per run
+the makespan of the batch and the median submit→start of --latency-jobs jobs on each, and their
+ratio. Goals: median ≤ 20 ms and makespan ≤ 1.05× ideal with TLS on.
+
+    .venv/bin/python benchmarks/dispatch.py [--runs 5] [--jobs 144] [--sleep 0.5] [--tls]
 """
 from __future__ import annotations
 
@@ -98,24 +103,68 @@ def run_xargs(n_jobs: int, sleep_s: float) -> float:
     return time.perf_counter() - t0
 
 
+STATGRID = [sys.executable, "-m", "statgrid"]
+
+
+def grid_up(engine_tls: bool = True) -> tuple[GridClient, dict]:
+    """A grid of HOSTS × SLOTS in a fresh home; returns its client and the environment for `grid down`."""
+    home = Path(tempfile.mkdtemp(prefix="statgrid-bench-dispatch-"))
+    (home / "grid.toml").write_text(f"[master]\nport = {free_port()}\nengine_tls = {str(engine_tls).lower()}\n" +
+                                    "".join(f"[hosts.node{i}]\nslots = {SLOTS}\n" for i in range(1, HOSTS + 1)))
+    env = {**os.environ, "STATGRID_HOME": str(home), "STATGRID_CONFIG": str(home / "grid.toml")}
+    subprocess.run(STATGRID + ["grid", "up", "--detach"], env=env, check=True)
+    return GridClient(load_config(home / "grid.toml", env)), env
+
+
+def compare_tls(args) -> None:
+    """TLS off and on, interleaved: makespan and submit→start per run on each side."""
+    ideal = args.jobs * args.sleep / (HOSTS * SLOTS)
+    grids: dict[str, tuple[GridClient, dict]] = {}
+    res = {side: {"makespan_s": [], "vs_ideal": [], "latency_ms": []} for side in ("off", "on")}
+    try:
+        for side in ("off", "on"):
+            grids[side] = grid_up(engine_tls=side == "on")
+            run_latency(grids[side][0], 5)            # warm: launchers, imports, first connections
+        for i in range(args.runs):
+            for side in (("off", "on") if i % 2 == 0 else ("on", "off")):
+                grid = grids[side][0]
+                r = run_statgrid(grid, args.jobs, args.sleep)
+                res[side]["makespan_s"].append(r["makespan_s"])
+                res[side]["vs_ideal"].append(r["makespan_s"] / ideal)
+                res[side]["latency_ms"].append(statistics.median(run_latency(grid, args.latency_jobs)) * 1000)
+            print(f"run {i + 1}: " + ", ".join(f"TLS {s}: makespan {res[s]['makespan_s'][-1]:.3f} s, submit→start "
+                                               f"{res[s]['latency_ms'][-1]:.1f} ms" for s in ("off", "on")), flush=True)
+    finally:
+        for _, env in grids.values():
+            subprocess.run(STATGRID + ["grid", "down"], env=env)
+    off, on = res["off"], res["on"]
+    print(f"\n{args.jobs} × sleep {args.sleep} s on {HOSTS} hosts × {SLOTS} slots; ideal makespan {ideal:.2f} s; "
+          f"submit→start: median of {args.latency_jobs} jobs per run on an idle grid")
+    for name, key, unit, digits in (("makespan", "makespan_s", "s", 3), ("makespan / ideal", "vs_ideal", "", 3),
+                                    ("submit→start", "latency_ms", "ms", 1)):
+        ratio = [b / a for a, b in zip(off[key], on[key])]
+        print(f"{name:17} TLS off {fmt_stat(off[key], digits)} {unit}   TLS on {fmt_stat(on[key], digits)} {unit}   "
+              f"on/off {fmt_stat(ratio, 3)}")
+    print("goals with TLS on: submit→start median ≤ 20 ms, makespan ≤ 1.05× ideal")
+    if args.json:
+        args.json.write_text(json.dumps({"ideal_s": ideal, **{
+            f"{key}_{side}": stat_dict(res[side][key]) for side in res for key in res[side]}}, indent=1))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=144)
     ap.add_argument("--sleep", type=float, default=0.5)
     ap.add_argument("--latency-jobs", type=int, default=50)
+    ap.add_argument("--tls", action="store_true", help="compare the engine's TLS on and off (issue 15)")
     ap.add_argument("--json", type=Path, help="also write the figures here")
     args = ap.parse_args()
+    if args.tls:
+        compare_tls(args)
+        return
 
-    home = Path(tempfile.mkdtemp(prefix="statgrid-bench-dispatch-"))
-    port = free_port()
-    (home / "grid.toml").write_text(f"[master]\nport = {port}\n" + "".join(
-        f"[hosts.node{i}]\nslots = {SLOTS}\n" for i in range(1, HOSTS + 1)))
-    env = {**os.environ, "STATGRID_HOME": str(home), "STATGRID_CONFIG": str(home / "grid.toml")}
-    statgrid = [sys.executable, "-m", "statgrid"]
-    subprocess.run(statgrid + ["grid", "up", "--detach"], env=env, check=True)
-    cfg = load_config(home / "grid.toml", env)
-    grid = GridClient(cfg)
+    grid, env = grid_up()
     ideal = args.jobs * args.sleep / (HOSTS * SLOTS)
     res: dict[str, list] = {"statgrid_s": [], "xargs_s": [], "vs_ideal": [], "vs_xargs": [], "gaps_s": [],
                             "max_running_per_host": []}
@@ -138,7 +187,7 @@ def main() -> None:
         latency = run_latency(grid, args.latency_jobs)
         kills = [x * 1000 for x in run_kills(grid, 20)]
     finally:
-        subprocess.run(statgrid + ["grid", "down"], env=env)
+        subprocess.run(STATGRID + ["grid", "down"], env=env)
 
     ms = [x * 1000 for x in latency]
     gaps = [x * 1000 for x in res["gaps_s"]]

@@ -16,7 +16,7 @@ import pytest
 
 from statgrid.grid import tls
 from tests.conftest import run_cli
-from tests.gridtest import Grid, running
+from tests.gridtest import Grid, free_port, running
 
 GRID_TOML = """
 [master]
@@ -180,3 +180,24 @@ def test_worker_without_the_key_says_what_to_copy(tmp_path):
     assert str(tmp_path / "home" / "grid" / "tls" / "ca.pem") in res.stderr, res.stderr
     plain = run_cli("worker", "--master", "tcp://127.0.0.1:1", "--name", "nodeA", "--slots", "1", env=env, timeout=60)
     assert plain.returncode != 0 and "tls://" in plain.stderr, plain.stderr
+
+
+def test_certificates_near_expiry_are_renewed_only_when_allowed(tmp_path):
+    """A start of a new engine renews a set that expires within RENEW_BEFORE_DAYS; a start that
+    reconnects to a running engine (renew=False) keeps the set that engine was started with."""
+    files = tls.ensure(tmp_path)
+    for path, data in zip((files.ca_cert, files.ca_key, files.cert, files.key),
+                          tls.make_ca_and_cert(days=tls.RENEW_BEFORE_DAYS - 1)):
+        path.write_bytes(data)
+    expiring = files.cert.read_bytes()
+    assert tls.ensure(tmp_path, renew=False).cert.read_bytes() == expiring
+    assert tls.ensure(tmp_path).cert.read_bytes() != expiring
+
+
+def test_a_plain_scheduler_address_is_refused(tmp_path):
+    toml = tmp_path / "grid.toml"
+    toml.write_text(f'[master]\nport = {free_port()}\nscheduler = "tcp://127.0.0.1:1"\n\n[hosts.nodeA]\nslots = 1\n')
+    res = run_cli("grid", "up", env={"STATGRID_HOME": str(tmp_path / "home"), "STATGRID_CONFIG": str(toml)},
+                  timeout=120)
+    assert res.returncode != 0
+    assert "'tcp://127.0.0.1:1'" in res.stderr and "tls://" in res.stderr, res.stderr

@@ -132,8 +132,10 @@ class Engine:
         try:
             self.client = await Client(self.address, asynchronous=True, timeout="20s", name="statgrid-master",
                                        security=security)
-        except OSError as exc:
-            raise StatgridError(f"cannot reach the Dask scheduler at {self.address!r}: {exc}; start it, or "
+        except OSError as exc:                     # distributed's CommClosedError is one (a refused certificate too)
+            hint = (" with the grid's certificates (`statgrid grid tls` prints the command)"
+                    if self.tls and self.external else "")
+            raise StatgridError(f"cannot reach the Dask scheduler at {self.address!r}: {exc}; start it{hint}, or "
                                 "set [master] scheduler = \"\" in grid.toml for the embedded engine.") from None
         self.client.scheduler_comm.interval = BATCH_INTERVAL_S
         await self.client.register_plugin(GridEvents(), name=GridEvents.name)
