@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import fmt_stat  # noqa: E402
 
 import statgrid.grid.launcher as launcher_mod  # noqa: E402
+from statgrid.grid.protocol import Identity, LaunchExited, LaunchRequest, LaunchStarted  # noqa: E402
 
 
 def start_launcher(sock_path: str, extra: list[str]) -> subprocess.Popen:
@@ -35,15 +36,20 @@ def round_trip_ms(sock_path: str, out: str) -> tuple[float, str | None]:
     t0 = time.perf_counter()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.connect(sock_path)
-        s.sendall((json.dumps({"argv": ["true"], "env": {"PATH": os.environ["PATH"]}, "cwd": "/",
-                               "stdout": out}) + "\n").encode())
+        s.sendall((json.dumps(request(out).to_dict()) + "\n").encode())
         reader = s.makefile("rb")
-        started = json.loads(reader.readline())
-        exited = json.loads(reader.readline())
+        started = LaunchStarted.from_dict(json.loads(reader.readline()))
+        exited = LaunchExited.from_dict(json.loads(reader.readline()))
         reader.close()
-    if exited.get("exit_code") != 0:
+    if exited.exit_code != 0:
         raise SystemExit(f"job failed: {exited}")
-    return (time.perf_counter() - t0) * 1000, started.get("cgroup")
+    return (time.perf_counter() - t0) * 1000, started.cgroup
+
+
+def request(out: str) -> LaunchRequest:
+    return LaunchRequest(job_id=1, attempt=1, host="bench", argv=("true",), env={"PATH": os.environ["PATH"]},
+                         cwd="/", job_dir="/", work_roots=(), stdout=out, stderr=out,
+                         identity=Identity(user="bench", uid=None, gid=None, groups=()))
 
 
 def main() -> int:

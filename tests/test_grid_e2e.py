@@ -16,6 +16,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from statgrid.grid.master import identity_of
+from statgrid.grid.protocol import AttemptFinished, attempt_from_dict
 from tests.conftest import pgid_of, run_cli, wait_gone
 from tests.gridtest import Grid, free_port, running
 
@@ -193,6 +195,10 @@ def test_session_job_with_options_log_and_stimer(grid):
     assert "Session STIMER totals" in detail and "Status <DONE>" in detail
     jdir = Path(rec["job_dir"])
     assert (jdir / "session.log").is_file() and (jdir / "session.stimer.jsonl").is_file()
+    # The attempt file says for whom the job ran: the submitter, as the launcher read the master's request.
+    last = attempt_from_dict(json.loads((jdir / "attempt-1.json").read_text()))
+    assert isinstance(last, AttemptFinished) and last.identity == identity_of(rec["user"])
+    assert last.rusage.max_rss_bytes == rec["rusage"]["max_rss_bytes"]
     assert "rows 50000" in (jdir / "output.txt").read_text()
     assert "ended (ok)" in grid.cli("peek", str(job_id)).stdout
     assert not any((grid.home / "work").iterdir())                    # WORK removed

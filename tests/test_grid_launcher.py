@@ -15,6 +15,7 @@ import pytest
 
 import statgrid.grid.launcher as launcher_mod
 from statgrid.grid import node
+from statgrid.grid.protocol import AttemptLost, AttemptStarted, Identity, LaunchExited, LaunchRequest, LaunchStarted
 from tests.conftest import pgid_of, wait_gone
 
 SCRIPT = Path(launcher_mod.__file__)
@@ -32,13 +33,22 @@ def launcher(tmp_path):
         proc.wait(10)
 
 
-def start(path, argv, out, **extra):
+def request(argv, cwd, out, job_id=1, identity=Identity(user="ann", uid=None, gid=None, groups=())) -> LaunchRequest:
+    return LaunchRequest(job_id=job_id, attempt=1, host="node9", argv=tuple(argv), env={"PATH": os.environ["PATH"]},
+                         cwd=str(cwd), job_dir=str(cwd), work_roots=(), stdout=str(out), stderr=str(out),
+                         identity=identity)
+
+
+def start(path, argv, out) -> tuple[socket.socket, object, LaunchStarted]:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(path)
-    sock.sendall((json.dumps({"argv": argv, "env": {"PATH": os.environ["PATH"]}, "cwd": str(Path(out).parent),
-                              "stdout": str(out), **extra}) + "\n").encode())
+    sock.sendall((json.dumps(request(argv, Path(out).parent, out).to_dict()) + "\n").encode())
     reader = sock.makefile("rb")
-    return sock, reader, json.loads(reader.readline())
+    return sock, reader, LaunchStarted.from_dict(json.loads(reader.readline()))
+
+
+def exited(reader) -> LaunchExited:
+    return LaunchExited.from_dict(json.loads(reader.readline()))
 
 
 def on_block_device(path: Path) -> bool:
@@ -54,16 +64,16 @@ def test_exit_code_rusage_and_io_are_the_jobs_own(launcher, tmp_path):
     code = (f"import os; f = open({str(target)!r}, 'wb'); f.write(os.urandom(8 << 20)); f.flush(); "
             "os.fsync(f.fileno()); x = bytearray(64 << 20); print('ok'); raise SystemExit(3)")
     _, reader, started = start(path, ["sh", "-c", f"{sys.executable} -c \"{code}\"; exit $?"], tmp_path / "out.txt")
-    assert started["event"] == "started" and started["pgid"] == started["pid"]
-    done = json.loads(reader.readline())
-    assert done["event"] == "exited" and done["exit_code"] == 3 and done["signal"] is None
-    ru, io = done["rusage"], done["io"]
-    assert ru["max_rss_bytes"] >= 64 << 20                         # the 64 MiB bytearray
-    assert ru["max_rss_bytes"] < 200 << 20                         # ... not a big parent's RSS
-    assert ru["user_cpu_s"] + ru["sys_cpu_s"] > 0
-    assert io["logical_write_bytes"] >= 8 << 20
+    assert started.pgid == started.pid
+    done = exited(reader)
+    assert done.exit_code == 3 and done.signal is None
+    ru, io = done.rusage, done.io
+    assert ru.max_rss_bytes >= 64 << 20                         # the 64 MiB bytearray
+    assert ru.max_rss_bytes < 200 << 20                         # ... not a big parent's RSS
+    assert ru.user_cpu_s + ru.sys_cpu_s > 0
+    assert io.logical_write_bytes >= 8 << 20
     if on_block_device(tmp_path):                                 # tmpfs writes reach no storage layer
-        assert io["write_bytes"] >= 8 << 20
+        assert io.write_bytes >= 8 << 20
     assert (tmp_path / "out.txt").read_text() == "ok\n"
 
 
@@ -108,14 +118,13 @@ def test_io_is_counted_when_the_launcher_is_not_root(tmp_path):
             code = (f"import os; f = open({str(target)!r}, 'wb'); f.write(os.urandom(8 << 20)); f.flush(); "
                     "os.fsync(f.fileno())")
             _, reader, started = start(path, ["sh", "-c", f"{python} -c \"{code}\""], shared / "out.txt")
-            assert started["event"] == "started"
-            done = json.loads(reader.readline())
-            assert done["exit_code"] == 0, (shared / "out.txt").read_text()
-            io = done["io"]
+            done = exited(reader)
+            assert done.exit_code == 0, (shared / "out.txt").read_text()
+            io = done.io
             # wchar counts every write call: the 8 MiB and nothing of the launcher's
-            assert 8 << 20 <= io["logical_write_bytes"] < (8 << 20) + (1 << 20), io
+            assert 8 << 20 <= io.logical_write_bytes < (8 << 20) + (1 << 20), io
             if on_block_device(shared):                       # tmpfs writes reach no storage layer
-                assert io["write_bytes"] >= 8 << 20, io
+                assert io.write_bytes >= 8 << 20, io
         finally:
             proc.stdin.close()
             proc.wait(10)
@@ -128,29 +137,29 @@ def test_io_is_counted_when_the_launcher_is_not_root(tmp_path):
 def test_signal_and_own_process_group(launcher, tmp_path):
     _, path = launcher
     _, reader, started = start(path, ["sh", "-c", "sleep 30 & sleep 30; wait"], tmp_path / "out.txt")
-    pid = started["pid"]
+    pid = started.pid
     time.sleep(0.2)
     group = [p for p in psutil.process_iter(["pid"]) if pgid_of(p.pid) == pid]
     assert len(group) >= 2                                         # the shell and its sleeps share the group
     os.killpg(pid, 15)
-    done = json.loads(reader.readline())
-    assert done["signal"] == 15 and done["exit_code"] is None
+    done = exited(reader)
+    assert done.signal == 15 and done.exit_code is None
     wait_gone([p.pid for p in group])
 
 
 def test_background_children_end_with_the_job(launcher, tmp_path):
     _, path = launcher
     _, reader, started = start(path, ["sh", "-c", "sleep 123 & echo $! > bg.pid; exit 0"], tmp_path / "out.txt")
-    done = json.loads(reader.readline())
-    assert done["exit_code"] == 0
+    done = exited(reader)
+    assert done.exit_code == 0
     wait_gone([int((tmp_path / "bg.pid").read_text())])
 
 
 def test_missing_command_reports_like_a_shell(launcher, tmp_path):
     _, path = launcher
     _, reader, _ = start(path, ["no-such-command-xyz"], tmp_path / "out.txt")
-    done = json.loads(reader.readline())
-    assert done["exit_code"] == 127
+    done = exited(reader)
+    assert done.exit_code == 127
     assert "cannot run 'no-such-command-xyz'" in (tmp_path / "out.txt").read_text()
 
 
@@ -160,10 +169,10 @@ def test_jobs_die_when_the_worker_side_goes(launcher, tmp_path):
     _, _, b = start(path, ["sleep", "30"], tmp_path / "b.txt")
     proc.stdin.close()                                            # the worker died: its pipe closes
     proc.wait(10)
-    wait_gone([a["pid"], b["pid"]])
+    wait_gone([a.pid, b.pid])
     assert not os.path.exists(path)
-    if a["cgroup"]:                                               # its cgroups are removed too
-        assert not os.path.exists(os.path.dirname(a["cgroup"]))
+    if a.cgroup:                                               # its cgroups are removed too
+        assert not os.path.exists(os.path.dirname(a.cgroup))
 
 
 def test_dropped_connection_kills_its_job(launcher, tmp_path):
@@ -171,7 +180,7 @@ def test_dropped_connection_kills_its_job(launcher, tmp_path):
     sock, reader, started = start(path, ["sleep", "30"], tmp_path / "a.txt")
     reader.close()
     sock.close()
-    wait_gone([started["pid"]])
+    wait_gone([started.pid])
 
 
 # -- cgroups and the launcher's own death (issue 14, item 10) ------------------------------------------
@@ -219,12 +228,12 @@ def test_a_setsid_leftover_ends_with_the_job(launcher, tmp_path):
     _, path = launcher
     _, reader, started = start(path, ["sh", "-c", "setsid sleep 123 & echo $! > bg.pid; exit 0"],
                                tmp_path / "out.txt")
-    if started["cgroup"] is None:
+    if started.cgroup is None:
         pytest.skip("no cgroup v2 this launcher may write to: a process group cannot hold a setsid child")
-    done = json.loads(reader.readline())
-    assert done["exit_code"] == 0
+    done = exited(reader)
+    assert done.exit_code == 0
     wait_gone([_pid_in(tmp_path / "bg.pid")])
-    _wait_dir_gone(started["cgroup"])
+    _wait_dir_gone(started.cgroup)
 
 
 def test_jobs_of_a_killed_launcher_are_ended_by_the_next_one(launcher, tmp_path):
@@ -232,19 +241,19 @@ def test_jobs_of_a_killed_launcher_are_ended_by_the_next_one(launcher, tmp_path)
     # launcher on this machine finds the dead one's cgroups and ends what runs there.
     proc, path = launcher
     _, _, started = start(path, ["sh", "-c", "setsid sleep 300 & echo $! > bg.pid; sleep 300"], tmp_path / "a.txt")
-    if started["cgroup"] is None:
+    if started.cgroup is None:
         pytest.skip("no cgroup v2 this launcher may write to")
     bg = _pid_in(tmp_path / "bg.pid")
     proc.kill()
     proc.wait(10)
-    wait_gone([started["pid"]])                                   # PR_SET_PDEATHSIG
+    wait_gone([started.pid])                                   # PR_SET_PDEATHSIG
     assert psutil.Process(bg).status() != psutil.STATUS_ZOMBIE    # ... reaches the job's first process only
     nxt = subprocess.Popen([sys.executable, "-I", "-S", str(SCRIPT), str(tmp_path / "b.sock")],
                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
         assert nxt.stdout.readline() == b"ready\n"
         wait_gone([bg])
-        _wait_dir_gone(os.path.dirname(started["cgroup"]))
+        _wait_dir_gone(os.path.dirname(started.cgroup))
     finally:
         nxt.stdin.close()
         nxt.wait(10)
@@ -265,28 +274,26 @@ def node_launcher(request, monkeypatch):
 def test_run_job_whose_launcher_is_killed_ends_every_process_and_says_host_lost(node_launcher, tmp_path):
     # The job's children: one in its process group, and (with cgroups) one that left it with setsid.
     script = "sleep 300 & echo $! > bg.pid; " + ("setsid sleep 300 & echo $! > sid.pid; " if node_launcher else "")
-    spec = {"key": "statgrid-job-7-1", "job_id": 7, "attempt": 1, "host": "node9",
-            "argv": ["sh", "-c", script + "sleep 300"], "env": {"PATH": os.environ["PATH"]}, "cwd": str(tmp_path),
-            "job_dir": str(tmp_path), "work_roots": []}
-    result: list[dict] = []
+    spec = request(["sh", "-c", script + "sleep 300"], tmp_path, tmp_path / "output.txt", job_id=7).to_dict()
+    result: list = []
     thread = threading.Thread(target=lambda: result.append(node.run_job(spec)))
     thread.start()
     children = [_pid_in(tmp_path / "bg.pid")] + ([_pid_in(tmp_path / "sid.pid")] if node_launcher else [])
-    started = json.loads((tmp_path / "attempt-1.json").read_text())
+    started = AttemptStarted.from_dict(json.loads((tmp_path / "attempt-1.json").read_text()))
     if not node_launcher:
-        assert started["cgroup"] is None                          # --no-cgroup
-    elif started["cgroup"] is None:
-        os.killpg(started["pgid"], 9)
+        assert started.cgroup is None                          # --no-cgroup
+    elif started.cgroup is None:
+        os.killpg(started.pgid, 9)
         thread.join(30)
         pytest.skip("no cgroup v2 this launcher may write to")
     os.kill(node.launcher_pid(), 9)
     thread.join(60)
-    wait_gone([started["pid"], *children])
+    wait_gone([started.pid, *children])
     (outcome,) = result
-    assert (outcome["state"], outcome["reason"]) == ("lost", "host lost: the launcher of node9 died")
-    assert json.loads((tmp_path / "attempt-1.json").read_text())["state"] == "lost"
-    if started["cgroup"]:
-        assert not os.path.exists(started["cgroup"])
+    assert isinstance(outcome, AttemptLost) and outcome.reason == "host lost: the launcher of node9 died"
+    assert AttemptLost.from_dict(json.loads((tmp_path / "attempt-1.json").read_text())) == outcome
+    if started.cgroup:
+        assert not os.path.exists(started.cgroup)
     assert node.launcher_pid() is None                            # the next job starts a new one
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import pickle
 import signal
@@ -27,8 +28,12 @@ from statgrid.errors import StatgridError
 from statgrid.grid import node
 from statgrid.grid import tls as grid_tls
 from statgrid.grid.cluster import configure_dask
+from statgrid.grid.protocol import (TASK_KEY_PREFIX, AttemptFinished, AttemptLost, AttemptStarted, HostAction,
+                                    HostEvent, LaunchRequest, ProtocolError, TaskErred, from_event,
+                                    job_event_from_dict, to_event)
 from statgrid.session._procfs import process_running
 
+log = logging.getLogger("statgrid.engine")
 HOST_TOPIC = "statgrid-host"
 # Dask batches messages on each stream (client→scheduler every 10 ms, scheduler→worker 5 ms),
 # which pays off for large task graphs. A grid sends one small task per job, and the batching
@@ -75,14 +80,15 @@ class GridEvents(SchedulerPlugin):
         self.names[worker] = str(scheduler.workers[worker].name)
         if worker in scheduler.stream_comms:
             scheduler.stream_comms[worker].interval = BATCH_INTERVAL_S
-        scheduler.log_event(HOST_TOPIC, {"action": "add", "address": worker, "name": self.names[worker]})
+        scheduler.log_event(HOST_TOPIC, to_event(HostEvent(action=HostAction.ADD, address=worker,
+                                                               name=self.names[worker])))
 
     def remove_worker(self, scheduler, worker: str, *, stimulus_id: str, **kwargs) -> None:
-        scheduler.log_event(HOST_TOPIC, {"action": "remove", "address": worker,
-                                         "name": self.names.pop(worker, None)})
+        scheduler.log_event(HOST_TOPIC, to_event(HostEvent(action=HostAction.REMOVE, address=worker,
+                                                               name=self.names.pop(worker, None))))
 
     def transition(self, key, start, finish, *args, stimulus_id: str, **kwargs) -> None:
-        if finish == "erred" and isinstance(key, str) and key.startswith("statgrid-job-"):
+        if finish == "erred" and isinstance(key, str) and key.startswith(TASK_KEY_PREFIX):
             # A fire-and-forget task is forgotten right after it errs: the exception is only here.
             exc = kwargs.get("exception")
             try:
@@ -90,21 +96,26 @@ class GridEvents(SchedulerPlugin):
             except Exception:                      # noqa: BLE001 — a message is all we need
                 pass
             text = f"{type(exc).__name__}: {exc}" if isinstance(exc, BaseException) else str(exc or "task failed")
-            self.scheduler.log_event(node.JOB_TOPIC, {"kind": "erred", "key": key, "error": text,
-                                                      "host_lost": isinstance(exc, KilledWorker),
-                                                      "worker": kwargs.get("worker")})
+            worker = kwargs.get("worker")
+            erred = TaskErred(key=key, error=text, host_lost=isinstance(exc, KilledWorker),
+                              worker=worker if isinstance(worker, str) else None)
+            self.scheduler.log_event(node.JOB_TOPIC, to_event(erred))
 
 
-def _task_states(dask_scheduler, prefix: str = "statgrid-job-") -> dict[str, str]:
+def _task_states(dask_scheduler, prefix: str = TASK_KEY_PREFIX) -> dict[str, str]:
     return {k: ts.state for k, ts in dask_scheduler.tasks.items() if isinstance(k, str) and k.startswith(prefix)}
 
 
+JobEvent = AttemptStarted | AttemptFinished | AttemptLost | TaskErred
+
+
 class Engine:
-    """Connects the master to the cluster. `on_job_event` and `on_host_event` are coroutines."""
+    """Connects the master to the cluster. `on_job_event` and `on_host_event` are coroutines; they
+    get the events as protocol records (an event that is not one is logged and dropped)."""
 
     def __init__(self, home: Path, hosts: dict[str, int], scheduler_address: str = "",
-                 on_job_event: Callable[[dict], Awaitable[None]] | None = None,
-                 on_host_event: Callable[[dict], Awaitable[None]] | None = None, tls: bool = True):
+                 on_job_event: Callable[[JobEvent], Awaitable[None]] | None = None,
+                 on_host_event: Callable[[HostEvent], Awaitable[None]] | None = None, tls: bool = True):
         self.home = home
         self.hosts = hosts
         self.external = scheduler_address
@@ -189,15 +200,24 @@ class Engine:
 
     # -- events ----------------------------------------------------------------------------------------
     async def _job_event(self, event) -> None:
+        try:
+            msg = from_event(event[1], job_event_from_dict)
+        except ProtocolError as exc:               # a node of another statgrid release
+            log.error("job event dropped: %s", exc)
+            return
         if self.on_job_event:
-            await self.on_job_event(event[1])
+            await self.on_job_event(msg)
 
     async def _host_event(self, event) -> None:
-        msg = event[1]
-        if msg["action"] == "add" and msg.get("name"):
-            self.workers[msg["name"]] = msg["address"]
-        elif msg["action"] == "remove":
-            self.forget_worker(msg["address"])
+        try:
+            msg = from_event(event[1], HostEvent.from_dict)
+        except ProtocolError as exc:
+            log.error("host event dropped: %s", exc)
+            return
+        if msg.action is HostAction.ADD and msg.name:
+            self.workers[msg.name] = msg.address
+        elif msg.action is HostAction.REMOVE:
+            self.forget_worker(msg.address)
         if self.on_host_event:
             await self.on_host_event(msg)
 
@@ -213,10 +233,13 @@ class Engine:
         return self.workers
 
     # -- operations ----------------------------------------------------------------------------------------
-    def submit(self, key: str, host: str, spec: dict) -> None:
-        address = self.workers[host]
-        future = self.client.submit(node.run_job, spec, key=key, workers=[address], allow_other_workers=False,
-                                    retries=0, pure=False)
+    def submit(self, request: LaunchRequest) -> None:
+        """Hand one attempt to its host's worker. The task's argument is the request's to_dict(),
+        which the node checks (LaunchRequest.from_dict): a pickled record of another release's
+        shape would not be."""
+        address = self.workers[request.host]
+        future = self.client.submit(node.run_job, request.to_dict(), key=request.task_key, workers=[address],
+                                    allow_other_workers=False, retries=0, pure=False)
         fire_and_forget(future)
 
     async def cancel(self, key: str) -> None:

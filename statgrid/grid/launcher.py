@@ -8,12 +8,11 @@ library (run as a script with -I -S, ~10 MiB), and forking it costs about a mill
 starting a fresh Python launcher per job costs ~40 ms — which would alone take the dispatch
 benchmark past its makespan goal.
 
-Protocol, one JSON object per line on a Unix stream socket, one connection per job:
-  request  {"argv": [...], "env": {...}, "cwd": "...", "stdout": path, "stderr": path}
-  replies  {"event": "started", "pid": N, "pgid": N, "cgroup": path|null, "start_ts": T}
-           {"event": "exited", "pid": N, "exit_code": C|null, "signal": S|null, "end_ts": T,
-            "rusage": {...}, "io": {...}}
-If the job's connection closes early, nobody can account for the job: it is killed.
+Protocol (protocol.py, loaded from its file: see below), one JSON object per line on a Unix
+stream socket, one connection per job: the node sends a LaunchRequest; the server answers
+LaunchStarted (which echoes the request's identity as it read it), then LaunchExited; or
+LaunchFailed for a request it cannot read or start. If the job's connection closes early, nobody
+can account for the job: it is killed.
 
 Liveness: stdin is a pipe from the worker. EOF means the worker is gone; every job's process
 group is killed with SIGKILL (a job must not outlive its node, and a rerunnable job may already
@@ -41,18 +40,31 @@ import socket
 import sys
 import time
 
+
+def _load_protocol():
+    """statgrid.grid.protocol (standard library only). Run as a script with -I -S, statgrid is not
+    importable: the sibling file is loaded by its path, under the same module name, so there is
+    one definition of the contract. (Its imports, dataclasses and typing, add ~10 ms to this
+    server's start, paid once per worker: benchmarks/launcher_start.py.)"""
+    if __spec__ is not None and __spec__.parent:          # imported as statgrid.grid.launcher
+        from statgrid.grid import protocol
+        return protocol
+    import importlib.util
+
+    name = "statgrid.grid.protocol"
+    spec = importlib.util.spec_from_file_location(name, os.path.join(os.path.dirname(__file__), "protocol.py"))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module                           # dataclasses and typing look the module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+protocol = _load_protocol()
 PR_SET_PDEATHSIG = 1
 PROCFS_PATH = "/proc"
 CGROUP_PREFIX = "statgrid-launcher-"     # + the server's pid; the cgroup of one server and its jobs
 CGROUP_SERVER_LEAF = "launcher"          # the server's own leaf: populated while the server lives
 CGROUP_RETRY_S = 0.2                     # how often removal of a killed job's cgroup is retried
-# Fields of wait4's rusage worth keeping, under names that carry their unit.
-RUSAGE_FIELDS = {
-    "user_cpu_s": "ru_utime", "sys_cpu_s": "ru_stime", "max_rss_bytes": "ru_maxrss",
-    "page_faults": "ru_majflt", "page_reclaims": "ru_minflt",
-    "voluntary_ctx_switches": "ru_nvcsw", "involuntary_ctx_switches": "ru_nivcsw",
-    "block_input_ops": "ru_inblock", "block_output_ops": "ru_oublock",
-}
 _libc = None
 
 
@@ -71,23 +83,25 @@ def _parse_io(text: str) -> dict[str, int]:
     return out
 
 
-def _io_record(raw: dict[str, int]) -> dict[str, int]:
-    """proc(5) /proc/<pid>/io counters under names with units: rchar/wchar are logical I/O (every
+def _io_record(raw: dict[str, int]):
+    """proc(5) /proc/<pid>/io counters as a protocol.IoCounters: rchar/wchar are logical I/O (every
     read and write call, page cache and sockets included), read_bytes/write_bytes the storage
     layer's (write_bytes less cancelled_write_bytes: pages truncated before they reached disk)."""
-    return {"logical_read_bytes": raw.get("rchar", 0), "logical_write_bytes": raw.get("wchar", 0),
-            "read_bytes": raw.get("read_bytes", 0),
-            "write_bytes": max(0, raw.get("write_bytes", 0) - raw.get("cancelled_write_bytes", 0))}
+    return protocol.IoCounters(
+        logical_read_bytes=raw.get("rchar", 0), logical_write_bytes=raw.get("wchar", 0),
+        read_bytes=raw.get("read_bytes", 0),
+        write_bytes=max(0, raw.get("write_bytes", 0) - raw.get("cancelled_write_bytes", 0)))
 
 
-def read_proc_io(pid: int) -> dict[str, int]:
-    """/proc/<pid>/io of a zombie still holds the totals of the process and its reaped children.
-    The kernel lets only a privileged reader see a zombie's: {} when refused (see own_io)."""
+def read_proc_io(pid: int):
+    """/proc/<pid>/io of a zombie still holds the totals of the process and its reaped children
+    (a protocol.IoCounters). The kernel lets only a privileged reader see a zombie's: None when
+    refused (see own_io)."""
     try:
         with open(f"/proc/{pid}/io") as f:
             return _io_record(_parse_io(f.read()))
     except (OSError, ValueError):
-        return {}
+        return None
 
 
 def own_io() -> tuple[dict[str, int], int]:
@@ -104,18 +118,12 @@ def own_io() -> tuple[dict[str, int], int]:
     return _parse_io(raw.decode()), len(raw)
 
 
-def reaped_io(before: tuple[dict[str, int], int], after: tuple[dict[str, int], int]) -> dict[str, int]:
+def reaped_io(before: tuple[dict[str, int], int], after: tuple[dict[str, int], int]):
     """The I/O of the child reaped between two own_io() reads."""
     (a, nbytes), (b, _) = before, after
     delta = {k: b.get(k, 0) - a.get(k, 0) for k in b}
     delta["rchar"] = max(0, delta.get("rchar", 0) - nbytes)
     return _io_record(delta)
-
-
-def rusage_dict(ru) -> dict[str, float]:
-    out = {name: getattr(ru, field) for name, field in RUSAGE_FIELDS.items()}
-    out["max_rss_bytes"] *= 1024          # Linux reports ru_maxrss in KiB
-    return out
 
 
 # -- cgroup v2 ------------------------------------------------------------------------------------
@@ -395,10 +403,9 @@ class Server:
         line, _, _ = buf.partition(b"\n")
         self.buffers.pop(fd, None)
         try:
-            request = json.loads(line)
-            self._start(conn, request)
+            self._start(conn, protocol.LaunchRequest.from_dict(json.loads(line)))
         except Exception as exc:                 # a bad request must not stop the server
-            self._send(conn, {"event": "failed", "error": f"{type(exc).__name__}: {exc}"})
+            self._send(conn, protocol.LaunchFailed(error=f"{type(exc).__name__}: {exc}"))
             self._drop(conn)
 
     def _drop(self, conn: socket.socket) -> None:
@@ -415,22 +422,22 @@ class Server:
             job.conn = None
 
     @staticmethod
-    def _send(conn: socket.socket | None, msg: dict) -> None:
+    def _send(conn: socket.socket | None, msg) -> None:
+        """Send one protocol record as a JSON line."""
         if conn is None:
             return
         try:
             conn.setblocking(True)
-            conn.sendall((json.dumps(msg) + "\n").encode())
+            conn.sendall((json.dumps(msg.to_dict()) + "\n").encode())
             conn.setblocking(False)
         except OSError:
             pass
 
     # -- starting and reaping jobs ----------------------------------------------------------------
-    def _start(self, conn: socket.socket, req: dict) -> None:
-        argv = [str(a) for a in req["argv"]]
-        env = {str(k): str(v) for k, v in req.get("env", {}).items()}
-        cwd = req.get("cwd") or "/"
-        out_path, err_path = req["stdout"], req.get("stderr") or req["stdout"]
+    def _start(self, conn: socket.socket, req) -> None:
+        """Start the job of `req` (a protocol.LaunchRequest, checked by from_dict)."""
+        argv, env, cwd = list(req.argv), dict(req.env), req.cwd or "/"
+        out_path, err_path = req.stdout, req.stderr
         start_ts = time.time()
         cgroup = self._new_job_cgroup()
         pid = os.fork()
@@ -444,7 +451,8 @@ class Server:
         job = Job(conn, pid, cgroup)
         self.jobs[pid] = job
         self.by_conn[conn.fileno()] = job
-        self._send(conn, {"event": "started", "pid": pid, "pgid": pid, "cgroup": cgroup, "start_ts": start_ts})
+        self._send(conn, protocol.LaunchStarted(pid=pid, pgid=pid, cgroup=cgroup, start_ts=start_ts,
+                                                identity=req.identity))
 
     def _new_job_cgroup(self) -> str | None:
         if self.cgroup_top is None:
@@ -508,7 +516,7 @@ class Server:
                 pass
             if job is not None and job.cgroup:
                 kill_cgroup(job.cgroup)
-            before = None if io else own_io()    # the zombie's counters were refused: see own_io
+            before = None if io is not None else own_io()    # the zombie's counters were refused: see own_io
             _, status, ru = os.wait4(pid, 0)
             if before is not None:
                 io = reaped_io(before, own_io())
@@ -518,9 +526,9 @@ class Server:
                 continue
             if job.cgroup and not remove_cgroup(job.cgroup):
                 self.cgroups_to_remove.add(job.cgroup)
-            msg = {"event": "exited", "pid": pid, "end_ts": end_ts, "rusage": rusage_dict(ru), "io": io,
-                   "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
-                   "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None}
+            msg = protocol.LaunchExited(pid=pid, end_ts=end_ts, rusage=protocol.Rusage.from_wait4(ru), io=io,
+                                        exit_code=os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+                                        signal=os.WTERMSIG(status) if os.WIFSIGNALED(status) else None)
             if job.conn is not None:
                 self.by_conn.pop(job.conn.fileno(), None)
                 self._send(job.conn, msg)

@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
+import json
 import logging
 import os
+import pwd
 import time
 from pathlib import Path
 
@@ -26,6 +29,8 @@ from statgrid.grid.engine import Engine
 from statgrid.grid.jobspec import JobRequest, launch_argv, validate
 from statgrid.grid.model import Job, JobState
 from statgrid.grid.policy import HostView, host_views, plan
+from statgrid.grid.protocol import (AttemptFinished, AttemptLost, AttemptStarted, HostAction, HostEvent, Identity,
+                                    LaunchRequest, ProtocolError, TaskErred, attempt_from_dict, parse_task_key)
 from statgrid.grid.store import JobFilter, JobStore
 
 log = logging.getLogger("statgrid.master")
@@ -50,9 +55,20 @@ def job_dir(cfg: Config, job_id: int) -> Path:
     return cfg.home / "jobs" / str(job_id)
 
 
-def parse_key(key: str) -> tuple[int, int]:
-    _, _, job_id, attempt = key.rsplit("-", 3)
-    return int(job_id), int(attempt)
+@functools.lru_cache(maxsize=4096)
+def identity_of(user: str) -> Identity:
+    """The job user's ids from this machine's user database (cached: a directory service may be
+    slow, and dispatch runs on the API's loop). A user unknown here gets None ids: carried, not
+    enforced yet (protocol.Identity)."""
+    try:
+        entry = pwd.getpwnam(user)
+    except KeyError:
+        return Identity(user=user, uid=None, gid=None, groups=())
+    try:
+        groups = tuple(dict.fromkeys([entry.pw_gid, *os.getgrouplist(user, entry.pw_gid)]))
+    except OSError:
+        groups = (entry.pw_gid,)
+    return Identity(user=user, uid=entry.pw_uid, gid=entry.pw_gid, groups=groups)
 
 
 class Master:
@@ -182,12 +198,15 @@ class Master:
                "STATGRID_JOB_ATTEMPT": str(new.attempt), "STATGRID_HOST": host}
         if self.cfg.source is not None:
             env["STATGRID_CONFIG"] = str(self.cfg.source)
-        spec = {"key": new.task_key, "job_id": new.id, "attempt": new.attempt, "host": host,
-                "argv": launch_argv(new, self.cfg, directory), "env": env, "cwd": new.cwd,
-                "job_dir": str(directory), "work_roots": self.work_roots if new.kind == "session" else []}
+        output = str(directory / "output.txt")
+        request = LaunchRequest(job_id=new.id, attempt=new.attempt, host=host,
+                                argv=tuple(launch_argv(new, self.cfg, directory)), env=env, cwd=new.cwd,
+                                job_dir=str(directory),
+                                work_roots=tuple(self.work_roots) if new.kind == "session" else (),
+                                stdout=output, stderr=output, identity=identity_of(new.user))
         self.running[new.id] = new
         try:
-            self.engine.submit(new.task_key, host, spec)
+            self.engine.submit(request)
         except Exception as exc:                  # the worker left between the plan and now
             log.warning("could not hand job %s to %s: %s", new.id, host, exc)
             self._back_to_pending(new, "dispatch failed")
@@ -195,43 +214,41 @@ class Master:
         return True
 
     # -- events from the engine ------------------------------------------------------------------------
-    async def _on_job_event(self, msg: dict) -> None:
+    async def _on_job_event(self, msg: AttemptStarted | AttemptFinished | AttemptLost | TaskErred) -> None:
         try:
-            job_id, attempt = parse_key(msg["key"])
-        except (KeyError, ValueError):
+            job_id, attempt = parse_task_key(msg.key)
+        except ValueError:
             return
         job = self.running.get(job_id)
         if job is None or job.attempt != attempt:
             return                                 # an old attempt's late news
-        kind = msg.get("kind")
-        if kind == "started":
-            new = dataclasses.replace(job, pid=msg["pid"], start_ts=msg["start_ts"])
-            if self.store.update(new, JobState.RUN, attempt, "start", {"pid": msg["pid"]}):
+        if isinstance(msg, AttemptStarted):
+            new = dataclasses.replace(job, pid=msg.pid, start_ts=msg.start_ts)
+            if self.store.update(new, JobState.RUN, attempt, "start", {"pid": msg.pid}):
                 self.running[job_id] = new
                 if new.kill_requested:
                     self._spawn(self.engine.kill(new.host, new.task_key))
-        elif kind == "finished":
+        elif isinstance(msg, AttemptFinished):
             self._finish(job, msg)
-        elif kind == "lost":                       # the node's launcher died under the job
-            self._host_lost(job, msg.get("reason") or f"host lost: {job.host}")
-        elif kind == "erred":
-            error = msg.get("error", "")
+        elif isinstance(msg, AttemptLost):         # the node's launcher died under the job
+            self._host_lost(job, msg.reason or f"host lost: {job.host}")
+        elif isinstance(msg, TaskErred):
             # KilledWorker: the host went away. Anything else is a failure of the engine itself,
             # not of the host: EXIT, so a broken setup cannot requeue a job forever.
-            if msg.get("host_lost"):
-                self.engine.forget_worker(msg.get("worker"))
+            if msg.host_lost:
+                self.engine.forget_worker(msg.worker)
                 self._host_lost(job, f"host lost: the worker of {job.host} died")
             else:
-                self._finish(job, {"exit_code": None, "signal": None, "end_ts": time.time(),
-                                   "launch_error": f"engine error: {error}"})
+                self._finish(job, AttemptFinished.launch_failed(msg.key, job.host, identity_of(job.user),
+                                                                f"engine error: {msg.error}", time.time()))
 
-    async def _on_host_event(self, msg: dict) -> None:
-        if msg["action"] == "add" and msg.get("name"):
-            self._spawn(self._prepare_host(msg["name"]))
-        elif msg["action"] == "remove" and msg.get("name"):
+    async def _on_host_event(self, msg: HostEvent) -> None:
+        if msg.action is HostAction.ADD and msg.name:
+            self._spawn(self._prepare_host(msg.name))
+        elif msg.action is HostAction.REMOVE and msg.name:
             # Jobs that were running there come back as KilledWorker errors; jobs handed over but
             # not started yet would wait forever for a worker that is gone.
-            for job in [j for j in self.running.values() if j.host == msg["name"]]:
+            for job in [j for j in self.running.values() if j.host == msg.name]:
                 self._settle_lost_task(job, f"host lost: the worker of {job.host} died")
             self.dispatch()
 
@@ -248,30 +265,28 @@ class Master:
                 self._end(job, JobState.KILLED, job.exit_reason or "killed by user")
             else:
                 self._back_to_pending(job, "its task was lost before the job started")
-        elif attempt.get("state") == "finished":
+        elif isinstance(attempt, AttemptFinished):
             self._finish(job, attempt)
-        else:                                                # "started", or "lost" with the node's reason
-            self._host_lost(job, attempt.get("reason") or reason)
+        else:                                                # started, or lost with the node's reason
+            self._host_lost(job, attempt.reason if isinstance(attempt, AttemptLost) else reason)
 
-    def _finish(self, job: Job, outcome: dict) -> None:
-        exit_code, sig = outcome.get("exit_code"), outcome.get("signal")
+    def _finish(self, job: Job, outcome: AttemptFinished) -> None:
+        exit_code, sig = outcome.exit_code, outcome.signal
         if job.kill_requested:
             state, reason = JobState.KILLED, job.exit_reason or "killed by user"
-        elif outcome.get("launch_error"):
-            state, reason = JobState.EXIT, outcome["launch_error"]
+        elif outcome.launch_error:
+            state, reason = JobState.EXIT, outcome.launch_error
         elif exit_code == 0:
             state, reason = JobState.DONE, None
         else:
             state = JobState.EXIT
             reason = f"killed by signal {sig}" if sig is not None else f"exit code {exit_code}"
-        rusage = outcome.get("rusage")
-        if rusage is not None:
-            rusage = {**rusage, **(outcome.get("io") or {})}
+        # The store keeps one flat dict of both (model.Job.rusage), as the API and reports read it.
+        rusage = None if outcome.rusage is None else \
+            {**outcome.rusage.to_dict(), **(outcome.io.to_dict() if outcome.io is not None else {})}
         new = dataclasses.replace(job, state=state, exit_code=exit_code, signal=sig, exit_reason=reason,
-                                  end_ts=outcome.get("end_ts") or time.time(), rusage=rusage,
-                                  stimer=outcome.get("stimer"),
-                                  start_ts=outcome.get("start_ts") or job.start_ts,
-                                  pid=outcome.get("pid") or job.pid)
+                                  end_ts=outcome.end_ts or time.time(), rusage=rusage, stimer=outcome.stimer,
+                                  start_ts=outcome.start_ts or job.start_ts, pid=outcome.pid or job.pid)
         if self.store.update(new, JobState.RUN, job.attempt, "finish", {"state": state.value, "reason": reason}):
             self.running.pop(job.id, None)
             if job.kill_requested and job.rerunnable and reason == "grid down":
@@ -282,7 +297,7 @@ class Master:
     def _host_lost(self, job: Job, reason: str) -> None:
         # The job may have ended just before its host went: its attempt file then says so.
         outcome = _read_attempt(job_dir(self.cfg, job.id), job.attempt)
-        if outcome and outcome.get("state") == "finished":
+        if isinstance(outcome, AttemptFinished):
             self._finish(job, outcome)
         elif job.rerunnable and not job.kill_requested:
             self._back_to_pending(job, reason)
@@ -326,7 +341,7 @@ class Master:
             if job is None or (min_age_s and time.time() - (job.dispatch_ts or 0) < min_age_s):
                 continue
             attempt = _read_attempt(job_dir(self.cfg, job.id), job.attempt)
-            if attempt and attempt.get("state") == "finished":
+            if isinstance(attempt, AttemptFinished):
                 self._finish(job, attempt)
                 verdicts["finished"].append(job.id)
                 continue
@@ -337,9 +352,9 @@ class Master:
                     continue
             node_jobs = on_node[job.host] or {}
             if tasks.get(job.task_key) in ALIVE_TASK_STATES or job.task_key in node_jobs:
-                if attempt and attempt.get("state") == "started" and job.start_ts is None:
-                    new = dataclasses.replace(job, pid=attempt["pid"], start_ts=attempt["start_ts"])
-                    if self.store.update(new, JobState.RUN, job.attempt, "start", {"pid": attempt["pid"],
+                if isinstance(attempt, AttemptStarted) and job.start_ts is None:
+                    new = dataclasses.replace(job, pid=attempt.pid, start_ts=attempt.start_ts)
+                    if self.store.update(new, JobState.RUN, job.attempt, "start", {"pid": attempt.pid,
                                                                                    "found": "reconcile"}):
                         self.running[job.id] = new
                 verdicts["running"].append(job.id)
@@ -417,11 +432,16 @@ class Master:
                 for q in sorted(self.cfg.queues.values(), key=lambda q: -q.priority)]
 
 
-def _read_attempt(directory: Path, attempt: int) -> dict | None:
-    import json
-
+def _read_attempt(directory: Path, attempt: int) -> AttemptStarted | AttemptFinished | AttemptLost | None:
+    """The attempt file's record (protocol.attempt_from_dict: files of version 1 too); None if there
+    is none. A file that cannot be read counts as none, as before; one this release cannot read
+    (another version) is said in the log."""
+    path = node.attempt_path(directory, attempt)
     try:
-        return json.loads(node.attempt_path(directory, attempt).read_text())
+        return attempt_from_dict(json.loads(path.read_text()))
+    except ProtocolError as exc:
+        log.error("%s: %s", path, exc)
+        return None
     except (OSError, ValueError):
         return None
 

@@ -6,25 +6,13 @@ States follow LSF's bjobs: PEND (queued), RUN (handed to a node), DONE (exit cod
 from __future__ import annotations
 
 import dataclasses
-import enum
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
+# The states are part of the grid's contract (protocol.py); the store, API and CLI import them here.
+from statgrid.grid.protocol import FINISHED_STATES, JobState, task_key  # noqa: F401
 
-class JobState(str, enum.Enum):
-    PEND = "PEND"
-    RUN = "RUN"
-    DONE = "DONE"
-    EXIT = "EXIT"
-    KILLED = "KILLED"
-
-    @property
-    def finished(self) -> bool:
-        return self in (JobState.DONE, JobState.EXIT, JobState.KILLED)
-
-
-FINISHED_STATES = (JobState.DONE, JobState.EXIT, JobState.KILLED)
 # Job ids are SQLite INTEGERs, signed 64-bit: a larger id names no job, and binding one raises
 # OverflowError (GET /jobs/<2**70> answered 500).
 JOB_ID_MAX = 2**63 - 1
@@ -75,7 +63,7 @@ class Job:
 
     @property
     def task_key(self) -> str:
-        return f"statgrid-job-{self.id}-{self.attempt}"
+        return task_key(self.id, self.attempt)
 
     def to_dict(self, with_env: bool = False) -> dict[str, Any]:
         """The record as the API sends it: the fields, state as text, wait_s and run_s.

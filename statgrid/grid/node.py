@@ -5,14 +5,15 @@ These functions are shipped to workers by reference (the worker imports statgrid
 must stay importable without the master's modules.
 
 Reporting (DESIGN.md, "Flow of a job"): every attempt leaves a file in the job's directory —
-`attempt-N.json`, first {"state": "started", ...}, then {"state": "finished", ...} — or
-{"state": "lost", "reason": ...} when the node's launcher died under the job — written before
-the matching event goes to the master through the scheduler's event log (`Worker.log_event`).
+`attempt-N.json`, first an AttemptStarted, then an AttemptFinished — or an AttemptLost when the
+node's launcher died under the job (protocol.py has them all) — written before the matching
+event goes to the master through the scheduler's event log (`Worker.log_event`).
 The file is the durable record a restarted master reconciles from; the event is the fast path
 that frees the slot at once.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -26,6 +27,9 @@ import threading
 import time
 from pathlib import Path
 
+from statgrid.grid.protocol import (AttemptFinished, AttemptLost, AttemptStarted, LaunchExited, LaunchFailed,
+                                    LaunchRequest, LaunchStarted, decode, started_fields, to_event)
+
 logger = logging.getLogger("statgrid.node")
 
 JOB_TOPIC = "statgrid-job"
@@ -37,7 +41,7 @@ ORPHAN_WAIT_S = 10.0       # after the launcher died: how long to wait for its k
 
 _lock = threading.Lock()
 _server: dict[str, object] = {}                   # the launcher process and its socket, per worker process
-_running: dict[str, dict] = {}                    # task key → {"pid", "pgid", "start_ts", "job_id", "attempt"}
+_running: dict[str, AttemptStarted] = {}          # task key → the start record of each job running here
 
 
 def attempt_path(job_dir: str | Path, attempt: int) -> Path:
@@ -139,10 +143,11 @@ def monitor_pid() -> int | None:
     return proc.pid if proc is not None and proc.poll() is None else None
 
 
-def _event(msg: dict) -> None:
+def _event(record: AttemptStarted | AttemptFinished | AttemptLost) -> None:
+    """Send the record to the master through the scheduler's event log (protocol.to_event)."""
     try:
         from distributed import get_worker
-        get_worker().log_event(JOB_TOPIC, msg)
+        get_worker().log_event(JOB_TOPIC, to_event(record))
     except ValueError:
         pass                                      # not in a worker (direct call in a test)
 
@@ -163,51 +168,58 @@ def _read_stimer_total(path: Path) -> dict | None:
     return None
 
 
-def run_job(spec: dict) -> dict:
-    """Run one attempt of a job to its end. `spec` keys: key, job_id, attempt, host, argv, env,
-    cwd, job_dir, work_roots. Returns the outcome: state "finished", exit_code or signal,
-    start_ts, end_ts, rusage (user_cpu_s, sys_cpu_s, max_rss_bytes, ...), io (read_bytes, ...),
-    stimer; or state "lost" and a reason if the launcher died while the job ran."""
-    key, job_dir = spec["key"], Path(spec["job_dir"])
-    base = {"key": key, "job_id": spec["job_id"], "attempt": spec["attempt"], "host": spec.get("host")}
+def run_job(spec: dict) -> AttemptStarted | AttemptFinished | AttemptLost:
+    """Run one attempt of a job to its end. `spec` is a protocol.LaunchRequest's to_dict() (checked
+    here: a request of another version errs the task, and the master ends the job with the error).
+    The request goes to the launcher as it came: nothing is added or overridden on the way.
+    Returns the attempt's last record: AttemptFinished (exit code or signal, rusage, io, stimer;
+    or a launch error) or AttemptLost if the launcher died while the job ran."""
+    request = LaunchRequest.from_dict(spec)
+    key, job_dir = request.task_key, Path(request.job_dir)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(_launcher_socket())
-        request = {"argv": spec["argv"], "env": spec["env"], "cwd": spec["cwd"],
-                   "stdout": str(job_dir / "output.txt")}
-        sock.sendall((json.dumps(request) + "\n").encode())
+        sock.sendall((json.dumps(request.to_dict()) + "\n").encode())
         reader = sock.makefile("rb")
-        started = json.loads(reader.readline() or b"{}")
-        if started.get("event") != "started":
-            raise RuntimeError(started.get("error", "the launcher closed the connection"))
-        info = {**base, "state": "started", "pid": started["pid"], "pgid": started["pgid"],
-                "cgroup": started.get("cgroup"), "start_ts": started["start_ts"]}
+        line = reader.readline()
+        if not line:
+            raise RuntimeError("the launcher closed the connection")
+        reply = decode(json.loads(line), (LaunchStarted, LaunchFailed))
+        if isinstance(reply, LaunchFailed):
+            raise RuntimeError(reply.error)
+        info = AttemptStarted(key=key, job_id=request.job_id, attempt=request.attempt, host=request.host,
+                              identity=reply.identity, pid=reply.pid, pgid=reply.pgid, cgroup=reply.cgroup,
+                              start_ts=reply.start_ts)
         _running[key] = info
-        write_json_atomic(attempt_path(job_dir, spec["attempt"]), info)
-        _event({"kind": "started", **info})
+        if reply.identity != request.identity:     # the launcher must run the job for whom it was asked
+            raise RuntimeError(f"the launcher started job {request.job_id} for {reply.identity!r}, "
+                               f"not for {request.identity!r}")
+        write_json_atomic(attempt_path(job_dir, request.attempt), info.to_dict())
+        _event(info)
         try:
             line = reader.readline()
         except OSError:                            # a reset: the launcher is gone all the same
             line = b""
         reader.close()
-        exited = json.loads(line) if line.endswith(b"\n") else {}      # no line, or half of one
-        if exited.get("event") == "exited":
-            outcome = {**info, "state": "finished", "exit_code": exited["exit_code"], "signal": exited["signal"],
-                       "end_ts": exited["end_ts"], "rusage": exited["rusage"], "io": exited["io"],
-                       "stimer": _read_stimer_total(job_dir / "session.stimer.jsonl")}
+        exited = decode(json.loads(line), (LaunchExited,)) if line.endswith(b"\n") else None   # no line, or half
+        if exited is not None:
+            outcome = AttemptFinished(**started_fields(info), end_ts=exited.end_ts, exit_code=exited.exit_code,
+                                      signal=exited.signal, rusage=exited.rusage, io=exited.io,
+                                      stimer=_read_stimer_total(job_dir / "session.stimer.jsonl"),
+                                      launch_error=None, attempt_file_error=None)
         else:
             # The launcher died under the job (kill -9, the OOM killer): a fault of the node, not
             # of the job, so it ends as on the loss of the worker (master._host_lost).
             _end_orphaned_job(info)
-            outcome = {**info, "state": "lost", "end_ts": time.time(),
-                       "reason": f"host lost: the launcher of {spec.get('host')} died"}
-        if (outcome["state"] == "lost" or outcome["signal"] is not None) and spec.get("work_roots"):
+            outcome = AttemptLost(**started_fields(info), end_ts=time.time(),
+                                  reason=f"host lost: the launcher of {request.host} died")
+        if (isinstance(outcome, AttemptLost) or outcome.signal is not None) and request.work_roots:
             # A killed session could not remove its WORK; its lock is gone now, so this is safe.
             from statgrid.session.scratch import clean_stale
-            clean_stale([Path(p) for p in spec["work_roots"]])
+            clean_stale([Path(p) for p in request.work_roots])
     except Exception as exc:                       # report, never leave the master waiting
-        outcome = {**base, "state": "finished", "exit_code": None, "signal": None, "end_ts": time.time(),
-                   "launch_error": f"{type(exc).__name__}: {exc}"}
+        outcome = AttemptFinished.launch_failed(key, request.host, request.identity,
+                                                f"{type(exc).__name__}: {exc}", time.time())
     finally:
         # Closing our end makes the launcher kill the job if it is still running (an error here
         # must not leave a job nobody accounts for). shutdown: a file object made from the
@@ -219,14 +231,14 @@ def run_job(spec: dict) -> dict:
         sock.close()
         _running.pop(key, None)
     try:
-        write_json_atomic(attempt_path(job_dir, spec["attempt"]), outcome)
+        write_json_atomic(attempt_path(job_dir, request.attempt), outcome.to_dict())
     except OSError as exc:                          # the event below still reports the end
-        outcome["attempt_file_error"] = str(exc)
-    _event({"kind": outcome["state"], **outcome})
+        outcome = dataclasses.replace(outcome, attempt_file_error=str(exc))
+    _event(outcome)
     return outcome
 
 
-def _end_orphaned_job(info: dict, wait_s: float = ORPHAN_WAIT_S) -> None:
+def _end_orphaned_job(info: AttemptStarted, wait_s: float = ORPHAN_WAIT_S) -> None:
     """SIGKILL what is left of a job whose launcher died: its first process got SIGKILL from the
     kernel (PR_SET_PDEATHSIG), its children were re-parented and run on. Its process group
     outlives the leader while a member lives (the kernel does not reuse the id meanwhile, so the
@@ -235,8 +247,8 @@ def _end_orphaned_job(info: dict, wait_s: float = ORPHAN_WAIT_S) -> None:
     from statgrid.grid import launcher
     from statgrid.session._procfs import process_group_alive
 
-    pgid, cgroup = info["pgid"], info.get("cgroup")
-    logger.warning("the node launcher died while job %s ran: killing its process group %d%s", info["job_id"],
+    pgid, cgroup = info.pgid, info.cgroup
+    logger.warning("the node launcher died while job %s ran: killing its process group %d%s", info.job_id,
                    pgid, f" and cgroup {cgroup}" if cgroup else "")
     _signal_group(pgid, signal.SIGKILL)
     if cgroup:
@@ -246,7 +258,7 @@ def _end_orphaned_job(info: dict, wait_s: float = ORPHAN_WAIT_S) -> None:
     # one for as long as PID 1 does not reap it (a container's entrypoint that is not an init).
     while process_group_alive(pgid) or (cgroup and launcher.cgroup_populated(cgroup)):
         if time.monotonic() > deadline:
-            logger.warning("job %s: processes of group %d still exist %.0f s after SIGKILL", info["job_id"], pgid,
+            logger.warning("job %s: processes of group %d still exist %.0f s after SIGKILL", info.job_id, pgid,
                            wait_s)
             break
         time.sleep(0.05)
@@ -261,12 +273,12 @@ def kill_job(key: str, grace_s: float = KILL_GRACE_S) -> bool:
     info = _running.get(key)
     if info is None:
         return False
-    _signal_group(info["pgid"], signal.SIGTERM)
+    _signal_group(info.pgid, signal.SIGTERM)
 
     def escalate() -> None:
         # Only the same attempt, still running: a reused pgid must never be hit.
         if _running.get(key) is info:
-            _signal_group(info["pgid"], signal.SIGKILL)
+            _signal_group(info.pgid, signal.SIGKILL)
 
     timer = threading.Timer(grace_s, escalate)
     timer.daemon = True
@@ -282,8 +294,8 @@ def _signal_group(pgid: int, sig: int) -> None:
 
 
 def list_running() -> dict[str, dict]:
-    """Task key → started info of every job this node runs now."""
-    return dict(_running)
+    """Task key → AttemptStarted.to_dict() of every job this node runs now."""
+    return {key: info.to_dict() for key, info in list(_running.items())}
 
 
 def launcher_pid() -> int | None:

@@ -1,0 +1,273 @@
+"""The grid's typed contract (statgrid/grid/protocol.py): every record round-trips through JSON,
+a reader rejects what it cannot read and says which field, attempt files of the previous release
+are still read, and a job's identity reaches the launcher and the attempt file unchanged."""
+from __future__ import annotations
+
+import dataclasses
+import getpass
+import json
+import os
+import pwd
+import socket
+import subprocess
+import sys
+import time
+import typing
+from pathlib import Path
+
+import pytest
+
+from statgrid.grid import master, node, protocol
+from statgrid.grid.protocol import (AttemptFinished, AttemptLost, AttemptStarted, HostAction, HostEvent, Identity,
+                                    IoCounters, LaunchExited, LaunchFailed, LaunchRequest, LaunchStarted,
+                                    ProtocolError, Rusage, TaskErred, attempt_from_dict, job_event_from_dict)
+
+LAUNCHER = Path(node.__file__).with_name("launcher.py")
+ANN = Identity(user="ann", uid=4242, gid=4343, groups=(4343, 27))
+RUSAGE = Rusage(user_cpu_s=1.5, sys_cpu_s=0.25, max_rss_bytes=12 << 20, page_faults=1, page_reclaims=2,
+                voluntary_ctx_switches=3, involuntary_ctx_switches=4, block_input_ops=5, block_output_ops=6)
+IO = IoCounters(logical_read_bytes=10, logical_write_bytes=20, read_bytes=4096, write_bytes=8192)
+KEY = "statgrid-job-7-2"
+COMMON = dict(key=KEY, job_id=7, attempt=2, host="node1", identity=ANN)
+STARTED = AttemptStarted(**COMMON, pid=100, pgid=100, cgroup="/sys/fs/cgroup/x/job-1", start_ts=1700000000.25)
+
+RECORDS = [
+    LaunchRequest(job_id=7, attempt=2, host="node1", argv=("statgrid", "run", "a.py"), env={"PATH": "/bin"},
+                  cwd="/home/ann", job_dir="/g/jobs/7", work_roots=("/w", "/u"), stdout="/g/jobs/7/output.txt",
+                  stderr="/g/jobs/7/output.txt", identity=ANN),
+    LaunchStarted(pid=100, pgid=100, cgroup=None, start_ts=1700000000.25, identity=ANN),
+    LaunchExited(pid=100, exit_code=None, signal=15, end_ts=1700000009.5, rusage=RUSAGE, io=IO),
+    LaunchFailed(error="ProtocolError: LaunchRequest: missing field 'argv'"),
+    STARTED,
+    AttemptFinished(**protocol.started_fields(STARTED), end_ts=1700000009.5, exit_code=0, signal=None, rusage=RUSAGE,
+                    io=IO, stimer={"record": "total", "real_s": 9.0}, launch_error=None, attempt_file_error=None),
+    AttemptFinished.launch_failed(KEY, "node1", None, "RuntimeError: no launcher", 1700000001.0),
+    AttemptLost(**protocol.started_fields(STARTED), end_ts=1700000005.0,
+                reason="host lost: the launcher of node1 died"),
+    TaskErred(key=KEY, error="KilledWorker: gone", host_lost=True, worker="tcp://127.0.0.1:4000"),
+    HostEvent(action=HostAction.REMOVE, address="tcp://127.0.0.1:4000", name=None),
+]
+IDS = [f"{type(r).__name__}-{i}" for i, r in enumerate(RECORDS)]
+
+
+def wire(record) -> dict:
+    """What the other process reads: the record's dict through JSON text."""
+    return json.loads(json.dumps(record.to_dict()))
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=IDS)
+def test_every_record_round_trips_through_json(record):
+    d = wire(record)
+    assert (d["type"], d["version"]) == (type(record).TYPE, protocol.VERSION)
+    assert type(record).from_dict(d) == record
+    assert dataclasses.fields(record) and all(hasattr(record, f.name) for f in dataclasses.fields(record))
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=IDS)
+def test_every_record_is_frozen_and_slotted(record):
+    assert not hasattr(record, "__dict__")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(record, dataclasses.fields(record)[0].name, None)
+
+
+def _scalar_field(cls) -> str:
+    """A field whose annotation is a plain scalar (so an object is of the wrong type there)."""
+    hints = typing.get_type_hints(cls)
+    return next(f.name for f in dataclasses.fields(cls) if hints[f.name] in (int, float, str, bool, int | None,
+                                                                           float | None, str | None))
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=IDS)
+def test_a_reader_rejects_what_it_cannot_read_and_names_it(record):
+    cls, d = type(record), wire(record)
+    name = cls.__name__
+    with pytest.raises(ProtocolError, match=rf"^{name}: version 3 is not supported \(this statgrid reads version 2\)"):
+        cls.from_dict({**d, "version": 3})
+    with pytest.raises(ProtocolError, match=rf"^{name}: missing field 'version'"):
+        cls.from_dict({k: v for k, v in d.items() if k != "version"})
+    with pytest.raises(ProtocolError, match=rf"^{name}: unknown field 'uid_override'"):
+        cls.from_dict({**d, "uid_override": 0})
+    field = dataclasses.fields(record)[-1].name
+    with pytest.raises(ProtocolError, match=rf"^{name}: missing field '{field}'$"):
+        cls.from_dict({k: v for k, v in d.items() if k != field})
+    field = _scalar_field(cls)
+    with pytest.raises(ProtocolError, match=rf"^{name}\.{field} must be \w+, got dict {{'x': 1}}$"):
+        cls.from_dict({**d, field: {"x": 1}})
+    with pytest.raises(ProtocolError, match=rf"type 'other' is not '{cls.TYPE}'"):
+        cls.from_dict({**d, "type": "other"})
+
+
+@pytest.mark.parametrize("path, value, message", [
+    (("identity", "uid"), "4242", r"LaunchRequest\.identity\.uid must be int, got str '4242'"),
+    (("identity", "uid"), True, r"LaunchRequest\.identity\.uid must be int, got bool True"),
+    (("identity", "groups"), [1, "2"], r"LaunchRequest\.identity\.groups\[1\] must be int, got str '2'"),
+    (("argv",), "statgrid run a.py", r"LaunchRequest\.argv must be a list, got str"),
+    (("env",), {"A": 1}, r"LaunchRequest\.env\['A'\] must be str, got int 1"),
+    (("attempt",), 2.0, r"LaunchRequest\.attempt must be int, got float 2\.0"),
+])
+def test_nested_and_container_types_are_checked(path, value, message):
+    d = wire(RECORDS[0])
+    target = d
+    for part in path[:-1]:
+        target = target[part]
+    target[path[-1]] = value
+    with pytest.raises(ProtocolError, match=message):
+        LaunchRequest.from_dict(d)
+
+
+def test_enum_fields_and_event_dispatch():
+    d = wire(HostEvent(action=HostAction.ADD, address="tcp://a:1", name="node1"))
+    with pytest.raises(ProtocolError, match=r"HostEvent\.action must be one of \['add', 'remove'\], got 'join'"):
+        HostEvent.from_dict({**d, "action": "join"})
+    for record in RECORDS[4:9]:
+        assert job_event_from_dict(wire(record)) == record
+    with pytest.raises(ProtocolError, match="message type 'host' is not one of"):
+        job_event_from_dict(d)
+
+
+def test_task_keys():
+    assert protocol.task_key(7, 2) == KEY and protocol.parse_task_key(KEY) == (7, 2)
+    with pytest.raises(ValueError):
+        protocol.parse_task_key("other-7-2")
+
+
+# -- attempt files of version 1 (statgrid before protocol.py): a grid upgraded while jobs ran ------------
+
+V1_BASE = {"key": KEY, "job_id": 7, "attempt": 2, "host": "node1"}
+V1_STARTED = {**V1_BASE, "state": "started", "pid": 100, "pgid": 100, "cgroup": None, "start_ts": 1700000000.25}
+V1_FINISHED = {**V1_STARTED, "state": "finished", "exit_code": 3, "signal": None, "end_ts": 1700000009.5,
+               "rusage": RUSAGE.to_dict(), "io": IO.to_dict(), "stimer": None}
+V1_LAUNCH_ERROR = {**V1_BASE, "state": "finished", "exit_code": None, "signal": None, "end_ts": 1700000001.0,
+                   "launch_error": "RuntimeError: the launcher closed the connection"}
+V1_LOST = {**V1_STARTED, "state": "lost", "end_ts": 1700000005.0, "reason": "host lost: the launcher of node1 died"}
+
+
+def test_a_restarted_master_reads_attempt_files_of_version_1(tmp_path):
+    expected = {
+        1: AttemptStarted(**{**COMMON, "identity": None}, pid=100, pgid=100, cgroup=None, start_ts=1700000000.25),
+        2: AttemptFinished(**{**COMMON, "identity": None}, pid=100, pgid=100, cgroup=None, start_ts=1700000000.25,
+                           end_ts=1700000009.5, exit_code=3, signal=None, rusage=RUSAGE, io=IO, stimer=None,
+                           launch_error=None, attempt_file_error=None),
+        3: AttemptFinished.launch_failed(KEY, "node1", None, "RuntimeError: the launcher closed the connection",
+                                         1700000001.0),
+        4: AttemptLost(**{**COMMON, "identity": None}, pid=100, pgid=100, cgroup=None, start_ts=1700000000.25,
+                       end_ts=1700000005.0, reason="host lost: the launcher of node1 died"),
+    }
+    for attempt, old in zip(expected, (V1_STARTED, V1_FINISHED, V1_LAUNCH_ERROR, V1_LOST)):
+        node.attempt_path(tmp_path, attempt).write_text(json.dumps(old))       # as node.py wrote them
+        assert master._read_attempt(tmp_path, attempt) == expected[attempt]
+    # Version 1's shape is read only without a version key: a version-2 file must be complete.
+    node.attempt_path(tmp_path, 5).write_text(json.dumps({**V1_STARTED, "version": 2}))
+    assert master._read_attempt(tmp_path, 5) is None
+    with pytest.raises(ProtocolError, match=r"AttemptStarted: missing field 'identity'"):
+        attempt_from_dict({**{k: v for k, v in V1_STARTED.items() if k != "state"}, "version": 2,
+                           "type": "attempt.started"})
+    assert master._read_attempt(tmp_path, 6) is None                           # no file: never started
+
+
+# -- identity: from the master's user, through the node and the launcher, unchanged ------------------------
+
+def test_the_master_sets_identity_from_the_jobs_user():
+    me = pwd.getpwuid(os.getuid())
+    ident = master.identity_of(me.pw_name)
+    assert (ident.user, ident.uid, ident.gid, ident.groups[0]) == (me.pw_name, me.pw_uid, me.pw_gid, me.pw_gid)
+    assert set(os.getgrouplist(me.pw_name, me.pw_gid)) == set(ident.groups)
+    assert master.identity_of("no-such-user-x9") == Identity(user="no-such-user-x9", uid=None, gid=None, groups=())
+
+
+@pytest.fixture
+def own_launcher(monkeypatch):
+    """node.py's own launcher, started by run_job in this process."""
+    monkeypatch.setattr(node, "_server", {})
+    yield
+    proc = node._server.get("proc")
+    if proc is not None and proc.poll() is None:
+        proc.stdin.close()
+        proc.wait(10)
+
+
+def _request(tmp_path: Path, identity: Identity, argv=("sh", "-c", "echo hi")) -> LaunchRequest:
+    out = str(tmp_path / "output.txt")
+    return LaunchRequest(job_id=7, attempt=2, host="node1", argv=argv, env={"PATH": os.environ["PATH"]},
+                         cwd=str(tmp_path), job_dir=str(tmp_path), work_roots=(), stdout=out, stderr=out,
+                         identity=identity)
+
+
+@pytest.mark.parametrize("identity", [ANN, Identity(user=getpass.getuser(), uid=os.getuid(), gid=os.getgid(),
+                                                    groups=tuple(os.getgroups())),
+                                      Identity(user="bob", uid=None, gid=None, groups=())],
+                         ids=["other", "self", "unknown"])
+def test_run_job_carries_the_identity_through_the_real_launcher_unchanged(own_launcher, tmp_path, identity):
+    """The attempt file's identity is the one the launcher read from the node's request (echoed in
+    LaunchStarted, which run_job checks against what the master sent)."""
+    request = _request(tmp_path, identity)
+    outcome = node.run_job(request.to_dict())
+    assert isinstance(outcome, AttemptFinished) and outcome.launch_error is None, outcome
+    assert (outcome.exit_code, outcome.identity, outcome.job_id, outcome.attempt) == (0, identity, 7, 2)
+    assert attempt_from_dict(json.loads(node.attempt_path(tmp_path, 2).read_text())) == outcome
+    assert (tmp_path / "output.txt").read_text() == "hi\n"
+
+
+def test_run_job_rejects_a_request_of_another_version(own_launcher, tmp_path):
+    """The task errs (the master then ends the job with the error): no job starts, no file is written."""
+    with pytest.raises(ProtocolError, match="LaunchRequest: version 1 is not supported"):
+        node.run_job({**_request(tmp_path, ANN).to_dict(), "version": 1})
+    with pytest.raises(ProtocolError, match="LaunchRequest: unknown field 'uid_override'"):
+        node.run_job({**_request(tmp_path, ANN).to_dict(), "uid_override": 0})
+    assert list(tmp_path.iterdir()) == []
+
+
+def _ask(path: str, line: bytes) -> dict:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(path)
+        sock.sendall(line)
+        return json.loads(sock.makefile("rb").readline())
+
+
+def test_the_launcher_script_checks_requests_with_protocol_py(tmp_path):
+    """Run as `python -I -S launcher.py` (no statgrid on its path), it loads protocol.py from its
+    file: a request with a forged or unknown field, or of another version, starts nothing."""
+    path = str(tmp_path / "l.sock")
+    proc = subprocess.Popen([sys.executable, "-I", "-S", str(LAUNCHER), path], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout.readline() == b"ready\n"
+        good = _request(tmp_path, ANN, argv=("sh", "-c", "echo ran >> ran.txt")).to_dict()
+        for bad, error in [({**good, "uid_override": 0}, "LaunchRequest: unknown field 'uid_override'"),
+                           ({**good, "identity": {**good["identity"], "uid": "0"}},
+                            "LaunchRequest.identity.uid must be int, got str '0'"),
+                           ({**good, "version": 1}, "LaunchRequest: version 1 is not supported"),
+                           ({k: v for k, v in good.items() if k != "identity"}, "missing field 'identity'")]:
+            reply = LaunchFailed.from_dict(_ask(path, (json.dumps(bad) + "\n").encode()))
+            assert reply.error.startswith("ProtocolError: ") and error in reply.error, reply
+        assert not (tmp_path / "ran.txt").exists()
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.connect(path)
+            sock.sendall((json.dumps(good) + "\n").encode())
+            reader = sock.makefile("rb")
+            assert LaunchStarted.from_dict(json.loads(reader.readline())).identity == ANN
+            assert LaunchExited.from_dict(json.loads(reader.readline())).exit_code == 0
+        assert (tmp_path / "ran.txt").read_text() == "ran\n"
+    finally:
+        proc.stdin.close()
+        proc.wait(10)
+
+
+def _log_attempt_records() -> None:
+    for record in RECORDS[4:8]:
+        node._event(record)
+
+
+def test_attempt_records_cross_the_dask_event_log_intact():
+    """Through a real scheduler: it adds a "worker" key to a dict a worker logs, so records travel
+    as JSON text (protocol.to_event), and the master reads them back unchanged."""
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
+            Client(cluster) as client:
+        client.submit(_log_attempt_records, pure=False).result()
+        deadline = time.monotonic() + 30
+        while len(client.get_events(node.JOB_TOPIC)) < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        events = [msg for _, msg in client.get_events(node.JOB_TOPIC)]
+    assert [protocol.from_event(m, job_event_from_dict) for m in events] == RECORDS[4:8]
