@@ -286,6 +286,7 @@ def test_run_job_whose_launcher_is_killed_ends_every_process_and_says_host_lost(
         os.killpg(started.pgid, 9)
         thread.join(30)
         pytest.skip("no cgroup v2 this launcher may write to")
+    sock_path = node._server["path"]
     os.kill(node.launcher_pid(), 9)
     thread.join(60)
     wait_gone([started.pid, *children])
@@ -295,6 +296,8 @@ def test_run_job_whose_launcher_is_killed_ends_every_process_and_says_host_lost(
     if started.cgroup:
         assert not os.path.exists(started.cgroup)
     assert node.launcher_pid() is None                            # the next job starts a new one
+    # the dead launcher's socket directory is gone now (one was left in /tmp per killed launcher)
+    assert not os.path.exists(os.path.dirname(sock_path))
 
 
 def test_a_group_of_zombies_is_not_alive(tmp_path):

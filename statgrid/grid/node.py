@@ -54,16 +54,23 @@ def write_json_atomic(path: Path, data: dict) -> None:
     os.replace(tmp, path)
 
 
+def _forget_dead_launcher() -> None:
+    """If the launcher died (kill -9, the OOM killer), remove the socket directory it could not
+    remove itself, and forget it: the next job starts a new one. Call with _lock held."""
+    proc = _server.get("proc")
+    if proc is not None and proc.poll() is not None:
+        logger.warning("the node launcher (pid %d) died (exit status %s)", proc.pid, proc.returncode)
+        shutil.rmtree(os.path.dirname(_server["path"]), ignore_errors=True)
+        _server.pop("proc")
+        _server.pop("path")
+
+
 def _launcher_socket() -> str:
     """Start this worker's launcher on first use; restart it if it died."""
     with _lock:
-        proc = _server.get("proc")
-        if proc is not None and proc.poll() is None:
+        _forget_dead_launcher()
+        if _server.get("proc") is not None:
             return _server["path"]
-        if proc is not None:                      # killed (kill -9, the OOM killer): its socket is left
-            logger.warning("the node launcher (pid %d) died (exit status %s); starting a new one",
-                           proc.pid, proc.returncode)
-            shutil.rmtree(os.path.dirname(_server["path"]), ignore_errors=True)
         tmpdir = tempfile.mkdtemp(prefix="statgrid-node-")          # 0700: only we may ask for jobs
         path = os.path.join(tmpdir, "launcher.sock")
         script = Path(__file__).with_name("launcher.py")
@@ -211,6 +218,8 @@ def run_job(spec: dict) -> AttemptStarted | AttemptFinished | AttemptLost:
             # The launcher died under the job (kill -9, the OOM killer): a fault of the node, not
             # of the job, so it ends as on the loss of the worker (master._host_lost).
             _end_orphaned_job(info)
+            with _lock:                            # its socket directory goes now, not at the next job
+                _forget_dead_launcher()
             outcome = AttemptLost(**started_fields(info), end_ts=time.time(),
                                   reason=f"host lost: the launcher of {request.host} died")
         if (isinstance(outcome, AttemptLost) or outcome.signal is not None) and request.work_roots:
