@@ -175,8 +175,11 @@ def load(monitor_dir: Path, t0: float | None = None, t1: float | None = None, em
 
     node_rows = keep(node_all)
     machines = sorted(groups)
-    cpus = {m: cpus_seen([r for r in node_rows if r["host"] == m])
-            or next((infos[h]["cpus"] for h in groups[m] if infos[h].get("cpus")), None) or default_cpus
+    # machine.json's count (the kernel's, when the monitor started) first: the samples' estimate
+    # (busy cores ÷ busy share) is only as good as the few busy samples of a quiet capture, and
+    # came out 1 for a 2-CPU machine on a loaded CI run. It stays for captures without machine.json.
+    cpus = {m: next((infos[h]["cpus"] for h in groups[m] if infos[h].get("cpus")), None)
+            or cpus_seen([r for r in node_rows if r["host"] == m]) or default_cpus
             for m in machines}
     intervals = {m: _median([r["interval_s"] for r in node_rows if r["host"] == m and r.get("interval_s")])
                  or interval_s for m in machines}
