@@ -28,6 +28,7 @@ from statgrid.errors import StatgridError
 from statgrid.grid import node
 from statgrid.grid import tls as grid_tls
 from statgrid.grid.cluster import configure_dask
+from statgrid.grid.files import write_json_atomic
 from statgrid.grid.protocol import (TASK_KEY_PREFIX, AttemptFinished, AttemptLost, AttemptStarted, HostAction,
                                     HostEvent, LaunchRequest, ProtocolError, TaskErred, from_event,
                                     job_event_from_dict, to_event)
@@ -186,8 +187,8 @@ class Engine:
         address = json.loads(line)["address"]
         proc.stdout.close()
         # 0600: without TLS (engine_tls = false) the address is all another user needs to run code as us.
-        grid_tls.write_private(path, json.dumps({"pid": proc.pid, "address": address, "hosts": self.hosts,
-                                                 "tls": self.tls, "started_ts": time.time()}).encode())
+        write_json_atomic(path, {"pid": proc.pid, "address": address, "hosts": self.hosts, "tls": self.tls,
+                                 "started_ts": time.time()}, private=True)
         self.engine_pid = proc.pid
         return address
 

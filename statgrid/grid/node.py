@@ -27,6 +27,7 @@ import threading
 import time
 from pathlib import Path
 
+from statgrid.grid.files import write_json_atomic
 from statgrid.grid.protocol import (AttemptFinished, AttemptLost, AttemptStarted, LaunchExited, LaunchFailed,
                                     LaunchRequest, LaunchStarted, decode, started_fields, to_event)
 
@@ -46,12 +47,6 @@ _running: dict[str, AttemptStarted] = {}          # task key → the start recor
 
 def attempt_path(job_dir: str | Path, attempt: int) -> Path:
     return Path(job_dir) / f"attempt-{attempt}.json"
-
-
-def write_json_atomic(path: Path, data: dict) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
-    tmp.write_text(json.dumps(data))
-    os.replace(tmp, path)
 
 
 def _forget_dead_launcher() -> None:

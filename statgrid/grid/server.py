@@ -20,7 +20,7 @@ from pathlib import Path
 from statgrid.config import Config
 from statgrid.errors import StatgridError
 from statgrid.grid.master import Master, grid_dir
-from statgrid.grid.node import write_json_atomic
+from statgrid.grid.files import write_json_atomic
 from statgrid.session._procfs import process_running
 
 MASTER_FILE = "master.json"

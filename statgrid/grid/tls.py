@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from statgrid.errors import StatgridError
+from statgrid.grid.files import write_atomic
 
 log = logging.getLogger("statgrid.tls")
 
@@ -109,18 +110,6 @@ def dask_cli_args(files: TlsFiles) -> list[str]:
     return ["--tls-ca-file", str(files.ca_cert), "--tls-cert", str(files.cert), "--tls-key", str(files.key)]
 
 
-def write_private(path: Path, data: bytes) -> None:
-    """Write `path` atomically, readable by its owner only (0600 from the start, whatever the umask)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        os.write(fd, data)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-
-
 # -- making the certificates (cryptography: what distributed's Security.temporary uses) ---------------
 def _expires_within(files: TlsFiles, margin: datetime.timedelta) -> bool:
     from cryptography import x509
@@ -188,4 +177,4 @@ def _make(files: TlsFiles) -> None:
     ca_cert, ca_key, cert, key = make_ca_and_cert()
     # Keys first, certificates last: a reader that finds grid.pem finds its key too.
     for path, data in ((files.ca_key, ca_key), (files.key, key), (files.ca_cert, ca_cert), (files.cert, cert)):
-        write_private(path, data)
+        write_atomic(path, data, private=True)
