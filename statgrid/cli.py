@@ -48,9 +48,15 @@ def _print_version(value: bool) -> None:
 @app.callback()
 def _main(config: Optional[Path] = typer.Option(None, "--config", "-c", help="grid.toml to use "
                                                 "(default: $STATGRID_CONFIG, $STATGRID_HOME/grid.toml, ./grid.toml)."),
+          master: Optional[str] = typer.Option(None, "--master", metavar="URL", help="A master on another machine, "
+                                               "e.g. https://grid1:8642 (default: $STATGRID_MASTER, else this "
+                                               "machine's master through its local socket, else the url of "
+                                               "~/.config/statgrid/client.toml); the token comes from "
+                                               "$STATGRID_TOKEN or that file (`statgrid token create`)."),
           version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
                                        help="Print the version and exit.")) -> None:
     _state["config"] = str(config) if config else None
+    _state["master"] = master
 
 
 @app.command()
@@ -337,9 +343,19 @@ app.add_typer(grid_app, name="grid")
 
 
 def _client(ctx: typer.Context):
-    from statgrid.grid.client import GridClient
+    """The master: --master/$STATGRID_MASTER; else this machine's local socket; else, when that
+    does not exist, the url of the client config (a client machine)."""
+    from statgrid.grid.client import GridClient, Remote, client_config_path, read_client_config
 
-    return GridClient(_config(ctx))
+    cfg = _config(ctx)
+    if _state.get("master"):
+        return GridClient(cfg, remote=Remote(url=_state["master"]))
+    client = GridClient(cfg)
+    if client.remote is None and not client.socket_path.exists():
+        remote = _call(ctx, read_client_config, client_config_path())
+        if remote is not None:
+            return GridClient(cfg, remote=remote)
+    return client
 
 
 def _call(ctx: typer.Context, fn, *args, **kwargs):
@@ -358,8 +374,8 @@ def grid_up(ctx: typer.Context, detach: bool = typer.Option(False, "--detach", "
     cfg = _config(ctx)
     if detach:
         info = _call(ctx, server.start_detached, cfg)
-        typer.echo(f"statgrid master started: http://127.0.0.1:{info['port']} (pid {info['pid']}); log: "
-                   f"{cfg.home / 'grid' / 'master.log'}")
+        typer.echo(f"statgrid master started (pid {info['pid']}): {info['socket']} for this machine's users, "
+                   f"{info['url']} for remote clients with a token; log: {cfg.home / 'grid' / 'master.log'}")
         return
     _call(ctx, server.serve, cfg)
 
@@ -394,6 +410,69 @@ def grid_status(ctx: typer.Context) -> None:
                f"running jobs: {info['running']}")
 
 
+token_app = typer.Typer(help="API tokens, for using the grid from other machines over HTTPS.", no_args_is_help=True)
+app.add_typer(token_app, name="token")
+
+
+@token_app.command("create")
+def token_create(ctx: typer.Context,
+                 name: str = typer.Option("", "--name", help="A name to tell your tokens apart (default: the date)."),
+                 write: bool = typer.Option(True, "--write/--print", help="Write it to ~/.config/statgrid/client.toml "
+                                            "(0600) with the master's address and CA, or only print it.")) -> None:
+    """Make a token for you (on the master's machine: through its local socket, no password).
+    A client machine with the written file (or a home directory shared with this one) reaches the
+    grid as you: `statgrid --master URL submit ...`, or just `statgrid submit ...`."""
+    from statgrid.config import toml_string
+    from statgrid.grid.client import client_config_path
+    from statgrid.grid.files import write_atomic
+
+    client = _client(ctx)
+    if client.remote is not None:
+        _fail(ctx, StatgridError("tokens are made on the master's machine through its local socket; run "
+                                 "`statgrid token create` there (a token cannot make another)."))
+    rec = _call(ctx, client.token_create, name)
+    if not write:
+        typer.echo(rec["token"])
+        return
+    path = client_config_path()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    lines = [f"url = {toml_string(rec['url'])}", f"token = {toml_string(rec['token'])}"]
+    if rec.get("ca_pem"):
+        ca = path.with_name("grid-ca.pem")
+        write_atomic(ca, rec["ca_pem"].encode(), private=True)
+        lines.append(f"ca = {toml_string(str(ca))}")
+    write_atomic(path, ("# statgrid client: written by `statgrid token create`; keep it 0600\n" + "\n".join(lines)
+                        + "\n").encode(), private=True)
+    typer.echo(f"token {rec['id']} ({rec['name']!r}) for {rec['user']} written to {path} (0600), with the master's "
+               f"address {rec['url']}; revoke it with `statgrid token revoke {rec['id']}`.")
+
+
+@token_app.command("list")
+def token_list(ctx: typer.Context, all_users: bool = typer.Option(False, "--all", help="Everyone's (administrators)."),
+               as_json: bool = typer.Option(False, "--json")) -> None:
+    """Your tokens (the secret is never shown again: only its id, name and dates)."""
+    from statgrid.grid import views
+
+    rows = _call(ctx, _client(ctx).tokens, all_users)
+    typer.echo(json.dumps(rows, indent=1) if as_json else views.tokens_table(rows))
+
+
+@token_app.command("revoke")
+def token_revoke(ctx: typer.Context, token_id: int = typer.Argument(..., metavar="ID", min=1, max=JOB_ID_MAX)) -> None:
+    """Revoke a token (yours; administrators: anyone's). Requests with it get 401 from then on."""
+    rec = _call(ctx, _client(ctx).token_revoke, token_id)
+    typer.echo(f"token {rec['id']} of {rec['user']} revoked.")
+
+
+@app.command()
+def whoami(ctx: typer.Context) -> None:
+    """Who the master takes you for, and whether you administer the grid."""
+    rec = _call(ctx, _client(ctx).whoami)
+    grid = f"a personal grid of {rec['grid_user']}" if rec["personal"] else "a shared grid (runs as root)"
+    typer.echo(f"{rec['user']} (uid {rec['uid']}, via {rec['via']}){' — grid administrator' if rec['admin'] else ''}; "
+               f"{grid}")
+
+
 @app.command(context_settings={"allow_interspersed_args": False})
 def submit(ctx: typer.Context,
            job: List[str] = typer.Argument(..., metavar="JOB [ARGS]...", help="A job file (.py/.sql: one session) "
@@ -412,10 +491,9 @@ def submit(ctx: typer.Context,
         options = parse_option_pairs(option)
         host_list = [h for spec in hosts for h in spec.replace(",", " ").split()]
         # The same checks the master makes, here first for a usage error without a round trip.
-        import getpass
         import time as _time
 
-        validate(JobRequest(list(job), os.getcwd(), getpass.getuser(), queue, name, options, rerunnable, host_list,
+        validate(JobRequest(list(job), os.getcwd(), "", queue, name, options, rerunnable, host_list,
                             dict(os.environ)), cfg, _time.time())
         rec = _client(ctx).submit(list(job), queue=queue, name=name, options=options, rerunnable=rerunnable,
                                   hosts=host_list)
@@ -435,13 +513,11 @@ def jobs(ctx: typer.Context, all_states: bool = typer.Option(False, "--all", "-a
          as_json: bool = typer.Option(False, "--json", help="JSON records instead of the table.")) -> None:
     """List jobs (default: yours, not finished), like bjobs; every match, fetched page by page.
     Long names are cut to 40 characters and control characters escaped; `job ID` shows them whole."""
-    import getpass
-
     from statgrid.grid import views
 
-    who = None if user == "all" else (user or getpass.getuser())
     states = [s for s in state.split(",") if s.strip()] if state else None
-    records = _call(ctx, _client(ctx).jobs, user=who, all_states=all_states, states=states, queue=queue, host=host)
+    records = _call(ctx, _client(ctx).jobs, user=None if user in (None, "all") else user, mine=user is None,
+                    all_states=all_states, states=states, queue=queue, host=host)
     typer.echo(json.dumps(records, indent=1) if as_json else views.jobs_table(records))
 
 
@@ -725,7 +801,6 @@ def _iobench_on_grid(ctx: typer.Context, cfg: Config, spec, nodes: str, queue: s
     barrier in the grid home; results gathered here into one record (per node and total).
     The jobs wait for each other, so none is submitted unless all can start at once, and if one
     does not start or fails, the others are killed rather than left at the barrier."""
-    import getpass
     import time as _time
 
     from statgrid.bench import iobench_out
@@ -733,7 +808,7 @@ def _iobench_on_grid(ctx: typer.Context, cfg: Config, spec, nodes: str, queue: s
     from statgrid.grid.client import GridClient
 
     grid = GridClient(cfg)
-    mine = _call(ctx, grid.jobs, user=getpass.getuser(), states=["RUN", "PEND"])
+    mine = _call(ctx, grid.jobs, mine=True, states=["RUN", "PEND"])
     queue, chosen = _call(ctx, grid_nodes, cfg, nodes, queue, _call(ctx, grid.hosts), mine)
     group = cfg.home / "iobench" / f"{_time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
     group.mkdir(parents=True)

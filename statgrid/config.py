@@ -6,6 +6,7 @@ working grid whose home is ``$STATGRID_HOME`` or ``./statgrid-home``.
 
     [grid]
     home = "/srv/statgrid"          # job store, logs; default: the directory of grid.toml
+    admins = ["gridadm"]            # grid administrators besides root: any job, hosts, grid down
 
     [libraries]                     # SASDATA / SASWORK / UTILLOC of the papers
     data = "/gpfs/sasdata"          # the permanent library `data`
@@ -23,7 +24,12 @@ working grid whose home is ``$STATGRID_HOME`` or ``./statgrid-home``.
     utilsize = "0"                  # cap on UTIL spill bytes; 0 = engine default
 
     [master]
-    port = 8642
+    port = 8642                     # the HTTPS/HTTP API for remote clients (tokens); local users
+                                    # use the socket <home>/grid/master.sock (no secret needed)
+    listen = "127.0.0.1"            # address of that port; beyond loopback only with api_tls
+    api_tls = true                  # HTTPS with a certificate of the grid's CA; false only
+                                    # with a loopback listen address
+    names = ["grid1.example.com"]   # host names remote clients use, for the API's certificate
     scheduler = ""                  # address of an existing Dask scheduler; "" = embedded
     engine_tls = true               # mutual TLS with the grid's own CA between master, scheduler and
                                     # workers; false only for benchmarks and trusted single-user machines
@@ -176,6 +182,40 @@ def _string(value: Any) -> str:
     return value
 
 
+def _names(value: Any) -> tuple[str, ...]:
+    """A TOML list of names (user names, host names): printable, no spaces, each at most 128 characters."""
+    if not isinstance(value, list) or not all(isinstance(v, str) and v and v.isprintable() and " " not in v
+                                              and len(v) <= 128 for v in value):
+        raise ValueError('a list of names in quotes, e.g. ["alice", "bob"]')
+    return tuple(value)
+
+
+def _address(value: Any) -> str:
+    """An IP address to listen on ("127.0.0.1", "0.0.0.0", "10.1.2.3", "::")."""
+    import ipaddress
+
+    try:
+        return str(ipaddress.ip_address(_string(value)))
+    except ValueError:
+        raise ValueError('an IP address of this machine in quotes, e.g. "127.0.0.1" (this machine only) or '
+                         '"0.0.0.0" (every address)') from None
+
+
+def is_loopback(address: str) -> bool:
+    import ipaddress
+
+    return ipaddress.ip_address(address).is_loopback
+
+
+def _resolve_api_tls(master: "MasterConfig", raw: Mapping[str, Any], source: str) -> "MasterConfig":
+    """api_tls = false only on loopback (tokens must not cross a network in clear)."""
+    if not master.api_tls and not is_loopback(master.listen):
+        raise ConfigError(f"{source}: master.api_tls = false with master.listen = {master.listen!r} would send tokens "
+                          "over the network in clear; the API listens beyond loopback only with TLS: set api_tls = "
+                          'true (or listen = "127.0.0.1").')
+    return master
+
+
 def parse_cpus(value: Any) -> tuple[int, ...]:
     """A CPU list as taskset/cpuset write it ("0-3,6") or a TOML list of numbers → sorted numbers."""
     if isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
@@ -258,6 +298,9 @@ class Libname:
 @dataclass(frozen=True)
 class MasterConfig:
     port: int = 8642
+    listen: str = "127.0.0.1"
+    api_tls: bool = True
+    names: tuple[str, ...] = ()
     scheduler: str = ""
     # False opens the engine to anyone who reaches its port (they may run code as the grid's
     # user): for benchmarks (benchmarks/dispatch.py --tls) and trusted single-user machines only.
@@ -307,6 +350,7 @@ class Config:
     hosts: dict[str, HostConfig]
     queues: dict[str, QueueConfig]
     monitor: MonitorConfig = MonitorConfig()
+    admins: tuple[str, ...] = ()     # [grid] admins: grid administrators besides root
 
 
 # (key → parser) tables; the dataclass field name is the key with its unit suffix.
@@ -412,7 +456,8 @@ def load_config(path: str | os.PathLike | None = None, env: Mapping[str, str] | 
         if key not in _TOP_KEYS:
             raise _unknown("", key, list(_TOP_KEYS), source)
 
-    grid = _parse_section("grid", _table(raw, "grid", source), {"home": ("home", _string)}, source)
+    grid = _parse_section("grid", _table(raw, "grid", source), {"home": ("home", _string),
+                                                                 "admins": ("admins", _names)}, source)
     if "home" in grid:
         home = Path(grid["home"]).expanduser()
         if not home.is_absolute():
@@ -449,7 +494,9 @@ def load_config(path: str | os.PathLike | None = None, env: Mapping[str, str] | 
     session = SessionOptions(**_parse_section("session", _table(raw, "session", source), _SESSION_KEYS, source))
     master = MasterConfig(**_parse_section("master", _table(raw, "master", source),
                                            {"port": ("port", _port), "scheduler": ("scheduler", _string),
-                                            "engine_tls": ("engine_tls", _bool)}, source))
+                                            "engine_tls": ("engine_tls", _bool), "listen": ("listen", _address),
+                                            "api_tls": ("api_tls", _bool), "names": ("names", _names)}, source))
+    master = _resolve_api_tls(master, _table(raw, "master", source), source)
 
     hosts_raw = _table(raw, "hosts", source)
     hosts: dict[str, HostConfig] = {}
@@ -482,7 +529,8 @@ def load_config(path: str | os.PathLike | None = None, env: Mapping[str, str] | 
         "enabled": ("enabled", _bool), "interval": ("interval_s", parse_duration_s)}, source))
 
     return Config(home=home, source=file.absolute() if file else None, libraries=roots, libnames=libnames,
-                  session=session, master=master, hosts=hosts, queues=queues, monitor=monitor)
+                  session=session, master=master, hosts=hosts, queues=queues, monitor=monitor,
+                  admins=grid.get("admins", ()))
 
 
 def parse_option_pairs(pairs: list[str]) -> dict[str, str]:

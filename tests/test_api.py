@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sqlite3
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from statgrid.config import load_config
 from statgrid.errors import UsageError
+from statgrid.grid import localsock
+from statgrid.grid.client import _UnixConnection
 from statgrid.grid.jobspec import COMMAND_MAX_BYTES, ENV_MAX_BYTES, NAME_MAX_CHARS, JobRequest, validate
 from statgrid.grid.model import Job, JobState
 from statgrid.grid.store import JobFilter, JobStore
@@ -40,28 +39,28 @@ HTTP_TIMEOUT_S = 30
 class Grid(gridtest.Grid):
     def __init__(self, root: Path):
         super().__init__(root, GRID_TOML)
-        self.base = f"http://127.0.0.1:{self.cfg.master.port}"
 
     def http(self, method: str, path: str, body=None, raw: bytes | None = None) -> tuple[int, object]:
-        """(status, decoded JSON body) of one call; errors are answers here, not exceptions."""
+        """(status, decoded JSON body) of one call on the master's local socket (as the CLI on its
+        machine calls it); errors are answers here, not exceptions."""
         data = raw if raw is not None else None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.base + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
+        conn = _UnixConnection(self.client.socket_path, HTTP_TIMEOUT_S)
         try:
-            with urllib.request.urlopen(req, timeout=HTTP_TIMEOUT_S) as resp:
-                return resp.status, json.loads(resp.read())
-        except urllib.error.HTTPError as exc:
-            text = exc.read()
-            try:
-                return exc.code, json.loads(text)
-            except ValueError:
-                return exc.code, text.decode(errors="replace")
+            conn.request(method, path, body=data, headers={"Content-Type": "application/json"})
+            resp = conn.getresponse()
+            text = resp.read()
+        finally:
+            conn.close()
+        try:
+            return resp.status, json.loads(text)
+        except ValueError:
+            return resp.status, text.decode(errors="replace")
 
     def store(self) -> JobStore:
         return JobStore(self.home / "grid" / "jobs.db")
 
     def submit_body(self, **kw) -> dict:
-        return {"argv": ["true"], "cwd": str(self.root), "user": "ann", "env": {"PATH": os.environ["PATH"]}, **kw}
+        return {"argv": ["true"], "cwd": str(self.root), "env": {"PATH": os.environ["PATH"]}, **kw}
 
 
 @pytest.fixture(scope="module")
@@ -158,7 +157,7 @@ def test_a_body_over_the_limit_is_refused_before_it_is_read_whole(grid):
     def post(headers: str, chunks) -> tuple[int, dict]:
         """Send a POST as a hostile client does: headers, then body chunks until the server answers
         (it answers without reading the rest); return (status, JSON body)."""
-        with socket.create_connection(("127.0.0.1", grid.cfg.master.port), timeout=HTTP_TIMEOUT_S) as sock:
+        with localsock.connect(grid.client.socket_path, HTTP_TIMEOUT_S) as sock:
             sock.sendall(f"POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{headers}\r\n"
                          .encode())
             for chunk in chunks:
@@ -192,7 +191,7 @@ def test_bounds_are_checked_in_validate_for_every_entry_point(tmp_path, home):
     def req(**kw):
         return JobRequest(**{"argv": ["true"], "cwd": str(tmp_path), "user": "ann", **kw})
 
-    for kw, message in [({"name": "x" * (NAME_MAX_CHARS + 1)}, "job name"), ({"user": ""}, "user is empty"),
+    for kw, message in [({"name": "x" * (NAME_MAX_CHARS + 1)}, "job name"),
                         ({"argv": ["echo", "a\0b"]}, "NUL"), ({"cwd": "/" + "d" * 5000}, "PATH_MAX"),
                         ({"options": {"memsize\n": "1G"}}, "session option")]:
         with pytest.raises(UsageError, match=message):
@@ -214,8 +213,8 @@ def test_errors_have_the_documented_shape(grid):
         ("GET", "/jobs?state=nope", None, ["state 'nope' is not one of"]),
         ("GET", "/jobs?user=" + "u" * 200, None, ["user"]),
         ("POST", "/jobs", b'{"argv": ["true"', ["not valid JSON"]),
-        ("POST", "/jobs", json.dumps({"argv": ["true"], "cwd": "/"}).encode(), ["'user' is missing"]),
-        ("POST", "/jobs", json.dumps({"argv": "true", "cwd": "/", "user": "ann"}).encode(), ["argv", "valid list"]),
+        ("POST", "/jobs", json.dumps({"argv": ["true"]}).encode(), ["'cwd' is missing"]),
+        ("POST", "/jobs", json.dumps({"argv": "true", "cwd": "/"}).encode(), ["argv", "valid list"]),
     ]:
         status, payload = grid.http(method, path, raw=raw)
         assert_usage_error(status, payload, *needles)

@@ -1,4 +1,10 @@
-"""The master's HTTP API (FastAPI), on 127.0.0.1 only: the CLI and `statgrid.grid.client` use it.
+"""The master's HTTP API (FastAPI): the CLI and `statgrid.grid.client` use it, on the local socket
+or over HTTPS with a token (server.py serves both; auth.py says who is asking and what they may do).
+
+Every request but GET /health is authenticated before anything else reads it (`_Authenticate`):
+401 without a credential (or with a bad or revoked token), 403 for what the caller may not do —
+each message says how to get a token, or who may do it. Nothing of a refused request is stored;
+the refusal is in the audit trail.
 
 Errors come back as {"error": message, "usage": bool}: 400 for bad input (usage true: the CLI
 exits 2) — a parameter of the wrong type or out of its bounds, named with its value —, 404 (no
@@ -21,18 +27,23 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 from pathlib import Path as FilePath
 from typing import Annotated, Any, Optional
 
-from fastapi import FastAPI, Path, Query, Request
+from fastapi import Depends, FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from statgrid.errors import StatgridError, UsageError
+from statgrid.grid import auth
+from statgrid.grid.auth import Caller, Forbidden, NotAuthenticated
 from statgrid.grid.jobspec import NAME_MAX_CHARS, JobRequest, shown
+from statgrid.grid.jobspec import check_name as jobspec_check_name
 from statgrid.grid.master import Master, NotFound, grid_dir, job_dir
+from statgrid.grid.server import api_url
 from statgrid.grid.model import JOB_ID_MAX, PAGE_MAX_JOBS, PEEK_MAX_BYTES, JobState
 from statgrid.grid.store import JobFilter
 
@@ -55,7 +66,17 @@ Name = Annotated[Optional[str], Query(max_length=NAME_MAX_CHARS)]
 
 class KillBody(BaseModel):
     ids: list[Annotated[int, Field(ge=1, le=JOB_ID_MAX)]] = Field(max_length=KILL_MAX_IDS)
-    user: Optional[str] = Field(None, max_length=NAME_MAX_CHARS)
+
+
+class TokenBody(BaseModel):
+    name: str = Field("", max_length=auth.TOKEN_NAME_MAX_CHARS)
+
+
+def _caller(request: Request) -> Caller:
+    return request.scope[auth.CALLER_KEY]
+
+
+Who = Annotated[Caller, Depends(_caller)]
 
 
 def create_app(master: Master, on_down=None, on_stopped=None) -> FastAPI:
@@ -75,6 +96,10 @@ def create_app(master: Master, on_down=None, on_stopped=None) -> FastAPI:
 
     @app.exception_handler(StatgridError)
     async def _statgrid_error(request: Request, exc: StatgridError):
+        if isinstance(exc, Forbidden):
+            master.audit.record(request.scope.get(auth.CALLER_KEY), f"{request.method} {request.url.path}",
+                                outcome="refused", detail=str(exc))
+            return _error(str(exc), 403, usage=False)
         status = 404 if isinstance(exc, NotFound) else 400 if isinstance(exc, UsageError) else 409
         return _error(str(exc), status, usage=isinstance(exc, UsageError))
 
@@ -89,19 +114,37 @@ def create_app(master: Master, on_down=None, on_stopped=None) -> FastAPI:
                       "'The grid').", exc.status_code, usage=False, headers=exc.headers)
 
     app.add_middleware(_FaultsAs500, log_path=grid_dir(master.cfg) / "master.log")
+    app.add_middleware(_Authenticate, master=master)
     app.add_middleware(_BodyLimit, max_bytes=BODY_MAX_BYTES)       # outermost: before anything reads
 
+    def private(record: dict, who: Caller) -> dict:
+        """A job record as `who` may see it: STIMER records are the owner's (and admins')."""
+        if not master.rights.sees_detail(who, record["user"]):
+            record["stimer"] = None
+        return record
+
     @app.get("/health")
-    async def health():
+    async def health(request: Request):
+        """The only anonymous call: whether the master answers. Authenticated callers get more."""
+        if request.scope.get(auth.CALLER_KEY) is None:
+            return {"status": "ok"}
         return {"status": "ok", "scheduler": master.engine.address, "hosts": sorted(master.engine.workers),
                 "running": len(master.running)}
 
+    @app.get("/whoami")
+    async def whoami(who: Who):
+        return {**who.to_dict(), "grid_user": master.rights.grid_user, "personal": master.rights.personal,
+                "admins": list(master.rights.admins)}
+
     @app.post("/jobs")
-    async def submit(body: JobRequest):           # FastAPI checks the types; jobspec the bounds
-        return master.submit(body).to_dict()
+    async def submit(body: JobRequest, who: Who):  # FastAPI checks the types; jobspec the bounds
+        job = master.submit(body, who)
+        master.audit.record(who, "submit", f"job {job.id}", detail=f"queue {job.queue}")
+        return job.to_dict()
 
     @app.get("/jobs")
-    async def jobs(user: Name = None, queue: Name = None, host: Name = None,
+    async def jobs(who: Who, user: Name = None, queue: Name = None, host: Name = None,
+                   mine: bool = Query(False, description="only the caller's jobs"),
                    all_states: bool = Query(False, alias="all"),
                    state: Annotated[Optional[str], Query(max_length=64)] = None,
                    limit: Annotated[int, Query(ge=1, le=PAGE_MAX_JOBS)] = PAGE_DEFAULT_JOBS,
@@ -115,53 +158,124 @@ def create_app(master: Master, on_down=None, on_stopped=None) -> FastAPI:
                                  "(comma-separated).") from None
         else:
             states = None if all_states else (JobState.PEND, JobState.RUN)
-        flt = JobFilter(states=states, user=user, queue=queue, host=host)
-        records, next_after_id = await asyncio.to_thread(master.store.page, flt, after_id, limit)
+        flt = JobFilter(states=states, user=who.user if mine else user, queue=queue, host=host)
+        viewer = None if who.admin else who.user
+        records, next_after_id = await asyncio.to_thread(master.store.page, flt, after_id, limit, viewer)
         return Response(f'{{"jobs":{records},"next_after_id":{json.dumps(next_after_id)}}}',
                         media_type="application/json")
 
     @app.get("/jobs/{job_id}")
-    async def job(job_id: JobId):
+    async def job(job_id: JobId, who: Who):
         j = master.get(job_id)
-        return {**j.to_dict(), "events": master.store.events(job_id), "job_dir": str(job_dir(master.cfg, job_id))}
+        return {**private(j.to_dict(), who), "events": master.store.events(job_id),
+                "job_dir": str(job_dir(master.cfg, job_id))}
 
     @app.post("/kill")
-    async def kill(body: KillBody):
+    async def kill(body: KillBody, who: Who):
         """One result per id: the job record, or {"id", "error"} (unknown id, not the owner)."""
         out = []
         for i in body.ids:
             try:
-                out.append((await master.kill(i, body.user)).to_dict())
+                out.append(private((await master.kill(i, who)).to_dict(), who))
+                master.audit.record(who, "kill", f"job {i}")
             except StatgridError as exc:
+                master.audit.record(who, "kill", f"job {i}", outcome="refused", detail=str(exc))
                 out.append({"id": i, "error": str(exc)})
         return out
 
     @app.get("/jobs/{job_id}/wait")
-    async def wait(job_id: JobId,
+    async def wait(job_id: JobId, who: Who,
                    timeout_s: Annotated[float, Query(ge=0, le=WAIT_MAX_S, allow_inf_nan=False)] = WAIT_DEFAULT_S):
-        return (await master.wait(job_id, timeout_s)).to_dict()
+        return private((await master.wait(job_id, timeout_s)).to_dict(), who)
 
     @app.get("/jobs/{job_id}/peek")
-    async def peek(job_id: JobId, nbytes: Annotated[int, Query(ge=1, le=PEEK_MAX_BYTES)] = PEEK_DEFAULT_BYTES):
+    async def peek(job_id: JobId, who: Who,
+                   nbytes: Annotated[int, Query(ge=1, le=PEEK_MAX_BYTES)] = PEEK_DEFAULT_BYTES):
         j = master.get(job_id)
+        master.rights.require_owner(who, j.user, "read the output of", f"job {job_id}")
         path = job_dir(master.cfg, job_id) / "output.txt"
         return {"job": j.to_dict(), "path": str(path), "text": _tail(path, nbytes)}
 
     @app.get("/hosts")
-    async def hosts():
+    async def hosts(who: Who):
         return await master.hosts()
 
     @app.get("/queues")
-    async def queues():
+    async def queues(who: Who):
         return master.queues()
 
     @app.post("/grid/down")
-    async def down():
+    async def down(who: Who):
+        master.rights.require_admin(who, "stop the grid")
+        master.audit.record(who, "grid down")
         if on_down is not None:
             asyncio.get_running_loop().call_soon(on_down)
         return {"status": "stopping"}
 
+    @app.post("/tokens")
+    async def token_create(body: TokenBody, who: Who):
+        """A new token for the caller, on the local socket only: a token never makes another (so
+        revoking one ends what was done with it)."""
+        if who.via != "socket":
+            raise Forbidden("tokens are made on the master's machine, through its local socket: log in there and run "
+                            "`statgrid token create`; a token cannot make another.")
+        auth_name = body.name or f"made {time.strftime('%Y-%m-%d %H:%M', time.localtime())}"
+        jobspec_check_name("token name", auth_name, "give a shorter name with printable characters")
+        token_id, token = master.tokens.create(who.user, auth_name)
+        master.audit.record(who, "token create", f"token {token_id}")
+        ca = grid_dir(master.cfg) / "ca.pem"
+        return {"id": token_id, "user": who.user, "name": auth_name, "token": token, "url": api_url(master.cfg),
+                "ca_pem": ca.read_text() if master.cfg.master.api_tls and ca.is_file() else None}
+
+    @app.get("/tokens")
+    async def token_list(who: Who, all_users: bool = Query(False, alias="all")):
+        if all_users:
+            master.rights.require_admin(who, "list everyone's tokens")
+        return master.tokens.list(None if all_users else who.user)
+
+    @app.delete("/tokens/{token_id}")
+    async def token_revoke(token_id: JobId, who: Who):
+        token = master.tokens.get(token_id)
+        if token is None:
+            raise NotFound(f"token {token_id} does not exist; see `statgrid token list`.")
+        master.rights.require_owner(who, token["user"], "revoke", f"token {token_id}")
+        master.tokens.revoke(token_id, who.user)
+        master.audit.record(who, "token revoke", f"token {token_id}", detail=f"of {token['user']}")
+        return master.tokens.get(token_id)
+
     return app
+
+
+class _Authenticate:
+    """Who is asking, before anything reads the request: the local socket's peer uid (set by the
+    server's protocol) or a bearer token. Refused: 401 (no or bad credential) or 403 (a personal
+    grid's stranger), recorded in the audit trail. GET /health alone passes without a caller."""
+
+    def __init__(self, app, master: Master):
+        self.app = app
+        self.master = master
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or ())
+        try:
+            caller = self.master.authenticate(scope.get(auth.PEER_UID_KEY),
+                                              headers.get(b"authorization", b"").decode("latin-1"))
+        except (NotAuthenticated, Forbidden) as exc:
+            if scope["path"] == "/health" and scope["method"] == "GET":
+                caller = None
+            else:
+                client = scope.get("client")
+                self.master.audit.record(None, f"{scope['method']} {scope['path']}", outcome="refused",
+                                         detail=str(exc), peer=f"{client[0]}:{client[1]}" if client else "socket")
+                status = 401 if isinstance(exc, NotAuthenticated) else 403
+                await _error(str(exc), status, usage=False,
+                             headers={"WWW-Authenticate": "Bearer"} if status == 401 else None)(scope, receive, send)
+                return
+        scope[auth.CALLER_KEY] = caller
+        await self.app(scope, receive, send)
 
 
 class _FaultsAs500:

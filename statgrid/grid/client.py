@@ -9,51 +9,192 @@
 """
 from __future__ import annotations
 
-import getpass
+import http.client
 import json
 import math
 import os
+import ssl
+import stat
 import time
-import urllib.error
+import tomllib
 import urllib.parse
-import urllib.request
-from typing import Any, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping
 
 from statgrid.config import Config
 from statgrid.errors import StatgridError, UsageError
+from statgrid.grid import localsock
 from statgrid.grid.model import PAGE_MAX_JOBS
 
+KEEP_ALIVE_S = 4.0            # reuse a connection idle less than this (uvicorn closes idle ones after 5 s)
+
+
+class NotAuthenticated(StatgridError):
+    """401 from the master: no token, or a bad or revoked one."""
+
+
+class Forbidden(StatgridError):
+    """403 from the master: not yours, or not an administrator."""
+
+
+@dataclass(frozen=True)
+class Remote:
+    """How to reach a master from another machine: its HTTPS address, a token, the grid's CA."""
+
+    url: str
+    token: str | None = None
+    ca: str | None = None
+    source: str = "--master"
+
+
+def client_config_path(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    base = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else Path(env.get("HOME", "~")).expanduser() / ".config"
+    return base / "statgrid" / "client.toml"
+
+
+def read_client_config(path: Path) -> Remote | None:
+    """~/.config/statgrid/client.toml (written by `statgrid token create`): url, token, ca. It holds
+    a secret: refused, as ssh refuses a private key, when others may read it."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise StatgridError(f"{path} holds your grid token but others may read it (mode {stat.S_IMODE(st.st_mode):04o}); "
+                            f"make it yours alone: chmod 600 {path}")
+    try:
+        raw = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise StatgridError(f"{path} cannot be read as TOML ({exc}); remove it and run `statgrid token create` "
+                            "again on the master's machine.") from None
+    if not isinstance(raw.get("url"), str):
+        return None
+    return Remote(url=raw["url"], token=raw.get("token"), ca=raw.get("ca"), source=str(path))
 
 
 class GridClient:
-    def __init__(self, cfg: Config, timeout_s: float = 60.0):
+    """The master's API over the local socket (`<home>/grid/master.sock`: the master learns who you
+    are from the kernel) or, with `remote` (or $STATGRID_MASTER, or the client config's url when no
+    local socket answers), over HTTP(S) with a token."""
+
+    def __init__(self, cfg: Config, timeout_s: float = 60.0, remote: Remote | None = None):
         self.cfg = cfg
-        self.base = f"http://127.0.0.1:{cfg.master.port}"
         self.timeout_s = timeout_s
+        self.socket_path = cfg.home / "grid" / localsock.SOCKET_NAME
+        if remote is None and os.environ.get("STATGRID_MASTER"):
+            remote = Remote(url=os.environ["STATGRID_MASTER"], source="$STATGRID_MASTER")
+        self.remote = remote
+        self._conn: http.client.HTTPConnection | None = None
+        self._conn_used = 0.0
+        if remote is None:
+            self.base = f"unix:{self.socket_path}"
+        else:
+            self.base = remote.url.rstrip("/")
+
+    # -- transport ------------------------------------------------------------------------------------
+    def _resolve_remote(self) -> Remote:
+        """The remote's token and CA: given, else $STATGRID_TOKEN / the client config."""
+        remote = self.remote
+        assert remote is not None
+        token, ca = remote.token, remote.ca
+        if token is None:
+            token = os.environ.get("STATGRID_TOKEN")
+        if token is None or ca is None:
+            conf = read_client_config(client_config_path())
+            if conf is not None:
+                token = token or conf.token
+                ca = ca or conf.ca
+        return Remote(url=remote.url, token=token, ca=ca, source=remote.source)
+
+    def _connect(self) -> http.client.HTTPConnection:
+        if self.remote is None:
+            return _UnixConnection(self.socket_path, self.timeout_s)
+        parts = urllib.parse.urlsplit(self.remote.url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise UsageError(f"master address {self.remote.url!r} ({self.remote.source}) is not an http(s) URL; give "
+                             "one like https://grid1:8642.")
+        if parts.scheme == "http":
+            return http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=self.timeout_s)
+        resolved = self._resolve_remote()
+        context = ssl.create_default_context(cafile=resolved.ca) if resolved.ca else ssl.create_default_context()
+        return http.client.HTTPSConnection(parts.hostname, parts.port or 443, timeout=self.timeout_s,
+                                           context=context)
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json"}
+        if self.remote is not None:
+            token = self._resolve_remote().token
+            if token:
+                headers["Authorization"] = f"Bearer {token}"
+        return headers
 
     def _call(self, method: str, path: str, body: Any = None, params: dict | None = None,
               timeout_s: float | None = None) -> Any:
-        url = self.base + path
+        url = path
         if params:
             url += "?" + urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=timeout_s or self.timeout_s) as resp:
-                return json.loads(resp.read())
-        except urllib.error.HTTPError as exc:
+        headers = self._headers()
+        for reuse in (True, False):
+            conn = self._conn if reuse and self._conn is not None and \
+                time.monotonic() - self._conn_used < KEEP_ALIVE_S else None
+            fresh = conn is None
             try:
-                payload = json.loads(exc.read())
-                message, usage = payload.get("error") or str(payload.get("detail")), payload.get("usage", False)
+                if fresh:
+                    self.close()
+                    conn = self._conn = self._connect()
+                conn.timeout = timeout_s or self.timeout_s
+                if conn.sock is not None:
+                    conn.sock.settimeout(conn.timeout)
+                conn.request(method, url, body=data, headers=headers)
+                resp = conn.getresponse()
+                payload = resp.read()
+                self._conn_used = time.monotonic()
+                if resp.will_close:
+                    self.close()
+                break
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
+                self.close()
+                if not fresh:
+                    continue                          # the master closed an idle connection: once more, anew
+                raise self._unreachable(method, path, exc) from None
+            except TimeoutError:
+                self.close()
+                raise StatgridError(f"the master at {self.base} did not answer {method} {path} within "
+                                    f"{timeout_s or self.timeout_s:.0f} s; check {self.cfg.home}/grid/master.log.") from None
+            except ssl.SSLError as exc:
+                self.close()
+                raise StatgridError(f"the TLS handshake with {self.base} failed ({exc.reason or exc}); the client needs "
+                                    "the grid's CA certificate (`ca` in "
+                                    f"{client_config_path()}, written by `statgrid token create`).") from None
+            except OSError as exc:
+                self.close()
+                raise self._unreachable(method, path, exc) from None
+        if resp.status >= 400:
+            try:
+                err = json.loads(payload)
+                message, usage = err.get("error") or str(err.get("detail")), err.get("usage", False)
             except ValueError:
-                message, usage = f"HTTP {exc.code} from the master", False
-            raise (UsageError if usage else StatgridError)(message) from None
-        except TimeoutError:
-            raise StatgridError(f"the master at {self.base} did not answer {method} {path} within "
-                                f"{timeout_s or self.timeout_s:.0f} s; check {self.cfg.home}/grid/master.log.") from None
-        except (urllib.error.URLError, OSError) as exc:
-            raise StatgridError(f"no master answers at {self.base} (grid home {self.cfg.home}): "
-                                f"{getattr(exc, 'reason', exc)}; start one with `statgrid grid up --detach`.") from None
+                message, usage = f"HTTP {resp.status} from the master", False
+            cls = {401: NotAuthenticated, 403: Forbidden}.get(resp.status, UsageError if usage else StatgridError)
+            raise cls(message)
+        return json.loads(payload)
+
+    def _unreachable(self, method: str, path: str, exc: BaseException) -> StatgridError:
+        reason = getattr(exc, "strerror", None) or exc
+        if self.remote is None:
+            return StatgridError(f"no master answers on {self.socket_path} (grid home {self.cfg.home}): {reason}; "
+                                 "start one with `statgrid grid up --detach`, or reach a master on another machine "
+                                 "with --master https://HOST:PORT.")
+        return StatgridError(f"no master answers at {self.base} ({method} {path}): {reason}; check the address "
+                             f"({self.remote.source}) and that the master runs.")
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
     # -- verbs ----------------------------------------------------------------------------------------
     def health(self) -> dict:
@@ -61,19 +202,22 @@ class GridClient:
 
     def submit(self, argv: list[str], queue: str = "", name: str = "", options: dict[str, str] | None = None,
                rerunnable: bool = False, hosts: list[str] | None = None, cwd: str | None = None,
-               env: dict[str, str] | None = None, user: str | None = None) -> dict:
-        """Submit a job file (.py/.sql) or a command; returns the job record (its "id" first)."""
-        body = {"argv": list(argv), "cwd": cwd or os.getcwd(), "user": user or getpass.getuser(),
+               env: dict[str, str] | None = None) -> dict:
+        """Submit a job file (.py/.sql) or a command; returns the job record (its "id" first). It
+        runs as you: the master knows who you are (the socket's peer, or your token)."""
+        body = {"argv": list(argv), "cwd": cwd or os.getcwd(),
                 "queue": queue, "name": name, "options": options or {}, "rerunnable": rerunnable,
                 "hosts": list(hosts or []), "env": dict(os.environ if env is None else env)}
         return self._call("POST", "/jobs", body)
 
     def jobs(self, user: str | None = None, all_states: bool = False, states: Iterable[str] | None = None,
-             queue: str | None = None, host: str | None = None, limit: int | None = None) -> list[dict]:
-        """Job records in id order (default: not finished; None filters match anyone), all of
-        them or the first `limit`, fetched page by page (the master answers at most 1000 a call)."""
+             queue: str | None = None, host: str | None = None, limit: int | None = None,
+             mine: bool = False) -> list[dict]:
+        """Job records in id order (default: not finished; None filters match anyone; mine: only
+        the caller's), all of them or the first `limit`, fetched page by page (the master answers
+        at most 1000 a call)."""
         params = {"user": user, "all": "true" if all_states else None, "state": ",".join(states) if states else None,
-                  "queue": queue, "host": host}
+                  "queue": queue, "host": host, "mine": "true" if mine else None}
         out: list[dict] = []
         after_id = 0
         while limit is None or len(out) < limit:
@@ -88,8 +232,8 @@ class GridClient:
     def job(self, job_id: int) -> dict:
         return self._call("GET", f"/jobs/{int(job_id)}")
 
-    def kill(self, ids: Iterable[int], user: str | None = None) -> list[dict]:
-        return self._call("POST", "/kill", {"ids": [int(i) for i in ids], "user": user or getpass.getuser()})
+    def kill(self, ids: Iterable[int]) -> list[dict]:
+        return self._call("POST", "/kill", {"ids": [int(i) for i in ids]})
 
     def wait(self, ids: Iterable[int], timeout_s: float | None = None) -> list[dict]:
         """Block until every job has finished (or timeout_s passed); returns their records."""
@@ -118,3 +262,26 @@ class GridClient:
 
     def down(self) -> dict:
         return self._call("POST", "/grid/down")
+
+    def whoami(self) -> dict:
+        return self._call("GET", "/whoami")
+
+    def token_create(self, name: str = "") -> dict:
+        return self._call("POST", "/tokens", {"name": name})
+
+    def tokens(self, all_users: bool = False) -> list[dict]:
+        return self._call("GET", "/tokens", params={"all": "true" if all_users else None})
+
+    def token_revoke(self, token_id: int) -> dict:
+        return self._call("DELETE", f"/tokens/{int(token_id)}")
+
+
+class _UnixConnection(http.client.HTTPConnection):
+    """HTTP over the master's local socket."""
+
+    def __init__(self, path: Path, timeout_s: float):
+        super().__init__("localhost", timeout=timeout_s)
+        self.socket_path = path
+
+    def connect(self) -> None:
+        self.sock = localsock.connect(self.socket_path, self.timeout)

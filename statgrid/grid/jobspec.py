@@ -45,7 +45,7 @@ class JobRequest:
 
     argv: list[str]
     cwd: str
-    user: str
+    user: str = ""                   # the master sets it to the caller's name (auth.py)
     queue: str = ""
     name: str = ""
     options: dict[str, str] = field(default_factory=dict)
@@ -110,7 +110,7 @@ def check_bounds(req: JobRequest) -> None:
              *((f"environment variable {shown(k)}'s value", v) for k, v in req.env.items())]
     for field_name, value in texts:
         _check_utf8(field_name, value)
-    check_name("user", req.user, "submit as a user with a printable name", allow_empty=False)
+    check_name("user", req.user, "submit as a user with a printable name")
     check_name("job name", req.name, "give a shorter name with printable characters (-J NAME)")
     check_name("queue", req.queue, "name a queue of grid.toml (-q QUEUE; see `statgrid queues`)")
     if len(req.hosts) > HOSTS_MAX:

@@ -23,10 +23,11 @@ import time
 from pathlib import Path
 
 from statgrid.config import Config
-from statgrid.errors import StatgridError, UsageError
-from statgrid.grid import node
+from statgrid.errors import StatgridError
+from statgrid.grid import auth, node
+from statgrid.grid.auth import Caller
 from statgrid.grid.engine import Engine
-from statgrid.grid.jobspec import JobRequest, launch_argv, validate
+from statgrid.grid.jobspec import JobRequest, check_bounds, launch_argv, validate
 from statgrid.grid.model import Job, JobState
 from statgrid.grid.policy import HostView, host_views, plan
 from statgrid.grid.protocol import (AttemptFinished, AttemptLost, AttemptStarted, HostAction, HostEvent, Identity,
@@ -76,6 +77,9 @@ class Master:
         self.cfg = cfg
         grid_dir(cfg).mkdir(parents=True, exist_ok=True)
         self.store = JobStore(grid_dir(cfg) / "jobs.db")
+        self.rights = auth.Rights(cfg)
+        self.tokens = auth.Tokens(self.store.con)
+        self.audit = auth.Audit(grid_dir(cfg) / "audit.log")
         self.engine = Engine(grid_dir(cfg), {h.name: h.slots for h in cfg.hosts.values()}, cfg.master.scheduler,
                              on_job_event=self._on_job_event, on_host_event=self._on_host_event,
                              tls=cfg.master.engine_tls)
@@ -154,11 +158,39 @@ class Master:
                 await asyncio.sleep(0.05)
         await self.engine.close(stop_engine=stop_engine)
         self.store.close()
+        self.audit.close()
 
     # -- submit / dispatch --------------------------------------------------------------------------------
-    def submit(self, req: JobRequest) -> Job:
+    def authenticate(self, peer_uid: int | None, authorization: str) -> Caller:
+        """The caller of a request: the local socket's peer (kernel-checked), else its bearer token.
+        Raises auth.NotAuthenticated (401) or auth.Forbidden (403)."""
+        if peer_uid is not None:
+            return self.rights.caller(peer_uid, "socket")
+        token = auth.bearer(authorization)
+        if token is None:
+            raise auth.NotAuthenticated("this request carries no credential: on the master's machine the statgrid "
+                                        "CLI needs none (it uses the local socket); from elsewhere send a token "
+                                        f"(Authorization: Bearer …): {auth.HOW_TO_GET_A_TOKEN}.")
+        found = self.tokens.lookup(token)
+        if found is None:
+            raise auth.NotAuthenticated(f"the token is not valid (unknown, mistyped or revoked); {auth.HOW_TO_GET_A_TOKEN}.")
+        token_id, user = found
+        uid = auth.uid_of(user)
+        if uid is None:
+            raise auth.Forbidden(f"token {token_id} belongs to {user!r}, who no longer has an account on the master's "
+                                 "machine; ask a grid administrator.")
+        return self.rights.caller(uid, "token", user=user, token_id=token_id)
+
+    def submit(self, req: JobRequest, caller: Caller) -> Job:
+        """A job of `caller`'s: it runs as them. Nobody, root included, submits for another user."""
         if not self.accepting:
             raise StatgridError("the master is shutting down; submit again after `statgrid grid up`.")
+        check_bounds(req)                          # first: no message below quotes a 10 MB or control-character value
+        if req.user and req.user != caller.user:
+            raise auth.Forbidden(f"you are {caller.user!r} and asked to submit as {req.user!r}: a job runs as the person "
+                                 "who submits it, so nobody (root included) submits for another user; leave the user "
+                                 "out, or log in as them.")
+        req = dataclasses.replace(req, user=caller.user)
         job = self.store.add(validate(req, self.cfg, time.time()))
         self.pending[job.id] = job
         self.dispatch()
@@ -373,10 +405,11 @@ class Master:
             raise NotFound(f"job {job_id} does not exist; see `statgrid jobs -a`.")
         return job
 
-    async def kill(self, job_id: int, user: str | None = None, reason: str = "killed by user") -> Job:
+    async def kill(self, job_id: int, caller: Caller | None = None, reason: str = "killed by user") -> Job:
+        """Kill a job; `caller` must own it or be an administrator (None: the grid itself, at `grid down`)."""
         job = self.get(job_id)
-        if user is not None and user not in (job.user, "root"):
-            raise UsageError(f"job {job_id} belongs to {job.user!r}; only they (or root) may kill it.")
+        if caller is not None:
+            self.rights.require_owner(caller, job.user, "kill", f"job {job_id}")
         if job.state == JobState.PEND:
             new = dataclasses.replace(job, state=JobState.KILLED, kill_requested=True, end_ts=time.time(),
                                       exit_reason=f"{reason} while pending")

@@ -3,10 +3,23 @@
 `grid/master.json` in the grid home names the running master (pid, port); it is removed on a
 clean stop. A master killed with -9 leaves it behind, and the next `grid up` sees the pid is
 gone and starts over (reconciling the store against the still-running engine).
+
+The API is served twice, by one app (auth.py says who may do what):
+- on the local socket `grid/master.sock` (mode 0666: any local user may connect; the master asks
+  the kernel who they are, SO_PEERCRED) — the CLI on this machine;
+- on TCP `[master] listen`:`port`, HTTPS with a certificate of the grid's CA unless api_tls =
+  false (loopback only) — remote clients, each with a token.
+
+Files of the grid home (DESIGN: a shared grid runs as root): the master runs with umask 077, so
+everything it makes is its own alone (jobs.db, master.log, audit.log, engine.json, tls/); the
+exceptions are made explicitly: `grid/` 0711 (others reach the socket and ca.pem by name, list
+nothing), master.sock 0666, ca.pem and master.json 0644, `jobs/` 0755 (each job's directory is
+its owner's, 0700).
 """
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -19,6 +32,7 @@ from pathlib import Path
 
 from statgrid.config import Config
 from statgrid.errors import StatgridError
+from statgrid.grid import auth, localsock
 from statgrid.grid.master import Master, grid_dir
 from statgrid.grid.files import write_json_atomic
 from statgrid.session._procfs import process_running
@@ -40,14 +54,74 @@ def running_master(cfg: Config) -> dict | None:
         return None
 
 
-def _check_port_free(port: int) -> None:
-    with socket.socket() as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            raise StatgridError(f"port {port} on 127.0.0.1 is in use by another program; set another "
-                                "[master] port in grid.toml.") from None
+def socket_path(cfg: Config) -> Path:
+    return grid_dir(cfg) / localsock.SOCKET_NAME
+
+
+def api_url(cfg: Config) -> str:
+    """The address remote clients use: the first configured name, else this machine's name."""
+    scheme = "https" if cfg.master.api_tls else "http"
+    host = cfg.master.names[0] if cfg.master.names else (
+        socket.getfqdn() if not _loopback(cfg.master.listen) else cfg.master.listen)
+    host = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{host}:{cfg.master.port}"
+
+
+def _loopback(address: str) -> bool:
+    from statgrid.config import is_loopback
+
+    return is_loopback(address)
+
+
+def _bind_tcp(cfg: Config) -> socket.socket:
+    address, port = cfg.master.listen, cfg.master.port
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((address, port))
+    except OSError as exc:
+        sock.close()
+        raise StatgridError(f"cannot listen on {address} port {port} ({exc.strerror}): another program uses it, or "
+                            "the address is not this machine's; set another [master] port or listen in grid.toml.") \
+            from None
+    sock.listen(512)
+    sock.setblocking(False)
+    return sock
+
+
+def _check_port_free(cfg: Config) -> None:
+    _bind_tcp(cfg).close()
+
+
+def prepare_home(cfg: Config) -> None:
+    """The grid home's directories with the modes the module docstring gives."""
+    gdir = grid_dir(cfg)
+    gdir.mkdir(parents=True, exist_ok=True)
+    os.chmod(gdir, 0o711)
+    jobs = cfg.home / "jobs"
+    jobs.mkdir(parents=True, exist_ok=True)
+    os.chmod(jobs, 0o755)
+
+
+def _peercred_protocol():
+    """uvicorn's HTTP protocol, which for a connection on the local socket hands the app the peer's
+    uid (auth.peer_uid) in the ASGI scope; nothing a client sends can set that key."""
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    class PeerCredProtocol(AutoHTTPProtocol):
+        def connection_made(self, transport) -> None:
+            super().connection_made(transport)
+            sock = transport.get_extra_info("socket")
+            if sock is not None and sock.family == socket.AF_UNIX:
+                app, uid = self.app, auth.peer_uid(sock)
+
+                async def with_peer(scope, receive, send):
+                    scope[auth.PEER_UID_KEY] = uid
+                    await app(scope, receive, send)
+                self.app = with_peer
+
+    return PeerCredProtocol
 
 
 def serve(cfg: Config, ready_message: bool = True) -> None:
@@ -58,40 +132,64 @@ def serve(cfg: Config, ready_message: bool = True) -> None:
 
     info = running_master(cfg)
     if info:
-        raise StatgridError(f"a master is already running for {cfg.home} (pid {info['pid']}, "
-                            f"http://127.0.0.1:{info['port']}); stop it with `statgrid grid down`.")
-    _check_port_free(cfg.master.port)
+        raise StatgridError(f"a master is already running for {cfg.home} (pid {info['pid']}); stop it with "
+                            "`statgrid grid down`.")
+    os.umask(0o077)
+    prepare_home(cfg)
+    tcp = _bind_tcp(cfg)
+    ssl_files: dict[str, str] = {}
+    if cfg.master.api_tls:
+        from statgrid.grid import tls
+
+        cert, key, _ = tls.ensure_api_cert(grid_dir(cfg), tls.api_names(cfg.master.listen, cfg.master.names))
+        ssl_files = {"ssl_certfile": str(cert), "ssl_keyfile": str(key)}
+    local_sock = localsock.bind(socket_path(cfg))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     master = Master(cfg)
-    server: uvicorn.Server
+    local: uvicorn.Server
+    network: uvicorn.Server
 
     def down() -> None:
         master.begin_shutdown()                  # releases long-polling `wait`s so uvicorn can close
-        server.should_exit = True
+        local.should_exit = network.should_exit = True
 
     def started() -> None:
         write_json_atomic(master_file(cfg), {"pid": os.getpid(), "port": cfg.master.port, "started_ts": time.time(),
-                                             "scheduler": master.engine.address})
+                                             "socket": str(socket_path(cfg)), "url": api_url(cfg)})
+        os.chmod(master_file(cfg), 0o644)
         if ready_message:
-            print(f"statgrid master ready: http://127.0.0.1:{cfg.master.port} (pid {os.getpid()}), hosts "
-                  f"{', '.join(sorted(master.engine.workers))}; Ctrl-C or `statgrid grid down` stops the grid.",
-                  flush=True)
+            print(f"statgrid master ready: {socket_path(cfg)} (this machine) and {api_url(cfg)} (remote clients, "
+                  f"with a token) (pid {os.getpid()}), hosts {', '.join(sorted(master.engine.workers))}; Ctrl-C or "
+                  "`statgrid grid down` stops the grid.", flush=True)
 
     def stopped() -> None:
         master_file(cfg).unlink(missing_ok=True)
+        socket_path(cfg).unlink(missing_ok=True)
         if ready_message:
             print("statgrid master stopped.", flush=True)
 
     app = create_app(master, on_down=down, on_stopped=stopped)
-    config = uvicorn.Config(app, host="127.0.0.1", port=cfg.master.port, log_level="warning",
-                            lifespan="on", access_log=False, timeout_graceful_shutdown=5)
-    server = uvicorn.Server(config)
+    common = dict(log_level="warning", access_log=False, timeout_graceful_shutdown=5, proxy_headers=False,
+                  http=_peercred_protocol())
+    # The local server owns the lifespan (its end stops the grid) and the signals; the network one
+    # follows it.
+    local = uvicorn.Server(uvicorn.Config(app, lifespan="on", **common))
+    network = _follower(uvicorn.Config(app, lifespan="off", **common, **ssl_files))
+
+    async def follow() -> None:
+        while not local.should_exit:
+            await asyncio.sleep(0.1)
+        network.should_exit = True
 
     async def run() -> None:
         # Started before uvicorn, so that a failure is a clear StatgridError, not a lifespan traceback.
-        await master.start()
+        try:
+            await master.start()
+        except BaseException:
+            socket_path(cfg).unlink(missing_ok=True)
+            raise
         started()
-        await server.serve()
+        await asyncio.gather(local.serve(sockets=[local_sock]), network.serve(sockets=[tcp]), follow())
 
     try:
         asyncio.run(run())
@@ -99,21 +197,35 @@ def serve(cfg: Config, ready_message: bool = True) -> None:
         pass                                     # Ctrl-C: the lifespan has already stopped the grid
 
 
+def _follower(config):
+    """A uvicorn.Server that leaves the signals to the one it follows (two servers would each
+    install handlers for SIGINT/SIGTERM, and the second's would hide the first's)."""
+    import uvicorn
+
+    class Follower(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self):
+            yield
+
+    return Follower(config)
+
+
 def start_detached(cfg: Config) -> dict:
     """Start `statgrid grid up` in the background; return its master.json once it serves."""
     info = running_master(cfg)
     if info:
-        raise StatgridError(f"a master is already running for {cfg.home} (pid {info['pid']}, "
-                            f"http://127.0.0.1:{info['port']}); stop it with `statgrid grid down`.")
-    _check_port_free(cfg.master.port)
-    grid_dir(cfg).mkdir(parents=True, exist_ok=True)
+        raise StatgridError(f"a master is already running for {cfg.home} (pid {info['pid']}); stop it with "
+                            "`statgrid grid down`.")
+    _check_port_free(cfg)
+    prepare_home(cfg)
     log_path = grid_dir(cfg) / "master.log"
     argv = [sys.executable, "-m", "statgrid"]
     if cfg.source is not None:
         argv += ["--config", str(cfg.source)]
     argv += ["grid", "up"]
     env = {**os.environ, "STATGRID_HOME": str(cfg.home)}
-    with open(log_path, "ab") as log:
+    with open(os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab") as log:
+        os.fchmod(log.fileno(), 0o600)
         proc = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL, env=env,
                                 start_new_session=True, close_fds=True)
     deadline = time.monotonic() + DETACH_TIMEOUT_S

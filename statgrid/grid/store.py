@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -51,6 +52,7 @@ def _schema() -> str:
 
 def _record_sql() -> str:
     """SQL for one job's record as JSON text, equal to json of Job.to_dict() (env left out).
+    Its one parameter is the viewer: STIMER records only when NULL (an administrator) or the owner.
 
     Built from the Job fields as the schema is. Floats print with 17 significant digits ('!' lifts
     SQLite's printf cap of 16), so they read back as the same doubles; wait_s and run_s repeat
@@ -62,7 +64,9 @@ def _record_sql() -> str:
     for f in dataclasses.fields(Job):
         if f.name == "env":
             continue
-        if f.name in JSON_FIELDS:
+        if f.name == "stimer":
+            expr = "CASE WHEN ?1 IS NULL OR user = ?1 THEN json(stimer) ELSE NULL END"
+        elif f.name in JSON_FIELDS:
             expr = f"json({f.name})"
         elif _base_type(f) == "bool":
             expr = f"json(CASE WHEN {f.name} THEN 'true' ELSE 'false' END)"
@@ -104,6 +108,10 @@ class JobStore:
     def __init__(self, path: Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        # The store holds every job's environment: its owner's alone (0600) from the start, and so
+        # its -wal and -shm files, which SQLite makes with the database's mode.
+        os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
+        os.chmod(self.path, 0o600)
         self.con = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self.con.row_factory = sqlite3.Row
         self.con.execute("PRAGMA journal_mode=WAL")
@@ -166,7 +174,7 @@ class JobStore:
             sql, args = sql + " WHERE job_id = ?", [job_id]
         return [dict(r) for r in self.con.execute(sql + " ORDER BY rowid", args)]
 
-    def page(self, flt: JobFilter, after_id: int, limit: int) -> tuple[str, int | None]:
+    def page(self, flt: JobFilter, after_id: int, limit: int, viewer: str | None = None) -> tuple[str, int | None]:
         """Up to `limit` jobs with id > after_id, ascending: (a JSON array of their records, the
         id to pass as after_id for the next page, or None when no matching job follows).
 
@@ -177,12 +185,13 @@ class JobStore:
         for 1.8 s.)"""
         where, args = flt.where()
         where.append("id > ?")
+        # ?1 is the viewer (_record_sql); the filter's parameters follow it.
         sql = f"SELECT id, {_RECORD_SQL} FROM jobs WHERE {' AND '.join(where)} ORDER BY id LIMIT ?"
         con = sqlite3.connect(self.path)
         try:
             con.execute("PRAGMA query_only = ON")
             con.execute("PRAGMA busy_timeout = 5000")
-            rows = con.execute(sql, [*args, after_id, limit + 1]).fetchall()
+            rows = con.execute(sql, [viewer, *args, after_id, limit + 1]).fetchall()
         finally:
             con.close()
         more = len(rows) > limit

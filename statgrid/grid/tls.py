@@ -178,3 +178,94 @@ def _make(files: TlsFiles) -> None:
     # Keys first, certificates last: a reader that finds grid.pem finds its key too.
     for path, data in ((files.ca_key, ca_key), (files.key, key), (files.ca_cert, ca_cert), (files.cert, cert)):
         write_atomic(path, data, private=True)
+
+
+# -- the API's certificate (HTTPS for remote clients) ---------------------------------------------------
+API_CERT, API_KEY = "api.pem", "api-key.pem"
+PUBLIC_CA = "ca.pem"                 # <home>/grid/ca.pem: the CA certificate, for clients (0644: not a secret)
+
+
+def api_names(listen: str, names: tuple[str, ...]) -> list[str]:
+    """The names and addresses the API's certificate is valid for: the configured names, this
+    machine's host names, the listen address (unless a wildcard) and loopback."""
+    import ipaddress
+    import socket
+
+    out = [*names, socket.gethostname(), socket.getfqdn(), "localhost", "127.0.0.1", "::1"]
+    if not ipaddress.ip_address(listen).is_unspecified:
+        out.append(listen)
+    return list(dict.fromkeys(n for n in out if n))
+
+
+def ensure_api_cert(grid_dir: Path, names: list[str]) -> tuple[Path, Path, Path]:
+    """(certificate, key, public CA copy) of the API's HTTPS listener, issued by the grid's CA for
+    `names`; re-issued when the names changed or it expires within RENEW_BEFORE_DAYS."""
+    from cryptography import x509
+
+    files = ensure(grid_dir)
+    cert_path, key_path = files.dir / API_CERT, files.dir / API_KEY
+    public_ca = grid_dir / PUBLIC_CA
+    fresh = False
+    try:
+        cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
+        ca = x509.load_pem_x509_certificate(files.ca_cert.read_bytes())
+        fresh = (cert.issuer == ca.subject and _san_names(cert) == set(names) and key_path.is_file()
+                 and cert.not_valid_after_utc - datetime.timedelta(days=RENEW_BEFORE_DAYS)
+                 > datetime.datetime.now(datetime.timezone.utc))
+    except (OSError, ValueError):
+        pass
+    if not fresh:
+        cert_pem, key_pem = issue(files, "statgrid-api", names)
+        write_atomic(key_path, key_pem, private=True)
+        write_atomic(cert_path, cert_pem, private=True)
+    ca_pem = files.ca_cert.read_bytes()
+    if not public_ca.is_file() or public_ca.read_bytes() != ca_pem:
+        write_atomic(public_ca, ca_pem)
+    os.chmod(public_ca, 0o644)
+    return cert_path, key_path, public_ca
+
+
+def _san_names(cert) -> set[str]:
+    from cryptography import x509
+
+    try:
+        san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        return set()
+    return {*san.get_values_for_type(x509.DNSName), *(str(a) for a in san.get_values_for_type(x509.IPAddress))}
+
+
+def issue(files: TlsFiles, common_name: str, names: list[str], days: int = VALIDITY_DAYS) -> tuple[bytes, bytes]:
+    """A server certificate signed by the grid's CA for `names` (DNS names and IP addresses)."""
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    ca_cert = x509.load_pem_x509_certificate(files.ca_cert.read_bytes())
+    ca_key = serialization.load_pem_private_key(files.ca_key.read_bytes(), password=None)
+    sans: list[x509.GeneralName] = []
+    for n in names:
+        try:
+            sans.append(x509.IPAddress(ipaddress.ip_address(n)))
+        except ValueError:
+            sans.append(x509.DNSName(n))
+    now = datetime.datetime.now(datetime.timezone.utc)
+    end = min(now + datetime.timedelta(days=days), ca_cert.not_valid_after_utc)
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)]))
+            .issuer_name(ca_cert.subject)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(end)
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+            .add_extension(x509.SubjectAlternativeName(sans), critical=False)
+            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    return (cert.public_bytes(serialization.Encoding.PEM),
+            key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                              serialization.NoEncryption()))

@@ -58,6 +58,12 @@ def hosts_table(rows: list[dict]) -> str:
                   for r in rows])
 
 
+def tokens_table(rows: list[dict]) -> str:
+    return table(["ID", "USER", "NAME", "CREATED", "REVOKED"],
+                 [[r["id"], r["user"], r["name"], _ts(r["created_ts"]),
+                   "-" if r["revoked_ts"] is None else f"{_ts(r['revoked_ts'])} by {r['revoked_by']}"] for r in rows])
+
+
 def queues_table(rows: list[dict]) -> str:
     return table(["QUEUE_NAME", "PRIO", "HOSTS", "USER_LIMIT", "PEND", "RUN"],
                  [[r["queue"], r["priority"], r["hosts"], r["user_limit"] or "-", r["pending"], r["running"]]
