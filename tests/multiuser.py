@@ -293,15 +293,19 @@ def _remove_stale_users() -> None:
                 remove_user(pw.pw_name)
 
 
-@pytest.fixture
-def make_users():
-    """make_users(2) → [alice, bob]; make_users(roles=["ann"]). Removed at the test's end."""
+def skip_unless_users_can_be_made() -> None:
     if os.geteuid() != 0:
         pytest.skip("creating OS users needs root")
     if shutil.which("useradd") is None or shutil.which("userdel") is None:
         pytest.skip("no useradd/userdel on this machine")
     if shutil.which("setpriv") is None:
         pytest.skip("no setpriv (util-linux) to run commands as another user")
+
+
+@pytest.fixture
+def make_users():
+    """make_users(2) → [alice, bob]; make_users(roles=["ann"]). Removed at the test's end."""
+    skip_unless_users_can_be_made()
     _remove_stale_users()
     made: list[User] = []
 
