@@ -14,7 +14,15 @@ engine of before), two grids up side by side, interleaved per run (order alterna
 the makespan of the batch and the median submit→start of --latency-jobs jobs on each, and their
 ratio. Goals: median ≤ 20 ms and makespan ≤ 1.05× ideal with TLS on.
 
-    .venv/bin/python benchmarks/dispatch.py [--runs 5] [--jobs 144] [--sleep 0.5] [--tls]
+--auth REV (issue 15, before and after): three grids up side by side, interleaved per run:
+  before  the code of git revision REV (e.g. 8245183, before issue 15: API on 127.0.0.1 without
+          authentication, engine without TLS), run from a `git worktree` of it, called over plain
+          HTTP as its client did;
+  local   this code, the CLI's way on the master's machine: the local socket (SO_PEERCRED), engine TLS;
+  remote  this code as a remote client: HTTPS with a token, engine TLS.
+Per run: the batch's makespan and the median submit→start; ratios to `before`.
+
+    .venv/bin/python benchmarks/dispatch.py [--runs 5] [--jobs 144] [--sleep 0.5] [--tls] [--auth REV]
 """
 from __future__ import annotations
 
@@ -151,6 +159,99 @@ def compare_tls(args) -> None:
             f"{key}_{side}": stat_dict(res[side][key]) for side in res for key in res[side]}}, indent=1))
 
 
+class BeforeClient:
+    """The API of a master before issue 15: plain HTTP on 127.0.0.1, the user named in the body."""
+
+    def __init__(self, port: int):
+        import http.client
+
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+
+    def _call(self, method: str, path: str, body=None):
+        self.conn.request(method, path, body=None if body is None else json.dumps(body),
+                          headers={"Content-Type": "application/json"})
+        resp = self.conn.getresponse()
+        data = json.loads(resp.read())
+        if resp.status != 200:
+            raise SystemExit(f"{method} {path}: {resp.status} {data}")
+        return data
+
+    def submit(self, argv, env=None):
+        import getpass
+
+        return self._call("POST", "/jobs", {"argv": argv, "cwd": os.getcwd(), "user": getpass.getuser(), "env": env})
+
+    def wait(self, ids):
+        out = []
+        for i in ids:
+            while True:
+                job = self._call("GET", f"/jobs/{i}/wait?timeout_s=30")
+                if job["state"] in ("DONE", "EXIT", "KILLED"):
+                    break
+            out.append(job)
+        return out
+
+
+def compare_auth(args) -> None:
+    """before (REV, no auth) against this code on its local socket and over HTTPS with a token."""
+    from statgrid.grid.client import Remote
+
+    ideal = args.jobs * args.sleep / (HOSTS * SLOTS)
+    repo = Path(__file__).resolve().parent.parent
+    tree = Path(tempfile.mkdtemp(prefix="statgrid-bench-before-")) / "src"
+    subprocess.run(["git", "-C", str(repo), "worktree", "add", "--detach", "-q", str(tree), args.auth], check=True)
+    sides = ("before", "local", "remote")
+    clients: dict[str, object] = {}
+    envs: list[dict] = []
+    res = {side: {"makespan_s": [], "vs_ideal": [], "latency_ms": []} for side in sides}
+    try:
+        home = Path(tempfile.mkdtemp(prefix="statgrid-bench-dispatch-"))
+        port = free_port()
+        (home / "grid.toml").write_text(f"[master]\nport = {port}\n" +
+                                        "".join(f"[hosts.node{i}]\nslots = {SLOTS}\n" for i in range(1, HOSTS + 1)))
+        env = {**os.environ, "STATGRID_HOME": str(home), "STATGRID_CONFIG": str(home / "grid.toml"),
+               "PYTHONPATH": str(tree)}
+        subprocess.run(STATGRID + ["grid", "up", "--detach"], env=env, check=True, cwd=tree)
+        envs.append({**env, "cwd": str(tree)})
+        clients["before"] = BeforeClient(port)
+        grid, env = grid_up()
+        envs.append(env)
+        clients["local"] = grid
+        token = grid.token_create("dispatch benchmark")
+        ca = Path(env["STATGRID_HOME"]) / "grid" / "ca.pem"
+        clients["remote"] = GridClient(grid.cfg, remote=Remote(url=f"https://localhost:{grid.cfg.master.port}",
+                                                               token=token["token"], ca=str(ca)))
+        for side in sides:
+            run_latency(clients[side], 5)                 # warm: launchers, imports, first connections
+        for i in range(args.runs):
+            order = sides[i % 3:] + sides[:i % 3]
+            for side in order:
+                r = run_statgrid(clients[side], args.jobs, args.sleep)
+                res[side]["makespan_s"].append(r["makespan_s"])
+                res[side]["vs_ideal"].append(r["makespan_s"] / ideal)
+                res[side]["latency_ms"].append(statistics.median(run_latency(clients[side], args.latency_jobs)) * 1000)
+            print(f"run {i + 1}: " + ", ".join(f"{s}: makespan {res[s]['makespan_s'][-1]:.3f} s, submit→start "
+                                               f"{res[s]['latency_ms'][-1]:.1f} ms" for s in sides), flush=True)
+    finally:
+        for env in envs:
+            cwd = env.pop("cwd", None)
+            subprocess.run(STATGRID + ["grid", "down"], env=env, cwd=cwd)
+        subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(tree)])
+    print(f"\n{args.jobs} × sleep {args.sleep} s on {HOSTS} hosts × {SLOTS} slots; ideal makespan {ideal:.2f} s; "
+          f"submit→start: median of {args.latency_jobs} jobs per run on an idle grid; before = {args.auth}")
+    for name, key, unit, digits in (("makespan", "makespan_s", "s", 3), ("makespan / ideal", "vs_ideal", "", 3),
+                                    ("submit→start", "latency_ms", "ms", 1)):
+        print(f"{name}:")
+        for side in sides:
+            ratio = "" if side == "before" else \
+                f"   {side}/before {fmt_stat([b / a for a, b in zip(res['before'][key], res[side][key])], 3)}"
+            print(f"  {side:7} {fmt_stat(res[side][key], digits)} {unit}{ratio}")
+    print("goals with authentication and TLS on: submit→start median ≤ 20 ms, makespan ≤ 1.05× ideal")
+    if args.json:
+        args.json.write_text(json.dumps({"ideal_s": ideal, "before": args.auth, **{
+            f"{key}_{side}": stat_dict(res[side][key]) for side in res for key in res[side]}}, indent=1))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=5)
@@ -158,8 +259,12 @@ def main() -> None:
     ap.add_argument("--sleep", type=float, default=0.5)
     ap.add_argument("--latency-jobs", type=int, default=50)
     ap.add_argument("--tls", action="store_true", help="compare the engine's TLS on and off (issue 15)")
+    ap.add_argument("--auth", metavar="REV", help="before (REV's code) against local socket and HTTPS+token (issue 15)")
     ap.add_argument("--json", type=Path, help="also write the figures here")
     args = ap.parse_args()
+    if args.auth:
+        compare_auth(args)
+        return
     if args.tls:
         compare_tls(args)
         return
