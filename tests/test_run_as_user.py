@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
 import pwd
 import secrets
@@ -18,6 +19,7 @@ import signal
 import socket
 import stat
 import subprocess
+import sysconfig
 import tempfile
 from pathlib import Path
 from types import SimpleNamespace
@@ -28,6 +30,7 @@ import pytest
 from statgrid.grid import master, node
 from statgrid.grid.master import identity_of
 from statgrid.grid.protocol import AttemptFinished, Identity, LaunchRequest, attempt_from_dict
+from statgrid.session.scratch import clean_stale
 from tests.gridtest import Grid, running
 
 pytestmark = [
@@ -37,10 +40,12 @@ pytestmark = [
 ]
 
 LAUNCHER = Path(node.__file__).with_name("launcher.py")
+WORKTREE = str(Path(__file__).resolve().parents[1])
 PATH = "/usr/local/bin:/usr/bin:/bin"
 # The grid's interpreter may sit under root's 0700 home (a virtualenv's base): other users run the
-# system's Python.
+# system's Python (3.11, with this worktree and the same site-packages on their path for sessions).
 SYSTEM_PYTHON = "/usr/bin/python3"
+USER_PYTHONPATH = f"{WORKTREE}:{sysconfig.get_paths()['purelib']}"
 # How the launcher names where it runs: the grid's host name, and the machine's if it differs.
 WHERE = "host node1" if socket.gethostname() == "node1" else f"host node1 (machine {socket.gethostname()})"
 
@@ -292,6 +297,92 @@ def _wait_for_file(path: Path) -> str:
     raise AssertionError(f"{path} was not written")
 
 
+# -- sessions as their user: WORK and UTIL ----------------------------------------------------------------
+
+def _as_user(entry) -> dict:
+    return dict(user=entry.pw_uid, group=entry.pw_gid, extra_groups=sorted(_groups_of(entry) - {entry.pw_gid}))
+
+
+def _system_python_for(entry) -> None:
+    check = subprocess.run([SYSTEM_PYTHON, "-c", "import sys, duckdb, statgrid.session.scratch; "
+                                                 "assert sys.version_info[:2] == (3, 11)"],
+                           env={"PATH": PATH, "PYTHONPATH": USER_PYTHONPATH}, capture_output=True, **_as_user(entry))
+    if check.returncode != 0:
+        pytest.skip(f"{SYSTEM_PYTHON} cannot run statgrid as another user here: {check.stderr.decode()[-300:]}")
+
+
+def test_a_session_job_runs_as_its_user_in_work_roots_the_node_made(own_launcher, base, user):
+    _system_python_for(user)
+    home = base / "home"
+    roots = [str(home / "work"), str(home / "util")]
+    node.prepare(work_roots=roots)                          # as root: makes the roots like /tmp
+    (home / "data").mkdir(mode=0o755)                       # the shared DATA library, as an administrator makes it
+    for root in roots:
+        st = os.stat(root)
+        assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (0, 0o1777)
+    (base / "job.py").write_text(
+        "import os, statgrid\n"
+        "with statgrid.session() as s:\n"
+        "    s.execute('create table work.t as select range as x from range(1000)')\n"
+        "    print('rows', s.fetch_arrow('select count(*) from work.t').column(0)[0].as_py(), 'uid', os.getuid())\n"
+        "    print('work', oct(os.stat(s.work.path).st_mode & 0o777), os.stat(s.work.path).st_uid)\n")
+    request, jdir = _job(base, identity_of(user.pw_name), [], work_roots=roots)
+    request = dataclasses.replace(request, argv=(SYSTEM_PYTHON, "-m", "statgrid", "run", str(base / "job.py"),
+                                                 "--log-dir", str(jdir)),
+                                  env={**request.env, "PYTHONPATH": USER_PYTHONPATH, "STATGRID_HOME": str(home)})
+    outcome = _run(request)
+    text = (jdir / "output.txt").read_text()
+    assert outcome.exit_code == 0, text
+    assert f"rows 1000 uid {user.pw_uid}" in text and f"work 0o700 {user.pw_uid}" in text
+    assert outcome.stimer is not None and outcome.stimer["record"] == "total"
+    for name in ("session.log", "session.stimer.jsonl"):
+        assert (jdir / name).stat().st_uid == user.pw_uid
+    assert [list(Path(r).iterdir()) for r in roots] == [[], []]     # the session removed its WORK and UTIL
+
+
+def test_the_node_says_what_to_do_with_a_work_root_users_cannot_write(base, caplog):
+    closed, open_ = base / "closed", base / "open"
+    closed.mkdir(mode=0o755)
+    open_.mkdir()
+    open_.chmod(0o777)
+    with caplog.at_level(logging.WARNING, logger="statgrid.node"):
+        node.prepare_work_roots([str(closed), str(open_)])
+    assert f"[libraries] root {closed} is mode 0755: jobs run as their users, who cannot create their WORK/UTIL " \
+           f"directories there; make it like /tmp: chmod 1777 {closed}" in caplog.text
+    assert f"[libraries] root {open_} is mode 0777, writable by all without the sticky bit" in caplog.text
+    assert stat.S_IMODE(closed.stat().st_mode) == 0o755                # said, not changed
+
+
+def test_a_session_that_cannot_create_work_names_the_path_and_the_fix(base, user):
+    _system_python_for(user)
+    root = base / "work"
+    root.mkdir(mode=0o755)
+    code = (f"from pathlib import Path; from statgrid.session.scratch import ScratchDir; "
+            f"ScratchDir.create(Path({str(root)!r}), 'work', '1a_deadbeef')")
+    run = subprocess.run([SYSTEM_PYTHON, "-c", code], env={"PATH": PATH, "PYTHONPATH": USER_PYTHONPATH},
+                         capture_output=True, text=True, **_as_user(user))
+    assert run.returncode != 0
+    assert (f"StatgridError: cannot create the WORK directory {str(root / 'SGwork_1a_deadbeef')!r} as user "
+            f"{user.pw_name!r}: Permission denied; {str(root)!r} is mode 0755, owned by root. Every user who runs "
+            f"sessions must be able to create directories there: make it like /tmp (`chmod 1777 {root}`") in run.stderr
+
+
+def test_root_cleans_the_work_of_a_dead_session_of_another_user(base, user):
+    _system_python_for(user)
+    root = base / "work"
+    node.prepare_work_roots([str(root)])
+    code = (f"import os, signal; from pathlib import Path; from statgrid.session.scratch import ScratchDir; "
+            f"d = ScratchDir.create(Path({str(root)!r}), 'work', '1a_0000beef'); "
+            f"os.kill(os.getpid(), signal.SIGKILL)")
+    run = subprocess.run([SYSTEM_PYTHON, "-c", code], env={"PATH": PATH, "PYTHONPATH": USER_PYTHONPATH},
+                         capture_output=True, text=True, **_as_user(user))
+    assert run.returncode == -signal.SIGKILL, run.stderr
+    (left,) = root.iterdir()
+    assert left.stat().st_uid == user.pw_uid
+    (result,) = clean_stale([root])
+    assert result.action == "removed" and not left.exists(), result
+
+
 # -- a node run as an ordinary user -------------------------------------------------------------------------
 
 @pytest.fixture
@@ -383,6 +474,8 @@ def test_a_grid_run_as_root_runs_each_job_as_its_submitter(base, user):
     record = attempt_from_dict(json.loads((attempts / f"{mine}.1.json").read_text()))
     assert isinstance(record, AttemptFinished) and record.identity == identity_of(user.pw_name)
     assert stat.S_IMODE((grid.home / "jobs").stat().st_mode) == 0o755
+    for root in ("work", "util"):                              # made by the node, for every user's sessions
+        assert stat.S_IMODE((grid.home / root).stat().st_mode) == 0o1777
     # A user this host does not know: the launcher's reason is the job's, end to end.
     assert refused["state"] == "EXIT" and refused["exit_reason"].startswith(
         f"user {name!r} is unknown on {WHERE}: "), refused

@@ -111,6 +111,8 @@ def prepare(work_roots: list[str] | None = None, monitor: dict | None = None, cp
     if running and cpus:                          # a launcher _launcher_socket starts is pinned there
         _pin(proc.pid, cpus)
     _launcher_socket()
+    if work_roots and os.geteuid() == 0:
+        prepare_work_roots(work_roots)
     if monitor:
         _start_monitor(monitor, str(dask_worker.name) if dask_worker is not None else monitor["host"])
     if work_roots:
@@ -119,6 +121,39 @@ def prepare(work_roots: list[str] | None = None, monitor: dict | None = None, cp
         from statgrid.session.scratch import clean_stale
         threading.Thread(target=clean_stale, args=([Path(p) for p in work_roots],), daemon=True).start()
     return _server["proc"].pid
+
+
+def prepare_work_roots(roots: list[str]) -> None:
+    """A node run as root runs sessions as their users, and each creates its SGwork_/SGutil_
+    directory (0700) under the [libraries] work and util roots: make a missing root like /tmp
+    (1777: anyone may create there, only an entry's owner may remove it); say in the log what to
+    do with one that exists and is not. Before jobs are dispatched here (the master waits for
+    prepare), so no session creates a root as its own."""
+    for root in roots:
+        try:
+            os.makedirs(root)
+        except FileExistsError:
+            try:
+                mode = os.stat(root).st_mode
+            except OSError as exc:
+                logger.warning("[libraries] root %s: %s", root, exc.strerror)
+                continue
+            if not stat.S_ISDIR(mode):
+                logger.warning("[libraries] root %s is not a directory: sessions cannot create WORK/UTIL there; "
+                               "remove it or point [libraries] work/util in grid.toml elsewhere", root)
+            elif not mode & stat.S_IWOTH:
+                logger.warning("[libraries] root %s is mode %04o: jobs run as their users, who cannot create their "
+                               "WORK/UTIL directories there; make it like /tmp: chmod 1777 %s",
+                               root, stat.S_IMODE(mode), root)
+            elif not mode & stat.S_ISVTX:
+                logger.warning("[libraries] root %s is mode %04o, writable by all without the sticky bit: any user "
+                               "may remove another's WORK/UTIL there; chmod +t %s", root, stat.S_IMODE(mode), root)
+            continue
+        except OSError as exc:
+            logger.warning("[libraries] root %s cannot be created (%s): sessions will fail to create WORK/UTIL "
+                           "there; create it with mode 1777 or fix [libraries] in grid.toml", root, exc.strerror)
+            continue
+        os.chmod(root, 0o1777)                    # chmod: mkdir's mode is cut by the umask
 
 
 def _pin(pid: int, cpus: tuple[int, ...]) -> None:
