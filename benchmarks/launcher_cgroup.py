@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pwd
 import socket
 import subprocess
 import sys
@@ -47,9 +48,15 @@ def round_trip_ms(sock_path: str, out: str) -> tuple[float, str | None]:
 
 
 def request(out: str) -> LaunchRequest:
+    """A job of the account running this (a launcher runs no one else's unless it is root, and then
+    only users it knows); its job directory is out's, which a root launcher gives to that account."""
+    me = pwd.getpwuid(os.getuid())
+    job_dir = os.path.dirname(out)
     return LaunchRequest(job_id=1, attempt=1, host="bench", argv=("true",), env={"PATH": os.environ["PATH"]},
-                         cwd="/", job_dir="/", work_roots=(), stdout=out, stderr=out,
-                         identity=Identity(user="bench", uid=None, gid=None, groups=()))
+                         cwd="/", job_dir=job_dir, work_roots=(), stdout=out, stderr=out,
+                         identity=Identity(user=me.pw_name, uid=me.pw_uid, gid=me.pw_gid,
+                                           groups=tuple(os.getgrouplist(me.pw_name, me.pw_gid))),
+                         attempt_file=os.path.join(job_dir, "attempt.json"))
 
 
 def main() -> int:
@@ -57,6 +64,7 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=200, help="jobs per side")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
+        os.mkdir(os.path.join(tmp, "job"))
         sides = {"A cgroup per job": [], "B process group only": ["--no-cgroup"]}
         procs = {name: start_launcher(os.path.join(tmp, f"{i}.sock"), extra)
                  for i, (name, extra) in enumerate(sides.items())}
@@ -65,7 +73,7 @@ def main() -> int:
         try:
             for i in range(args.jobs + 10):                      # 10 warm-up jobs per side, not counted
                 for j, name in enumerate(sides):
-                    ms, cgroups[name] = round_trip_ms(os.path.join(tmp, f"{j}.sock"), os.path.join(tmp, "out"))
+                    ms, cgroups[name] = round_trip_ms(os.path.join(tmp, f"{j}.sock"), os.path.join(tmp, "job", "out"))
                     if i >= 10:
                         times[name].append(ms)
         finally:

@@ -196,7 +196,10 @@ def test_session_job_with_options_log_and_stimer(grid):
     jdir = Path(rec["job_dir"])
     assert (jdir / "session.log").is_file() and (jdir / "session.stimer.jsonl").is_file()
     # The attempt file says for whom the job ran: the submitter, as the launcher read the master's request.
-    last = attempt_from_dict(json.loads((jdir / "attempt-1.json").read_text()))
+    # It is the grid's (0600, in grid/attempts), not in the job's directory, which is the user's.
+    path = grid.home / "grid" / "attempts" / f"{job_id}.1.json"
+    assert path.stat().st_mode & 0o777 == 0o600 and not (jdir / "attempt-1.json").exists()
+    last = attempt_from_dict(json.loads(path.read_text()))
     assert isinstance(last, AttemptFinished) and last.identity == identity_of(rec["user"])
     assert last.rusage.max_rss_bytes == rec["rusage"]["max_rss_bytes"]
     assert "rows 50000" in (jdir / "output.txt").read_text()

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import socket
 import subprocess
 import sys
@@ -15,6 +16,7 @@ import pytest
 
 import statgrid.grid.launcher as launcher_mod
 from statgrid.grid import node
+from statgrid.grid.master import identity_of
 from statgrid.grid.protocol import AttemptLost, AttemptStarted, Identity, LaunchExited, LaunchRequest, LaunchStarted
 from tests.conftest import pgid_of, wait_gone
 
@@ -33,16 +35,21 @@ def launcher(tmp_path):
         proc.wait(10)
 
 
-def request(argv, cwd, out, job_id=1, identity=Identity(user="ann", uid=None, gid=None, groups=())) -> LaunchRequest:
+def own_identity(uid: int | None = None) -> Identity:
+    """The identity of the account `uid` (default: the one running the tests), as the master makes it."""
+    return identity_of(pwd.getpwuid(os.getuid() if uid is None else uid).pw_name)
+
+
+def request(argv, cwd, out, job_id=1, identity: Identity | None = None) -> LaunchRequest:
     return LaunchRequest(job_id=job_id, attempt=1, host="node9", argv=tuple(argv), env={"PATH": os.environ["PATH"]},
                          cwd=str(cwd), job_dir=str(cwd), work_roots=(), stdout=str(out), stderr=str(out),
-                         identity=identity)
+                         identity=identity or own_identity(), attempt_file=str(Path(cwd) / f"{job_id}.1.json"))
 
 
-def start(path, argv, out) -> tuple[socket.socket, object, LaunchStarted]:
+def start(path, argv, out, identity: Identity | None = None) -> tuple[socket.socket, object, LaunchStarted]:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(path)
-    sock.sendall((json.dumps(request(argv, Path(out).parent, out).to_dict()) + "\n").encode())
+    sock.sendall((json.dumps(request(argv, Path(out).parent, out, identity=identity).to_dict()) + "\n").encode())
     reader = sock.makefile("rb")
     return sock, reader, LaunchStarted.from_dict(json.loads(reader.readline()))
 
@@ -92,7 +99,6 @@ def test_io_is_counted_when_the_launcher_is_not_root(tmp_path):
     """A personal grid runs its launcher as an ordinary user, which the kernel refuses a zombie's
     /proc/<pid>/io: the job's I/O then comes from the launcher's own counters across the reap (it
     was silently {}: every job of a non-root grid had no I/O figures)."""
-    import pwd
     import tempfile
 
     try:
@@ -117,7 +123,8 @@ def test_io_is_counted_when_the_launcher_is_not_root(tmp_path):
             target = shared / "data.bin"
             code = (f"import os; f = open({str(target)!r}, 'wb'); f.write(os.urandom(8 << 20)); f.flush(); "
                     "os.fsync(f.fileno())")
-            _, reader, started = start(path, ["sh", "-c", f"{python} -c \"{code}\""], shared / "out.txt")
+            _, reader, started = start(path, ["sh", "-c", f"{python} -c \"{code}\""], shared / "out.txt",
+                                       identity=own_identity(nobody.pw_uid))
             done = exited(reader)
             assert done.exit_code == 0, (shared / "out.txt").read_text()
             io = done.io
@@ -193,6 +200,14 @@ def _pid_in(path: Path) -> int:
         except (FileNotFoundError, ValueError):
             time.sleep(0.02)
     raise AssertionError(f"{path} was not written")
+
+
+def _text_of(path: Path) -> str:
+    """A file another process writes (whole: written beside, then renamed), once it is there."""
+    deadline = time.monotonic() + 30
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return path.read_text()
 
 
 def _wait_dir_gone(path: str, timeout_s: float = 15.0) -> None:
@@ -279,7 +294,7 @@ def test_run_job_whose_launcher_is_killed_ends_every_process_and_says_host_lost(
     thread = threading.Thread(target=lambda: result.append(node.run_job(spec)))
     thread.start()
     children = [_pid_in(tmp_path / "bg.pid")] + ([_pid_in(tmp_path / "sid.pid")] if node_launcher else [])
-    started = AttemptStarted.from_dict(json.loads((tmp_path / "attempt-1.json").read_text()))
+    started = AttemptStarted.from_dict(json.loads(_text_of(tmp_path / "7.1.json")))
     if not node_launcher:
         assert started.cgroup is None                          # --no-cgroup
     elif started.cgroup is None:
@@ -292,7 +307,7 @@ def test_run_job_whose_launcher_is_killed_ends_every_process_and_says_host_lost(
     wait_gone([started.pid, *children])
     (outcome,) = result
     assert isinstance(outcome, AttemptLost) and outcome.reason == "host lost: the launcher of node9 died"
-    assert AttemptLost.from_dict(json.loads((tmp_path / "attempt-1.json").read_text())) == outcome
+    assert AttemptLost.from_dict(json.loads((tmp_path / "7.1.json").read_text())) == outcome
     if started.cgroup:
         assert not os.path.exists(started.cgroup)
     assert node.launcher_pid() is None                            # the next job starts a new one

@@ -14,6 +14,7 @@ import sys
 import time
 import typing
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -34,7 +35,7 @@ STARTED = AttemptStarted(**COMMON, pid=100, pgid=100, cgroup="/sys/fs/cgroup/x/j
 RECORDS = [
     LaunchRequest(job_id=7, attempt=2, host="node1", argv=("statgrid", "run", "a.py"), env={"PATH": "/bin"},
                   cwd="/home/ann", job_dir="/g/jobs/7", work_roots=("/w", "/u"), stdout="/g/jobs/7/output.txt",
-                  stderr="/g/jobs/7/output.txt", identity=ANN),
+                  stderr="/g/jobs/7/output.txt", identity=ANN, attempt_file="/g/grid/attempts/7.2.json"),
     LaunchStarted(pid=100, pgid=100, cgroup=None, start_ts=1700000000.25, identity=ANN),
     LaunchExited(pid=100, exit_code=None, signal=15, end_ts=1700000009.5, rusage=RUSAGE, io=IO),
     LaunchFailed(error="ProtocolError: LaunchRequest: missing field 'argv'"),
@@ -81,8 +82,10 @@ def _scalar_field(cls) -> str:
 def test_a_reader_rejects_what_it_cannot_read_and_names_it(record):
     cls, d = type(record), wire(record)
     name = cls.__name__
-    with pytest.raises(ProtocolError, match=rf"^{name}: version 3 is not supported \(this statgrid reads version 2\)"):
-        cls.from_dict({**d, "version": 3})
+    with pytest.raises(ProtocolError, match=rf"^{name}: version 4 is not supported \(this statgrid reads version 3\)"):
+        cls.from_dict({**d, "version": 4})
+    with pytest.raises(ProtocolError, match=rf"^{name}: version 2 is not supported"):
+        cls.from_dict({**d, "version": 2})       # a node of the previous release: no attempt_file
     with pytest.raises(ProtocolError, match=rf"^{name}: missing field 'version'"):
         cls.from_dict({k: v for k, v in d.items() if k != "version"})
     with pytest.raises(ProtocolError, match=rf"^{name}: unknown field 'uid_override'"):
@@ -142,27 +145,77 @@ V1_LAUNCH_ERROR = {**V1_BASE, "state": "finished", "exit_code": None, "signal": 
 V1_LOST = {**V1_STARTED, "state": "lost", "end_ts": 1700000005.0, "reason": "host lost: the launcher of node1 died"}
 
 
+def _legacy(home: Path, attempt: int) -> Path:
+    """Where releases before protocol version 3 wrote an attempt's file: the job's directory."""
+    path = node.legacy_attempt_path(master.job_dir(SimpleNamespace(home=home), 7), attempt)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _of_attempt(old: dict, attempt: int) -> dict:
+    return {**old, "attempt": attempt, "key": protocol.task_key(7, attempt)}
+
+
 def test_a_restarted_master_reads_attempt_files_of_version_1(tmp_path):
+    cfg = SimpleNamespace(home=tmp_path)
+    common = {**COMMON, "identity": None}
     expected = {
-        1: AttemptStarted(**{**COMMON, "identity": None}, pid=100, pgid=100, cgroup=None, start_ts=1700000000.25),
-        2: AttemptFinished(**{**COMMON, "identity": None}, pid=100, pgid=100, cgroup=None, start_ts=1700000000.25,
+        1: AttemptStarted(**{**common, "attempt": 1, "key": protocol.task_key(7, 1)}, pid=100, pgid=100, cgroup=None,
+                          start_ts=1700000000.25),
+        2: AttemptFinished(**common, pid=100, pgid=100, cgroup=None, start_ts=1700000000.25,
                            end_ts=1700000009.5, exit_code=3, signal=None, rusage=RUSAGE, io=IO, stimer=None,
                            launch_error=None, attempt_file_error=None),
-        3: AttemptFinished.launch_failed(KEY, "node1", None, "RuntimeError: the launcher closed the connection",
-                                         1700000001.0),
-        4: AttemptLost(**{**COMMON, "identity": None}, pid=100, pgid=100, cgroup=None, start_ts=1700000000.25,
-                       end_ts=1700000005.0, reason="host lost: the launcher of node1 died"),
+        3: AttemptFinished.launch_failed(protocol.task_key(7, 3), "node1", None,
+                                         "RuntimeError: the launcher closed the connection", 1700000001.0),
+        4: AttemptLost(**{**common, "attempt": 4, "key": protocol.task_key(7, 4)}, pid=100, pgid=100, cgroup=None,
+                       start_ts=1700000000.25, end_ts=1700000005.0, reason="host lost: the launcher of node1 died"),
     }
     for attempt, old in zip(expected, (V1_STARTED, V1_FINISHED, V1_LAUNCH_ERROR, V1_LOST)):
-        node.attempt_path(tmp_path, attempt).write_text(json.dumps(old))       # as node.py wrote them
-        assert master._read_attempt(tmp_path, attempt) == expected[attempt]
+        _legacy(tmp_path, attempt).write_text(json.dumps(_of_attempt(old, attempt)))   # as node.py wrote them
+        assert master._read_attempt(cfg, 7, attempt) == expected[attempt]
     # Version 1's shape is read only without a version key: a version-2 file must be complete.
-    node.attempt_path(tmp_path, 5).write_text(json.dumps({**V1_STARTED, "version": 2}))
-    assert master._read_attempt(tmp_path, 5) is None
+    _legacy(tmp_path, 5).write_text(json.dumps(_of_attempt({**V1_STARTED, "version": 2}, 5)))
+    assert master._read_attempt(cfg, 7, 5) is None
     with pytest.raises(ProtocolError, match=r"AttemptStarted: missing field 'identity'"):
         attempt_from_dict({**{k: v for k, v in V1_STARTED.items() if k != "state"}, "version": 2,
                            "type": "attempt.started"})
-    assert master._read_attempt(tmp_path, 6) is None                           # no file: never started
+    assert master._read_attempt(cfg, 7, 6) is None                           # no file: never started
+
+
+def test_attempt_files_of_version_2_in_the_job_directory_are_read(tmp_path):
+    """The previous release wrote complete records (version 2) into the job's directory; a job of a
+    grid upgraded while it ran still has its there. The grid's attempts directory comes first."""
+    cfg = SimpleNamespace(home=tmp_path)
+    v2 = {**STARTED.to_dict(), "version": 2}
+    _legacy(tmp_path, 2).write_text(json.dumps(v2))
+    assert master._read_attempt(cfg, 7, 2) == STARTED
+    finished = RECORDS[5]
+    path = master.attempt_file(cfg, 7, 2)
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(finished.to_dict()))
+    assert master._read_attempt(cfg, 7, 2) == finished
+    # A record of another attempt (a user renamed an old file in their job directory) is not believed.
+    _legacy(tmp_path, 3).write_text(json.dumps(v2))
+    assert master._read_attempt(cfg, 7, 3) is None
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make a file of another owner")
+def test_an_attempt_file_the_grid_did_not_write_is_not_believed(tmp_path):
+    """The job's directory belongs to its user: a file there that the grid's account does not own,
+    or that is not a regular file (a FIFO would block the master's loop), tells nothing."""
+    cfg = SimpleNamespace(home=tmp_path)
+    forged = _legacy(tmp_path, 2)
+    forged.write_text(json.dumps(RECORDS[5].to_dict()))
+    os.chown(forged, 65534, 65534)
+    assert master._read_attempt(cfg, 7, 2) is None
+    forged.unlink()
+    os.mkfifo(forged)
+    assert master._read_attempt(cfg, 7, 2) is None
+    forged.unlink()
+    target = tmp_path / "elsewhere.json"
+    target.write_text(json.dumps(RECORDS[5].to_dict()))
+    forged.symlink_to(target)
+    assert master._read_attempt(cfg, 7, 2) is None
 
 
 # -- identity: from the master's user, through the node and the launcher, unchanged ------------------------
@@ -186,26 +239,44 @@ def own_launcher(monkeypatch):
         proc.wait(10)
 
 
-def _request(tmp_path: Path, identity: Identity, argv=("sh", "-c", "echo hi")) -> LaunchRequest:
+SELF = master.identity_of(getpass.getuser())     # who runs these tests: the launcher runs their jobs as is
+
+
+def _request(tmp_path: Path, identity: Identity = SELF, argv=("sh", "-c", "echo hi")) -> LaunchRequest:
     out = str(tmp_path / "output.txt")
+    (tmp_path / "attempts").mkdir(exist_ok=True)
     return LaunchRequest(job_id=7, attempt=2, host="node1", argv=argv, env={"PATH": os.environ["PATH"]},
                          cwd=str(tmp_path), job_dir=str(tmp_path), work_roots=(), stdout=out, stderr=out,
-                         identity=identity)
+                         identity=identity, attempt_file=str(node.attempt_path(tmp_path / "attempts", 7, 2)))
 
 
-@pytest.mark.parametrize("identity", [ANN, Identity(user=getpass.getuser(), uid=os.getuid(), gid=os.getgid(),
-                                                    groups=tuple(os.getgroups())),
-                                      Identity(user="bob", uid=None, gid=None, groups=())],
-                         ids=["other", "self", "unknown"])
-def test_run_job_carries_the_identity_through_the_real_launcher_unchanged(own_launcher, tmp_path, identity):
+def test_run_job_carries_the_identity_through_the_real_launcher_unchanged(own_launcher, tmp_path):
     """The attempt file's identity is the one the launcher read from the node's request (echoed in
     LaunchStarted, which run_job checks against what the master sent)."""
-    request = _request(tmp_path, identity)
+    request = _request(tmp_path, SELF)
     outcome = node.run_job(request.to_dict())
     assert isinstance(outcome, AttemptFinished) and outcome.launch_error is None, outcome
-    assert (outcome.exit_code, outcome.identity, outcome.job_id, outcome.attempt) == (0, identity, 7, 2)
-    assert attempt_from_dict(json.loads(node.attempt_path(tmp_path, 2).read_text())) == outcome
+    assert (outcome.exit_code, outcome.identity, outcome.job_id, outcome.attempt) == (0, SELF, 7, 2)
+    path = Path(request.attempt_file)
+    assert attempt_from_dict(json.loads(path.read_text())) == outcome
+    assert path.stat().st_mode & 0o777 == 0o600 and not (tmp_path / "attempt-2.json").exists()
     assert (tmp_path / "output.txt").read_text() == "hi\n"
+
+
+@pytest.mark.parametrize("identity", [dataclasses.replace(ANN, user="ann-x9"),
+                                      Identity(user="bob-x9", uid=None, gid=None, groups=())],
+                         ids=["other", "unknown"])
+def test_run_job_of_someone_the_launcher_cannot_run_as_fails_with_its_reason(own_launcher, tmp_path, identity):
+    """Run as root, the launcher refuses a user unknown here; run as anyone else, every job not
+    its own user's. The reason, as the launcher gave it, is the attempt's launch error."""
+    request = _request(tmp_path, identity, argv=("sh", "-c", "echo ran > ran.txt"))
+    outcome = node.run_job(request.to_dict())
+    assert isinstance(outcome, AttemptFinished) and outcome.pid is None and outcome.identity == identity, outcome
+    reason = (f"user {identity.user!r} is unknown on host node1" if os.geteuid() == 0 else
+              f"this node runs as {getpass.getuser()!r} (uid {os.getuid()}), not root, so it runs only")
+    assert outcome.launch_error.startswith(reason), outcome.launch_error
+    assert attempt_from_dict(json.loads(Path(request.attempt_file).read_text())) == outcome
+    assert not (tmp_path / "ran.txt").exists() and not (tmp_path / "output.txt").exists()
 
 
 def test_run_job_rejects_a_request_of_another_version(own_launcher, tmp_path):
@@ -214,7 +285,7 @@ def test_run_job_rejects_a_request_of_another_version(own_launcher, tmp_path):
         node.run_job({**_request(tmp_path, ANN).to_dict(), "version": 1})
     with pytest.raises(ProtocolError, match="LaunchRequest: unknown field 'uid_override'"):
         node.run_job({**_request(tmp_path, ANN).to_dict(), "uid_override": 0})
-    assert list(tmp_path.iterdir()) == []
+    assert list((tmp_path / "attempts").iterdir()) == [] and not (tmp_path / "output.txt").exists()
 
 
 def _ask(path: str, line: bytes) -> dict:
@@ -232,7 +303,7 @@ def test_the_launcher_script_checks_requests_with_protocol_py(tmp_path):
                             stdout=subprocess.PIPE)
     try:
         assert proc.stdout.readline() == b"ready\n"
-        good = _request(tmp_path, ANN, argv=("sh", "-c", "echo ran >> ran.txt")).to_dict()
+        good = _request(tmp_path, SELF, argv=("sh", "-c", "echo ran >> ran.txt")).to_dict()
         for bad, error in [({**good, "uid_override": 0}, "LaunchRequest: unknown field 'uid_override'"),
                            ({**good, "identity": {**good["identity"], "uid": "0"}},
                             "LaunchRequest.identity.uid must be int, got str '0'"),
@@ -245,7 +316,7 @@ def test_the_launcher_script_checks_requests_with_protocol_py(tmp_path):
             sock.connect(path)
             sock.sendall((json.dumps(good) + "\n").encode())
             reader = sock.makefile("rb")
-            assert LaunchStarted.from_dict(json.loads(reader.readline())).identity == ANN
+            assert LaunchStarted.from_dict(json.loads(reader.readline())).identity == SELF
             assert LaunchExited.from_dict(json.loads(reader.readline())).exit_code == 0
         assert (tmp_path / "ran.txt").read_text() == "ran\n"
     finally:

@@ -58,6 +58,22 @@ def test_disk_full_message():
     assert "does not support file locks (No locks available)" in msg
 
 
+def test_permission_denied_names_the_path_the_user_and_the_fix(tmp_path):
+    """A session runs as its user on a grid whose nodes run as root: a root they cannot write to is
+    named with its mode and owner, and how to make it like /tmp."""
+    import pwd
+
+    root = tmp_path / "work"
+    root.mkdir()
+    root.chmod(0o755)
+    me = pwd.getpwuid(os.geteuid()).pw_name
+    msg = str(_create_error(root, "work", OSError(errno.EACCES, "Permission denied"), root / "SGwork_1a_x"))
+    assert msg == (f"cannot create the WORK directory {str(root / 'SGwork_1a_x')!r} as user {me!r}: Permission denied; "
+                   f"{str(root)!r} is mode 0755, owned by {me}. Every user who runs sessions must be able to create "
+                   f"directories there: make it like /tmp (`chmod 1777 {root}`, as a grid node run as root does when "
+                   "it creates it), or point [libraries] work in grid.toml at such a directory.")
+
+
 def test_failed_start_leaves_no_work_and_no_handler(home, tmp_path):
     (home / "blocker").write_text("a file where the UTIL root should be")
     (home / "grid.toml").write_text('[libraries]\nutil = "blocker/util"\n')

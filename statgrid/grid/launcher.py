@@ -10,9 +10,21 @@ benchmark past its makespan goal.
 
 Protocol (protocol.py, loaded from its file: see below), one JSON object per line on a Unix
 stream socket, one connection per job: the node sends a LaunchRequest; the server answers
-LaunchStarted (which echoes the request's identity as it read it), then LaunchExited; or
-LaunchFailed for a request it cannot read or start. If the job's connection closes early, nobody
-can account for the job: it is killed.
+LaunchStarted (which echoes the request's identity as it read it) once the job's process has
+exec'd its command, then LaunchExited; or LaunchFailed for a request it cannot read, will not run
+or could not start. If the job's connection closes early, nobody can account for the job: it is
+killed.
+
+Whose job (issue 15): a job runs as the person who submitted it (the request's identity). Run as
+root, this server looks the user up BY NAME on this machine and refuses the job (LaunchFailed) if
+the account is unknown here or its uid/gid differ from the master's; otherwise it gives the job's
+directory to the user (fchown, 0700) before the fork, and the child sets the user's groups, gid and
+uid (in that order, checking that root cannot be regained), HOME, USER and LOGNAME, then opens the
+output files (0600, O_NOFOLLOW) and enters the working directory as the user. Jobs of root run as
+root. Run as an ordinary user, it runs only jobs whose uid is its own. It never runs one user's job
+as another. A failure of the child before exec comes back to the server on a close-on-exec pipe
+(EOF alone: the exec succeeded) and is answered with LaunchFailed; a command that cannot be exec'd
+ends like a shell's, exit 127 and the reason in its output.
 
 Liveness: stdin is a pipe from the worker. EOF means the worker is gone; every job's process
 group is killed with SIGKILL (a job must not outlive its node, and a rerunnable job may already
@@ -34,6 +46,7 @@ import ctypes
 import errno
 import json
 import os
+import pwd
 import selectors
 import signal
 import socket
@@ -65,7 +78,85 @@ PROCFS_PATH = "/proc"
 CGROUP_PREFIX = "statgrid-launcher-"     # + the server's pid; the cgroup of one server and its jobs
 CGROUP_SERVER_LEAF = "launcher"          # the server's own leaf: populated while the server lives
 CGROUP_RETRY_S = 0.2                     # how often removal of a killed job's cgroup is retried
+STATUS_MAX_BYTES = 4000                  # a child's set-up error: one write, under PIPE_BUF, so it arrives whole
 _libc = None
+
+
+class LaunchError(Exception):
+    """A job this server will not run, or whose set-up failed: its text is the job's exit reason
+    (LaunchFailed.error) as it stands, naming the bad value and the fix."""
+
+
+class RunAs:
+    """The account a job runs as: its ids from this machine's user database, and the environment
+    variables that name it."""
+    __slots__ = ("name", "uid", "gid", "groups", "home")
+
+    def __init__(self, name: str, uid: int, gid: int, groups: tuple[int, ...], home: str):
+        self.name, self.uid, self.gid, self.groups, self.home = name, uid, gid, groups, home
+
+
+def _account_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
+
+
+def _where(host: str) -> str:
+    """'host node1', with the machine's own name if the grid calls it otherwise."""
+    machine = socket.gethostname()
+    return f"host {host}" if machine == host else f"host {host} (machine {machine})"
+
+
+def run_as(identity, host: str, as_root: bool, own_uid: int) -> RunAs | None:
+    """The account the job of `identity` (a protocol.Identity) runs as on this machine; None: as
+    this server's own user, unchanged. Raises LaunchError if this server must not run it."""
+    if not as_root:
+        if identity.uid is None or identity.uid != own_uid:
+            me = _account_name(own_uid)
+            whose = f"{identity.user!r} (uid {identity.uid})" if identity.uid is not None else \
+                f"{identity.user!r}, whom the master does not know (no uid)"
+            raise LaunchError(f"this node runs as {me!r} (uid {own_uid}), not root, so it runs only {me}'s jobs, "
+                              f"and this is a job of {whose}; submit it as {me!r}, or run the grid's nodes as root "
+                              "to run each user's jobs as that user")
+        return None
+    where = _where(host)
+    try:
+        entry = pwd.getpwnam(identity.user)
+    except KeyError:
+        raise LaunchError(f"user {identity.user!r} is unknown on {where}: no such account in this machine's user "
+                          "database; the account must exist, with the same uid and gid, on the master and on every "
+                          "host (a directory service such as LDAP, or the same /etc/passwd entry)") from None
+    if identity.uid is None or (entry.pw_uid, entry.pw_gid) != (identity.uid, identity.gid):
+        on_master = "unknown on the master (it has no uid for them)" if identity.uid is None else \
+            f"uid {identity.uid} gid {identity.gid} on the master"
+        raise LaunchError(f"user {identity.user!r} is {on_master} but uid {entry.pw_uid} gid {entry.pw_gid} on "
+                          f"{where}: the user databases disagree; give the account the same uid and gid on the "
+                          "master and on every host")
+    try:
+        groups = os.getgrouplist(entry.pw_name, entry.pw_gid)
+    except OSError as exc:
+        raise LaunchError(f"cannot list the groups of user {identity.user!r} on {where} ({exc}); check this "
+                          "machine's group database") from None
+    return RunAs(entry.pw_name, entry.pw_uid, entry.pw_gid, tuple(dict.fromkeys([entry.pw_gid, *groups])),
+                 entry.pw_dir)
+
+
+def give_job_dir(path: str, user: RunAs, host: str) -> None:
+    """Make the job's directory the user's (0700), so the files the job writes there are its
+    user's alone. Opened without following a link: a link planted there is refused, not followed."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            os.fchown(fd, user.uid, user.gid)
+            os.fchmod(fd, 0o700)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise LaunchError(f"cannot give the job directory {path!r} to user {user.name!r} on {_where(host)}: "
+                          f"{exc.strerror}; it must be a directory (not a symbolic link) that root may chown here "
+                          "(a grid home on NFS needs no_root_squash for a node run as root)") from None
 
 
 def _prctl_pdeathsig(signum: int) -> None:
@@ -301,6 +392,28 @@ def leave_server_cgroup(top: str) -> None:
     remove_cgroup(top)
 
 
+def _become(user: RunAs) -> None:
+    """Switch this (child) process to the user for good: groups, gid, then uid (setuid as root
+    sets the real, effective and saved ids: none is left to regain root with)."""
+    try:
+        os.setgroups(list(user.groups))
+        os.setgid(user.gid)
+        os.setuid(user.uid)
+    except OSError as exc:
+        raise LaunchError(f"cannot switch to user {user.name!r} (uid {user.uid}, gid {user.gid}): {exc}; the node "
+                          "must run as root to run jobs as their users") from None
+    if os.getresuid() != (user.uid,) * 3 or os.getresgid() != (user.gid,) * 3:
+        raise LaunchError(f"switching to user {user.name!r} left ids {os.getresuid()}/{os.getresgid()}, not "
+                          f"{user.uid}/{user.gid}: the job was not run")
+    if user.uid != 0:
+        try:
+            os.setuid(0)
+        except PermissionError:
+            return
+        raise LaunchError(f"after switching to user {user.name!r} the process could become root again: the job "
+                          "was not run")
+
+
 def _kill_job(pid: int, cgroup: str | None = None) -> None:
     """SIGKILL a job: its process group, its cgroup if it has one, and the job itself in case its
     group is not set yet."""
@@ -314,16 +427,25 @@ def _kill_job(pid: int, cgroup: str | None = None) -> None:
 
 
 class Job:
-    def __init__(self, conn: socket.socket, pid: int, cgroup: str | None):
+    def __init__(self, conn: socket.socket, pid: int, cgroup: str | None, status_fd: int, start_ts: float,
+                 identity):
         self.conn = conn
         self.pid = pid
         self.cgroup = cgroup                    # its cgroup v2 directory, or None
+        self.status_fd: int | None = status_fd  # the child's set-up pipe until it closes (exec, or exit)
+        self.status = b""                       # what the child wrote there: why its set-up failed
+        self.start_ts = start_ts
+        self.identity = identity
+        self.failed = False                     # its set-up failed: answered with LaunchFailed
 
 
 class Server:
     def __init__(self, path: str, cgroups: bool = True):
         self.path = path
         self.pid = os.getpid()
+        self.as_root = os.geteuid() == 0        # runs each job as its user; else only its own user's jobs
+        self.uid = os.getuid()
+        self.user_name = _account_name(self.uid)
         self.sel = selectors.DefaultSelector()
         self.jobs: dict[int, Job] = {}          # pid → job
         self.by_conn: dict[int, Job] = {}       # conn fd → job
@@ -371,6 +493,8 @@ class Server:
                     except BlockingIOError:
                         pass
                     self._reap()
+                elif isinstance(what, Job):
+                    self._read_status(what)
                 else:
                     self._read(key.fileobj)
 
@@ -405,7 +529,8 @@ class Server:
         try:
             self._start(conn, protocol.LaunchRequest.from_dict(json.loads(line)))
         except Exception as exc:                 # a bad request must not stop the server
-            self._send(conn, protocol.LaunchFailed(error=f"{type(exc).__name__}: {exc}"))
+            error = str(exc) if isinstance(exc, LaunchError) else f"{type(exc).__name__}: {exc}"
+            self._send(conn, protocol.LaunchFailed(error=error))
             self._drop(conn)
 
     def _drop(self, conn: socket.socket) -> None:
@@ -435,24 +560,58 @@ class Server:
 
     # -- starting and reaping jobs ----------------------------------------------------------------
     def _start(self, conn: socket.socket, req) -> None:
-        """Start the job of `req` (a protocol.LaunchRequest, checked by from_dict)."""
+        """Start the job of `req` (a protocol.LaunchRequest, checked by from_dict). Raises
+        LaunchError, before anything is made, for a job this server must not run."""
         argv, env, cwd = list(req.argv), dict(req.env), req.cwd or "/"
         out_path, err_path = req.stdout, req.stderr
+        user = run_as(req.identity, req.host, self.as_root, self.uid)
+        if user is not None:
+            give_job_dir(req.job_dir, user, req.host)
+            env.update(HOME=user.home, USER=user.name, LOGNAME=user.name)    # the account's, not the submitter's shell's
         start_ts = time.time()
         cgroup = self._new_job_cgroup()
+        status_r, status_w = os.pipe2(os.O_CLOEXEC)
         pid = os.fork()
         if pid == 0:
-            self._child(argv, env, cwd, out_path, err_path, cgroup)     # never returns
+            os.close(status_r)
+            self._child(argv, env, cwd, out_path, err_path, cgroup, user, status_w)     # never returns
+        os.close(status_w)
         try:
             # Both sides set the group (as shells do): a kill right after the fork must find it.
             os.setpgid(pid, pid)
         except OSError:
             pass                                 # the child did it first, or has exec'd already
-        job = Job(conn, pid, cgroup)
+        os.set_blocking(status_r, False)
+        job = Job(conn, pid, cgroup, status_r, start_ts, req.identity)
         self.jobs[pid] = job
         self.by_conn[conn.fileno()] = job
-        self._send(conn, protocol.LaunchStarted(pid=pid, pgid=pid, cgroup=cgroup, start_ts=start_ts,
-                                                identity=req.identity))
+        self.sel.register(status_r, selectors.EVENT_READ, job)     # LaunchStarted once it closes empty
+
+    def _read_status(self, job: Job, final: bool = False) -> None:
+        """Read the child's set-up pipe; at its end, answer: LaunchStarted if it closed empty (the
+        exec succeeded), else LaunchFailed with what the child wrote. final: the child is gone, so
+        the pipe is at its end."""
+        while job.status_fd is not None:
+            try:
+                data = os.read(job.status_fd, 4096)
+            except BlockingIOError:
+                if not final:
+                    return
+                data = b""
+            if data:
+                job.status += data
+                continue
+            self.sel.unregister(job.status_fd)
+            os.close(job.status_fd)
+            job.status_fd = None
+        if job.status:
+            job.failed = True
+            self._send(job.conn, protocol.LaunchFailed(error=job.status.decode(errors="replace")))
+            if job.conn is not None:
+                self._drop(job.conn)             # the child is leaving: nothing more to say
+        else:
+            self._send(job.conn, protocol.LaunchStarted(pid=job.pid, pgid=job.pid, cgroup=job.cgroup,
+                                                        start_ts=job.start_ts, identity=job.identity))
 
     def _new_job_cgroup(self) -> str | None:
         if self.cgroup_top is None:
@@ -465,7 +624,9 @@ class Server:
             return None                          # this job is tracked by its process group alone
         return path
 
-    def _child(self, argv, env, cwd, out_path, err_path, cgroup) -> None:
+    def _child(self, argv, env, cwd, out_path, err_path, cgroup, user: RunAs | None, status_w: int) -> None:
+        """The job's process: set up, then exec. A set-up failure is written to status_w (the
+        server answers LaunchFailed); a failed exec is reported like a shell's (exit 127)."""
         try:
             os.setpgid(0, 0)                     # own process group: kill reaches the job and its children
             if cgroup:
@@ -473,23 +634,47 @@ class Server:
                     _write(os.path.join(cgroup, "cgroup.procs"), "0")
                 except OSError:
                     pass                         # its process group still holds it
-            _prctl_pdeathsig(signal.SIGKILL)
-            if os.getppid() != self.pid:         # the server died between fork and prctl
-                os._exit(1)
             signal.set_wakeup_fd(-1)
             for sig in (signal.SIGCHLD, signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGTERM):
                 signal.signal(sig, signal.SIG_DFL)
             signal.pthread_sigmask(signal.SIG_SETMASK, [])
+            name = self.user_name
+            if user is not None:
+                _become(user)
+                name = user.name
+            # After the switch: a change of uid or gid clears the parent-death signal (prctl(2)).
+            _prctl_pdeathsig(signal.SIGKILL)
+            if os.getppid() != self.pid:         # the server died between fork and prctl
+                os._exit(1)
             fd_in = os.open("/dev/null", os.O_RDONLY)
-            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
-            fd_out = os.open(out_path, flags, 0o644)
-            fd_err = fd_out if err_path == out_path else os.open(err_path, flags, 0o644)
+            # Opened as the job's user: its files, private, and never through a link.
+            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW
+            try:
+                fd_out = os.open(out_path, flags, 0o600)
+                fd_err = fd_out if err_path == out_path else os.open(err_path, flags, 0o600)
+            except OSError as exc:
+                raise LaunchError(f"user {name!r} cannot open the job's output file {exc.filename!r}: "
+                                  f"{exc.strerror}; the job directory must be reachable by {name!r} (every "
+                                  "directory above it searchable by them, e.g. chmod o+x) and the file must not be "
+                                  "a symbolic link") from None
+            try:
+                os.chdir(cwd)
+            except OSError as exc:
+                raise LaunchError(f"user {name!r} cannot enter the working directory {cwd!r}: {exc.strerror}; "
+                                  f"submit from a directory {name!r} may enter") from None
             os.dup2(fd_in, 0)
             os.dup2(fd_out, 1)
             os.dup2(fd_err, 2)
-            os.closerange(3, 65536)
-            os.chdir(cwd)
-            os.execvpe(argv[0], argv, env)
+            os.closerange(3, status_w)
+            os.closerange(status_w + 1, 65536)
+        except BaseException as exc:             # noqa: BLE001 — the job never ran: tell the server, leave
+            error = str(exc) if isinstance(exc, LaunchError) else f"cannot start the job: {type(exc).__name__}: {exc}"
+            try:
+                os.write(status_w, error.encode(errors="replace")[:STATUS_MAX_BYTES])
+            finally:
+                os._exit(127)
+        try:
+            os.execvpe(argv[0], argv, env)       # closes status_w (close-on-exec): the server's "started"
         except BaseException as exc:             # noqa: BLE001 — report like a shell, then leave
             try:
                 os.write(2, f"statgrid launcher: cannot run {argv[0]!r}: {exc}\n".encode())
@@ -510,6 +695,8 @@ class Server:
             # the background ends with it: it would hold a slot the master has freed. The zombie
             # still owns the pgid: no reuse yet.
             job = self.jobs.get(pid)
+            if job is not None and job.status_fd is not None:
+                self._read_status(job, final=True)       # "started" (or "failed") before "exited"
             try:
                 os.killpg(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
@@ -529,7 +716,7 @@ class Server:
             msg = protocol.LaunchExited(pid=pid, end_ts=end_ts, rusage=protocol.Rusage.from_wait4(ru), io=io,
                                         exit_code=os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
                                         signal=os.WTERMSIG(status) if os.WIFSIGNALED(status) else None)
-            if job.conn is not None:
+            if job.conn is not None and not job.failed:
                 self.by_conn.pop(job.conn.fileno(), None)
                 self._send(job.conn, msg)
                 self._drop(job.conn)

@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import pwd
+import stat
 import time
 from pathlib import Path
 
@@ -52,15 +53,45 @@ def grid_dir(cfg: Config) -> Path:
     return cfg.home / "grid"
 
 
+def jobs_dir(cfg: Config) -> Path:
+    return cfg.home / "jobs"
+
+
 def job_dir(cfg: Config, job_id: int) -> Path:
-    return cfg.home / "jobs" / str(job_id)
+    """A job's output and logs: made by the master, given to the job's user by the launcher."""
+    return jobs_dir(cfg) / str(job_id)
+
+
+def attempts_dir(cfg: Config) -> Path:
+    """The attempt records, written by the nodes as the grid's account: no job's user may write here."""
+    return grid_dir(cfg) / "attempts"
+
+
+def attempt_file(cfg: Config, job_id: int, attempt: int) -> Path:
+    return node.attempt_path(attempts_dir(cfg), job_id, attempt)
+
+
+def make_grid_dirs(cfg: Config) -> None:
+    """<home>/grid, <home>/grid/attempts (0700: only the grid reads or writes attempt records) and
+    <home>/jobs (0755: the grid's; each job's directory below it becomes its user's, and no user may
+    add, rename or remove one). The modes are set whatever the umask, and reset if they drifted."""
+    grid_dir(cfg).mkdir(parents=True, exist_ok=True)
+    for path, mode in ((attempts_dir(cfg), 0o700), (jobs_dir(cfg), 0o755)):
+        path.mkdir(mode=mode, exist_ok=True)
+        try:
+            if path.stat().st_mode & 0o7777 != mode:
+                os.chmod(path, mode)
+        except OSError as exc:
+            raise StatgridError(f"{path}: cannot make it mode {mode:04o} ({exc.strerror}); it must belong to the "
+                                "grid's account: chown it to the account that runs the master, or choose another "
+                                "grid home") from None
 
 
 @functools.lru_cache(maxsize=4096)
 def identity_of(user: str) -> Identity:
     """The job user's ids from this machine's user database (cached: a directory service may be
-    slow, and dispatch runs on the API's loop). A user unknown here gets None ids: carried, not
-    enforced yet (protocol.Identity)."""
+    slow, and dispatch runs on the API's loop). A user unknown here gets None ids: every node
+    refuses such a job (protocol.Identity), which then ends EXIT with the node's reason."""
     try:
         entry = pwd.getpwnam(user)
     except KeyError:
@@ -75,7 +106,7 @@ def identity_of(user: str) -> Identity:
 class Master:
     def __init__(self, cfg: Config):
         self.cfg = cfg
-        grid_dir(cfg).mkdir(parents=True, exist_ok=True)
+        make_grid_dirs(cfg)
         self.store = JobStore(grid_dir(cfg) / "jobs.db")
         self.rights = auth.Rights(cfg)
         self.tokens = auth.Tokens(self.store.con)
@@ -235,7 +266,8 @@ class Master:
                                 argv=tuple(launch_argv(new, self.cfg, directory)), env=env, cwd=new.cwd,
                                 job_dir=str(directory),
                                 work_roots=tuple(self.work_roots) if new.kind == "session" else (),
-                                stdout=output, stderr=output, identity=identity_of(new.user))
+                                stdout=output, stderr=output, identity=identity_of(new.user),
+                                attempt_file=str(attempt_file(self.cfg, new.id, new.attempt)))
         self.running[new.id] = new
         try:
             self.engine.submit(request)
@@ -290,7 +322,7 @@ class Master:
 
     def _settle_lost_task(self, job: Job, reason: str) -> None:
         """The job's task can no longer run or report: decide from its attempt file."""
-        attempt = _read_attempt(job_dir(self.cfg, job.id), job.attempt)
+        attempt = _read_attempt(self.cfg, job.id, job.attempt)
         if attempt is None:                                  # it never started
             self._spawn(self.engine.cancel(job.task_key))    # so that it never can
             if job.kill_requested:
@@ -328,7 +360,7 @@ class Master:
 
     def _host_lost(self, job: Job, reason: str) -> None:
         # The job may have ended just before its host went: its attempt file then says so.
-        outcome = _read_attempt(job_dir(self.cfg, job.id), job.attempt)
+        outcome = _read_attempt(self.cfg, job.id, job.attempt)
         if isinstance(outcome, AttemptFinished):
             self._finish(job, outcome)
         elif job.rerunnable and not job.kill_requested:
@@ -372,7 +404,7 @@ class Master:
             job = self.running.get(job_id)                   # fresh: the awaits below let events in
             if job is None or (min_age_s and time.time() - (job.dispatch_ts or 0) < min_age_s):
                 continue
-            attempt = _read_attempt(job_dir(self.cfg, job.id), job.attempt)
+            attempt = _read_attempt(self.cfg, job.id, job.attempt)
             if isinstance(attempt, AttemptFinished):
                 self._finish(job, attempt)
                 verdicts["finished"].append(job.id)
@@ -465,18 +497,60 @@ class Master:
                 for q in sorted(self.cfg.queues.values(), key=lambda q: -q.priority)]
 
 
-def _read_attempt(directory: Path, attempt: int) -> AttemptStarted | AttemptFinished | AttemptLost | None:
-    """The attempt file's record (protocol.attempt_from_dict: files of version 1 too); None if there
-    is none. A file that cannot be read counts as none, as before; one this release cannot read
-    (another version) is said in the log."""
-    path = node.attempt_path(directory, attempt)
+def _read_attempt(cfg: Config, job_id: int, attempt: int) -> AttemptStarted | AttemptFinished | AttemptLost | None:
+    """The attempt's record (protocol.attempt_from_dict: files of versions 1 and 2 too) from the
+    grid's attempts directory; failing that, from the job's directory, where releases before
+    protocol version 3 kept it (jobs of a grid upgraded while they ran). None if there is none. A
+    file that cannot be read counts as none, as before; one this release cannot read (another
+    version), or a record of another job, is said in the log.
+
+    The job's directory is its user's now: a file there is believed only if the grid's own account
+    wrote it (its owner), it is a regular file reached without a link, and it is this attempt's
+    record — a user could have made or renamed one there to choose how their job ended."""
+    path = attempt_file(cfg, job_id, attempt)
     try:
-        return attempt_from_dict(json.loads(path.read_text()))
+        data = path.read_bytes()
+    except FileNotFoundError:
+        path = node.legacy_attempt_path(job_dir(cfg, job_id), attempt)
+        data = _read_grid_file(path)
+    except OSError:
+        return None
+    if data is None:
+        return None
+    try:
+        record = attempt_from_dict(json.loads(data))
     except ProtocolError as exc:
         log.error("%s: %s", path, exc)
         return None
-    except (OSError, ValueError):
+    except ValueError:
         return None
+    if (record.job_id, record.attempt) != (job_id, attempt):
+        log.error("%s: the record of job %s attempt %s, not of job %s attempt %s: ignored", path, record.job_id,
+                  record.attempt, job_id, attempt)
+        return None
+    return record
+
+
+LEGACY_ATTEMPT_MAX_BYTES = 1 << 20
+
+
+def _read_grid_file(path: Path) -> bytes | None:
+    """A file in a directory a user may write to, if the grid's account owns it (None otherwise):
+    opened without following a link and without blocking (a FIFO), read up to a bound."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+            log.warning("%s: not a regular file of the grid's account (uid %d): ignored", path, os.geteuid())
+            return None
+        return os.read(fd, LEGACY_ATTEMPT_MAX_BYTES)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _cpu_list(cpus: tuple[int, ...]) -> str:

@@ -4,12 +4,13 @@ for it, write its attempt file and report to the master; kill a job; list runnin
 These functions are shipped to workers by reference (the worker imports statgrid), so they
 must stay importable without the master's modules.
 
-Reporting (DESIGN.md, "Flow of a job"): every attempt leaves a file in the job's directory —
-`attempt-N.json`, first an AttemptStarted, then an AttemptFinished — or an AttemptLost when the
-node's launcher died under the job (protocol.py has them all) — written before the matching
-event goes to the master through the scheduler's event log (`Worker.log_event`).
-The file is the durable record a restarted master reconciles from; the event is the fast path
-that frees the slot at once.
+Reporting (DESIGN.md, "Flow of a job"): every attempt leaves a file — first an AttemptStarted,
+then an AttemptFinished, or an AttemptLost when the node's launcher died under the job
+(protocol.py has them all) — written (0600) before the matching event goes to the master through
+the scheduler's event log (`Worker.log_event`). The file is the durable record a restarted master
+reconciles from; the event is the fast path that frees the slot at once. It is kept where the
+master's request says (LaunchRequest.attempt_file: `<home>/grid/attempts/<job>.<attempt>.json`),
+not in the job's directory: that belongs to the job's user, who could forge it there.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -39,13 +41,24 @@ KILL_GRACE_S = 10.0        # SIGTERM first (the session cleans WORK), SIGKILL af
 # False runs the launcher with --no-cgroup: jobs are then tracked by process group alone.
 LAUNCHER_CGROUPS = True
 ORPHAN_WAIT_S = 10.0       # after the launcher died: how long to wait for its killed job to be gone before cleaning WORK
+STIMER_TAIL_BYTES = 1 << 20   # of the job's STIMER log, the end read for its "total" record
 
 _lock = threading.Lock()
 _server: dict[str, object] = {}                   # the launcher process and its socket, per worker process
 _running: dict[str, AttemptStarted] = {}          # task key → the start record of each job running here
 
 
-def attempt_path(job_dir: str | Path, attempt: int) -> Path:
+class LaunchRefused(Exception):
+    """The launcher's LaunchFailed: its error is the job's exit reason as it stands."""
+
+
+def attempt_path(attempts_dir: str | Path, job_id: int, attempt: int) -> Path:
+    """Where an attempt's record is kept: in the grid's own directory of them (master.attempts_dir)."""
+    return Path(attempts_dir) / f"{job_id}.{attempt}.json"
+
+
+def legacy_attempt_path(job_dir: str | Path, attempt: int) -> Path:
+    """Where releases before protocol version 3 kept it: in the job's directory."""
     return Path(job_dir) / f"attempt-{attempt}.json"
 
 
@@ -98,6 +111,8 @@ def prepare(work_roots: list[str] | None = None, monitor: dict | None = None, cp
     if running and cpus:                          # a launcher _launcher_socket starts is pinned there
         _pin(proc.pid, cpus)
     _launcher_socket()
+    if work_roots and os.geteuid() == 0:
+        prepare_work_roots(work_roots)
     if monitor:
         _start_monitor(monitor, str(dask_worker.name) if dask_worker is not None else monitor["host"])
     if work_roots:
@@ -106,6 +121,39 @@ def prepare(work_roots: list[str] | None = None, monitor: dict | None = None, cp
         from statgrid.session.scratch import clean_stale
         threading.Thread(target=clean_stale, args=([Path(p) for p in work_roots],), daemon=True).start()
     return _server["proc"].pid
+
+
+def prepare_work_roots(roots: list[str]) -> None:
+    """A node run as root runs sessions as their users, and each creates its SGwork_/SGutil_
+    directory (0700) under the [libraries] work and util roots: make a missing root like /tmp
+    (1777: anyone may create there, only an entry's owner may remove it); say in the log what to
+    do with one that exists and is not. Before jobs are dispatched here (the master waits for
+    prepare), so no session creates a root as its own."""
+    for root in roots:
+        try:
+            os.makedirs(root)
+        except FileExistsError:
+            try:
+                mode = os.stat(root).st_mode
+            except OSError as exc:
+                logger.warning("[libraries] root %s: %s", root, exc.strerror)
+                continue
+            if not stat.S_ISDIR(mode):
+                logger.warning("[libraries] root %s is not a directory: sessions cannot create WORK/UTIL there; "
+                               "remove it or point [libraries] work/util in grid.toml elsewhere", root)
+            elif not mode & stat.S_IWOTH:
+                logger.warning("[libraries] root %s is mode %04o: jobs run as their users, who cannot create their "
+                               "WORK/UTIL directories there; make it like /tmp: chmod 1777 %s",
+                               root, stat.S_IMODE(mode), root)
+            elif not mode & stat.S_ISVTX:
+                logger.warning("[libraries] root %s is mode %04o, writable by all without the sticky bit: any user "
+                               "may remove another's WORK/UTIL there; chmod +t %s", root, stat.S_IMODE(mode), root)
+            continue
+        except OSError as exc:
+            logger.warning("[libraries] root %s cannot be created (%s): sessions will fail to create WORK/UTIL "
+                           "there; create it with mode 1777 or fix [libraries] in grid.toml", root, exc.strerror)
+            continue
+        os.chmod(root, 0o1777)                    # chmod: mkdir's mode is cut by the umask
 
 
 def _pin(pid: int, cpus: tuple[int, ...]) -> None:
@@ -155,11 +203,23 @@ def _event(record: AttemptStarted | AttemptFinished | AttemptLost) -> None:
 
 
 def _read_stimer_total(path: Path) -> dict | None:
-    """The session's last 'total' STIMER record, if the job was a session and wrote one."""
+    """The session's last 'total' STIMER record, if the job was a session and wrote one. The file
+    is the job's user's: read only if it is a regular file, not through a link (a FIFO would
+    block this thread, a link could show another's file), and only its end."""
     try:
-        lines = path.read_text().splitlines()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
+    try:
+        size = os.fstat(fd)
+        if not stat.S_ISREG(size.st_mode):
+            return None
+        os.lseek(fd, max(0, size.st_size - STIMER_TAIL_BYTES), os.SEEK_SET)
+        lines = os.read(fd, STIMER_TAIL_BYTES).decode(errors="replace").splitlines()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     for line in reversed(lines):
         try:
             rec = json.loads(line)
@@ -177,7 +237,7 @@ def run_job(spec: dict) -> AttemptStarted | AttemptFinished | AttemptLost:
     Returns the attempt's last record: AttemptFinished (exit code or signal, rusage, io, stimer;
     or a launch error) or AttemptLost if the launcher died while the job ran."""
     request = LaunchRequest.from_dict(spec)
-    key, job_dir = request.task_key, Path(request.job_dir)
+    key, job_dir, attempt_file = request.task_key, Path(request.job_dir), Path(request.attempt_file)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(_launcher_socket())
@@ -188,7 +248,7 @@ def run_job(spec: dict) -> AttemptStarted | AttemptFinished | AttemptLost:
             raise RuntimeError("the launcher closed the connection")
         reply = decode(json.loads(line), (LaunchStarted, LaunchFailed))
         if isinstance(reply, LaunchFailed):
-            raise RuntimeError(reply.error)
+            raise LaunchRefused(reply.error)
         info = AttemptStarted(key=key, job_id=request.job_id, attempt=request.attempt, host=request.host,
                               identity=reply.identity, pid=reply.pid, pgid=reply.pgid, cgroup=reply.cgroup,
                               start_ts=reply.start_ts)
@@ -196,7 +256,7 @@ def run_job(spec: dict) -> AttemptStarted | AttemptFinished | AttemptLost:
         if reply.identity != request.identity:     # the launcher must run the job for whom it was asked
             raise RuntimeError(f"the launcher started job {request.job_id} for {reply.identity!r}, "
                                f"not for {request.identity!r}")
-        write_json_atomic(attempt_path(job_dir, request.attempt), info.to_dict())
+        write_json_atomic(attempt_file, info.to_dict(), private=True)
         _event(info)
         try:
             line = reader.readline()
@@ -222,8 +282,8 @@ def run_job(spec: dict) -> AttemptStarted | AttemptFinished | AttemptLost:
             from statgrid.session.scratch import clean_stale
             clean_stale([Path(p) for p in request.work_roots])
     except Exception as exc:                       # report, never leave the master waiting
-        outcome = AttemptFinished.launch_failed(key, request.host, request.identity,
-                                                f"{type(exc).__name__}: {exc}", time.time())
+        error = str(exc) if isinstance(exc, LaunchRefused) else f"{type(exc).__name__}: {exc}"
+        outcome = AttemptFinished.launch_failed(key, request.host, request.identity, error, time.time())
     finally:
         # Closing our end makes the launcher kill the job if it is still running (an error here
         # must not leave a job nobody accounts for). shutdown: a file object made from the
@@ -235,7 +295,7 @@ def run_job(spec: dict) -> AttemptStarted | AttemptFinished | AttemptLost:
         sock.close()
         _running.pop(key, None)
     try:
-        write_json_atomic(attempt_path(job_dir, request.attempt), outcome.to_dict())
+        write_json_atomic(attempt_file, outcome.to_dict(), private=True)
     except OSError as exc:                          # the event below still reports the end
         outcome = dataclasses.replace(outcome, attempt_file_error=str(exc))
     _event(outcome)

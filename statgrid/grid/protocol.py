@@ -3,8 +3,9 @@
     master ──LaunchRequest (argument of the Dask task node.run_job)──▶ node
     node ──LaunchRequest (one JSON line on the launcher's socket)──▶ launcher
     launcher ──LaunchStarted, then LaunchExited; or LaunchFailed (JSON lines)──▶ node
-    node ──AttemptStarted, then AttemptFinished or AttemptLost──▶ attempt-N.json (durable,
-           read by a restarted master) and the Dask event log (JOB_TOPIC, the fast path)
+    node ──AttemptStarted, then AttemptFinished or AttemptLost──▶ the attempt file (durable, read
+           by a restarted master: LaunchRequest.attempt_file) and the Dask event log (JOB_TOPIC,
+           the fast path)
     scheduler plugin (engine.GridEvents) ──TaskErred (JOB_TOPIC), HostEvent (HOST_TOPIC)──▶ master
 
 Every top-level record goes out as `to_dict()`: its fields plus "type" (which record) and
@@ -12,8 +13,10 @@ Every top-level record goes out as `to_dict()`: its fields plus "type" (which re
 wrong type with a ProtocolError that names the record and the field. Rusage, IoCounters and
 Identity travel only inside such a record, whose version covers them.
 
-Version 1 is the untyped dicts of statgrid before this module. Only attempt files of version 1
-are still read (`attempt_from_dict`): a grid upgraded while jobs ran has them.
+Version 1 is the untyped dicts of statgrid before this module. Version 3 added
+LaunchRequest.attempt_file (attempt files left the job's directory, which now belongs to the job's
+user); the attempt records themselves are the same as in version 2. Attempt files of versions 1
+and 2 are still read (`attempt_from_dict`): a grid upgraded while jobs ran has them.
 
 The node launcher runs as `python -I -S launcher.py` with the standard library alone and loads
 this file by its path, so this module imports nothing but the standard library.
@@ -28,8 +31,10 @@ import typing
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-VERSION = 2
+VERSION = 3
 LEGACY_ATTEMPT_VERSION = 1              # attempt files without a "version" key
+# Attempt records of these versions have today's fields (version 3 changed LaunchRequest alone).
+SAME_ATTEMPT_VERSIONS = (2,)
 TASK_KEY_PREFIX = "statgrid-job-"
 
 
@@ -203,8 +208,10 @@ def decode(data: Any, allowed: tuple[type[_Record], ...]) -> _Record:
 @dataclass(frozen=True, slots=True)
 class Identity(_Part):
     """Who a job runs for. Set by the master from the job's user; carried to the launcher, which
-    echoes it in LaunchStarted and into the attempt file. NOT enforced yet: every job still runs
-    as the worker's own OS user (issue 15 builds the isolation on this record)."""
+    runs the job as that account and echoes the identity in LaunchStarted and into the attempt file.
+    A launcher running as root looks the user up BY NAME on its own machine and refuses the job if
+    the account is unknown there or its uid/gid differ from these (the user databases disagree); a
+    launcher running as an ordinary user runs only jobs whose uid is its own (launcher.py)."""
     user: str                           # the job's user name, as submitted
     uid: int | None                     # that user's numeric id on the master (pwd), None if it has none
     gid: int | None                     # that user's primary group id, None if unknown
@@ -262,11 +269,13 @@ class LaunchRequest(_Record):
     argv: tuple[str, ...]               # what the launcher execs (PATH searched in env)
     env: dict[str, str]                 # the job's whole environment
     cwd: str                            # its working directory
-    job_dir: str                        # where attempt-N.json, output.txt and session logs go
+    job_dir: str                        # where output.txt and session logs go: the job's user's, mode 0700
     work_roots: tuple[str, ...]         # WORK/UTIL roots to clean if a session is killed; () for commands
     stdout: str                         # file the job's standard output is appended to
     stderr: str                         # file its standard error is appended to (may equal stdout)
-    identity: Identity                  # who it runs for (carried, not enforced yet: see Identity)
+    identity: Identity                  # who it runs for: the OS account the job runs as (see Identity)
+    attempt_file: str                   # where the node keeps this attempt's record: a directory only the
+                                        # grid's account may write (never job_dir, which is the user's)
 
     @property
     def task_key(self) -> str:
@@ -275,7 +284,7 @@ class LaunchRequest(_Record):
 
 @dataclass(frozen=True, slots=True)
 class LaunchStarted(_Record):
-    """The launcher's first reply: the job runs."""
+    """The launcher's first reply: the job runs (its process exec'd the command, as its user)."""
     TYPE: ClassVar[str] = "launch.started"
     pid: int                            # the job's first process
     pgid: int                           # its process group (= pid)
@@ -298,9 +307,12 @@ class LaunchExited(_Record):
 
 @dataclass(frozen=True, slots=True)
 class LaunchFailed(_Record):
-    """The launcher's reply to a request it could not start (the job never ran)."""
+    """The launcher's reply to a request it could not read, would not run (for whom: see Identity)
+    or could not start (the job's process failed before exec, e.g. its user cannot open its output
+    file): the job never ran. The error is the job's exit reason as it stands."""
     TYPE: ClassVar[str] = "launch.failed"
-    error: str                          # why, e.g. "ProtocolError: LaunchRequest: missing field 'argv'"
+    error: str                          # why, e.g. "ProtocolError: LaunchRequest: missing field 'argv'",
+                                        # "user 'ann' is unknown on host node1: ..."
 
 
 # -- node → attempt file and master ------------------------------------------------------------------------
@@ -316,7 +328,7 @@ class _Attempt(_Record):
 
 @dataclass(frozen=True, slots=True)
 class AttemptStarted(_Attempt):
-    """attempt-N.json (and event) once the launcher started the job."""
+    """The attempt file (and event) once the launcher started the job."""
     TYPE: ClassVar[str] = "attempt.started"
     state: ClassVar[AttemptState] = AttemptState.STARTED
     pid: int                            # the job's first process
@@ -327,7 +339,7 @@ class AttemptStarted(_Attempt):
 
 @dataclass(frozen=True, slots=True)
 class AttemptFinished(_Attempt):
-    """attempt-N.json (and event) once the job ended, or could not be launched (launch_error)."""
+    """The attempt file (and event) once the job ended, or could not be launched (launch_error)."""
     TYPE: ClassVar[str] = "attempt.finished"
     state: ClassVar[AttemptState] = AttemptState.FINISHED
     pid: int | None                     # the job's first process; None if it never started
@@ -354,7 +366,7 @@ class AttemptFinished(_Attempt):
 
 @dataclass(frozen=True, slots=True)
 class AttemptLost(_Attempt):
-    """attempt-N.json (and event) when the node's launcher died under the running job."""
+    """The attempt file (and event) when the node's launcher died under the running job."""
     TYPE: ClassVar[str] = "attempt.lost"
     state: ClassVar[AttemptState] = AttemptState.LOST
     pid: int                            # the job's first process
@@ -419,9 +431,12 @@ def job_event_from_dict(data: Any) -> AttemptStarted | AttemptFinished | Attempt
 
 
 def attempt_from_dict(data: Any) -> AttemptStarted | AttemptFinished | AttemptLost:
-    """An attempt file's record; a file of version 1 (no "version" key) is read in that version's shape."""
+    """An attempt file's record; a file of version 1 (no "version" key) is read in that version's
+    shape, one of version 2 as this version (its attempt records have the same fields)."""
     if isinstance(data, dict) and "version" not in data:
         data = _attempt_from_v1(data)
+    elif isinstance(data, dict) and data["version"] in SAME_ATTEMPT_VERSIONS:
+        data = {**data, "version": VERSION}
     return decode(data, ATTEMPT_RECORDS)
 
 

@@ -12,9 +12,11 @@ import errno
 import fcntl
 import json
 import os
+import pwd
 import re
 import shutil
 import socket
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +29,35 @@ _DIR_RE = re.compile(r"^SG(work|util)_[0-9a-f]+_[0-9a-z]+$")
 _GRACE_S = 60.0  # a directory without a marker may be a session being born
 
 
-def _create_error(root: Path, kind: str, exc: OSError) -> StatgridError:
+def _user_name() -> str:
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return f"uid {os.geteuid()}"
+
+
+def _denied_error(root: Path, kind: str, path: Path | None, exc: OSError) -> StatgridError:
+    """Permission denied: on a grid whose nodes run as root each session runs as its user, who
+    must be able to create directories in the root."""
+    try:
+        st = os.stat(root)
+        try:
+            owner = pwd.getpwuid(st.st_uid).pw_name
+        except KeyError:
+            owner = f"uid {st.st_uid}"
+        where = f"{str(root)!r} is mode {stat.S_IMODE(st.st_mode):04o}, owned by {owner}"
+    except OSError:
+        where = f"{str(root)!r} does not exist and cannot be created"
+    what = str(path) if path is not None else f"SG{kind}_* under {root}"
+    return StatgridError(f"cannot create the {kind.upper()} directory {what!r} as user {_user_name()!r}: "
+                         f"{exc.strerror}; {where}. Every user who runs sessions must be able to create directories "
+                         f"there: make it like /tmp (`chmod 1777 {root}`, as a grid node run as root does when it "
+                         f"creates it), or point [libraries] {kind} in grid.toml at such a directory.")
+
+
+def _create_error(root: Path, kind: str, exc: OSError, path: Path | None = None) -> StatgridError:
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return _denied_error(root, kind, path, exc)
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return StatgridError(f"no space left on device for the {kind.upper()} directory under {str(root)!r}; "
                              f"free space there or point [libraries] {kind} in grid.toml at a larger file system.")
@@ -68,7 +98,7 @@ class ScratchDir:
             if fd is not None:
                 os.close(fd)
             shutil.rmtree(path, ignore_errors=True)
-            raise _create_error(root, kind, exc) from None
+            raise _create_error(root, kind, exc, path) from None
         return cls(path, kind, fd)
 
     def remove(self) -> None:
