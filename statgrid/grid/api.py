@@ -27,6 +27,8 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
+import stat
 import time
 from pathlib import Path as FilePath
 from typing import Annotated, Any, Optional
@@ -42,7 +44,7 @@ from statgrid.grid import auth
 from statgrid.grid.auth import Caller, Forbidden, NotAuthenticated
 from statgrid.grid.jobspec import NAME_MAX_CHARS, JobRequest, shown
 from statgrid.grid.jobspec import check_name as jobspec_check_name
-from statgrid.grid.master import Master, NotFound, grid_dir, job_dir
+from statgrid.grid.master import Master, NotFound, grid_dir, identity_of, job_dir
 from statgrid.grid.server import api_url
 from statgrid.grid.model import JOB_ID_MAX, PAGE_MAX_JOBS, PEEK_MAX_BYTES, JobState
 from statgrid.grid.store import JobFilter
@@ -194,7 +196,8 @@ def create_app(master: Master, on_down=None, on_stopped=None) -> FastAPI:
         j = master.get(job_id)
         master.rights.require_owner(who, j.user, "read the output of", f"job {job_id}")
         path = job_dir(master.cfg, job_id) / "output.txt"
-        return {"job": j.to_dict(), "path": str(path), "text": _tail(path, nbytes)}
+        owner = identity_of(j.user).uid if not master.rights.personal else master.rights.grid_uid
+        return {"job": private(j.to_dict(), who), "path": str(path), "text": _tail(path, nbytes, owner)}
 
     @app.get("/hosts")
     async def hosts(who: Who):
@@ -378,12 +381,23 @@ def validation_message(errors: list[dict[str, Any]]) -> str:
     return "; ".join(parts) + more + "; see the API in README.md ('The grid')."
 
 
-def _tail(path: FilePath, nbytes: int) -> str:
+def _tail(path: FilePath, nbytes: int, owner_uid: int | None) -> str:
+    """The last nbytes of a job's output. The job's directory is its user's, who could put a link, a
+    FIFO or a hard link to another's file there: the master (root) reads only a regular file that
+    the job's user owns, opened without following a link and without blocking."""
     try:
-        with open(path, "rb") as f:
-            f.seek(0, 2)
-            size = f.tell()
-            f.seek(max(0, size - nbytes))
-            return f.read().decode(errors="replace")
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return ""
+    except OSError as exc:
+        raise StatgridError(f"{path} cannot be read ({exc.strerror}): is it a symbolic link? The output of a job is a "
+                            "file its user owns; not shown.") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != owner_uid:
+            raise StatgridError(f"{path} is not a regular file of the job's user (a FIFO, a device or another "
+                                "account's file was put in its place); not shown.")
+        os.lseek(fd, max(0, st.st_size - nbytes), os.SEEK_SET)
+        return os.read(fd, nbytes).decode(errors="replace")
+    finally:
+        os.close(fd)

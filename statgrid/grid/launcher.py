@@ -638,6 +638,9 @@ class Server:
             for sig in (signal.SIGCHLD, signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGTERM):
                 signal.signal(sig, signal.SIG_DFL)
             signal.pthread_sigmask(signal.SIG_SETMASK, [])
+            # The grid's daemons run with umask 077 (their files are theirs alone); a job gets the
+            # usual 022, so what it writes to shared libraries others may read, as at a login.
+            os.umask(0o022)
             name = self.user_name
             if user is not None:
                 _become(user)

@@ -72,11 +72,12 @@ def attempt_file(cfg: Config, job_id: int, attempt: int) -> Path:
 
 
 def make_grid_dirs(cfg: Config) -> None:
-    """<home>/grid, <home>/grid/attempts (0700: only the grid reads or writes attempt records) and
-    <home>/jobs (0755: the grid's; each job's directory below it becomes its user's, and no user may
-    add, rename or remove one). The modes are set whatever the umask, and reset if they drifted."""
-    grid_dir(cfg).mkdir(parents=True, exist_ok=True)
-    for path, mode in ((attempts_dir(cfg), 0o700), (jobs_dir(cfg), 0o755)):
+    """<home>/grid (0711: users reach the master's socket and ca.pem in it by name, list nothing),
+    <home>/grid/attempts (0700: only the grid reads or writes attempt records) and <home>/jobs
+    (0755: the grid's; each job's directory below it becomes its user's, and no user may add,
+    rename or remove one). The modes are set whatever the umask, and reset if they drifted."""
+    cfg.home.mkdir(parents=True, exist_ok=True)
+    for path, mode in ((grid_dir(cfg), 0o711), (attempts_dir(cfg), 0o700), (jobs_dir(cfg), 0o755)):
         path.mkdir(mode=mode, exist_ok=True)
         try:
             if path.stat().st_mode & 0o7777 != mode:

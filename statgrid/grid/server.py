@@ -33,7 +33,7 @@ from pathlib import Path
 from statgrid.config import Config
 from statgrid.errors import StatgridError
 from statgrid.grid import auth, localsock
-from statgrid.grid.master import Master, grid_dir
+from statgrid.grid.master import Master, grid_dir, make_grid_dirs
 from statgrid.grid.files import write_json_atomic
 from statgrid.session._procfs import process_running
 
@@ -97,16 +97,6 @@ def _check_port_free(cfg: Config) -> None:
     _bind_tcp(cfg).close()
 
 
-def prepare_home(cfg: Config) -> None:
-    """The grid home's directories with the modes the module docstring gives."""
-    gdir = grid_dir(cfg)
-    gdir.mkdir(parents=True, exist_ok=True)
-    os.chmod(gdir, 0o711)
-    jobs = cfg.home / "jobs"
-    jobs.mkdir(parents=True, exist_ok=True)
-    os.chmod(jobs, 0o755)
-
-
 def _peercred_protocol():
     """uvicorn's HTTP protocol, which for a connection on the local socket hands the app the peer's
     uid (auth.peer_uid) in the ASGI scope; nothing a client sends can set that key."""
@@ -138,7 +128,7 @@ def serve(cfg: Config, ready_message: bool = True) -> None:
         raise StatgridError(f"a master is already running for {cfg.home} (pid {info['pid']}); stop it with "
                             "`statgrid grid down`.")
     os.umask(0o077)
-    prepare_home(cfg)
+    make_grid_dirs(cfg)
     tcp = _bind_tcp(cfg)
     ssl_files: dict[str, str] = {}
     if cfg.master.api_tls:
@@ -220,7 +210,7 @@ def start_detached(cfg: Config) -> dict:
         raise StatgridError(f"a master is already running for {cfg.home} (pid {info['pid']}); stop it with "
                             "`statgrid grid down`.")
     _check_port_free(cfg)
-    prepare_home(cfg)
+    make_grid_dirs(cfg)
     log_path = grid_dir(cfg) / "master.log"
     argv = [sys.executable, "-m", "statgrid"]
     if cfg.source is not None:
