@@ -452,6 +452,11 @@ def load_config(path: str | os.PathLike | None = None, env: Mapping[str, str] | 
             raw = tomllib.loads(file.read_text())
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{file}: not valid TOML: {exc}.") from None
+        except OSError as exc:
+            raise ConfigError(f"cannot read the grid's configuration {str(file)!r} ({exc.strerror}); a grid used by "
+                              "several accounts keeps its grid.toml readable by them (chmod 644, and every directory "
+                              "above it searchable), or point --config / $STATGRID_CONFIG at a copy you may read.") \
+                from None
     for key in raw:
         if key not in _TOP_KEYS:
             raise _unknown("", key, list(_TOP_KEYS), source)

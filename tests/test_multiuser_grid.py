@@ -289,12 +289,16 @@ def test_a_remote_client_needs_a_token_over_https(grid, people):
 
 def test_a_personal_grid_serves_only_its_own_account(site_install, people):
     alice, bob = people["alice"], people["bob"]
-    home = mkdir_as(alice, alice.home / "personal")
+    home = mkdir_as(alice, alice.home / "personal", mode=0o755)
     os.chmod(alice.home, 0o755)                 # bob must reach the socket to be told why not
     port = free_port()
     write_as(alice, home / "grid.toml", f"[master]\nport = {port}\n\n[hosts.mine]\nslots = 1\n\n[monitor]\n"
-                                         "enabled = false\n")
+                                         "enabled = false\n", mode=0o644)
     env = {"STATGRID_HOME": str(home)}
+    os.chmod(home / "grid.toml", 0o600)
+    unreadable = run_as(bob, ["statgrid", "jobs"], env=env, site=site_install)     # a clear error, no traceback
+    assert unreadable.returncode == 2 and "cannot read the grid's configuration" in unreadable.stderr, unreadable
+    os.chmod(home / "grid.toml", 0o644)
     up = run_as(alice, ["statgrid", "grid", "up", "--detach"], env=env, site=site_install, timeout=300)
     assert up.returncode == 0, up.stderr
     try:
