@@ -31,6 +31,7 @@ from statgrid.grid import master, node
 from statgrid.grid.master import identity_of
 from statgrid.grid.protocol import AttemptFinished, Identity, LaunchRequest, attempt_from_dict
 from statgrid.session.scratch import clean_stale
+from statgrid.grid.client import GridClient
 from tests.gridtest import Grid, running
 
 pytestmark = [
@@ -450,18 +451,38 @@ slots = 2
 """
 
 
-def submit_as(grid: Grid, user: str, *argv: str) -> int:
-    """Submit a command as `user`. (The API takes the user from the request's body on this branch;
-    with authentication it will be the caller's: this is the one place to change.)"""
-    return grid.client.submit(list(argv), cwd=str(grid.root), env={"PATH": PATH}, user=user)["id"]
+def submit_as(grid: Grid, user: pwd.struct_passwd, *argv: str) -> int:
+    """Submit a command as `user`: the master takes the user from the local socket's peer, so the
+    request is sent by a child of this process that has become the user (the grid's python, under
+    /root, is not theirs to run)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                  # the child: become the user, submit, report the id
+        code = 1
+        try:
+            os.close(r)
+            os.setgroups([])
+            os.setgid(user.pw_gid)
+            os.setuid(user.pw_uid)
+            job = GridClient(grid.cfg).submit(list(argv), cwd=str(grid.root), env={"PATH": PATH})
+            os.write(w, str(job["id"]).encode())
+            code = 0
+        except BaseException as exc:             # noqa: BLE001 — said to the parent
+            os.write(w, f"error: {exc}".encode())
+        finally:
+            os._exit(code)
+    os.close(w)
+    with os.fdopen(r) as f:
+        said = f.read()
+    os.waitpid(pid, 0)
+    assert said.isdigit(), said
+    return int(said)
 
 
 def test_a_grid_run_as_root_runs_each_job_as_its_submitter(base, user):
     with running(Grid(base, GRID_TOML)) as grid:
-        mine = submit_as(grid, user.pw_name, "sh", "-c", 'id -u; id -G; echo "$HOME"')
-        name = f"sgjno{secrets.token_hex(2)}"
-        unknown = submit_as(grid, name, "true")
-        done, refused = grid.wait([mine, unknown])
+        mine = submit_as(grid, user, "sh", "-c", 'id -u; id -G; echo "$HOME"')
+        done, = grid.wait([mine])
     jdir = grid.home / "jobs" / str(mine)
     assert done["state"] == "DONE", done
     uid, groups, home = (jdir / "output.txt").read_text().splitlines()
@@ -476,7 +497,29 @@ def test_a_grid_run_as_root_runs_each_job_as_its_submitter(base, user):
     assert stat.S_IMODE((grid.home / "jobs").stat().st_mode) == 0o755
     for root in ("work", "util"):                              # made by the node, for every user's sessions
         assert stat.S_IMODE((grid.home / root).stat().st_mode) == 0o1777
-    # A user this host does not know: the launcher's reason is the job's, end to end.
-    assert refused["state"] == "EXIT" and refused["exit_reason"].startswith(
-        f"user {name!r} is unknown on {WHERE}: "), refused
-    assert not (grid.home / "jobs" / str(unknown) / "output.txt").exists()
+    assert done["user"] == user.pw_name                        # the socket's peer, not a name it sent
+
+
+def test_a_job_whose_user_is_gone_from_the_node_ends_exit_with_the_reason(base):
+    """An account removed while its job waited: the master sends the job with no uid, the node's
+    launcher refuses it, and the job EXITs with the node's reason — end to end."""
+    name = f"sgjgo{secrets.token_hex(2)}"
+    made = subprocess.run(["useradd", "-M", "-s", "/bin/sh", name], capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.skip(f"useradd {name} failed: {made.stderr.strip()}")
+    gone = pwd.getpwnam(name)
+    try:
+        toml = GRID_TOML.replace("slots = 2", "slots = 1")
+        with running(Grid(base, toml)) as grid:
+            blocker = grid.client.submit(["sleep", "60"], cwd=str(grid.root), env={"PATH": PATH})["id"]
+            grid.wait_started(blocker)
+            waiting = submit_as(grid, gone, "true")              # PEND: the only slot is taken
+            assert grid.client.job(waiting)["state"] == "PEND"
+            subprocess.run(["userdel", name], check=True, capture_output=True)
+            grid.client.kill([blocker])                          # frees the slot: the job is dispatched now
+            refused = grid.wait([waiting])[0]
+    finally:
+        subprocess.run(["userdel", name], capture_output=True)
+    assert refused["state"] == "EXIT", refused
+    assert refused["exit_reason"].startswith(f"user {name!r} is unknown on "), refused
+    assert not (grid.home / "jobs" / str(waiting) / "output.txt").exists()
