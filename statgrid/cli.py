@@ -540,6 +540,26 @@ def hosts(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> 
     typer.echo(json.dumps(rows, indent=1) if as_json else views.hosts_table(rows))
 
 
+host_app = typer.Typer(help="Close and open hosts (grid administrators), like LSF's badmin hclose/hopen.",
+                       no_args_is_help=True)
+app.add_typer(host_app, name="host")
+
+
+@host_app.command("close")
+def host_close(ctx: typer.Context, name: str = typer.Argument(..., metavar="NAME", help="A host of grid.toml."),
+               reason: str = typer.Option("", "--reason", "-C", help="Why; `statgrid hosts` shows it.")) -> None:
+    """Close a host: it takes no new jobs, its running jobs go on. Kept across master restarts."""
+    rec = _call(ctx, _client(ctx).close_host, name, reason)
+    typer.echo(f"host {name} closed by {rec['closed_by']}" + (f": {rec['reason']}" if rec["reason"] else ""))
+
+
+@host_app.command("open")
+def host_open(ctx: typer.Context, name: str = typer.Argument(..., metavar="NAME", help="A host of grid.toml.")) -> None:
+    """Open a host an administrator closed: it takes jobs at once."""
+    rec = _call(ctx, _client(ctx).open_host, name)
+    typer.echo(f"host {name} opened ({rec['state']})")
+
+
 @app.command()
 def queues(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
     """Queues: priority, hosts and weights, user limit, pending and running jobs (bqueues)."""

@@ -208,3 +208,26 @@ def test_files_of_the_grid_home_are_private_where_they_hold_anything_of_a_job(gr
     assert (gdir / "master.sock").stat().st_mode & 0o777 == 0o666
     assert (gdir / "ca.pem").stat().st_mode & 0o777 == 0o644
     assert (grid.home / "jobs").stat().st_mode & 0o777 == 0o755
+
+
+def test_an_administrator_closes_and_opens_a_host_and_it_stays_closed_across_a_restart(tmp_path):
+    g = gridtest.Grid(tmp_path, GRID_TOML)
+    with gridtest.running(g):
+        closed = g.cli("host", "close", "node1", "--reason", "disk swap")
+        assert closed.returncode == 0, closed.stderr
+        row = g.client.hosts()[0]
+        assert (row["state"], row["closed_by"], row["closed_reason"]) == ("closed_Adm", g.client.whoami()["user"],
+                                                                           "disk swap")
+        assert "disk swap" in g.cli("hosts").stdout
+        job = g.submit("true")
+        assert g.client.job(job)["state"] == "PEND"                 # its only host takes no new job
+        unknown = g.cli("host", "close", "nosuch")
+        assert unknown.returncode == 1 and "host 'nosuch' does not exist" in unknown.stderr
+    with gridtest.running(g):                                      # a new master: still closed, job still waits
+        assert g.client.hosts()[0]["state"] == "closed_Adm"
+        assert g.client.job(job)["state"] == "PEND"
+        opened = g.cli("host", "open", "node1")
+        assert opened.returncode == 0, opened.stderr
+        assert g.wait([job])[0]["state"] == "DONE"
+    audit = (g.home / "grid" / "audit.log").read_text()
+    assert '"action": "host close", "target": "host node1"' in audit and '"action": "host open"' in audit

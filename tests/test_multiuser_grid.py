@@ -219,6 +219,19 @@ def test_an_administrator_may_kill_anyones_job(grid, people):
     assert "grid administrator" in who.stdout, who
 
 
+def test_only_an_administrator_closes_and_opens_hosts(grid, people):
+    refused = grid.cli("bob", "host", "close", "node2", "--reason", "mine now")
+    assert refused.returncode == 1 and "only a grid administrator (root, or" in refused.stderr, refused
+    closed = grid.cli("carol", "host", "close", "node2", "--reason", "memory test")
+    assert closed.returncode == 0, closed.stderr
+    shown = grid.cli("bob", "hosts")
+    assert f"{people['carol'].name}: memory test" in shown.stdout, shown.stdout
+    reopen = grid.cli("bob", "host", "open", "node2")
+    assert reopen.returncode == 1 and "may open host 'node2'" in reopen.stderr
+    opened = grid.cli("carol", "host", "open", "node2")
+    assert opened.returncode == 0, opened.stderr
+
+
 def test_nobody_submits_as_another_user(grid, people):
     """The API takes the user from the kernel or the token, never from what the client says."""
     body = json.dumps({"argv": ["true"], "cwd": str(people["bob"].home), "user": people["alice"].name})
@@ -315,3 +328,36 @@ def test_a_personal_grid_serves_only_its_own_account(site_install, people):
     finally:
         down = run_as(alice, ["statgrid", "grid", "down"], env=env, site=site_install, timeout=180)
     assert down.returncode == 0, down.stderr
+
+
+def test_bob_cannot_enter_alices_work_while_her_session_runs(grid, people):
+    alice, bob = people["alice"], people["bob"]
+    job = write_as(alice, alice.home / "holds_work.py", textwrap.dedent("""\
+        import sys
+        import time
+        import statgrid
+
+        with statgrid.session(memsize="256M", threads=1) as s:
+            s.sql("CREATE TABLE work.secret AS SELECT 42 AS x")
+            print("WORK", s.work.path, flush=True)
+            sys.stdout.flush()
+            time.sleep(120)
+        """))
+    job_id = grid.submit("alice", str(job))
+    work = None
+    for _ in range(600):
+        out = grid.cli("alice", "peek", str(job_id)).stdout
+        if "WORK " in out:
+            work = out.split("WORK ", 1)[1].split()[0]
+            break
+        time.sleep(0.1)
+    assert work is not None, grid.job("alice", job_id)
+    assert Path(work).stat().st_uid == alice.uid
+    for argv, says in ((["ls", work], "Permission denied"), (["cat", f"{work}/secret.parquet"], "Permission denied"),
+                       (["rm", "-rf", work], "Operation not permitted")):        # the root's sticky bit
+        tried = run_as(bob, argv)
+        assert tried.returncode != 0 and says in tried.stderr, (argv, tried)
+    assert Path(work).is_dir()
+    assert grid.cli("alice", "kill", str(job_id)).returncode == 0
+    assert grid.wait("alice", job_id)["state"] == "KILLED"
+    assert not Path(work).exists()                                # the session removed it on SIGTERM

@@ -70,6 +70,13 @@ class KillBody(BaseModel):
     ids: list[Annotated[int, Field(ge=1, le=JOB_ID_MAX)]] = Field(max_length=KILL_MAX_IDS)
 
 
+class HostCloseBody(BaseModel):
+    reason: str = Field("", max_length=NAME_MAX_CHARS)
+
+
+HostName = Annotated[str, Path(max_length=NAME_MAX_CHARS, description="a host of grid.toml")]
+
+
 class TokenBody(BaseModel):
     name: str = Field("", max_length=auth.TOKEN_NAME_MAX_CHARS)
 
@@ -202,6 +209,19 @@ def create_app(master: Master, on_down=None, on_stopped=None) -> FastAPI:
     @app.get("/hosts")
     async def hosts(who: Who):
         return await master.hosts()
+
+    @app.post("/hosts/{host}/close")
+    async def host_close(host: HostName, body: HostCloseBody, who: Who):
+        jobspec_check_name("reason", body.reason, "give a shorter reason, printable characters only")
+        closed = master.close_host(host, who, body.reason)
+        master.audit.record(who, "host close", f"host {host}", detail=body.reason or None)
+        return {"host": host, **closed}
+
+    @app.post("/hosts/{host}/open")
+    async def host_open(host: HostName, who: Who):
+        master.open_host(host, who)
+        master.audit.record(who, "host open", f"host {host}")
+        return {"host": host, "state": master.host_views()[host].state}
 
     @app.get("/queues")
     async def queues(who: Who):

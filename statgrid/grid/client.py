@@ -257,6 +257,12 @@ class GridClient:
     def hosts(self) -> list[dict]:
         return self._call("GET", "/hosts")
 
+    def close_host(self, host: str, reason: str = "") -> dict:
+        return self._call("POST", f"/hosts/{urllib.parse.quote(host, safe='')}/close", {"reason": reason})
+
+    def open_host(self, host: str) -> dict:
+        return self._call("POST", f"/hosts/{urllib.parse.quote(host, safe='')}/open")
+
     def queues(self) -> list[dict]:
         return self._call("GET", "/queues")
 

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from statgrid.config import Config
-from statgrid.errors import StatgridError
+from statgrid.errors import StatgridError, UsageError
 from statgrid.grid import auth, node
 from statgrid.grid.auth import Caller
 from statgrid.grid.engine import Engine
@@ -116,6 +116,7 @@ class Master:
                              on_job_event=self._on_job_event, on_host_event=self._on_host_event,
                              tls=cfg.master.engine_tls)
         self.running: dict[int, Job] = {}
+        self.closed = self.store.closed_hosts()    # host → who closed it, why, when (`statgrid host close`)
         self.pending: dict[int, Job] = {}          # the store's PEND jobs, kept here: dispatch reads no rows
         # host → dispatch sequence number of its latest job start (policy.HostView.last_start): ties
         # among equally loaded hosts go to the one that started a job least recently. Memory only:
@@ -232,7 +233,7 @@ class Master:
         running: dict[str, int] = {}
         for job in self.running.values():
             running[job.host] = running.get(job.host, 0) + 1
-        return host_views(self.cfg.hosts, self.engine.workers, running, self.last_start)
+        return host_views(self.cfg.hosts, self.engine.workers, running, self.last_start, self.closed)
 
     def dispatch(self) -> int:
         if not self.accepting:
@@ -461,6 +462,29 @@ class Master:
             await self.engine.kill(new.host, new.task_key)
         return self.get(job_id)
 
+    def close_host(self, host: str, caller: Caller, reason: str) -> dict:
+        """LSF's badmin hclose: the host takes no new jobs; its running jobs go on. Administrators only."""
+        self.rights.require_admin(caller, f"close host {host!r}")
+        self._check_host(host)
+        self.store.close_host(host, caller.user, reason)
+        self.closed = self.store.closed_hosts()
+        return self.closed[host]
+
+    def open_host(self, host: str, caller: Caller) -> None:
+        """badmin hopen of a host an administrator closed; it takes jobs at once."""
+        self.rights.require_admin(caller, f"open host {host!r}")
+        self._check_host(host)
+        if not self.cfg.hosts[host].open:
+            raise UsageError(f"host {host!r} is closed in grid.toml (open = false), not by `statgrid host close`; "
+                             "set open = true there and restart the master.")
+        self.store.open_host(host)
+        self.closed = self.store.closed_hosts()
+        self.dispatch()
+
+    def _check_host(self, host: str) -> None:
+        if host not in self.cfg.hosts:
+            raise NotFound(f"host {host!r} does not exist; hosts: {', '.join(self.cfg.hosts)} (see `statgrid hosts`).")
+
     async def wait(self, job_id: int, timeout_s: float) -> Job:
         job = self.get(job_id)
         if job.state.finished:
@@ -482,6 +506,9 @@ class Master:
         views = self.host_views()
         loads = await asyncio.gather(*(self.engine.on_host(h, os.getloadavg) for h in views))
         return [{"host": v.name, "state": v.state, "slots": v.slots, "running": v.running,
+                 "closed_by": self.closed.get(v.name, {}).get("closed_by") or (None if self.cfg.hosts[v.name].open
+                                                                               else "grid.toml"),
+                 "closed_reason": self.closed.get(v.name, {}).get("reason"),
                  "load_1m": None if load is None else round(load[0], 2),
                  "cpus": _cpu_list(self.cpus.get(v.name, ())), "address": self.engine.workers.get(v.name)} for v, load in zip(views.values(), loads)]
 

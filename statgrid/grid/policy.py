@@ -75,10 +75,12 @@ def host_weights(queue: QueueConfig, host_names: Iterable[str]) -> dict[str, int
 
 
 def host_views(hosts: Mapping[str, HostConfig], up: Iterable[str], running: Mapping[str, int],
-               last_start: Mapping[str, int] | None = None) -> dict[str, HostView]:
-    up = set(up)
+               last_start: Mapping[str, int] | None = None, closed: Iterable[str] = ()) -> dict[str, HostView]:
+    """`closed`: hosts an administrator closed (`statgrid host close`), on top of grid.toml's open = false."""
+    up, closed = set(up), set(closed)
     last_start = last_start or {}
-    return {name: HostView(name, h.slots, h.open, name in up, running.get(name, 0), last_start.get(name, 0))
+    return {name: HostView(name, h.slots, h.open and name not in closed, name in up, running.get(name, 0),
+                           last_start.get(name, 0))
             for name, h in hosts.items()}
 
 

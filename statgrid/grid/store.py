@@ -47,7 +47,9 @@ def _schema() -> str:
             "CREATE INDEX IF NOT EXISTS jobs_host_state ON jobs(host, state);\n"
             "CREATE TABLE IF NOT EXISTS job_events (job_id INTEGER, attempt INTEGER, ts REAL, event TEXT, "
             "host TEXT, detail TEXT);\n"
-            "CREATE INDEX IF NOT EXISTS job_events_job ON job_events(job_id);")
+            "CREATE INDEX IF NOT EXISTS job_events_job ON job_events(job_id);\n"
+            # hosts an administrator closed (`statgrid host close`): kept across master restarts
+            "CREATE TABLE IF NOT EXISTS closed_hosts (host TEXT PRIMARY KEY, closed_by TEXT, reason TEXT, ts REAL);")
 
 
 def _record_sql() -> str:
@@ -153,6 +155,19 @@ class JobStore:
         self.con.execute("INSERT INTO job_events VALUES (?, ?, ?, ?, ?, ?)",
                          (job.id, job.attempt, time.time(), event, job.host,
                           None if detail is None else json.dumps(detail)))
+
+    def close_host(self, host: str, by: str, reason: str) -> None:
+        with self.con:
+            self.con.execute("INSERT OR REPLACE INTO closed_hosts VALUES (?, ?, ?, ?)", (host, by, reason, time.time()))
+
+    def open_host(self, host: str) -> None:
+        with self.con:
+            self.con.execute("DELETE FROM closed_hosts WHERE host = ?", (host,))
+
+    def closed_hosts(self) -> dict[str, dict[str, Any]]:
+        """host → {closed_by, reason, ts} of every host an administrator closed."""
+        return {r[0]: {"closed_by": r[1], "reason": r[2], "ts": r[3]}
+                for r in self.con.execute("SELECT host, closed_by, reason, ts FROM closed_hosts")}
 
     # -- reads -------------------------------------------------------------------------------------
     def get(self, job_id: int) -> Job | None:

@@ -53,9 +53,18 @@ def jobs_table(records: list[dict]) -> str:
 
 
 def hosts_table(rows: list[dict]) -> str:
-    return table(["HOST_NAME", "STATUS", "MAX", "RUN", "LOAD_1M", "CPUS", "ADDRESS"],
-                 [[r["host"], r["state"], r["slots"], r["running"], r["load_1m"], r.get("cpus", "all"), r["address"]]
-                  for r in rows])
+    return table(["HOST_NAME", "STATUS", "MAX", "RUN", "LOAD_1M", "CPUS", "ADDRESS", "CLOSED_BY"],
+                 [[r["host"], r["state"], r["slots"], r["running"], r["load_1m"], r.get("cpus", "all"), r["address"],
+                   _closed(r)] for r in rows])
+
+
+def _closed(row: dict) -> str:
+    """Who closed a host and why (`statgrid host close`), or "grid.toml" (open = false); "-" if open."""
+    by = row.get("closed_by")
+    if not by:
+        return "-"
+    reason = row.get("closed_reason")
+    return f"{by}: {reason}" if reason else by
 
 
 def tokens_table(rows: list[dict]) -> str:
