@@ -32,6 +32,20 @@ class Captured:
 
 
 @pytest.fixture
+def own_launcher(monkeypatch):
+    """node.py's own launcher, started by run_job in this process (as whoever runs the tests), and
+    stopped at the test's end."""
+    from statgrid.grid import node
+
+    monkeypatch.setattr(node, "_server", {})
+    yield
+    proc = node._server.get("proc")
+    if proc is not None and proc.poll() is None:
+        proc.stdin.close()
+        proc.wait(10)
+
+
+@pytest.fixture
 def captured() -> Captured:
     return Captured()
 

@@ -361,3 +361,18 @@ def test_bob_cannot_enter_alices_work_while_her_session_runs(grid, people):
     assert grid.cli("alice", "kill", str(job_id)).returncode == 0
     assert grid.wait("alice", job_id)["state"] == "KILLED"
     assert not Path(work).exists()                                # the session removed it on SIGTERM
+
+
+def test_peek_never_follows_what_alice_puts_in_her_job_directory(grid, people):
+    """The master reads the output as root from a directory alice owns: a link to /etc/shadow, a FIFO
+    or another account's file in place of output.txt is refused, and the master does not hang."""
+    alice = people["alice"]
+    job_id = grid.submit("alice", "echo", "hello")
+    assert grid.wait("alice", job_id)["state"] == "DONE"
+    output = grid.home / "jobs" / str(job_id) / "output.txt"
+    for swap in (f"rm {output} && ln -s /etc/shadow {output}", f"rm {output} && mkfifo {output}"):
+        made = run_as(alice, ["sh", "-c", swap])
+        assert made.returncode == 0, made
+        peek = grid.cli("alice", "peek", str(job_id))
+        assert peek.returncode == 1 and "not shown" in peek.stderr and "root:" not in peek.stdout, peek
+    assert grid.cli("alice", "jobs").returncode == 0                 # the master still answers

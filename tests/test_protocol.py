@@ -228,16 +228,6 @@ def test_the_master_sets_identity_from_the_jobs_user():
     assert master.identity_of("no-such-user-x9") == Identity(user="no-such-user-x9", uid=None, gid=None, groups=())
 
 
-@pytest.fixture
-def own_launcher(monkeypatch):
-    """node.py's own launcher, started by run_job in this process."""
-    monkeypatch.setattr(node, "_server", {})
-    yield
-    proc = node._server.get("proc")
-    if proc is not None and proc.poll() is None:
-        proc.stdin.close()
-        proc.wait(10)
-
 
 SELF = master.identity_of(getpass.getuser())     # who runs these tests: the launcher runs their jobs as is
 

@@ -95,16 +95,6 @@ def base():
     shutil.rmtree(path, ignore_errors=True)
 
 
-@pytest.fixture
-def own_launcher(monkeypatch):
-    """node.py's own launcher (as root), started by run_job in this process."""
-    monkeypatch.setattr(node, "_server", {})
-    yield
-    proc = node._server.get("proc")
-    if proc is not None and proc.poll() is None:
-        proc.stdin.close()
-        proc.wait(10)
-
 
 def _job(base: Path, identity: Identity, argv, job_id: int = 1, env: dict | None = None, cwd: Path | None = None,
          work_roots=()) -> tuple[LaunchRequest, Path]:

@@ -27,8 +27,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
-import stat
 import time
 from pathlib import Path as FilePath
 from typing import Annotated, Any, Optional
@@ -42,6 +40,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from statgrid.errors import StatgridError, UsageError
 from statgrid.grid import auth
 from statgrid.grid.auth import Caller, Forbidden, NotAuthenticated
+from statgrid.grid.files import NotTrusted, read_untrusted
 from statgrid.grid.jobspec import NAME_MAX_CHARS, JobRequest, shown
 from statgrid.grid.jobspec import check_name as jobspec_check_name
 from statgrid.grid.master import Master, NotFound, grid_dir, identity_of, job_dir
@@ -403,21 +402,10 @@ def validation_message(errors: list[dict[str, Any]]) -> str:
 
 def _tail(path: FilePath, nbytes: int, owner_uid: int | None) -> str:
     """The last nbytes of a job's output. The job's directory is its user's, who could put a link, a
-    FIFO or a hard link to another's file there: the master (root) reads only a regular file that
-    the job's user owns, opened without following a link and without blocking."""
+    FIFO or a hard link to another's file there: only a regular file of the job's user is read."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        return read_untrusted(path, nbytes, owner_uid=owner_uid, tail=True).decode(errors="replace")
     except FileNotFoundError:
         return ""
-    except OSError as exc:
-        raise StatgridError(f"{path} cannot be read ({exc.strerror}): is it a symbolic link? The output of a job is a "
-                            "file its user owns; not shown.") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != owner_uid:
-            raise StatgridError(f"{path} is not a regular file of the job's user (a FIFO, a device or another "
-                                "account's file was put in its place); not shown.")
-        os.lseek(fd, max(0, st.st_size - nbytes), os.SEEK_SET)
-        return os.read(fd, nbytes).decode(errors="replace")
-    finally:
-        os.close(fd)
+    except NotTrusted as exc:
+        raise StatgridError(f"{exc.strerror or exc}; the output of a job is a file its user owns: not shown.") from None

@@ -19,7 +19,6 @@ import json
 import logging
 import os
 import pwd
-import stat
 import time
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from statgrid.errors import StatgridError, UsageError
 from statgrid.grid import auth, node
 from statgrid.grid.auth import Caller
 from statgrid.grid.engine import Engine
+from statgrid.grid.files import NotTrusted, read_untrusted
 from statgrid.grid.jobspec import JobRequest, check_bounds, launch_argv, validate
 from statgrid.grid.model import Job, JobState
 from statgrid.grid.policy import HostView, host_views, plan
@@ -563,22 +563,14 @@ LEGACY_ATTEMPT_MAX_BYTES = 1 << 20
 
 
 def _read_grid_file(path: Path) -> bytes | None:
-    """A file in a directory a user may write to, if the grid's account owns it (None otherwise):
-    opened without following a link and without blocking (a FIFO), read up to a bound."""
+    """A file in a directory a user may write to, if the grid's account owns it (None otherwise)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        return read_untrusted(path, LEGACY_ATTEMPT_MAX_BYTES, owner_uid=os.geteuid())
+    except NotTrusted as exc:
+        log.warning("%s: ignored", exc)
     except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
-            log.warning("%s: not a regular file of the grid's account (uid %d): ignored", path, os.geteuid())
-            return None
-        return os.read(fd, LEGACY_ATTEMPT_MAX_BYTES)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+        pass
+    return None
 
 
 def _cpu_list(cpus: tuple[int, ...]) -> str:

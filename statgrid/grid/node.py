@@ -29,7 +29,7 @@ import threading
 import time
 from pathlib import Path
 
-from statgrid.grid.files import write_json_atomic
+from statgrid.grid.files import read_untrusted, write_json_atomic
 from statgrid.grid.protocol import (AttemptFinished, AttemptLost, AttemptStarted, LaunchExited, LaunchFailed,
                                     LaunchRequest, LaunchStarted, decode, started_fields, to_event)
 
@@ -207,19 +207,9 @@ def _read_stimer_total(path: Path) -> dict | None:
     is the job's user's: read only if it is a regular file, not through a link (a FIFO would
     block this thread, a link could show another's file), and only its end."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+        lines = read_untrusted(path, STIMER_TAIL_BYTES, tail=True).decode(errors="replace").splitlines()
+    except OSError:                                # NotTrusted included
         return None
-    try:
-        size = os.fstat(fd)
-        if not stat.S_ISREG(size.st_mode):
-            return None
-        os.lseek(fd, max(0, size.st_size - STIMER_TAIL_BYTES), os.SEEK_SET)
-        lines = os.read(fd, STIMER_TAIL_BYTES).decode(errors="replace").splitlines()
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
     for line in reversed(lines):
         try:
             rec = json.loads(line)
