@@ -332,3 +332,18 @@ def test_attempt_records_cross_the_dask_event_log_intact():
             time.sleep(0.05)
         events = [msg for _, msg in client.get_events(node.JOB_TOPIC)]
     assert [protocol.from_event(m, job_event_from_dict) for m in events] == RECORDS[4:8]
+
+
+def test_identities_are_looked_up_again_after_their_time(monkeypatch):
+    """An account changed after the master first saw it is seen within IDENTITY_TTL_S, not at the
+    next restart (it was cached for the master's life)."""
+    clock = [1000.0]
+    monkeypatch.setattr(master.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(master, "_identities", {})
+    ids = iter([Identity("ann", 1001, 1001, (1001,)), Identity("ann", 1001, 1001, (1001, 27))])
+    monkeypatch.setattr(master, "_lookup_identity", lambda user: next(ids))
+    first = master.identity_of("ann")
+    clock[0] += master.IDENTITY_TTL_S - 1
+    assert master.identity_of("ann") is first                        # within its time: no lookup
+    clock[0] += 2
+    assert master.identity_of("ann").groups == (1001, 27)            # after it: looked up again

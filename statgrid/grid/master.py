@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import functools
 import json
 import logging
 import os
@@ -88,11 +87,29 @@ def make_grid_dirs(cfg: Config) -> None:
                                 "grid home") from None
 
 
-@functools.lru_cache(maxsize=4096)
+IDENTITY_TTL_S = 60.0              # how long a looked-up identity is reused (an account changed later is seen after it)
+IDENTITY_CACHE_MAX = 4096
+_identities: dict[str, tuple[float, Identity]] = {}
+
+
 def identity_of(user: str) -> Identity:
-    """The job user's ids from this machine's user database (cached: a directory service may be
-    slow, and dispatch runs on the API's loop). A user unknown here gets None ids: every node
-    refuses such a job (protocol.Identity), which then ends EXIT with the node's reason."""
+    """The job user's ids from this machine's user database, each looked up at most once per
+    IDENTITY_TTL_S (a directory service may be slow, and dispatch runs on the API's loop; an
+    account added, removed or given new groups is seen within that time). A user unknown here gets
+    None ids: every node refuses such a job (protocol.Identity), which then ends EXIT with the
+    node's reason."""
+    now = time.monotonic()
+    hit = _identities.get(user)
+    if hit is not None and hit[0] > now:
+        return hit[1]
+    if len(_identities) >= IDENTITY_CACHE_MAX:
+        _identities.clear()
+    identity = _lookup_identity(user)
+    _identities[user] = (now + IDENTITY_TTL_S, identity)
+    return identity
+
+
+def _lookup_identity(user: str) -> Identity:
     try:
         entry = pwd.getpwnam(user)
     except KeyError:
