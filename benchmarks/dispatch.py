@@ -160,18 +160,23 @@ def compare_tls(args) -> None:
 
 
 class BeforeClient:
-    """The API of a master before issue 15: plain HTTP on 127.0.0.1, the user named in the body."""
+    """The API of a master before issue 15: plain HTTP on 127.0.0.1, the user named in the body, a
+    connection per call (as its client, urllib, made them)."""
 
     def __init__(self, port: int):
-        import http.client
-
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        self.port = port
 
     def _call(self, method: str, path: str, body=None):
-        self.conn.request(method, path, body=None if body is None else json.dumps(body),
-                          headers={"Content-Type": "application/json"})
-        resp = self.conn.getresponse()
-        data = json.loads(resp.read())
+        import http.client
+
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        try:
+            conn.request(method, path, body=None if body is None else json.dumps(body),
+                         headers={"Content-Type": "application/json"})
+            resp = conn.getresponse()
+            data = json.loads(resp.read())
+        finally:
+            conn.close()
         if resp.status != 200:
             raise SystemExit(f"{method} {path}: {resp.status} {data}")
         return data
