@@ -18,6 +18,7 @@ from statgrid.errors import ConfigError, StatgridError
 from statgrid.grid import auth, localsock
 from statgrid.grid.client import Forbidden, GridClient, NotAuthenticated, Remote, read_client_config
 from statgrid.grid.server import _bind_tcp
+from statgrid.grid.store import JobStore
 from tests import gridtest
 
 
@@ -231,3 +232,22 @@ def test_an_administrator_closes_and_opens_a_host_and_it_stays_closed_across_a_r
         assert g.wait([job])[0]["state"] == "DONE"
     audit = (g.home / "grid" / "audit.log").read_text()
     assert '"action": "host close", "target": "host node1"' in audit and '"action": "host open"' in audit
+
+
+def test_a_token_is_never_sent_in_clear_to_another_machine(tmp_path):
+    cfg = cfg_with(tmp_path, "")
+    far = GridClient(cfg, remote=Remote(url="http://10.1.2.3:8642", token="sg_x"))
+    with pytest.raises(StatgridError, match="plain http to another machine.*use https"):
+        far.jobs()                                      # refused before any connection is made
+    near = GridClient(cfg, remote=Remote(url="http://127.0.0.1:1", token="sg_x"))
+    with pytest.raises(StatgridError, match="no master answers"):
+        near.jobs()                                     # loopback http may carry it (api_tls = false)
+
+
+def test_the_clients_token_is_not_sent_with_a_jobs_environment(grid, monkeypatch):
+    monkeypatch.setenv("STATGRID_TOKEN", "sg_secret-of-the-client")
+    monkeypatch.setenv("KEEP_ME", "1")
+    job = grid.client.submit(["true"], cwd=str(grid.root))
+    stored = JobStore(grid.home / "grid" / "jobs.db").get(job["id"]).env
+    assert stored.get("KEEP_ME") == "1" and "STATGRID_TOKEN" not in stored
+    grid.client.wait([job["id"]])

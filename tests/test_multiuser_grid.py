@@ -241,6 +241,26 @@ def test_nobody_submits_as_another_user(grid, people):
     assert "nobody (root included) submits for another user" in sent.stdout, sent
 
 
+def test_the_master_is_no_oracle_for_paths_bob_cannot_read(grid, people):
+    """The master (root) does not look at a job's files for another account: bob gets the same answer
+    for a file that exists in alice's private directory and one that does not, and the node, as bob,
+    ends both jobs EXIT because he cannot enter that directory."""
+    alice, bob = people["alice"], people["bob"]
+    private = mkdir_as(alice, alice.home / "private", mode=0o700)
+    write_as(alice, private / "plan.py", "print('secret plan')\n", mode=0o600)
+    sock = grid.home / "grid" / "master.sock"
+    answers = []
+    for name in ("plan.py", "nope.py"):
+        body = json.dumps({"argv": [name], "cwd": str(private), "env": {"PATH": "/usr/bin:/bin"}})
+        sent = run_as(bob, ["curl", "-s", "--unix-socket", str(sock), "-H", "Content-Type: application/json",
+                            "-d", body, "http://localhost/jobs"])
+        answers.append(json.loads(sent.stdout))
+    assert all("id" in a and "error" not in a for a in answers), answers      # the same answer for both
+    for rec in answers:
+        done = grid.wait("bob", rec["id"])
+        assert done["state"] == "EXIT" and "cannot enter the working directory" in done["exit_reason"], done
+
+
 def test_a_process_without_the_grids_key_cannot_reach_the_engine(grid, people):
     status = grid.cli("bob", "grid", "status")
     scheduler = status.stdout.split("scheduler: ")[1].split()[0]

@@ -124,3 +124,36 @@ def test_work_of_a_zombie_session_is_removed(tmp_path):
         assert not any(tmp_path.iterdir())
     finally:
         os.waitpid(pid, 0)
+
+
+def _clean_in_thread(roots) -> list:
+    """clean_stale in a thread; a hang (the FIFO that used to block root's node forever) fails the
+    test after a generous bound instead of hanging the suite."""
+    import threading
+
+    out: list = []
+    t = threading.Thread(target=lambda: out.extend(clean_stale(roots)), daemon=True)
+    t.start()
+    t.join(60)
+    assert not t.is_alive(), "clean_stale hung"
+    return out
+
+
+def test_a_fifo_or_a_link_planted_as_a_marker_is_left_alone_without_hanging(tmp_path):
+    """Under a 1777 root anyone may plant SGwork_* entries: a FIFO marker blocked the reader (root's
+    node, after every signal-ended session) and a linked marker had root open any file read-write."""
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    fifo_dir, link_dir, linked = (tmp_path / "SGwork_1_aa", tmp_path / "SGwork_2_bb", tmp_path / "SGwork_3_cc")
+    fifo_dir.mkdir()
+    os.mkfifo(fifo_dir / MARKER)
+    link_dir.mkdir()
+    (link_dir / MARKER).symlink_to(victim)
+    linked.symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    (tmp_path / "elsewhere").mkdir()
+    results = {r.path.name: r for r in _clean_in_thread([tmp_path])}
+    assert results["SGwork_1_aa"].action == "skipped" and "not a regular file" in results["SGwork_1_aa"].reason
+    assert results["SGwork_2_bb"].action == "skipped" and "link" in results["SGwork_2_bb"].reason
+    assert results["SGwork_3_cc"].action == "skipped" and "not a directory" in results["SGwork_3_cc"].reason
+    assert fifo_dir.is_dir() and link_dir.is_dir() and (tmp_path / "elsewhere").is_dir()
+    assert victim.read_text() == "keep"

@@ -203,6 +203,9 @@ def create_app(master: Master, on_down=None, on_stopped=None) -> FastAPI:
         master.rights.require_owner(who, j.user, "read the output of", f"job {job_id}")
         path = job_dir(master.cfg, job_id) / "output.txt"
         owner = identity_of(j.user).uid if not master.rights.personal else master.rights.grid_uid
+        if owner is None:
+            raise StatgridError(f"job {job_id}'s user {j.user!r} has no account on the master's machine any more: its "
+                                f"output is not shown (it is at {path}).")
         return {"job": private(j.to_dict(), who), "path": str(path), "text": _tail(path, nbytes, owner)}
 
     @app.get("/hosts")

@@ -27,7 +27,9 @@ from statgrid.errors import StatgridError, UsageError
 from statgrid.grid import localsock
 from statgrid.grid.model import PAGE_MAX_JOBS
 
-KEEP_ALIVE_S = 4.0            # reuse a connection idle less than this (uvicorn closes idle ones after 5 s)
+KEEP_ALIVE_S = 4.0
+# The client's own secrets: never sent with a job's environment (into the store and the job).
+PRIVATE_ENV = frozenset({"STATGRID_TOKEN"})            # reuse a connection idle less than this (uvicorn closes idle ones after 5 s)
 
 
 class NotAuthenticated(StatgridError):
@@ -126,6 +128,10 @@ class GridClient:
         headers = {"Content-Type": "application/json"}
         if self.remote is not None:
             token = self._resolve_remote().token
+            parts = urllib.parse.urlsplit(self.remote.url)
+            if token and parts.scheme == "http" and not _is_loopback_host(parts.hostname or ""):
+                raise UsageError(f"master address {self.remote.url!r} ({self.remote.source}) is plain http to another "
+                                 "machine: your token would cross the network in clear; use https://.")
             if token:
                 headers["Authorization"] = f"Bearer {token}"
         return headers
@@ -205,9 +211,10 @@ class GridClient:
                env: dict[str, str] | None = None) -> dict:
         """Submit a job file (.py/.sql) or a command; returns the job record (its "id" first). It
         runs as you: the master knows who you are (the socket's peer, or your token)."""
+        env = {k: v for k, v in (os.environ if env is None else env).items() if k not in PRIVATE_ENV}
         body = {"argv": list(argv), "cwd": cwd or os.getcwd(),
                 "queue": queue, "name": name, "options": options or {}, "rerunnable": rerunnable,
-                "hosts": list(hosts or []), "env": dict(os.environ if env is None else env)}
+                "hosts": list(hosts or []), "env": env}
         return self._call("POST", "/jobs", body)
 
     def jobs(self, user: str | None = None, all_states: bool = False, states: Iterable[str] | None = None,
@@ -280,6 +287,17 @@ class GridClient:
 
     def token_revoke(self, token_id: int) -> dict:
         return self._call("DELETE", f"/tokens/{int(token_id)}")
+
+
+def _is_loopback_host(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class _UnixConnection(http.client.HTTPConnection):

@@ -148,8 +148,15 @@ def check_bounds(req: JobRequest) -> None:
                          "holds a NUL byte; submit from a shorter path.")
 
 
-def validate(req: JobRequest, cfg: Config, submit_ts: float) -> Job:
-    """Check every field; returns the Job to store (id 0, state PEND). Raises UsageError."""
+def validate(req: JobRequest, cfg: Config, submit_ts: float, check_files: bool = True) -> Job:
+    """Check every field; returns the Job to store (id 0, state PEND). Raises UsageError.
+
+    check_files: also check, as this process, that the job file, the command and the working
+    directory exist. The CLI does (it runs as the user); a master that runs as root does not for
+    another user's request — it would answer, as root, whether a path that user may not read
+    exists, and a path on a hung file system would stall its loop. The node then finds them as
+    the user (the launcher enters cwd and execs as them), and a missing one ends the job EXIT with
+    the reason."""
     check_bounds(req)
     if not req.argv or not str(req.argv[0]).strip():
         raise UsageError("nothing to run: give a job file (.py or .sql) or a command, e.g. "
@@ -171,11 +178,11 @@ def validate(req: JobRequest, cfg: Config, submit_ts: float) -> Job:
     first = Path(req.cwd, req.argv[0]) if not os.path.isabs(req.argv[0]) else Path(req.argv[0])
     if first.suffix.lower() in JOB_KINDS:
         kind = "session"
-        job_file = check_job_file(first)
+        job_file = check_job_file(first) if check_files else Path(os.path.normpath(first))
         if len(req.argv) > 1:
             raise UsageError(f"job file {req.argv[0]!r} takes no arguments (got {' '.join(req.argv[1:])!r}); pass "
                              "values through environment variables or a dataset.")
-        argv = [str(job_file.resolve())]
+        argv = [str(job_file.resolve() if check_files else job_file)]
         try:
             cfg.session.with_overrides(req.options, source="-o")
         except ConfigError as exc:
@@ -187,11 +194,14 @@ def validate(req: JobRequest, cfg: Config, submit_ts: float) -> Job:
                              "job files (.py/.sql), not to the command "
                              f"{req.argv[0]!r}.")
         path_env = req.env.get("PATH", os.environ.get("PATH", ""))
-        if shutil.which(req.argv[0], path=path_env) is None and not (os.sep in req.argv[0] and first.exists()):
+        if check_files and shutil.which(req.argv[0], path=path_env) is None and not (
+                os.sep in req.argv[0] and first.exists()):
             raise UsageError(f"{req.argv[0]!r} is neither a job file (.py or .sql) nor a command on PATH; "
                              "check the name, or give the path.")
         argv = list(req.argv)
-    if not os.path.isdir(req.cwd):
+    if not os.path.isabs(req.cwd):
+        raise UsageError(f"working directory {req.cwd!r} is not an absolute path; give one starting with '/'.")
+    if check_files and not os.path.isdir(req.cwd):
         raise UsageError(f"working directory {req.cwd!r} does not exist.")
     # The default name comes from the command, which may hold any character: keep it a name.
     name = req.name or "".join(c if c.isprintable() else "?" for c in Path(req.argv[0]).name)[:NAME_MAX_CHARS]

@@ -669,7 +669,7 @@ class Server:
             os.dup2(fd_out, 1)
             os.dup2(fd_err, 2)
             os.closerange(3, status_w)
-            os.closerange(status_w + 1, 65536)
+            os.closerange(status_w + 1, max(65536, os.sysconf("SC_OPEN_MAX")))   # no fd of the server leaks in
         except BaseException as exc:             # noqa: BLE001 — the job never ran: tell the server, leave
             error = str(exc) if isinstance(exc, LaunchError) else f"cannot start the job: {type(exc).__name__}: {exc}"
             try:

@@ -241,7 +241,9 @@ class Master:
                                  "who submits it, so nobody (root included) submits for another user; leave the user "
                                  "out, or log in as them.")
         req = dataclasses.replace(req, user=caller.user)
-        job = self.store.add(validate(req, self.cfg, time.time()))
+        # Files are checked as the caller by the CLI, and as the caller by the node; the master
+        # checks them itself only for its own account's requests (jobspec.validate).
+        job = self.store.add(validate(req, self.cfg, time.time(), check_files=caller.uid == os.geteuid()))
         self.pending[job.id] = job
         self.dispatch()
         return self.running.get(job.id) or job

@@ -153,7 +153,17 @@ def prepare_work_roots(roots: list[str]) -> None:
             logger.warning("[libraries] root %s cannot be created (%s): sessions will fail to create WORK/UTIL "
                            "there; create it with mode 1777 or fix [libraries] in grid.toml", root, exc.strerror)
             continue
-        os.chmod(root, 0o1777)                    # chmod: mkdir's mode is cut by the umask
+        # chmod: mkdir's mode is cut by the umask. Through the directory just made, never a link
+        # swapped in for it (a user who may write the parent could aim a path chmod anywhere).
+        try:
+            fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError as exc:
+            logger.warning("[libraries] root %s changed while being made (%s): left alone", root, exc.strerror)
+            continue
+        try:
+            os.fchmod(fd, 0o1777)
+        finally:
+            os.close(fd)
 
 
 def _pin(pid: int, cpus: tuple[int, ...]) -> None:
@@ -202,12 +212,15 @@ def _event(record: AttemptStarted | AttemptFinished | AttemptLost) -> None:
         pass                                      # not in a worker (direct call in a test)
 
 
-def _read_stimer_total(path: Path) -> dict | None:
+def _read_stimer_total(path: Path, owner_uid: int | None) -> dict | None:
     """The session's last 'total' STIMER record, if the job was a session and wrote one. The file
     is the job's user's: read only if it is a regular file, not through a link (a FIFO would
     block this thread, a link could show another's file), and only its end."""
     try:
-        lines = read_untrusted(path, STIMER_TAIL_BYTES, tail=True).decode(errors="replace").splitlines()
+        if owner_uid is None:
+            return None
+        lines = read_untrusted(path, STIMER_TAIL_BYTES, owner_uid=owner_uid, tail=True).decode(
+            errors="replace").splitlines()
     except OSError:                                # NotTrusted included
         return None
     for line in reversed(lines):
@@ -257,7 +270,9 @@ def run_job(spec: dict) -> AttemptStarted | AttemptFinished | AttemptLost:
         if exited is not None:
             outcome = AttemptFinished(**started_fields(info), end_ts=exited.end_ts, exit_code=exited.exit_code,
                                       signal=exited.signal, rusage=exited.rusage, io=exited.io,
-                                      stimer=_read_stimer_total(job_dir / "session.stimer.jsonl"),
+                                      stimer=_read_stimer_total(job_dir / "session.stimer.jsonl",
+                                                                request.identity.uid if os.geteuid() == 0
+                                                                else os.getuid()),
                                       launch_error=None, attempt_file_error=None)
         else:
             # The launcher died under the job (kill -9, the OOM killer): a fault of the node, not

@@ -67,6 +67,20 @@ def api_url(cfg: Config) -> str:
     return f"{scheme}://{host}:{cfg.master.port}"
 
 
+API_MAX_CONNECTIONS = 2048
+OPEN_FILES_WANTED = 65536
+
+
+def _raise_open_files() -> None:
+    """RLIMIT_NOFILE's soft limit up to OPEN_FILES_WANTED (within the hard limit)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = OPEN_FILES_WANTED if hard == resource.RLIM_INFINITY else min(OPEN_FILES_WANTED, hard)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+
+
 def _loopback(address: str) -> bool:
     from statgrid.config import is_loopback
 
@@ -162,8 +176,11 @@ def serve(cfg: Config, ready_message: bool = True) -> None:
             print("statgrid master stopped.", flush=True)
 
     app = create_app(master, on_down=down, on_stopped=stopped)
+    # Connections: a cap well below the descriptors the master may hold (raised to its hard limit),
+    # so a flood of idle connections gets 503s instead of starving the store and the engine of fds.
+    _raise_open_files()
     common = dict(log_level="warning", access_log=False, timeout_graceful_shutdown=5, proxy_headers=False,
-                  http=_peercred_protocol())
+                  http=_peercred_protocol(), limit_concurrency=API_MAX_CONNECTIONS)
     # The local server owns the lifespan (its end stops the grid) and the signals; the network one
     # follows it.
     local = uvicorn.Server(uvicorn.Config(app, lifespan="on", **common))

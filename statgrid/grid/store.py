@@ -122,6 +122,10 @@ class JobStore:
         self.con.execute("PRAGMA synchronous=NORMAL")
         self.con.execute("PRAGMA busy_timeout=5000")
         self.con.executescript(_schema())
+        for side in ("-wal", "-shm"):       # left by an older release (0644) or another umask: private too
+            side_path = self.path.with_name(self.path.name + side)
+            if side_path.exists() and side_path.stat().st_mode & 0o077:
+                os.chmod(side_path, 0o600)
 
     def close(self) -> None:
         self.con.close()

@@ -146,23 +146,50 @@ def clean_stale(roots: list[Path], dry_run: bool = False, all_hosts: bool = Fals
 
 
 def _clean_one(path: Path, dry_run: bool, all_hosts: bool = False) -> CleanResult:
-    marker = path / MARKER
+    """Judge one WORK/UTIL directory by its marker and remove it if its session is gone.
+
+    Run as root (a node, `cleanwork`), this reads a directory its user owns under a 1777 root: so
+    the directory must be a directory (not a link), the marker a regular file of the directory's
+    owner opened without following a link or blocking (a FIFO would hang the node; a link to a
+    device would have root open it), and the removal runs as the owner (`_remove`)."""
     try:
-        fd = os.open(marker, os.O_RDWR | os.O_CLOEXEC)
+        st = os.lstat(path)
     except FileNotFoundError:
-        try:
-            age_s = time.time() - path.stat().st_mtime
-        except FileNotFoundError:
-            return CleanResult(path, "skipped", "already removed")
-        if age_s < _GRACE_S:
-            return CleanResult(path, "skipped", f"no marker yet, {age_s:.0f} s old (may be starting)")
-        if not dry_run:
-            shutil.rmtree(path, ignore_errors=True)
-        return CleanResult(path, "removed", "no session marker")
-    except PermissionError:
-        owner = path.stat().st_uid
-        return CleanResult(path, "skipped", f"owned by uid {owner}; run cleanwork as that user or as root")
+        return CleanResult(path, "skipped", "already removed")
+    if not stat.S_ISDIR(st.st_mode):
+        return CleanResult(path, "skipped", "not a directory (a link?): left alone")
     try:
+        dfd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return CleanResult(path, "skipped", "already removed")
+    except PermissionError:
+        return CleanResult(path, "skipped", f"owned by uid {st.st_uid}; run cleanwork as that user or as root")
+    except OSError as exc:
+        return CleanResult(path, "skipped", f"cannot open it ({exc.strerror})")
+    try:
+        if not os.path.samestat(os.fstat(dfd), st):
+            return CleanResult(path, "skipped", "replaced while being read: left alone")
+        try:
+            fd = os.open(MARKER, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
+        except FileNotFoundError:
+            age_s = time.time() - st.st_mtime
+            if age_s < _GRACE_S:
+                return CleanResult(path, "skipped", f"no marker yet, {age_s:.0f} s old (may be starting)")
+            if not dry_run:
+                _remove(path, st)
+            return CleanResult(path, "removed", "no session marker")
+        except PermissionError:
+            return CleanResult(path, "skipped", f"owned by uid {st.st_uid}; run cleanwork as that user or as root")
+        except OSError as exc:
+            return CleanResult(path, "skipped", f"its session marker cannot be opened ({exc.strerror}): a link? "
+                                                "Left alone")
+    finally:
+        os.close(dfd)
+    try:
+        mst = os.fstat(fd)
+        if not stat.S_ISREG(mst.st_mode) or mst.st_uid != st.st_uid:
+            return CleanResult(path, "skipped", "its session marker is not a regular file of the directory's owner: "
+                                                "left alone")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -178,7 +205,40 @@ def _clean_one(path: Path, dry_run: bool, all_hosts: bool = False) -> CleanResul
             return CleanResult(path, "skipped", f"session of host {host!r}; run cleanwork there, or pass --all-hosts "
                                                 "if this file system's locks work across hosts")
         if not dry_run:
-            shutil.rmtree(path, ignore_errors=True)
+            _remove(path, st)
         return CleanResult(path, "removed", f"pid {info.get('pid')} on {info.get('host')} has ended")
     finally:
         os.close(fd)
+
+
+REMOVE_AS_OWNER_TIMEOUT_S = 120.0
+
+
+def _remove(path: Path, st: os.stat_result) -> None:
+    """rmtree the directory; as root, in a child that has become the directory's owner first, so
+    whatever the owner put there (links, a FIFO swapped in mid-way) can do no more than the owner
+    could, and a hang ends with the child (killed after REMOVE_AS_OWNER_TIMEOUT_S)."""
+    if os.geteuid() != 0 or st.st_uid == 0:
+        shutil.rmtree(path, ignore_errors=True)
+        return
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.setgroups([])
+            os.setgid(st.st_gid)
+            os.setuid(st.st_uid)
+            shutil.rmtree(path, ignore_errors=True)
+            code = 0
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + REMOVE_AS_OWNER_TIMEOUT_S
+    while True:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            return
+        time.sleep(0.02)
