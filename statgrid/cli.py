@@ -609,11 +609,16 @@ def worker(ctx: typer.Context,
            slots: int = typer.Option(..., "--slots", min=1, help="Job slots (LSF MXJ): the worker's threads.")) -> None:
     """Join this machine to a grid as host NAME (a thin wrapper on `dask worker`). It presents the
     grid's certificate from <home>/grid/tls (copied from the master's grid home, kept 0600)."""
+    _exec_worker(ctx, _config(ctx), master, name, slots)
+
+
+def _exec_worker(ctx: typer.Context, cfg: Config, master: str, name: str, slots: int,
+                 listen: str | None = None) -> None:
+    """Become `dask worker` for host `name` of the grid whose scheduler is at `master`."""
     from statgrid.grid import tls
     from statgrid.grid.cluster import DASK_SETTINGS
     from statgrid.grid.master import grid_dir
 
-    cfg = _config(ctx)
     tls_args: list[str] = []
     if cfg.master.engine_tls:
         if not master.startswith("tls://"):
@@ -625,7 +630,44 @@ def worker(ctx: typer.Context,
         env["DASK_" + key.upper().replace(".", "__").replace("-", "_")] = str(value)
     argv = [sys.executable, "-m", "distributed.cli.dask_worker", master, "--name", name, "--nthreads", str(slots),
             "--nworkers", "1", "--memory-limit", "0", "--no-dashboard", *tls_args]
+    if listen:
+        argv += ["--host", listen]
     os.execve(sys.executable, argv, env)
+
+
+node_app = typer.Typer(help="A grid node on its own machine: `node up` joins it to the master.", no_args_is_help=True)
+app.add_typer(node_app, name="node")
+
+
+@node_app.command("up")
+def node_up(ctx: typer.Context,
+            name: Optional[str] = typer.Option(None, "--name", help="The host's name in grid.toml [hosts.NAME] "
+                                               "(default: this machine's short host name)."),
+            master: Optional[str] = typer.Option(None, "--master", metavar="ADDRESS", help="The engine's tls:// "
+                                                 "address (default: from <home>/grid/engine.json on the shared grid "
+                                                 "home, written by `grid up`).")) -> None:
+    """Run this machine's node of the grid: a worker that joins the master's engine over TLS under
+    the host's name, with the host's slots from grid.toml; the master then starts the node's
+    launcher and monitor there. Runs in the foreground (a systemd unit: docs/statgrid-node.service)
+    until stopped or the grid goes down. Needs root for a shared grid (jobs run as their users)."""
+    import socket as _socket
+
+    from statgrid.grid import netaddr
+
+    cfg = _config(ctx)
+    name = name or _socket.gethostname().split(".")[0]
+    host = cfg.hosts.get(name)
+    if host is None:
+        _fail(ctx, UsageError(f"host {name!r} is not in grid.toml (hosts: {', '.join(cfg.hosts)}); give --name, or "
+                              f"add [hosts.{name}] with joins = true."))
+    if not host.joins:
+        _fail(ctx, UsageError(f"host {name!r} has no joins = true in grid.toml: its worker is run by the master's "
+                              f"embedded engine; set joins = true under [hosts.{name}] (and restart the master) to "
+                              "run it here."))
+    address = master or _call(ctx, netaddr.engine_address, cfg)
+    listen = _call(ctx, netaddr.address_towards, address)
+    typer.echo(f"statgrid node {name}: joining {address} from {listen} with {host.slots} slots", err=True)
+    _exec_worker(ctx, cfg, address, name, host.slots, listen=listen)
 
 
 # -- the node monitor ------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ working grid whose home is ``$STATGRID_HOME`` or ``./statgrid-home``.
     [hosts.node1]                   # LSF MXJ
     slots = 2
     open = true
+    joins = false                   # true: a machine of its own, joined with `statgrid node up`
 
     [queues.normal]
     priority = 30
@@ -321,6 +322,8 @@ class HostConfig:
     slots: int = 2
     open: bool = True
     cpus: tuple[int, ...] = ()      # CPUs the host's jobs may run on (a cpuset); () = all
+    joins: bool = False             # a machine of its own that joins with `statgrid node up`; False: the
+                                    # embedded engine runs its worker on the master's machine
 
 
 @dataclass(frozen=True)
@@ -512,7 +515,8 @@ def load_config(path: str | os.PathLike | None = None, env: Mapping[str, str] | 
         if not isinstance(spec, Mapping):
             raise ConfigError(f"{source}: hosts.{name} = {spec!r} must be a table: [hosts.{name}] with e.g. slots = 2.")
         hosts[name] = HostConfig(name, **_parse_section(
-            f"hosts.{name}", spec, {"slots": ("slots", _positive_int), "open": ("open", _bool), "cpus": ("cpus", parse_cpus)},
+            f"hosts.{name}", spec, {"slots": ("slots", _positive_int), "open": ("open", _bool), "cpus": ("cpus", parse_cpus),
+                                    "joins": ("joins", _bool)},
             source))
     hosts = hosts or _default_hosts()
 

@@ -116,8 +116,10 @@ class Engine:
 
     def __init__(self, home: Path, hosts: dict[str, int], scheduler_address: str = "",
                  on_job_event: Callable[[JobEvent], Awaitable[None]] | None = None,
-                 on_host_event: Callable[[HostEvent], Awaitable[None]] | None = None, tls: bool = True):
+                 on_host_event: Callable[[HostEvent], Awaitable[None]] | None = None, tls: bool = True,
+                 listen: str = "127.0.0.1"):
         self.home = home
+        self.listen = listen                       # the embedded scheduler's address: nodes of other machines join there
         self.hosts = hosts
         self.external = scheduler_address
         self.tls = tls                             # [master] engine_tls: mutual TLS with the grid's CA (tls.py)
@@ -172,7 +174,7 @@ class Engine:
             self.engine_pid = info["pid"]
             return info["address"]
         log = open(self.home / "engine.log", "ab")
-        argv = [sys.executable, "-m", "statgrid.grid.cluster", "--hosts", json.dumps(self.hosts)]
+        argv = [sys.executable, "-m", "statgrid.grid.cluster", "--hosts", json.dumps(self.hosts), "--host", self.listen]
         if self.tls:
             argv += ["--tls-dir", str(grid_tls.TlsFiles.under(self.home).dir)]
         proc = subprocess.Popen(argv,

@@ -129,9 +129,11 @@ class Master:
         self.rights = auth.Rights(cfg)
         self.tokens = auth.Tokens(self.store.con)
         self.audit = auth.Audit(grid_dir(cfg) / "audit.log")
-        self.engine = Engine(grid_dir(cfg), {h.name: h.slots for h in cfg.hosts.values()}, cfg.master.scheduler,
-                             on_job_event=self._on_job_event, on_host_event=self._on_host_event,
-                             tls=cfg.master.engine_tls)
+        # The embedded engine runs the workers of hosts on this machine; hosts that join from their
+        # own machines (`statgrid node up`) reach its scheduler on [master] listen.
+        self.engine = Engine(grid_dir(cfg), {h.name: h.slots for h in cfg.hosts.values() if not h.joins},
+                             cfg.master.scheduler, on_job_event=self._on_job_event, on_host_event=self._on_host_event,
+                             tls=cfg.master.engine_tls, listen=cfg.master.listen)
         self.running: dict[int, Job] = {}
         self.closed = self.store.closed_hosts()    # host → who closed it, why, when (`statgrid host close`)
         self.pending: dict[int, Job] = {}          # the store's PEND jobs, kept here: dispatch reads no rows

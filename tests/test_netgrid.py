@@ -1,0 +1,186 @@
+"""A grid of several machines (issue 16), on Linux network namespaces (tests/netns.py): a master
+host, three node hosts that join with `statgrid node up`, and a client host that uses the grid only
+over HTTPS with a token. Each host runs only its own daemons; they talk only over that network; the
+file system (grid home, libraries) is shared, as GPFS would be. Skipped with the reason where
+namespaces cannot be made."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.netns import Network, skip_unless_possible
+
+NODES = ("node1", "node2", "node3")
+GRID_TOML = """
+[master]
+port = 8642
+listen = "{master_ip}"
+names = ["{master_ip}"]
+
+[libraries]
+data = "{root}/data"
+work = "{root}/work"
+util = "{root}/util"
+
+[hosts.node1]
+slots = 2
+joins = true
+
+[hosts.node2]
+slots = 2
+joins = true
+
+[hosts.node3]
+slots = 2
+joins = true
+
+[monitor]
+enabled = false
+"""
+STATGRID = [sys.executable, "-m", "statgrid"]
+
+
+class NetGrid:
+    def __init__(self, net: Network, root: Path):
+        self.net, self.root = net, root
+        self.home = root / "home"
+        self.home.mkdir()
+        self.toml = root / "grid.toml"
+        self.toml.write_text(GRID_TOML.format(master_ip=net.ip("grid1"), root=root))
+        self.env = {**os.environ, "STATGRID_HOME": str(self.home), "STATGRID_CONFIG": str(self.toml)}
+        self.nodes: dict[str, subprocess.Popen] = {}
+        # The client host: no grid home, no grid.toml, its own config (url, token, CA) only.
+        self.client_config = root / "client-config"
+        self.client_env = {k: v for k, v in os.environ.items() if not k.startswith("STATGRID_")}
+        self.client_env.update({"STATGRID_HOME": str(root / "client-has-no-grid-home"),
+                                "XDG_CONFIG_HOME": str(self.client_config)})
+
+    def on(self, host: str, *args, env=None, timeout=120) -> subprocess.CompletedProcess:
+        return self.net.run(host, [*STATGRID, *args], env=env or self.env, timeout=timeout, cwd=self.root)
+
+    def client(self, *args, timeout=120) -> subprocess.CompletedProcess:
+        done = self.on("client", *args, env=self.client_env, timeout=timeout)
+        return done
+
+    def node_up(self, name: str) -> None:
+        log = open(self.root / f"{name}.log", "ab")
+        self.nodes[name] = self.net.popen(name, [*STATGRID, "node", "up", "--name", name], env=self.env,
+                                          stdout=log, stderr=log, cwd=self.root, start_new_session=True)
+
+    def node_down(self, name: str) -> None:
+        proc = self.nodes.pop(name)
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+    def hosts(self) -> dict[str, dict]:
+        done = self.on("grid1", "hosts", "--json")
+        assert done.returncode == 0, done.stderr
+        return {h["host"]: h for h in json.loads(done.stdout)}
+
+    def wait_hosts(self, want: dict[str, str], timeout_s=120) -> dict[str, dict]:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            hosts = self.hosts()
+            if all(hosts[h]["state"] == s for h, s in want.items()):
+                return hosts
+            if time.monotonic() > deadline:
+                logs = {n: (self.root / f"{n}.log").read_text()[-800:] for n in self.nodes}
+                raise AssertionError(f"hosts did not reach {want}: {hosts}\n{logs}")
+            time.sleep(0.5)
+
+
+@pytest.fixture(scope="module")
+def grid():
+    skip_unless_possible()
+    root = Path(tempfile.mkdtemp(prefix="sgnet-", dir="/tmp"))
+    for lib in ("data", "work", "util"):
+        (root / lib).mkdir()
+    with Network(["grid1", *NODES, "client"]) as net:
+        g = NetGrid(net, root)
+        up = g.on("grid1", "grid", "up", "--detach", timeout=300)
+        assert up.returncode == 0, up.stderr + up.stdout
+        try:
+            for name in NODES:
+                g.node_up(name)
+            g.wait_hosts({n: "ok" for n in NODES})
+            made = g.on("grid1", "token", "create", "--name", "client host", env={**g.env, "XDG_CONFIG_HOME":
+                                                                                   str(g.client_config)})
+            assert made.returncode == 0, made.stderr
+            yield g
+        finally:
+            down = g.on("grid1", "grid", "down", timeout=300)
+            for name in list(g.nodes):
+                g.node_down(name)
+            left = net.close()
+            shutil.rmtree(root, ignore_errors=True)
+        assert down.returncode == 0, down.stderr
+        assert not left, f"processes left in the hosts' namespaces: {left}"
+
+
+def test_the_client_host_reaches_only_the_https_api(grid):
+    conf = (grid.client_config / "statgrid" / "client.toml").read_text()
+    assert f'url = "https://{grid.net.ip("grid1")}:8642"' in conf
+    who = grid.client("whoami")
+    assert who.returncode == 0 and "via token" in who.stdout, who
+    # the master's local socket is a file of the shared file system, but the client host does not use it
+    assert "no master answers" in grid.on("client", "jobs", env={**grid.client_env, "XDG_CONFIG_HOME": "/nonexistent"}
+                                          ).stderr
+
+
+def test_thirty_jobs_from_the_client_spread_over_the_three_nodes(grid):
+    ids = []
+    for _ in range(30):
+        done = grid.client("submit", "sh", "-c", "sleep 1; echo ran on $STATGRID_HOST")
+        assert done.returncode == 0, done.stderr
+        ids.append(done.stdout.split()[-1])
+    waited = grid.client("wait", *ids, timeout=600)
+    assert waited.returncode == 0, waited.stdout + waited.stderr
+    jobs = {j["id"]: j for j in json.loads(grid.client("jobs", "-a", "-u", "all", "--json").stdout)}
+    mine = [jobs[int(i)] for i in ids]
+    assert all(j["state"] == "DONE" for j in mine)
+    per_host = {n: sum(j["host"] == n for j in mine) for n in NODES}
+    assert all(per_host[n] >= 5 for n in NODES), per_host        # every node took its share
+    # each ran once: one attempt record per job, on the host the store names
+    for j in mine:
+        attempts = sorted((grid.home / "grid" / "attempts").glob(f"{j['id']}.*.json"))
+        assert len(attempts) == 1, attempts
+        assert json.loads(attempts[0].read_text())["host"] == j["host"]
+    out = grid.client("peek", ids[0])
+    assert f"ran on {mine[0]['host']}" in out.stdout
+
+
+def test_kill_from_the_client_host(grid):
+    done = grid.client("submit", "sleep", "300")
+    job_id = done.stdout.split()[-1]
+    for _ in range(300):
+        rec = json.loads(grid.client("job", job_id, "--json").stdout)
+        if rec["start_ts"] is not None:
+            break
+        time.sleep(0.2)
+    host = rec["host"]
+    assert rec["pid"] in grid.net.pids(host)                      # the job runs in its node's namespace
+    killed = grid.client("kill", job_id)
+    assert killed.returncode == 0, killed.stderr
+    waited = grid.client("wait", job_id, timeout=120)
+    assert "KILLED" in waited.stdout, waited.stdout
+    assert not any(_cmdline(p).startswith("sleep 300") for p in grid.net.pids(host))
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
