@@ -465,6 +465,15 @@ def token_revoke(ctx: typer.Context, token_id: int = typer.Argument(..., metavar
 
 
 @app.command()
+def reconfig(ctx: typer.Context) -> None:
+    """Re-read grid.toml into the running master (LSF badmin reconfig): queues, host slots and open,
+    admins; running jobs are not touched. A bad file, or a change that needs a restart, changes
+    nothing and names the key. Grid administrators only."""
+    rec = _call(ctx, _client(ctx).reconfig)
+    typer.echo("\n".join(rec["changes"]) if rec["changes"] else "grid.toml re-read: nothing changed.")
+
+
+@app.command()
 def whoami(ctx: typer.Context) -> None:
     """Who the master takes you for, and whether you administer the grid."""
     rec = _call(ctx, _client(ctx).whoami)
@@ -551,6 +560,33 @@ def host_close(ctx: typer.Context, name: str = typer.Argument(..., metavar="NAME
     """Close a host: it takes no new jobs, its running jobs go on. Kept across master restarts."""
     rec = _call(ctx, _client(ctx).close_host, name, reason)
     typer.echo(f"host {name} closed by {rec['closed_by']}" + (f": {rec['reason']}" if rec["reason"] else ""))
+
+
+@host_app.command("drain")
+def host_drain(ctx: typer.Context, name: str = typer.Argument(..., metavar="NAME", help="A host of grid.toml."),
+               reason: str = typer.Option("drain", "--reason", "-C", help="Why; `statgrid hosts` shows it."),
+               timeout: Optional[float] = typer.Option(None, "--timeout", help="Give up waiting after this many "
+                                                       "seconds (the host stays closed).")) -> None:
+    """Close a host and wait until the jobs running there have ended (finish its jobs, take none);
+    `host open` gives it work again."""
+    import time as _time
+
+    client = _client(ctx)
+    _call(ctx, client.close_host, name, reason)
+    deadline = None if timeout is None else _time.monotonic() + timeout
+    said = None
+    while True:
+        row = next(h for h in _call(ctx, client.hosts) if h["host"] == name)
+        if row["running"] == 0:
+            typer.echo(f"host {name} drained: closed, no job running")
+            return
+        if row["running"] != said:
+            typer.echo(f"host {name} closed; waiting for its {row['running']} running job(s)", err=True)
+            said = row["running"]
+        if deadline is not None and _time.monotonic() > deadline:
+            _fail(ctx, StatgridError(f"host {name} still runs {row['running']} job(s) after {timeout:g} s; it stays "
+                                     "closed (`statgrid host open` reopens it)."))
+        _time.sleep(1.0)
 
 
 @host_app.command("open")

@@ -87,8 +87,10 @@ def _caller(request: Request) -> Caller:
 Who = Annotated[Caller, Depends(_caller)]
 
 
-def create_app(master: Master, on_down=None, on_stopped=None) -> FastAPI:
-    """The API of a started master; when the server ends, the lifespan stops the grid."""
+def create_app(master: Master, on_down=None, on_stopped=None, stop_engine=lambda: True) -> FastAPI:
+    """The API of a started master; when the server ends, the lifespan stops the master — and the
+    grid (engine and jobs) when stop_engine() says so (`grid down`, Ctrl-C), not on SIGTERM (a
+    restart of the master, as systemd's: the jobs run on, the next master adopts them)."""
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
         try:
@@ -96,7 +98,7 @@ def create_app(master: Master, on_down=None, on_stopped=None) -> FastAPI:
         finally:
             # Here, not after uvicorn returns: on Ctrl-C/SIGTERM uvicorn re-raises the signal
             # once the lifespan has ended, so nothing after serve() would run.
-            await master.stop(stop_engine=True)
+            await master.stop(stop_engine=stop_engine())
             if on_stopped is not None:
                 on_stopped()
 
@@ -236,6 +238,16 @@ def create_app(master: Master, on_down=None, on_stopped=None) -> FastAPI:
         if on_down is not None:
             asyncio.get_running_loop().call_soon(on_down)
         return {"status": "stopping"}
+
+    @app.post("/grid/reconfig")
+    async def reconfig(who: Who):
+        try:
+            changes = await master.reconfig(who)
+        except UsageError as exc:
+            master.audit.record(who, "reconfig", outcome="refused", detail=str(exc))
+            raise
+        master.audit.record(who, "reconfig", detail="; ".join(changes) or "no change")
+        return {"changes": changes}
 
     @app.post("/tokens")
     async def token_create(body: TokenBody, who: Who):

@@ -276,6 +276,9 @@ class GridClient:
     def down(self) -> dict:
         return self._call("POST", "/grid/down")
 
+    def reconfig(self) -> dict:
+        return self._call("POST", "/grid/reconfig")
+
     def whoami(self) -> dict:
         return self._call("GET", "/whoami")
 

@@ -162,7 +162,10 @@ class Engine:
         path = self.home / ENGINE_FILE
         info = running_engine(self.home)
         if info is not None:
-            if info.get("hosts") != self.hosts:
+            started = info.get("hosts") or {}
+            # Its workers were made at its start: the same hosts, each with at least the slots now
+            # configured (`statgrid reconfig` may have lowered them since).
+            if set(started) != set(self.hosts) or any(self.hosts[h] > started[h] for h in self.hosts):
                 raise StatgridError(f"the engine left running by the previous master (pid {info['pid']}) has hosts "
                                     f"{info.get('hosts')}, but grid.toml now says {self.hosts}; stop it and its jobs "
                                     "with `statgrid grid down`, then `statgrid grid up`.")
@@ -234,6 +237,11 @@ class Engine:
         info = await self.client.scheduler.identity()
         self.workers = {str(w["name"]): addr for addr, w in info["workers"].items()}
         return self.workers
+
+    async def threads(self) -> dict[str, int]:
+        """host name → its worker's threads (the most jobs it can run at once: its slots when it started)."""
+        info = await self.client.scheduler.identity()
+        return {str(w["name"]): int(w.get("nthreads", 0)) for w in info["workers"].values()}
 
     # -- operations ----------------------------------------------------------------------------------------
     def submit(self, request: LaunchRequest) -> None:

@@ -502,6 +502,63 @@ class Master:
         self.closed = self.store.closed_hosts()
         self.dispatch()
 
+    async def reconfig(self, caller: Caller) -> list[str]:
+        """LSF's badmin reconfig: re-read grid.toml and apply what can change under running jobs —
+        queues, host slots (down; up to what the host's worker started with), open, admins. A bad
+        file, or a change that needs a restart, changes nothing and says which key. Returns what
+        changed, one line each. Administrators only."""
+        from statgrid.config import ConfigError, load_config
+
+        self.rights.require_admin(caller, "reconfigure the grid")
+        if self.cfg.source is None:
+            raise UsageError("this grid runs on the defaults (no grid.toml): there is nothing to re-read; give it a "
+                             "grid.toml and restart the master.")
+        try:
+            new = load_config(self.cfg.source, {"STATGRID_HOME": str(self.cfg.home)})
+        except ConfigError as exc:
+            raise UsageError(f"{exc} Nothing was changed.") from None
+        old = self.cfg
+        restart = [k for k, a, b in (("[grid] home", old.home, new.home), ("[libraries]", old.libraries, new.libraries),
+                                     ("[master]", old.master, new.master), ("[monitor]", old.monitor, new.monitor))
+                   if a != b]
+        running = {h: sum(j.host == h for j in self.running.values()) for h in old.hosts}
+        threads = await self.engine.threads()
+        for name in sorted(set(old.hosts) | set(new.hosts)):
+            a, b = old.hosts.get(name), new.hosts.get(name)
+            if b is None:
+                if running.get(name):
+                    restart.append(f"hosts.{name} removed while {running[name]} job(s) run there (drain it first: "
+                                   f"`statgrid host drain {name}`)")
+                elif not a.joins:
+                    restart.append(f"hosts.{name} removed: its worker is the embedded engine's (restart the grid)")
+                continue
+            if a is None:
+                if not b.joins:
+                    restart.append(f"hosts.{name} added without joins = true: the embedded engine's workers are made "
+                                   "at its start (restart the grid, or add it with joins = true and `statgrid node up`)")
+                continue
+            if (a.joins, a.cpus) != (b.joins, b.cpus):
+                restart.append(f"hosts.{name}.joins/cpus changed (restart the grid)")
+            if b.slots > a.slots and name in threads and threads[name] < b.slots:
+                restart.append(f"hosts.{name}.slots {a.slots} → {b.slots}: its worker runs {threads[name]} at most; "
+                               + ("restart its node (`statgrid node up`)" if b.joins else "restart the grid"))
+        for name in sorted(set(old.queues) - set(new.queues)):
+            waiting = sum(j.queue == name for j in [*self.pending.values(), *self.running.values()])
+            if waiting:
+                restart.append(f"queues.{name} removed while {waiting} of its job(s) pend or run")
+        if restart:
+            raise UsageError(f"{self.cfg.source}: not applied, nothing was changed: " + "; ".join(restart) + ".")
+        changes = [f"{k}: {getattr(old, k)!r} → {getattr(new, k)!r}" for k in ("admins",) if getattr(old, k) != getattr(new, k)]
+        for section, a_map, b_map in (("hosts", old.hosts, new.hosts), ("queues", old.queues, new.queues)):
+            for name in sorted(set(a_map) | set(b_map)):
+                if a_map.get(name) != b_map.get(name):
+                    changes.append(f"[{section}.{name}] " + ("added" if name not in a_map else "removed"
+                                                              if name not in b_map else "changed"))
+        self.cfg = new
+        self.rights = auth.Rights(new, grid_uid=self.rights.grid_uid)
+        self.dispatch()
+        return changes
+
     def _check_host(self, host: str) -> None:
         if host not in self.cfg.hosts:
             raise NotFound(f"host {host!r} does not exist; hosts: {', '.join(self.cfg.hosts)} (see `statgrid hosts`).")

@@ -132,7 +132,8 @@ def _peercred_protocol():
 
 
 def serve(cfg: Config, ready_message: bool = True) -> None:
-    """Run the master in this process until `grid down`, SIGTERM or Ctrl-C (all stop the grid)."""
+    """Run the master in this process until `grid down` or Ctrl-C (both stop the grid) or SIGTERM
+    (stops this master only: the engine and running jobs go on for the next `grid up`)."""
     import uvicorn
 
     from statgrid.grid.api import create_app
@@ -156,7 +157,13 @@ def serve(cfg: Config, ready_message: bool = True) -> None:
     local: uvicorn.Server
     network: uvicorn.Server
 
+    # `grid down` and Ctrl-C stop the grid; SIGTERM (systemctl stop/restart, kill) stops this master
+    # only: the engine and the running jobs go on, as LSF's do when mbatchd restarts, and the next
+    # `grid up` adopts them (reconcile).
+    whole_grid = {"stop": True}
+
     def down() -> None:
+        whole_grid["stop"] = True
         master.begin_shutdown()                  # releases long-polling `wait`s so uvicorn can close
         local.should_exit = network.should_exit = True
 
@@ -173,9 +180,11 @@ def serve(cfg: Config, ready_message: bool = True) -> None:
         master_file(cfg).unlink(missing_ok=True)
         socket_path(cfg).unlink(missing_ok=True)
         if ready_message:
-            print("statgrid master stopped.", flush=True)
+            print("statgrid master stopped." if whole_grid["stop"] else "statgrid master stopped; the engine and "
+                  "the running jobs go on (`statgrid grid up` adopts them, `statgrid grid down` stops them).",
+                  flush=True)
 
-    app = create_app(master, on_down=down, on_stopped=stopped)
+    app = create_app(master, on_down=down, on_stopped=stopped, stop_engine=lambda: whole_grid["stop"])
     # Connections: a cap well below the descriptors the master may hold (raised to its hard limit),
     # so a flood of idle connections gets 503s instead of starving the store and the engine of fds.
     _raise_open_files()
@@ -183,7 +192,7 @@ def serve(cfg: Config, ready_message: bool = True) -> None:
                   http=_peercred_protocol(), limit_concurrency=API_MAX_CONNECTIONS)
     # The local server owns the lifespan (its end stops the grid) and the signals; the network one
     # follows it.
-    local = uvicorn.Server(uvicorn.Config(app, lifespan="on", **common))
+    local = _signalled(uvicorn.Config(app, lifespan="on", **common), whole_grid)
     network = _follower(uvicorn.Config(app, lifespan="off", **common, **ssl_files))
 
     async def follow() -> None:
@@ -205,6 +214,20 @@ def serve(cfg: Config, ready_message: bool = True) -> None:
         asyncio.run(run())
     except KeyboardInterrupt:
         pass                                     # Ctrl-C: the lifespan has already stopped the grid
+
+
+def _signalled(config, whole_grid: dict):
+    """The local server, which takes SIGINT/SIGTERM for the master: SIGTERM marks the stop as the
+    master's alone (whole_grid["stop"] = False) unless `grid down` asked for the grid's."""
+    import uvicorn
+
+    class Signalled(uvicorn.Server):
+        def handle_exit(self, sig, frame) -> None:
+            if sig == signal.SIGTERM and not self.should_exit:
+                whole_grid["stop"] = False
+            super().handle_exit(sig, frame)
+
+    return Signalled(config)
 
 
 def _follower(config):
@@ -247,7 +270,7 @@ def start_detached(cfg: Config) -> dict:
             raise StatgridError(f"the master stopped while starting (exit code {proc.returncode}); last lines of "
                                 f"{log_path}:\n{_tail_lines(log_path, 15)}")
         time.sleep(0.1)
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(signal.SIGINT)            # as Ctrl-C: the whole grid it may have started goes
     raise StatgridError(f"the master did not become ready in {DETACH_TIMEOUT_S} s; see {log_path}.")
 
 

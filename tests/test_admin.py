@@ -1,0 +1,103 @@
+"""Administering a running grid (issue 16, LSF's badmin): the master restarted under running jobs,
+grid.toml re-read (`statgrid reconfig`), a host drained. On one machine; the same across machines
+in tests/test_netgrid.py."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+
+import pytest
+
+from statgrid.errors import UsageError
+from statgrid.session._procfs import process_running
+from tests import gridtest
+
+GRID_TOML = """
+[master]
+port = {port}
+
+[hosts.node1]
+slots = 2
+
+[hosts.node2]
+slots = 2
+
+[queues.normal]
+priority = 30
+
+[monitor]
+enabled = false
+"""
+
+
+def _master_pid(g) -> int:
+    return json.loads((g.home / "grid" / "master.json").read_text())["pid"]
+
+
+def test_a_master_stopped_by_sigterm_leaves_its_jobs_running_and_the_next_adopts_them(tmp_path):
+    g = gridtest.Grid(tmp_path, GRID_TOML)
+    with gridtest.running(g):
+        job = g.submit("sh", "-c", "sleep 4; echo finished")
+        started = g.wait_started(job)
+        pid = _master_pid(g)
+        os.kill(pid, signal.SIGTERM)                             # systemctl restart / stop of the master
+        for _ in range(600):
+            if not process_running(pid):
+                break
+            time.sleep(0.05)
+        assert not process_running(pid)
+        assert process_running(started["pid"])                   # the job runs on without a master
+        up = g.cli("grid", "up", "--detach", timeout=240)
+        assert up.returncode == 0, up.stderr
+        done = g.wait([job])[0]
+        assert done["state"] == "DONE" and done["attempt"] == 1, done
+        assert "finished" in g.client.peek(job)["text"]
+        assert len(list((g.home / "grid" / "attempts").glob(f"{job}.*.json"))) == 1
+
+
+def test_reconfig_applies_queues_and_slots_and_a_bad_file_changes_nothing(tmp_path):
+    g = gridtest.Grid(tmp_path, GRID_TOML)
+    with gridtest.running(g):
+        running = g.submit("sleep", "60")
+        g.wait_started(running)
+        text = g.toml.read_text()
+        g.toml.write_text(text + '\n[queues.night]\npriority = 5\nhostz = "node1"\n')
+        bad = g.cli("reconfig")                                  # the CLI reads the file first: the key named
+        assert bad.returncode == 2 and "queues.night.hostz" in bad.stderr
+        with pytest.raises(UsageError, match=r"queues\.night\.hostz.*Nothing was changed"):
+            g.client.reconfig()                                  # the master's own check of the same file
+        assert [q["queue"] for q in g.client.queues()] == ["normal"]
+        g.toml.write_text(text.replace("[hosts.node1]\nslots = 2", "[hosts.node1]\nslots = 4"))
+        more = g.cli("reconfig")
+        assert more.returncode == 2 and "hosts.node1.slots 2 → 4" in more.stderr and "nothing was changed" in more.stderr
+        g.toml.write_text(text.replace("[hosts.node2]\nslots = 2", "[hosts.node2]\nslots = 1")
+                          + '\n[queues.night]\npriority = 5\nhosts = "node2"\n')
+        ok = g.cli("reconfig")
+        assert ok.returncode == 0, ok.stderr
+        assert "[hosts.node2] changed" in ok.stdout and "[queues.night] added" in ok.stdout
+        assert {q["queue"] for q in g.client.queues()} == {"normal", "night"}
+        assert {h["host"]: h["slots"] for h in g.client.hosts()} == {"node1": 2, "node2": 1}
+        night = g.client.submit(["true"], queue="night", cwd=str(g.root), env={"PATH": os.environ["PATH"]})
+        assert g.wait([night["id"]])[0]["host"] == "node2"
+        assert g.client.job(running)["state"] == "RUN"           # untouched throughout
+        g.client.kill([running])
+        g.wait([running])
+    audit = (g.home / "grid" / "audit.log").read_text()
+    assert '"action": "reconfig"' in audit and '"outcome": "refused"' in audit
+
+
+def test_drain_waits_for_the_hosts_jobs_and_sends_it_no_more(tmp_path):
+    g = gridtest.Grid(tmp_path, GRID_TOML)
+    with gridtest.running(g):
+        first = g.client.submit(["sleep", "2"], hosts=["node1"], cwd=str(g.root), env={"PATH": os.environ["PATH"]})
+        g.wait_started(first["id"])
+        drained = g.cli("host", "drain", "node1", "--reason", "kernel update", timeout=120)
+        assert drained.returncode == 0, drained.stderr
+        assert "drained" in drained.stdout and "waiting for its 1 running job" in drained.stderr
+        assert g.client.job(first["id"])["state"] == "DONE"     # it finished: drain kills nothing
+        later = [g.submit("true") for _ in range(3)]
+        assert {j["host"] for j in g.wait(later)} == {"node2"}
+        row = next(h for h in g.client.hosts() if h["host"] == "node1")
+        assert (row["state"], row["closed_reason"]) == ("closed_Adm", "kernel update")
