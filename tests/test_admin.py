@@ -101,3 +101,20 @@ def test_drain_waits_for_the_hosts_jobs_and_sends_it_no_more(tmp_path):
         assert {j["host"] for j in g.wait(later)} == {"node2"}
         row = next(h for h in g.client.hosts() if h["host"] == "node1")
         assert (row["state"], row["closed_reason"]) == ("closed_Adm", "kernel update")
+
+
+def test_the_systemd_units_start_commands_that_exist():
+    """contrib/systemd: each ExecStart is a statgrid command this release has."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    units = sorted((Path(__file__).resolve().parent.parent / "contrib" / "systemd").glob("*.service"))
+    assert [u.name for u in units] == ["statgrid-master.service", "statgrid-node.service"]
+    for unit in units:
+        text = unit.read_text()
+        start = next(line for line in text.splitlines() if line.startswith("ExecStart="))
+        args = start.split("statgrid", 2)[-1].split()              # after /opt/statgrid/bin/statgrid
+        helped = subprocess.run([sys.executable, "-m", "statgrid", *args, "--help"], capture_output=True, text=True)
+        assert helped.returncode == 0, (unit.name, helped.stderr)
+        assert "Environment=STATGRID_HOME=" in text and "[Install]" in text
