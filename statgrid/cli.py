@@ -649,7 +649,7 @@ def worker(ctx: typer.Context,
 
 
 def _exec_worker(ctx: typer.Context, cfg: Config, master: str, name: str, slots: int,
-                 listen: str | None = None) -> None:
+                 listen: str | None = None, nanny: bool = True) -> None:
     """Become `dask worker` for host `name` of the grid whose scheduler is at `master`."""
     from statgrid.grid import tls
     from statgrid.grid.cluster import DASK_SETTINGS
@@ -668,6 +668,8 @@ def _exec_worker(ctx: typer.Context, cfg: Config, master: str, name: str, slots:
             "--nworkers", "1", "--memory-limit", "0", "--no-dashboard", *tls_args]
     if listen:
         argv += ["--host", listen]
+    if not nanny:
+        argv += ["--no-nanny"]
     os.execve(sys.executable, argv, env)
 
 
@@ -703,7 +705,10 @@ def node_up(ctx: typer.Context,
     address = master or _call(ctx, netaddr.engine_address, cfg)
     listen = _call(ctx, netaddr.address_towards, address)
     typer.echo(f"statgrid node {name}: joining {address} from {listen} with {host.slots} slots", err=True)
-    _exec_worker(ctx, cfg, address, name, host.slots, listen=listen)
+    # No nanny: a node is restarted by its service manager; Dask's nanny would instead try to restart
+    # a silent worker through the same dead link and hold up its removal by 30 s (the fence relies on
+    # the engine dropping a silent worker at a known time).
+    _exec_worker(ctx, cfg, address, name, host.slots, listen=listen, nanny=False)
 
 
 # -- the node monitor ------------------------------------------------------------------------------

@@ -30,6 +30,8 @@ working grid whose home is ``$STATGRID_HOME`` or ``./statgrid-home``.
     api_tls = true                  # HTTPS with a certificate of the grid's CA; false only
                                     # with a loopback listen address
     names = ["grid1.example.com"]   # host names remote clients use, for the API's certificate
+    fence_grace = "60s"             # a node that lost the master this long kills its jobs; the master
+                                    # gives them to other hosts only after that
     scheduler = ""                  # address of an existing Dask scheduler; "" = embedded
     engine_tls = true               # mutual TLS with the grid's own CA between master, scheduler and
                                     # workers; false only for benchmarks and trusted single-user machines
@@ -191,6 +193,17 @@ def _names(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+FENCE_GRACE_MIN_S = 10.0
+
+
+def _fence_grace(value: Any) -> float:
+    seconds = parse_duration_s(value)
+    if seconds < FENCE_GRACE_MIN_S:
+        raise ValueError(f"a duration of at least {FENCE_GRACE_MIN_S:g}s, e.g. 60s (a node is called unavail "
+                         "after 5 s without heartbeats; the grace must be well above that)")
+    return seconds
+
+
 def _address(value: Any) -> str:
     """An IP address to listen on ("127.0.0.1", "0.0.0.0", "10.1.2.3", "::")."""
     import ipaddress
@@ -301,6 +314,9 @@ class MasterConfig:
     port: int = 8642
     listen: str = "127.0.0.1"
     api_tls: bool = True
+    # How long a node may lose the master before it kills its jobs (fencing); the master gives a
+    # lost node's jobs to others only after the engine dropped it, later than that.
+    fence_grace_s: float = 60.0
     names: tuple[str, ...] = ()
     scheduler: str = ""
     # False opens the engine to anyone who reaches its port (they may run code as the grid's
@@ -503,7 +519,8 @@ def load_config(path: str | os.PathLike | None = None, env: Mapping[str, str] | 
     master = MasterConfig(**_parse_section("master", _table(raw, "master", source),
                                            {"port": ("port", _port), "scheduler": ("scheduler", _string),
                                             "engine_tls": ("engine_tls", _bool), "listen": ("listen", _address),
-                                            "api_tls": ("api_tls", _bool), "names": ("names", _names)}, source))
+                                            "api_tls": ("api_tls", _bool), "names": ("names", _names),
+                                            "fence_grace": ("fence_grace_s", _fence_grace)}, source))
     master = _resolve_api_tls(master, _table(raw, "master", source), source)
 
     hosts_raw = _table(raw, "hosts", source)

@@ -25,6 +25,7 @@ GRID_TOML = """
 port = 8642
 listen = "{master_ip}"
 names = ["{master_ip}"]
+fence_grace = "15s"
 
 [libraries]
 data = "{root}/data"
@@ -177,6 +178,121 @@ def test_kill_from_the_client_host(grid):
     waited = grid.client("wait", job_id, timeout=120)
     assert "KILLED" in waited.stdout, waited.stdout
     assert not any(_cmdline(p).startswith("sleep 300") for p in grid.net.pids(host))
+
+
+def _job(grid, job_id) -> dict:
+    done = grid.on("grid1", "job", str(job_id), "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _attempts(grid, job_id) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted((grid.home / "grid" / "attempts").glob(f"{job_id}.*.json"))]
+
+
+def _until(what, check, timeout_s=120, every_s=0.5):
+    deadline = time.monotonic() + timeout_s
+    while True:
+        got = check()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout_s} s")
+        time.sleep(every_s)
+
+
+def _started(grid, job_id) -> dict:
+    return _until(f"job {job_id} started", lambda: (lambda j: j if j["start_ts"] else None)(_job(grid, job_id)))
+
+
+def _sleeps_on(grid, host: str, marker: str) -> list[int]:
+    return [p for p in grid.net.pids(host) if marker in _cmdline(p)]
+
+
+def test_a_node_whose_link_goes_down_fences_its_jobs_before_they_run_elsewhere(grid):
+    """node3's link goes down mid-job: it is unavail within seconds (its jobs left alone), kills its
+    jobs after the fence grace (15 s here), and only after that does the master requeue the
+    rerunnable job (on another host) and end the other EXIT "host lost". The attempt records prove
+    no job ran twice at once. Its link back, node3 rejoins (restarted, as systemd would)."""
+    for other in ("node1", "node2"):                      # both jobs go to node3
+        assert grid.on("grid1", "host", "close", other).returncode == 0
+    rerun = grid.on("grid1", "submit", "-r", "sh", "-c", "sleep 60; echo rerun-done").stdout.split()[-1]
+    plain = grid.on("grid1", "submit", "sleep", "61").stdout.split()[-1]
+    for job_id in (rerun, plain):
+        assert _started(grid, job_id)["host"] == "node3"
+    for other in ("node1", "node2"):
+        assert grid.on("grid1", "host", "open", other).returncode == 0
+    down_at = time.time()
+    grid.net.link_down("node3")
+    try:
+        _until("node3 unavail", lambda: grid.hosts()["node3"]["state"] == "unavail", timeout_s=30)
+        unavail_s = time.time() - down_at
+        assert _job(grid, plain)["state"] == "RUN"        # unavail is not lost: nothing decided yet
+        ended = _until("the plain job ends", lambda: (lambda j: j if j["state"] == "EXIT" else None)(
+            _job(grid, plain)), timeout_s=120)
+        assert ended["exit_reason"].startswith("host lost"), ended
+        assert not _sleeps_on(grid, "node3", "sleep 6")   # fenced: none of node3's jobs runs on
+        second = _until("the rerunnable job starts again", lambda: (lambda j: j if j["attempt"] == 2 and
+                                                                    j["start_ts"] else None)(_job(grid, rerun)))
+        assert second["host"] in ("node1", "node2")
+    finally:
+        grid.net.link_up("node3")
+    first, again = _attempts(grid, rerun)[:2]
+    assert first["type"] == "attempt.lost" and "fenced" in first["reason"], first
+    assert first["end_ts"] < again["start_ts"], (first, again)                 # never two at once
+    assert first["end_ts"] - down_at >= 15 - 1                                  # not before the grace
+    assert unavail_s < 15, unavail_s
+    # node3 back: its worker was dropped and exits; restarted (Restart=always), it rejoins
+    _until("node3's node daemon exits", lambda: grid.nodes["node3"].poll() is not None, timeout_s=120)
+    grid.nodes.pop("node3")
+    grid.node_up("node3")
+    grid.wait_hosts({"node3": "ok"})
+    grid.on("grid1", "kill", rerun)
+
+
+def test_the_masters_link_down_for_less_than_the_grace_costs_no_job(grid):
+    ids = [grid.client("submit", "sh", "-c", "sleep 25; echo survived").stdout.split()[-1] for _ in range(3)]
+    for job_id in ids:
+        _started(grid, job_id)
+    grid.net.link_down("grid1")
+    time.sleep(8)                                         # < the 15 s grace: nodes keep their jobs
+    states = {h: r["state"] for h, r in grid.hosts().items()}
+    grid.net.link_up("grid1")
+    assert set(states.values()) == {"unavail"}, states    # the master saw every node go silent
+    grid.wait_hosts({n: "ok" for n in NODES}, timeout_s=60)
+    done = grid.client("wait", *ids, timeout=180)
+    assert done.returncode == 0, done.stdout
+    for job_id in ids:
+        rec = _job(grid, job_id)
+        assert (rec["state"], rec["attempt"]) == ("DONE", 1), rec
+        assert len(_attempts(grid, job_id)) == 1
+        assert "survived" in grid.client("peek", job_id).stdout
+
+
+def test_a_node_rejoining_after_its_daemons_were_killed_is_reconciled(grid):
+    grid.on("grid1", "host", "close", "node1")
+    grid.on("grid1", "host", "close", "node3")
+    job_id = grid.on("grid1", "submit", "-r", "sh", "-c", "sleep 30; echo second-life").stdout.split()[-1]
+    assert _started(grid, job_id)["host"] == "node2"
+    grid.on("grid1", "host", "open", "node1")
+    grid.on("grid1", "host", "open", "node3")
+    grid.nodes["node2"].kill()                            # a reboot: the node's daemons die at once
+    grid.nodes.pop("node2").wait(30)
+    _until("node2's jobs gone", lambda: not _sleeps_on(grid, "node2", "sleep 30"), timeout_s=30)
+    again = _until("requeued and started elsewhere", lambda: (lambda j: j if j["attempt"] == 2 and j["start_ts"]
+                                                              else None)(_job(grid, job_id)))
+    assert again["host"] in ("node1", "node3")
+    grid.node_up("node2")
+    grid.wait_hosts({"node2": "ok"})
+    done = grid.client("wait", job_id, timeout=180)
+    assert done.returncode == 0, done.stdout
+    first, second = _attempts(grid, job_id)
+    # The first attempt's node died under it (its launcher killed the job when its worker went): no
+    # end was recorded there, and the job's work was done once — by the second attempt.
+    assert first["type"] == "attempt.started" and second["type"] == "attempt.finished", (first, second)
+    assert grid.client("peek", job_id).stdout.count("second-life") == 1
+    events = [e for e in _job(grid, job_id)["events"] if e["event"] == "requeue"]
+    assert len(events) == 1 and "host lost" in events[0]["detail"], events
 
 
 def _cmdline(pid: int) -> str:

@@ -47,31 +47,47 @@ ENGINE_START_TIMEOUT_S = 120
 CALL_TIMEOUT_S = 10.0            # a call to one worker (kill, list, prepare, load) gives up after this
 
 
+STALE_AFTER_S = 5.0              # no heartbeat for this long: the host is unavail (takes no job, keeps its own)
+STALE_CHECK_S = 1.0
+FENCE_MARGIN_S = 10.0            # the engine drops a silent worker this long after the node fenced itself
+
+
 class GridEvents(SchedulerPlugin):
-    """Runs in the scheduler: tells the master when a host joins or leaves and when a job task
-    errs (KilledWorker: its worker died while running it)."""
+    """Runs in the scheduler: tells the master when a host joins or leaves, when its heartbeats stop
+    and resume (stale/fresh), and when a job task errs (KilledWorker: its worker died while running it).
+
+    A worker is dropped (and its tasks erred) only after `ttl_s` without a heartbeat: the node's
+    fence grace plus a margin, so that a node cut off from the master has killed its jobs before
+    the master hands them to another host, and a short outage costs no job."""
 
     name = "statgrid-events"
 
-    def __init__(self):
+    def __init__(self, ttl_s: float = WORKER_TTL_S, stale_after_s: float = STALE_AFTER_S):
         self.names: dict[str, str] = {}
+        self.ttl_s = ttl_s
+        self.stale_after_s = stale_after_s
+        self.stale: set[str] = set()
 
     async def start(self, scheduler) -> None:
         self.scheduler = scheduler
         # The embedded engine starts with these (cluster.DASK_SETTINGS); an existing scheduler
         # given by address gets them here: statgrid decides requeues, and a lost worker must be
         # noticed in seconds, not the default 5 minutes.
-        scheduler.allowed_failures = 0
-        if not scheduler.worker_ttl or scheduler.worker_ttl > WORKER_TTL_S:
-            from tornado.ioloop import PeriodicCallback
+        from tornado.ioloop import PeriodicCallback
 
-            scheduler.worker_ttl = WORKER_TTL_S
-            old = scheduler.periodic_callbacks.pop("worker-ttl", None)
+        scheduler.allowed_failures = 0
+        scheduler.worker_ttl = self.ttl_s
+        old = scheduler.periodic_callbacks.pop("worker-ttl", None)
+        if old is not None:
+            old.stop()
+        for name, fn, every_s in (("worker-ttl", scheduler.check_worker_ttl, min(self.ttl_s, 5.0)),
+                                  ("statgrid-stale", self._check_stale, STALE_CHECK_S)):
+            old = scheduler.periodic_callbacks.pop(name, None)
             if old is not None:
                 old.stop()
-            check = PeriodicCallback(scheduler.check_worker_ttl, WORKER_TTL_S * 1000)
+            check = PeriodicCallback(fn, every_s * 1000)
             check.start()
-            scheduler.periodic_callbacks["worker-ttl"] = check
+            scheduler.periodic_callbacks[name] = check
         for addr, ws in scheduler.workers.items():
             self.names[addr] = str(ws.name)
         for comm in [*scheduler.stream_comms.values(), *scheduler.client_comms.values()]:
@@ -84,7 +100,19 @@ class GridEvents(SchedulerPlugin):
         scheduler.log_event(HOST_TOPIC, to_event(HostEvent(action=HostAction.ADD, address=worker,
                                                                name=self.names[worker])))
 
+    def _check_stale(self) -> None:
+        from distributed.metrics import time as dask_time
+
+        now = dask_time()
+        for addr, ws in list(self.scheduler.workers.items()):
+            stale = now - ws.last_seen > self.stale_after_s
+            if stale != (addr in self.stale):
+                (self.stale.add if stale else self.stale.discard)(addr)
+                self.scheduler.log_event(HOST_TOPIC, to_event(HostEvent(
+                    action=HostAction.STALE if stale else HostAction.FRESH, address=addr, name=str(ws.name))))
+
     def remove_worker(self, scheduler, worker: str, *, stimulus_id: str, **kwargs) -> None:
+        self.stale.discard(worker)
         scheduler.log_event(HOST_TOPIC, to_event(HostEvent(action=HostAction.REMOVE, address=worker,
                                                                name=self.names.pop(worker, None))))
 
@@ -117,8 +145,9 @@ class Engine:
     def __init__(self, home: Path, hosts: dict[str, int], scheduler_address: str = "",
                  on_job_event: Callable[[JobEvent], Awaitable[None]] | None = None,
                  on_host_event: Callable[[HostEvent], Awaitable[None]] | None = None, tls: bool = True,
-                 listen: str = "127.0.0.1"):
+                 listen: str = "127.0.0.1", fence_grace_s: float = 60.0):
         self.home = home
+        self.fence_grace_s = fence_grace_s
         self.listen = listen                       # the embedded scheduler's address: nodes of other machines join there
         self.hosts = hosts
         self.external = scheduler_address
@@ -152,7 +181,8 @@ class Engine:
             raise StatgridError(f"cannot reach the Dask scheduler at {self.address!r}: {exc}; start it{hint}, or "
                                 "set [master] scheduler = \"\" in grid.toml for the embedded engine.") from None
         self.client.scheduler_comm.interval = BATCH_INTERVAL_S
-        await self.client.register_plugin(GridEvents(), name=GridEvents.name)
+        await self.client.register_plugin(GridEvents(ttl_s=self.fence_grace_s + FENCE_MARGIN_S),
+                                          name=GridEvents.name)
         self.client.subscribe_topic(node.JOB_TOPIC, self._job_event)
         self.client.subscribe_topic(HOST_TOPIC, self._host_event)
         await self.refresh_workers()
@@ -278,9 +308,10 @@ class Engine:
     async def task_states(self) -> dict[str, str]:
         return await self.client.run_on_scheduler(_task_states)
 
-    async def prepare(self, work_roots: list[str], monitor: dict | None, cpus: dict[str, tuple[int, ...]]) -> None:
-        """Warm every node's launcher, start its monitor, clean WORK of jobs that died with a worker."""
-        await asyncio.gather(*(self.on_host(h, node.prepare, work_roots, monitor, cpus.get(h, ()))
+    async def prepare(self, work_roots: list[str], monitor: dict | None, cpus: dict[str, tuple[int, ...]],
+                      fence_grace_s: float | None = None) -> None:
+        """Warm every node's launcher, start its monitor and fence, clean WORK of jobs that died with a worker."""
+        await asyncio.gather(*(self.on_host(h, node.prepare, work_roots, monitor, cpus.get(h, ()), fence_grace_s)
                                for h in list(self.workers)))
 
 

@@ -25,7 +25,7 @@ from statgrid.config import Config
 from statgrid.errors import StatgridError, UsageError
 from statgrid.grid import auth, node
 from statgrid.grid.auth import Caller
-from statgrid.grid.engine import Engine
+from statgrid.grid.engine import STALE_AFTER_S, Engine
 from statgrid.grid.files import NotTrusted, read_untrusted
 from statgrid.grid.jobspec import JobRequest, check_bounds, launch_argv, validate
 from statgrid.grid.model import Job, JobState
@@ -133,7 +133,9 @@ class Master:
         # own machines (`statgrid node up`) reach its scheduler on [master] listen.
         self.engine = Engine(grid_dir(cfg), {h.name: h.slots for h in cfg.hosts.values() if not h.joins},
                              cfg.master.scheduler, on_job_event=self._on_job_event, on_host_event=self._on_host_event,
-                             tls=cfg.master.engine_tls, listen=cfg.master.listen)
+                             tls=cfg.master.engine_tls, listen=cfg.master.listen,
+                             fence_grace_s=cfg.master.fence_grace_s)
+        self.stale: set[str] = set()               # hosts whose heartbeats stopped: unavail, jobs left alone
         self.running: dict[int, Job] = {}
         self.closed = self.store.closed_hosts()    # host → who closed it, why, when (`statgrid host close`)
         self.pending: dict[int, Job] = {}          # the store's PEND jobs, kept here: dispatch reads no rows
@@ -158,7 +160,7 @@ class Master:
         self.pending = {j.id: j for j in self.store.select(JobFilter(states=(JobState.PEND,)))}
         await self.engine.start()
         try:
-            await self.engine.prepare(self.work_roots, self.monitor, self.cpus)
+            await self.engine.prepare(self.work_roots, self.monitor, self.cpus, self.cfg.master.fence_grace_s)
             await self.reconcile()
         except BaseException:
             await self.engine.close(stop_engine=False)   # jobs keep running; the next `grid up` adopts them
@@ -254,7 +256,8 @@ class Master:
         running: dict[str, int] = {}
         for job in self.running.values():
             running[job.host] = running.get(job.host, 0) + 1
-        return host_views(self.cfg.hosts, self.engine.workers, running, self.last_start, self.closed)
+        up = [h for h in self.engine.workers if h not in self.stale]
+        return host_views(self.cfg.hosts, up, running, self.last_start, self.closed)
 
     def dispatch(self) -> int:
         if not self.accepting:
@@ -330,9 +333,22 @@ class Master:
                                                                 f"engine error: {msg.error}", time.time()))
 
     async def _on_host_event(self, msg: HostEvent) -> None:
-        if msg.action is HostAction.ADD and msg.name:
+        if msg.action is HostAction.STALE and msg.name:
+            # Unavail, but not lost: a short outage must cost no job. The node fences itself after
+            # [master] fence_grace; the engine drops it (REMOVE, below) only after that.
+            log.warning("host %s: no heartbeat for %.0f s: unavail; its jobs are left running until it returns or "
+                        "is dropped after the fence grace (%.0f s)", msg.name, STALE_AFTER_S,
+                        self.cfg.master.fence_grace_s)
+            self.stale.add(msg.name)
+        elif msg.action is HostAction.FRESH and msg.name:
+            log.info("host %s: heartbeats again", msg.name)
+            self.stale.discard(msg.name)
+            self.dispatch()
+        elif msg.action is HostAction.ADD and msg.name:
+            self.stale.discard(msg.name)
             self._spawn(self._prepare_host(msg.name))
         elif msg.action is HostAction.REMOVE and msg.name:
+            self.stale.discard(msg.name)
             # Jobs that were running there come back as KilledWorker errors; jobs handed over but
             # not started yet would wait forever for a worker that is gone.
             for job in [j for j in self.running.values() if j.host == msg.name]:
@@ -340,7 +356,8 @@ class Master:
             self.dispatch()
 
     async def _prepare_host(self, host: str) -> None:
-        await self.engine.on_host(host, node.prepare, self.work_roots, self.monitor, self.cpus.get(host, ()))
+        await self.engine.on_host(host, node.prepare, self.work_roots, self.monitor, self.cpus.get(host, ()),
+                                  self.cfg.master.fence_grace_s)
         self.dispatch()
 
     def _settle_lost_task(self, job: Job, reason: str) -> None:
@@ -582,7 +599,11 @@ class Master:
 
     async def hosts(self) -> list[dict]:
         views = self.host_views()
-        loads = await asyncio.gather(*(self.engine.on_host(h, os.getloadavg) for h in views))
+        async def load(host: str):
+            # A host that stopped answering would hold the listing for the call's whole timeout.
+            return None if host in self.stale or host not in self.engine.workers else \
+                await self.engine.on_host(host, os.getloadavg)
+        loads = await asyncio.gather(*(load(h) for h in views))
         return [{"host": v.name, "state": v.state, "slots": v.slots, "running": v.running,
                  "closed_by": self.closed.get(v.name, {}).get("closed_by") or (None if self.cfg.hosts[v.name].open
                                                                                else "grid.toml"),

@@ -96,7 +96,7 @@ def _launcher_socket() -> str:
 
 
 def prepare(work_roots: list[str] | None = None, monitor: dict | None = None, cpus: tuple[int, ...] = (),
-            dask_worker=None) -> int:
+            fence_grace_s: float | None = None, dask_worker=None) -> int:
     """Warm the launcher (so the first job does not pay its start), confine it to the host's
     `cpus` (jobs it forks inherit the set, like an LSF host's cpuset), start this node's monitor,
     and clean WORK left by jobs that died with an earlier worker. Returns the launcher's pid.
@@ -104,6 +104,8 @@ def prepare(work_roots: list[str] | None = None, monitor: dict | None = None, cp
     engine.BATCH_INTERVAL_S.)"""
     if dask_worker is not None:
         dask_worker.batched_stream.interval = 0.001
+        if fence_grace_s:
+            _start_fence(dask_worker, fence_grace_s)
     with _lock:
         _server["cpus"] = tuple(cpus)
         proc = _server.get("proc")
@@ -164,6 +166,67 @@ def prepare_work_roots(roots: list[str]) -> None:
             os.fchmod(fd, 0o1777)
         finally:
             os.close(fd)
+
+
+# -- fencing ------------------------------------------------------------------------------------------
+# A node cut off from the master must not keep running jobs the master may give to another host.
+# A thread asks the scheduler a trivial question every FENCE_PROBE_S; when none has been answered
+# for the fence grace, every job running here is killed and its attempt ends AttemptLost "fenced".
+# The engine drops this worker (and the master requeues or ends its jobs) only a margin after that
+# (engine.GridEvents), so no job ever runs on two hosts at once. Contact again: the fence lifts.
+FENCE_PROBE_S = 1.0
+FENCE_PROBE_TIMEOUT_S = 3.0
+_fence: dict[str, object] = {}
+_fenced: dict[str, float] = {}                    # task key → seconds without the master when it was killed
+
+
+def _start_fence(dask_worker, grace_s: float) -> None:
+    with _lock:
+        _fence["grace_s"] = grace_s
+        if _fence.get("thread") is not None:
+            return
+        _fence["last_contact"] = time.monotonic()
+        thread = threading.Thread(target=_fence_loop, args=(dask_worker,), name="statgrid-fence", daemon=True)
+        _fence["thread"] = thread
+    thread.start()
+
+
+def _fence_loop(dask_worker) -> None:
+    import asyncio
+
+    async def probe():
+        await asyncio.wait_for(dask_worker.scheduler.identity(n_workers=0), FENCE_PROBE_TIMEOUT_S)
+
+    while dask_worker.status.name not in ("closing", "closed", "failed"):
+        try:
+            asyncio.run_coroutine_threadsafe(probe(), dask_worker.loop.asyncio_loop).result(FENCE_PROBE_TIMEOUT_S + 1)
+            if _fence.get("fenced"):
+                logger.warning("fence lifted: the master answers again")
+            _fence.update(last_contact=time.monotonic(), fenced=False)
+        except Exception:                          # noqa: BLE001 — no answer, whatever the reason
+            lost_s = time.monotonic() - _fence["last_contact"]
+            if lost_s > _fence["grace_s"] and _running:
+                _fence["fenced"] = True
+                fence_jobs(lost_s)
+        time.sleep(FENCE_PROBE_S)
+
+
+def fence_jobs(lost_s: float) -> list[str]:
+    """Kill every job running here (process group and cgroup); their attempts end AttemptLost."""
+    from statgrid.grid import launcher
+
+    killed = []
+    for key, info in list(_running.items()):
+        if key in _fenced:
+            continue
+        _fenced[key] = lost_s
+        logger.warning("fencing: no answer from the master for %.0f s (grace %.0f s): killing job %s (process group "
+                       "%d)", lost_s, _fence.get("grace_s", 0), info.job_id, info.pgid)
+        _signal_group(info.pgid, signal.SIGKILL)
+        if info.cgroup:
+            launcher.kill_cgroup(info.cgroup)
+        killed.append(key)
+    return killed
 
 
 def _pin(pid: int, cpus: tuple[int, ...]) -> None:
@@ -282,6 +345,11 @@ def run_job(spec: dict) -> AttemptStarted | AttemptFinished | AttemptLost:
                 _forget_dead_launcher()
             outcome = AttemptLost(**started_fields(info), end_ts=time.time(),
                                   reason=f"host lost: the launcher of {request.host} died")
+        fenced_s = _fenced.pop(key, None)
+        if fenced_s is not None:
+            outcome = AttemptLost(**started_fields(info), end_ts=time.time(),
+                                  reason=f"host lost: {request.host} had no answer from the master for "
+                                         f"{fenced_s:.0f} s and killed the job (fenced)")
         if (isinstance(outcome, AttemptLost) or outcome.signal is not None) and request.work_roots:
             # A killed session could not remove its WORK; its lock is gone now, so this is safe.
             from statgrid.session.scratch import clean_stale

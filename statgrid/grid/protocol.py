@@ -84,6 +84,8 @@ class AttemptState(str, enum.Enum):
 class HostAction(str, enum.Enum):
     ADD = "add"                         # a worker joined (its host may take jobs once prepared)
     REMOVE = "remove"                   # a worker left
+    STALE = "stale"                     # a worker's heartbeats stopped (unavail; its jobs are left alone)
+    FRESH = "fresh"                     # ... and came back before it was removed
 
 
 # -- encoding and checking ----------------------------------------------------------------------------
