@@ -45,7 +45,8 @@ slots = 2
 joins = true
 
 [monitor]
-enabled = false
+enabled = true
+interval = "1s"
 """
 STATGRID = [sys.executable, "-m", "statgrid"]
 
@@ -178,6 +179,24 @@ def test_kill_from_the_client_host(grid):
     waited = grid.client("wait", job_id, timeout=120)
     assert "KILLED" in waited.stdout, waited.stdout
     assert not any(_cmdline(p).startswith("sleep 300") for p in grid.net.pids(host))
+
+
+def test_every_nodes_samples_reach_the_shared_grid_home(grid, tmp_path):
+    """Each node's monitor runs in its namespace and writes to the grid home they share; the samples
+    name their host, and machine.json says all three saw one kernel (namespaces of one machine),
+    which reports count as one machine."""
+    monitor = grid.home / "monitor"
+    _until("samples of every node", lambda: all(list((monitor / n).glob("*.parquet")) for n in NODES), timeout_s=60)
+    machines = {n: json.loads((monitor / n / "machine.json").read_text())["machine_id"] for n in NODES}
+    assert len(set(machines.values())) == 1, machines
+    out = tmp_path / "csv"
+    exported = grid.on("grid1", "monitor", "export", "--csv", str(out))
+    assert exported.returncode == 0, exported.stderr
+    header, *rows = (out / "node.csv").read_text().splitlines()
+    host_col = header.split(",").index("host")
+    assert {r.split(",")[host_col] for r in rows} >= set(NODES)
+    for n in NODES:                                       # the monitor ran in its node's namespace
+        assert any("statgrid.monitor" in _cmdline(p) and f"--host {n}" in _cmdline(p) for p in grid.net.pids(n))
 
 
 def _job(grid, job_id) -> dict:
