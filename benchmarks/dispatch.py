@@ -22,7 +22,13 @@ ratio. Goals: median ≤ 20 ms and makespan ≤ 1.05× ideal with TLS on.
   remote  this code as a remote client: HTTPS with a token, engine TLS.
 Per run: the batch's makespan and the median submit→start; ratios to `before`.
 
-    .venv/bin/python benchmarks/dispatch.py [--runs 5] [--jobs 144] [--sleep 0.5] [--tls] [--auth REV]
+--netns (issue 16, as root): a grid of several machines on network namespaces (tests/netns.py):
+the master on one host, three node hosts that join with `statgrid node up`, and the client on a
+host of its own using HTTPS with a token; beside it, in the same run and interleaved, the same
+3 hosts × 2 slots as an embedded grid on loopback, its client on the local socket. Per run: the
+batch's makespan ÷ ideal and the median submit→start of each; the ratio remote/loopback.
+
+    .venv/bin/python benchmarks/dispatch.py [--runs 5] [--jobs 144] [--sleep 0.5] [--tls] [--auth REV] [--netns]
 """
 from __future__ import annotations
 
@@ -64,7 +70,7 @@ def run_statgrid(grid: GridClient, n_jobs: int, sleep_s: float) -> dict:
         starts = sorted(j["start_ts"] for j in hjobs)[SLOTS:]          # the first SLOTS found free slots
         gaps += [s - e for s, e in zip(starts, ends)]
     running_max = max_concurrency(jobs)
-    return {"makespan_s": makespan, "gaps_s": gaps, "max_running_per_host": running_max}
+    return {"makespan_s": makespan, "gaps_s": gaps, "max_running_per_host": running_max, "by_host": by_host}
 
 
 def max_concurrency(jobs: list[dict]) -> int:
@@ -257,6 +263,111 @@ def compare_auth(args) -> None:
             f"{key}_{side}": stat_dict(res[side][key]) for side in res for key in res[side]}}, indent=1))
 
 
+def remote_client_run(args) -> None:
+    """--as-remote-client: one run of the batch and the latency jobs through HTTPS (run by --netns
+    inside the client host's namespace); prints the figures as JSON."""
+    from statgrid.config import load_config as _load
+    from statgrid.grid.client import Remote
+
+    grid = GridClient(_load(None, {"STATGRID_HOME": tempfile.mkdtemp()}),
+                      remote=Remote(url=args.as_remote_client, token=os.environ["STATGRID_TOKEN"],
+                                    ca=os.environ["STATGRID_CA"]))
+    if args.runs == 0:
+        run_latency(grid, 5)                              # warm
+        return
+    r = run_statgrid(grid, args.jobs, args.sleep)
+    lat = run_latency(grid, args.latency_jobs)
+    print(json.dumps({"makespan_s": r["makespan_s"], "latency_ms": statistics.median(lat) * 1000,
+                      "hosts": sorted({h for h in r["by_host"]})}))
+
+
+def compare_netns(args) -> None:
+    """A grid across namespaces (client on its own host, HTTPS) beside the same grid on loopback."""
+    repo = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(repo))
+    from tests.netns import Network
+
+    nodes, slots = ("node1", "node2", "node3"), 2
+    ideal = args.jobs * args.sleep / (len(nodes) * slots)
+    res = {side: {"makespan_s": [], "vs_ideal": [], "latency_ms": []} for side in ("loopback", "netns")}
+    with Network(["grid1", *nodes, "client"]) as net:
+        root = Path(tempfile.mkdtemp(prefix="statgrid-bench-netns-"))
+        home = root / "home"
+        master_ip = net.ip("grid1")
+        (root / "grid.toml").write_text(
+            f'[master]\nport = 8642\nlisten = "{master_ip}"\nnames = ["{master_ip}"]\n'
+            + "".join(f"[hosts.{n}]\nslots = {slots}\njoins = true\n" for n in nodes) + "[monitor]\nenabled = false\n")
+        env = {**os.environ, "STATGRID_HOME": str(home), "STATGRID_CONFIG": str(root / "grid.toml")}
+        node_procs = []
+        loop_env = None
+        try:
+            subprocess.run(net.argv("grid1", STATGRID + ["grid", "up", "--detach"]), env=env, check=True)
+            for n in nodes:
+                node_procs.append(net.popen(n, STATGRID + ["node", "up", "--name", n], env=env,
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            for _ in range(240):
+                hosts = json.loads(subprocess.run(net.argv("grid1", STATGRID + ["hosts", "--json"]), env=env,
+                                                  capture_output=True, text=True).stdout or "[]")
+                if sum(h["state"] == "ok" for h in hosts) == len(nodes):
+                    break
+                time.sleep(0.5)
+            token = subprocess.run(net.argv("grid1", STATGRID + ["token", "create", "--print"]), env=env,
+                                   capture_output=True, text=True, check=True).stdout.strip()
+            client_env = {k: v for k, v in os.environ.items() if not k.startswith("STATGRID_")}
+            client_env.update(STATGRID_TOKEN=token, STATGRID_CA=str(home / "grid" / "ca.pem"))
+            client = [sys.executable, str(Path(__file__).resolve()), "--as-remote-client",
+                      f"https://{master_ip}:8642", "--jobs", str(args.jobs), "--sleep", str(args.sleep),
+                      "--latency-jobs", str(args.latency_jobs)]
+
+            def remote(runs: int) -> dict | None:
+                done = subprocess.run(net.argv("client", client + ["--runs", str(runs)]), env=client_env,
+                                      capture_output=True, text=True)
+                if done.returncode != 0:
+                    raise SystemExit(f"the client host's run failed: {done.stderr[-2000:]}")
+                return json.loads(done.stdout) if runs else None
+
+            # loopback: the same hosts and slots, embedded on this machine, the CLI's socket
+            loop_home = Path(tempfile.mkdtemp(prefix="statgrid-bench-loop-"))
+            (loop_home / "grid.toml").write_text(f"[master]\nport = {free_port()}\n" + "".join(
+                f"[hosts.{n}]\nslots = {slots}\n" for n in nodes) + "[monitor]\nenabled = false\n")
+            loop_env = {**os.environ, "STATGRID_HOME": str(loop_home), "STATGRID_CONFIG": str(loop_home / "grid.toml")}
+            subprocess.run(STATGRID + ["grid", "up", "--detach"], env=loop_env, check=True)
+            local = GridClient(load_config(loop_home / "grid.toml", loop_env))
+            remote(0)
+            run_latency(local, 5)
+            for i in range(args.runs):
+                for side in (("loopback", "netns") if i % 2 == 0 else ("netns", "loopback")):
+                    if side == "netns":
+                        r = remote(1)
+                        makespan, latency = r["makespan_s"], r["latency_ms"]
+                    else:
+                        makespan = run_statgrid(local, args.jobs, args.sleep)["makespan_s"]
+                        latency = statistics.median(run_latency(local, args.latency_jobs)) * 1000
+                    res[side]["makespan_s"].append(makespan)
+                    res[side]["vs_ideal"].append(makespan / ideal)
+                    res[side]["latency_ms"].append(latency)
+                print(f"run {i + 1}: " + ", ".join(f"{s}: makespan {res[s]['makespan_s'][-1]:.3f} s, submit→start "
+                                                   f"{res[s]['latency_ms'][-1]:.1f} ms" for s in res), flush=True)
+        finally:
+            if loop_env is not None:
+                subprocess.run(STATGRID + ["grid", "down"], env=loop_env)
+            subprocess.run(net.argv("grid1", STATGRID + ["grid", "down"]), env=env)
+            for proc in node_procs:
+                proc.terminate()
+                proc.wait(30)
+    print(f"\n{args.jobs} × sleep {args.sleep} s on {len(nodes)} hosts × {slots} slots; ideal makespan {ideal:.2f} s; "
+          f"submit→start: median of {args.latency_jobs} jobs per run on an idle grid")
+    for name, key, unit, digits in (("makespan", "makespan_s", "s", 3), ("makespan / ideal", "vs_ideal", "", 3),
+                                    ("submit→start", "latency_ms", "ms", 1)):
+        ratio = [b / a for a, b in zip(res["loopback"][key], res["netns"][key])]
+        print(f"{name:17} loopback (socket) {fmt_stat(res['loopback'][key], digits)} {unit}   namespaces (client host, "
+              f"HTTPS) {fmt_stat(res['netns'][key], digits)} {unit}   netns/loopback {fmt_stat(ratio, 3)}")
+    print("goals: makespan ≤ 1.05× ideal, submit→start median ≤ 20 ms")
+    if args.json:
+        args.json.write_text(json.dumps({"ideal_s": ideal, **{
+            f"{key}_{side}": stat_dict(res[side][key]) for side in res for key in res[side]}}, indent=1))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=5)
@@ -265,8 +376,17 @@ def main() -> None:
     ap.add_argument("--latency-jobs", type=int, default=50)
     ap.add_argument("--tls", action="store_true", help="compare the engine's TLS on and off (issue 15)")
     ap.add_argument("--auth", metavar="REV", help="before (REV's code) against local socket and HTTPS+token (issue 15)")
+    ap.add_argument("--netns", action="store_true", help="a grid across network namespaces beside loopback "
+                    "(issue 16; root)")
+    ap.add_argument("--as-remote-client", metavar="URL", help=argparse.SUPPRESS)
     ap.add_argument("--json", type=Path, help="also write the figures here")
     args = ap.parse_args()
+    if args.as_remote_client:
+        remote_client_run(args)
+        return
+    if args.netns:
+        compare_netns(args)
+        return
     if args.auth:
         compare_auth(args)
         return
