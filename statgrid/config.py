@@ -30,6 +30,7 @@ working grid whose home is ``$STATGRID_HOME`` or ``./statgrid-home``.
     api_tls = true                  # HTTPS with a certificate of the grid's CA; false only
                                     # with a loopback listen address
     names = ["grid1.example.com"]   # host names remote clients use, for the API's certificate
+    engine_port = 8786              # the embedded engine's scheduler port, for nodes (default: any free one)
     fence_grace = "60s"             # a node that lost the master this long kills its jobs; the master
                                     # gives them to other hosts only after that
     scheduler = ""                  # address of an existing Dask scheduler; "" = embedded
@@ -196,6 +197,12 @@ def _names(value: Any) -> tuple[str, ...]:
 FENCE_GRACE_MIN_S = 10.0
 
 
+def _engine_port(value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and value == 0:
+        return 0
+    return _port(value)
+
+
 def _fence_grace(value: Any) -> float:
     seconds = parse_duration_s(value)
     if seconds < FENCE_GRACE_MIN_S:
@@ -317,6 +324,7 @@ class MasterConfig:
     # How long a node may lose the master before it kills its jobs (fencing); the master gives a
     # lost node's jobs to others only after the engine dropped it, later than that.
     fence_grace_s: float = 60.0
+    engine_port: int = 0             # the embedded scheduler's port (0: any free one); fixed for firewalls
     names: tuple[str, ...] = ()
     scheduler: str = ""
     # False opens the engine to anyone who reaches its port (they may run code as the grid's
@@ -520,7 +528,8 @@ def load_config(path: str | os.PathLike | None = None, env: Mapping[str, str] | 
                                            {"port": ("port", _port), "scheduler": ("scheduler", _string),
                                             "engine_tls": ("engine_tls", _bool), "listen": ("listen", _address),
                                             "api_tls": ("api_tls", _bool), "names": ("names", _names),
-                                            "fence_grace": ("fence_grace_s", _fence_grace)}, source))
+                                            "fence_grace": ("fence_grace_s", _fence_grace),
+                                            "engine_port": ("engine_port", _engine_port)}, source))
     master = _resolve_api_tls(master, _table(raw, "master", source), source)
 
     hosts_raw = _table(raw, "hosts", source)

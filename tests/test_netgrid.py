@@ -26,6 +26,7 @@ port = 8642
 listen = "{master_ip}"
 names = ["{master_ip}"]
 fence_grace = "15s"
+engine_port = 8786
 
 [libraries]
 data = "{root}/data"
@@ -130,6 +131,14 @@ def grid():
             shutil.rmtree(root, ignore_errors=True)
         assert down.returncode == 0, down.stderr
         assert not left, f"processes left in the hosts' namespaces: {left}"
+
+
+def test_the_nodes_joined_the_engine_on_its_configured_port(grid):
+    engine = json.loads((grid.home / "grid" / "engine.json").read_text())
+    assert engine["address"] == f"tls://{grid.net.ip('grid1')}:8786"
+    hosts = grid.hosts()
+    for n in NODES:
+        assert hosts[n]["address"].startswith(f"tls://{grid.net.ip(n)}:"), hosts[n]   # each from its own host
 
 
 def test_the_client_host_reaches_only_the_https_api(grid):

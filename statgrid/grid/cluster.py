@@ -41,7 +41,7 @@ def configure_dask() -> None:
     dask.config.set(DASK_SETTINGS)
 
 
-async def serve(hosts: dict[str, int], host: str, tls_dir: Path | None = None) -> None:
+async def serve(hosts: dict[str, int], host: str, tls_dir: Path | None = None, port: int = 0) -> None:
     """tls_dir: the grid's TLS files (tls.py); the scheduler and workers then speak only TLS, to
     peers with a certificate of the grid's CA. None: plain TCP, open to anyone who reaches the port."""
     from distributed import Nanny, Scheduler, SpecCluster
@@ -55,7 +55,7 @@ async def serve(hosts: dict[str, int], host: str, tls_dir: Path | None = None) -
     workers = {name: {"cls": Nanny, "options": {"name": name, "nthreads": slots, "memory_limit": 0,
                                                "dashboard": False, "host": host, **secure}}
                for name, slots in hosts.items()}
-    scheduler = {"cls": Scheduler, "options": {"dashboard_address": None, "host": host, **secure}}
+    scheduler = {"cls": Scheduler, "options": {"dashboard_address": None, "host": host, "port": port, **secure}}
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -72,11 +72,12 @@ def main(argv: list[str] | None = None) -> int:
                                  description="Embedded statgrid engine (started by `statgrid grid up`).")
     ap.add_argument("--hosts", required=True, help='JSON {"node1": slots, ...}')
     ap.add_argument("--host", default="127.0.0.1", help="interface to listen on")
+    ap.add_argument("--port", type=int, default=0, help="the scheduler's port (0: any free one)")
     ap.add_argument("--tls-dir", type=Path, default=None, help="the grid's TLS directory (<home>/grid/tls); "
                     "without it the engine is open to anyone who reaches its port")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    asyncio.run(serve(json.loads(args.hosts), args.host, args.tls_dir))
+    asyncio.run(serve(json.loads(args.hosts), args.host, args.tls_dir, args.port))
     return 0
 
 

@@ -145,8 +145,9 @@ class Engine:
     def __init__(self, home: Path, hosts: dict[str, int], scheduler_address: str = "",
                  on_job_event: Callable[[JobEvent], Awaitable[None]] | None = None,
                  on_host_event: Callable[[HostEvent], Awaitable[None]] | None = None, tls: bool = True,
-                 listen: str = "127.0.0.1", fence_grace_s: float = 60.0):
+                 listen: str = "127.0.0.1", fence_grace_s: float = 60.0, port: int = 0):
         self.home = home
+        self.port = port
         self.fence_grace_s = fence_grace_s
         self.listen = listen                       # the embedded scheduler's address: nodes of other machines join there
         self.hosts = hosts
@@ -207,7 +208,8 @@ class Engine:
             self.engine_pid = info["pid"]
             return info["address"]
         log = open(self.home / "engine.log", "ab")
-        argv = [sys.executable, "-m", "statgrid.grid.cluster", "--hosts", json.dumps(self.hosts), "--host", self.listen]
+        argv = [sys.executable, "-m", "statgrid.grid.cluster", "--hosts", json.dumps(self.hosts), "--host", self.listen,
+                "--port", str(self.port)]
         if self.tls:
             argv += ["--tls-dir", str(grid_tls.TlsFiles.under(self.home).dir)]
         proc = subprocess.Popen(argv,

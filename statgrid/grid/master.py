@@ -134,7 +134,7 @@ class Master:
         self.engine = Engine(grid_dir(cfg), {h.name: h.slots for h in cfg.hosts.values() if not h.joins},
                              cfg.master.scheduler, on_job_event=self._on_job_event, on_host_event=self._on_host_event,
                              tls=cfg.master.engine_tls, listen=cfg.master.listen,
-                             fence_grace_s=cfg.master.fence_grace_s)
+                             fence_grace_s=cfg.master.fence_grace_s, port=cfg.master.engine_port)
         self.stale: set[str] = set()               # hosts whose heartbeats stopped: unavail, jobs left alone
         self.running: dict[int, Job] = {}
         self.closed = self.store.closed_hosts()    # host → who closed it, why, when (`statgrid host close`)
