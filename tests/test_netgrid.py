@@ -208,6 +208,40 @@ def test_every_nodes_samples_reach_the_shared_grid_home(grid, tmp_path):
         assert any("statgrid.monitor" in _cmdline(p) and f"--host {n}" in _cmdline(p) for p in grid.net.pids(n))
 
 
+def test_drain_and_reconfig_on_the_running_grid(grid):
+    for other in ("node2", "node3"):
+        grid.on("grid1", "host", "close", other)
+    job_id = grid.client("submit", "sleep", "3").stdout.split()[-1]
+    assert _started(grid, job_id)["host"] == "node1"
+    for other in ("node2", "node3"):
+        grid.on("grid1", "host", "open", other)
+    drained = grid.on("grid1", "host", "drain", "node1", "--reason", "firmware")
+    assert drained.returncode == 0 and "drained" in drained.stdout, drained
+    assert _job(grid, job_id)["state"] == "DONE"
+    later = [grid.client("submit", "true").stdout.split()[-1] for _ in range(4)]
+    assert grid.client("wait", *later, timeout=120).returncode == 0
+    assert {_job(grid, j)["host"] for j in later} <= {"node2", "node3"}
+    assert "firmware" in grid.client("hosts").stdout                 # the client host sees who and why
+    assert grid.on("grid1", "host", "open", "node1").returncode == 0
+
+    text = grid.toml.read_text()
+    try:
+        grid.toml.write_text(text.replace("[hosts.node2]\nslots = 2", "[hosts.node2]\nslots = 1")
+                             + '\n[queues.normal]\npriority = 30\n\n[queues.night]\npriority = 5\nhosts = "node3"\n')
+        applied = grid.on("grid1", "reconfig")
+        assert applied.returncode == 0, applied.stderr
+        queues = json.loads(grid.client("queues", "--json").stdout)
+        assert {q["queue"] for q in queues} == {"normal", "night"}
+        assert grid.hosts()["node2"]["slots"] == 1
+        night = grid.client("submit", "-q", "night", "true").stdout.split()[-1]
+        assert grid.client("wait", night).returncode == 0 and _job(grid, night)["host"] == "node3"
+        again = grid.client("reconfig")                               # from the client host too (the token is
+        assert again.returncode == 0 and "nothing changed" in again.stdout   # root's, an administrator's)
+    finally:
+        grid.toml.write_text(text)
+        grid.on("grid1", "reconfig")
+
+
 def _job(grid, job_id) -> dict:
     done = grid.on("grid1", "job", str(job_id), "--json")
     assert done.returncode == 0, done.stderr
