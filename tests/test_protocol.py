@@ -120,7 +120,7 @@ def test_nested_and_container_types_are_checked(path, value, message):
 
 def test_enum_fields_and_event_dispatch():
     d = wire(HostEvent(action=HostAction.ADD, address="tcp://a:1", name="node1"))
-    with pytest.raises(ProtocolError, match=r"HostEvent\.action must be one of \['add', 'remove'\], got 'join'"):
+    with pytest.raises(ProtocolError, match=r"HostEvent\.action must be one of \['add', 'remove', 'stale', 'fresh'\], got 'join'"):
         HostEvent.from_dict({**d, "action": "join"})
     for record in RECORDS[4:9]:
         assert job_event_from_dict(wire(record)) == record
