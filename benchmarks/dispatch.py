@@ -151,17 +151,30 @@ def compare_tls(args) -> None:
     finally:
         for _, env in grids.values():
             subprocess.run(STATGRID + ["grid", "down"], env=env)
-    off, on = res["off"], res["on"]
-    print(f"\n{args.jobs} × sleep {args.sleep} s on {HOSTS} hosts × {SLOTS} slots; ideal makespan {ideal:.2f} s; "
-          f"submit→start: median of {args.latency_jobs} jobs per run on an idle grid")
-    for name, key, unit, digits in (("makespan", "makespan_s", "s", 3), ("makespan / ideal", "vs_ideal", "", 3),
-                                    ("submit→start", "latency_ms", "ms", 1)):
-        ratio = [b / a for a, b in zip(off[key], on[key])]
-        print(f"{name:17} TLS off {fmt_stat(off[key], digits)} {unit}   TLS on {fmt_stat(on[key], digits)} {unit}   "
-              f"on/off {fmt_stat(ratio, 3)}")
-    print("goals with TLS on: submit→start median ≤ 20 ms, makespan ≤ 1.05× ideal")
+    report_sides(args, ideal, res, {"off": "TLS off", "on": "TLS on"}, "off",
+                 f"{args.jobs} × sleep {args.sleep} s on {HOSTS} hosts × {SLOTS} slots; ideal makespan {ideal:.2f} s; "
+                 f"submit→start: median of {args.latency_jobs} jobs per run on an idle grid",
+                 "goals with TLS on: submit→start median ≤ 20 ms, makespan ≤ 1.05× ideal")
+
+
+METRICS = (("makespan", "makespan_s", "s", 3), ("makespan / ideal", "vs_ideal", "", 3),
+           ("submit→start", "latency_ms", "ms", 1))
+
+
+def report_sides(args, ideal: float, res: dict, labels: dict[str, str], base: str, header: str, goal: str,
+                 **extra) -> None:
+    """Each metric per side as `median (min … max, N runs)`, with its per-run ratio to the base side;
+    and the same in --json."""
+    print(f"\n{header}")
+    for name, key, unit, digits in METRICS:
+        print(f"{name}:")
+        for side, label in labels.items():
+            ratio = "" if side == base else \
+                f"   {side}/{base} {fmt_stat([b / a for a, b in zip(res[base][key], res[side][key])], 3)}"
+            print(f"  {label:32} {fmt_stat(res[side][key], digits)} {unit}{ratio}")
+    print(goal)
     if args.json:
-        args.json.write_text(json.dumps({"ideal_s": ideal, **{
+        args.json.write_text(json.dumps({"ideal_s": ideal, **extra, **{
             f"{key}_{side}": stat_dict(res[side][key]) for side in res for key in res[side]}}, indent=1))
 
 
@@ -248,20 +261,12 @@ def compare_auth(args) -> None:
             cwd = env.pop("cwd", None)
             subprocess.run(STATGRID + ["grid", "down"], env=env, cwd=cwd)
         subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(tree)])
-    print(f"\n{args.jobs} × sleep {args.sleep} s on {HOSTS} hosts × {SLOTS} slots; ideal makespan {ideal:.2f} s; "
-          f"submit→start: median of {args.latency_jobs} jobs per run on an idle grid; before = {args.auth}")
-    for name, key, unit, digits in (("makespan", "makespan_s", "s", 3), ("makespan / ideal", "vs_ideal", "", 3),
-                                    ("submit→start", "latency_ms", "ms", 1)):
-        print(f"{name}:")
-        for side in sides:
-            ratio = "" if side == "before" else \
-                f"   {side}/before {fmt_stat([b / a for a, b in zip(res['before'][key], res[side][key])], 3)}"
-            print(f"  {side:7} {fmt_stat(res[side][key], digits)} {unit}{ratio}")
-    print("goals with authentication and TLS on: submit→start median ≤ 20 ms, makespan ≤ 1.05× ideal")
-    if args.json:
-        args.json.write_text(json.dumps({"ideal_s": ideal, "before": args.auth, **{
-            f"{key}_{side}": stat_dict(res[side][key]) for side in res for key in res[side]}}, indent=1))
-
+    report_sides(args, ideal, res, {"before": f"before ({args.auth})", "local": "local socket, engine TLS",
+                                    "remote": "HTTPS + token, engine TLS"}, "before",
+                 f"{args.jobs} × sleep {args.sleep} s on {HOSTS} hosts × {SLOTS} slots; ideal makespan {ideal:.2f} s; "
+                 f"submit→start: median of {args.latency_jobs} jobs per run on an idle grid",
+                 "goals with authentication and TLS on: submit→start median ≤ 20 ms, makespan ≤ 1.05× ideal",
+                 before=args.auth)
 
 def remote_client_run(args) -> None:
     """--as-remote-client: one run of the batch and the latency jobs through HTTPS (run by --netns
@@ -355,18 +360,10 @@ def compare_netns(args) -> None:
             for proc in node_procs:
                 proc.terminate()
                 proc.wait(30)
-    print(f"\n{args.jobs} × sleep {args.sleep} s on {len(nodes)} hosts × {slots} slots; ideal makespan {ideal:.2f} s; "
-          f"submit→start: median of {args.latency_jobs} jobs per run on an idle grid")
-    for name, key, unit, digits in (("makespan", "makespan_s", "s", 3), ("makespan / ideal", "vs_ideal", "", 3),
-                                    ("submit→start", "latency_ms", "ms", 1)):
-        ratio = [b / a for a, b in zip(res["loopback"][key], res["netns"][key])]
-        print(f"{name:17} loopback (socket) {fmt_stat(res['loopback'][key], digits)} {unit}   namespaces (client host, "
-              f"HTTPS) {fmt_stat(res['netns'][key], digits)} {unit}   netns/loopback {fmt_stat(ratio, 3)}")
-    print("goals: makespan ≤ 1.05× ideal, submit→start median ≤ 20 ms")
-    if args.json:
-        args.json.write_text(json.dumps({"ideal_s": ideal, **{
-            f"{key}_{side}": stat_dict(res[side][key]) for side in res for key in res[side]}}, indent=1))
-
+    report_sides(args, ideal, res, {"loopback": "loopback (socket)", "netns": "namespaces (client host, HTTPS)"},
+                 "loopback", f"{args.jobs} × sleep {args.sleep} s on {len(nodes)} hosts × {slots} slots; ideal "
+                 f"makespan {ideal:.2f} s; submit→start: median of {args.latency_jobs} jobs per run on an idle grid",
+                 "goals: makespan ≤ 1.05× ideal, submit→start median ≤ 20 ms")
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
