@@ -40,6 +40,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from statgrid.errors import StatgridError, UsageError
 from statgrid.grid import auth
 from statgrid.grid.auth import Caller, Forbidden, NotAuthenticated
+from statgrid.grid.exporter import CONTENT_TYPE_LATEST
 from statgrid.grid.files import NotTrusted, read_untrusted
 from statgrid.grid.jobspec import NAME_MAX_CHARS, JobRequest, shown
 from statgrid.grid.jobspec import check_name as jobspec_check_name
@@ -140,6 +141,12 @@ def create_app(master: Master, on_down=None, on_stopped=None, stop_engine=lambda
             return {"status": "ok"}
         return {"status": "ok", "scheduler": master.engine.address, "hosts": sorted(master.engine.workers),
                 "running": len(master.running)}
+
+    @app.get("/metrics")
+    async def metrics(who: Who):
+        """Prometheus's text format (exporter.py); any authenticated caller (a token for a scraper)."""
+        await asyncio.to_thread(master.metrics.refresh_monitor)
+        return Response(master.metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
     @app.get("/whoami")
     async def whoami(who: Who):

@@ -137,7 +137,7 @@ class GridClient:
         return headers
 
     def _call(self, method: str, path: str, body: Any = None, params: dict | None = None,
-              timeout_s: float | None = None) -> Any:
+              timeout_s: float | None = None, raw: bool = False) -> Any:
         url = path
         if params:
             url += "?" + urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
@@ -178,6 +178,8 @@ class GridClient:
             except OSError as exc:
                 self.close()
                 raise self._unreachable(method, path, exc) from None
+        if raw and resp.status < 400:
+            return payload.decode()
         if resp.status >= 400:
             try:
                 err = json.loads(payload)
@@ -278,6 +280,10 @@ class GridClient:
 
     def reconfig(self) -> dict:
         return self._call("POST", "/grid/reconfig")
+
+    def metrics(self) -> str:
+        """GET /metrics: the grid in Prometheus's text format."""
+        return self._call("GET", "/metrics", raw=True)
 
     def whoami(self) -> dict:
         return self._call("GET", "/whoami")

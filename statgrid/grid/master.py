@@ -136,6 +136,9 @@ class Master:
                              tls=cfg.master.engine_tls, listen=cfg.master.listen,
                              fence_grace_s=cfg.master.fence_grace_s, port=cfg.master.engine_port)
         self.stale: set[str] = set()               # hosts whose heartbeats stopped: unavail, jobs left alone
+        from statgrid.grid.exporter import GridMetrics
+
+        self.metrics = GridMetrics(self)
         self.running: dict[int, Job] = {}
         self.closed = self.store.closed_hosts()    # host → who closed it, why, when (`statgrid host close`)
         self.pending: dict[int, Job] = {}          # the store's PEND jobs, kept here: dispatch reads no rows
@@ -248,6 +251,7 @@ class Master:
         # Files are checked as the caller by the CLI, and as the caller by the node; the master
         # checks them itself only for its own account's requests (jobspec.validate).
         job = self.store.add(validate(req, self.cfg, time.time(), check_files=caller.uid == os.geteuid()))
+        self.metrics.on_submit(job)
         self.pending[job.id] = job
         self.dispatch()
         return self.running.get(job.id) or job
@@ -316,6 +320,7 @@ class Master:
             new = dataclasses.replace(job, pid=msg.pid, start_ts=msg.start_ts)
             if self.store.update(new, JobState.RUN, attempt, "start", {"pid": msg.pid}):
                 self.running[job_id] = new
+                self.metrics.on_start(new)
                 if new.kill_requested:
                     self._spawn(self.engine.kill(new.host, new.task_key))
         elif isinstance(msg, AttemptFinished):
@@ -393,6 +398,8 @@ class Master:
                                   start_ts=outcome.start_ts or job.start_ts, pid=outcome.pid or job.pid)
         if self.store.update(new, JobState.RUN, job.attempt, "finish", {"state": state.value, "reason": reason}):
             self.running.pop(job.id, None)
+            if not (job.kill_requested and job.rerunnable and reason == "grid down"):
+                self.metrics.on_end(new)
             if job.kill_requested and job.rerunnable and reason == "grid down":
                 self._back_to_pending(new, "grid down", from_state=state)
             self._wake(new)
@@ -416,6 +423,7 @@ class Master:
         new = dataclasses.replace(job, state=state, exit_reason=reason, end_ts=time.time())
         if self.store.update(new, JobState.RUN, job.attempt, "lost", {"reason": reason}):
             self.running.pop(job.id, None)
+            self.metrics.on_end(new)
             self._wake(new)
             self.dispatch()
 
@@ -487,6 +495,7 @@ class Master:
                                       exit_reason=f"{reason} while pending")
             if self.store.update(new, JobState.PEND, job.attempt, "kill"):
                 self.pending.pop(job_id, None)
+                self.metrics.on_end(new)
                 self._wake(new)
                 return new
             job = self.get(job_id)

@@ -49,6 +49,7 @@ class MonitorWriter:
         for table, rs in rows.items():
             self.buffers[table].extend(rs)
         self.samples += 1
+        write_latest(self.dir, rows)
         if self.samples % self.flush_every == 0:
             self.flush()
 
@@ -69,6 +70,24 @@ class MonitorWriter:
 
 
 MACHINE_FILE = "machine.json"
+LATEST_FILE = "latest.json"     # the newest sample of every table, replaced at each sample (the live view)
+
+
+def write_latest(host_dir: Path, rows: dict[str, list[dict]]) -> None:
+    """<dir>/<host>/latest.json: this sample's rows, written beside and renamed (readers see a
+    whole one) — what /metrics and live views read between the Parquet flushes."""
+    tmp = host_dir / f".{LATEST_FILE}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(rows))
+    os.replace(tmp, host_dir / LATEST_FILE)
+
+
+def read_latest(host_dir: Path) -> dict[str, list[dict]]:
+    """The rows of latest.json ({} when there is none or it cannot be read)."""
+    try:
+        data = json.loads((host_dir / LATEST_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def write_machine(out_dir: Path, host: str, info: dict) -> None:
