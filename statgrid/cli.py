@@ -465,6 +465,27 @@ def token_revoke(ctx: typer.Context, token_id: int = typer.Argument(..., metavar
 
 
 @app.command()
+def events(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="One JSON object per line.")) -> None:
+    """Follow the grid's changes as they happen (jobs, hosts) until Ctrl-C or the master stops."""
+    try:
+        for event in _client(ctx).events(timeout_s=120):
+            if as_json:
+                typer.echo(json.dumps(event))
+            elif event["type"] == "job":
+                job = event["job"]
+                typer.echo(f"job {job['id']:>6} {event['event']:<9} {job['state']:<6} {job['user']:<12} "
+                           f"{job['queue']:<10} {job['host'] or '-'}")
+            elif event["type"] == "host":
+                typer.echo(f"host {event['host']} {event['action']}")
+            elif event["type"] == "resync":
+                typer.echo("(fell behind: some changes were not shown)")
+    except StatgridError as exc:
+        _fail(ctx, exc)
+    except KeyboardInterrupt:
+        pass
+
+
+@app.command()
 def reconfig(ctx: typer.Context) -> None:
     """Re-read grid.toml into the running master (LSF badmin reconfig): queues, host slots and open,
     admins; running jobs are not touched. A bad file, or a change that needs a restart, changes

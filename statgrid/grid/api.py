@@ -33,7 +33,7 @@ from typing import Annotated, Any, Optional
 
 from fastapi import Depends, FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -59,6 +59,7 @@ KILL_MAX_IDS = 10_000
 # request can cost; it sits well above sound requests so that merely oversized fields (a 10 MB job
 # name) still get the message naming the field.
 BODY_MAX_BYTES = 16 * 2**20
+EVENTS_KEEPALIVE_S = 15.0
 
 log = logging.getLogger("statgrid.api")
 
@@ -147,6 +148,33 @@ def create_app(master: Master, on_down=None, on_stopped=None, stop_engine=lambda
         """Prometheus's text format (exporter.py); any authenticated caller (a token for a scraper)."""
         await asyncio.to_thread(master.metrics.refresh_monitor)
         return Response(master.metrics.render(), media_type=CONTENT_TYPE_LATEST)
+
+    @app.get("/events")
+    async def events(who: Who):
+        """Server-sent events (text/event-stream): every job change (`event: job`, its record as
+        `who` may see it) and host change (`event: host`) from now on, broadcast by the master from
+        memory (events.py); `event: resync` when this stream fell behind (fetch the view again); a
+        comment line every EVENTS_KEEPALIVE_S keeps proxies from closing an idle stream."""
+        sub = master.events.subscribe()
+
+        async def stream():
+            try:
+                yield b": statgrid events\n\n"
+                while True:
+                    event = await sub.next(EVENTS_KEEPALIVE_S)
+                    if event is None:
+                        yield b": keep-alive\n\n"
+                        continue
+                    if event["type"] == "end":
+                        return
+                    if event["type"] == "job":
+                        event = {**event, "job": private(dict(event["job"]), who)}
+                    yield f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode()
+            finally:
+                master.events.unsubscribe(sub)
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
     @app.get("/whoami")
     async def whoami(who: Who):

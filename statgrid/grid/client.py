@@ -281,6 +281,33 @@ class GridClient:
     def reconfig(self) -> dict:
         return self._call("POST", "/grid/reconfig")
 
+    def events(self, timeout_s: float = 60.0):
+        """Yield the master's change events (GET /events: {"type": "job"|"host"|"resync", ...}) as
+        they come, on a connection of their own, after a first {"type": "open"} once the master has
+        subscribed this stream (every change from then on comes); ends when the master stops.
+        timeout_s bounds the wait for any line (the master sends a keep-alive every 15 s)."""
+        conn = self._connect()
+        conn.timeout = timeout_s
+        try:
+            conn.request("GET", "/events", headers=self._headers())
+            resp = conn.getresponse()
+            if resp.status != 200:
+                raise StatgridError(f"GET /events: HTTP {resp.status}: {resp.read()[:500].decode(errors='replace')}")
+            yield {"type": "open"}
+            kind = None
+            while True:
+                line = resp.fp.readline()
+                if not line:
+                    return
+                line = line.decode().rstrip("\n")
+                if line.startswith("event: "):
+                    kind = line[7:]
+                elif line.startswith("data: ") and kind is not None:
+                    yield json.loads(line[6:])
+                    kind = None
+        finally:
+            conn.close()
+
     def metrics(self) -> str:
         """GET /metrics: the grid in Prometheus's text format."""
         return self._call("GET", "/metrics", raw=True)

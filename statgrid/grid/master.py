@@ -26,6 +26,7 @@ from statgrid.errors import StatgridError, UsageError
 from statgrid.grid import auth, node
 from statgrid.grid.auth import Caller
 from statgrid.grid.engine import STALE_AFTER_S, Engine
+from statgrid.grid.events import Broadcaster
 from statgrid.grid.files import NotTrusted, read_untrusted
 from statgrid.grid.jobspec import JobRequest, check_bounds, launch_argv, validate
 from statgrid.grid.model import Job, JobState
@@ -125,7 +126,8 @@ class Master:
     def __init__(self, cfg: Config):
         self.cfg = cfg
         make_grid_dirs(cfg)
-        self.store = JobStore(grid_dir(cfg) / "jobs.db")
+        self.events = Broadcaster()                # changes for live viewers (GET /events)
+        self.store = JobStore(grid_dir(cfg) / "jobs.db", on_change=self._publish_job)
         self.rights = auth.Rights(cfg)
         self.tokens = auth.Tokens(self.store.con)
         self.audit = auth.Audit(grid_dir(cfg) / "audit.log")
@@ -196,6 +198,7 @@ class Master:
     def begin_shutdown(self) -> None:
         """No more submits or dispatches; release every `wait` so the API can close."""
         self.accepting = False
+        self.events.close()                        # live viewers' streams end, so the API can close
         for job_id in list(self.waiters):
             job = self.store.get(job_id)
             if job is not None:
@@ -218,6 +221,12 @@ class Master:
         self.audit.close()
 
     # -- submit / dispatch --------------------------------------------------------------------------------
+    def _publish_job(self, job: Job, event: str) -> None:
+        self.events.publish({"type": "job", "event": event, "job": job.to_dict()})
+
+    def _publish_host(self, host: str, action: str) -> None:
+        self.events.publish({"type": "host", "host": host, "action": action})
+
     def authenticate(self, peer_uid: int | None, authorization: str) -> Caller:
         """The caller of a request: the local socket's peer (kernel-checked), else its bearer token.
         Raises auth.NotAuthenticated (401) or auth.Forbidden (403)."""
@@ -345,15 +354,19 @@ class Master:
                         "is dropped after the fence grace (%.0f s)", msg.name, STALE_AFTER_S,
                         self.cfg.master.fence_grace_s)
             self.stale.add(msg.name)
+            self._publish_host(msg.name, "stale")
         elif msg.action is HostAction.FRESH and msg.name:
             log.info("host %s: heartbeats again", msg.name)
             self.stale.discard(msg.name)
+            self._publish_host(msg.name, "fresh")
             self.dispatch()
         elif msg.action is HostAction.ADD and msg.name:
             self.stale.discard(msg.name)
+            self._publish_host(msg.name, "add")
             self._spawn(self._prepare_host(msg.name))
         elif msg.action is HostAction.REMOVE and msg.name:
             self.stale.discard(msg.name)
+            self._publish_host(msg.name, "remove")
             # Jobs that were running there come back as KilledWorker errors; jobs handed over but
             # not started yet would wait forever for a worker that is gone.
             for job in [j for j in self.running.values() if j.host == msg.name]:
@@ -515,6 +528,7 @@ class Master:
         self._check_host(host)
         self.store.close_host(host, caller.user, reason)
         self.closed = self.store.closed_hosts()
+        self._publish_host(host, "close")
         return self.closed[host]
 
     def open_host(self, host: str, caller: Caller) -> None:
@@ -526,6 +540,7 @@ class Master:
                              "set open = true there and restart the master.")
         self.store.open_host(host)
         self.closed = self.store.closed_hosts()
+        self._publish_host(host, "open")
         self.dispatch()
 
     async def reconfig(self, caller: Caller) -> list[str]:

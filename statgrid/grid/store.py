@@ -107,7 +107,9 @@ class JobFilter:
 
 
 class JobStore:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, on_change=None):
+        """on_change(job, event): called after each committed add or update (the master broadcasts it)."""
+        self.on_change = on_change
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # The store holds every job's environment: its owner's alone (0600) from the start, and so
@@ -139,6 +141,8 @@ class JobStore:
                                    list(row.values()))
             job = dataclasses.replace(job, id=cur.lastrowid)
             self._event(job, "submit", None)
+        if self.on_change is not None:
+            self.on_change(job, "submit")
         return job
 
     def update(self, job: Job, expect_state: JobState, expect_attempt: int, event: str,
@@ -153,6 +157,8 @@ class JobStore:
             if cur.rowcount != 1:
                 return False
             self._event(job, event, detail)
+        if self.on_change is not None:
+            self.on_change(job, event)
         return True
 
     def _event(self, job: Job, event: str, detail: dict | None) -> None:
