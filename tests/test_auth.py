@@ -251,3 +251,23 @@ def test_the_clients_token_is_not_sent_with_a_jobs_environment(grid, monkeypatch
     stored = JobStore(grid.home / "grid" / "jobs.db").get(job["id"]).env
     assert stored.get("KEEP_ME") == "1" and "STATGRID_TOKEN" not in stored
     grid.client.wait([job["id"]])
+
+
+def test_a_connection_that_sends_no_request_is_closed(grid):
+    """One that never sends a request, and one that sends its header a line at a time (slowloris),
+    are closed after the header timeout (10 s) instead of being held open for ever — 2048 such
+    connections used to shut everyone else out. The recv bound only keeps a failure from hanging."""
+    idle, slow = (localsock.connect(grid.client.socket_path, 60) for _ in range(2))
+    slow.sendall(b"GET /health HTTP/1.1\r\n")
+    try:
+        assert idle.recv(100) == b""                        # closed by the master
+        try:
+            slow.sendall(b"Host: x\r\n")                   # its header is still not whole: closed too
+        except BrokenPipeError:
+            pass
+        else:
+            assert slow.recv(100) == b""
+        assert grid.client.health()["status"] == "ok"       # and it serves on
+    finally:
+        idle.close()
+        slow.close()

@@ -68,6 +68,7 @@ def api_url(cfg: Config) -> str:
 
 
 API_MAX_CONNECTIONS = 2048
+HEADER_TIMEOUT_S = 10.0                 # a connection's request headers must arrive within this
 OPEN_FILES_WANTED = 65536
 
 
@@ -117,8 +118,15 @@ def _peercred_protocol():
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
     class PeerCredProtocol(AutoHTTPProtocol):
+        """Also: a connection must send a request's headers within HEADER_TIMEOUT_S of connecting (or
+        of its previous response). uvicorn times out only idle connections after a response: one
+        that never sends a request, or sends half a header line by line (slowloris), was held open
+        for ever — 2048 of them (API_MAX_CONNECTIONS) shut everyone else out."""
+
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
+            self._header_timer = None
+            self._await_headers()
             sock = transport.get_extra_info("socket")
             if sock is not None and sock.family == socket.AF_UNIX:
                 app, uid = self.app, auth.peer_uid(sock)
@@ -127,6 +135,30 @@ def _peercred_protocol():
                     scope[auth.PEER_UID_KEY] = uid
                     await app(scope, receive, send)
                 self.app = with_peer
+
+        def _waiting_for_headers(self) -> bool:
+            cycle = getattr(self, "cycle", None)
+            return cycle is None or cycle.response_complete
+
+        def _await_headers(self) -> None:
+            if self._header_timer is None:
+                self._header_timer = self.loop.call_later(HEADER_TIMEOUT_S, self._header_deadline)
+
+        def _header_deadline(self) -> None:
+            self._header_timer = None
+            if self._waiting_for_headers() and not self.transport.is_closing():
+                self.transport.close()
+
+        def data_received(self, data: bytes) -> None:
+            if self._waiting_for_headers():
+                self._await_headers()
+            super().data_received(data)
+
+        def connection_lost(self, exc) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+            super().connection_lost(exc)
 
     return PeerCredProtocol
 
