@@ -75,6 +75,9 @@ def digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+_TOKEN_COLUMNS = ("id", "user", "name", "created_ts", "revoked_ts", "revoked_by")   # what a listing shows (no digest)
+
+
 class Tokens:
     """Per-user API tokens in the job store's database (table `tokens`); the master's loop only.
     A token is `sg_` + 43 URL-safe characters (256 random bits); the table keeps its digest."""
@@ -101,15 +104,14 @@ class Tokens:
         return self._live.get(digest(token))
 
     def get(self, token_id: int) -> dict | None:
-        row = self.con.execute("SELECT id, user, name, created_ts, revoked_ts, revoked_by FROM tokens WHERE id = ?",
-                               (token_id,)).fetchone()
-        return None if row is None else dict(zip(("id", "user", "name", "created_ts", "revoked_ts", "revoked_by"), row))
+        row = self.con.execute(f"SELECT {', '.join(_TOKEN_COLUMNS)} FROM tokens WHERE id = ?", (token_id,)).fetchone()
+        return None if row is None else dict(zip(_TOKEN_COLUMNS, row))
 
     def list(self, user: str | None) -> list[dict]:
-        sql = "SELECT id, user, name, created_ts, revoked_ts, revoked_by FROM tokens"
+        sql = f"SELECT {', '.join(_TOKEN_COLUMNS)} FROM tokens"
         rows = self.con.execute(sql + (" WHERE user = ? ORDER BY id" if user else " ORDER BY id"),
                                 (user,) if user else ()).fetchall()
-        return [dict(zip(("id", "user", "name", "created_ts", "revoked_ts", "revoked_by"), r)) for r in rows]
+        return [dict(zip(_TOKEN_COLUMNS, r)) for r in rows]
 
     def revoke(self, token_id: int, by: str) -> None:
         with self.con:

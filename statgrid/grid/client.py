@@ -84,7 +84,7 @@ class GridClient:
     def __init__(self, cfg: Config, timeout_s: float = 60.0, remote: Remote | None = None):
         self.cfg = cfg
         self.timeout_s = timeout_s
-        self.socket_path = cfg.home / "grid" / localsock.SOCKET_NAME
+        self.socket_path = localsock.socket_path(cfg.home)
         if remote is None and os.environ.get("STATGRID_MASTER"):
             remote = Remote(url=os.environ["STATGRID_MASTER"], source="$STATGRID_MASTER")
         self.remote = remote

@@ -70,16 +70,13 @@ class GridEvents(SchedulerPlugin):
 
     async def start(self, scheduler) -> None:
         self.scheduler = scheduler
-        # The embedded engine starts with these (cluster.DASK_SETTINGS); an existing scheduler
-        # given by address gets them here: statgrid decides requeues, and a lost worker must be
-        # noticed in seconds, not the default 5 minutes.
+        # Every scheduler, embedded or given by address, gets these here: statgrid decides requeues;
+        # a silent worker is dropped at ttl_s (after its node fenced itself), not Dask's default 5
+        # minutes; a stale check marks it unavail after stale_after_s.
         from tornado.ioloop import PeriodicCallback
 
         scheduler.allowed_failures = 0
         scheduler.worker_ttl = self.ttl_s
-        old = scheduler.periodic_callbacks.pop("worker-ttl", None)
-        if old is not None:
-            old.stop()
         for name, fn, every_s in (("worker-ttl", scheduler.check_worker_ttl, min(self.ttl_s, 5.0)),
                                   ("statgrid-stale", self._check_stale, STALE_CHECK_S)):
             old = scheduler.periodic_callbacks.pop(name, None)

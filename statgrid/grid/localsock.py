@@ -17,6 +17,11 @@ SOCKET_NAME = "master.sock"
 SUN_PATH_MAX = 107                      # 108 bytes with the NUL
 
 
+def socket_path(home: Path) -> Path:
+    """The master's local socket of the grid home `home`."""
+    return home / "grid" / SOCKET_NAME
+
+
 @contextlib.contextmanager
 def _short(path: Path) -> Iterator[str]:
     if len(os.fsencode(path)) <= SUN_PATH_MAX:

@@ -411,10 +411,10 @@ class Master:
                                   start_ts=outcome.start_ts or job.start_ts, pid=outcome.pid or job.pid)
         if self.store.update(new, JobState.RUN, job.attempt, "finish", {"state": state.value, "reason": reason}):
             self.running.pop(job.id, None)
-            if not (job.kill_requested and job.rerunnable and reason == "grid down"):
-                self.metrics.on_end(new)
             if job.kill_requested and job.rerunnable and reason == "grid down":
-                self._back_to_pending(new, "grid down", from_state=state)
+                self._back_to_pending(new, "grid down", from_state=state)     # it waits for the next grid up
+            else:
+                self.metrics.on_end(new)
             self._wake(new)
             self.dispatch()
 
@@ -562,7 +562,7 @@ class Master:
         restart = [k for k, a, b in (("[grid] home", old.home, new.home), ("[libraries]", old.libraries, new.libraries),
                                      ("[master]", old.master, new.master), ("[monitor]", old.monitor, new.monitor))
                    if a != b]
-        running = {h: sum(j.host == h for j in self.running.values()) for h in old.hosts}
+        running = {name: view.running for name, view in self.host_views().items()}
         threads = await self.engine.threads()
         for name in sorted(set(old.hosts) | set(new.hosts)):
             a, b = old.hosts.get(name), new.hosts.get(name)

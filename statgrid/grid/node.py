@@ -211,22 +211,24 @@ def _fence_loop(dask_worker) -> None:
         time.sleep(FENCE_PROBE_S)
 
 
-def fence_jobs(lost_s: float) -> list[str]:
+def fence_jobs(lost_s: float) -> None:
     """Kill every job running here (process group and cgroup); their attempts end AttemptLost."""
-    from statgrid.grid import launcher
-
-    killed = []
     for key, info in list(_running.items()):
         if key in _fenced:
             continue
         _fenced[key] = lost_s
         logger.warning("fencing: no answer from the master for %.0f s (grace %.0f s): killing job %s (process group "
                        "%d)", lost_s, _fence.get("grace_s", 0), info.job_id, info.pgid)
-        _signal_group(info.pgid, signal.SIGKILL)
-        if info.cgroup:
-            launcher.kill_cgroup(info.cgroup)
-        killed.append(key)
-    return killed
+        _kill_all_of(info)
+
+
+def _kill_all_of(info: AttemptStarted) -> None:
+    """SIGKILL a job's process group, and its cgroup if it has one (what left the group too)."""
+    from statgrid.grid import launcher
+
+    _signal_group(info.pgid, signal.SIGKILL)
+    if info.cgroup:
+        launcher.kill_cgroup(info.cgroup)
 
 
 def _pin(pid: int, cpus: tuple[int, ...]) -> None:
@@ -387,9 +389,7 @@ def _end_orphaned_job(info: AttemptStarted, wait_s: float = ORPHAN_WAIT_S) -> No
     pgid, cgroup = info.pgid, info.cgroup
     logger.warning("the node launcher died while job %s ran: killing its process group %d%s", info.job_id,
                    pgid, f" and cgroup {cgroup}" if cgroup else "")
-    _signal_group(pgid, signal.SIGKILL)
-    if cgroup:
-        launcher.kill_cgroup(cgroup)
+    _kill_all_of(info)
     deadline = time.monotonic() + wait_s
     # A zombie does not count: the job's first process, re-parented when its launcher died, stays
     # one for as long as PID 1 does not reap it (a container's entrypoint that is not an init).

@@ -368,7 +368,8 @@ class AttemptFinished(_Attempt):
 
 @dataclass(frozen=True, slots=True)
 class AttemptLost(_Attempt):
-    """The attempt file (and event) when the node's launcher died under the running job."""
+    """The attempt file (and event) when the node gave up a running job: its launcher died under it,
+    or the node fenced it (no answer from the master for the fence grace)."""
     TYPE: ClassVar[str] = "attempt.lost"
     state: ClassVar[AttemptState] = AttemptState.LOST
     pid: int                            # the job's first process

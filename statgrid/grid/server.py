@@ -30,7 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-from statgrid.config import Config
+from statgrid.config import Config, is_loopback
 from statgrid.errors import StatgridError
 from statgrid.grid import auth, localsock
 from statgrid.grid.master import Master, grid_dir, make_grid_dirs
@@ -55,14 +55,14 @@ def running_master(cfg: Config) -> dict | None:
 
 
 def socket_path(cfg: Config) -> Path:
-    return grid_dir(cfg) / localsock.SOCKET_NAME
+    return localsock.socket_path(cfg.home)
 
 
 def api_url(cfg: Config) -> str:
     """The address remote clients use: the first configured name, else this machine's name."""
     scheme = "https" if cfg.master.api_tls else "http"
     host = cfg.master.names[0] if cfg.master.names else (
-        socket.getfqdn() if not _loopback(cfg.master.listen) else cfg.master.listen)
+        socket.getfqdn() if not is_loopback(cfg.master.listen) else cfg.master.listen)
     host = f"[{host}]" if ":" in host else host
     return f"{scheme}://{host}:{cfg.master.port}"
 
@@ -80,12 +80,6 @@ def _raise_open_files() -> None:
     want = OPEN_FILES_WANTED if hard == resource.RLIM_INFINITY else min(OPEN_FILES_WANTED, hard)
     if soft != resource.RLIM_INFINITY and soft < want:
         resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
-
-
-def _loopback(address: str) -> bool:
-    from statgrid.config import is_loopback
-
-    return is_loopback(address)
 
 
 def _bind_tcp(cfg: Config) -> socket.socket:
@@ -106,6 +100,13 @@ def _bind_tcp(cfg: Config) -> socket.socket:
     sock.listen(512)
     sock.setblocking(False)
     return sock
+
+
+def _refuse_if_running(cfg: Config) -> None:
+    info = running_master(cfg)
+    if info:
+        raise StatgridError(f"a master is already running for {cfg.home} (pid {info['pid']}); stop it with "
+                            "`statgrid grid down`.")
 
 
 def _check_port_free(cfg: Config) -> None:
@@ -170,10 +171,7 @@ def serve(cfg: Config, ready_message: bool = True) -> None:
 
     from statgrid.grid.api import create_app
 
-    info = running_master(cfg)
-    if info:
-        raise StatgridError(f"a master is already running for {cfg.home} (pid {info['pid']}); stop it with "
-                            "`statgrid grid down`.")
+    _refuse_if_running(cfg)
     os.umask(0o077)
     make_grid_dirs(cfg)
     tcp = _bind_tcp(cfg)
@@ -277,10 +275,7 @@ def _follower(config):
 
 def start_detached(cfg: Config) -> dict:
     """Start `statgrid grid up` in the background; return its master.json once it serves."""
-    info = running_master(cfg)
-    if info:
-        raise StatgridError(f"a master is already running for {cfg.home} (pid {info['pid']}); stop it with "
-                            "`statgrid grid down`.")
+    _refuse_if_running(cfg)
     _check_port_free(cfg)
     make_grid_dirs(cfg)
     log_path = grid_dir(cfg) / "master.log"
