@@ -33,7 +33,7 @@ from typing import Annotated, Any, Optional
 
 from fastapi import Depends, FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response, StreamingResponse
+from fastapi.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -128,6 +128,10 @@ def create_app(master: Master, on_down=None, on_stopped=None, stop_engine=lambda
     app.add_middleware(_FaultsAs500, log_path=grid_dir(master.cfg) / "master.log")
     app.add_middleware(_Authenticate, master=master)
     app.add_middleware(_BodyLimit, max_bytes=BODY_MAX_BYTES)       # outermost: before anything reads
+
+    from statgrid.console.app import mount
+
+    mount(app, master)
 
     def private(record: dict, who: Caller) -> dict:
         """A job record as `who` may see it: STIMER records are the owner's (and admins')."""
@@ -332,12 +336,26 @@ class _Authenticate:
             await self.app(scope, receive, send)
             return
         headers = dict(scope.get("headers") or ())
+        path, method = scope["path"], scope["method"]
+        console = path == "/console" or path.startswith("/console/")
+        authorization = headers.get(b"authorization", b"").decode("latin-1")
+        cookie = _console_cookie(headers) if console and not authorization else None
         try:
             caller = self.master.authenticate(scope.get(auth.PEER_UID_KEY),
-                                              headers.get(b"authorization", b"").decode("latin-1"))
+                                              f"Bearer {cookie}" if cookie is not None else authorization)
+            if cookie is not None and scope.get(auth.PEER_UID_KEY) is None and method not in ("GET", "HEAD"):
+                _check_same_origin(headers)          # the cookie rides along on a forged request; these don't
         except (NotAuthenticated, Forbidden) as exc:
-            if scope["path"] == "/health" and scope["method"] == "GET":
+            if (method == "GET" and path in ANONYMOUS_PATHS) or (console and path in CONSOLE_ANONYMOUS) \
+                    or path.startswith("/console/static/"):
                 caller = None
+            elif console and method == "GET" and isinstance(exc, NotAuthenticated) and path != "/console/stream":
+                from urllib.parse import quote
+
+                target = path + ("?" + scope["query_string"].decode("latin-1") if scope.get("query_string") else "")
+                await RedirectResponse("/console/login?next=" + quote(target, safe=""),
+                                       status_code=303)(scope, receive, send)
+                return
             else:
                 client = scope.get("client")
                 self.master.audit.record(None, f"{scope['method']} {scope['path']}", outcome="refused",
@@ -348,6 +366,42 @@ class _Authenticate:
                 return
         scope[auth.CALLER_KEY] = caller
         await self.app(scope, receive, send)
+
+
+ANONYMOUS_PATHS = ("/health", "/")
+CONSOLE_ANONYMOUS = ("/console", "/console/", "/console/login")
+
+
+def _console_cookie(headers: dict[bytes, bytes]) -> str | None:
+    """The console's sign-in cookie (console/app.py), if the request carries one."""
+    from http.cookies import CookieError, SimpleCookie
+
+    from statgrid.console.app import COOKIE
+
+    raw = headers.get(b"cookie")
+    if not raw:
+        return None
+    try:
+        jar = SimpleCookie(raw.decode("latin-1"))
+    except CookieError:
+        return None
+    return jar[COOKIE].value if COOKIE in jar else None
+
+
+def _check_same_origin(headers: dict[bytes, bytes]) -> None:
+    """A change made with the console's cookie must come from the console's own page: htmx's
+    HX-Request header (a form or link of another site cannot send it; a script of another site
+    cannot send it without a CORS preflight this master never allows) and, when the browser says
+    where the request comes from, this master's origin."""
+    from urllib.parse import urlsplit
+
+    if headers.get(b"hx-request") != b"true":
+        raise Forbidden("a change through the console must come from the console's page (it sends HX-Request); "
+                        "from a script use the API with a token (Authorization: Bearer).")
+    origin = headers.get(b"origin")
+    if origin is not None and urlsplit(origin.decode("latin-1")).netloc != headers.get(b"host", b"").decode("latin-1"):
+        raise Forbidden(f"the request comes from {origin.decode('latin-1')!r}, not from this console's page; "
+                        "nothing was changed.")
 
 
 class _FaultsAs500:

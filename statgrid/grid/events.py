@@ -39,8 +39,9 @@ class Broadcaster:
         self.subscribers: set[Subscription] = set()
         self.published = 0
 
-    def subscribe(self) -> Subscription:
-        sub = Subscription()
+    def subscribe(self, sub: Subscription | None = None) -> Subscription:
+        """A new subscription, or `sub` (one queue fed by several broadcasters)."""
+        sub = Subscription() if sub is None else sub
         self.subscribers.add(sub)
         return sub
 

@@ -35,9 +35,10 @@ class NotTrusted(OSError):
     FIFO or device, or a file of another account (a hard link to it)."""
 
 
-def read_untrusted(path: Path, max_bytes: int, owner_uid: int | None = None, tail: bool = False) -> bytes:
-    """Up to max_bytes of a regular file in a directory a user may write to (the first, or with
-    tail the last): opened without following a link and without blocking (a FIFO would hang the
+def read_untrusted(path: Path, max_bytes: int, owner_uid: int | None = None, tail: bool = False,
+                   offset: int = 0) -> bytes:
+    """Up to max_bytes of a regular file in a directory a user may write to (the first, from
+    offset, or with tail the last): opened without following a link and without blocking (a FIFO would hang the
     reader), and, with owner_uid, only if that account owns it. Raises FileNotFoundError,
     NotTrusted (saying why), or OSError."""
     try:
@@ -54,7 +55,7 @@ def read_untrusted(path: Path, max_bytes: int, owner_uid: int | None = None, tai
             raise NotTrusted(f"{path} belongs to uid {st.st_uid}, not to uid {owner_uid} (another account's file was "
                              "put in its place)")
         if tail:
-            os.lseek(fd, max(0, st.st_size - max_bytes), os.SEEK_SET)
-        return os.read(fd, max_bytes)
+            offset = max(0, st.st_size - max_bytes)
+        return os.pread(fd, max_bytes, offset)
     finally:
         os.close(fd)

@@ -127,6 +127,7 @@ class Master:
         self.cfg = cfg
         make_grid_dirs(cfg)
         self.events = Broadcaster()                # changes for live viewers (GET /events)
+        self.console = None                        # the web console's live state (console/app.mount sets it)
         self.store = JobStore(grid_dir(cfg) / "jobs.db", on_change=self._publish_job)
         self.rights = auth.Rights(cfg)
         self.tokens = auth.Tokens(self.store.con)
@@ -172,6 +173,8 @@ class Master:
             raise
         self.dispatch()
         self._sweeper = asyncio.create_task(self._sweep_forever())
+        if self.console is not None:
+            self.console.start()
 
     def _spawn(self, coro) -> None:
         """Run a call to the engine in the background: event handlers never wait on a worker."""
@@ -199,6 +202,8 @@ class Master:
         """No more submits or dispatches; release every `wait` so the API can close."""
         self.accepting = False
         self.events.close()                        # live viewers' streams end, so the API can close
+        if self.console is not None:
+            self.console.stop()
         for job_id in list(self.waiters):
             job = self.store.get(job_id)
             if job is not None:

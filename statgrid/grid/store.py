@@ -222,3 +222,30 @@ class JobStore:
         more = len(rows) > limit
         rows = rows[:limit]
         return "[" + ",".join(r[1] for r in rows) + "]", rows[-1][0] if more else None
+
+    SORT_COLUMNS = {"id": "id", "user": "user", "state": "state", "queue": "queue", "host": "host", "name": "name",
+                    "submit": "submit_ts", "start": "start_ts", "end": "end_ts", "wait": "(start_ts - submit_ts)",
+                    "run": "(end_ts - start_ts)"}
+
+    def listing(self, flt: JobFilter, sort: str = "id", descending: bool = True, offset: int = 0, limit: int = 100,
+                viewer: str | None = None) -> tuple[list[dict[str, Any]], int]:
+        """One page of a sorted listing (the console's jobs view): (the records as `page` makes
+        them, the number of matching jobs). `sort` is a key of SORT_COLUMNS; ties go by id. Any
+        thread, its own connection, as `page`."""
+        if sort not in self.SORT_COLUMNS:
+            raise ValueError(f"sort {sort!r} is not one of {', '.join(self.SORT_COLUMNS)}")
+        where, args = flt.where()
+        clause = f" WHERE {' AND '.join(where)}" if where else ""
+        order = "DESC" if descending else "ASC"
+        # NULLs last either way (a pending job has no start): SQLite puts them first in ASC.
+        sql = (f"SELECT {_RECORD_SQL} FROM jobs{clause} ORDER BY {self.SORT_COLUMNS[sort]} IS NULL, "
+               f"{self.SORT_COLUMNS[sort]} {order}, id {order} LIMIT ? OFFSET ?")
+        con = sqlite3.connect(self.path)
+        try:
+            con.execute("PRAGMA query_only = ON")
+            con.execute("PRAGMA busy_timeout = 5000")
+            rows = con.execute(sql, [viewer, *args, limit, offset]).fetchall()
+            total = con.execute(f"SELECT count(*) FROM jobs{clause}", args).fetchone()[0]
+        finally:
+            con.close()
+        return [json.loads(r[0]) for r in rows], total

@@ -1,0 +1,490 @@
+"""The web console (issue 17): pages served by the master's own app, under /console.
+
+Libraries, each for what it does: Jinja2 renders the pages and the fragments pushed to them
+(autoescaping: a job name is text, never markup); htmx (+ its SSE extension) swaps those
+fragments in as the server pushes them and posts the buttons; uPlot draws the time series. All
+three ship in `statgrid/console/static` (their licenses beside them): nothing is fetched from
+elsewhere, an air-gapped grid works.
+
+Signing in: a browser cannot use the CLI's local socket, so it reaches the master over HTTPS
+(`[master] listen`) and signs in with a token (`statgrid token create`). The token is kept in an
+HttpOnly, SameSite=Strict cookie (Secure over HTTPS) whose path is /console: the JSON API never
+accepts it. A request that changes something (kill, close/open, sign out) with that cookie must
+also carry htmx's HX-Request header and, when the browser sends one, an Origin of this master:
+another site can make a browser send neither (auth.py's _Authenticate checks before any route).
+
+Live updates: each page holds one server-sent-events stream (/console/stream, the page's view and
+filters in its query). The stream takes the master's broadcast job and host changes and the
+console's samples, log and usage chunks (live.py) and turns those this viewer shows into HTML
+fragments (each rendered once per change for all viewers alike) named for the element that
+shows them (`job-12`, `host-node1`); htmx swaps them in. A viewer costs no store query.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import urllib.parse
+from typing import Annotated, Any, Optional
+
+from fastapi import Depends, FastAPI, Path, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
+from fastapi.staticfiles import StaticFiles
+from markupsafe import escape
+
+from statgrid.console import data
+from statgrid.console.live import Console, output_size, read_output
+from statgrid.errors import StatgridError, UsageError
+from statgrid.grid import auth
+from statgrid.grid.auth import Caller
+from statgrid.grid.events import Subscription
+from statgrid.grid.files import NotTrusted
+from statgrid.grid.model import JOB_ID_MAX
+
+COOKIE = "statgrid_console"
+COOKIE_MAX_AGE_S = 12 * 3600
+KEEPALIVE_S = 15.0
+PAGE_JOBS = 100
+QUEUES_EVERY_S = 0.5              # a queues view is re-rendered at most this often while jobs change
+NAME_MAX = 128
+# Pages may load only this master's scripts; styles inline too (uPlot sizes its elements).
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+       "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+# Saved reports are static HTML (SVG charts inlined): served sandboxed, no script runs in them.
+REPORT_CSP = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:"
+
+JobId = Annotated[int, Path(ge=1, le=JOB_ID_MAX)]
+HostName = Annotated[str, Path(max_length=NAME_MAX)]
+Filter = Annotated[Optional[str], Query(max_length=NAME_MAX)]
+
+
+def _templates():
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.PackageLoader("statgrid.console", "templates"),
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
+    env.filters["ts"] = lambda ts: "-" if ts is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+    env.filters["secs"] = lambda s: "-" if s is None else f"{s:.1f}"
+    env.filters["mib"] = lambda b: "-" if b is None else f"{b / 2**20:.1f}"
+    return env
+
+
+def page_headers() -> dict[str, str]:
+    return {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin",
+            "Cache-Control": "no-store"}
+
+
+def sse(name: str, text: str) -> bytes:
+    """One server-sent event: `name`, its data line by line."""
+    lines = "".join(f"data: {line}\n" for line in text.split("\n"))
+    return f"event: {name}\n{lines}\n".encode()
+
+
+def mount(app: FastAPI, master) -> Console:
+    """Add the console's routes to the master's app."""
+    console = Console(master)
+    master.console = console
+    env = _templates()
+    macros = env.get_template("macros.html").module
+    import importlib.resources
+
+    static = importlib.resources.files("statgrid.console") / "static"
+    app.mount("/console/static", StaticFiles(directory=str(static)), name="console-static")
+
+    def who_of(request: Request) -> Caller:
+        return request.scope[auth.CALLER_KEY]
+
+    def render(name: str, request: Request, status: int = 200, **context) -> HTMLResponse:
+        who = request.scope.get(auth.CALLER_KEY)
+        html = env.get_template(name).render(who=who, m=macros, **context)
+        return HTMLResponse(html, status_code=status, headers=page_headers())
+
+    # -- signing in ------------------------------------------------------------------------------------
+    @app.get("/", include_in_schema=False)
+    async def root():
+        return RedirectResponse("/console/", status_code=303)
+
+    @app.get("/console", include_in_schema=False)
+    @app.get("/console/", include_in_schema=False)
+    async def home():
+        return RedirectResponse("/console/grid", status_code=303)
+
+    @app.get("/console/login", response_class=HTMLResponse)
+    async def login_form(request: Request, next: Annotated[str, Query(max_length=2048)] = "/console/grid"):
+        return render("login.html", request, title="sign in", next=_local(next), error=None)
+
+    @app.post("/console/login", response_class=HTMLResponse)
+    async def login(request: Request):
+        form = urllib.parse.parse_qs((await request.body()).decode("utf-8", "replace"), max_num_fields=4)
+        token = (form.get("token") or [""])[0].strip()
+        target = _local((form.get("next") or ["/console/grid"])[0])
+        client = request.scope.get("client")
+        peer = f"{client[0]}:{client[1]}" if client else "socket"
+        try:
+            who = master.authenticate(None, f"Bearer {token}")
+        except (auth.NotAuthenticated, auth.Forbidden) as exc:
+            master.audit.record(None, "console login", outcome="refused", detail=str(exc), peer=peer)
+            return render("login.html", request, status=401, title="sign in", next=target, error=str(exc))
+        master.audit.record(who, "console login")
+        response = RedirectResponse(target, status_code=303, headers=page_headers())
+        response.set_cookie(COOKIE, token, max_age=COOKIE_MAX_AGE_S, path="/console", httponly=True,
+                            samesite="strict", secure=request.url.scheme == "https")
+        return response
+
+    @app.post("/console/logout")
+    async def logout(request: Request):
+        response = Response(status_code=204, headers={"HX-Redirect": "/console/login"})
+        response.delete_cookie(COOKIE, path="/console", httponly=True, samesite="strict",
+                               secure=request.url.scheme == "https")
+        return response
+
+    # -- views: the page and the JSON behind it -----------------------------------------------------------
+    @app.get("/console/api/grid")
+    async def grid_json(request: Request):
+        return data.grid_view(master, console)
+
+    @app.get("/console/grid", response_class=HTMLResponse)
+    async def grid_page(request: Request):
+        return render("grid.html", request, title="grid", view=data.grid_view(master, console), stream="view=grid")
+
+    @app.get("/console/api/queues")
+    async def queues_json(request: Request):
+        return data.queues_view(master)
+
+    @app.get("/console/queues", response_class=HTMLResponse)
+    async def queues_page(request: Request):
+        return render("queues.html", request, title="queues", view=data.queues_view(master), stream="view=queues")
+
+    async def jobs_view(who: Caller, user, state, queue, host, sort, order, offset) -> dict[str, Any]:
+        from statgrid.grid.store import JobFilter
+
+        try:
+            states = data.jobs_query_state(state or "unfinished")
+        except ValueError:
+            raise UsageError(f"state {state!r} is not one of PEND, RUN, DONE, EXIT, KILLED, unfinished, all.") from None
+        if sort not in master.store.SORT_COLUMNS:
+            raise UsageError(f"sort {sort!r} is not one of {', '.join(master.store.SORT_COLUMNS)}.")
+        flt = JobFilter(states=states, user=user or None, queue=queue or None, host=host or None)
+        records, total = await asyncio.to_thread(master.store.listing, flt, sort, order != "asc", offset, PAGE_JOBS,
+                                                 None if who.admin else who.user)
+        return {"jobs": [data.job_row(master, r) for r in records], "total": total, "offset": offset,
+                "limit": PAGE_JOBS, "filters": {"user": user or "", "state": state or "unfinished",
+                                                "queue": queue or "", "host": host or "", "sort": sort,
+                                                "order": order}}
+
+    def jobs_params(user: Filter = None, state: Filter = None, queue: Filter = None, host: Filter = None,
+                    sort: Annotated[str, Query(max_length=16)] = "id",
+                    order: Annotated[str, Query(pattern="^(asc|desc)$")] = "desc",
+                    offset: Annotated[int, Query(ge=0, le=10**9)] = 0):
+        return user, state, queue, host, sort, order, offset
+
+    @app.get("/console/api/jobs")
+    async def jobs_json(request: Request, params=Depends(jobs_params)):
+        return await jobs_view(who_of(request), *params)
+
+    @app.get("/console/jobs", response_class=HTMLResponse)
+    async def jobs_page(request: Request, params=Depends(jobs_params)):
+        view = await jobs_view(who_of(request), *params)
+        f = view["filters"]
+        query = {k: v for k, v in f.items() if v}
+        stream = urllib.parse.urlencode({"view": "jobs", **query, "offset": view["offset"],
+                                         "ids": ",".join(str(j["id"]) for j in view["jobs"])})
+        return render("jobs.html", request, title="jobs", view=view, stream=stream, query=query,
+                      states=["unfinished", "PEND", "RUN", "DONE", "EXIT", "KILLED", "all"],
+                      queues=list(master.cfg.queues), hosts=list(master.cfg.hosts))
+
+    @app.get("/console/api/jobs/{job_id}")
+    async def job_json(request: Request, job_id: JobId):
+        view = data.job_view(master, who_of(request), job_id)
+        return {**view, "usage_charts": data.usage_chart(job_id, view["usage"])}
+
+    @app.get("/console/jobs/{job_id}", response_class=HTMLResponse)
+    async def job_page(request: Request, job_id: JobId):
+        view = data.job_view(master, who_of(request), job_id)
+        stream = urllib.parse.urlencode({"view": "job", "id": job_id, "log_from": view["log_offset"]})
+        return render("job.html", request, title=f"job {job_id}", view=view, stream=stream,
+                      charts=data.usage_chart(job_id, view["usage"]) if view["detail"] else [])
+
+    @app.get("/console/api/hosts/{host}")
+    async def host_json(request: Request, host: HostName):
+        master._check_host(host)
+        return data.host_view(master, console, host)
+
+    @app.get("/console/hosts/{host}", response_class=HTMLResponse)
+    async def host_page(request: Request, host: HostName):
+        master._check_host(host)
+        return render("host.html", request, title=f"host {host}", view=data.host_view(master, console, host),
+                      stream=urllib.parse.urlencode({"view": "host", "host": host}))
+
+    @app.get("/console/api/results")
+    async def results_json(request: Request):
+        return {"results": await asyncio.to_thread(data.results, master)}
+
+    @app.get("/console/results", response_class=HTMLResponse)
+    async def results_page(request: Request):
+        return render("results.html", request, title="results", results=await asyncio.to_thread(data.results, master),
+                      stream="view=results")
+
+    @app.get("/console/files/{relative:path}")
+    async def result_file(relative: Annotated[str, Path(max_length=1024)]):
+        try:
+            body = await asyncio.to_thread(data.result_file, master, relative)
+        except (FileNotFoundError, NotTrusted):
+            return HTMLResponse("<p>No such report.</p>", status_code=404, headers=page_headers())
+        return HTMLResponse(body, headers={"Content-Security-Policy": REPORT_CSP, "X-Content-Type-Options": "nosniff",
+                                           "Cache-Control": "no-store"})
+
+    # -- actions -------------------------------------------------------------------------------------------
+    def flash(text: str, ok: bool = True) -> HTMLResponse:
+        return HTMLResponse(str(macros.flash(text, ok)), headers=page_headers())
+
+    @app.post("/console/jobs/{job_id}/kill")
+    async def kill(request: Request, job_id: JobId):
+        who = who_of(request)
+        try:
+            job = await master.kill(job_id, who)
+        except StatgridError as exc:
+            master.audit.record(who, "kill", f"job {job_id}", outcome="refused", detail=str(exc))
+            return flash(str(exc), ok=False)
+        master.audit.record(who, "kill", f"job {job_id}", detail="console")
+        return flash(f"job {job_id}: {'kill requested' if job.state.value == 'RUN' else job.state.value}")
+
+    @app.post("/console/hosts/{host}/close")
+    async def close(request: Request, host: HostName):
+        who = who_of(request)
+        form = urllib.parse.parse_qs((await request.body()).decode("utf-8", "replace"), max_num_fields=4)
+        reason = (form.get("reason") or [""])[0].strip()
+        try:
+            from statgrid.grid.jobspec import check_name
+
+            check_name("reason", reason, "give a shorter reason, printable characters only")
+            master.close_host(host, who, reason)
+        except StatgridError as exc:
+            master.audit.record(who, "host close", f"host {host}", outcome="refused", detail=str(exc))
+            return flash(str(exc), ok=False)
+        master.audit.record(who, "host close", f"host {host}", detail=reason or None)
+        return flash(f"host {host} closed")
+
+    @app.post("/console/hosts/{host}/open")
+    async def open_(request: Request, host: HostName):
+        who = who_of(request)
+        try:
+            master.open_host(host, who)
+        except StatgridError as exc:
+            master.audit.record(who, "host open", f"host {host}", outcome="refused", detail=str(exc))
+            return flash(str(exc), ok=False)
+        master.audit.record(who, "host open", f"host {host}")
+        return flash(f"host {host} opened")
+
+    # -- the live stream -----------------------------------------------------------------------------------
+    @app.get("/console/stream")
+    async def stream(request: Request, view: Annotated[str, Query(pattern="^(grid|queues|jobs|job|host|results)$")],
+                     id: Annotated[int, Query(ge=0, le=JOB_ID_MAX)] = 0, host: Filter = None,
+                     user: Filter = None, state: Filter = None, queue: Filter = None,
+                     sort: Annotated[str, Query(max_length=16)] = "id",
+                     order: Annotated[str, Query(max_length=4)] = "desc",
+                     offset: Annotated[int, Query(ge=0)] = 0,
+                     ids: Annotated[str, Query(max_length=PAGE_JOBS * 21)] = "",
+                     log_from: Annotated[int, Query(ge=0)] = 0):
+        who = who_of(request)
+        viewer = _Viewer(master, console, env, macros, who, view, id, host, user, state, queue, sort, order, offset,
+                         ids, log_from)
+        viewer.check()
+        sub = Subscription()
+        master.events.subscribe(sub)
+        console.live.subscribe(sub)
+        viewer.begin()
+
+        async def body():
+            try:
+                yield b": statgrid console\n\n"
+                for chunk in await viewer.catch_up():
+                    yield chunk
+                while True:
+                    event = await sub.next(viewer.timeout())
+                    if event is None:
+                        out = viewer.tick()
+                        yield out or b": keep-alive\n\n"
+                        continue
+                    if event["type"] == "end":
+                        return
+                    for chunk in await viewer.on(event):
+                        yield chunk
+            finally:
+                master.events.unsubscribe(sub)
+                console.live.unsubscribe(sub)
+                viewer.end()
+
+        return StreamingResponse(body(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    return console
+
+
+def _local(target: str) -> str:
+    """A redirect target of this console only (never another site: `//evil`, `https://…`)."""
+    if not target.startswith("/console/") or target.startswith("//") or "\\" in target:
+        return "/console/grid"
+    return target
+
+
+class _Viewer:
+    """One console stream: which events its page shows, as which fragments."""
+
+    def __init__(self, master, console: Console, env, macros, who: Caller, view: str, job_id: int, host, user, state,
+                 queue, sort, order, offset, ids: str, log_from: int):
+        self.master, self.console, self.env, self.macros, self.who = master, console, env, macros, who
+        self.view, self.job_id, self.host = view, job_id, host
+        self.filters = {"user": user or None, "queue": queue or None, "host": host if view == "jobs" else None}
+        self.states = data.jobs_query_state(state or "unfinished") if view == "jobs" else None
+        self.newest_first = sort == "id" and order == "desc" and offset == 0
+        self.shown: set[int] = {int(x) for x in ids.split(",") if x.strip().isdigit()} if ids else set()
+        self.log_pos = log_from
+        self.detail = False
+        self.owner_uid: int | None = None
+        self.queues_dirty_since: float | None = None
+        self.queues_sent = 0.0
+
+    def check(self) -> None:
+        if self.view == "job":
+            job = self.master.get(self.job_id).to_dict()           # NotFound → 404
+            self.detail = data.can_act(self.who, job["user"])
+            if self.detail:
+                _, self.owner_uid = data.job_files(self.master, job)
+                self.detail = self.owner_uid is not None
+        if self.view == "host" and self.host is not None:
+            self.master._check_host(self.host)
+
+    def begin(self) -> None:
+        if self.view == "job" and self.detail:
+            from statgrid.grid import usage
+            from statgrid.grid.master import attempts_dir
+
+            job = self.master.get(self.job_id)
+            directory, _ = data.job_files(self.master, job.to_dict())
+            self.console.watches.add(self.job_id, directory / "output.txt", self.owner_uid,
+                                     usage.usage_path(attempts_dir(self.master.cfg), job.id, job.attempt or 1))
+
+    def end(self) -> None:
+        if self.view == "job" and self.detail:
+            self.console.watches.remove(self.job_id)
+
+    async def catch_up(self) -> list[bytes]:
+        """What the job's output gained between the page's load and this stream's start."""
+        if self.view != "job" or not self.detail:
+            return []
+        return await asyncio.to_thread(self._read_log_gap, None)
+
+    def _read_log_gap(self, upto: int | None) -> list[bytes]:
+        directory, _ = data.job_files(self.master, self.master.get(self.job_id).to_dict())
+        path = directory / "output.txt"
+        end = output_size(path) if upto is None else upto
+        if end <= self.log_pos:
+            return []
+        try:
+            chunk = read_output(path, self.log_pos, end - self.log_pos, self.owner_uid)
+        except (NotTrusted, OSError):
+            return []
+        self.log_pos += len(chunk)
+        return [sse("log", str(escape(chunk.decode(errors="replace"))))] if chunk else []
+
+    def timeout(self) -> float:
+        if self.queues_dirty_since is not None:
+            return max(0.01, QUEUES_EVERY_S - (time.monotonic() - self.queues_sent))
+        return KEEPALIVE_S
+
+    def tick(self) -> bytes | None:
+        if self.queues_dirty_since is not None and time.monotonic() - self.queues_sent >= QUEUES_EVERY_S:
+            return self._queues()
+        return None
+
+    def _queues(self) -> bytes:
+        self.queues_dirty_since = None
+        self.queues_sent = time.monotonic()
+        return sse("queues", str(self.macros.queues_body(data.queues_view(self.master))))
+
+    def _cached(self, event: dict, key: tuple, make) -> str:
+        """A fragment rendered once per change for every viewer that shows it alike."""
+        cache = event.setdefault("_html", {})
+        if key not in cache:
+            cache[key] = str(make())
+        return cache[key]
+
+    def _host_row(self, event: dict, host: str) -> bytes | None:
+        rows = {r["host"]: r for r in data.host_rows(self.master, self.console)}
+        if host not in rows:
+            return None
+        html = self._cached(event, ("host-row", host, self.who.admin),
+                            lambda: self.macros.host_row(rows[host], self.who.admin))
+        return sse(f"host-{host}", html)
+
+    def _grid_summary(self, event: dict) -> bytes:
+        html = self._cached(event, ("grid-summary",), lambda: self.macros.grid_summary(
+            data.grid_view(self.master, self.console)))
+        return sse("grid-summary", html)
+
+    def _matches(self, job: dict) -> bool:
+        if self.states is not None and job["state"] not in {s.value for s in self.states}:
+            return False
+        return all(v is None or job.get(k) == v for k, v in self.filters.items())
+
+    async def on(self, event: dict) -> list[bytes]:
+        kind, view, out = event["type"], self.view, []
+        if kind == "resync":
+            return [sse("resync", "")]
+        if kind == "job":
+            job = event["job"]
+            if view == "jobs":
+                row = lambda: self.macros.job_row(data.job_row(self.master, job), data.can_act(self.who, job["user"]))  # noqa: E731
+                key = ("job-row", data.can_act(self.who, job["user"]))
+                if job["id"] in self.shown:
+                    out.append(sse(f"job-{job['id']}", self._cached(event, key, row)))
+                elif event.get("event") == "submit" and self.newest_first and self._matches(job):
+                    self.shown.add(job["id"])
+                    out.append(sse("job-new", self._cached(event, key, row)))
+            elif view == "job" and job["id"] == self.job_id:
+                record = dict(job)
+                if not self.detail:
+                    record["stimer"] = None
+                view_ = {"job": data.job_row(self.master, record), "detail": self.detail,
+                         "can_kill": self.detail and record["state"] in data.UNFINISHED}
+                out.append(sse(f"job-{job['id']}", str(self.macros.job_header(view_))))
+            elif view == "grid":
+                if job.get("host") and event.get("event") != "submit":
+                    row = self._host_row(event, job["host"])
+                    if row:
+                        out.append(row)
+                out.append(self._grid_summary(event))
+            elif view == "host" and job.get("host") == self.host and event.get("event") != "submit":
+                row = self._host_row(event, self.host)
+                if row:
+                    out.append(row)
+                running = sorted((j.to_dict() for j in self.master.running.values() if j.host == self.host),
+                                 key=lambda r: r["id"])
+                out.append(sse("host-running", str(self.macros.running_rows(running))))
+            elif view == "queues":
+                if self.queues_dirty_since is None:
+                    self.queues_dirty_since = time.monotonic()
+                if time.monotonic() - self.queues_sent >= QUEUES_EVERY_S:
+                    out.append(self._queues())
+        elif kind == "host":
+            if view == "grid" or (view == "host" and event["host"] == self.host):
+                row = self._host_row(event, event["host"])
+                if row:
+                    out.append(row)
+        elif kind == "sample":
+            if view == "grid" or (view == "host" and event["host"] == self.host):
+                text = self._cached(event, ("sample",), lambda: json.dumps({"host": event["host"], **event["sample"]}))
+                out.append(sse("sample", text))
+        elif kind == "log" and view == "job" and self.detail and event["job"] == self.job_id:
+            start, chunk = event["offset"], event["data"]
+            if start > self.log_pos:                       # this stream missed a part: read it itself
+                out += await asyncio.to_thread(self._read_log_gap, start)
+            if start + len(chunk) > self.log_pos >= start:
+                piece = chunk[self.log_pos - start:]
+                self.log_pos += len(piece)
+                out.append(sse("log", str(escape(piece.decode(errors="replace")))))
+        elif kind == "usage" and view == "job" and self.detail and event["job"] == self.job_id:
+            out.append(sse("usage", json.dumps({"job": self.job_id, **event["point"]})))
+        return out
+

@@ -1,0 +1,297 @@
+"""The records behind each console view: one dict per view, the page's template and its JSON
+(`/console/api/...`) are both made from it. All from the master's memory except the jobs
+listing (one SQL page, in a thread) and a job's history and files.
+
+Rights are auth.Rights's: everyone sees every job's metadata, hosts and queues; a job's output,
+STIMER steps and usage are its owner's and administrators'.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from statgrid.grid.auth import Caller
+from statgrid.grid.files import NotTrusted, read_untrusted
+from statgrid.grid.model import JobState
+from statgrid.grid.policy import host_weights
+
+if TYPE_CHECKING:
+    from statgrid.console.live import Console
+    from statgrid.grid.master import Master
+
+UNFINISHED = ("PEND", "RUN")
+STIMER_MAX_BYTES = 1 << 20
+RESULT_ROOTS = ("bench", "demo", "iobench")      # under the grid home: where bench, demo and iobench save
+RESULT_MAX_ENTRIES = 200
+
+# Charts: (id, title, unit, stacked, [(series key, label, scale)]); "{lib}" and "{dev}" expand per library/device.
+CPU_SERIES = [("node.cpu_user_pct", "user", 1), ("node.cpu_system_pct", "system", 1),
+              ("node.cpu_iowait_pct", "iowait", 1), ("node.cpu_steal_pct", "steal", 1)]
+MEM_SERIES = [("node.mem_used_bytes", "used", 2**-30), ("node.mem_cached_bytes", "cache", 2**-30)]
+PSI_SERIES = [("node.psi_cpu_some_pct", "cpu some", 1), ("node.psi_io_some_pct", "io some", 1),
+              ("node.psi_io_full_pct", "io full", 1), ("node.psi_memory_some_pct", "memory some", 1)]
+MB = 1e-6
+
+
+def can_act(who: Caller, user: str) -> bool:
+    """Kill and see the detail of a job of `user`: its owner and administrators."""
+    return who.admin or who.user == user
+
+
+# -- grid and hosts -----------------------------------------------------------------------------------
+def host_rows(master: "Master", console: "Console") -> list[dict[str, Any]]:
+    rows = []
+    for view in master.host_views().values():
+        closed = master.closed.get(view.name, {})
+        latest = console.ring.latest(view.name)
+        values = latest["values"] if latest else {}
+        rows.append({"host": view.name, "state": view.state, "slots": view.slots, "running": view.running,
+                     "closed_by": closed.get("closed_by") or (None if master.cfg.hosts[view.name].open else "grid.toml"),
+                     "closed_reason": closed.get("reason"), "address": master.engine.workers.get(view.name),
+                     "cpu_busy_pct": _pct(values.get("node.cpu_user_pct"), values.get("node.cpu_system_pct")),
+                     "mem_used_bytes": values.get("node.mem_used_bytes"),
+                     "load_1m": values.get("node.load_1m")})
+    return rows
+
+
+def _pct(*parts: float | None) -> float | None:
+    return None if any(p is None for p in parts) else round(sum(parts), 1)
+
+
+def _names(console: "Console", host: str | None, table: str) -> list[str]:
+    """Libraries or devices seen in the ring's latest samples (of one host, or any)."""
+    names: set[str] = set()
+    for h, ring in console.ring.samples.items():
+        if (host is None or h == host) and ring:
+            names |= {k.split(".")[1] for k in ring[-1]["values"] if k.startswith(table + ".")}
+    return sorted(names)
+
+
+def chart(console: "Console", host: str, chart_id: str, title: str, unit: str, series: list[tuple[str, str, float]],
+          stacked: bool = False) -> dict[str, Any]:
+    """A chart's spec with its history from the ring: the page draws it, the live samples extend it."""
+    ring = console.ring.samples.get(host, [])
+    data = [[s["ts"] for s in ring]]
+    for key, _, scale in series:
+        data.append([None if s["values"].get(key) is None else s["values"][key] * scale for s in ring])
+    return {"id": chart_id, "host": host, "title": title, "unit": unit, "stacked": stacked,
+            "series": [{"key": k, "label": label, "scale": scale} for k, label, scale in series], "data": data}
+
+
+def library_series(console: "Console", host: str | None) -> list[tuple[str, str, float]]:
+    out = []
+    for lib in _names(console, host, "library"):
+        out += [(f"library.{lib}.read_bytes_per_s", f"{lib} read", MB),
+                (f"library.{lib}.write_bytes_per_s", f"{lib} write", MB)]
+    return out
+
+
+def grid_view(master: "Master", console: "Console") -> dict[str, Any]:
+    rows = host_rows(master, console)
+    libs = library_series(console, None)
+    charts = {}
+    for row in rows:
+        h = row["host"]
+        charts[h] = [chart(console, h, f"{h}-cpu", "CPU %", "%", CPU_SERIES[:3], stacked=True),
+                     chart(console, h, f"{h}-mem", "memory GiB", "GiB", MEM_SERIES, stacked=True),
+                     chart(console, h, f"{h}-lib", "libraries MB/s", "MB/s", libs)]
+    return {"hosts": rows, "charts": charts, "slots": sum(r["slots"] for r in rows),
+            "running": sum(r["running"] for r in rows), "pending": len(master.pending)}
+
+
+def host_view(master: "Master", console: "Console", host: str) -> dict[str, Any]:
+    row = next(r for r in host_rows(master, console) if r["host"] == host)
+    devices = _names(console, host, "disk")
+    charts = [chart(console, host, f"{host}-cpu", "CPU % (stacked)", "%", CPU_SERIES, stacked=True),
+              chart(console, host, f"{host}-mem", "memory GiB", "GiB", MEM_SERIES, stacked=True),
+              chart(console, host, f"{host}-lib", "libraries MB/s", "MB/s", library_series(console, host)),
+              chart(console, host, f"{host}-dev", "devices MB/s", "MB/s",
+                    [s for d in devices for s in ((f"disk.{d}.read_bytes_per_s", f"{d} read", MB),
+                                                  (f"disk.{d}.write_bytes_per_s", f"{d} write", MB))]),
+              chart(console, host, f"{host}-await", "await ms", "ms",
+                    [(f"disk.{d}.await_ms", d, 1) for d in devices]),
+              chart(console, host, f"{host}-psi", "pressure (PSI) %", "%", PSI_SERIES)]
+    running = sorted((j.to_dict() for j in master.running.values() if j.host == host), key=lambda r: r["id"])
+    return {"host": row, "charts": charts, "running": running}
+
+
+# -- queues ---------------------------------------------------------------------------------------------
+def queues_view(master: "Master", now: float | None = None) -> dict[str, Any]:
+    """Per queue: pending and running, per user, limits, and who has waited longest."""
+    now = time.time() if now is None else now
+    per_user: dict[tuple[str, str], dict[str, int]] = {}
+    oldest: dict[str, Any] = {}
+    for state, table in (("pending", master.pending), ("running", master.running)):
+        for job in table.values():
+            counts = per_user.setdefault((job.queue, job.user), {"pending": 0, "running": 0})
+            counts[state] += 1
+            if state == "pending" and (job.queue not in oldest or job.submit_ts < oldest[job.queue].submit_ts):
+                oldest[job.queue] = job
+    queues = []
+    for q in master.queues():
+        users = sorted(({"user": u, **c} for (qn, u), c in per_user.items() if qn == q["queue"]),
+                       key=lambda r: (-r["running"] - r["pending"], r["user"]))
+        job = oldest.get(q["queue"])
+        queues.append({**q, "users": users, "longest_wait": None if job is None else
+                       {"id": job.id, "user": job.user, "wait_s": round(max(0.0, now - job.submit_ts), 1)}})
+    return {"queues": queues}
+
+
+def pending_reason(master: "Master", job: dict[str, Any]) -> str | None:
+    """Why a pending job waits, from what the dispatcher sees now (LSF's bjobs -p, simplified)."""
+    if job["state"] != "PEND":
+        return None
+    queue = master.cfg.queues.get(job["queue"])
+    if queue is None:
+        return f"queue {job['queue']!r} is not in grid.toml any more"
+    if queue.user_limit:
+        mine = sum(1 for j in master.running.values() if j.queue == job["queue"] and j.user == job["user"])
+        if mine >= queue.user_limit:
+            return f"user limit of queue {queue.name} reached ({mine} of {queue.user_limit} running)"
+    views = master.host_views()
+    allowed = [h for h in host_weights(queue, views) if not job.get("requested_hosts") or h in job["requested_hosts"]]
+    if not allowed:
+        return "none of the requested hosts is in the queue's host list"
+    states = {h: views[h].state for h in allowed}
+    if any(s == "ok" for s in states.values()):
+        return "waiting for dispatch (a host is free: jobs ahead of it come first)"
+    described = ", ".join(f"{h} {s}" for h, s in states.items())
+    return f"no free slot on the queue's hosts ({described})"
+
+
+# -- jobs -----------------------------------------------------------------------------------------------
+def job_row(master: "Master", record: dict[str, Any]) -> dict[str, Any]:
+    return {**record, "pending_reason": pending_reason(master, record)}
+
+
+def job_files(master: "Master", job: dict[str, Any]) -> tuple[Path, int | None]:
+    """The job's directory and the uid that must own files read from it."""
+    from statgrid.grid.master import identity_of, job_dir
+
+    owner = master.rights.grid_uid if master.rights.personal else identity_of(job["user"]).uid
+    return job_dir(master.cfg, job["id"]), owner
+
+
+def stimer_steps(path: Path, owner_uid: int | None) -> list[dict[str, Any]]:
+    """The step records of a session's STIMER log (its "total" record left out)."""
+    try:
+        text = read_untrusted(path, STIMER_MAX_BYTES, owner_uid=owner_uid, tail=True).decode(errors="replace")
+    except (FileNotFoundError, NotTrusted, OSError):
+        return []
+    steps = []
+    for line in text.splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict) and rec.get("record", "step") == "step":
+            steps.append(rec)
+    return steps
+
+
+def job_view(master: "Master", who: Caller, job_id: int) -> dict[str, Any]:
+    """A job as `who` may see it; `detail` False: metadata only (its output, steps and usage are the owner's)."""
+    from statgrid.grid import usage
+    from statgrid.grid.master import attempts_dir
+
+    job = master.get(job_id).to_dict()
+    detail = can_act(who, job["user"])
+    view = {"job": job_row(master, job), "events": master.store.events(job_id), "detail": detail,
+            "can_kill": detail and job["state"] in UNFINISHED, "steps": [], "usage": [], "log": "", "log_offset": 0}
+    if not detail:
+        job["stimer"] = None
+        return view
+    directory, owner = job_files(master, job)
+    if owner is None:
+        view["log"] = f"(job {job_id}'s user {job['user']!r} has no account here any more: its files are not shown)"
+        return view
+    view["steps"] = stimer_steps(directory / "session.stimer.jsonl", owner)
+    if job["attempt"]:
+        view["usage"] = usage.rates(usage.read_series(usage.usage_path(attempts_dir(master.cfg), job_id,
+                                                                       job["attempt"])))
+    from statgrid.console.live import LOG_PAGE_BYTES, output_size, read_output
+
+    output = directory / "output.txt"
+    size = output_size(output)
+    try:
+        view["log"] = read_output(output, max(0, size - LOG_PAGE_BYTES), LOG_PAGE_BYTES, owner).decode(errors="replace")
+    except (NotTrusted, OSError) as exc:
+        view["log"] = f"(output not shown: {exc})"
+    view["log_offset"] = max(0, size - LOG_PAGE_BYTES) + len(view["log"].encode())
+    return view
+
+
+def usage_chart(job_id: int, points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    ts = [p["ts"] for p in points]
+
+    def series(key: str, scale: float) -> list:
+        return [None if p.get(key) is None else p[key] * scale for p in points]
+    return [{"id": f"job{job_id}-cpu", "job": job_id, "title": "CPU cores", "unit": "cores", "stacked": False,
+             "series": [{"key": "cpu_cores", "label": "cores", "scale": 1}], "data": [ts, series("cpu_cores", 1)]},
+            {"id": f"job{job_id}-mem", "job": job_id, "title": "memory MiB", "unit": "MiB", "stacked": False,
+             "series": [{"key": "rss_bytes", "label": "resident", "scale": 2**-20}],
+             "data": [ts, series("rss_bytes", 2**-20)]},
+            {"id": f"job{job_id}-io", "job": job_id, "title": "I/O MB/s", "unit": "MB/s", "stacked": False,
+             "series": [{"key": "read_bytes_per_s", "label": "read", "scale": MB},
+                        {"key": "write_bytes_per_s", "label": "write", "scale": MB}],
+             "data": [ts, series("read_bytes_per_s", MB), series("write_bytes_per_s", MB)]}]
+
+
+# -- results --------------------------------------------------------------------------------------------
+def results(master: "Master") -> list[dict[str, Any]]:
+    """Saved results under the grid home (bench mixed/scale bundles, demo bundles, iobench groups),
+    newest first, each with its HTML report if one was built. Only the grid account's own
+    directories and files are listed (a user cannot plant a page the console would serve)."""
+    home = master.cfg.home
+    grid_uid = os.geteuid()
+    out = []
+    for root in RESULT_ROOTS:
+        base = home / root
+        try:
+            entries = list(os.scandir(base))
+        except OSError:
+            continue
+        for entry in entries:
+            if not entry.is_dir(follow_symlinks=False) or entry.stat(follow_symlinks=False).st_uid != grid_uid:
+                continue
+            reports = [p for p in (Path(entry.path) / "report" / "report.html",
+                                   Path(entry.path) / "report.html") if _own_file(p, grid_uid)]
+            out.append({"kind": root, "name": entry.name, "path": f"{root}/{entry.name}",
+                        "mtime": entry.stat(follow_symlinks=False).st_mtime,
+                        "report": str(reports[0].relative_to(home)) if reports else None})
+    out.sort(key=lambda r: -r["mtime"])
+    return out[:RESULT_MAX_ENTRIES]
+
+
+def _own_file(path: Path, uid: int) -> bool:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    import stat
+
+    return stat.S_ISREG(st.st_mode) and st.st_uid == uid
+
+
+def result_file(master: "Master", relative: str) -> bytes:
+    """A report file of `results` (its HTML); raises FileNotFoundError for anything else."""
+    parts = Path(relative).parts
+    if (len(parts) not in (3, 4) or parts[0] not in RESULT_ROOTS or parts[-1] != "report.html"
+            or any(p in ("..", ".", "") for p in parts)):
+        raise FileNotFoundError(relative)
+    home = master.cfg.home
+    for i in range(1, len(parts)):                  # no link anywhere on the way
+        if os.path.islink(home.joinpath(*parts[:i])):
+            raise FileNotFoundError(relative)
+    return read_untrusted(home / relative, 64 * 2**20, owner_uid=os.geteuid())
+
+
+def jobs_query_state(state: str | None) -> tuple[JobState, ...] | None:
+    if not state or state == "all":
+        return None
+    if state == "unfinished":
+        return (JobState.PEND, JobState.RUN)
+    return (JobState(state),)
