@@ -376,7 +376,7 @@ def grid_up(ctx: typer.Context, detach: bool = typer.Option(False, "--detach", "
         info = _call(ctx, server.start_detached, cfg)
         typer.echo(f"statgrid master started (pid {info['pid']}): {info['socket']} for this machine's users, "
                    f"{info['url']} for remote clients with a token; log: {cfg.home / 'grid' / 'master.log'}\n"
-                   f"console: {info['url']}/console/ (sign in with a token: `statgrid token create`)")
+                   f"console: {info['url']}/console/ (sign in with a token: `statgrid token create --print`)")
         return
     _call(ctx, server.serve, cfg)
 

@@ -147,7 +147,7 @@ def test_a_monitor_sample_flattens_to_the_keys_the_charts_name():
     rows = {"node": [{"ts": 10.0, "host": "n1", "interval_s": 1.0, "cpu_user_pct": 12.5, "mem_used_bytes": 100}],
             "library": [{"ts": 10.0, "host": "n1", "library": "data", "path": "/d", "device": "vda",
                          "read_bytes_per_s": 5.0}],
-            "disk": [{"ts": 10.0, "host": "n1", "device": "vda", "layer": "whole", "await_ms": 2.0},
+            "disk": [{"ts": 10.0, "host": "n1", "device": "vda", "layer": "disk", "await_ms": 2.0},
                      {"ts": 10.0, "host": "n1", "device": "vda1", "layer": "partition", "await_ms": 9.0}]}
     assert flatten(rows) == {"ts": 10.0, "values": {"node.cpu_user_pct": 12.5, "node.mem_used_bytes": 100,
                                                     "library.data.read_bytes_per_s": 5.0,

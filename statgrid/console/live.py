@@ -49,8 +49,8 @@ def flatten(rows: dict[str, list[dict]]) -> dict[str, Any] | None:
         for row in rows.get(table) or []:
             if not isinstance(row, dict):
                 continue
-            if table == "disk" and row.get("layer") not in (None, "whole"):
-                continue                            # partitions and stacked layers: counted in their disk
+            if table == "disk" and row.get("layer") == "partition":
+                continue                            # counted in its disk's row
             name = str(row.get(name_key))
             for key, value in row.items():
                 if isinstance(value, (int, float)) and key not in ("ts", "interval_s"):

@@ -205,7 +205,7 @@ def serve(cfg: Config, ready_message: bool = True) -> None:
             print(f"statgrid master ready: {socket_path(cfg)} (this machine) and {api_url(cfg)} (remote clients, "
                   f"with a token) (pid {os.getpid()}), hosts {', '.join(sorted(master.engine.workers))}; Ctrl-C or "
                   "`statgrid grid down` stops the grid.", flush=True)
-            print(f"console: {api_url(cfg)}/console/ (sign in with a token: `statgrid token create`)", flush=True)
+            print(f"console: {api_url(cfg)}/console/ (sign in with a token: `statgrid token create --print`)", flush=True)
 
     def stopped() -> None:
         master_file(cfg).unlink(missing_ok=True)
