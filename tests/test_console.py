@@ -311,3 +311,17 @@ def test_saved_reports_are_listed_and_served_sandboxed_and_nothing_else(grid, tm
     for bad in ("bench/linked/report/report.html", "bench/../grid/audit.log", "grid/jobs.db",
                 "bench/mixed-10s-20261123-000000/report/../../../grid/master.log"):
         assert grid.http.request("GET", "/console/files/" + bad, headers=h)[0] == 404, bad
+
+
+def test_a_session_jobs_stimer_steps_are_a_table_on_its_page(grid):
+    job_file = grid.root / "steps.py"
+    job_file.write_text("import statgrid\n\nwith statgrid.session(memsize='256M', threads=1) as s:\n"
+                        "    s.sql('CREATE TABLE work.t AS SELECT range AS x FROM range(1000)')\n"
+                        "    s.sql('CREATE TABLE work.u AS SELECT x * 2 AS y FROM work.t')\n")
+    job = grid.submit(str(job_file))
+    assert grid.wait([job])[0]["state"] == "DONE"
+    view = json.loads(grid.http.request("GET", f"/console/api/jobs/{job}", headers=cookie(grid.token))[2])
+    assert len(view["steps"]) == 2 and all(s["status"] == "ok" for s in view["steps"])
+    page = grid.http.request("GET", f"/console/jobs/{job}", headers=cookie(grid.token))[2]
+    table = page.split('id="steps"', 1)[1].split("</table>", 1)[0]
+    assert table.count("<tr>") == 3 and all(f"<td>{s['name']}</td>" in table for s in view["steps"])

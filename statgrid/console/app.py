@@ -45,6 +45,7 @@ COOKIE = "statgrid_console"
 COOKIE_MAX_AGE_S = 12 * 3600
 KEEPALIVE_S = 15.0
 PAGE_JOBS = 100
+SHOWN_MAX_JOBS = 1000            # rows a jobs page gains live at most (then: reload for newer ones)
 QUEUES_EVERY_S = 0.5              # a queues view is re-rendered at most this often while jobs change
 NAME_MAX = 128
 # Pages may load only this master's scripts; styles inline too (uPlot sizes its elements).
@@ -439,7 +440,8 @@ class _Viewer:
                 key = ("job-row", data.can_act(self.who, job["user"]))
                 if job["id"] in self.shown:
                     out.append(sse(f"job-{job['id']}", self._cached(event, key, row)))
-                elif event.get("event") == "submit" and self.newest_first and self._matches(job):
+                elif event.get("event") == "submit" and self.newest_first and self._matches(job) \
+                        and len(self.shown) < SHOWN_MAX_JOBS:
                     self.shown.add(job["id"])
                     out.append(sse("job-new", self._cached(event, key, row)))
             elif view == "job" and job["id"] == self.job_id:
