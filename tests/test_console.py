@@ -70,7 +70,16 @@ def grid(tmp_path_factory):
     with gridtest.running(g):
         g.token = g.client.token_create("console test")["token"]
         g.http = Http(g.cfg.master.port)
+        g.session = sign_in(g.http, g.token)
         yield g
+
+
+def sign_in(http: Http, token: str) -> str:
+    """POST /console/login: the session id of the cookie it sets."""
+    status, headers, _ = http.request("POST", "/console/login", urllib.parse.urlencode({"token": token}),
+                                      {"Content-Type": "application/x-www-form-urlencoded"})
+    assert status == 303, status
+    return headers["set-cookie"].split(";")[0].split("=", 1)[1]
 
 
 def wait_for(predicate, timeout_s: float = 60.0, what: str = "condition"):
@@ -86,10 +95,11 @@ def wait_for(predicate, timeout_s: float = 60.0, what: str = "condition"):
 class Stream:
     """A console SSE stream read in a thread: (event name, data) pairs on a queue."""
 
-    def __init__(self, g, query: str, token: str):
+    def __init__(self, g, query: str, session: str):
         self.events: queue.Queue = queue.Queue()
+        self.ended = threading.Event()
         self.c = g.http.conn(timeout=120)
-        self.c.request("GET", "/console/stream?" + query, headers=cookie(token))
+        self.c.request("GET", "/console/stream?" + query, headers=cookie(session))
         self.response = self.c.getresponse()
         assert self.response.status == 200, self.response.read()
         assert self.response.getheader("Content-Type").startswith("text/event-stream")
@@ -107,8 +117,10 @@ class Stream:
                 elif line == "" and name is not None:
                     self.events.put((name, "\n".join(data)))
                     name, data = None, []
-        except (OSError, ValueError, AttributeError):   # closed under the reader (close())
+        except (OSError, ValueError, AttributeError, http.client.HTTPException):   # closed under the reader
             pass
+        finally:
+            self.ended.set()
 
     def until(self, predicate, timeout_s: float = 60.0) -> list[tuple[str, str]]:
         """Events up to and including the first for which predicate(name, data) holds."""
@@ -171,7 +183,7 @@ def test_pages_need_a_sign_in_and_the_cookie_is_httponly_strict_and_console_only
     status, headers, _ = grid.http.request("POST", "/console/login", body, form)
     assert status == 303 and headers["location"] == "/console/jobs?state=all"
     set_cookie = headers["set-cookie"]
-    assert set_cookie.startswith(f"{console_app.COOKIE}={grid.token};")
+    assert set_cookie.startswith(f"{console_app.COOKIE}=") and grid.token not in set_cookie   # a session id, not the token
     attrs = {a.strip().split("=")[0].lower(): a.strip() for a in set_cookie.split(";")[1:]}
     assert "httponly" in attrs and attrs["samesite"].lower() == "samesite=strict" and attrs["path"] == "Path=/console"
     assert "secure" not in attrs                                                    # plain http on loopback here
@@ -182,9 +194,10 @@ def test_pages_need_a_sign_in_and_the_cookie_is_httponly_strict_and_console_only
 
 
 def test_the_json_api_never_takes_the_console_cookie(grid):
-    status, _, body = grid.http.request("GET", "/jobs", headers=cookie(grid.token))
+    status, _, body = grid.http.request("GET", "/jobs", headers=cookie(grid.session))
     assert status == 401 and "carries no credential" in body
-    assert grid.http.request("GET", "/console/api/jobs", headers=cookie(grid.token))[0] == 200
+    assert grid.http.request("GET", "/console/api/jobs", headers=cookie(grid.token))[0] == 401   # the token is no cookie
+    assert grid.http.request("GET", "/console/api/jobs", headers=cookie(grid.session))[0] == 200
     assert grid.http.request("GET", "/console/api/jobs", headers={"Authorization": f"Bearer {grid.token}"})[0] == 200
 
 
@@ -192,14 +205,14 @@ def test_a_change_through_the_cookie_must_come_from_the_console_page(grid):
     job = grid.submit("sleep", "300")
     grid.wait_started(job)
     path = f"/console/jobs/{job}/kill"
-    status, _, body = grid.http.request("POST", path, headers=cookie(grid.token))         # a forged form post
+    status, _, body = grid.http.request("POST", path, headers=cookie(grid.session))         # a forged form post
     assert status == 403 and "HX-Request" in body
-    status, _, body = grid.http.request("POST", path, headers={**cookie(grid.token), "HX-Request": "true",
+    status, _, body = grid.http.request("POST", path, headers={**cookie(grid.session), "HX-Request": "true",
                                                                 "Origin": "https://evil.example"})
     assert status == 403 and "evil.example" in body
     assert grid.client.job(job)["state"] == "RUN"                                    # nothing was done
     status, _, body = grid.http.request("POST", path, headers={
-        **cookie(grid.token), "HX-Request": "true", "Origin": f"http://127.0.0.1:{grid.cfg.master.port}"})
+        **cookie(grid.session), "HX-Request": "true", "Origin": f"http://127.0.0.1:{grid.cfg.master.port}"})
     assert status == 200 and f"job {job}: kill requested" in body
     assert grid.wait([job])[0]["state"] == "KILLED"
     audit = (grid.home / "grid" / "audit.log").read_text()
@@ -211,7 +224,7 @@ def test_every_view_renders_with_its_json_and_text_stays_text(grid):
     evil = "<script>alert(1)</script>"
     job = grid.client.submit(["true"], name=evil, cwd=str(grid.root), env={"PATH": os.environ["PATH"]})["id"]
     grid.wait([job])
-    h = cookie(grid.token)
+    h = cookie(grid.session)
     for path in ("/console/grid", "/console/queues", "/console/jobs?state=all", f"/console/jobs/{job}",
                  "/console/hosts/node1", "/console/results"):
         status, headers, body = grid.http.request("GET", path, headers=h)
@@ -236,7 +249,7 @@ def test_every_view_renders_with_its_json_and_text_stays_text(grid):
 
 
 def test_a_pending_job_says_why_and_a_closed_host_shows_who_closed_it(grid):
-    h = {**cookie(grid.token), "HX-Request": "true"}
+    h = {**cookie(grid.session), "HX-Request": "true"}
     form = {**h, "Content-Type": "application/x-www-form-urlencoded"}
     try:
         for host in ("node1", "node2"):
@@ -256,8 +269,10 @@ def test_a_pending_job_says_why_and_a_closed_host_shows_who_closed_it(grid):
 
 # -- live ------------------------------------------------------------------------------------------------
 def test_a_viewer_sees_a_new_job_arrive_and_change_without_asking(grid):
-    jobs_view = Stream(grid, "view=jobs", grid.token)
-    grid_view = Stream(grid, "view=grid", grid.token)
+    jobs_view = Stream(grid, "view=jobs", grid.session)
+    grid_view = Stream(grid, "view=grid", grid.session)
+    api_events = grid.client.events(timeout_s=60)        # `statgrid events` beside the console, unharmed by it
+    assert next(api_events) == {"type": "open"}
     try:
         time.sleep(0.3)                               # both subscribed (the first line is sent on subscribing)
         job = grid.submit("sleep", "1")
@@ -268,6 +283,13 @@ def test_a_viewer_sees_a_new_job_arrive_and_change_without_asking(grid):
         host_rows = grid_view.until(lambda n, d: n.startswith("host-node") and "1 / 1" in d)
         assert host_rows
         assert grid_view.until(lambda n, d: n == "sample")[-1][1].startswith('{"host": "node')
+        states = []
+        for event in api_events:
+            if event["type"] == "job" and event["job"]["id"] == job:
+                states.append(event["job"]["state"])
+                if event["job"]["state"] == "DONE":
+                    break
+        assert states == ["PEND", "RUN", "RUN", "DONE"]
     finally:
         jobs_view.close()
         grid_view.close()
@@ -277,9 +299,9 @@ def test_the_log_tail_grows_on_the_job_page(grid):
     script = "import time\nfor i in range(40):\n    print('line', i, flush=True)\n    time.sleep(0.25)\n"
     job = grid.submit("python3", "-c", script)
     grid.wait_started(job)
-    page = grid.http.request("GET", f"/console/jobs/{job}", headers=cookie(grid.token))[2]
+    page = grid.http.request("GET", f"/console/jobs/{job}", headers=cookie(grid.session))[2]
     log_from = int(re.search(r"log_from=(\d+)", page).group(1))
-    stream = Stream(grid, f"view=job&id={job}&log_from={log_from}", grid.token)
+    stream = Stream(grid, f"view=job&id={job}&log_from={log_from}", grid.session)
     try:
         got = stream.until(lambda n, d: n == "log" and "line 12" in d)
         text = page.split('id="log"', 1)[1].split(">", 1)[1].split("</pre>", 1)[0] + \
@@ -301,7 +323,7 @@ def test_saved_reports_are_listed_and_served_sandboxed_and_nothing_else(grid, tm
     (report_dir / "report.html").write_text("<html><body><h1>Mixed analytics</h1></body></html>")
     (grid.home / "bench" / "linked").symlink_to(report_dir.parent)
     (tmp_path / "secret.html").write_text("secret")
-    h = cookie(grid.token)
+    h = cookie(grid.session)
     page = grid.http.request("GET", "/console/results", headers=h)[2]
     assert "mixed-10s-20261123-000000" in page and "linked" not in page
     status, headers, body = grid.http.request(
@@ -320,8 +342,70 @@ def test_a_session_jobs_stimer_steps_are_a_table_on_its_page(grid):
                         "    s.sql('CREATE TABLE work.u AS SELECT x * 2 AS y FROM work.t')\n")
     job = grid.submit(str(job_file))
     assert grid.wait([job])[0]["state"] == "DONE"
-    view = json.loads(grid.http.request("GET", f"/console/api/jobs/{job}", headers=cookie(grid.token))[2])
+    view = json.loads(grid.http.request("GET", f"/console/api/jobs/{job}", headers=cookie(grid.session))[2])
     assert len(view["steps"]) == 2 and all(s["status"] == "ok" for s in view["steps"])
-    page = grid.http.request("GET", f"/console/jobs/{job}", headers=cookie(grid.token))[2]
+    page = grid.http.request("GET", f"/console/jobs/{job}", headers=cookie(grid.session))[2]
     table = page.split('id="steps"', 1)[1].split("</table>", 1)[0]
     assert table.count("<tr>") == 3 and all(f"<td>{s['name']}</td>" in table for s in view["steps"])
+
+
+def test_a_cr_in_a_fragment_cannot_start_an_event_of_its_own():
+    assert console_app.sse("job-1", "a\r\revent: resync\rdata: x\r\nb") == \
+        b"event: job-1\ndata: a\ndata: \ndata: event: resync\ndata: data: x\ndata: b\n\n"
+
+
+def test_signing_out_or_revoking_the_token_ends_the_session_and_its_stream(grid):
+    made = grid.client.token_create("short-lived")
+    session = sign_in(grid.http, made["token"])
+    assert grid.http.request("GET", "/console/grid", headers=cookie(session))[0] == 200
+    stream = Stream(grid, "view=grid", session)
+    try:
+        stream.until(lambda n, d: n == "sample")
+        grid.client.token_revoke(made["id"])
+        assert stream.ended.wait(60), "the stream of a revoked token's session went on"
+    finally:
+        stream.close()
+    status, headers, _ = grid.http.request("GET", "/console/grid", headers=cookie(session))
+    assert status == 303 and headers["location"].startswith("/console/login")
+    other = sign_in(grid.http, grid.token)
+    assert grid.http.request("POST", "/console/logout", headers={**cookie(other), "HX-Request": "true"})[0] == 204
+    assert grid.http.request("GET", "/console/api/grid", headers=cookie(other))[0] == 401
+
+
+def test_a_sign_in_from_another_site_is_refused(grid):
+    body = urllib.parse.urlencode({"token": grid.token})
+    status, headers, text = grid.http.request("POST", "/console/login", body, {
+        "Content-Type": "application/x-www-form-urlencoded", "Origin": "https://evil.example"})
+    assert status == 401 and "set-cookie" not in headers and "evil.example" in text
+
+
+def test_a_huge_output_is_skipped_not_read_and_a_broken_stimer_log_still_shows(grid):
+    job = grid.submit("sleep", "300")
+    grid.wait_started(job)
+    output = grid.home / "jobs" / str(job) / "output.txt"
+    with open(output, "r+b") as f:                  # sparse: 3 GiB that cost no disk
+        f.truncate(3 * 2**30)
+        f.seek(3 * 2**30)
+        f.write(b"the end\n")
+    stream = Stream(grid, f"view=job&id={job}&log_from=0", grid.session)
+    try:
+        got = stream.until(lambda n, d: n == "log" and "the end" in d)
+    finally:
+        stream.close()
+    logs = [d for n, d in got if n == "log"]
+    assert logs[0].strip() == f"[… {3 * 2**30 + 8 - 16384:,} bytes not shown …]"
+    assert sum(len(d) for d in logs) < 20_000
+    grid.client.kill([job])
+    grid.wait([job])
+    (output.parent / "session.stimer.jsonl").write_text(
+        '{"record": "step", "name": "x", "user_cpu_s": "oops", "step": "one"}\n[1, 2]\nnot json\n')
+    status, _, page = grid.http.request("GET", f"/console/jobs/{job}", headers=cookie(grid.session))
+    assert status == 200 and "<td>-</td><td>x</td>" in page
+
+
+def test_bad_stream_and_file_requests_are_4xx_not_faults(grid):
+    h = cookie(grid.session)
+    status, _, body = grid.http.request("GET", "/console/stream?view=jobs&state=bogus", headers=h)
+    assert status == 400 and "state 'bogus'" in body
+    assert grid.http.request("GET", "/console/files/bench/a%00b/report.html", headers=h)[0] == 404
+    assert grid.http.request("GET", "/console/stream?view=nothing", headers=h)[0] == 400

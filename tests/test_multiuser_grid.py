@@ -396,3 +396,39 @@ def test_peek_never_follows_what_alice_puts_in_her_job_directory(grid, people):
         peek = grid.cli("alice", "peek", str(job_id))
         assert peek.returncode == 1 and "not shown" in peek.stderr and "root:" not in peek.stdout, peek
     assert grid.cli("alice", "jobs").returncode == 0                 # the master still answers
+
+
+def test_the_console_shows_bob_the_metadata_of_alices_job_and_nothing_of_hers(grid, people):
+    """The console's JSON (the pages are made from it) as bob and as alice, over HTTPS with their tokens."""
+    import http.client
+    import ssl
+
+    job = write_as(people["alice"], people["alice"].home / "console_steps.py", textwrap.dedent("""\
+        import statgrid
+
+        with statgrid.session(memsize="256M", threads=1) as s:
+            s.sql("CREATE TABLE work.t AS SELECT range AS x FROM range(10)")
+            print("only-for-alice")
+        """))
+    job_id = grid.submit("alice", str(job))
+    assert grid.wait("alice", job_id)["state"] == "DONE"
+    tokens = {who: grid.cli(who, "token", "create", "--print").stdout.splitlines()[0] for who in ("alice", "bob")}
+    ctx = ssl.create_default_context(cafile=str(grid.home / "grid" / "ca.pem"))
+
+    def get(who: str, path: str) -> dict:
+        c = http.client.HTTPSConnection("localhost", grid.port, context=ctx, timeout=30)
+        try:
+            c.request("GET", path, headers={"Authorization": f"Bearer {tokens[who]}"})
+            r = c.getresponse()
+            assert r.status == 200, r.read()
+            return json.loads(r.read())
+        finally:
+            c.close()
+
+    hers = get("alice", f"/console/api/jobs/{job_id}")
+    assert hers["detail"] and hers["job"]["stimer"] is not None and hers["steps"] and "only-for-alice" in hers["log"]
+    his = get("bob", f"/console/api/jobs/{job_id}")
+    assert his["job"]["user"] == people["alice"].name and his["job"]["state"] == "DONE"
+    assert (his["detail"], his["job"]["stimer"], his["steps"], his["usage"], his["log"]) == (False, None, [], [], "")
+    listing = get("bob", "/console/api/jobs?state=all")
+    assert [j["stimer"] for j in listing["jobs"] if j["id"] == job_id] == [None]

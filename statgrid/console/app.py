@@ -7,9 +7,11 @@ three ship in `statgrid/console/static` (their licenses beside them): nothing is
 elsewhere, an air-gapped grid works.
 
 Signing in: a browser cannot use the CLI's local socket, so it reaches the master over HTTPS
-(`[master] listen`) and signs in with a token (`statgrid token create`). The token is kept in an
-HttpOnly, SameSite=Strict cookie (Secure over HTTPS) whose path is /console: the JSON API never
-accepts it. A request that changes something (kill, close/open, sign out) with that cookie must
+(`[master] listen`) and signs in with a token (`statgrid token create --print`). The cookie holds a
+random session id (live.Sessions), never the token: HttpOnly, SameSite=Strict, Secure over HTTPS,
+path /console (the JSON API never accepts it). A session ends at sign-out, after 12 h, when its
+token is revoked or the master restarts; a live stream of an ended session stops within
+SESSION_CHECK_S. A request that changes something (kill, close/open, sign out) with that cookie must
 also carry htmx's HX-Request header and, when the browser sends one, an Origin of this master:
 another site can make a browser send neither (auth.py's _Authenticate checks before any route).
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 import urllib.parse
 from typing import Annotated, Any, Optional
@@ -33,7 +36,7 @@ from fastapi.staticfiles import StaticFiles
 from markupsafe import escape
 
 from statgrid.console import data
-from statgrid.console.live import Console, output_size, read_output
+from statgrid.console.live import LOG_PAGE_BYTES, Console, output_size, read_output
 from statgrid.errors import StatgridError, UsageError
 from statgrid.grid import auth
 from statgrid.grid.auth import Caller
@@ -46,13 +49,15 @@ COOKIE_MAX_AGE_S = 12 * 3600
 KEEPALIVE_S = 15.0
 PAGE_JOBS = 100
 SHOWN_MAX_JOBS = 1000            # rows a jobs page gains live at most (then: reload for newer ones)
-QUEUES_EVERY_S = 0.5              # a queues view is re-rendered at most this often while jobs change
 NAME_MAX = 128
 # Pages may load only this master's scripts; styles inline too (uPlot sizes its elements).
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
        "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
 # Saved reports are static HTML (SVG charts inlined): served sandboxed, no script runs in them.
 REPORT_CSP = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:"
+
+_LINE_BREAKS = re.compile(r"\r\n|\r|\n")
+SESSION_CHECK_S = 5.0             # how often a live stream checks that its sign-in still holds
 
 JobId = Annotated[int, Path(ge=1, le=JOB_ID_MAX)]
 HostName = Annotated[str, Path(max_length=NAME_MAX)]
@@ -76,8 +81,10 @@ def page_headers() -> dict[str, str]:
 
 
 def sse(name: str, text: str) -> bytes:
-    """One server-sent event: `name`, its data line by line."""
-    lines = "".join(f"data: {line}\n" for line in text.split("\n"))
+    """One server-sent event: `name`, its data line by line. A browser ends a line at CR, LF or
+    CRLF alike: all three are split here, or a CR in a job's command or output could start an
+    event of its own choosing."""
+    lines = "".join(f"data: {line}\n" for line in _LINE_BREAKS.split(text))
     return f"event: {name}\n{lines}\n".encode()
 
 
@@ -87,6 +94,7 @@ def mount(app: FastAPI, master) -> Console:
     master.console = console
     env = _templates()
     macros = env.get_template("macros.html").module
+    console.render_queues = lambda: str(macros.queues_body(data.queues_view(master)))
     import importlib.resources
 
     static = importlib.resources.files("statgrid.console") / "static"
@@ -122,18 +130,24 @@ def mount(app: FastAPI, master) -> Console:
         client = request.scope.get("client")
         peer = f"{client[0]}:{client[1]}" if client else "socket"
         try:
+            if not _same_origin(request.headers.get("origin"), request.headers.get("host")):
+                raise auth.Forbidden("sign in from the console's own sign-in page (this request came from "
+                                     f"{request.headers.get('origin')!r}).")
             who = master.authenticate(None, f"Bearer {token}")
         except (auth.NotAuthenticated, auth.Forbidden) as exc:
             master.audit.record(None, "console login", outcome="refused", detail=str(exc), peer=peer)
             return render("login.html", request, status=401, title="sign in", next=target, error=str(exc))
-        master.audit.record(who, "console login")
+        master.audit.record(who, "console login", detail=f"token {who.token_id}")
         response = RedirectResponse(target, status_code=303, headers=page_headers())
-        response.set_cookie(COOKIE, token, max_age=COOKIE_MAX_AGE_S, path="/console", httponly=True,
-                            samesite="strict", secure=request.url.scheme == "https")
+        response.set_cookie(COOKIE, console.sessions.create(who), max_age=COOKIE_MAX_AGE_S, path="/console",
+                            httponly=True, samesite="strict", secure=request.url.scheme == "https")
         return response
 
     @app.post("/console/logout")
     async def logout(request: Request):
+        session = request.cookies.get(COOKIE)
+        if session:
+            console.sessions.end(session)
         response = Response(status_code=204, headers={"HX-Redirect": "/console/login"})
         response.delete_cookie(COOKIE, path="/console", httponly=True, samesite="strict",
                                secure=request.url.scheme == "https")
@@ -194,14 +208,20 @@ def mount(app: FastAPI, master) -> Console:
                       states=["unfinished", "PEND", "RUN", "DONE", "EXIT", "KILLED", "all"],
                       queues=list(master.cfg.queues), hosts=list(master.cfg.hosts))
 
+    async def job_view(who: Caller, job_id: int) -> dict[str, Any]:
+        view = data.job_view(master, who, job_id)                  # memory and the store: on the loop
+        if view["detail"]:
+            await asyncio.to_thread(data.job_files_view, master, view)   # the user's files: off it
+        return view
+
     @app.get("/console/api/jobs/{job_id}")
     async def job_json(request: Request, job_id: JobId):
-        view = data.job_view(master, who_of(request), job_id)
+        view = await job_view(who_of(request), job_id)
         return {**view, "usage_charts": data.usage_chart(job_id, view["usage"])}
 
     @app.get("/console/jobs/{job_id}", response_class=HTMLResponse)
     async def job_page(request: Request, job_id: JobId):
-        view = data.job_view(master, who_of(request), job_id)
+        view = await job_view(who_of(request), job_id)
         stream = urllib.parse.urlencode({"view": "job", "id": job_id, "log_from": view["log_offset"]})
         return render("job.html", request, title=f"job {job_id}", view=view, stream=stream,
                       charts=data.usage_chart(job_id, view["usage"]) if view["detail"] else [])
@@ -230,7 +250,7 @@ def mount(app: FastAPI, master) -> Console:
     async def result_file(relative: Annotated[str, Path(max_length=1024)]):
         try:
             body = await asyncio.to_thread(data.result_file, master, relative)
-        except (FileNotFoundError, NotTrusted):
+        except (OSError, ValueError):                  # missing, not the grid's, a link, a NUL in the path
             return HTMLResponse("<p>No such report.</p>", status_code=404, headers=page_headers())
         return HTMLResponse(body, headers={"Content-Security-Policy": REPORT_CSP, "X-Content-Type-Options": "nosniff",
                                            "Cache-Control": "no-store"})
@@ -291,21 +311,29 @@ def mount(app: FastAPI, master) -> Console:
         viewer = _Viewer(master, console, env, macros, who, view, id, host, user, state, queue, sort, order, offset,
                          ids, log_from)
         viewer.check()
-        sub = Subscription()
-        master.events.subscribe(sub)
-        console.live.subscribe(sub)
-        viewer.begin()
+        session = request.cookies.get(COOKIE) if request.scope.get(auth.PEER_UID_KEY) is None \
+            and not request.headers.get("authorization") else None
 
         async def body():
+            # Subscribed here, in the generator, so that the finally below always undoes it.
+            sub = Subscription()
+            master.events.subscribe(sub)
+            console.live.subscribe(sub)
+            watch = viewer.begin(sub)
+            console.queues_viewers += view == "queues"
+            checked = time.monotonic()
             try:
                 yield b": statgrid console\n\n"
                 for chunk in await viewer.catch_up():
                     yield chunk
                 while True:
-                    event = await sub.next(viewer.timeout())
+                    event = await sub.next(KEEPALIVE_S)
+                    if session is not None and time.monotonic() - checked > SESSION_CHECK_S:
+                        checked = time.monotonic()
+                        if console.sessions.caller(session) is None:
+                            return                                   # signed out, expired or token revoked
                     if event is None:
-                        out = viewer.tick()
-                        yield out or b": keep-alive\n\n"
+                        yield b": keep-alive\n\n"
                         continue
                     if event["type"] == "end":
                         return
@@ -314,7 +342,8 @@ def mount(app: FastAPI, master) -> Console:
             finally:
                 master.events.unsubscribe(sub)
                 console.live.unsubscribe(sub)
-                viewer.end()
+                viewer.end(sub, watch)
+                console.queues_viewers -= view == "queues"
 
         return StreamingResponse(body(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
@@ -329,6 +358,13 @@ def _local(target: str) -> str:
     return target
 
 
+def _same_origin(origin: str | None, host: str | None) -> bool:
+    """True when the browser sent no Origin, or the Origin names this master (its Host)."""
+    from urllib.parse import urlsplit
+
+    return origin is None or urlsplit(origin).netloc == (host or "")
+
+
 class _Viewer:
     """One console stream: which events its page shows, as which fragments."""
 
@@ -337,14 +373,15 @@ class _Viewer:
         self.master, self.console, self.env, self.macros, self.who = master, console, env, macros, who
         self.view, self.job_id, self.host = view, job_id, host
         self.filters = {"user": user or None, "queue": queue or None, "host": host if view == "jobs" else None}
-        self.states = data.jobs_query_state(state or "unfinished") if view == "jobs" else None
+        try:
+            self.states = data.jobs_query_state(state or "unfinished") if view == "jobs" else None
+        except ValueError:
+            raise UsageError(f"state {state!r} is not one of PEND, RUN, DONE, EXIT, KILLED, unfinished, all.") from None
         self.newest_first = sort == "id" and order == "desc" and offset == 0
         self.shown: set[int] = {int(x) for x in ids.split(",") if x.strip().isdigit()} if ids else set()
         self.log_pos = log_from
         self.detail = False
         self.owner_uid: int | None = None
-        self.queues_dirty_since: float | None = None
-        self.queues_sent = 0.0
 
     def check(self) -> None:
         if self.view == "job":
@@ -356,18 +393,23 @@ class _Viewer:
         if self.view == "host" and self.host is not None:
             self.master._check_host(self.host)
 
-    def begin(self) -> None:
-        if self.view == "job" and self.detail:
-            from statgrid.grid import usage
-            from statgrid.grid.master import attempts_dir
+    def begin(self, sub: Subscription):
+        """Watch the job's output and usage (job view, owner or administrator): its own hub."""
+        if self.view != "job" or not self.detail:
+            return None
+        from statgrid.grid import usage
+        from statgrid.grid.master import attempts_dir
 
-            job = self.master.get(self.job_id)
-            directory, _ = data.job_files(self.master, job.to_dict())
-            self.console.watches.add(self.job_id, directory / "output.txt", self.owner_uid,
-                                     usage.usage_path(attempts_dir(self.master.cfg), job.id, job.attempt or 1))
+        job = self.master.get(self.job_id)
+        directory, _ = data.job_files(self.master, job.to_dict())
+        watch = self.console.watches.add(self.job_id, directory / "output.txt", self.owner_uid,
+                                         usage.usage_path(attempts_dir(self.master.cfg), job.id, job.attempt or 1))
+        watch.hub.subscribe(sub)
+        return watch
 
-    def end(self) -> None:
-        if self.view == "job" and self.detail:
+    def end(self, sub: Subscription, watch) -> None:
+        if watch is not None:
+            watch.hub.unsubscribe(sub)
             self.console.watches.remove(self.job_id)
 
     async def catch_up(self) -> list[bytes]:
@@ -377,52 +419,37 @@ class _Viewer:
         return await asyncio.to_thread(self._read_log_gap, None)
 
     def _read_log_gap(self, upto: int | None) -> list[bytes]:
+        """The output from this stream's position to `upto` (its size now), LOG_PAGE_BYTES at most:
+        a larger gap is skipped, and said (the size is the user's to choose: a sparse file of
+        terabytes costs them nothing, and must not cost the master its memory)."""
         directory, _ = data.job_files(self.master, self.master.get(self.job_id).to_dict())
         path = directory / "output.txt"
         end = output_size(path) if upto is None else upto
         if end <= self.log_pos:
+            self.log_pos = min(self.log_pos, end)
             return []
+        out = []
+        if end - self.log_pos > LOG_PAGE_BYTES:
+            skipped = end - LOG_PAGE_BYTES - self.log_pos
+            out.append(sse("log", f"\n[… {skipped:,} bytes not shown …]\n"))
+            self.log_pos = end - LOG_PAGE_BYTES
         try:
             chunk = read_output(path, self.log_pos, end - self.log_pos, self.owner_uid)
         except (NotTrusted, OSError):
-            return []
+            return out
         self.log_pos += len(chunk)
-        return [sse("log", str(escape(chunk.decode(errors="replace"))))] if chunk else []
-
-    def timeout(self) -> float:
-        if self.queues_dirty_since is not None:
-            return max(0.01, QUEUES_EVERY_S - (time.monotonic() - self.queues_sent))
-        return KEEPALIVE_S
-
-    def tick(self) -> bytes | None:
-        if self.queues_dirty_since is not None and time.monotonic() - self.queues_sent >= QUEUES_EVERY_S:
-            return self._queues()
-        return None
-
-    def _queues(self) -> bytes:
-        self.queues_dirty_since = None
-        self.queues_sent = time.monotonic()
-        return sse("queues", str(self.macros.queues_body(data.queues_view(self.master))))
-
-    def _cached(self, event: dict, key: tuple, make) -> str:
-        """A fragment rendered once per change for every viewer that shows it alike."""
-        cache = event.setdefault("_html", {})
-        if key not in cache:
-            cache[key] = str(make())
-        return cache[key]
+        if chunk:
+            out.append(sse("log", str(escape(chunk.decode(errors="replace")))))
+        return out
 
     def _host_row(self, event: dict, host: str) -> bytes | None:
-        rows = {r["host"]: r for r in data.host_rows(self.master, self.console)}
-        if host not in rows:
+        if host not in self.master.cfg.hosts:
             return None
-        html = self._cached(event, ("host-row", host, self.who.admin),
-                            lambda: self.macros.host_row(rows[host], self.who.admin))
-        return sse(f"host-{host}", html)
 
-    def _grid_summary(self, event: dict) -> bytes:
-        html = self._cached(event, ("grid-summary",), lambda: self.macros.grid_summary(
-            data.grid_view(self.master, self.console)))
-        return sse("grid-summary", html)
+        def make():
+            row = next(r for r in data.host_rows(self.master, self.console) if r["host"] == host)
+            return self.macros.host_row(row, self.who.admin)
+        return sse(f"host-{host}", self.console.fragment(event, ("host-row", host, self.who.admin), make))
 
     def _matches(self, job: dict) -> bool:
         if self.states is not None and job["state"] not in {s.value for s in self.states}:
@@ -431,54 +458,56 @@ class _Viewer:
 
     async def on(self, event: dict) -> list[bytes]:
         kind, view, out = event["type"], self.view, []
+        fragment = self.console.fragment
         if kind == "resync":
             return [sse("resync", "")]
         if kind == "job":
             job = event["job"]
             if view == "jobs":
-                row = lambda: self.macros.job_row(data.job_row(self.master, job), data.can_act(self.who, job["user"]))  # noqa: E731
-                key = ("job-row", data.can_act(self.who, job["user"]))
+                mine = data.can_act(self.who, job["user"])
+
+                def row():
+                    return self.macros.job_row(data.job_row(self.master, job), mine)
                 if job["id"] in self.shown:
-                    out.append(sse(f"job-{job['id']}", self._cached(event, key, row)))
+                    out.append(sse(f"job-{job['id']}", fragment(event, ("job-row", mine), row)))
                 elif event.get("event") == "submit" and self.newest_first and self._matches(job) \
                         and len(self.shown) < SHOWN_MAX_JOBS:
                     self.shown.add(job["id"])
-                    out.append(sse("job-new", self._cached(event, key, row)))
+                    out.append(sse("job-new", fragment(event, ("job-row", mine), row)))
             elif view == "job" and job["id"] == self.job_id:
-                record = dict(job)
-                if not self.detail:
-                    record["stimer"] = None
-                view_ = {"job": data.job_row(self.master, record), "detail": self.detail,
-                         "can_kill": self.detail and record["state"] in data.UNFINISHED}
-                out.append(sse(f"job-{job['id']}", str(self.macros.job_header(view_))))
+                def header():
+                    record = {**job, "stimer": job["stimer"] if self.detail else None}
+                    return self.macros.job_header({"job": data.job_row(self.master, record), "detail": self.detail,
+                                                   "can_kill": self.detail and record["state"] in data.UNFINISHED})
+                out.append(sse(f"job-{job['id']}", fragment(event, ("job-header", self.detail), header)))
             elif view == "grid":
                 if job.get("host") and event.get("event") != "submit":
                     row = self._host_row(event, job["host"])
                     if row:
                         out.append(row)
-                out.append(self._grid_summary(event))
+                out.append(sse("grid-summary", fragment(event, ("grid-summary",), lambda: self.macros.grid_summary(
+                    data.grid_summary(self.master)))))
             elif view == "host" and job.get("host") == self.host and event.get("event") != "submit":
                 row = self._host_row(event, self.host)
                 if row:
                     out.append(row)
-                running = sorted((j.to_dict() for j in self.master.running.values() if j.host == self.host),
-                                 key=lambda r: r["id"])
-                out.append(sse("host-running", str(self.macros.running_rows(running))))
-            elif view == "queues":
-                if self.queues_dirty_since is None:
-                    self.queues_dirty_since = time.monotonic()
-                if time.monotonic() - self.queues_sent >= QUEUES_EVERY_S:
-                    out.append(self._queues())
+
+                def running():
+                    return self.macros.running_rows(sorted((j.to_dict() for j in self.master.running.values()
+                                                            if j.host == self.host), key=lambda r: r["id"]))
+                out.append(sse("host-running", fragment(event, ("host-running", self.host), running)))
         elif kind == "host":
             if view == "grid" or (view == "host" and event["host"] == self.host):
                 row = self._host_row(event, event["host"])
                 if row:
                     out.append(row)
+        elif kind == "queues" and view == "queues":
+            out.append(sse("queues", event["html"]))
         elif kind == "sample":
             if view == "grid" or (view == "host" and event["host"] == self.host):
-                text = self._cached(event, ("sample",), lambda: json.dumps({"host": event["host"], **event["sample"]}))
-                out.append(sse("sample", text))
-        elif kind == "log" and view == "job" and self.detail and event["job"] == self.job_id:
+                out.append(sse("sample", fragment(event, ("sample",),
+                                                  lambda: json.dumps({"host": event["host"], **event["sample"]}))))
+        elif kind == "log" and event["job"] == self.job_id:        # only a watcher's hub sends these
             start, chunk = event["offset"], event["data"]
             if start > self.log_pos:                       # this stream missed a part: read it itself
                 out += await asyncio.to_thread(self._read_log_gap, start)
@@ -486,7 +515,6 @@ class _Viewer:
                 piece = chunk[self.log_pos - start:]
                 self.log_pos += len(piece)
                 out.append(sse("log", str(escape(piece.decode(errors="replace")))))
-        elif kind == "usage" and view == "job" and self.detail and event["job"] == self.job_id:
+        elif kind == "usage" and event["job"] == self.job_id:
             out.append(sse("usage", json.dumps({"job": self.job_id, **event["point"]})))
         return out
-

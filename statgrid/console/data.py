@@ -89,6 +89,12 @@ def library_series(console: "Console", host: str | None) -> list[tuple[str, str,
     return out
 
 
+def grid_summary(master: "Master") -> dict[str, Any]:
+    views = master.host_views().values()
+    return {"slots": sum(v.slots for v in views), "running": sum(v.running for v in views),
+            "pending": len(master.pending), "hosts": [v.name for v in views]}
+
+
 def grid_view(master: "Master", console: "Console") -> dict[str, Any]:
     rows = host_rows(master, console)
     libs = library_series(console, None)
@@ -192,36 +198,59 @@ def stimer_steps(path: Path, owner_uid: int | None) -> list[dict[str, Any]]:
     return steps
 
 
+STEPS_SHOWN_MAX = 500
+STEP_NUMBERS = ("real_s", "user_cpu_s", "sys_cpu_s", "memory_bytes", "os_memory_bytes", "read_bytes", "write_bytes",
+                "rows_out")
+
+
+def _step(rec: dict) -> dict | None:
+    """A STIMER step record as the page shows it, or None for one that is not (the file is the
+    user's: any field may be missing or of another type)."""
+    out: dict[str, Any] = {"step": rec.get("step") if isinstance(rec.get("step"), int) else None,
+                           "name": str(rec.get("name", "")), "status": str(rec.get("status", ""))}
+    for key in STEP_NUMBERS:
+        value = rec.get(key)
+        out[key] = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    return out
+
+
 def job_view(master: "Master", who: Caller, job_id: int) -> dict[str, Any]:
-    """A job as `who` may see it; `detail` False: metadata only (its output, steps and usage are the owner's)."""
+    """A job as `who` may see it, from memory and the store (on the loop); `detail` False: metadata
+    only (its output, STIMER records, steps and usage are the owner's). job_files_view adds the files."""
+    job = master.get(job_id).to_dict()
+    detail = can_act(who, job["user"])
+    if not detail:
+        job["stimer"] = None
+    return {"job": job_row(master, job), "events": master.store.events(job_id), "detail": detail,
+            "can_kill": detail and job["state"] in UNFINISHED, "steps": [], "steps_total": 0, "usage": [],
+            "log": "", "log_offset": 0}
+
+
+def job_files_view(master: "Master", view: dict[str, Any]) -> None:
+    """The job's steps, usage and the end of its output into `view` (its owner's or an
+    administrator's): the user's files, read as read_untrusted does — call off the loop."""
+    from statgrid.console.live import LOG_PAGE_BYTES, output_size, read_output
     from statgrid.grid import usage
     from statgrid.grid.master import attempts_dir
 
-    job = master.get(job_id).to_dict()
-    detail = can_act(who, job["user"])
-    view = {"job": job_row(master, job), "events": master.store.events(job_id), "detail": detail,
-            "can_kill": detail and job["state"] in UNFINISHED, "steps": [], "usage": [], "log": "", "log_offset": 0}
-    if not detail:
-        job["stimer"] = None
-        return view
+    job = view["job"]
     directory, owner = job_files(master, job)
     if owner is None:
-        view["log"] = f"(job {job_id}'s user {job['user']!r} has no account here any more: its files are not shown)"
-        return view
-    view["steps"] = stimer_steps(directory / "session.stimer.jsonl", owner)
+        view["log"] = f"(job {job['id']}'s user {job['user']!r} has no account here any more: its files are not shown)"
+        return
+    steps = [s for s in (_step(r) for r in stimer_steps(directory / "session.stimer.jsonl", owner)) if s]
+    view["steps_total"], view["steps"] = len(steps), steps[-STEPS_SHOWN_MAX:]
     if job["attempt"]:
-        view["usage"] = usage.rates(usage.read_series(usage.usage_path(attempts_dir(master.cfg), job_id,
+        view["usage"] = usage.rates(usage.read_series(usage.usage_path(attempts_dir(master.cfg), job["id"],
                                                                        job["attempt"])))
-    from statgrid.console.live import LOG_PAGE_BYTES, output_size, read_output
-
     output = directory / "output.txt"
     size = output_size(output)
+    start = max(0, size - LOG_PAGE_BYTES)
     try:
-        view["log"] = read_output(output, max(0, size - LOG_PAGE_BYTES), LOG_PAGE_BYTES, owner).decode(errors="replace")
+        view["log"] = read_output(output, start, LOG_PAGE_BYTES, owner).decode(errors="replace")
     except (NotTrusted, OSError) as exc:
         view["log"] = f"(output not shown: {exc})"
-    view["log_offset"] = max(0, size - LOG_PAGE_BYTES) + len(view["log"].encode())
-    return view
+    view["log_offset"] = start + len(view["log"].encode()) if not view["log"].startswith("(output") else size
 
 
 def usage_chart(job_id: int, points: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -283,8 +312,11 @@ def result_file(master: "Master", relative: str) -> bytes:
             or any(p in ("..", ".", "") for p in parts)):
         raise FileNotFoundError(relative)
     home = master.cfg.home
-    for i in range(1, len(parts)):                  # no link anywhere on the way
-        if os.path.islink(home.joinpath(*parts[:i])):
+    for i in range(1, len(parts)):                  # the grid's own directories all the way, no link
+        st = os.lstat(home.joinpath(*parts[:i]))
+        import stat
+
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
             raise FileNotFoundError(relative)
     return read_untrusted(home / relative, 64 * 2**20, owner_uid=os.geteuid())
 

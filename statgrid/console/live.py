@@ -16,10 +16,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from dataclasses import dataclass
+import secrets
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from statgrid.grid.auth import Caller
 from statgrid.grid.events import Broadcaster
 from statgrid.grid.files import NotTrusted, read_untrusted
 from statgrid.monitor.store import read_latest
@@ -32,7 +36,10 @@ log = logging.getLogger("statgrid.console")
 POLL_S = 0.5                   # how often latest.json files and watched jobs are looked at
 RING_SAMPLES = 600             # per host: 10 minutes at the monitor's default 1 s
 LOG_CHUNK_MAX_BYTES = 64 * 1024
-LOG_PAGE_BYTES = 16 * 1024     # of a job's output, what a page opens with
+LOG_PAGE_BYTES = 16 * 1024     # of a job's output, what a page opens with (and the most a stream catches up at once)
+SESSION_TTL_S = 12 * 3600
+SESSIONS_MAX = 100_000
+FRAGMENTS_KEPT = 4096
 
 
 def flatten(rows: dict[str, list[dict]]) -> dict[str, Any] | None:
@@ -92,8 +99,8 @@ class Watch:
     usage: Path | None
     viewers: int = 0
     output_offset: int | None = None   # where the next read of the output starts
-    usage_offset: int | None = None
     last_usage: dict | None = None
+    hub: Broadcaster = field(default_factory=Broadcaster)   # its log and usage events, to its viewers only
 
 
 def read_output(path: Path, offset: int, max_bytes: int, owner_uid: int | None) -> bytes:
@@ -133,8 +140,8 @@ class Watches:
             if watch.viewers <= 0:
                 del self.jobs[job_id]
 
-    def poll(self) -> list[dict]:
-        """Events for what the watched jobs' files gained (off the loop)."""
+    def poll(self) -> list[tuple[Watch, dict]]:
+        """(watch, event) for what the watched jobs' files gained (off the loop)."""
         from statgrid.grid import usage
 
         events = []
@@ -149,7 +156,8 @@ class Watches:
             if len(data) == LOG_CHUNK_MAX_BYTES and b"\n" in data:
                 data = data[: data.rindex(b"\n") + 1]      # whole lines, whole characters
             if data:
-                events.append({"type": "log", "job": watch.job_id, "offset": watch.output_offset, "data": data})
+                events.append((watch, {"type": "log", "job": watch.job_id, "offset": watch.output_offset,
+                                       "data": data}))
                 watch.output_offset += len(data)
             if watch.usage is not None:
                 samples = usage.read_series(watch.usage, 2)
@@ -157,8 +165,41 @@ class Watches:
                     points = usage.rates(([watch.last_usage] if watch.last_usage else []) + samples[-1:])
                     watch.last_usage = samples[-1]
                     if points:
-                        events.append({"type": "usage", "job": watch.job_id, "point": points[-1]})
+                        events.append((watch, {"type": "usage", "job": watch.job_id, "point": points[-1]}))
         return events
+
+
+class Sessions:
+    """Signed-in browsers: a random id (the cookie) → who, until it expires, is signed out, or its
+    token is revoked. The cookie is never the token itself: a stolen cookie ends with its session.
+    In memory: a restart of the master signs everyone out."""
+
+    def __init__(self, tokens):
+        self.tokens = tokens
+        self.by_id: dict[str, tuple[Caller, float]] = {}
+
+    def create(self, caller: Caller) -> str:
+        if len(self.by_id) >= SESSIONS_MAX:
+            now = time.time()
+            self.by_id = {k: v for k, v in self.by_id.items() if v[1] > now}
+            while len(self.by_id) >= SESSIONS_MAX:             # still full: the oldest go
+                self.by_id.pop(next(iter(self.by_id)))
+        session_id = secrets.token_urlsafe(32)
+        self.by_id[session_id] = (caller, time.time() + SESSION_TTL_S)
+        return session_id
+
+    def caller(self, session_id: str) -> Caller | None:
+        entry = self.by_id.get(session_id)
+        if entry is None:
+            return None
+        caller, expires = entry
+        if expires < time.time() or (caller.token_id is not None and not self.tokens.is_live(caller.token_id)):
+            self.by_id.pop(session_id, None)
+            return None
+        return caller
+
+    def end(self, session_id: str) -> None:
+        self.by_id.pop(session_id, None)
 
 
 class Console:
@@ -169,7 +210,27 @@ class Console:
         self.live = Broadcaster()
         self.ring = SampleRing(master.cfg.home / "monitor", list(master.cfg.hosts))
         self.watches = Watches()
+        self.sessions = Sessions(master.tokens)
+        self._fragments: OrderedDict = OrderedDict()
         self._task: asyncio.Task | None = None
+        # The queues view: re-rendered once per poll when jobs changed and someone shows it, for all.
+        self.queues_viewers = 0
+        self.render_queues = None
+        self._queues_seen = -1
+
+    def fragment(self, event: dict, key: tuple, make) -> str:
+        """A fragment for a published event, rendered once for every viewer that shows it alike.
+        Kept here, not in the event (which every subscriber shares, `statgrid events` too); the
+        event is held with it, so its id() is not reused while it is cached."""
+        cache_key = (id(event), key)
+        hit = self._fragments.get(cache_key)
+        if hit is not None:
+            return hit[1]
+        html = str(make())
+        self._fragments[cache_key] = (event, html)
+        if len(self._fragments) > FRAGMENTS_KEPT:
+            self._fragments.popitem(last=False)
+        return html
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._poll_forever())
@@ -178,19 +239,25 @@ class Console:
         if self._task is not None:
             self._task.cancel()
         self.live.close()
+        for watch in list(self.watches.jobs.values()):
+            watch.hub.close()
 
     async def _poll_forever(self) -> None:
         while True:
             try:
-                polled = await asyncio.to_thread(self._poll)
-                for event in polled:
+                samples, watched = await asyncio.to_thread(self._poll)
+                for event in samples:
                     self.live.publish(event)
+                for watch, event in watched:
+                    watch.hub.publish(event)
+                published = self.master.events.published
+                if self.queues_viewers > 0 and self.render_queues is not None and published != self._queues_seen:
+                    self._queues_seen = published
+                    self.live.publish({"type": "queues", "html": self.render_queues()})
             except Exception:                              # never stop polling for one bad file
                 log.exception("console poll failed")
             await asyncio.sleep(POLL_S)
 
-    def _poll(self) -> list[dict]:
-        events: list[dict] = [{"type": "sample", "host": h, "sample": s} for h, s in self.ring.poll()]
-        if self.watches.jobs:
-            events += self.watches.poll()
-        return events
+    def _poll(self) -> tuple[list[dict], list[tuple[Watch, dict]]]:
+        samples = [{"type": "sample", "host": h, "sample": s} for h, s in self.ring.poll()]
+        return samples, (self.watches.poll() if self.watches.jobs else [])

@@ -341,15 +341,21 @@ class _Authenticate:
         authorization = headers.get(b"authorization", b"").decode("latin-1")
         cookie = _console_cookie(headers) if console and not authorization else None
         try:
-            caller = self.master.authenticate(scope.get(auth.PEER_UID_KEY),
-                                              f"Bearer {cookie}" if cookie is not None else authorization)
-            if cookie is not None and scope.get(auth.PEER_UID_KEY) is None and method not in ("GET", "HEAD"):
-                _check_same_origin(headers)          # the cookie rides along on a forged request; these don't
+            if cookie is not None and scope.get(auth.PEER_UID_KEY) is None:
+                caller = self.master.console.sessions.caller(cookie)
+                if caller is None:
+                    raise NotAuthenticated("your console sign-in has ended (signed out, expired after 12 h, the master "
+                                           "restarted, or its token was revoked): sign in again at /console/login.")
+                if method not in ("GET", "HEAD"):
+                    _check_same_origin(headers)      # the cookie rides along on a forged request; these don't
+            else:
+                caller = self.master.authenticate(scope.get(auth.PEER_UID_KEY), authorization)
         except (NotAuthenticated, Forbidden) as exc:
             if (method == "GET" and path in ANONYMOUS_PATHS) or (console and path in CONSOLE_ANONYMOUS) \
                     or path.startswith("/console/static/"):
                 caller = None
-            elif console and method == "GET" and isinstance(exc, NotAuthenticated) and path != "/console/stream":
+            elif console and method == "GET" and isinstance(exc, NotAuthenticated) and path != "/console/stream" \
+                    and not path.startswith("/console/api/"):                   # a page: to the sign-in page
                 from urllib.parse import quote
 
                 target = path + ("?" + scope["query_string"].decode("latin-1") if scope.get("query_string") else "")
@@ -373,7 +379,7 @@ CONSOLE_ANONYMOUS = ("/console", "/console/", "/console/login")
 
 
 def _console_cookie(headers: dict[bytes, bytes]) -> str | None:
-    """The console's sign-in cookie (console/app.py), if the request carries one."""
+    """The console's sign-in cookie (console/app.py: a session id, never the token), if any."""
     from http.cookies import CookieError, SimpleCookie
 
     from statgrid.console.app import COOKIE

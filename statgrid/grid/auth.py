@@ -103,6 +103,9 @@ class Tokens:
             return None
         return self._live.get(digest(token))
 
+    def is_live(self, token_id: int) -> bool:
+        return any(v[0] == token_id for v in self._live.values())
+
     def get(self, token_id: int) -> dict | None:
         row = self.con.execute(f"SELECT {', '.join(_TOKEN_COLUMNS)} FROM tokens WHERE id = ?", (token_id,)).fetchone()
         return None if row is None else dict(zip(_TOKEN_COLUMNS, row))

@@ -2,8 +2,10 @@
 new record, a host's new state — and every subscriber gets it from memory. A viewer never makes
 the master query the store: 20 viewers cost 20 queue puts per change, not 20 queries a second.
 
-A subscriber that cannot keep up (its queue full: a stalled browser) is not waited for: it is
-marked and gets one "resync" event, after which it should fetch the whole view again.
+A subscriber that cannot keep up (its queue full: a stalled browser) is not waited for: its queue
+is emptied, and it gets one "resync" event, after which it should fetch the whole view again.
+
+Events are read-only once published: every subscriber gets the same dict.
 """
 from __future__ import annotations
 
@@ -56,7 +58,11 @@ class Broadcaster:
             try:
                 sub.queue.put_nowait(event)
             except asyncio.QueueFull:
+                # Emptied now, not when (if ever) the stalled viewer reads again: its queue would
+                # otherwise hold QUEUE_MAX_EVENTS events (log chunks of up to 64 KiB) meanwhile.
                 sub.overflowed = True
+                while not sub.queue.empty():
+                    sub.queue.get_nowait()
 
     def close(self) -> None:
         """Every subscriber gets {"type": "end"} (the master stops)."""
