@@ -78,6 +78,19 @@ def pgid_of(pid: int) -> int | None:
         return None
 
 
+def wait_for(predicate, what: str, timeout_s: float = 60.0):
+    """predicate()'s first true value, polled every 50 ms; fail naming `what` after timeout_s."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
 def wait_gone(pids, timeout_s: float = 15.0) -> None:
     """Wait until none of the processes runs (a zombie counts as gone); fail naming survivors."""
     import time

@@ -82,14 +82,6 @@ def sign_in(http: Http, token: str) -> str:
     return headers["set-cookie"].split(";")[0].split("=", 1)[1]
 
 
-def wait_for(predicate, timeout_s: float = 60.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 class Stream:

@@ -14,13 +14,13 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
 
-from statgrid.bench.mixed import free_port
-from tests.multiuser import create_user, remove_user, run_as, site_install, skip_unless_users_can_be_made
+from tests.multiuser import create_user, remove_user, site_install, skip_unless_users_can_be_made
+from tests.test_multiuser_grid import GRID_TOML as MULTIUSER_TOML
+from tests.test_multiuser_grid import SharedGrid
 
 __all__ = ["site_install"]   # a fixture, used by name
 
@@ -28,27 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 ARTIFACTS = Path(os.environ.get("STATGRID_TEST_ARTIFACTS", REPO / "test-artifacts")) / "console"
 WAIT_S = 60
 
-GRID_TOML = """
-[grid]
-admins = ["{admin}"]
-
-[libraries]
-data = "{root}/data"
-work = "{root}/work"
-util = "{root}/util"
-
-[master]
-port = {port}
-
-[hosts.node1]
-slots = 2
-
-[hosts.node2]
-slots = 2
-
-[monitor]
-enabled = true
-"""
+GRID_TOML = MULTIUSER_TOML.replace("[monitor]\nenabled = false", "[monitor]\nenabled = true")   # charts
 LOG_SCRIPT = "import time\nfor i in range(600):\n    print('tick', i, flush=True)\n    time.sleep(0.2)\n"
 
 
@@ -56,9 +36,9 @@ def _browser_or_skip():
     chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
     if chromium is None or driver is None:
         pytest.skip("Debian's chromium and chromium-driver are not installed (.ci/run installs them)")
-    try:
-        from selenium import webdriver  # noqa: F401
-    except ImportError:
+    import importlib.util
+
+    if importlib.util.find_spec("selenium") is None:
         pytest.skip("selenium is not installed (requirements.lock has it)")
     return chromium, driver
 
@@ -143,45 +123,20 @@ def people():
 def grid(site_install, people):
     root = Path(tempfile.mkdtemp(prefix="sgcon-", dir="/tmp"))
     os.chmod(root, 0o755)
-    home = root / "home"
-    home.mkdir()
-    for lib in ("data", "work", "util"):
-        (root / lib).mkdir()
-        os.chmod(root / lib, 0o1777)
-    port = free_port()
-    toml = root / "grid.toml"
-    toml.write_text(GRID_TOML.format(admin=people["carol"].name, root=root, port=port))
-    os.chmod(toml, 0o644)
-    env = {"STATGRID_HOME": str(home), "STATGRID_CONFIG": str(toml)}
-
-    def root_cli(*args):
-        return subprocess.run([str(site_install.statgrid), *args], capture_output=True, text=True, timeout=300,
-                              cwd=root, env={"PATH": f"{site_install.bin_dir}:/usr/bin:/bin", "HOME": "/root",
-                                             "LANG": "C.UTF-8", **env})
-
-    up = root_cli("grid", "up", "--detach")
+    g = SharedGrid(site_install, root, people, GRID_TOML)
+    assert "enabled = true" in g.toml.read_text()
+    up = g.root_cli("grid", "up", "--detach")
     assert up.returncode == 0, up.stderr + up.stdout
     console = next(line.split()[1] for line in up.stdout.splitlines() if line.startswith("console: "))
     assert console.startswith("https://") and console.endswith("/console/")
-
-    class G:
-        pass
-
-    g = G()
-    g.base, g.env, g.home, g.people = console.removesuffix("/console/"), env, home, people
-
-    def cli(who, *args):
-        done = run_as(people[who], ["statgrid", *args], env=env, site=site_install, timeout=180)
-        assert done.returncode == 0, done.stderr
-        return done.stdout
-    g.cli = cli
-    g.tokens = {who: cli(who, "token", "create", "--print", "--name", "browser").splitlines()[0].strip()
+    g.base = console.removesuffix("/console/")
+    g.tokens = {who: g.cli(who, "token", "create", "--print", "--name", "browser").stdout.splitlines()[0].strip()
                 for who in ("alice", "bob", "carol")}
     try:
         yield g
     finally:
-        down = root_cli("grid", "down")
-        leftover = subprocess.run(["pgrep", "-f", str(home)], capture_output=True, text=True).stdout.split()
+        down = g.root_cli("grid", "down")
+        leftover = subprocess.run(["pgrep", "-f", str(g.home)], capture_output=True, text=True).stdout.split()
         shutil.rmtree(root, ignore_errors=True)
         assert down.returncode == 0, down.stderr
         assert not leftover, f"processes of the grid left: {leftover}"
@@ -200,7 +155,7 @@ def test_a_user_watches_her_job_live_and_kills_it_an_admin_closes_a_host_another
         assert alice.text("#me").strip() == grid.people["alice"].name
         alice.mark_page()
 
-        job = int(grid.cli("alice", "submit", "--name", "ticker", "--", "python3", "-c", LOG_SCRIPT).split()[-1])
+        job = grid.submit("alice", "--name", "ticker", "--", "python3", "-c", LOG_SCRIPT)
         alice.wait_for(f"document.querySelector('#job-{job} .state') !== null")        # appeared, pushed
         alice.wait_for(f"document.querySelector('#job-{job} .state').textContent === 'RUN'")
         assert alice.not_reloaded()
@@ -252,7 +207,7 @@ def test_a_user_watches_her_job_live_and_kills_it_an_admin_closes_a_host_another
         assert carol.not_reloaded()
         carol.wait_for("document.querySelectorAll('.chart .u-wrap').length === 6")
         carol.screenshot("grid")
-        assert "closed_Adm" in grid.cli("bob", "hosts")            # the grid itself has it closed
+        assert "closed_Adm" in grid.cli("bob", "hosts").stdout            # the grid itself has it closed
         carol.driver.find_element(By.CSS_SELECTOR, "#host-node1 button.open").click()
         carol.wait_for("document.querySelector('#host-node1 .state').textContent === 'ok'")
         carol.check_console("grid (carol)")

@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 import os
 import signal
-import time
 
 import psutil
 import pytest
 
-from tests.conftest import scratch_dirs, wait_gone
+from tests.conftest import scratch_dirs, wait_for, wait_gone
 from tests.gridtest import Grid, running
 
 GRID_TOML = """
@@ -71,14 +70,6 @@ def _read(path) -> str:
         return ""
 
 
-def _wait_for(predicate, what: str, timeout_s: float = 60.0):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_launcher_killed_kills_its_jobs_and_requeues_or_exits(grid):
@@ -86,7 +77,7 @@ def test_launcher_killed_kills_its_jobs_and_requeues_or_exits(grid):
     plain = grid.submit("hold.py")
     rerun = grid.submit(*rerun_argv("bg.pid"), rerunnable=True)
     jp, jr = grid.wait_started(plain), grid.wait_started(rerun)
-    session_child, bg = (int(_wait_for(lambda: _read(grid.root / name), name)) for name in ("child.pid", "bg.pid"))
+    session_child, bg = (int(wait_for(lambda: _read(grid.root / name), name)) for name in ("child.pid", "bg.pid"))
     (launcher,) = _launchers(grid)
     job_processes = set(_group(jp["pid"]) + _group(jr["pid"]) + [p.pid for p in launcher.children(recursive=True)])
     assert {jp["pid"], jr["pid"], session_child, bg} <= job_processes
@@ -113,7 +104,7 @@ def test_launcher_lost_while_the_master_is_down_is_settled_at_its_restart(grid):
     plain = grid.submit("sh", "-c", "sleep 300 & echo $! > plain.pid; sleep 300")
     rerun = grid.submit(*rerun_argv("rerun.pid"), rerunnable=True)
     jp, jr = grid.wait_started(plain), grid.wait_started(rerun)
-    children = [int(_wait_for(lambda: _read(grid.root / name), name)) for name in ("plain.pid", "rerun.pid")]
+    children = [int(wait_for(lambda: _read(grid.root / name), name)) for name in ("plain.pid", "rerun.pid")]
     (launcher,) = _launchers(grid)
     os.kill(json.loads((grid.home / "grid" / "master.json").read_text())["pid"], signal.SIGKILL)
     launcher.send_signal(signal.SIGKILL)

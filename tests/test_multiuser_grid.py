@@ -51,7 +51,7 @@ SECRET = "s3cret-of-alice"
 
 
 class SharedGrid:
-    def __init__(self, site, root: Path, people: dict):
+    def __init__(self, site, root: Path, people: dict, toml: str = GRID_TOML):
         self.site, self.root, self.people = site, root, people
         self.home = root / "home"
         self.home.mkdir()
@@ -60,7 +60,7 @@ class SharedGrid:
             os.chmod(root / lib, 0o1777)
         self.port = free_port()
         self.toml = root / "grid.toml"
-        self.toml.write_text(GRID_TOML.format(admin=people["carol"].name, root=root, port=self.port))
+        self.toml.write_text(toml.format(admin=people["carol"].name, root=root, port=self.port))
         os.chmod(self.toml, 0o644)
         self.env = {"STATGRID_HOME": str(self.home), "STATGRID_CONFIG": str(self.toml)}
 

@@ -22,19 +22,12 @@ from pathlib import Path
 import pytest
 
 from statgrid.grid import launcher, node, usage
+from tests.conftest import wait_for
 from tests.gridtest import Grid, running
 
 MiB = 1 << 20
 
 
-def _wait_for(predicate, what: str, timeout_s: float = 60.0):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 # -- parsers ------------------------------------------------------------------------------------------
@@ -208,7 +201,7 @@ def test_sample_of_a_real_process():
     with _process([sys.executable, "-c", BURN, "60"]) as proc:
         assert proc.stdout.readline() == "ready\n"
         first = usage.sample(proc.pid, None)
-        grown = _wait_for(lambda: (s := usage.sample(proc.pid, None))["cpu_s"] > first["cpu_s"] + 0.2 and s,
+        grown = wait_for(lambda: (s := usage.sample(proc.pid, None))["cpu_s"] > first["cpu_s"] + 0.2 and s,
                           "the process's CPU time to grow")
     assert grown["ts"] > first["ts"]
     assert first["rss_bytes"] >= 40 * MiB and grown["rss_bytes"] >= 40 * MiB
@@ -239,7 +232,7 @@ def cgroup():
         yield path
     finally:
         launcher.kill_cgroup(path)
-        _wait_for(lambda: launcher.remove_cgroup(path), f"cgroup {path} to be removed", 30)
+        wait_for(lambda: launcher.remove_cgroup(path), f"cgroup {path} to be removed", 30)
 
 
 # The job's first process joins the cgroup, starts a child that burns CPU and holds memory, and
@@ -261,7 +254,7 @@ def test_sample_reads_the_jobs_cgroup(cgroup):
         assert proc.stdout.readline() == "ready\n"
         assert len(Path(cgroup, "cgroup.procs").read_text().split()) == 2
         first_cg, first_proc = usage.sample(proc.pid, cgroup), usage.sample(proc.pid, None)
-        grown_cg = _wait_for(lambda: (s := usage.sample(proc.pid, cgroup))["cpu_s"] > first_cg["cpu_s"] + 0.5 and s,
+        grown_cg = wait_for(lambda: (s := usage.sample(proc.pid, cgroup))["cpu_s"] > first_cg["cpu_s"] + 0.5 and s,
                              "the cgroup's CPU time to grow")
         grown_proc = usage.sample(proc.pid, None)
         if Path(cgroup, "memory.stat").exists():
@@ -269,7 +262,7 @@ def test_sample_reads_the_jobs_cgroup(cgroup):
     # The child's CPU counts for the cgroup; for the first process only once the child is reaped.
     assert grown_proc["cpu_s"] - first_proc["cpu_s"] < (grown_cg["cpu_s"] - first_cg["cpu_s"]) / 2
     launcher.kill_cgroup(cgroup)                               # the child, left when its parent was killed
-    _wait_for(lambda: not launcher.cgroup_populated(cgroup), "the cgroup to empty", 30)
+    wait_for(lambda: not launcher.cgroup_populated(cgroup), "the cgroup to empty", 30)
     assert usage.sample(proc.pid, cgroup)["cpu_s"] >= grown_cg["cpu_s"]    # the cgroup keeps its total
     os.rmdir(cgroup)
     with pytest.raises(ProcessLookupError):
