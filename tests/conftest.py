@@ -13,6 +13,22 @@ from statgrid.config import load_config
 from statgrid.session import Session, SessionLog
 
 
+
+def pytest_configure(config) -> None:
+    """No test reads the running account's own client config (~/.config/statgrid/client.toml: a
+    token and a master's address that `statgrid token create` wrote there): the CLI would talk to
+    that master instead of failing or finding the test's. Tests that want one set their own."""
+    import tempfile
+
+    os.environ["XDG_CONFIG_HOME"] = config.statgrid_config_home = tempfile.mkdtemp(prefix="statgrid-test-config-")
+
+
+def pytest_unconfigure(config) -> None:
+    import shutil
+
+    if getattr(config, "statgrid_config_home", None):
+        shutil.rmtree(config.statgrid_config_home, ignore_errors=True)
+
 @pytest.fixture
 def home(tmp_path, monkeypatch) -> Path:
     h = tmp_path / "home"
