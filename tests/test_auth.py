@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import time
 import os
 import socket
 import sqlite3
@@ -251,6 +252,23 @@ def test_the_clients_token_is_not_sent_with_a_jobs_environment(grid, monkeypatch
     stored = JobStore(grid.home / "grid" / "jobs.db").get(job["id"]).env
     assert stored.get("KEEP_ME") == "1" and "STATGRID_TOKEN" not in stored
     grid.client.wait([job["id"]])
+
+
+def test_a_busy_keep_alive_connection_is_not_closed_by_the_header_timeout(grid):
+    """Requests 2 s apart on one connection for longer than the header timeout: each response
+    starts the next request's deadline afresh (it was counted from the connection's start)."""
+    import http.client
+
+    conn = http.client.HTTPConnection("localhost", timeout=30)
+    conn.sock = localsock.connect(grid.client.socket_path, 30)
+    try:
+        for _ in range(7):                                   # 12 s in all, past HEADER_TIMEOUT_S (10 s)
+            conn.request("GET", "/health")
+            response = conn.getresponse()
+            assert response.status == 200 and json.loads(response.read())["status"] == "ok"
+            time.sleep(2)
+    finally:
+        conn.close()
 
 
 def test_a_connection_that_sends_no_request_is_closed(grid):

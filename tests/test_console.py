@@ -401,3 +401,32 @@ def test_bad_stream_and_file_requests_are_4xx_not_faults(grid):
     assert status == 400 and "state 'bogus'" in body
     assert grid.http.request("GET", "/console/files/bench/a%00b/report.html", headers=h)[0] == 404
     assert grid.http.request("GET", "/console/stream?view=nothing", headers=h)[0] == 400
+
+
+def test_the_jobs_listing_pages_in_the_order_asked_with_nulls_last(tmp_path):
+    from statgrid.grid.model import Job, JobState
+    from statgrid.grid.store import JobFilter, JobStore
+
+    store = JobStore(tmp_path / "jobs.db")
+    for i in range(60):
+        started = None if i % 4 == 0 else 1000.0 + (i * 37) % 23
+        store.add(Job(id=0, user=f"u{i % 5}", queue="q", name=f"j{i}", kind="command", argv=["true"], cwd="/",
+                      state=JobState.PEND if started is None else JobState.DONE, submit_ts=900.0 + (i * 11) % 17,
+                      start_ts=started, end_ts=None if started is None else started + (i * 13) % 29,
+                      host=None if started is None else f"n{i % 3}"))
+    rows = store.listing(JobFilter(), "id", False, 0, 100)[0]
+    assert [r["id"] for r in rows] == list(range(1, 61))
+    keys = {"id": "id", "user": "user", "host": "host", "submit": "submit_ts", "start": "start_ts", "run": "run_s"}
+    for sort, field in keys.items():
+        for descending in (True, False):
+            present = sorted((r for r in rows if r[field] is not None), key=lambda r: (r[field], r["id"]),
+                             reverse=descending)
+            want = [r["id"] for r in present] + [r["id"] for r in sorted(
+                (r for r in rows if r[field] is None), key=lambda r: r["id"], reverse=descending)]
+            got = []
+            for offset in (0, 25, 50):
+                page, total = store.listing(JobFilter(), sort, descending, offset, 25)
+                got += [r["id"] for r in page]
+            assert total == 60 and got == want, (sort, descending)
+    page, total = store.listing(JobFilter(states=(JobState.PEND,), user="u0"), "submit", True, 0, 100)
+    assert total == len(page) == sum(1 for r in rows if r["state"] == "PEND" and r["user"] == "u0")

@@ -155,6 +155,17 @@ def _peercred_protocol():
                 self._await_headers()
             super().data_received(data)
 
+        def on_response_complete(self) -> None:
+            # The next request's headers are due HEADER_TIMEOUT_S after this response, not after
+            # the connection's first byte: a timer left from then closed busy keep-alive
+            # connections every 10 s, between two requests (benchmarks/console.py saw it).
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._await_headers()
+
         def connection_lost(self, exc) -> None:
             if self._header_timer is not None:
                 self._header_timer.cancel()

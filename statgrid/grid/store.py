@@ -226,6 +226,7 @@ class JobStore:
     SORT_COLUMNS = {"id": "id", "user": "user", "state": "state", "queue": "queue", "host": "host", "name": "name",
                     "submit": "submit_ts", "start": "start_ts", "end": "end_ts", "wait": "(start_ts - submit_ts)",
                     "run": "(end_ts - start_ts)"}
+    NULLABLE_SORTS = ("host", "start", "end", "wait", "run")
 
     def listing(self, flt: JobFilter, sort: str = "id", descending: bool = True, offset: int = 0, limit: int = 100,
                 viewer: str | None = None) -> tuple[list[dict[str, Any]], int]:
@@ -237,9 +238,14 @@ class JobStore:
         where, args = flt.where()
         clause = f" WHERE {' AND '.join(where)}" if where else ""
         order = "DESC" if descending else "ASC"
-        # NULLs last either way (a pending job has no start): SQLite puts them first in ASC.
-        sql = (f"SELECT {_RECORD_SQL} FROM jobs{clause} ORDER BY {self.SORT_COLUMNS[sort]} IS NULL, "
-               f"{self.SORT_COLUMNS[sort]} {order}, id {order} LIMIT ? OFFSET ?")
+        column = self.SORT_COLUMNS[sort]
+        # NULLs last either way (a pending job has no start; SQLite puts them first in ASC) — only
+        # for columns that may be NULL: the extra term keeps SQLite from walking the primary key.
+        nulls = f"{column} IS NULL, " if sort in self.NULLABLE_SORTS else ""
+        # The page's ids first, then the records of those 100 only: building every matching row's
+        # JSON for the sorter cost ~90 ms at 10,000 jobs (benchmarks/console.py).
+        sql = (f"SELECT {_RECORD_SQL} FROM jobs WHERE id IN (SELECT id FROM jobs{clause} ORDER BY {nulls}{column} "
+               f"{order}, id {order} LIMIT ? OFFSET ?) ORDER BY {nulls}{column} {order}, id {order}")
         con = sqlite3.connect(self.path)
         try:
             con.execute("PRAGMA query_only = ON")
