@@ -207,7 +207,8 @@ class Console:
 
     def __init__(self, master: "Master"):
         self.master = master
-        self.live = Broadcaster()
+        self.live = Broadcaster()                   # the queues view's renders
+        self.samples = Broadcaster()                # monitor samples: grid and host viewers only
         self.ring = SampleRing(master.cfg.home / "monitor", list(master.cfg.hosts))
         self.watches = Watches()
         self.sessions = Sessions(master.tokens)
@@ -239,6 +240,7 @@ class Console:
         if self._task is not None:
             self._task.cancel()
         self.live.close()
+        self.samples.close()
         for watch in list(self.watches.jobs.values()):
             watch.hub.close()
 
@@ -247,7 +249,7 @@ class Console:
             try:
                 samples, watched = await asyncio.to_thread(self._poll)
                 for event in samples:
-                    self.live.publish(event)
+                    self.samples.publish(event)
                 for watch, event in watched:
                     watch.hub.publish(event)
                 published = self.master.events.published
