@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
 
-from tests.multiuser import create_user, remove_user, site_install, skip_unless_users_can_be_made
+from tests.multiuser import site_install
 from tests.test_multiuser_grid import GRID_TOML as MULTIUSER_TOML
-from tests.test_multiuser_grid import SharedGrid
+from tests.test_multiuser_grid import made_people, shared_grid
 
 __all__ = ["site_install"]   # a fixture, used by name
 
@@ -108,38 +106,20 @@ class Browser:
 @pytest.fixture(scope="module")
 def people():
     _browser_or_skip()
-    skip_unless_users_can_be_made()
-    made = {}
-    try:
-        for role in ("alice", "bob", "carol"):
-            made[role] = create_user(role)
+    with made_people() as made:
         yield made
-    finally:
-        for user in made.values():
-            remove_user(user.name)
 
 
 @pytest.fixture(scope="module")
 def grid(site_install, people):
-    root = Path(tempfile.mkdtemp(prefix="sgcon-", dir="/tmp"))
-    os.chmod(root, 0o755)
-    g = SharedGrid(site_install, root, people, GRID_TOML)
-    assert "enabled = true" in g.toml.read_text()
-    up = g.root_cli("grid", "up", "--detach")
-    assert up.returncode == 0, up.stderr + up.stdout
-    console = next(line.split()[1] for line in up.stdout.splitlines() if line.startswith("console: "))
-    assert console.startswith("https://") and console.endswith("/console/")
-    g.base = console.removesuffix("/console/")
-    g.tokens = {who: g.cli(who, "token", "create", "--print", "--name", "browser").stdout.splitlines()[0].strip()
-                for who in ("alice", "bob", "carol")}
-    try:
+    with shared_grid(site_install, people, GRID_TOML, prefix="sgcon-") as g:
+        assert "enabled = true" in g.toml.read_text()
+        console = next(line.split()[1] for line in g.up.stdout.splitlines() if line.startswith("console: "))
+        assert console.startswith("https://") and console.endswith("/console/")
+        g.base = console.removesuffix("/console/")
+        g.tokens = {who: g.cli(who, "token", "create", "--print", "--name", "browser").stdout.splitlines()[0].strip()
+                    for who in ("alice", "bob", "carol")}
         yield g
-    finally:
-        down = g.root_cli("grid", "down")
-        leftover = subprocess.run(["pgrep", "-f", str(g.home)], capture_output=True, text=True).stdout.split()
-        shutil.rmtree(root, ignore_errors=True)
-        assert down.returncode == 0, down.stderr
-        assert not leftover, f"processes of the grid left: {leftover}"
 
 
 def test_a_user_watches_her_job_live_and_kills_it_an_admin_closes_a_host_another_user_sees_no_log(grid):

@@ -9,6 +9,7 @@ site install cannot be built.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -96,12 +97,13 @@ class SharedGrid:
         raise AssertionError(f"job {job_id} did not start: {job}")
 
 
-@pytest.fixture(scope="module")
-def people():
+@contextlib.contextmanager
+def made_people(roles=("alice", "bob", "carol")):
+    """Real users for the roles (removed at the end, with everything they still run)."""
     skip_unless_users_can_be_made()
     made = {}
     try:
-        for role in ("alice", "bob", "carol"):
+        for role in roles:
             made[role] = create_user(role)
         yield made
     finally:
@@ -109,13 +111,14 @@ def people():
             remove_user(user.name)
 
 
-@pytest.fixture(scope="module")
-def grid(site_install, people):
-    root = Path(tempfile.mkdtemp(prefix="sgmu-", dir="/tmp"))
+@contextlib.contextmanager
+def shared_grid(site, people: dict, toml: str = GRID_TOML, prefix: str = "sgmu-"):
+    """A SharedGrid up (`grid up --detach` as root) for the block; down after it, with no process left."""
+    root = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
     os.chmod(root, 0o755)
-    g = SharedGrid(site_install, root, people)
-    up = g.root_cli("grid", "up", "--detach")
-    assert up.returncode == 0, up.stderr + up.stdout
+    g = SharedGrid(site, root, people, toml)
+    g.up = g.root_cli("grid", "up", "--detach")
+    assert g.up.returncode == 0, g.up.stderr + g.up.stdout
     try:
         yield g
     finally:
@@ -124,6 +127,18 @@ def grid(site_install, people):
         shutil.rmtree(root, ignore_errors=True)
         assert down.returncode == 0, down.stderr
         assert not leftover, f"processes of the grid left: {leftover}"
+
+
+@pytest.fixture(scope="module")
+def people():
+    with made_people() as made:
+        yield made
+
+
+@pytest.fixture(scope="module")
+def grid(site_install, people):
+    with shared_grid(site_install, people) as g:
+        yield g
 
 
 def test_a_job_runs_as_its_submitter_with_her_home_and_her_files(grid, people):
