@@ -370,7 +370,8 @@ def _local(target: str) -> str:
 
 
 def _same_origin(origin: str | None, host: str | None) -> bool:
-    """True when the browser sent no Origin, or the Origin names this master (its Host)."""
+    """True when the browser sent no Origin, or the Origin names this master (its Host): for
+    sign-ins here and for changes made with the cookie (grid/api.py's _check_same_origin)."""
     from urllib.parse import urlsplit
 
     return origin is None or urlsplit(origin).netloc == (host or "")

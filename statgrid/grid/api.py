@@ -399,13 +399,13 @@ def _check_same_origin(headers: dict[bytes, bytes]) -> None:
     HX-Request header (a form or link of another site cannot send it; a script of another site
     cannot send it without a CORS preflight this master never allows) and, when the browser says
     where the request comes from, this master's origin."""
-    from urllib.parse import urlsplit
+    from statgrid.console.app import _same_origin
 
     if headers.get(b"hx-request") != b"true":
         raise Forbidden("a change through the console must come from the console's page (it sends HX-Request); "
                         "from a script use the API with a token (Authorization: Bearer).")
     origin = headers.get(b"origin")
-    if origin is not None and urlsplit(origin.decode("latin-1")).netloc != headers.get(b"host", b"").decode("latin-1"):
+    if not _same_origin(None if origin is None else origin.decode("latin-1"), headers.get(b"host", b"").decode("latin-1")):
         raise Forbidden(f"the request comes from {origin.decode('latin-1')!r}, not from this console's page; "
                         "nothing was changed.")
 
