@@ -17,6 +17,19 @@ from statgrid.grid.client import GridClient
 from tests.conftest import run_cli
 
 
+# One host, one slot, no monitor: the grid most API tests need.
+ONE_SLOT_TOML = """
+[master]
+port = {port}
+
+[hosts.node1]
+slots = 1
+
+[monitor]
+enabled = false
+"""
+
+
 class Grid:
     """A grid's files under `root`: home/, grid.toml (`toml` with {port} filled in by a free port)."""
 

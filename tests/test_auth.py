@@ -121,16 +121,7 @@ def test_a_client_config_others_may_read_is_refused(tmp_path):
 
 
 # -- a real grid ---------------------------------------------------------------------------------------
-GRID_TOML = """
-[master]
-port = {port}
-
-[hosts.node1]
-slots = 1
-
-[monitor]
-enabled = false
-"""
+GRID_TOML = gridtest.ONE_SLOT_TOML
 
 
 @pytest.fixture(scope="module")

@@ -9,16 +9,7 @@ from statgrid.grid.client import GridClient
 from statgrid.grid.events import Broadcaster
 from tests import gridtest
 
-GRID_TOML = """
-[master]
-port = {port}
-
-[hosts.node1]
-slots = 1
-
-[monitor]
-enabled = false
-"""
+GRID_TOML = gridtest.ONE_SLOT_TOML
 
 
 def test_a_viewer_that_falls_behind_gets_one_resync_and_never_blocks_the_publisher(monkeypatch):

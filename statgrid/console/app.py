@@ -28,6 +28,7 @@ import json
 import re
 import time
 import urllib.parse
+from pathlib import Path as FilePath
 from typing import Annotated, Any, Optional
 
 from fastapi import Depends, FastAPI, Path, Query, Request
@@ -178,10 +179,7 @@ def mount(app: FastAPI, master) -> Console:
     async def jobs_view(who: Caller, user, state, queue, host, sort, order, offset) -> dict[str, Any]:
         from statgrid.grid.store import JobFilter
 
-        try:
-            states = data.jobs_query_state(state or "unfinished")
-        except ValueError:
-            raise UsageError(f"state {state!r} is not one of PEND, RUN, DONE, EXIT, KILLED, unfinished, all.") from None
+        states = data.jobs_query_state(state or "unfinished")
         if sort not in master.store.SORT_COLUMNS:
             raise UsageError(f"sort {sort!r} is not one of {', '.join(master.store.SORT_COLUMNS)}.")
         flt = JobFilter(states=states, user=user or None, queue=queue or None, host=host or None)
@@ -385,23 +383,23 @@ class _Viewer:
         self.master, self.console, self.env, self.macros, self.who = master, console, env, macros, who
         self.view, self.job_id, self.host = view, job_id, host
         self.filters = {"user": user or None, "queue": queue or None, "host": host if view == "jobs" else None}
-        try:
-            self.states = data.jobs_query_state(state or "unfinished") if view == "jobs" else None
-        except ValueError:
-            raise UsageError(f"state {state!r} is not one of PEND, RUN, DONE, EXIT, KILLED, unfinished, all.") from None
+        self.states = data.jobs_query_state(state or "unfinished") if view == "jobs" else None
         self.newest_first = sort == "id" and order == "desc" and offset == 0
         self.shown: set[int] = {int(x) for x in ids.split(",") if x.strip().isdigit()} if ids else set()
         self.log_pos = log_from
         self.detail = False
         self.owner_uid: int | None = None
+        self.output: FilePath | None = None             # the job's output.txt (job view, with detail)
+        self.attempt = 0
 
     def check(self) -> None:
         if self.view == "job":
             job = self.master.get(self.job_id).to_dict()           # NotFound → 404
             self.detail = data.can_act(self.who, job["user"])
             if self.detail:
-                _, self.owner_uid = data.job_files(self.master, job)
+                directory, self.owner_uid = data.job_files(self.master, job)
                 self.detail = self.owner_uid is not None
+                self.output, self.attempt = directory / "output.txt", job["attempt"]
         if self.view == "host" and self.host is not None:
             self.master._check_host(self.host)
 
@@ -412,10 +410,8 @@ class _Viewer:
         from statgrid.grid import usage
         from statgrid.grid.master import attempts_dir
 
-        job = self.master.get(self.job_id)
-        directory, _ = data.job_files(self.master, job.to_dict())
-        watch = self.console.watches.add(self.job_id, directory / "output.txt", self.owner_uid,
-                                         usage.usage_path(attempts_dir(self.master.cfg), job.id, job.attempt or 1))
+        watch = self.console.watches.add(self.job_id, self.output, self.owner_uid,
+                                         usage.usage_path(attempts_dir(self.master.cfg), self.job_id, self.attempt or 1))
         watch.hub.subscribe(sub)
         return watch
 
@@ -433,9 +429,9 @@ class _Viewer:
     def _read_log_gap(self, upto: int | None) -> list[bytes]:
         """The output from this stream's position to `upto` (its size now), LOG_PAGE_BYTES at most:
         a larger gap is skipped, and said (the size is the user's to choose: a sparse file of
-        terabytes costs them nothing, and must not cost the master its memory)."""
-        directory, _ = data.job_files(self.master, self.master.get(self.job_id).to_dict())
-        path = directory / "output.txt"
+        terabytes costs them nothing, and must not cost the master its memory). Runs in a thread:
+        files only, nothing of the master's (its store connection is the loop's)."""
+        path = self.output
         end = output_size(path) if upto is None else upto
         if end <= self.log_pos:
             self.log_pos = min(self.log_pos, end)

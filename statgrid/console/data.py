@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from statgrid.errors import UsageError
 from statgrid.grid.auth import Caller
 from statgrid.grid.files import NotTrusted, read_untrusted
 from statgrid.grid.model import JobState
@@ -300,8 +302,6 @@ def _own_file(path: Path, uid: int) -> bool:
         st = os.lstat(path)
     except OSError:
         return False
-    import stat
-
     return stat.S_ISREG(st.st_mode) and st.st_uid == uid
 
 
@@ -314,16 +314,19 @@ def result_file(master: "Master", relative: str) -> bytes:
     home = master.cfg.home
     for i in range(1, len(parts)):                  # the grid's own directories all the way, no link
         st = os.lstat(home.joinpath(*parts[:i]))
-        import stat
-
         if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
             raise FileNotFoundError(relative)
     return read_untrusted(home / relative, 64 * 2**20, owner_uid=os.geteuid())
 
 
 def jobs_query_state(state: str | None) -> tuple[JobState, ...] | None:
+    """The jobs view's state filter: one state, "unfinished" (PEND and RUN) or "all" (None)."""
     if not state or state == "all":
         return None
     if state == "unfinished":
         return (JobState.PEND, JobState.RUN)
-    return (JobState(state),)
+    try:
+        return (JobState(state),)
+    except ValueError:
+        raise UsageError(f"state {state!r} is not one of {', '.join(s.value for s in JobState)}, unfinished, "
+                         "all.") from None

@@ -12,6 +12,7 @@ each other (https://sqlite.org/wal.html, "Concurrency").
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -199,6 +200,17 @@ class JobStore:
             sql, args = sql + " WHERE job_id = ?", [job_id]
         return [dict(r) for r in self.con.execute(sql + " ORDER BY rowid", args)]
 
+    @contextlib.contextmanager
+    def _reader(self):
+        """A read-only connection of its own, for listings in a worker thread (the master's is the loop's)."""
+        con = sqlite3.connect(self.path)
+        try:
+            con.execute("PRAGMA query_only = ON")
+            con.execute("PRAGMA busy_timeout = 5000")
+            yield con
+        finally:
+            con.close()
+
     def page(self, flt: JobFilter, after_id: int, limit: int, viewer: str | None = None) -> tuple[str, int | None]:
         """Up to `limit` jobs with id > after_id, ascending: (a JSON array of their records, the
         id to pass as after_id for the next page, or None when no matching job follows).
@@ -212,13 +224,8 @@ class JobStore:
         where.append("id > ?")
         # ?1 is the viewer (_record_sql); the filter's parameters follow it.
         sql = f"SELECT id, {_RECORD_SQL} FROM jobs WHERE {' AND '.join(where)} ORDER BY id LIMIT ?"
-        con = sqlite3.connect(self.path)
-        try:
-            con.execute("PRAGMA query_only = ON")
-            con.execute("PRAGMA busy_timeout = 5000")
+        with self._reader() as con:
             rows = con.execute(sql, [viewer, *args, after_id, limit + 1]).fetchall()
-        finally:
-            con.close()
         more = len(rows) > limit
         rows = rows[:limit]
         return "[" + ",".join(r[1] for r in rows) + "]", rows[-1][0] if more else None
@@ -246,12 +253,7 @@ class JobStore:
         # JSON for the sorter cost ~90 ms at 10,000 jobs (benchmarks/console.py).
         sql = (f"SELECT {_RECORD_SQL} FROM jobs WHERE id IN (SELECT id FROM jobs{clause} ORDER BY {nulls}{column} "
                f"{order}, id {order} LIMIT ? OFFSET ?) ORDER BY {nulls}{column} {order}, id {order}")
-        con = sqlite3.connect(self.path)
-        try:
-            con.execute("PRAGMA query_only = ON")
-            con.execute("PRAGMA busy_timeout = 5000")
+        with self._reader() as con:
             rows = con.execute(sql, [viewer, *args, limit, offset]).fetchall()
             total = con.execute(f"SELECT count(*) FROM jobs{clause}", args).fetchone()[0]
-        finally:
-            con.close()
         return [json.loads(r[0]) for r in rows], total
