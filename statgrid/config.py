@@ -41,11 +41,34 @@ working grid whose home is ``$STATGRID_HOME`` or ``./statgrid-home``.
     slots = 2
     open = true
     joins = false                   # true: a machine of its own, joined with `statgrid node up`
+    memory = "64G"                  # memory jobs may reserve here; "0" = not tracked (default)
+    max_load = 0                    # 1-minute load average (from the monitor) over which the host
+                                    # takes no new jobs and shows busy; 0 = no threshold (LSF r1m)
 
     [queues.normal]
     priority = 30
     hosts = "node1+1 others+2"      # LSF lsb.queues HOSTS syntax
-    user_limit = 0                  # running jobs per user; 0 = no limit
+    user_limit = 0                  # running jobs per user in this queue; 0 = no limit (UJOB_LIMIT)
+    job_limit = 0                   # running jobs of the whole queue; 0 = no limit (QJOB_LIMIT)
+    host_limit = 0                  # running jobs of this queue per host; 0 = no limit (HJOB_LIMIT)
+    runlimit = "0"                  # wall time after which a job is killed (EXIT); "0" = none (RUNLIMIT)
+    fairshare = { risk = 40, marketing = 60, default = 1 }
+                                    # shares of users and [groups] (LSF USER_SHARES); "default": every
+                                    # user not named; no fairshare = first come, first served
+
+    [groups]                        # user groups, for shares and limits
+    risk = ["alice", "bob"]
+
+    [limits]                        # running jobs over all queues (LSF lsb.users MAX_JOBS)
+    user_jobs = 0                   # of any one user; 0 = no limit
+    users = { alice = 40 }          # a user's own limit instead of user_jobs
+    groups = { risk = 12 }          # of a group's members together
+
+    [scheduling]
+    half_life = "5h"                # fairshare usage decays by half over this time (LSF HIST_HOURS)
+    memory_margin = 0.1             # a session job reserves its memsize plus this fraction
+    run_job_factor = 3.0            # weight of running jobs in the fairshare priority (LSF RUN_JOB_FACTOR)
+    run_time_factor = 0.7           # weight of decayed usage, per slot-hour (LSF RUN_TIME_FACTOR)
 
     [monitor]                       # runs beside every grid worker while the grid is up
     enabled = true
@@ -56,7 +79,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -195,6 +218,56 @@ def _names(value: Any) -> tuple[str, ...]:
 
 
 FENCE_GRACE_MIN_S = 10.0
+
+
+def _nonneg_float(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 or value == float("inf"):
+        raise ValueError("a number ≥ 0")
+    return float(value)
+
+
+def _margin(value: Any) -> float:
+    value = _nonneg_float(value)
+    if value > 10:
+        raise ValueError("a fraction between 0 and 10 (0.1 = 10 %)")
+    return value
+
+
+def _positive_duration(value: Any) -> float:
+    seconds = parse_duration_s(value)
+    if seconds <= 0:
+        raise ValueError("a duration above zero, e.g. \"5h\"")
+    return seconds
+
+
+def _name_counts(value: Any) -> tuple[tuple[str, int], ...]:
+    """An inline table {name = whole number ≥ 0} → ((name, n), ...) in its order."""
+    if not isinstance(value, Mapping):
+        raise ValueError("an inline table of names and whole numbers, e.g. { alice = 40, risk = 12 }")
+    out = []
+    for name, n in value.items():
+        if not name or not name.isprintable() or " " in name or len(name) > 128:
+            raise ValueError(f"user or group names: printable, no spaces, at most 128 characters (not {name!r})")
+        out.append((str(name), _nonneg_int(n)))
+    return tuple(out)
+
+
+def _shares(value: Any) -> tuple[tuple[str, int], ...]:
+    """fairshare = { risk = 40, marketing = 60, default = 1 }: users or groups and their shares (≥ 1)."""
+    pairs = _name_counts(value)
+    if not pairs:
+        raise ValueError("at least one user or group with its shares, e.g. { risk = 40, default = 1 }")
+    for name, n in pairs:
+        if n < 1:
+            raise ValueError(f"shares of at least 1 ({name} = {n}: leave {name} out instead)")
+    return pairs
+
+
+def parse_limit_s(value: Any) -> float:
+    """A run limit: a duration as parse_duration_s, or 0 / "0" for none."""
+    if value in (0, "0", 0.0):
+        return 0.0
+    return parse_duration_s(value)
 
 
 def _engine_port(value: Any) -> int:
@@ -348,6 +421,8 @@ class HostConfig:
     cpus: tuple[int, ...] = ()      # CPUs the host's jobs may run on (a cpuset); () = all
     joins: bool = False             # a machine of its own that joins with `statgrid node up`; False: the
                                     # embedded engine runs its worker on the master's machine
+    memory_bytes: int = 0           # memory its jobs may reserve together; 0 = not tracked
+    max_load: float = 0.0           # 1-minute load average over which it takes no new jobs; 0 = none
 
 
 @dataclass(frozen=True)
@@ -363,7 +438,37 @@ class QueueConfig:
     name: str
     priority: int = 30
     hosts: tuple[HostPreference, ...] = (HostPreference("all"),)
-    user_limit: int = 0
+    user_limit: int = 0              # running jobs of one user in this queue (UJOB_LIMIT); 0 = none
+    job_limit: int = 0               # running jobs of the queue (QJOB_LIMIT); 0 = none
+    host_limit: int = 0              # running jobs of the queue on one host (HJOB_LIMIT); 0 = none
+    runlimit_s: float = 0.0          # wall time a job of the queue may run (RUNLIMIT); 0 = none
+    # (user or group name, shares) in grid.toml's order; "default" stands for every user not named
+    # (each such user gets that many shares of their own, as LSF's `default`). () = no fairshare.
+    fairshare: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class LimitsConfig:
+    """[limits]: running jobs over all queues (LSF lsb.users MAX_JOBS); 0 = no limit."""
+
+    user_jobs: int = 0
+    users: tuple[tuple[str, int], ...] = ()      # (user, limit): instead of user_jobs
+    groups: tuple[tuple[str, int], ...] = ()     # (group of [groups], limit): its members together
+
+
+@dataclass(frozen=True)
+class SchedulingConfig:
+    """[scheduling]: fairshare's dynamic priority (LSF lsb.params) and memory reservations.
+
+    A user's (or group's) priority in a fairshare queue is
+        shares / (1 + run_job_factor × running jobs + run_time_factor × decayed slot-hours)
+    as LSF's dynamic user priority (CPU time and committed run time factors left out: statgrid
+    charges wall time of a slot). Usage decays by half every half_life_s (LSF HIST_HOURS, 5 h)."""
+
+    half_life_s: float = 5 * 3600.0
+    memory_margin: float = 0.1        # DESIGN.md: a session's RSS runs ~10 % above its memsize
+    run_job_factor: float = 3.0
+    run_time_factor: float = 0.7
 
 
 @dataclass(frozen=True)
@@ -378,6 +483,13 @@ class Config:
     queues: dict[str, QueueConfig]
     monitor: MonitorConfig = MonitorConfig()
     admins: tuple[str, ...] = ()     # [grid] admins: grid administrators besides root
+    groups: dict[str, tuple[str, ...]] = field(default_factory=dict)   # [groups]: group → members
+    limits: LimitsConfig = LimitsConfig()
+    scheduling: SchedulingConfig = SchedulingConfig()
+
+    def groups_of(self, user: str) -> tuple[str, ...]:
+        """The [groups] `user` is a member of, in grid.toml's order."""
+        return tuple(g for g, members in self.groups.items() if user in members)
 
 
 # (key → parser) tables; the dataclass field name is the key with its unit suffix.
@@ -391,7 +503,8 @@ _HINTS = {
     "session.sortsize": "DuckDB has no separate sort memory: sorts use memsize, and spill to UTIL. "
                         "Set memsize instead",
 }
-_TOP_KEYS = ("grid", "libraries", "libname", "session", "master", "hosts", "queues", "monitor")
+_TOP_KEYS = ("grid", "libraries", "libname", "session", "master", "hosts", "queues", "monitor", "groups", "limits",
+             "scheduling")
 
 
 def _unknown(section: str, key: str, allowed: list[str], source: str) -> ConfigError:
@@ -542,7 +655,8 @@ def load_config(path: str | os.PathLike | None = None, env: Mapping[str, str] | 
             raise ConfigError(f"{source}: hosts.{name} = {spec!r} must be a table: [hosts.{name}] with e.g. slots = 2.")
         hosts[name] = HostConfig(name, **_parse_section(
             f"hosts.{name}", spec, {"slots": ("slots", _positive_int), "open": ("open", _bool), "cpus": ("cpus", parse_cpus),
-                                    "joins": ("joins", _bool)},
+                                    "joins": ("joins", _bool), "memory": ("memory_bytes", parse_size_bytes),
+                                    "max_load": ("max_load", _nonneg_float)},
             source))
     hosts = hosts or _default_hosts()
 
@@ -554,18 +668,52 @@ def load_config(path: str | os.PathLike | None = None, env: Mapping[str, str] | 
                               "priority = 30.")
         parsed = _parse_section(f"queues.{name}", spec, {
             "priority": ("priority", _int), "hosts": ("hosts", _string),
-            "user_limit": ("user_limit", _nonneg_int)}, source)
+            "user_limit": ("user_limit", _nonneg_int), "job_limit": ("job_limit", _nonneg_int),
+            "host_limit": ("host_limit", _nonneg_int), "runlimit": ("runlimit_s", parse_limit_s),
+            "fairshare": ("fairshare", _shares)}, source)
         if "hosts" in parsed:
             parsed["hosts"] = parse_host_preferences(parsed["hosts"], hosts, f"{source}: queues.{name}.hosts")
         queues[name] = QueueConfig(name, **parsed)
     queues = queues or {"normal": QueueConfig("normal")}
+
+    groups: dict[str, tuple[str, ...]] = {}
+    for name, members in _table(raw, "groups", source).items():
+        _check_name("group", name, source)
+        if name == "default":
+            raise ConfigError(f"{source}: group name 'default' is reserved for fairshare (every user not named); "
+                              "choose another.")
+        try:
+            groups[name] = _names(members)
+        except ValueError as exc:
+            raise ConfigError(f"{source}: groups.{name} = {members!r} is not allowed: expected {exc}.") from None
+    for qname, queue in queues.items():
+        named = [n for n, _ in queue.fairshare]
+        for g in (n for n in named if n in groups):
+            for other in (n for n in named if n in groups and n != g):
+                both = set(groups[g]) & set(groups[other])
+                if both:
+                    raise ConfigError(f"{source}: queues.{qname}.fairshare names groups {g!r} and {other!r}, which "
+                                      f"share the member(s) {', '.join(sorted(both))}: a user's jobs must count "
+                                      "against one share; give them one group of the two.")
+    limits_raw = _parse_section("limits", _table(raw, "limits", source), {
+        "user_jobs": ("user_jobs", _nonneg_int), "users": ("users", _name_counts),
+        "groups": ("groups", _name_counts)}, source)
+    limits = LimitsConfig(**limits_raw)
+    for g, _ in limits.groups:
+        if g not in groups:
+            raise ConfigError(f"{source}: limits.groups names {g!r}, which is not a group of [groups] "
+                              f"({', '.join(groups) or 'none defined'}); define it there or remove the limit.")
+    scheduling = SchedulingConfig(**_parse_section("scheduling", _table(raw, "scheduling", source), {
+        "half_life": ("half_life_s", _positive_duration), "memory_margin": ("memory_margin", _margin),
+        "run_job_factor": ("run_job_factor", _nonneg_float),
+        "run_time_factor": ("run_time_factor", _nonneg_float)}, source))
 
     monitor = MonitorConfig(**_parse_section("monitor", _table(raw, "monitor", source), {
         "enabled": ("enabled", _bool), "interval": ("interval_s", parse_duration_s)}, source))
 
     return Config(home=home, source=file.absolute() if file else None, libraries=roots, libnames=libnames,
                   session=session, master=master, hosts=hosts, queues=queues, monitor=monitor,
-                  admins=grid.get("admins", ()))
+                  admins=grid.get("admins", ()), groups=groups, limits=limits, scheduling=scheduling)
 
 
 def parse_option_pairs(pairs: list[str]) -> dict[str, str]:
