@@ -91,8 +91,22 @@ user_limit = 3
                                    "utilsize."),
     ("[session]\nsortsize = '1G'\n", "'session.sortsize' is not an option: DuckDB has no separate sort memory: sorts "
                                      "use memsize, and spill to UTIL. Set memsize instead."),
-    ("[sesion]\n", "unknown key 'sesion'; allowed at the top level: grid, hosts, libname, libraries, master, monitor, queues, "
-                    "session."),
+    ("[sesion]\n", "unknown key 'sesion'; allowed at the top level: grid, groups, hosts, libname, libraries, limits, master, "
+                    "monitor, queues, scheduling, session."),
+    ("[queues.q]\nfairshare = { alice = 0 }\n", "queues.q.fairshare = {'alice': 0} is not allowed: expected shares of at "
+                                                 "least 1 (alice = 0: leave alice out instead)."),
+    ("[queues.q]\nrunlimit = 'soon'\n", "queues.q.runlimit = 'soon' is not allowed: expected a duration like 30s, 500ms, "
+                                         "5m or 1h, not 'soon'."),
+    ("[hosts.n1]\nmemory = 'lots'\n", "hosts.n1.memory = 'lots' is not allowed: expected a size such as 512M, 2G "
+                                       "or a number of bytes."),
+    ("[groups]\nrisk = 'alice'\n", "groups.risk = 'alice' is not allowed: expected a list of names in quotes, e.g. "
+                                    "[\"alice\", \"bob\"]."),
+    ("[limits]\ngroups = { risk = 3 }\n", "limits.groups names 'risk', which is not a group of [groups] (none "
+                                           "defined); define it there or remove the limit."),
+    ("[groups]\na = ['x', 'y']\nb = ['y']\n[queues.q]\nfairshare = { a = 1, b = 1 }\n",
+     "queues.q.fairshare names groups 'a' and 'b', which share the member(s) y: a user's jobs must count against one "
+     "share; give them one group of the two."),
+    ("[scheduling]\nhalf_life = 0\n", "scheduling.half_life = 0 is not allowed: expected a positive duration, not 0."),
     ("[hosts.n1]\nslots = 0\n", "hosts.n1.slots = 0 is not allowed: expected a whole number ≥ 1."),
     ("[hosts.n1]\ncpus = '3-1'\n", "hosts.n1.cpus = '3-1' is not allowed: expected a CPU list such as \"0-3,6\" "
                                     "or [0, 1]."),
@@ -177,3 +191,25 @@ def test_toml_string_round_trips_every_character_toml_can_hold():
         assert tomllib.loads(f"x = {toml_string(text)}\n")["x"] == text, text
     with pytest.raises(ConfigError, match=r"path '/tmp/caf\\udce9' is not valid UTF-8"):
         toml_string("/tmp/caf\udce9", "path")
+
+
+def test_scheduling_sections(tmp_path):
+    """[groups], [limits], [scheduling], a queue's fairshare and limits, a host's memory and load threshold."""
+    path = tmp_path / "grid.toml"
+    path.write_text("[hosts.n1]\nslots = 4\nmemory = '8G'\nmax_load = 3.5\n"
+                    "[groups]\nrisk = ['alice', 'bob']\nmkt = ['carol']\n"
+                    "[queues.normal]\nfairshare = { risk = 2, mkt = 1, default = 1 }\nrunlimit = '2h'\n"
+                    "job_limit = 10\nhost_limit = 3\n"
+                    "[limits]\nuser_jobs = 5\nusers = { alice = 8 }\ngroups = { risk = 6 }\n"
+                    "[scheduling]\nhalf_life = '1h'\nmemory_margin = 0.2\n")
+    cfg = load_config(path, {})
+    q = cfg.queues["normal"]
+    assert q.fairshare == (("risk", 2), ("mkt", 1), ("default", 1))
+    assert (q.runlimit_s, q.job_limit, q.host_limit) == (7200.0, 10, 3)
+    assert (cfg.hosts["n1"].memory_bytes, cfg.hosts["n1"].max_load) == (8 * 2**30, 3.5)
+    assert cfg.groups == {"risk": ("alice", "bob"), "mkt": ("carol",)}
+    assert cfg.groups_of("bob") == ("risk",) and cfg.groups_of("dave") == ()
+    assert (cfg.limits.user_jobs, cfg.limits.users, cfg.limits.groups) == (5, (("alice", 8),), (("risk", 6),))
+    assert (cfg.scheduling.half_life_s, cfg.scheduling.memory_margin) == (3600.0, 0.2)
+    defaults = load_config(None, {"STATGRID_HOME": str(tmp_path / "h")})
+    assert defaults.queues["normal"].fairshare == () and defaults.groups == {} and defaults.scheduling.half_life_s == 18000
