@@ -8,7 +8,8 @@ import pytest
 from statgrid.config import HostConfig, QueueConfig, parse_host_preferences
 from statgrid.grid.jobspec import JobRequest, validate
 from statgrid.grid.model import Job, JobState
-from statgrid.grid.policy import host_views, host_weights, plan
+from statgrid.grid.policy import Limits, Running, backlog_of, host_views, host_weights
+from statgrid.grid.policy import plan as policy_plan
 from statgrid.grid.store import JobStore
 from statgrid.errors import UsageError
 
@@ -22,6 +23,11 @@ def queue(name="normal", priority=30, hosts="all", user_limit=0) -> QueueConfig:
 def job(i, q="normal", user="ann", hosts=()) -> Job:
     return Job(id=i, user=user, queue=q, name=f"j{i}", kind="command", argv=["true"], cwd="/",
                submit_ts=float(i), requested_hosts=list(hosts))
+
+
+def plan(pending, hosts, queues, per_user, limits=Limits()):
+    """The policy's starts for a list of pending jobs; per_user: (queue, user) → running jobs."""
+    return policy_plan(backlog_of(pending), hosts, queues, Running(queue_user=dict(per_user)), limits).starts
 
 
 def views(running=None, up=None, hosts=HOSTS):

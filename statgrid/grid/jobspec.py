@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from statgrid.config import Config, ConfigError
+from statgrid.config import Config, ConfigError, format_size
 from statgrid.errors import UsageError
 from statgrid.grid.model import Job
 from statgrid.grid.policy import host_weights
@@ -36,6 +36,11 @@ ENV_MAX_BYTES = 64 * 1024
 CWD_MAX_BYTES = 4096                  # PATH_MAX (linux/limits.h), with its NUL
 HOSTS_MAX = 1024
 OPTIONS_MAX = 64
+DEPEND_MAX_CHARS = 4096
+RUNLIMIT_MAX_S = 366 * 86400.0        # a year: anything longer is a typo
+MEM_MAX_BYTES = 2**50                 # 1 PiB
+PRIORITY_MAX = 1000                   # job priorities 0 … 1000 (LSF MAX_USER_PRIORITY is 100 by default)
+ARRAY_MAX_JOBS = 10_000               # elements of one array (LSF's MAX_JOB_ARRAY_SIZE is 1000 by default)
 _SHOWN_CHARS = 40
 
 
@@ -52,6 +57,10 @@ class JobRequest:
     rerunnable: bool = False
     hosts: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
+    depend: str = ""                 # -w: a dependency expression (depend.py), e.g. "done(12) && ended(13)"
+    runlimit_s: float = 0.0          # -W: wall-time limit; 0 = the queue's RUNLIMIT only
+    mem_bytes: int = 0               # --mem: memory to reserve; 0 = the default (a session: memsize + margin)
+    priority: int = 0                # --priority: order among the user's own jobs of the queue (higher first)
 
 
 def default_queue(cfg: Config) -> str:
@@ -143,6 +152,17 @@ def check_bounds(req: JobRequest) -> None:
                          f"each; the largest, {shown(biggest)}, takes {_c_bytes([biggest, req.env[biggest]]):,}), "
                          f"over the limit of {ENV_MAX_BYTES:,} bytes; put large settings in a file and pass its "
                          "path, or submit from a smaller environment (`env -u NAME statgrid submit ...`).")
+    if len(req.depend) > DEPEND_MAX_CHARS or not req.depend.isprintable():
+        raise UsageError(f"dependency {shown(req.depend)} is over {DEPEND_MAX_CHARS} characters or holds a control "
+                         "character; write e.g. -w \"done(12) && ended(13)\".")
+    if not (isinstance(req.runlimit_s, (int, float)) and 0 <= req.runlimit_s <= RUNLIMIT_MAX_S):
+        raise UsageError(f"run limit {shown(req.runlimit_s)} s is not between 0 and {RUNLIMIT_MAX_S:.0f} s (a year); "
+                         "give e.g. -W 30m or -W 2h.")
+    if not (isinstance(req.mem_bytes, int) and 0 <= req.mem_bytes <= MEM_MAX_BYTES):
+        raise UsageError(f"memory {shown(req.mem_bytes)} bytes is not between 0 and 1 PiB; give e.g. --mem 4G.")
+    if not (isinstance(req.priority, int) and 0 <= req.priority <= PRIORITY_MAX):
+        raise UsageError(f"job priority {shown(req.priority)} is not a whole number from 0 to {PRIORITY_MAX}; "
+                         "give e.g. --priority 50.")
     if "\0" in req.cwd or len(req.cwd.encode("utf-8")) >= CWD_MAX_BYTES:
         raise UsageError(f"working directory {shown(req.cwd)} is longer than PATH_MAX ({CWD_MAX_BYTES} bytes) or "
                          "holds a NUL byte; submit from a shorter path.")
@@ -203,11 +223,85 @@ def validate(req: JobRequest, cfg: Config, submit_ts: float, check_files: bool =
         raise UsageError(f"working directory {req.cwd!r} is not an absolute path; give one starting with '/'.")
     if check_files and not os.path.isdir(req.cwd):
         raise UsageError(f"working directory {req.cwd!r} does not exist.")
+    qcfg = cfg.queues[queue]
+    if qcfg.runlimit_s and req.runlimit_s > qcfg.runlimit_s:
+        raise UsageError(f"-W {_seconds(req.runlimit_s)} is over queue {queue}'s RUNLIMIT of {_seconds(qcfg.runlimit_s)}; "
+                         f"ask for at most {_seconds(qcfg.runlimit_s)}, or use another queue (-q).")
+    mem_bytes = req.mem_bytes
+    if not mem_bytes and kind == "session":
+        memsize = cfg.session.with_overrides(req.options, source="-o").memsize_bytes
+        mem_bytes = int(memsize * (1 + cfg.scheduling.memory_margin))
+    tracked = {h: cfg.hosts[h].memory_bytes for h in (req.hosts or usable) if cfg.hosts[h].memory_bytes}
+    if mem_bytes and tracked and len(tracked) == len(req.hosts or usable) and mem_bytes > max(tracked.values()):
+        biggest = max(tracked, key=tracked.get)
+        raise UsageError(f"the job reserves {format_size(mem_bytes)} of memory"
+                         + (" (its memsize plus the margin of [scheduling] memory_margin)" if not req.mem_bytes else "")
+                         + f", more than any host of queue {queue} has (the most: {biggest} with "
+                         f"{format_size(tracked[biggest])}); ask for less (--mem, -o memsize) or use another queue.")
+    from statgrid.grid.fairshare import entity_of
+
+    if entity_of(qcfg, req.user, cfg.groups) is None and req.user:
+        raise UsageError(f"user {req.user!r} has no share in queue {queue}'s fairshare "
+                         f"({', '.join(f'{n} = {v}' for n, v in qcfg.fairshare)}): jobs there could never start; "
+                         "use another queue, or ask a grid administrator for a share.")
     # The default name comes from the command, which may hold any character: keep it a name.
     name = req.name or "".join(c if c.isprintable() else "?" for c in Path(req.argv[0]).name)[:NAME_MAX_CHARS]
     return Job(id=0, user=req.user, queue=queue, name=name, kind=kind, argv=argv, cwd=req.cwd,
                options=dict(req.options), rerunnable=req.rerunnable, requested_hosts=list(req.hosts),
-               submit_ts=submit_ts, env=dict(req.env))
+               submit_ts=submit_ts, env=dict(req.env), runlimit_s=req.runlimit_s or None, mem_bytes=mem_bytes,
+               priority=req.priority, position=submit_ts)
+
+
+def _seconds(value: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if value >= size and value % size == 0:
+            return f"{value / size:g}{unit}"
+    return f"{value:g}s"
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    """-J "name[1-100:2]%10": the elements' name, their indices (in order), at most `throttle` running (0: no cap)."""
+
+    name: str
+    indices: tuple[int, ...]
+    throttle: int = 0
+
+
+def parse_array(name: str) -> ArraySpec | None:
+    """LSF's job array syntax in a job name: NAME[SPEC]%THROTTLE with SPEC a comma-separated list of
+    INDEX, START-END or START-END:STEP (indices 1 … 1,000,000). None: `name` names no array."""
+    import re
+
+    m = re.fullmatch(r"(.*)\[([^\[\]]*)\](?:%(\d+))?", name)
+    if m is None:
+        if "[" in name and "]" not in name[name.index("["):]:
+            raise UsageError(f"job name {shown(name)} opens '[' without closing it; an array is -J \"name[1-100]\" "
+                             "(with %N to run at most N at once).")
+        return None
+    base, spec, throttle = m.group(1), m.group(2), m.group(3)
+    example = "e.g. -J \"sim[1-100]%10\" or -J \"part[1,3,5-9:2]\""
+    indices: list[int] = []
+    for part in spec.split(","):
+        pm = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*(?::\s*(\d+)\s*)?)?", part)
+        if pm is None:
+            raise UsageError(f"array index {shown(part)} in {shown(name)} is not INDEX, START-END or START-END:STEP; "
+                             f"{example}.")
+        start = int(pm.group(1))
+        end = int(pm.group(2)) if pm.group(2) else start
+        step = int(pm.group(3)) if pm.group(3) else 1
+        if not 1 <= start <= end <= 1_000_000 or step < 1:
+            raise UsageError(f"array range {shown(part.strip())} in {shown(name)} must go up from 1 to at most "
+                             f"1000000 with a step of 1 or more; {example}.")
+        if (end - start) // step + 1 + len(indices) > ARRAY_MAX_JOBS:
+            raise UsageError(f"array {shown(name)} has more than {ARRAY_MAX_JOBS:,} jobs; split it into several arrays.")
+        indices.extend(range(start, end + 1, step))
+    if len(set(indices)) != len(indices):
+        raise UsageError(f"array {shown(name)} names an index twice; {example}.")
+    cap = int(throttle) if throttle else 0
+    if throttle is not None and cap < 1:
+        raise UsageError(f"array throttle %{throttle} in {shown(name)} must be 1 or more; {example}.")
+    return ArraySpec(base or "array", tuple(indices), cap)
 
 
 def launch_argv(job: Job, cfg: Config, job_dir: Path) -> list[str]:

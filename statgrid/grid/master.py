@@ -28,9 +28,11 @@ from statgrid.grid.auth import Caller
 from statgrid.grid.engine import STALE_AFTER_S, Engine
 from statgrid.grid.events import Broadcaster
 from statgrid.grid.files import NotTrusted, read_untrusted
-from statgrid.grid.jobspec import JobRequest, check_bounds, launch_argv, validate
+from statgrid.grid.jobspec import JobRequest, check_bounds, launch_argv, parse_array, validate
 from statgrid.grid.model import Job, JobState
-from statgrid.grid.policy import HostView, host_views, plan
+from statgrid.grid import fairshare
+from statgrid.grid.backlog import Backlog
+from statgrid.grid.policy import HostView, Limits, Plan, count_running, host_views, plan
 from statgrid.grid.protocol import (AttemptFinished, AttemptLost, AttemptStarted, HostAction, HostEvent, Identity,
                                     LaunchRequest, ProtocolError, TaskErred, attempt_from_dict, parse_task_key)
 from statgrid.grid.store import JobFilter, JobStore
@@ -144,7 +146,12 @@ class Master:
         self.metrics = GridMetrics(self)
         self.running: dict[int, Job] = {}
         self.closed = self.store.closed_hosts()    # host → who closed it, why, when (`statgrid host close`)
-        self.pending: dict[int, Job] = {}          # the store's PEND jobs, kept here: dispatch reads no rows
+        self.pending = Backlog()                   # the store's PEND jobs, kept here: dispatch reads no rows
+        self.last_plan = Plan()                    # the latest dispatch's decisions: why each pending job waits
+        self.usage = fairshare.UsageBook(self.store.usage(), cfg.scheduling.half_life_s)
+        self.throttles = self.store.throttles()    # array id → its throttle (-J "a[1-100]%10")
+        self.loads: dict[str, float] = {}          # host → its monitor's latest 1-minute load (hosts with max_load)
+        self._load_watch: asyncio.Task | None = None
         # host → dispatch sequence number of its latest job start (policy.HostView.last_start): ties
         # among equally loaded hosts go to the one that started a job least recently. Memory only:
         # after a restart ties start again from grid.toml order, which is all this is for.
@@ -163,7 +170,8 @@ class Master:
     # -- life cycle ------------------------------------------------------------------------------------
     async def start(self) -> None:
         self.running = {j.id: j for j in self.store.select(JobFilter(states=(JobState.RUN,)))}
-        self.pending = {j.id: j for j in self.store.select(JobFilter(states=(JobState.PEND,)))}
+        for job in self.store.select(JobFilter(states=(JobState.PEND,))):
+            self._enqueue(job)
         await self.engine.start()
         try:
             await self.engine.prepare(self.work_roots, self.monitor, self.cpus, self.cfg.master.fence_grace_s)
@@ -171,8 +179,11 @@ class Master:
         except BaseException:
             await self.engine.close(stop_engine=False)   # jobs keep running; the next `grid up` adopts them
             raise
+        for job in self.running.values():
+            self._arm_runlimit(job)
         self.dispatch()
         self._sweeper = asyncio.create_task(self._sweep_forever())
+        self._load_watch = asyncio.create_task(self._watch_loads())
         if self.console is not None:
             self.console.start()
 
@@ -213,8 +224,9 @@ class Master:
         """`grid down`: no new dispatches; kill running jobs (rerunnable ones go back to PEND for the
         next `grid up`), wait for them to end, then stop the engine."""
         self.begin_shutdown()
-        if self._sweeper is not None:
-            self._sweeper.cancel()
+        for task in (self._sweeper, self._load_watch):
+            if task is not None:
+                task.cancel()
         if stop_engine:
             for job in list(self.running.values()):
                 await self.kill(job.id, reason="grid down")
@@ -262,47 +274,92 @@ class Master:
                                  "who submits it, so nobody (root included) submits for another user; leave the user "
                                  "out, or log in as them.")
         req = dataclasses.replace(req, user=caller.user)
+        array = parse_array(req.name) if req.name else None
         # Files are checked as the caller by the CLI, and as the caller by the node; the master
         # checks them itself only for its own account's requests (jobspec.validate).
-        job = self.store.add(validate(req, self.cfg, time.time(), check_files=caller.uid == os.geteuid()))
-        self.metrics.on_submit(job)
-        self.pending[job.id] = job
+        job = validate(req, self.cfg, time.time(), check_files=caller.uid == os.geteuid())
+        job = dataclasses.replace(job, depend=self._check_dependency(req.depend, job.user))
+        if array is None:
+            jobs = [self.store.add(job)]
+        else:
+            flow_id = self.store.add_flow("array", job.user, array.name, array.throttle, job.submit_ts,
+                                          {"name": req.name, "jobs": len(array.indices)})
+            jobs = self.store.add_many([dataclasses.replace(job, name=f"{array.name}[{i}]", flow_id=flow_id,
+                                                            array_index=i) for i in array.indices])
+            if array.throttle:
+                self.throttles[flow_id] = array.throttle
+        for j in jobs:
+            self.metrics.on_submit(j)
+            self._enqueue(j)
         self.dispatch()
-        return self.running.get(job.id) or job
+        return self.running.get(jobs[0].id) or self.pending.get(jobs[0].id) or self.get(jobs[0].id)
+
+    def _check_dependency(self, text: str, user: str) -> str | None:
+        """The canonical text of a -w expression (None: none). Raises UsageError."""
+        if not text.strip():
+            return None
+        raise UsageError("dependencies (-w) are not available yet")
 
     def host_views(self) -> dict[str, HostView]:
         running: dict[str, int] = {}
+        reserved: dict[str, int] = {}
         for job in self.running.values():
             running[job.host] = running.get(job.host, 0) + 1
+            reserved[job.host] = reserved.get(job.host, 0) + job.mem_bytes
         up = [h for h in self.engine.workers if h not in self.stale]
-        return host_views(self.cfg.hosts, up, running, self.last_start, self.closed)
+        return host_views(self.cfg.hosts, up, running, self.last_start, self.closed, reserved, self.loads)
+
+    def limits(self, now_ts: float | None = None) -> Limits:
+        """What the policy obeys besides queues and hosts, as of now (fairshare usage decays)."""
+        cfg = self.cfg
+        usage = self.usage.at(time.time() if now_ts is None else now_ts, self.running.values()) \
+            if any(q.fairshare for q in cfg.queues.values()) else {}
+        return Limits(cfg.groups, cfg.limits, cfg.scheduling, self.throttles, usage)
 
     def dispatch(self) -> int:
+        """Run the policy over the pending jobs and start what it chose. Returns the jobs started."""
         if not self.accepting:
             return 0
-        hosts = self.host_views()
-        if not self.pending or not any(h.free for h in hosts.values()):
+        if not self.pending:
+            self.last_plan = Plan()
             return 0
-        per_user: dict[tuple[str, str], int] = {}
-        for job in self.running.values():
-            per_user[(job.queue, job.user)] = per_user.get((job.queue, job.user), 0) + 1
-        started = 0
-        chosen = plan(list(self.pending.values()), hosts, self.cfg.queues, per_user)
+        hosts = self.host_views()
+        chosen = plan(self.pending.lists, hosts, self.cfg.queues, count_running(self.running.values(), self.cfg.groups),
+                      self.limits())
+        self.last_plan = chosen
         self.last_start = {name: h.last_start for name, h in hosts.items()}
-        for job, host in chosen:
+        started = 0
+        for job, host in chosen.starts:
             started += self._start_attempt(job, host)
         return started
+
+    def pend_reason(self, job: Job) -> str | None:
+        """Why a PEND job waits, as of the latest dispatch (LSF's bjobs -p); None for other states."""
+        if job.state != JobState.PEND:
+            return None
+        held = self.pending.held.get(job.id)
+        return held if held is not None else self.last_plan.reason(job)
+
+    def _enqueue(self, job: Job) -> None:
+        """A PEND job joins the backlog (held out of dispatch while a dependency is not met)."""
+        self.pending.add(job, held=self._dependency_hold(job))
+
+    def _dependency_hold(self, job: Job) -> str | None:
+        return None
 
     def _start_attempt(self, job: Job, host: str) -> bool:
         new = dataclasses.replace(job, state=JobState.RUN, attempt=job.attempt + 1, host=host,
                                   dispatch_ts=time.time(), start_ts=None, end_ts=None, pid=None)
-        self.pending.pop(job.id, None)
+        self.pending.remove(job.id)
         if not self.store.update(new, JobState.PEND, job.attempt, "dispatch"):
             return False
         directory = job_dir(self.cfg, new.id)
         directory.mkdir(parents=True, exist_ok=True)
         env = {**new.env, "STATGRID_HOME": str(self.cfg.home), "STATGRID_JOB_ID": str(new.id),
                "STATGRID_JOB_ATTEMPT": str(new.attempt), "STATGRID_HOST": host}
+        if new.array_index is not None:
+            env["STATGRID_ARRAY_INDEX"] = str(new.array_index)
+            env["STATGRID_ARRAY_ID"] = str(new.flow_id)
         if self.cfg.source is not None:
             env["STATGRID_CONFIG"] = str(self.cfg.source)
         output = str(directory / "output.txt")
@@ -335,6 +392,7 @@ class Master:
             if self.store.update(new, JobState.RUN, attempt, "start", {"pid": msg.pid}):
                 self.running[job_id] = new
                 self.metrics.on_start(new)
+                self._arm_runlimit(new)
                 if new.kill_requested:
                     self._spawn(self.engine.kill(new.host, new.task_key))
         elif isinstance(msg, AttemptFinished):
@@ -400,7 +458,7 @@ class Master:
     def _finish(self, job: Job, outcome: AttemptFinished) -> None:
         exit_code, sig = outcome.exit_code, outcome.signal
         if job.kill_requested:
-            state, reason = JobState.KILLED, job.exit_reason or "killed by user"
+            state, reason = JobState(job.kill_as or "KILLED"), job.exit_reason or "killed by user"
         elif outcome.launch_error:
             state, reason = JobState.EXIT, outcome.launch_error
         elif exit_code == 0:
@@ -416,6 +474,7 @@ class Master:
                                   start_ts=outcome.start_ts or job.start_ts, pid=outcome.pid or job.pid)
         if self.store.update(new, JobState.RUN, job.attempt, "finish", {"state": state.value, "reason": reason}):
             self.running.pop(job.id, None)
+            self._charge(new)
             if job.kill_requested and job.rerunnable and reason == "grid down":
                 self._back_to_pending(new, "grid down", from_state=state)     # it waits for the next grid up
             else:
@@ -441,17 +500,89 @@ class Master:
         new = dataclasses.replace(job, state=state, exit_reason=reason, end_ts=time.time())
         if self.store.update(new, JobState.RUN, job.attempt, "lost", {"reason": reason}):
             self.running.pop(job.id, None)
+            self._charge(new)
             self.metrics.on_end(new)
             self._wake(new)
             self.dispatch()
 
     def _back_to_pending(self, job: Job, reason: str, from_state: JobState = JobState.RUN) -> None:
+        if from_state == JobState.RUN:
+            self._charge(dataclasses.replace(job, end_ts=time.time()))
         new = dataclasses.replace(job, state=JobState.PEND, host=None, pid=None, dispatch_ts=None, start_ts=None,
                                   end_ts=None, exit_code=None, signal=None, exit_reason=None,
                                   kill_requested=False, requeues=job.requeues + 1)
         if self.store.update(new, from_state, job.attempt, "requeue", {"reason": reason}):
             self.running.pop(job.id, None)
-            self.pending[job.id] = new
+            self._enqueue(new)
+
+    def _charge(self, job: Job) -> None:
+        """Fairshare: the slot-seconds an attempt ran count against its user in its queue."""
+        if job.start_ts is None:
+            return
+        now = time.time()
+        usage_s, as_of = self.usage.charge(job.queue, job.user, fairshare.run_so_far_s(job, now), now)
+        self.store.set_usage(job.queue, job.user, usage_s, as_of)
+
+    # -- run limits ----------------------------------------------------------------------------------------
+    def runlimit_s(self, job: Job) -> float:
+        """The job's wall-time limit: its own (-W) or its queue's RUNLIMIT, the lower; 0: none."""
+        queue = self.cfg.queues.get(job.queue)
+        limits = [x for x in (job.runlimit_s, queue.runlimit_s if queue else 0.0) if x]
+        return min(limits) if limits else 0.0
+
+    def _arm_runlimit(self, job: Job) -> None:
+        """Check the job's run limit when it may be reached (suspended time does not count, so the
+        check re-arms itself until the job has run the whole limit)."""
+        limit = self.runlimit_s(job)
+        if not limit or job.start_ts is None:
+            return
+        left = limit - fairshare.run_so_far_s(job, time.time())
+        asyncio.get_running_loop().call_later(max(0.0, left) + 0.05, self._runlimit_due, job.id, job.attempt)
+
+    def _runlimit_due(self, job_id: int, attempt: int) -> None:
+        job = self.running.get(job_id)
+        if job is None or job.attempt != attempt or job.kill_requested or job.suspend_ts is not None:
+            return                                 # ended, requeued, being killed, or suspended (resume re-arms)
+        limit = self.runlimit_s(job)
+        ran = fairshare.run_so_far_s(job, time.time())
+        if not limit:
+            return
+        if ran < limit:
+            self._arm_runlimit(job)
+            return
+        source = "-W" if job.runlimit_s == limit else f"RUNLIMIT of queue {job.queue}"
+        reason = f"run limit reached: ran {_duration_text(ran)}, limit {_duration_text(limit)} ({source}); killed"
+        log.info("job %s: %s", job_id, reason)
+        self._spawn(self.kill(job_id, reason=reason, kill_as=JobState.EXIT))
+
+    # -- load thresholds -----------------------------------------------------------------------------------
+    async def _watch_loads(self) -> None:
+        """Hosts with max_load take no new job while their monitor's 1-minute load is over it (LSF's
+        load thresholds, closed_Busy). The loads come from each host's monitor (latest.json), read
+        once per monitor interval while any host has a threshold; a host that turns busy or idle
+        again is announced, and an idle one gets jobs at once."""
+        from statgrid.monitor.store import read_latest
+
+        root = self.cfg.home / "monitor"
+        while True:
+            await asyncio.sleep(max(0.5, self.cfg.monitor.interval_s))
+            watched = [h.name for h in self.cfg.hosts.values() if h.max_load > 0]
+            if not watched:
+                self.loads = {}
+                continue
+            try:
+                loads = await asyncio.to_thread(_read_loads, root, watched, read_latest)
+            except Exception as exc:                         # a monitor file half written: next time
+                log.debug("loads: %r", exc)
+                continue
+            before = {n for n, v in self.host_views().items() if v.busy}
+            self.loads = loads
+            views = self.host_views()
+            after = {n for n, v in views.items() if v.busy}
+            for host in sorted(before ^ after):
+                self._publish_host(host, "busy" if host in after else "idle")
+            if before - after:
+                self.dispatch()
 
     def _wake(self, job: Job) -> None:
         for fut in self.waiters.pop(job.id, []):
@@ -503,8 +634,10 @@ class Master:
             raise NotFound(f"job {job_id} does not exist; see `statgrid jobs -a`.")
         return job
 
-    async def kill(self, job_id: int, caller: Caller | None = None, reason: str = "killed by user") -> Job:
-        """Kill a job; `caller` must own it or be an administrator (None: the grid itself, at `grid down`)."""
+    async def kill(self, job_id: int, caller: Caller | None = None, reason: str = "killed by user",
+                   kill_as: JobState = JobState.KILLED) -> Job:
+        """Kill a job; `caller` must own it or be an administrator (None: the grid itself: `grid down`,
+        a run limit). kill_as: the state it ends in (EXIT for a limit, as LSF's TERM_RUNLIMIT)."""
         job = self.get(job_id)
         if caller is not None:
             self.rights.require_owner(caller, job.user, "kill", f"job {job_id}")
@@ -512,7 +645,7 @@ class Master:
             new = dataclasses.replace(job, state=JobState.KILLED, kill_requested=True, end_ts=time.time(),
                                       exit_reason=f"{reason} while pending")
             if self.store.update(new, JobState.PEND, job.attempt, "kill"):
-                self.pending.pop(job_id, None)
+                self.pending.remove(job_id)
                 self.metrics.on_end(new)
                 self._wake(new)
                 return new
@@ -520,7 +653,8 @@ class Master:
         if job.state != JobState.RUN:
             return job
         current = self.running.get(job_id, job)
-        new = dataclasses.replace(current, kill_requested=True, exit_reason=reason)
+        new = dataclasses.replace(current, kill_requested=True, exit_reason=reason,
+                                  kill_as=None if kill_as == JobState.KILLED else kill_as.value)
         if self.store.update(new, JobState.RUN, current.attempt, "kill", {"reason": reason}):
             self.running[job_id] = new
             # Not there yet (the task is on its way)? Then the "started" event kills it.
@@ -594,7 +728,8 @@ class Master:
                 restart.append(f"queues.{name} removed while {waiting} of its job(s) pend or run")
         if restart:
             raise UsageError(f"{self.cfg.source}: not applied, nothing was changed: " + "; ".join(restart) + ".")
-        changes = [f"{k}: {getattr(old, k)!r} → {getattr(new, k)!r}" for k in ("admins",) if getattr(old, k) != getattr(new, k)]
+        changes = [f"{k}: {getattr(old, k)!r} → {getattr(new, k)!r}" for k in ("admins", "groups", "limits", "scheduling")
+                   if getattr(old, k) != getattr(new, k)]
         for section, a_map, b_map in (("hosts", old.hosts, new.hosts), ("queues", old.queues, new.queues)):
             for name in sorted(set(a_map) | set(b_map)):
                 if a_map.get(name) != b_map.get(name):
@@ -602,6 +737,7 @@ class Master:
                                                               if name not in b_map else "changed"))
         self.cfg = new
         self.rights = auth.Rights(new, grid_uid=self.rights.grid_uid)
+        self.usage.half_life_s = new.scheduling.half_life_s
         self.dispatch()
         return changes
 
@@ -699,6 +835,27 @@ def _read_grid_file(path: Path) -> bytes | None:
     except OSError:
         pass
     return None
+
+
+def _read_loads(root: Path, hosts: list[str], read_latest) -> dict[str, float]:
+    """host → the 1-minute load average of its monitor's latest sample (hosts without one left out)."""
+    out = {}
+    for host in hosts:
+        rows = read_latest(root / host) or {}
+        node = (rows.get("node") or [None])[-1]
+        if isinstance(node, dict) and isinstance(node.get("load_1m"), (int, float)):
+            out[host] = float(node["load_1m"])
+    return out
+
+
+def _duration_text(seconds: float) -> str:
+    """3725 → '1h02m05s'; 42.5 → '42.5s'."""
+    if seconds < 60:
+        return f"{seconds:.3g}s"
+    s = int(round(seconds))
+    h, rest = divmod(s, 3600)
+    m, sec = divmod(rest, 60)
+    return (f"{h}h{m:02d}m{sec:02d}s" if h else f"{m}m{sec:02d}s")
 
 
 def _cpu_list(cpus: tuple[int, ...]) -> str:

@@ -51,6 +51,19 @@ class Job:
     rusage: dict[str, Any] | None = None   # wait4 + /proc/<pid>/io of the job's process
     stimer: dict[str, Any] | None = None   # the session's STIMER totals
     requeues: int = 0
+    # Scheduling (issue 18): what the policy and the master's dependency, array, flow and limit
+    # handling read. Defaults are a plain job's.
+    depend: str | None = None              # dependency expression, canonical (depend.py): "done(12) && ended(13)"
+    flow_id: int | None = None             # the flow or array the job belongs to (store: flows table)
+    array_index: int | None = None         # its index in an array (STATGRID_ARRAY_INDEX)
+    runlimit_s: float | None = None        # its own run limit (-W); the queue's RUNLIMIT applies too
+    mem_bytes: int = 0                     # memory reserved on its host while it runs
+    priority: int = 0                      # job priority among its user's jobs of the queue (higher first)
+    position: float = 0.0                  # order among them at equal priority (submit time; top/bottom move it)
+    suspended_s: float = 0.0               # time spent suspended (not counted as run time by limits/usage)
+    suspend_ts: float | None = None        # when the current suspension began (state USUSP)
+    kill_as: str | None = None             # the state a requested kill ends in (None: KILLED; "EXIT": a limit)
+    parent_id: int | None = None           # the session job that handed this sub-task to the grid
     env: dict[str, str] = field(default_factory=dict)
 
     @property

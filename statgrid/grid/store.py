@@ -50,7 +50,22 @@ def _schema() -> str:
             "host TEXT, detail TEXT);\n"
             "CREATE INDEX IF NOT EXISTS job_events_job ON job_events(job_id);\n"
             # hosts an administrator closed (`statgrid host close`): kept across master restarts
-            "CREATE TABLE IF NOT EXISTS closed_hosts (host TEXT PRIMARY KEY, closed_by TEXT, reason TEXT, ts REAL);")
+            "CREATE TABLE IF NOT EXISTS closed_hosts (host TEXT PRIMARY KEY, closed_by TEXT, reason TEXT, ts REAL);\n"
+            # fairshare: each (queue, user)'s decayed usage in slot-seconds as of as_of_ts (fairshare.py)
+            "CREATE TABLE IF NOT EXISTS usage (queue TEXT, user TEXT, usage_s REAL, as_of_ts REAL, "
+            "PRIMARY KEY (queue, user));\n"
+            # a flow (a flow file's jobs) or an array (-J "name[1-100]%10"): submitted, shown, killed as one
+            "CREATE TABLE IF NOT EXISTS flows (id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT, user TEXT, name TEXT, "
+            "throttle INTEGER, submit_ts REAL, spec TEXT);\n"
+            # calendars: cron-like schedules that submit a job or a flow at their times
+            "CREATE TABLE IF NOT EXISTS schedules (id INTEGER PRIMARY KEY AUTOINCREMENT, user TEXT, cron TEXT, "
+            "tz TEXT, kind TEXT, spec TEXT, created_ts REAL, next_ts REAL, last_ts REAL, last_result TEXT);")
+
+
+# Indexes on columns an older store gets only from _add_new_columns: made after it.
+_LATE_INDEXES = ("CREATE INDEX IF NOT EXISTS jobs_flow ON jobs(flow_id);\n"
+                 "CREATE INDEX IF NOT EXISTS jobs_parent ON jobs(parent_id);\n"
+                 "CREATE INDEX IF NOT EXISTS jobs_end ON jobs(end_ts);")
 
 
 def _record_sql() -> str:
@@ -125,6 +140,8 @@ class JobStore:
         self.con.execute("PRAGMA synchronous=NORMAL")
         self.con.execute("PRAGMA busy_timeout=5000")
         self.con.executescript(_schema())
+        self._add_new_columns()
+        self.con.executescript(_LATE_INDEXES)
         for side in ("-wal", "-shm"):       # left by an older release (0644) or another umask: private too
             side_path = self.path.with_name(self.path.name + side)
             if side_path.exists() and side_path.stat().st_mode & 0o077:
@@ -132,6 +149,26 @@ class JobStore:
 
     def close(self) -> None:
         self.con.close()
+
+    # Columns added to Job after a store was made (issue 18's scheduling fields): an older grid
+    # home's jobs table gets them, with the values a plain job has. (CREATE TABLE IF NOT EXISTS
+    # leaves an existing table as it is.)
+    _NEW_COLUMN_DEFAULTS = {"mem_bytes": 0, "priority": 0, "suspended_s": 0.0}
+
+    def _add_new_columns(self) -> None:
+        have = {r[1] for r in self.con.execute("PRAGMA table_info(jobs)")}
+        wanted = {c.split()[0]: c for c in _schema().split("(", 1)[1].split(");", 1)[0].split(", ")
+                  if not c.startswith("id ")}
+        missing = [name for name in wanted if name not in have]
+        if not missing:
+            return
+        with self.con:
+            for name in missing:
+                default = self._NEW_COLUMN_DEFAULTS.get(name)
+                self.con.execute(f"ALTER TABLE jobs ADD COLUMN {wanted[name]}"
+                                 + ("" if default is None else f" DEFAULT {default!r}"))
+            if "position" in missing:
+                self.con.execute("UPDATE jobs SET position = submit_ts")
 
     # -- writes ------------------------------------------------------------------------------------
     def add(self, job: Job) -> Job:
@@ -179,6 +216,49 @@ class JobStore:
         """host → {closed_by, reason, ts} of every host an administrator closed."""
         return {r[0]: {"closed_by": r[1], "reason": r[2], "ts": r[3]}
                 for r in self.con.execute("SELECT host, closed_by, reason, ts FROM closed_hosts")}
+
+    def add_many(self, jobs: list[Job], event_detail: dict | None = None) -> list[Job]:
+        """Several jobs in one transaction (an array, a flow): all or none. Returns them with their ids."""
+        out = []
+        with self.con:
+            for job in jobs:
+                row = to_row(job)
+                row.pop("id")
+                cur = self.con.execute(f"INSERT INTO jobs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                                       list(row.values()))
+                job = dataclasses.replace(job, id=cur.lastrowid)
+                self._event(job, "submit", event_detail)
+                out.append(job)
+        if self.on_change is not None:
+            for job in out:
+                self.on_change(job, "submit")
+        return out
+
+    def set_usage(self, queue: str, user: str, usage_s: float, as_of_ts: float) -> None:
+        with self.con:
+            self.con.execute("INSERT OR REPLACE INTO usage VALUES (?, ?, ?, ?)", (queue, user, usage_s, as_of_ts))
+
+    def usage(self) -> dict[tuple[str, str], tuple[float, float]]:
+        """(queue, user) → (decayed usage in slot-seconds, as of when): fairshare's book."""
+        return {(r[0], r[1]): (r[2], r[3]) for r in self.con.execute("SELECT queue, user, usage_s, as_of_ts FROM usage")}
+
+    def add_flow(self, kind: str, user: str, name: str, throttle: int, submit_ts: float, spec: dict) -> int:
+        with self.con:
+            return self.con.execute("INSERT INTO flows (kind, user, name, throttle, submit_ts, spec) VALUES "
+                                    "(?, ?, ?, ?, ?, ?)", (kind, user, name, throttle, submit_ts,
+                                                           json.dumps(spec))).lastrowid
+
+    def flow(self, flow_id: int) -> dict[str, Any] | None:
+        if not 0 < flow_id <= JOB_ID_MAX:
+            return None
+        row = self.con.execute("SELECT * FROM flows WHERE id = ?", (flow_id,)).fetchone()
+        return None if row is None else {**dict(row), "spec": json.loads(row["spec"] or "{}")}
+
+    def throttles(self) -> dict[int, int]:
+        """flow id → its throttle, for the arrays that have one and still have unfinished jobs."""
+        return {r[0]: r[1] for r in self.con.execute(
+            "SELECT id, throttle FROM flows WHERE throttle > 0 AND id IN "
+            "(SELECT flow_id FROM jobs WHERE state IN ('PEND', 'RUN', 'USUSP') AND flow_id IS NOT NULL)")}
 
     # -- reads -------------------------------------------------------------------------------------
     def get(self, job_id: int) -> Job | None:
