@@ -513,25 +513,52 @@ def submit(ctx: typer.Context,
            hosts: List[str] = typer.Option([], "--host", "-m", help="Run only on this host; repeatable (LSF -m)."),
            rerunnable: bool = typer.Option(False, "--rerunnable", "-r", help="Requeue if its host is lost."),
            option: List[str] = typer.Option([], "--option", "-o", metavar="KEY=VALUE", help="Session option "
-                                            "(memsize, threads, bufsize, utilsize); repeatable.")) -> None:
-    """Submit a job to the grid; prints its id."""
-    from statgrid.grid.jobspec import JobRequest, validate
+                                            "(memsize, threads, bufsize, utilsize); repeatable."),
+           depend: str = typer.Option("", "--depend", "-w", metavar="EXPR", help="Start only when this holds, e.g. "
+                                      "\"done(12) && ended(13)\" (done, ended, exit, started; &&, ||, parentheses)."),
+           runlimit: Optional[str] = typer.Option(None, "--runlimit", "-W", metavar="TIME", help="Kill the job (EXIT) "
+                                                  "after it ran this long, e.g. 30m, 2h (LSF -W)."),
+           mem: Optional[str] = typer.Option(None, "--mem", metavar="SIZE", help="Memory to reserve on its host, e.g. "
+                                             "4G (default: a session's memsize plus the margin; a command none)."),
+           priority: int = typer.Option(0, "--priority", "-sp", min=0, max=1000, help="Order among your own jobs of the "
+                                        "queue, 0-1000, higher first.")) -> None:
+    """Submit a job to the grid; prints its id. An array: -J "name[1-100]%10" (100 jobs, at most 10 at
+    once; each gets its index in $STATGRID_ARRAY_INDEX)."""
+    from statgrid.config import parse_duration_s, parse_size_bytes
+    from statgrid.grid.jobspec import JobRequest, parse_array, validate
 
     cfg = _config(ctx)
     try:
         options = parse_option_pairs(option)
         host_list = [h for spec in hosts for h in spec.replace(",", " ").split()]
+        runlimit_s = _parsed(parse_duration_s, runlimit, "-W", "30m or 2h") if runlimit else 0.0
+        mem_bytes = _parsed(parse_size_bytes, mem, "--mem", "4G or 512M") if mem else 0
+        array = parse_array(name) if name else None
         # The same checks the master makes, here first for a usage error without a round trip.
         import time as _time
 
         validate(JobRequest(list(job), os.getcwd(), "", queue, name, options, rerunnable, host_list,
-                            dict(os.environ)), cfg, _time.time())
+                            dict(os.environ), depend, runlimit_s, mem_bytes, priority), cfg, _time.time())
         rec = _client(ctx).submit(list(job), queue=queue, name=name, options=options, rerunnable=rerunnable,
-                                  hosts=host_list)
+                                  hosts=host_list, depend=depend, runlimit_s=runlimit_s, mem_bytes=mem_bytes,
+                                  priority=priority)
     except StatgridError as exc:
         _fail(ctx, exc)
+    if array is not None:
+        first = rec["id"]
+        typer.echo(f"Job array <{rec['flow_id']}> of {len(array.indices)} jobs (<{first}> … <{first + len(array.indices) - 1}>) "
+                   f"is submitted to queue <{rec['queue']}>.", err=True)
+        typer.echo(rec["flow_id"])
+        return
     typer.echo(f"Job <{rec['id']}> is submitted to queue <{rec['queue']}>.", err=True)
     typer.echo(rec["id"])
+
+
+def _parsed(parser, value: str, option: str, example: str):
+    try:
+        return parser(value)
+    except ValueError as exc:
+        raise UsageError(f"{option} {value!r} is not valid: expected {exc}; e.g. {option} {example}.") from None
 
 
 @app.command()
@@ -541,15 +568,17 @@ def jobs(ctx: typer.Context, all_states: bool = typer.Option(False, "--all", "-a
          host: Optional[str] = typer.Option(None, "--host", "-m", help="Only jobs on this host."),
          state: Optional[str] = typer.Option(None, "--state", "-s", metavar="STATE[,STATE]",
                                              help="Only jobs in these states (PEND RUN DONE EXIT KILLED)."),
+         pending: bool = typer.Option(False, "--pending", "-p", help="Pending jobs and why each waits (bjobs -p)."),
          as_json: bool = typer.Option(False, "--json", help="JSON records instead of the table.")) -> None:
     """List jobs (default: yours, not finished), like bjobs; every match, fetched page by page.
     Long names are cut to 40 characters and control characters escaped; `job ID` shows them whole."""
     from statgrid.grid import views
 
-    states = [s for s in state.split(",") if s.strip()] if state else None
+    states = ["PEND"] if pending else [s for s in state.split(",") if s.strip()] if state else None
     records = _call(ctx, _client(ctx).jobs, user=None if user in (None, "all") else user, mine=user is None,
                     all_states=all_states, states=states, queue=queue, host=host)
-    typer.echo(json.dumps(records, indent=1) if as_json else views.jobs_table(records))
+    typer.echo(json.dumps(records, indent=1) if as_json else
+               views.pending_table(records) if pending else views.jobs_table(records))
 
 
 @app.command("job")
@@ -616,6 +645,17 @@ def host_open(ctx: typer.Context, name: str = typer.Argument(..., metavar="NAME"
     """Open a host an administrator closed: it takes jobs at once."""
     rec = _call(ctx, _client(ctx).open_host, name)
     typer.echo(f"host {name} opened ({rec['state']})")
+
+
+@app.command()
+def shares(ctx: typer.Context, queue: Optional[str] = typer.Option(None, "--queue", "-q", help="Only this queue."),
+           as_json: bool = typer.Option(False, "--json")) -> None:
+    """Fairshare: each user's and group's shares, running and pending jobs, decayed usage and
+    dynamic priority, per queue with fairshare (bqueues -r)."""
+    from statgrid.grid import views
+
+    rec = _call(ctx, _client(ctx).shares, queue)
+    typer.echo(json.dumps(rec, indent=1) if as_json else views.shares_table(rec))
 
 
 @app.command()

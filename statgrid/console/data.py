@@ -18,7 +18,6 @@ from statgrid.errors import UsageError
 from statgrid.grid.auth import Caller
 from statgrid.grid.files import NotTrusted, read_untrusted
 from statgrid.grid.model import JobState
-from statgrid.grid.policy import host_weights
 
 if TYPE_CHECKING:
     from statgrid.console.live import Console
@@ -149,25 +148,11 @@ def queues_view(master: "Master", now: float | None = None) -> dict[str, Any]:
 
 
 def pending_reason(master: "Master", job: dict[str, Any]) -> str | None:
-    """Why a pending job waits, from what the dispatcher sees now (LSF's bjobs -p, simplified)."""
+    """Why a pending job waits: the master's reason as of its latest dispatch (LSF's bjobs -p)."""
     if job["state"] != "PEND":
         return None
-    queue = master.cfg.queues.get(job["queue"])
-    if queue is None:
-        return f"queue {job['queue']!r} is not in grid.toml any more"
-    if queue.user_limit:
-        mine = sum(1 for j in master.running.values() if j.queue == job["queue"] and j.user == job["user"])
-        if mine >= queue.user_limit:
-            return f"user limit of queue {queue.name} reached ({mine} of {queue.user_limit} running)"
-    views = master.host_views()
-    allowed = [h for h in host_weights(queue, views) if not job.get("requested_hosts") or h in job["requested_hosts"]]
-    if not allowed:
-        return "none of the requested hosts is in the queue's host list"
-    states = {h: views[h].state for h in allowed}
-    if any(s == "ok" for s in states.values()):
-        return "waiting for dispatch (a host is free: jobs ahead of it come first)"
-    described = ", ".join(f"{h} {s}" for h, s in states.items())
-    return f"no free slot on the queue's hosts ({described})"
+    pending = master.pending.get(job["id"])
+    return None if pending is None else master.pend_reason(pending)
 
 
 # -- jobs -----------------------------------------------------------------------------------------------

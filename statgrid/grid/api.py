@@ -210,13 +210,16 @@ def create_app(master: Master, on_down=None, on_stopped=None, stop_engine=lambda
         flt = JobFilter(states=states, user=who.user if mine else user, queue=queue, host=host)
         viewer = None if who.admin else who.user
         records, next_after_id = await asyncio.to_thread(master.store.page, flt, after_id, limit, viewer)
+        if states is None or JobState.PEND in states:
+            records = await asyncio.to_thread(_with_reasons, master, records)
         return Response(f'{{"jobs":{records},"next_after_id":{json.dumps(next_after_id)}}}',
                         media_type="application/json")
 
     @app.get("/jobs/{job_id}")
     async def job(job_id: JobId, who: Who):
         j = master.get(job_id)
-        return {**private(j.to_dict(), who), "events": master.store.events(job_id),
+        return {**private(j.to_dict(), who), "pend_reason": master.pend_reason(master.pending.get(job_id) or j),
+                "runlimit_s": master.runlimit_s(j) or None, "events": master.store.events(job_id),
                 "job_dir": str(job_dir(master.cfg, job_id))}
 
     @app.post("/kill")
@@ -269,6 +272,13 @@ def create_app(master: Master, on_down=None, on_stopped=None, stop_engine=lambda
     @app.get("/queues")
     async def queues(who: Who):
         return master.queues()
+
+    @app.get("/shares")
+    async def shares(who: Who, queue: Name = None):
+        """Fairshare per queue (LSF's bqueues -r): each user and group's shares, running and pending
+        jobs, decayed usage and dynamic priority. Shares are not private: everyone sees everyone's, as
+        they see everyone's job rows."""
+        return master.shares(queue)
 
     @app.post("/grid/down")
     async def down(who: Who):
@@ -508,6 +518,16 @@ def validation_message(errors: list[dict[str, Any]]) -> str:
             parts.append(f"{where} {name + ' ' if name else ''}= {shown(err.get('input'))}: {err.get('msg')}")
     more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
     return "; ".join(parts) + more + "; see the API in README.md ('The grid')."
+
+
+def _with_reasons(master: Master, records: str) -> str:
+    """A page's JSON records with each PEND job's pending reason added ("pend_reason")."""
+    jobs = json.loads(records)
+    for rec in jobs:
+        if rec["state"] == "PEND":
+            job = master.pending.get(rec["id"])
+            rec["pend_reason"] = master.pend_reason(job) if job is not None else None
+    return json.dumps(jobs)
 
 
 def _tail(path: FilePath, nbytes: int, owner_uid: int | None) -> str:

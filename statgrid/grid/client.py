@@ -210,13 +210,15 @@ class GridClient:
 
     def submit(self, argv: list[str], queue: str = "", name: str = "", options: dict[str, str] | None = None,
                rerunnable: bool = False, hosts: list[str] | None = None, cwd: str | None = None,
-               env: dict[str, str] | None = None) -> dict:
+               env: dict[str, str] | None = None, depend: str = "", runlimit_s: float = 0.0, mem_bytes: int = 0,
+               priority: int = 0) -> dict:
         """Submit a job file (.py/.sql) or a command; returns the job record (its "id" first). It
         runs as you: the master knows who you are (the socket's peer, or your token)."""
         env = {k: v for k, v in (os.environ if env is None else env).items() if k not in PRIVATE_ENV}
         body = {"argv": list(argv), "cwd": cwd or os.getcwd(),
                 "queue": queue, "name": name, "options": options or {}, "rerunnable": rerunnable,
-                "hosts": list(hosts or []), "env": env}
+                "hosts": list(hosts or []), "env": env, "depend": depend, "runlimit_s": runlimit_s,
+                "mem_bytes": mem_bytes, "priority": priority}
         return self._call("POST", "/jobs", body)
 
     def jobs(self, user: str | None = None, all_states: bool = False, states: Iterable[str] | None = None,
@@ -271,6 +273,9 @@ class GridClient:
 
     def open_host(self, host: str) -> dict:
         return self._call("POST", f"/hosts/{urllib.parse.quote(host, safe='')}/open")
+
+    def shares(self, queue: str | None = None) -> dict:
+        return self._call("GET", "/shares", params={"queue": queue})
 
     def queues(self) -> list[dict]:
         return self._call("GET", "/queues")

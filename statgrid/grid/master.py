@@ -776,6 +776,30 @@ class Master:
                  "load_1m": None if load is None else round(load[0], 2),
                  "cpus": _cpu_list(self.cpus.get(v.name, ())), "address": self.engine.workers.get(v.name)} for v, load in zip(views.values(), loads)]
 
+    def shares(self, queue: str | None = None) -> dict:
+        """`statgrid shares`: {"queues": [{"queue", "fairshare", "rows": [fairshare.ShareRow dicts]}]}
+        for every queue with fairshare (or the one asked for)."""
+        if queue is not None and queue not in self.cfg.queues:
+            raise NotFound(f"queue {queue!r} does not exist; queues: {', '.join(self.cfg.queues)} (see `statgrid queues`).")
+        now = time.time()
+        usage = self.usage.at(now, self.running.values())
+        running: dict[tuple[str, str], int] = {}
+        pending: dict[tuple[str, str], int] = {}
+        for job in self.running.values():
+            running[(job.queue, job.user)] = running.get((job.queue, job.user), 0) + 1
+        for job in self.pending.values():
+            pending[(job.queue, job.user)] = pending.get((job.queue, job.user), 0) + 1
+        out = []
+        for q in self.cfg.queues.values():
+            if (queue is not None and q.name != queue) or not q.fairshare:
+                continue
+            users = {u for (qn, u) in [*running, *pending, *usage] if qn == q.name}
+            users |= {n for n, _ in q.fairshare if n != fairshare.DEFAULT and n not in self.cfg.groups}
+            rows = fairshare.share_rows(q, users, running, pending, usage, self.cfg.groups, self.cfg.scheduling)
+            out.append({"queue": q.name, "fairshare": [list(p) for p in q.fairshare],
+                        "rows": [r.to_dict() for r in rows]})
+        return {"queues": out, "half_life_s": self.cfg.scheduling.half_life_s}
+
     def queues(self) -> list[dict]:
         pend: dict[str, int] = {}
         run: dict[str, int] = {}

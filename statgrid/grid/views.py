@@ -52,6 +52,32 @@ def jobs_table(records: list[dict]) -> str:
                    _s(r["wait_s"]), _s(r["run_s"])] for r in records], max_chars=CELL_MAX_CHARS)
 
 
+def pending_table(records: list[dict]) -> str:
+    """`statgrid jobs -p` (bjobs -p): each pending job and why it waits."""
+    pend = [r for r in records if r["state"] == "PEND"]
+    if not pend:
+        return "No pending job found (-u all for everyone's)."
+    return table(["JOBID", "USER", "QUEUE", "JOB_NAME", "SUBMIT_TIME", "PENDING REASON"],
+                 [[r["id"], r["user"], r["queue"], cell(r["name"]), _ts(r["submit_ts"]), r.get("pend_reason") or "-"]
+                  for r in pend])
+
+
+def shares_table(rec: dict) -> str:
+    """`statgrid shares` (bqueues -r): per fairshare queue, its users and groups by priority."""
+    if not rec["queues"]:
+        return "No queue has fairshare (give a queue `fairshare = { default = 1 }` in grid.toml)."
+    out = []
+    for q in rec["queues"]:
+        out.append(f"Queue {q['queue']}: fairshare " + ", ".join(f"{n} = {s}" for n, s in q["fairshare"])
+                   + f"; usage halves every {rec['half_life_s'] / 3600:g} h")
+        out.append(table(["USER/GROUP", "SHARES", "PRIORITY", "RUN", "PEND", "USAGE_H"],
+                         [[("  " + r["name"]) if r["kind"] == "member" else
+                           (f"{r['name']}/" if r["kind"] == "group" else r["name"]),
+                           "-" if r["kind"] == "member" else r["shares"], f"{r['priority']:.4g}", r["running"],
+                           r["pending"], f"{r['usage_h']:.3f}"] for r in q["rows"]]))
+    return "\n\n".join(out)
+
+
 def hosts_table(rows: list[dict]) -> str:
     return table(["HOST_NAME", "STATUS", "MAX", "RUN", "LOAD_1M", "CPUS", "ADDRESS", "CLOSED_BY"],
                  [[r["host"], r["state"], r["slots"], r["running"], r["load_1m"], r.get("cpus", "all"), r["address"],
@@ -111,6 +137,18 @@ def job_detail(r: dict) -> str:
              f"Ended: {_ts(r['end_ts'])}",
              f"  Wait: {_s(r['wait_s'])} s   Run: {_s(r['run_s'])} s   PID: {r['pid'] or '-'}"
              + (f"   Requeued: {r['requeues']}x" if r.get("requeues") else "")]
+    if r.get("pend_reason"):
+        lines.append(f"  Pending reason: {p(r['pend_reason'])}")
+    if r.get("depend"):
+        lines.append(f"  Dependency: {p(r['depend'])}")
+    sched = [f"{label} {value}" for label, value in (
+        ("array", f"{r['flow_id']}[{r['array_index']}]" if r.get("array_index") is not None else None),
+        ("flow", r.get("flow_id") if r.get("array_index") is None else None),
+        ("run limit", f"{r['runlimit_s']:g} s" if r.get("runlimit_s") else None),
+        ("memory reserved", f"{r['mem_bytes'] / 2**20:.0f} MiB" if r.get("mem_bytes") else None),
+        ("job priority", r.get("priority") or None)) if value is not None]
+    if sched:
+        lines.append("  Scheduling: " + ", ".join(sched))
     if r["state"] in ("DONE", "EXIT", "KILLED"):
         how = (f"exit code {r['exit_code']}" if r["exit_code"] is not None else
                f"signal {r['signal']}" if r["signal"] is not None else "no exit status")
