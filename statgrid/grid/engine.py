@@ -301,6 +301,15 @@ class Engine:
     async def kill(self, host: str, key: str) -> bool:
         return bool(await self.on_host(host, node.kill_job, key))
 
+    async def suspend(self, host: str, key: str) -> bool:
+        """Stop the job's processes where they are (node.suspend_job, LSF bstop). False if its host
+        has no such running job, or did not answer."""
+        return bool(await self.on_host(host, node.suspend_job, key))
+
+    async def resume(self, host: str, key: str) -> bool:
+        """Let a suspended job run again (node.resume_job, LSF bresume). False as for suspend."""
+        return bool(await self.on_host(host, node.resume_job, key))
+
     async def running(self, host: str) -> dict | None:
         return await self.on_host(host, node.list_running)
 

@@ -221,7 +221,8 @@ def reaped_io(before: tuple[dict[str, int], int], after: tuple[dict[str, int], i
 # Documentation/admin-guide/cgroup-v2.rst: a process moves by writing "0" (itself) to a cgroup's
 # cgroup.procs, which needs write access to cgroup.procs of the common ancestor of both cgroups;
 # cgroup.kill (Linux 5.14) SIGKILLs every process of a cgroup in one write, forks racing with it
-# included; cgroup.events says "populated 0" once none is left; rmdir removes an empty cgroup.
+# included, frozen ones too; cgroup.freeze (Linux 5.2) stops and resumes them all (node.suspend_job);
+# cgroup.events says "populated 0" once none is left; rmdir removes an empty cgroup.
 
 def parse_cgroup2_path(cgroup_text: str) -> str | None:
     """/proc/<pid>/cgroup → the path in the cgroup v2 hierarchy (its "0::" line), or None."""
@@ -295,6 +296,28 @@ def kill_cgroup(path: str) -> None:
                 os.kill(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+
+
+def freeze_cgroup(path: str, frozen: bool) -> bool:
+    """Write the cgroup's cgroup.freeze (Linux 5.2): 1 stops every process in it and below (those
+    that called setsid included, and children they fork meanwhile) until 0 lets them run again.
+    The kernel completes a freeze asynchronously: cgroup_frozen says when it has. A frozen process
+    still dies of SIGKILL (and of a signal whose default action ends it); a signal it handles
+    waits until the thaw. False if the file cannot be written (an older kernel, the cgroup gone)."""
+    try:
+        _write(os.path.join(path, "cgroup.freeze"), "1" if frozen else "0")
+    except OSError:
+        return False
+    return True
+
+
+def cgroup_frozen(path: str) -> bool:
+    """True once cgroup.events says "frozen 1": every process of the cgroup has stopped."""
+    try:
+        with open(os.path.join(path, "cgroup.events")) as f:
+            return "frozen 1" in f.read().split("\n")
+    except OSError:
+        return False
 
 
 def remove_cgroup(path: str) -> bool:
@@ -686,6 +709,8 @@ class Server:
 
     def _reap(self) -> None:
         while self.jobs:
+            # WEXITED alone (no WSTOPPED, WCONTINUED): a job suspended with SIGSTOP (node.suspend_job)
+            # sends SIGCHLD, which wakes this loop, but is not reported as ended; nor by wait4(pid, 0).
             try:
                 info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
             except ChildProcessError:

@@ -16,6 +16,11 @@ Usage over time (usage.py): one sampler thread per worker process appends, every
 USAGE_INTERVAL_S, a sample of each running job's CPU, memory and I/O to its usage file beside the
 attempt record (`<job>.<attempt>.usage.jsonl`), and run_job appends the totals once the job is
 reaped: the console shows a job's usage while it runs, which the launcher's one final rusage cannot.
+
+Suspend and resume (LSF bstop/bresume): suspend_job stops every process of a running job, by
+freezing its cgroup v2 or else with SIGSTOP to its process group; resume_job lets it run again.
+A suspended job keeps its slot, is sampled as before (its CPU time stops growing), and can be
+killed: kill_job lets it run after the SIGTERM, so that it can act on it.
 """
 from __future__ import annotations
 
@@ -32,6 +37,7 @@ import sys
 import tempfile
 import threading
 import time
+from enum import Enum
 from pathlib import Path
 
 from statgrid.grid import usage
@@ -49,17 +55,25 @@ LAUNCHER_CGROUPS = True
 ORPHAN_WAIT_S = 10.0       # after the launcher died: how long to wait for its killed job to be gone before cleaning WORK
 STIMER_TAIL_BYTES = 1 << 20   # of the job's STIMER log, the end read for its "total" record
 USAGE_INTERVAL_S = 1.0     # how often the sampler appends a usage sample of each running job
+SUSPEND_WAIT_S = 1.0       # how long suspend_job waits for the kernel to have stopped every process of the job
 
 _lock = threading.Lock()
 _server: dict[str, object] = {}                   # the launcher process and its socket, per worker process
 _running: dict[str, AttemptStarted] = {}          # task key → the start record of each job running here
 _usage_paths: dict[str, Path] = {}                # task key → its usage file, while the job runs
+_suspended: dict[str, "SuspendedBy"] = {}         # task key → how suspend_job stopped it, until resumed or ended
 _usage_lock = threading.Lock()                    # held to append a sample: none follows a job's last
 _sampler: dict[str, threading.Thread] = {}
 
 
 class LaunchRefused(Exception):
     """The launcher's LaunchFailed: its error is the job's exit reason as it stands."""
+
+
+class SuspendedBy(Enum):
+    """How suspend_job stopped a job, so that resume_job undoes the same."""
+    FREEZE = "freeze"          # its cgroup v2's cgroup.freeze: every descendant, setsid'd ones too
+    STOP = "stop"              # SIGSTOP to its process group (no cgroup, or no cgroup.freeze: Linux < 5.2)
 
 
 def attempt_path(attempts_dir: str | Path, job_id: int, attempt: int) -> Path:
@@ -233,7 +247,8 @@ def fence_jobs(lost_s: float) -> None:
 
 
 def _kill_all_of(info: AttemptStarted) -> None:
-    """SIGKILL a job's process group, and its cgroup if it has one (what left the group too)."""
+    """SIGKILL a job's process group, and its cgroup if it has one (what left the group too). A
+    suspended job too: SIGKILL ends a stopped process, and a frozen one (cgroup.kill included)."""
     from statgrid.grid import launcher
 
     _signal_group(info.pgid, signal.SIGKILL)
@@ -460,6 +475,7 @@ def run_job(spec: dict) -> AttemptStarted | AttemptFinished | AttemptLost:
             pass
         sock.close()
         _running.pop(key, None)
+        _suspended.pop(key, None)
         _end_usage(key, None)
     try:
         write_json_atomic(attempt_file, outcome.to_dict(), private=True)
@@ -497,12 +513,14 @@ def _end_orphaned_job(info: AttemptStarted, wait_s: float = ORPHAN_WAIT_S) -> No
 
 
 def kill_job(key: str, grace_s: float = KILL_GRACE_S) -> bool:
-    """SIGTERM the job's process group now, SIGKILL it after grace_s if it is still running.
+    """SIGTERM the job's process group now, SIGKILL it after grace_s if it is still running. A
+    suspended job is let run after the SIGTERM (_let_run), so that it can act on it in the grace.
     Returns False if the job is not running here (finished already, or never started)."""
     info = _running.get(key)
     if info is None:
         return False
     _signal_group(info.pgid, signal.SIGTERM)
+    _let_run(key, info)
 
     def escalate() -> None:
         # Only the same attempt, still running: a reused pgid must never be hit.
@@ -515,11 +533,103 @@ def kill_job(key: str, grace_s: float = KILL_GRACE_S) -> bool:
     return True
 
 
-def _signal_group(pgid: int, sig: int) -> None:
+def _let_run(key: str, info: AttemptStarted) -> None:
+    """After the SIGTERM of a kill: a stopped or frozen process acts on a signal it handles (a
+    session removing its WORK) only once it runs again, so thaw the job's cgroup and SIGCONT its
+    group, whoever stopped it (suspend_job, or the job itself with kill -STOP). The kernel holds
+    the SIGTERM meanwhile: it is what each process handles first when it runs. (SIGKILL, and a
+    signal whose default action ends the process, end a stopped or frozen one without this.)"""
+    from statgrid.grid import launcher
+
+    _suspended.pop(key, None)
+    if info.cgroup:
+        launcher.freeze_cgroup(info.cgroup, False)
+    _signal_group(info.pgid, signal.SIGCONT)
+
+
+# -- suspend and resume -------------------------------------------------------------------------------
+# LSF suspends a running job with SIGSTOP to it and resumes it with SIGCONT (IBM Spectrum LSF 10.1,
+# "About controlling jobs"; bstop(1), bresume(1)). A signal to the process group misses what left
+# it (setsid, a daemon's double fork), so a job with a cgroup v2 is frozen instead: cgroup.freeze
+# stops every process below, and cgroup.events says "frozen 1" once all have stopped
+# (Documentation/admin-guide/cgroup-v2.rst, "Core Interface Files").
+# client.run calls these on the worker's event loop: the wait for the stop is bounded (SUSPEND_WAIT_S),
+# so a process the kernel cannot stop at once (in uninterruptible I/O on a slow file system) holds
+# the worker's heartbeats no longer than that; it stops when its I/O ends.
+
+def suspend_job(key: str, wait_s: float = SUSPEND_WAIT_S) -> bool:
+    """Stop every process of the job until resume_job: freeze its cgroup v2 if it has one, else
+    SIGSTOP its process group. Waits (at most wait_s) until the kernel has stopped them all, and
+    says in the worker log if it has not by then. Suspending a suspended job changes nothing.
+    Returns False if the job is not running here (ended already, or never started)."""
+    from statgrid.grid import launcher
+
+    info = _running.get(key)
+    if info is None:
+        return False
+    if info.cgroup and launcher.freeze_cgroup(info.cgroup, True):
+        how = SuspendedBy.FREEZE
+    elif info.cgroup and not os.path.isdir(info.cgroup):
+        return False                               # the launcher removed it: the job has ended
+    elif _signal_group(info.pgid, signal.SIGSTOP):
+        how = SuspendedBy.STOP
+    else:
+        return False                               # no process of its group is left
+    _suspended[key] = how
+    deadline = time.monotonic() + wait_s
+    while not _all_stopped(info, how):
+        if _running.get(key) is not info:
+            break
+        if time.monotonic() > deadline:
+            logger.warning("job %s: suspended, but not every process of it has stopped %.1f s after %s; it stops "
+                           "when the kernel can stop it (a process in uninterruptible I/O)", info.job_id, wait_s,
+                           "freezing its cgroup" if how is SuspendedBy.FREEZE else "SIGSTOP to its process group")
+            break
+        time.sleep(0.005)
+    if _running.get(key) is not info:              # it ended meanwhile: run_job may have forgotten it first
+        _suspended.pop(key, None)
+        return False
+    return True
+
+
+def _all_stopped(info: AttemptStarted, how: SuspendedBy) -> bool:
+    from statgrid.grid import launcher
+    from statgrid.session._procfs import process_group_running
+
+    if how is SuspendedBy.FREEZE:
+        return launcher.cgroup_frozen(info.cgroup)
+    return not process_group_running(info.pgid)
+
+
+def resume_job(key: str) -> bool:
+    """Let a job that suspend_job stopped run again, undoing what it did: thaw its cgroup, or
+    SIGCONT its process group. Resuming a job that is not suspended changes nothing. Returns
+    False if the job is not running here (ended already, or never started)."""
+    from statgrid.grid import launcher
+
+    info = _running.get(key)
+    if info is None:
+        return False
+    how = _suspended.pop(key, None)
+    if how is SuspendedBy.FREEZE:
+        return launcher.freeze_cgroup(info.cgroup, False)      # False: the cgroup is gone with the job
+    if how is SuspendedBy.STOP:
+        return _signal_group(info.pgid, signal.SIGCONT)
+    return True
+
+
+def suspended_jobs() -> list[str]:
+    """Task keys of the jobs suspended here now (a master that restarted learns it here)."""
+    return sorted(_suspended)
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Send sig to the process group; False if none of it is left (or none may be signalled)."""
     try:
         os.killpg(pgid, sig)
     except (ProcessLookupError, PermissionError):
-        pass
+        return False
+    return True
 
 
 def list_running() -> dict[str, dict]:

@@ -88,12 +88,23 @@ def parse_stat_pgrp(text: str) -> int:
 def process_group_alive(pgid: int, procfs: str = PROCFS_PATH) -> bool:
     """True while the process group has a member that is not a zombie (killpg(pgid, 0) answers for
     zombies too: an unreaped member keeps the group)."""
+    return _group_has_member(pgid, ("Z", "X"), procfs)
+
+
+def process_group_running(pgid: int, procfs: str = PROCFS_PATH) -> bool:
+    """True while the process group has a member that is neither stopped (T; t: stopped by a
+    tracer) nor a zombie: after a SIGSTOP to the group, False once the kernel has stopped each."""
+    return _group_has_member(pgid, ("Z", "X", "T", "t"), procfs)
+
+
+def _group_has_member(pgid: int, but_states: tuple[str, ...], procfs: str) -> bool:
+    """Has the process group a member whose state is none of but_states?"""
     for entry in os.scandir(procfs):
         if not entry.name.isdigit():
             continue
         try:
             text = _read(procfs, entry.name, "stat")
-            if parse_stat_pgrp(text) == pgid and parse_stat_state(text) not in ("Z", "X"):
+            if parse_stat_pgrp(text) == pgid and parse_stat_state(text) not in but_states:
                 return True
         except (OSError, ValueError, IndexError):
             continue                              # gone meanwhile
