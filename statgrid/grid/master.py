@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import logging
 import os
@@ -30,7 +31,7 @@ from statgrid.grid.events import Broadcaster
 from statgrid.grid.files import NotTrusted, read_untrusted
 from statgrid.grid.jobspec import JobRequest, check_bounds, launch_argv, parse_array, validate
 from statgrid.grid.model import Job, JobState
-from statgrid.grid import fairshare
+from statgrid.grid import depend, fairshare
 from statgrid.grid.backlog import Backlog
 from statgrid.grid.policy import HostView, Limits, Plan, count_running, host_views, plan
 from statgrid.grid.protocol import (AttemptFinished, AttemptLost, AttemptStarted, HostAction, HostEvent, Identity,
@@ -130,7 +131,7 @@ class Master:
         make_grid_dirs(cfg)
         self.events = Broadcaster()                # changes for live viewers (GET /events)
         self.console = None                        # the web console's live state (console/app.mount sets it)
-        self.store = JobStore(grid_dir(cfg) / "jobs.db", on_change=self._publish_job)
+        self.store = JobStore(grid_dir(cfg) / "jobs.db", on_change=self._on_store_change)
         self.rights = auth.Rights(cfg)
         self.tokens = auth.Tokens(self.store.con)
         self.audit = auth.Audit(grid_dir(cfg) / "audit.log")
@@ -152,6 +153,9 @@ class Master:
         self.throttles = self.store.throttles()    # array id → its throttle (-J "a[1-100]%10")
         self.loads: dict[str, float] = {}          # host → its monitor's latest 1-minute load (hosts with max_load)
         self._load_watch: asyncio.Task | None = None
+        # job id → pending jobs whose dependency names it (re-checked when it changes state)
+        self.dependents: dict[int, set[int]] = {}
+        self._recheck: set[int] = set()            # jobs whose dependents are re-checked soon
         # host → dispatch sequence number of its latest job start (policy.HostView.last_start): ties
         # among equally loaded hosts go to the one that started a job least recently. Memory only:
         # after a restart ties start again from grid.toml order, which is all this is for.
@@ -241,6 +245,15 @@ class Master:
     def _publish_job(self, job: Job, event: str) -> None:
         self.events.publish({"type": "job", "event": event, "job": job.to_dict()})
 
+    def _on_store_change(self, job: Job, event: str) -> None:
+        self._publish_job(job, event)
+        if job.id in self.dependents and event not in ("submit", "kill", "suspend", "resume", "modify"):
+            # After the change is applied (the store calls this from inside it): the master's own
+            # state (pending, running) is updated by the caller right after.
+            if not self._recheck:
+                asyncio.get_running_loop().call_soon(self._recheck_dependents)
+            self._recheck.add(job.id)
+
     def _publish_host(self, host: str, action: str) -> None:
         self.events.publish({"type": "host", "host": host, "action": action})
 
@@ -295,10 +308,52 @@ class Master:
         return self.running.get(jobs[0].id) or self.pending.get(jobs[0].id) or self.get(jobs[0].id)
 
     def _check_dependency(self, text: str, user: str) -> str | None:
-        """The canonical text of a -w expression (None: none). Raises UsageError."""
+        """The canonical text of a -w expression (None: none): every job it names must exist.
+        Anyone may wait for anyone's job (its state is no secret: `statgrid jobs -u all`)."""
         if not text.strip():
             return None
-        raise UsageError("dependencies (-w) are not available yet")
+        expr = depend.parse(text)
+        for ref in depend.refs(expr):
+            if isinstance(ref, str):
+                raise UsageError(f"-w {text!r} names the job {ref!r}: outside a flow, name jobs by id, e.g. done(12) "
+                                 "(names are for a flow file's jobs).")
+            if ref not in self.pending and ref not in self.running and self.store.get(ref) is None:
+                raise UsageError(f"-w {text!r}: job {ref} does not exist; see `statgrid jobs -a -u all`.")
+        return depend.format_expr(expr)
+
+    def _dependency_verdict(self, job: Job) -> depend.Verdict:
+        expr = _parsed_dependency(job.depend)
+        views: dict[int, depend.JobView] = {}
+        for ref in depend.refs(expr):
+            other = self.pending.get(ref) or self.running.get(ref) or self.store.get(ref)
+            if other is not None:
+                state = "USUSP" if other.state == JobState.RUN and other.suspend_ts is not None else other.state.value
+                views[ref] = depend.JobView(state, other.start_ts is not None or other.state == JobState.RUN)
+        return depend.evaluate(expr, views)
+
+    def _recheck_dependents(self) -> None:
+        """The jobs in _recheck changed state: their dependents may start now, or never."""
+        changed, self._recheck = self._recheck, set()
+        released = False
+        for ref in changed:
+            for job_id in sorted(self.dependents.pop(ref, ())):
+                job = self.pending.get(job_id)
+                if job is None or job_id not in self.pending.held:
+                    continue
+                before = len(self.pending.lists)
+                self._enqueue(job)
+                released = released or job_id not in self.pending.held or len(self.pending.lists) != before
+        if released:
+            self.dispatch()
+
+    def _end_unmeetable(self, job: Job, reason: str) -> None:
+        """A dependency that can never be met ends the job (EXIT), rather than leave it pending forever."""
+        new = dataclasses.replace(job, state=JobState.EXIT, end_ts=time.time(),
+                                  exit_reason=f"dependency can never be met: {reason}")
+        self.pending.remove(job.id)
+        if self.store.update(new, JobState.PEND, job.attempt, "dependency", {"reason": reason}):
+            self.metrics.on_end(new)
+            self._wake(new)
 
     def host_views(self) -> dict[str, HostView]:
         running: dict[str, int] = {}
@@ -341,11 +396,21 @@ class Master:
         return held if held is not None else self.last_plan.reason(job)
 
     def _enqueue(self, job: Job) -> None:
-        """A PEND job joins the backlog (held out of dispatch while a dependency is not met)."""
-        self.pending.add(job, held=self._dependency_hold(job))
-
-    def _dependency_hold(self, job: Job) -> str | None:
-        return None
+        """A PEND job joins the backlog — held out of dispatch while its dependency is not met, and
+        ended (EXIT) when it can never be met."""
+        if not job.depend:
+            self.pending.add(job)
+            return
+        verdict = self._dependency_verdict(job)
+        if verdict.outcome == depend.NEVER:
+            self.pending.add(job, held=verdict.reason)
+            self._end_unmeetable(job, verdict.reason)
+        elif verdict.outcome == depend.WAIT:
+            self.pending.add(job, held=f"dependency not met: {verdict.reason}")
+            for ref in depend.refs(_parsed_dependency(job.depend)):
+                self.dependents.setdefault(ref, set()).add(job.id)
+        else:
+            self.pending.add(job)
 
     def _start_attempt(self, job: Job, host: str) -> bool:
         new = dataclasses.replace(job, state=JobState.RUN, attempt=job.attempt + 1, host=host,
@@ -859,6 +924,11 @@ def _read_grid_file(path: Path) -> bytes | None:
     except OSError:
         pass
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed_dependency(text: str) -> "depend.Expr":
+    return depend.parse(text)
 
 
 def _read_loads(root: Path, hosts: list[str], read_latest) -> dict[str, float]:
