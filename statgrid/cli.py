@@ -668,6 +668,25 @@ def queues(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) ->
 
 
 @app.command()
+def acct(ctx: typer.Context,
+         user: Optional[str] = typer.Option(None, "--user", "-u", help="This user's jobs; 'all' for everyone's "
+                                            "(administrators; default: yours)."),
+         queue: Optional[str] = typer.Option(None, "--queue", "-q", help="Only this queue's jobs."),
+         since: Optional[str] = typer.Option(None, "--since", metavar="WHEN", help="Jobs that ended since WHEN: "
+                                             "2026-11-01 or 2026-11-01T08:00 (this machine's time zone), or how "
+                                             "long ago, e.g. 24h or 7d."),
+         as_json: bool = typer.Option(False, "--json", help="The JSON record instead of the tables.")) -> None:
+    """Accounting of finished jobs (DONE, EXIT, KILLED), like bacct: jobs, wait, run and CPU time per
+    user, per group of [groups], per queue, and in total."""
+    from statgrid.grid import views
+    from statgrid.grid.acct import AcctReport, parse_since
+
+    since_ts = None if since is None else _call(ctx, parse_since, since)
+    rec = _call(ctx, _client(ctx).acct, user=user, queue=queue, since_ts=since_ts)
+    typer.echo(json.dumps(rec, indent=1) if as_json else views.acct_text(_call(ctx, AcctReport.from_dict, rec)))
+
+
+@app.command()
 def kill(ctx: typer.Context, job_ids: List[int] = typer.Argument(..., metavar="ID...", min=1, max=JOB_ID_MAX)) -> None:
     """Kill jobs: pending ones leave the queue, running ones get SIGTERM then SIGKILL (bkill)."""
     results = _call(ctx, _client(ctx).kill, job_ids)

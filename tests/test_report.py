@@ -71,6 +71,47 @@ def test_markdown_and_csv_exact_text():
     assert sum(int(r["jobs"]) for r in rows[:-2]) == 7
 
 
+ACCT_NOTE = ("*Finished jobs (DONE, EXIT, KILLED), as `statgrid acct` counts them: wait = start − submit and run = end "
+             "− start, of the jobs that started; p95 by nearest rank (the ⌈0.95·n⌉-th smallest wait); CPU = the job "
+             "process's user + system time (rusage). A user in two groups counts in both; '-' under group: in none.*")
+ACCT_HEAD = ("## Accounting\n\n| by | name | jobs | DONE | EXIT | KILLED | started | mean wait (s) | p95 wait (s) | "
+             "summed run (s) | mean run (s) | summed CPU (s) |\n|:---|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+
+
+def test_accounting_table_exact_text(bundle):
+    """`statgrid acct`'s figures over a bundle's jobs (grid/acct.py): this bundle's records predate
+    user and queue, so they count under '-'; with them, and the grid's [groups] in bundle.json, a
+    row per user, group and queue."""
+    rep, _ = build.mixed_report(bundle)
+    t = next(t for t in rep.tables if t.id == "acct")
+    figures = "| 7 | 7 | 0 | 0 | 7 | 0.012 | 0.013 | 14.78 | 2.11 | 12.06 |"
+    assert md.table_md(t) == "\n".join([
+        ACCT_HEAD, f"| user | - {figures}", f"| group | - {figures}", f"| queue | - {figures}", f"| total | all {figures}",
+        "", ACCT_NOTE, "*Some job records of this bundle name no user or queue (bundles saved before bench mixed kept "
+        "them): they count under '-'.*"])
+    jobs = [json.loads(x) for x in (bundle / "jobs.jsonl").read_text().splitlines()]
+    waits = sorted(j["start_ts"] - j["submit_ts"] for j in jobs)
+    total = t.rows[-1]
+    assert (total["wait_mean_s"], total["wait_p95_s"]) == (pytest.approx(sum(waits) / 7, rel=1e-12), waits[6])
+    assert total["cpu_sum_s"] == pytest.approx(sum(j["rusage"]["user_cpu_s"] + j["rusage"]["sys_cpu_s"] for j in jobs))
+    assert csv_out.table_csv(t).splitlines()[0] == \
+        "by,name,jobs,done,exit,killed,started,wait_mean_s,wait_p95_s,run_sum_s,run_mean_s,cpu_sum_s"
+
+    for j in jobs:
+        j.update(user="ann" if j["id"] % 2 else "bob", queue="normal")
+    (bundle / "jobs.jsonl").write_text("".join(json.dumps(j) + "\n" for j in jobs))
+    meta = json.loads((bundle / "bundle.json").read_text())
+    (bundle / "bundle.json").write_text(json.dumps({**meta, "groups": {"risk": ["ann"], "ops": ["carol"]}}))
+    rep, _ = build.mixed_report(bundle)
+    assert md.table_md(next(t for t in rep.tables if t.id == "acct")) == "\n".join([
+        ACCT_HEAD,
+        "| user | ann | 3 | 3 | 0 | 0 | 3 | 0.010 | 0.012 | 5.94 | 1.98 | 4.79 |",        # jobs 13, 15, 17
+        "| user | bob | 4 | 4 | 0 | 0 | 4 | 0.013 | 0.013 | 8.84 | 2.21 | 7.27 |",        # jobs 12, 14, 16, 18
+        "| group | risk | 3 | 3 | 0 | 0 | 3 | 0.010 | 0.012 | 5.94 | 1.98 | 4.79 |",       # ann; ops has no job
+        "| group | - | 4 | 4 | 0 | 0 | 4 | 0.013 | 0.013 | 8.84 | 2.21 | 7.27 |",
+        f"| queue | normal {figures}", f"| total | all {figures}", "", ACCT_NOTE])
+
+
 def test_moving_max_and_sustained_window():
     from statgrid.report.series import moving_max
     assert moving_max({0: 1.0, 1: 5.0, 3: 3.0}, 2) == 3.0

@@ -8,10 +8,10 @@ PEND/RUN/DONE/EXIT, MB/s and CPU % of this machine); save the results bundle; pr
 
 The bundle (a directory, self-describing, what reports are built from):
     bundle.json     what ran: workload, scale, seed, grid, start (of the run and of the workload,
-                    after data generation), end, host facts, versions
+                    after data generation), end, host facts, versions, the grid's [groups]
     workload.toml   the workload file as run
     grid.toml       the grid's configuration (embedded grid)
-    jobs.jsonl      one record per job: session, order, template, kind, user type, host, times,
+    jobs.jsonl      one record per job: user, queue, session, order, template, kind, user type, host, times,
                     state, rusage, and its steps' STIMER records
     grid/monitor/   the monitors' Parquet series (embedded grid)
 """
@@ -236,6 +236,8 @@ def _run(cfg, workload: Workload, nodes: int | None, slots: int, out: Path | Non
                                                    "trail_out": g.trail_out} for g in workload.groups]},
                 "grid": {"embedded": own_grid, "nodes": nodes if own_grid else None, "slots": slots,
                          "cpus": ({h.name: list(h.cpus) for h in gcfg.hosts.values()} if own_grid else None)},
+                # the grid's [groups], for the report's accounting per group (report/tables.accounting)
+                "groups": {g: list(members) for g, members in gcfg.groups.items()},
                 "start_ts": t_begin, "end_ts": t_end, "workload_start_ts": t_workload, "host": host_facts(),
                 "datagen": datagen.read_manifest(Path(gcfg.libraries.data))}
         (bundle / "bundle.json").write_text(json.dumps(meta, indent=1))
@@ -260,9 +262,9 @@ def _job_record(grid, job_id: int, pj) -> dict:
     p = Path(j.get("job_dir", "")) / "session.stimer.jsonl"
     if p.is_file():
         steps = [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
-    return {"id": job_id, "session": pj.session, "order": pj.order, "group": pj.group,
-            "template": pj.template.name, "kind": pj.template.kind, "user_type": pj.template.user_type,
-            "trail_out": pj.trail_out, "host": j.get("host"), "state": j.get("state"),
+    return {"id": job_id, "user": j.get("user"), "queue": j.get("queue"), "session": pj.session, "order": pj.order,
+            "group": pj.group, "template": pj.template.name, "kind": pj.template.kind,
+            "user_type": pj.template.user_type, "trail_out": pj.trail_out, "host": j.get("host"), "state": j.get("state"),
             "exit_reason": j.get("exit_reason"), "submit_ts": j.get("submit_ts"), "start_ts": j.get("start_ts"),
             "end_ts": j.get("end_ts"), "rusage": j.get("rusage"), "stimer_total": j.get("stimer"),
             "steps": [s for s in steps if s.get("record") == "step"]}

@@ -280,6 +280,37 @@ def create_app(master: Master, on_down=None, on_stopped=None, stop_engine=lambda
         they see everyone's job rows."""
         return master.shares(queue)
 
+    @app.get("/acct")
+    async def acct(who: Who, user: Name = None, queue: Name = None,
+                   since: Annotated[Optional[str], Query(max_length=64)] = None):
+        """Accounting of finished jobs (acct.py, like bacct): yours by default; user=NAME or
+        user=all for administrators; since: Unix seconds (jobs that ended then or later)."""
+        from statgrid.grid import acct as acct_mod
+
+        since_ts = None
+        if since:
+            try:
+                since_ts = float(since)
+            except ValueError:
+                pass
+            if since_ts is None or not 0 <= since_ts < 1e11:         # nan, inf and year 5138 on are no times
+                raise UsageError(f"since {since!r} is not a time: give Unix seconds, e.g. since="
+                                 f"{int(time.time()) - 86400} for a day ago (`statgrid acct --since` also takes "
+                                 "2026-11-01 or 24h).")
+        user = user or who.user
+        if user != who.user:
+            whose = "all users" if user == "all" else repr(user)
+            master.rights.require_admin(who, f"see the accounting of {whose} — your own is `statgrid acct` "
+                                             "without -u")
+        groups = master.cfg.groups
+        target = None if user == "all" else user
+
+        def compute() -> dict:
+            records = acct_mod.finished_records(master.store, target, queue, since_ts)
+            return acct_mod.account(records, groups, target, queue, since_ts).to_dict()
+
+        return await asyncio.to_thread(compute)
+
     @app.post("/grid/down")
     async def down(who: Who):
         master.rights.require_admin(who, "stop the grid")

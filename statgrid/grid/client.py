@@ -280,6 +280,12 @@ class GridClient:
     def queues(self) -> list[dict]:
         return self._call("GET", "/queues")
 
+    def acct(self, user: str | None = None, queue: str | None = None, since_ts: float | None = None) -> dict:
+        """Accounting of finished jobs (GET /acct; statgrid.grid.acct.AcctReport.from_dict reads it):
+        yours by default, user="all" or another's for administrators; since_ts: Unix seconds."""
+        return self._call("GET", "/acct", params={"user": user, "queue": queue,
+                                                  "since": None if since_ts is None else repr(float(since_ts))})
+
     def down(self) -> dict:
         return self._call("POST", "/grid/down")
 

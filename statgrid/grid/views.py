@@ -164,3 +164,32 @@ def job_detail(r: dict) -> str:
     if r.get("job_dir"):
         lines.append(f"  Output and log: {r['job_dir']}")
     return "\n".join(lines)
+
+
+ACCT_FIGURES = ["JOBS", "DONE", "EXIT", "KILLED", "STARTED", "WAIT_MEAN_S", "WAIT_P95_S", "RUN_SUM_S", "RUN_MEAN_S",
+                "CPU_SUM_S"]
+
+
+def acct_text(report) -> str:
+    """`statgrid acct`: what was asked, then a table per user, per group and per queue, and the
+    total (a statgrid.grid.acct.AcctReport; the definitions are in acct.py)."""
+    scope = [f"user {printable(report.user)}" if report.user else "all users"]
+    if report.queue:
+        scope.append(f"queue {printable(report.queue)}")
+    if report.since_ts is not None:
+        scope.append(f"ended since {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(report.since_ts))}")
+    head = (f"Finished jobs (DONE, EXIT, KILLED) of {', '.join(scope)}.\n"
+            "Seconds; wait = start − submit and run = end − start, of the jobs that started; p95 by nearest rank; "
+            "CPU = user + system; a user in two groups counts in both.")
+    if not report.total.jobs:
+        return f"{head}\n\nNo finished job found."
+
+    def rows(rs) -> list[list]:
+        return [[r.name, r.jobs, r.done, r.exit, r.killed, r.started, _s(r.wait_mean_s), _s(r.wait_p95_s),
+                 _s(r.run_sum_s), _s(r.run_mean_s), _s(r.cpu_sum_s)] for r in rs]
+
+    parts = [head]
+    for title, rs in (("USER", report.by_user), ("GROUP", report.by_group), ("QUEUE", report.by_queue),
+                      ("", [report.total])):
+        parts.append(table([title, *ACCT_FIGURES], rows(rs), max_chars=CELL_MAX_CHARS))
+    return "\n\n".join(parts)

@@ -90,7 +90,7 @@ def mixed_report(path: Path, loaded=None) -> tuple[Report, dict]:
         ts.append(tables.per_machine(s))
     if sizes is not None:
         ts.append(sizes)
-    ts.append(tables.per_job(jobs))
+    ts += [tables.accounting(jobs, meta.get("groups")), tables.per_job(jobs)]
     grid = meta.get("grid") or {}
     sub = (f"{w['name']}: {w['sessions']} sessions, {w['jobs']} jobs, scale {w['scale']:g}, seed {w['seed']}; "
            f"grid {'embedded, ' if grid.get('embedded') else ''}{grid.get('nodes') or '?'} hosts × "

@@ -22,6 +22,9 @@ figure svg { max-width: 100%; height: auto; }
 """
 
 
+DETAIL_TABLES = ("acct", "jobs")
+
+
 def table_html(t: Table) -> str:
     head = "".join(f"<th>{escape(c.header)}</th>" for c in t.columns)
     body = []
@@ -44,8 +47,9 @@ def serialize(report: Report, svgs: dict[str, bytes] | None = None) -> str:
         svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)    # matplotlib's RDF credits
         figs.append(f'<figure id="chart-{c.id}">{svg}<figcaption>{escape(c.caption)}</figcaption></figure>')
     tables = [table_html(t) for t in report.tables]
-    # charts after the summary tables, before the long per-job table
-    split = next((i for i, t in enumerate(report.tables) if t.id == "jobs"), len(tables))
+    # charts after the summary tables, before the detail ones: accounting per user, group and queue, and the
+    # long per-job table
+    split = next((i for i, t in enumerate(report.tables) if t.id in DETAIL_TABLES), len(tables))
     body = "".join(tables[:split]) + "".join(figs) + "".join(tables[split:])
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{escape(report.title)}</title>'
             f'<style>{CSS}</style></head><body><h1>{escape(report.title)}</h1>'

@@ -20,6 +20,9 @@ directory (scale.json), an `iobench --json` result. Figures and their definition
 - Per-node FULLSTIMER aggregates (seed 002 Tables 3–4): per grid host, the mean over its jobs of
   CPU/real, and summed step real time (STIMER), memory, user and system CPU; the spread row is
   (max − min) ÷ mean across hosts.
+- Accounting (`statgrid acct`, statgrid/grid/acct.py, like LSF's bacct): finished jobs per user,
+  per group of the grid's [groups], per queue and in total — counts by state, wait mean and p95
+  (nearest rank), run time summed and mean, CPU summed.
 - Per-job table; jobs with CPU/real < 0.7 are flagged: they waited, usually for I/O.
 """
 from __future__ import annotations
@@ -328,6 +331,34 @@ def per_node(jobs: list[dict]) -> Table:
     return Table("nodes", "Per-node FULLSTIMER aggregates", NODE_COLUMNS, rows,
                  ["Per host: mean over its jobs of CPU/real, and sums over its jobs of STIMER real time, memory, "
                   "user and system CPU (the job's session total; a job without one counts its process)."])
+
+
+ACCT_COLUMNS = [Column("by", "by", align="left"), Column("name", "name", align="left"), Column("jobs", "jobs"),
+                Column("done", "DONE"), Column("exit", "EXIT"), Column("killed", "KILLED"),
+                Column("started", "started"), Column("wait_mean_s", "mean wait (s)", 3),
+                Column("wait_p95_s", "p95 wait (s)", 3), Column("run_sum_s", "summed run (s)", 2),
+                Column("run_mean_s", "mean run (s)", 2), Column("cpu_sum_s", "summed CPU (s)", 2)]
+
+
+def accounting(jobs: list[dict], groups: dict[str, list[str]] | None = None) -> Table:
+    """The accounting of `statgrid acct` (statgrid.grid.acct) over the bundle's jobs: per user, per
+    group of the grid's [groups] (as the bundle recorded them), per queue, and the total."""
+    from dataclasses import asdict
+
+    from statgrid.grid.acct import account
+
+    rep = account(jobs, groups)
+    rows = [{"by": by, **asdict(r)} for by, rs in (("user", rep.by_user), ("group", rep.by_group),
+                                                  ("queue", rep.by_queue)) for r in rs]
+    rows.append({**asdict(rep.total), "by": "total", "name": "all"})
+    notes = ["Finished jobs (DONE, EXIT, KILLED), as `statgrid acct` counts them: wait = start − submit and run = "
+             "end − start, of the jobs that started; p95 by nearest rank (the ⌈0.95·n⌉-th smallest wait); CPU = "
+             "the job process's user + system time (rusage). A user in two groups counts in both; '-' under group: "
+             "in none."]
+    if any(not j.get("user") or not j.get("queue") for j in jobs):
+        notes.append("Some job records of this bundle name no user or queue (bundles saved before bench mixed kept "
+                     "them): they count under '-'.")
+    return Table("acct", "Accounting", ACCT_COLUMNS, rows, notes)
 
 
 JOB_COLUMNS = [Column("id", "job"), Column("session", "session"), Column("template", "template", align="left"),
