@@ -648,6 +648,124 @@ def host_open(ctx: typer.Context, name: str = typer.Argument(..., metavar="NAME"
 
 
 @app.command()
+def suspend(ctx: typer.Context, job_ids: List[int] = typer.Argument(..., metavar="ID...", min=1, max=JOB_ID_MAX)) -> None:
+    """Suspend running jobs (bstop): their processes stop, keep their slot and memory; suspended
+    time counts neither against their run limit nor as fairshare usage."""
+    _each(ctx, job_ids, lambda c, i: c.suspend(i))
+
+
+@app.command()
+def resume(ctx: typer.Context, job_ids: List[int] = typer.Argument(..., metavar="ID...", min=1, max=JOB_ID_MAX)) -> None:
+    """Resume suspended jobs (bresume)."""
+    _each(ctx, job_ids, lambda c, i: c.resume(i))
+
+
+@app.command()
+def top(ctx: typer.Context, job_id: int = typer.Argument(..., metavar="ID", min=1, max=JOB_ID_MAX)) -> None:
+    """Move a pending job to the top of its queue (btop): first among your own jobs there (an
+    administrator's move: among everyone's)."""
+    _each(ctx, [job_id], lambda c, i: c.move(i, "top"))
+
+
+@app.command()
+def bottom(ctx: typer.Context, job_id: int = typer.Argument(..., metavar="ID", min=1, max=JOB_ID_MAX)) -> None:
+    """Move a pending job to the bottom of its queue (bbot)."""
+    _each(ctx, [job_id], lambda c, i: c.move(i, "bottom"))
+
+
+@app.command()
+def modify(ctx: typer.Context, job_id: int = typer.Argument(..., metavar="ID", min=1, max=JOB_ID_MAX),
+           queue: Optional[str] = typer.Option(None, "--queue", "-q", help="Another queue."),
+           name: Optional[str] = typer.Option(None, "--name", "-J", help="Another name."),
+           priority: Optional[int] = typer.Option(None, "--priority", "-sp", min=0, max=1000, help="Job priority."),
+           runlimit: Optional[str] = typer.Option(None, "--runlimit", "-W", metavar="TIME", help="Run limit; 0: none."),
+           mem: Optional[str] = typer.Option(None, "--mem", metavar="SIZE", help="Memory to reserve.")) -> None:
+    """Change a pending job (bmod): queue, name, priority, run limit, memory."""
+    from statgrid.config import parse_limit_s, parse_size_bytes
+
+    try:
+        runlimit_s = None if runlimit is None else _parsed(parse_limit_s, runlimit, "-W", "30m, 2h or 0")
+        mem_bytes = None if mem is None else _parsed(parse_size_bytes, mem, "--mem", "4G or 512M")
+    except StatgridError as exc:
+        _fail(ctx, exc)
+    if all(v is None for v in (queue, name, priority, runlimit_s, mem_bytes)):
+        _fail(ctx, UsageError("nothing to change: give -q, -J, -sp, -W or --mem."))
+    _each(ctx, [job_id], lambda c, i: c.modify(i, queue=queue, name=name, priority=priority, runlimit_s=runlimit_s,
+                                               mem_bytes=mem_bytes))
+
+
+def _each(ctx: typer.Context, job_ids: list[int], verb) -> None:
+    """Apply a verb to each job; print each job's new state; exit 1 if any was refused."""
+    client = _client(ctx)
+    failed = False
+    for job_id in job_ids:
+        try:
+            rec = verb(client, job_id)
+        except StatgridError as exc:
+            typer.echo(f"Error: job {job_id}: {exc}", err=True)
+            failed = True
+            continue
+        typer.echo(f"Job <{rec['id']}>: {rec['state']}")
+    raise typer.Exit(1 if failed else 0)
+
+
+flow_app = typer.Typer(help="Flows (Process Manager): jobs with dependencies, submitted, shown and killed as one; "
+                       "arrays show here too.", no_args_is_help=True)
+app.add_typer(flow_app, name="flow")
+
+
+@flow_app.command("submit")
+def flow_submit(ctx: typer.Context, path: Path = typer.Argument(..., metavar="FILE", help="A flow file (TOML).")) -> None:
+    """Submit a flow file: every job or none; prints the flow's id. Its jobs run in the flow file's directory."""
+    import time as _time
+
+    from statgrid.grid import flowfile
+    from statgrid.grid.jobspec import JobRequest, validate
+
+    cfg = _config(ctx)
+    try:
+        spec = flowfile.load(path)
+        cwd = str(Path(path).resolve().parent)
+        for j in spec.jobs:                     # the master's checks, here first, as you (files you may read)
+            validate(JobRequest(list(j.argv), cwd, "", j.queue, j.name, dict(j.options), j.rerunnable, list(j.hosts),
+                                dict(os.environ), "", j.runlimit_s or 0.0, j.mem_bytes or 0), cfg, _time.time())
+        rec = _client(ctx).submit_flow(spec, cwd=cwd)
+    except StatgridError as exc:
+        _fail(ctx, exc)
+    typer.echo(f"Flow <{rec['id']}> ({rec['name']}) of {len(rec['jobs'])} jobs is submitted.", err=True)
+    typer.echo(rec["id"])
+
+
+@flow_app.command("list")
+def flow_list(ctx: typer.Context, user: Optional[str] = typer.Option(None, "--user", "-u", help="This user's; 'all' "
+                                                                      "for everyone's (default: yours)."),
+              as_json: bool = typer.Option(False, "--json")) -> None:
+    """The newest 100 flows and arrays with their state and jobs per state."""
+    from statgrid.grid import views
+
+    rows = _call(ctx, _client(ctx).flows, user=None if user in (None, "all") else user, mine=user is None)
+    typer.echo(json.dumps(rows, indent=1) if as_json else views.flows_table(rows))
+
+
+@flow_app.command("show")
+def flow_show(ctx: typer.Context, flow_id: int = typer.Argument(..., metavar="ID", min=1, max=JOB_ID_MAX),
+              as_json: bool = typer.Option(False, "--json")) -> None:
+    """A flow or array as one: its state, and each job with its state, dependency and pending reason."""
+    from statgrid.grid import views
+
+    rec = _call(ctx, _client(ctx).flow, flow_id)
+    typer.echo(json.dumps(rec, indent=1) if as_json else views.flow_detail(rec))
+
+
+@flow_app.command("kill")
+def flow_kill(ctx: typer.Context, flow_id: int = typer.Argument(..., metavar="ID", min=1, max=JOB_ID_MAX)) -> None:
+    """Kill every unfinished job of a flow or array."""
+    rec = _call(ctx, _client(ctx).kill_flow, flow_id)
+    typer.echo(f"Flow <{rec['id']}>: {rec['state']} ("
+               + ", ".join(f"{n} {s}" for s, n in sorted(rec["counts"].items())) + ")")
+
+
+@app.command()
 def shares(ctx: typer.Context, queue: Optional[str] = typer.Option(None, "--queue", "-q", help="Only this queue."),
            as_json: bool = typer.Option(False, "--json")) -> None:
     """Fairshare: each user's and group's shares, running and pending jobs, decayed usage and

@@ -71,6 +71,26 @@ class KillBody(BaseModel):
     ids: list[Annotated[int, Field(ge=1, le=JOB_ID_MAX)]] = Field(max_length=KILL_MAX_IDS)
 
 
+class ModifyBody(BaseModel):
+    """What `statgrid modify` may change of a pending job (unset: unchanged)."""
+    queue: Optional[str] = Field(None, max_length=NAME_MAX_CHARS)
+    name: Optional[str] = Field(None, max_length=NAME_MAX_CHARS)
+    priority: Optional[int] = Field(None, ge=0, le=1000)
+    runlimit_s: Optional[float] = Field(None, ge=0, le=366 * 86400, allow_inf_nan=False)
+    mem_bytes: Optional[int] = Field(None, ge=0, le=2**50)
+
+
+class FlowJobBody(BaseModel):
+    name: str = Field(max_length=NAME_MAX_CHARS)
+    request: JobRequest
+    after: str = Field("", max_length=4096)
+
+
+class FlowBody(BaseModel):
+    name: str = Field(max_length=NAME_MAX_CHARS)
+    jobs: list[FlowJobBody] = Field(max_length=1000)
+
+
 class HostCloseBody(BaseModel):
     reason: str = Field("", max_length=NAME_MAX_CHARS)
 
@@ -234,6 +254,57 @@ def create_app(master: Master, on_down=None, on_stopped=None, stop_engine=lambda
                 master.audit.record(who, "kill", f"job {i}", outcome="refused", detail=str(exc))
                 out.append({"id": i, "error": str(exc)})
         return out
+
+    @app.post("/jobs/{job_id}/suspend")
+    async def suspend(job_id: JobId, who: Who):
+        job = await master.suspend(job_id, who)
+        master.audit.record(who, "suspend", f"job {job_id}")
+        return private(job.to_dict(), who)
+
+    @app.post("/jobs/{job_id}/resume")
+    async def resume(job_id: JobId, who: Who):
+        job = await master.resume(job_id, who)
+        master.audit.record(who, "resume", f"job {job_id}")
+        return private(job.to_dict(), who)
+
+    @app.post("/jobs/{job_id}/modify")
+    async def modify(job_id: JobId, body: ModifyBody, who: Who):
+        changes = body.model_dump(exclude_none=True)
+        job = master.modify(job_id, who, changes)
+        master.audit.record(who, "modify", f"job {job_id}", detail=json.dumps(changes))
+        return private(job.to_dict(), who)
+
+    @app.post("/jobs/{job_id}/top")
+    async def top(job_id: JobId, who: Who):
+        job = master.move(job_id, who, "top")
+        master.audit.record(who, "top", f"job {job_id}")
+        return private(job.to_dict(), who)
+
+    @app.post("/jobs/{job_id}/bottom")
+    async def bottom(job_id: JobId, who: Who):
+        job = master.move(job_id, who, "bottom")
+        master.audit.record(who, "bottom", f"job {job_id}")
+        return private(job.to_dict(), who)
+
+    @app.post("/flows")
+    async def flow_submit(body: FlowBody, who: Who):
+        rec = master.submit_flow(body.name, [(j.name, j.request, j.after) for j in body.jobs], who)
+        master.audit.record(who, "flow submit", f"flow {rec['id']}", detail=f"{len(body.jobs)} jobs")
+        return rec
+
+    @app.get("/flows")
+    async def flow_list(who: Who, user: Name = None, mine: bool = Query(False)):
+        return master.flows(who.user if mine else user)
+
+    @app.get("/flows/{flow_id}")
+    async def flow_show(flow_id: JobId, who: Who):
+        return master.flow(flow_id)
+
+    @app.post("/flows/{flow_id}/kill")
+    async def flow_kill(flow_id: JobId, who: Who):
+        rec = await master.kill_flow(flow_id, who)
+        master.audit.record(who, "flow kill", f"flow {flow_id}")
+        return rec
 
     @app.get("/jobs/{job_id}/wait")
     async def wait(job_id: JobId, who: Who,

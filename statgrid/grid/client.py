@@ -274,6 +274,39 @@ class GridClient:
     def open_host(self, host: str) -> dict:
         return self._call("POST", f"/hosts/{urllib.parse.quote(host, safe='')}/open")
 
+    def suspend(self, job_id: int) -> dict:
+        return self._call("POST", f"/jobs/{int(job_id)}/suspend")
+
+    def resume(self, job_id: int) -> dict:
+        return self._call("POST", f"/jobs/{int(job_id)}/resume")
+
+    def modify(self, job_id: int, **changes) -> dict:
+        """queue=, name=, priority=, runlimit_s=, mem_bytes= of a pending job."""
+        return self._call("POST", f"/jobs/{int(job_id)}/modify", {k: v for k, v in changes.items() if v is not None})
+
+    def move(self, job_id: int, to: str) -> dict:
+        """to: "top" or "bottom" of its queue."""
+        return self._call("POST", f"/jobs/{int(job_id)}/{to}")
+
+    def submit_flow(self, spec, cwd: str | None = None, env: dict[str, str] | None = None) -> dict:
+        """A flowfile.FlowSpec, submitted as one; its jobs run in `cwd` (default: here) with `env`."""
+        env = {k: v for k, v in (os.environ if env is None else env).items() if k not in PRIVATE_ENV}
+        jobs = [{"name": j.name, "after": "" if j.after is None else str(j.after),
+                 "request": {"argv": list(j.argv), "cwd": cwd or os.getcwd(), "queue": j.queue, "name": j.name,
+                             "options": dict(j.options), "rerunnable": j.rerunnable, "hosts": list(j.hosts),
+                             "env": env, "runlimit_s": j.runlimit_s or 0.0, "mem_bytes": j.mem_bytes or 0}}
+                for j in spec.jobs]
+        return self._call("POST", "/flows", {"name": spec.name, "jobs": jobs})
+
+    def flows(self, user: str | None = None, mine: bool = False) -> list[dict]:
+        return self._call("GET", "/flows", params={"user": user, "mine": "true" if mine else None})
+
+    def flow(self, flow_id: int) -> dict:
+        return self._call("GET", f"/flows/{int(flow_id)}")
+
+    def kill_flow(self, flow_id: int) -> dict:
+        return self._call("POST", f"/flows/{int(flow_id)}/kill")
+
     def shares(self, queue: str | None = None) -> dict:
         return self._call("GET", "/shares", params={"queue": queue})
 

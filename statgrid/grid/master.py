@@ -726,6 +726,190 @@ class Master:
             await self.engine.kill(new.host, new.task_key)
         return self.get(job_id)
 
+    # -- changing the queue (LSF's bstop/bresume, bmod, btop/bbot) -----------------------------------------
+    async def suspend(self, job_id: int, caller: Caller) -> Job:
+        """Stop a running job's whole process tree (its cgroup frozen, else SIGSTOP to its process
+        group); it keeps its slot and memory, and suspended time counts neither as run time for
+        its run limit nor as fairshare usage (its CPU time stops by itself). Owner or admin."""
+        job = self.get(job_id)
+        self.rights.require_owner(caller, job.user, "suspend", f"job {job_id}")
+        current = self.running.get(job_id)
+        if current is None or current.suspend_ts is not None:
+            if current is not None:
+                return current                                   # already suspended
+            raise UsageError(f"job {job_id} is {job.state.value}: only a running job can be suspended.")
+        if current.start_ts is None:
+            raise UsageError(f"job {job_id} is on its way to {current.host} and has not started yet; suspend it once "
+                             "it runs (`statgrid job {job_id}` shows its start).")
+        if not await self.engine.suspend(current.host, current.task_key):
+            raise StatgridError(f"job {job_id} is no longer running on {current.host} (it is ending); nothing "
+                                "was suspended.")
+        current = self.running.get(job_id, current)
+        new = dataclasses.replace(current, suspend_ts=time.time())
+        if self.store.update(new, JobState.RUN, current.attempt, "suspend", {"by": caller.user}):
+            self.running[job_id] = new
+        return self.get(job_id)
+
+    async def resume(self, job_id: int, caller: Caller) -> Job:
+        """Continue a job `suspend` stopped. Owner or admin."""
+        job = self.get(job_id)
+        self.rights.require_owner(caller, job.user, "resume", f"job {job_id}")
+        current = self.running.get(job_id)
+        if current is None or current.suspend_ts is None:
+            raise UsageError(f"job {job_id} is {job.state.value}, not suspended: nothing to resume.")
+        await self.engine.resume(current.host, current.task_key)
+        current = self.running.get(job_id, current)
+        now = time.time()
+        new = dataclasses.replace(current, suspend_ts=None,
+                                  suspended_s=current.suspended_s + max(0.0, now - (current.suspend_ts or now)))
+        if self.store.update(new, JobState.RUN, current.attempt, "resume", {"by": caller.user}):
+            self.running[job_id] = new
+            self._arm_runlimit(new)
+        return self.get(job_id)
+
+    def modify(self, job_id: int, caller: Caller, changes: dict) -> Job:
+        """LSF's bmod of a pending job: queue, job priority, run limit (-W), memory (--mem), name.
+        The same checks as a submit; an array's element keeps its array. Owner or admin."""
+        job = self.get(job_id)
+        self.rights.require_owner(caller, job.user, "modify", f"job {job_id}")
+        pending = self.pending.get(job_id)
+        if pending is None:
+            raise UsageError(f"job {job_id} is {job.state.value}: only a pending job can be modified.")
+        unknown = set(changes) - {"queue", "priority", "runlimit_s", "mem_bytes", "name"}
+        if unknown:
+            raise UsageError(f"cannot modify {', '.join(sorted(unknown))}: a pending job's queue, priority, runlimit_s, "
+                             "mem_bytes and name can change.")
+        req = JobRequest(argv=list(pending.argv), cwd=pending.cwd, user=pending.user,
+                         queue=changes.get("queue", pending.queue), name=changes.get("name", pending.name),
+                         options=dict(pending.options), rerunnable=pending.rerunnable,
+                         hosts=list(pending.requested_hosts), env={},
+                         runlimit_s=changes.get("runlimit_s", pending.runlimit_s or 0.0),
+                         mem_bytes=changes.get("mem_bytes", pending.mem_bytes),
+                         priority=changes.get("priority", pending.priority))
+        check_bounds(req)
+        if "name" in changes and parse_array(req.name) is not None:
+            raise UsageError(f"name {req.name!r} would make an array; a pending job's name cannot.")
+        checked = validate(req, self.cfg, pending.submit_ts, check_files=False)
+        new = dataclasses.replace(pending, queue=checked.queue, name=req.name, priority=checked.priority,
+                                  runlimit_s=checked.runlimit_s, mem_bytes=checked.mem_bytes)
+        if self.store.update(new, JobState.PEND, pending.attempt, "modify", {"by": caller.user, **changes}):
+            self._enqueue(new)
+            self.dispatch()
+        return self.get(job_id)
+
+    def move(self, job_id: int, caller: Caller, to: str) -> Job:
+        """LSF's btop/bbot: a pending job goes first (`to` = "top") or last ("bottom") among its
+        user's pending jobs of its queue; an administrator moves it among everyone's (in a queue
+        without fairshare that is the queue's order; with fairshare, users' priorities still come first)."""
+        job = self.get(job_id)
+        self.rights.require_owner(caller, job.user, f"move to the {to} of its queue", f"job {job_id}")
+        pending = self.pending.get(job_id)
+        if pending is None:
+            raise UsageError(f"job {job_id} is {job.state.value}: only a pending job can be moved.")
+        import math
+
+        ends = self.pending.ends(pending.queue, None if caller.admin else pending.user)
+        position = math.nextafter(ends[0], -math.inf) if to == "top" else math.nextafter(ends[1], math.inf)
+        new = dataclasses.replace(pending, position=position)
+        if self.store.update(new, JobState.PEND, pending.attempt, to, {"by": caller.user}):
+            self._enqueue(new)
+            self.dispatch()
+        return self.get(job_id)
+
+    # -- flows and arrays -----------------------------------------------------------------------------------
+    def submit_flow(self, name: str, jobs: list[tuple[str, JobRequest, str]], caller: Caller) -> dict:
+        """A flow: jobs with dependencies over each other's names, submitted as one (all or none),
+        shown as one (`flow`), killed as one (`kill_flow`). `jobs`: (name in the flow, request,
+        dependency over names or ""), dependencies first (flowfile.py orders them so)."""
+        if not self.accepting:
+            raise StatgridError("the master is shutting down; submit again after `statgrid grid up`.")
+        from statgrid.grid.jobspec import check_name
+
+        check_name("flow name", name, "give a shorter name with printable characters", allow_empty=False)
+        if not jobs or len(jobs) > FLOW_MAX_JOBS:
+            raise UsageError(f"a flow has 1 to {FLOW_MAX_JOBS} jobs, not {len(jobs)}.")
+        now = time.time()
+        seen: set[str] = set()
+        prepared = []
+        for job_name, req, after in jobs:
+            check_name("flow job name", job_name, "name it with letters, digits, '_', '-' or '.'", allow_empty=False)
+            if job_name in seen:
+                raise UsageError(f"flow {name!r} names the job {job_name!r} twice.")
+            check_bounds(req)
+            if req.user and req.user != caller.user:
+                raise auth.Forbidden(f"you are {caller.user!r} and asked to submit as {req.user!r}: nobody submits for "
+                                     "another user.")
+            req = dataclasses.replace(req, user=caller.user, name=job_name, depend="")
+            job = validate(req, self.cfg, now, check_files=caller.uid == os.geteuid())
+            expr = depend.parse(after) if after.strip() else None
+            for ref in depend.refs(expr) if expr is not None else ():
+                if ref not in seen:
+                    raise UsageError(f"flow {name!r}: job {job_name!r} waits for {ref!r}, which is not a job of the flow "
+                                     "listed before it (jobs come dependencies first; names: "
+                                     f"{', '.join(sorted(seen)) or 'none yet'}).")
+            seen.add(job_name)
+            prepared.append((job_name, job, expr))
+        flow_id = self.store.add_flow("flow", caller.user, name, 0, now, {"jobs": [n for n, _, _ in prepared]})
+        ids: dict[str, int] = {}
+
+        def resolve(i: int, job: Job, inserted: list[Job]) -> Job:
+            if i:
+                ids[prepared[i - 1][0]] = inserted[-1].id
+            expr = prepared[i][2]
+            return dataclasses.replace(job, flow_id=flow_id,
+                                       depend=None if expr is None else depend.format_expr(depend.resolve(expr, ids)))
+
+        added = self.store.add_many([j for _, j, _ in prepared], prepare=resolve)
+        for j in added:
+            self.metrics.on_submit(j)
+            self._enqueue(j)
+        self.dispatch()
+        return self.flow(flow_id)
+
+    def flow(self, flow_id: int) -> dict:
+        """A flow or an array as one: its record, its state (RUN while any job runs, PEND while any
+        waits, DONE when all are DONE, else EXIT, or KILLED if any was killed), jobs per state, and
+        its jobs' ids, names, states and dependencies (at most FLOW_MAX_JOBS shown)."""
+        flow = self.store.flow(flow_id)
+        if flow is None:
+            raise NotFound(f"flow {flow_id} does not exist; see `statgrid flow list`.")
+        rows = self.store.con.execute("SELECT id, name, state, suspend_ts, depend, exit_reason, host FROM jobs "
+                                      "WHERE flow_id = ? ORDER BY id LIMIT ?", (flow_id, FLOW_MAX_JOBS)).fetchall()
+        counts = dict(self.store.con.execute("SELECT state, count(*) FROM jobs WHERE flow_id = ? GROUP BY state",
+                                             (flow_id,)).fetchall())
+        jobs = [{"id": r[0], "name": r[1], "state": "USUSP" if r[2] == "RUN" and r[3] is not None else r[2],
+                 "depend": r[4], "exit_reason": r[5], "host": r[6]} for r in rows]
+        for rec in jobs:
+            if rec["state"] == "PEND":
+                p = self.pending.get(rec["id"])
+                rec["pend_reason"] = self.pend_reason(p) if p is not None else None
+        return {**{k: flow[k] for k in ("id", "kind", "user", "name", "throttle", "submit_ts")},
+                "state": _flow_state(counts), "counts": counts, "jobs": jobs}
+
+    def flows(self, user: str | None, limit: int = 100) -> list[dict]:
+        """The newest flows and arrays (of `user`; None: everyone's), each with its state and counts."""
+        sql = "SELECT id FROM flows" + (" WHERE user = ?" if user else "") + " ORDER BY id DESC LIMIT ?"
+        ids = [r[0] for r in self.store.con.execute(sql, ((user,) if user else ()) + (limit,))]
+        out = []
+        for flow_id in ids:
+            rec = self.flow(flow_id)
+            rec.pop("jobs")
+            out.append(rec)
+        return out
+
+    async def kill_flow(self, flow_id: int, caller: Caller) -> dict:
+        """Kill every unfinished job of a flow or array: pending ones first (none of them starts in the
+        gaps a running one leaves), then running ones. Owner or admin."""
+        flow = self.store.flow(flow_id)
+        if flow is None:
+            raise NotFound(f"flow {flow_id} does not exist; see `statgrid flow list`.")
+        self.rights.require_owner(caller, flow["user"], "kill", f"flow {flow_id}")
+        ids = [r[0] for r in self.store.con.execute("SELECT id FROM jobs WHERE flow_id = ? AND state IN ('PEND', 'RUN') "
+                                                    "ORDER BY state = 'RUN', id", (flow_id,))]
+        for job_id in ids:
+            await self.kill(job_id, caller, reason=f"flow {flow_id} killed by {caller.user}")
+        return self.flow(flow_id)
+
     def close_host(self, host: str, caller: Caller, reason: str) -> dict:
         """LSF's badmin hclose: the host takes no new jobs; its running jobs go on. Administrators only."""
         self.rights.require_admin(caller, f"close host {host!r}")
@@ -924,6 +1108,19 @@ def _read_grid_file(path: Path) -> bytes | None:
     except OSError:
         pass
     return None
+
+
+FLOW_MAX_JOBS = 1000
+
+
+def _flow_state(counts: dict[str, int]) -> str:
+    if counts.get("RUN"):
+        return "RUN"
+    if counts.get("PEND"):
+        return "PEND"
+    if counts.get("KILLED"):
+        return "KILLED"
+    return "EXIT" if counts.get("EXIT") else "DONE"
 
 
 @functools.lru_cache(maxsize=4096)

@@ -75,6 +75,11 @@ class Job:
         return None if self.start_ts is None or self.end_ts is None else self.end_ts - self.start_ts
 
     @property
+    def shown_state(self) -> str:
+        """The state as users see it: RUN shows as USUSP while the job is suspended."""
+        return "USUSP" if self.state == JobState.RUN and self.suspend_ts is not None else self.state.value
+
+    @property
     def task_key(self) -> str:
         return task_key(self.id, self.attempt)
 
@@ -84,7 +89,7 @@ class Job:
         Shallow (its lists and dicts are the job's own): dataclasses.asdict deep-copied every
         field, ~7× slower, on the loop. (Listings do not come through here: store.page.)"""
         d = {name: getattr(self, name) for name in _FIELD_NAMES}
-        d["state"] = self.state.value
+        d["state"] = self.shown_state
         d["wait_s"], d["run_s"] = self.wait_s, self.run_s
         if not with_env:
             d.pop("env")
@@ -93,7 +98,8 @@ class Job:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Job":
         kw = {k: v for k, v in d.items() if k in _FIELD_NAMES}
-        kw["state"] = JobState(kw.get("state", "PEND"))
+        state = kw.get("state", "PEND")
+        kw["state"] = JobState.RUN if state == "USUSP" else JobState(state)     # shown, not stored (shown_state)
         return cls(**kw)
 
 

@@ -65,6 +65,9 @@ class JobState(str, enum.Enum):
     DONE = "DONE"
     EXIT = "EXIT"
     KILLED = "KILLED"
+    # Shown, never stored: a RUN job that `statgrid suspend` stopped (its suspend_ts is set) shows
+    # as USUSP (LSF's user-suspended); the store and the nodes keep it RUN.
+    USUSP = "USUSP"
 
     @property
     def finished(self) -> bool:

@@ -82,7 +82,9 @@ def _record_sql() -> str:
     for f in dataclasses.fields(Job):
         if f.name == "env":
             continue
-        if f.name == "stimer":
+        if f.name == "state":
+            expr = "CASE WHEN state = 'RUN' AND suspend_ts IS NOT NULL THEN 'USUSP' ELSE state END"
+        elif f.name == "stimer":
             expr = "CASE WHEN ?1 IS NULL OR user = ?1 THEN json(stimer) ELSE NULL END"
         elif f.name in JSON_FIELDS:
             expr = f"json({f.name})"
@@ -112,8 +114,12 @@ class JobFilter:
     def where(self) -> tuple[list[str], list[Any]]:
         where, args = [], []
         if self.states is not None:
-            where.append(f"state IN ({', '.join('?' * len(self.states))})")
-            args += [s.value for s in self.states]
+            stored = [s.value for s in self.states if s != JobState.USUSP]
+            clause = f"state IN ({', '.join('?' * len(stored))})" if stored else "0"
+            if JobState.USUSP in self.states and JobState.RUN not in self.states:
+                clause = f"({clause} OR (state = 'RUN' AND suspend_ts IS NOT NULL))"
+            where.append(clause)
+            args += stored
         for column in ("user", "queue", "host"):
             value = getattr(self, column)
             if value is not None:
@@ -217,11 +223,14 @@ class JobStore:
         return {r[0]: {"closed_by": r[1], "reason": r[2], "ts": r[3]}
                 for r in self.con.execute("SELECT host, closed_by, reason, ts FROM closed_hosts")}
 
-    def add_many(self, jobs: list[Job], event_detail: dict | None = None) -> list[Job]:
-        """Several jobs in one transaction (an array, a flow): all or none. Returns them with their ids."""
-        out = []
+    def add_many(self, jobs: list[Job], event_detail: dict | None = None, prepare=None) -> list[Job]:
+        """Several jobs in one transaction (an array, a flow): all or none. Returns them with their ids.
+        prepare(i, job, inserted so far) → the job to insert (a flow resolves names to ids with it)."""
+        out: list[Job] = []
         with self.con:
-            for job in jobs:
+            for i, job in enumerate(jobs):
+                if prepare is not None:
+                    job = prepare(i, job, out)
                 row = to_row(job)
                 row.pop("id")
                 cur = self.con.execute(f"INSERT INTO jobs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",

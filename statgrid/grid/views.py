@@ -62,6 +62,24 @@ def pending_table(records: list[dict]) -> str:
                   for r in pend])
 
 
+def flows_table(rows: list[dict]) -> str:
+    if not rows:
+        return "No flow or array found (-u all for everyone's)."
+    return table(["FLOW", "KIND", "USER", "NAME", "STAT", "JOBS", "SUBMIT_TIME"],
+                 [[r["id"], r["kind"], r["user"], cell(r["name"]), r["state"],
+                   " ".join(f"{s}:{n}" for s, n in sorted(r["counts"].items())), _ts(r["submit_ts"])] for r in rows])
+
+
+def flow_detail(r: dict) -> str:
+    head = (f"{r['kind'].capitalize()} <{r['id']}>, Name <{printable(r['name'])}>, User <{printable(r['user'])}>, "
+            f"Status <{r['state']}>, submitted {_ts(r['submit_ts'])}"
+            + (f", at most {r['throttle']} running" if r.get("throttle") else ""))
+    counts = "  Jobs: " + ", ".join(f"{n} {s}" for s, n in sorted(r["counts"].items()))
+    rows = [[j["id"], cell(j["name"]), j["state"], j.get("host") or "-",
+             j.get("pend_reason") or j.get("exit_reason") or "-", j.get("depend") or "-"] for j in r["jobs"]]
+    return "\n".join([head, counts, table(["JOBID", "NAME", "STAT", "HOST", "REASON", "DEPENDENCY"], rows)])
+
+
 def shares_table(rec: dict) -> str:
     """`statgrid shares` (bqueues -r): per fairshare queue, its users and groups by priority."""
     if not rec["queues"]:
