@@ -214,6 +214,7 @@ def create_app(master: Master, on_down=None, on_stopped=None, stop_engine=lambda
     @app.get("/jobs")
     async def jobs(who: Who, user: Name = None, queue: Name = None, host: Name = None,
                    mine: bool = Query(False, description="only the caller's jobs"),
+                   parent: Annotated[Optional[int], Query(ge=1, le=JOB_ID_MAX)] = None,
                    all_states: bool = Query(False, alias="all"),
                    state: Annotated[Optional[str], Query(max_length=64)] = None,
                    limit: Annotated[int, Query(ge=1, le=PAGE_MAX_JOBS)] = PAGE_DEFAULT_JOBS,
@@ -227,7 +228,7 @@ def create_app(master: Master, on_down=None, on_stopped=None, stop_engine=lambda
                                  "(comma-separated).") from None
         else:
             states = None if all_states else (JobState.PEND, JobState.RUN)
-        flt = JobFilter(states=states, user=who.user if mine else user, queue=queue, host=host)
+        flt = JobFilter(states=states, user=who.user if mine else user, queue=queue, host=host, parent_id=parent)
         viewer = None if who.admin else who.user
         records, next_after_id = await asyncio.to_thread(master.store.page, flt, after_id, limit, viewer)
         if states is None or JobState.PEND in states:

@@ -211,24 +211,24 @@ class GridClient:
     def submit(self, argv: list[str], queue: str = "", name: str = "", options: dict[str, str] | None = None,
                rerunnable: bool = False, hosts: list[str] | None = None, cwd: str | None = None,
                env: dict[str, str] | None = None, depend: str = "", runlimit_s: float = 0.0, mem_bytes: int = 0,
-               priority: int = 0) -> dict:
+               priority: int = 0, parent_id: int | None = None) -> dict:
         """Submit a job file (.py/.sql) or a command; returns the job record (its "id" first). It
         runs as you: the master knows who you are (the socket's peer, or your token)."""
         env = {k: v for k, v in (os.environ if env is None else env).items() if k not in PRIVATE_ENV}
         body = {"argv": list(argv), "cwd": cwd or os.getcwd(),
                 "queue": queue, "name": name, "options": options or {}, "rerunnable": rerunnable,
                 "hosts": list(hosts or []), "env": env, "depend": depend, "runlimit_s": runlimit_s,
-                "mem_bytes": mem_bytes, "priority": priority}
+                "mem_bytes": mem_bytes, "priority": priority, "parent_id": parent_id}
         return self._call("POST", "/jobs", body)
 
     def jobs(self, user: str | None = None, all_states: bool = False, states: Iterable[str] | None = None,
              queue: str | None = None, host: str | None = None, limit: int | None = None,
-             mine: bool = False) -> list[dict]:
+             mine: bool = False, parent: int | None = None) -> list[dict]:
         """Job records in id order (default: not finished; None filters match anyone; mine: only
         the caller's), all of them or the first `limit`, fetched page by page (the master answers
         at most 1000 a call)."""
         params = {"user": user, "all": "true" if all_states else None, "state": ",".join(states) if states else None,
-                  "queue": queue, "host": host, "mine": "true" if mine else None}
+                  "queue": queue, "host": host, "mine": "true" if mine else None, "parent": parent}
         out: list[dict] = []
         after_id = 0
         while limit is None or len(out) < limit:

@@ -61,6 +61,7 @@ class JobRequest:
     runlimit_s: float = 0.0          # -W: wall-time limit; 0 = the queue's RUNLIMIT only
     mem_bytes: int = 0               # --mem: memory to reserve; 0 = the default (a session: memsize + margin)
     priority: int = 0                # --priority: order among the user's own jobs of the queue (higher first)
+    parent_id: int | None = None     # a sub-task of this running session job (Session.parallel, MP CONNECT)
 
 
 def default_queue(cfg: Config) -> str:
@@ -249,7 +250,7 @@ def validate(req: JobRequest, cfg: Config, submit_ts: float, check_files: bool =
     return Job(id=0, user=req.user, queue=queue, name=name, kind=kind, argv=argv, cwd=req.cwd,
                options=dict(req.options), rerunnable=req.rerunnable, requested_hosts=list(req.hosts),
                submit_ts=submit_ts, env=dict(req.env), runlimit_s=req.runlimit_s or None, mem_bytes=mem_bytes,
-               priority=req.priority, position=submit_ts)
+               priority=req.priority, position=submit_ts, parent_id=req.parent_id)
 
 
 def _seconds(value: float) -> str:

@@ -30,7 +30,7 @@ from statgrid.grid.engine import STALE_AFTER_S, Engine
 from statgrid.grid.events import Broadcaster
 from statgrid.grid.files import NotTrusted, read_untrusted
 from statgrid.grid.jobspec import JobRequest, check_bounds, launch_argv, parse_array, validate
-from statgrid.grid.model import Job, JobState
+from statgrid.grid.model import JOB_ID_MAX, Job, JobState
 from statgrid.grid import depend, fairshare
 from statgrid.grid.backlog import Backlog
 from statgrid.grid.policy import HostView, Limits, Plan, count_running, host_views, plan
@@ -156,6 +156,7 @@ class Master:
         # job id → pending jobs whose dependency names it (re-checked when it changes state)
         self.dependents: dict[int, set[int]] = {}
         self._recheck: set[int] = set()            # jobs whose dependents are re-checked soon
+        self.children: dict[int, set[int]] = {}    # session job → its sub-tasks (Session.parallel)
         # host → dispatch sequence number of its latest job start (policy.HostView.last_start): ties
         # among equally loaded hosts go to the one that started a job least recently. Memory only:
         # after a restart ties start again from grid.toml order, which is all this is for.
@@ -183,8 +184,10 @@ class Master:
         except BaseException:
             await self.engine.close(stop_engine=False)   # jobs keep running; the next `grid up` adopts them
             raise
-        for job in self.running.values():
+        for job in [*self.running.values(), *self.pending.values()]:
             self._arm_runlimit(job)
+            if job.parent_id is not None:
+                self.children.setdefault(job.parent_id, set()).add(job.id)
         self.dispatch()
         self._sweeper = asyncio.create_task(self._sweep_forever())
         self._load_watch = asyncio.create_task(self._watch_loads())
@@ -247,6 +250,8 @@ class Master:
 
     def _on_store_change(self, job: Job, event: str) -> None:
         self._publish_job(job, event)
+        if job.state.finished and job.kind == "session" and self._has_children(job.id):
+            asyncio.get_running_loop().call_soon(self._end_children, job)
         if job.id in self.dependents and event not in ("submit", "kill", "suspend", "resume", "modify"):
             # After the change is applied (the store calls this from inside it): the master's own
             # state (pending, running) is updated by the caller right after.
@@ -292,6 +297,8 @@ class Master:
         # checks them itself only for its own account's requests (jobspec.validate).
         job = validate(req, self.cfg, time.time(), check_files=caller.uid == os.geteuid())
         job = dataclasses.replace(job, depend=self._check_dependency(req.depend, job.user))
+        if req.parent_id is not None:
+            self._check_parent(req.parent_id, caller)
         if array is None:
             jobs = [self.store.add(job)]
         else:
@@ -304,8 +311,29 @@ class Master:
         for j in jobs:
             self.metrics.on_submit(j)
             self._enqueue(j)
+            if j.parent_id is not None:
+                self.children.setdefault(j.parent_id, set()).add(j.id)
         self.dispatch()
         return self.running.get(jobs[0].id) or self.pending.get(jobs[0].id) or self.get(jobs[0].id)
+
+    def _check_parent(self, parent_id: int, caller: Caller) -> None:
+        """A sub-task (MP CONNECT) belongs to a running job of the caller's own."""
+        parent = self.running.get(parent_id)
+        if parent is None:
+            job = self.store.get(parent_id) if 0 < parent_id <= JOB_ID_MAX else None
+            raise UsageError(f"parent job {parent_id} " + ("does not exist" if job is None else
+                                                           f"is {job.shown_state}, not running")
+                             + ": sub-tasks are handed to the grid by a running session job.")
+        if parent.user != caller.user:
+            raise auth.Forbidden(f"job {parent_id} belongs to {parent.user!r}; you ({caller.user!r}) cannot add "
+                                 "sub-tasks to it.")
+
+    def _end_children(self, parent: Job) -> None:
+        """A session's sub-tasks end with it (MP CONNECT's remote sessions end at the parent's SIGNOFF)."""
+        for job_id in sorted(self.children.pop(parent.id, ())):
+            if job_id not in self.pending and job_id not in self.running:
+                continue
+            self._spawn(self.kill(job_id, reason=f"its parent job {parent.id} ended ({parent.shown_state})"))
 
     def _check_dependency(self, text: str, user: str) -> str | None:
         """The canonical text of a -w expression (None: none): every job it names must exist.
@@ -330,6 +358,9 @@ class Master:
                 state = "USUSP" if other.state == JobState.RUN and other.suspend_ts is not None else other.state.value
                 views[ref] = depend.JobView(state, other.start_ts is not None or other.state == JobState.RUN)
         return depend.evaluate(expr, views)
+
+    def _has_children(self, job_id: int) -> bool:
+        return bool(self.children.get(job_id))
 
     def _recheck_dependents(self) -> None:
         """The jobs in _recheck changed state: their dependents may start now, or never."""

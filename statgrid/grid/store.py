@@ -110,6 +110,7 @@ class JobFilter:
     user: str | None = None
     queue: str | None = None
     host: str | None = None
+    parent_id: int | None = None         # the sub-tasks of this job
 
     def where(self) -> tuple[list[str], list[Any]]:
         where, args = [], []
@@ -120,7 +121,7 @@ class JobFilter:
                 clause = f"({clause} OR (state = 'RUN' AND suspend_ts IS NOT NULL))"
             where.append(clause)
             args += stored
-        for column in ("user", "queue", "host"):
+        for column in ("user", "queue", "host", "parent_id"):
             value = getattr(self, column)
             if value is not None:
                 where.append(f"{column} = ?")
