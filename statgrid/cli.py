@@ -765,6 +765,71 @@ def flow_kill(ctx: typer.Context, flow_id: int = typer.Argument(..., metavar="ID
                + ", ".join(f"{n} {s}" for s, n in sorted(rec["counts"].items())) + ")")
 
 
+schedule_app = typer.Typer(help="Calendars (Process Manager): submit a job or a flow at cron-like times; kept "
+                           "across master restarts.", no_args_is_help=True)
+app.add_typer(schedule_app, name="schedule")
+
+
+def local_zone() -> str:
+    """This machine's IANA time zone name ($TZ, else /etc/localtime's link), else UTC."""
+    tz = os.environ.get("TZ", "").lstrip(":")
+    if tz and "/" in tz or tz == "UTC":
+        return tz
+    try:
+        target = os.readlink("/etc/localtime")
+    except OSError:
+        return "UTC"
+    return target.split("zoneinfo/", 1)[1] if "zoneinfo/" in target else "UTC"
+
+
+@schedule_app.command("add", context_settings={"allow_interspersed_args": False})
+def schedule_add(ctx: typer.Context,
+                 cron: str = typer.Option(..., "--cron", metavar="SPEC", help="When: 5 cron fields, e.g. \"0 2 * * *\" "
+                                          "(02:00 daily), or @hourly, @daily, @weekly, @monthly."),
+                 tz: Optional[str] = typer.Option(None, "--tz", help="Time zone of SPEC (default: this machine's)."),
+                 flow: Optional[Path] = typer.Option(None, "--flow", metavar="FILE", help="Submit this flow file."),
+                 queue: str = typer.Option("", "--queue", "-q"), name: str = typer.Option("", "--name", "-J"),
+                 job: Optional[List[str]] = typer.Argument(None, metavar="[JOB [ARGS]...]")) -> None:
+    """Add a calendar that submits a job (JOB ARGS, run in this directory) or a flow (--flow FILE)."""
+    from statgrid.grid import flowfile
+
+    try:
+        if (flow is None) == (not job):
+            raise UsageError("give a job (JOB [ARGS]...) or --flow FILE, one of the two; e.g. statgrid schedule add "
+                             "--cron \"0 2 * * *\" -- nightly.py")
+        zone = tz or local_zone()
+        client = _client(ctx)
+        if flow is not None:
+            rec = client.schedule_add(cron, zone, flow=flowfile.load(flow), cwd=str(Path(flow).resolve().parent))
+        else:
+            rec = client.schedule_add(cron, zone, argv=list(job), queue=queue, name=name)
+    except StatgridError as exc:
+        _fail(ctx, exc)
+    import datetime as _dt
+    from zoneinfo import ZoneInfo
+
+    first = _dt.datetime.fromtimestamp(rec["next_ts"], ZoneInfo(rec["tz"])).strftime("%Y-%m-%d %H:%M %Z")
+    typer.echo(f"Calendar <{rec['id']}> ({rec['cron']}, {rec['tz']}): {rec['what']}; first at {first}.", err=True)
+    typer.echo(rec["id"])
+
+
+@schedule_app.command("list")
+def schedule_list(ctx: typer.Context, all_users: bool = typer.Option(False, "--all", help="Everyone's (administrators)."),
+                  as_json: bool = typer.Option(False, "--json")) -> None:
+    """Your calendars: when, what, the next and last time and what the last one submitted."""
+    from statgrid.grid import views
+
+    rows = _call(ctx, _client(ctx).schedules, all_users)
+    typer.echo(json.dumps(rows, indent=1) if as_json else views.schedules_table(rows))
+
+
+@schedule_app.command("remove")
+def schedule_remove(ctx: typer.Context, sched_id: int = typer.Argument(..., metavar="ID", min=1, max=JOB_ID_MAX)) -> None:
+    """Remove a calendar (jobs it submitted go on)."""
+    rec = _call(ctx, _client(ctx).schedule_remove, sched_id)
+    typer.echo(f"Calendar <{rec['id']}> removed.")
+
+
 @app.command()
 def shares(ctx: typer.Context, queue: Optional[str] = typer.Option(None, "--queue", "-q", help="Only this queue."),
            as_json: bool = typer.Option(False, "--json")) -> None:

@@ -225,3 +225,44 @@ def test_shares_command(grid):
     rec = json.loads(cli_ok(grid, "shares", "--json"))
     row = next(r for r in rec["queues"][0]["rows"] if r["name"] == me)
     assert row["kind"] == "user" and row["shares"] == 1 and row["usage_h"] > 0
+
+
+def test_calendars_survive_a_restart_and_fire_a_missed_time(tmp_path):
+    """A calendar is kept in the store: after `grid down` its time passes (the test moves it into
+    the past in the store: no waiting a minute), and the next `grid up` fires it once and plans the
+    next time from then."""
+    import sqlite3
+
+    g = gridtest.Grid(tmp_path, gridtest.ONE_SLOT_TOML)
+    (tmp_path / "f.toml").write_text('name = "cal"\n[jobs.a]\ncommand = ["true"]\n'
+                                     '[jobs.b]\ncommand = ["true"]\nafter = "done(a)"\n')
+    with gridtest.running(g):
+        out = g.cli("schedule", "add", "--cron", "0 2 * * *", "--tz", "UTC", "-J", "nightly", "--", "echo", "hi")
+        assert out.returncode == 0, out.stderr
+        job_cal = int(out.stdout)
+        assert "(0 2 * * *, UTC): echo hi; first at " in out.stderr and out.stderr.rstrip().endswith("02:00 UTC.")
+        flow_cal = int(g.cli("schedule", "add", "--cron", "@hourly", "--tz", "Europe/Berlin", "--flow", "f.toml").stdout)
+        listed = g.cli("schedule", "list").stdout
+        assert "0 2 * * *" in listed and "flow cal (2 jobs)" in listed
+        bad = g.cli("schedule", "add", "--cron", "61 * * * *", "--", "true")
+        assert bad.returncode == 2 and "minute" in bad.stderr
+        bad = g.cli("schedule", "add", "--cron", "@daily", "--tz", "Mars/Olympus", "--", "true")
+        assert bad.returncode == 2 and "time zone 'Mars/Olympus' is not known" in bad.stderr
+    con = sqlite3.connect(g.home / "grid" / "jobs.db")
+    with con:
+        con.execute("UPDATE schedules SET next_ts = ?", (time.time() - 3600,))
+    con.close()
+    with gridtest.running(g):
+        rows = wait_for(lambda: [r for r in g.client.schedules() if r["last_result"]] if all(
+            r["last_result"] for r in g.client.schedules()) else None, "both calendars fired")
+        results = {r["id"]: r for r in rows}
+        assert results[job_cal]["last_result"].startswith("job ")
+        assert results[flow_cal]["last_result"].startswith("flow ")
+        assert all(r["next_ts"] > time.time() for r in rows)
+        job_id = int(results[job_cal]["last_result"].split()[1])
+        (rec,) = g.wait([job_id])
+        assert rec["state"] == "DONE" and rec["name"] == "nightly"
+        flow = g.client.flow(int(results[flow_cal]["last_result"].split()[1]))
+        assert [j["state"] for j in g.wait([j["id"] for j in flow["jobs"]])] == ["DONE", "DONE"]
+        assert g.cli("schedule", "remove", str(job_cal)).returncode == 0
+        assert [r["id"] for r in g.client.schedules()] == [flow_cal]

@@ -91,6 +91,15 @@ class FlowBody(BaseModel):
     jobs: list[FlowJobBody] = Field(max_length=1000)
 
 
+class ScheduleBody(BaseModel):
+    """A calendar: `cron` (5 fields or @daily…), `tz` (IANA name), and one of `request` (a job, as
+    POST /jobs) or `flow` (as POST /flows)."""
+    cron: str = Field(max_length=256)
+    tz: str = Field("UTC", max_length=64)
+    request: Optional[JobRequest] = None
+    flow: Optional[FlowBody] = None
+
+
 class HostCloseBody(BaseModel):
     reason: str = Field("", max_length=NAME_MAX_CHARS)
 
@@ -305,6 +314,26 @@ def create_app(master: Master, on_down=None, on_stopped=None, stop_engine=lambda
     async def flow_kill(flow_id: JobId, who: Who):
         rec = await master.kill_flow(flow_id, who)
         master.audit.record(who, "flow kill", f"flow {flow_id}")
+        return rec
+
+    @app.post("/schedules")
+    async def schedule_add(body: ScheduleBody, who: Who):
+        flow = None if body.flow is None else {"name": body.flow.name,
+                                               "jobs": [(j.name, j.request, j.after) for j in body.flow.jobs]}
+        rec = master.schedule_add(who, body.cron, body.tz, body.request, flow)
+        master.audit.record(who, "calendar add", f"calendar {rec['id']}", detail=rec["cron"])
+        return rec
+
+    @app.get("/schedules")
+    async def schedule_list(who: Who, all_users: bool = Query(False, alias="all")):
+        if all_users:
+            master.rights.require_admin(who, "list everyone's calendars")
+        return master.schedules(None if all_users else who.user)
+
+    @app.delete("/schedules/{sched_id}")
+    async def schedule_remove(sched_id: JobId, who: Who):
+        rec = master.schedule_remove(sched_id, who)
+        master.audit.record(who, "calendar remove", f"calendar {sched_id}")
         return rec
 
     @app.get("/jobs/{job_id}/wait")

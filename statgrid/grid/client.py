@@ -290,13 +290,33 @@ class GridClient:
 
     def submit_flow(self, spec, cwd: str | None = None, env: dict[str, str] | None = None) -> dict:
         """A flowfile.FlowSpec, submitted as one; its jobs run in `cwd` (default: here) with `env`."""
+        return self._call("POST", "/flows", self._flow_body(spec, cwd, env))
+
+    def schedule_add(self, cron: str, tz: str, argv: list[str] | None = None, flow=None, cwd: str | None = None,
+                     env: dict[str, str] | None = None, **submit) -> dict:
+        """A calendar that submits `argv` (with submit()'s options) or the flowfile.FlowSpec `flow`."""
+        env_ = {k: v for k, v in (os.environ if env is None else env).items() if k not in PRIVATE_ENV}
+        body: dict = {"cron": cron, "tz": tz}
+        if flow is not None:
+            body["flow"] = self._flow_body(flow, cwd, env)
+        else:
+            body["request"] = {"argv": list(argv or []), "cwd": cwd or os.getcwd(), "env": env_, **submit}
+        return self._call("POST", "/schedules", body)
+
+    def schedules(self, all_users: bool = False) -> list[dict]:
+        return self._call("GET", "/schedules", params={"all": "true" if all_users else None})
+
+    def schedule_remove(self, sched_id: int) -> dict:
+        return self._call("DELETE", f"/schedules/{int(sched_id)}")
+
+    def _flow_body(self, spec, cwd: str | None, env: dict[str, str] | None) -> dict:
         env = {k: v for k, v in (os.environ if env is None else env).items() if k not in PRIVATE_ENV}
         jobs = [{"name": j.name, "after": "" if j.after is None else str(j.after),
                  "request": {"argv": list(j.argv), "cwd": cwd or os.getcwd(), "queue": j.queue, "name": j.name,
                              "options": dict(j.options), "rerunnable": j.rerunnable, "hosts": list(j.hosts),
                              "env": env, "runlimit_s": j.runlimit_s or 0.0, "mem_bytes": j.mem_bytes or 0}}
                 for j in spec.jobs]
-        return self._call("POST", "/flows", {"name": spec.name, "jobs": jobs})
+        return {"name": spec.name, "jobs": jobs}
 
     def flows(self, user: str | None = None, mine: bool = False) -> list[dict]:
         return self._call("GET", "/flows", params={"user": user, "mine": "true" if mine else None})

@@ -80,6 +80,14 @@ def flow_detail(r: dict) -> str:
     return "\n".join([head, counts, table(["JOBID", "NAME", "STAT", "HOST", "REASON", "DEPENDENCY"], rows)])
 
 
+def schedules_table(rows: list[dict]) -> str:
+    if not rows:
+        return "No calendar (add one with `statgrid schedule add --cron SPEC -- JOB`)."
+    return table(["ID", "USER", "CRON", "TZ", "WHAT", "NEXT", "LAST", "LAST_RESULT"],
+                 [[r["id"], r["user"], r["cron"], r["tz"], cell(r["what"]), _ts(r["next_ts"]), _ts(r["last_ts"]),
+                   cell(r["last_result"] or "-")] for r in rows])
+
+
 def shares_table(rec: dict) -> str:
     """`statgrid shares` (bqueues -r): per fairshare queue, its users and groups by priority."""
     if not rec["queues"]:
