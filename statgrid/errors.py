@@ -10,6 +10,10 @@ class StatgridError(Exception):
     """Base class: a runtime error the user can act on (CLI exit code 1)."""
 
 
+class NotFound(StatgridError):
+    """No such job, host, flow or calendar (the API answers 404)."""
+
+
 class UsageError(StatgridError):
     """Bad input on the command line or in an option (CLI exit code 2)."""
 

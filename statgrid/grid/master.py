@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import functools
 import json
 import logging
 import os
@@ -23,17 +22,19 @@ import time
 from pathlib import Path
 
 from statgrid.config import Config
-from statgrid.errors import StatgridError, UsageError
+from statgrid.errors import NotFound, StatgridError, UsageError  # noqa: F401 — NotFound: api.py imports it here
 from statgrid.grid import auth, node
 from statgrid.grid.auth import Caller
 from statgrid.grid.engine import STALE_AFTER_S, Engine
 from statgrid.grid.events import Broadcaster
 from statgrid.grid.files import NotTrusted, read_untrusted
 from statgrid.grid.jobspec import JobRequest, check_bounds, launch_argv, parse_array, validate
-from statgrid.grid.model import JOB_ID_MAX, Job, JobState
-from statgrid.grid import depend, fairshare
+from statgrid.grid.model import Job, JobState
+from statgrid.grid import fairshare
 from statgrid.grid.backlog import Backlog
+from statgrid.grid.flows import Flows
 from statgrid.grid.policy import HostView, Limits, Plan, count_running, host_views, plan
+from statgrid.grid.queuectl import QueueControl
 from statgrid.grid.protocol import (AttemptFinished, AttemptLost, AttemptStarted, HostAction, HostEvent, Identity,
                                     LaunchRequest, ProtocolError, TaskErred, attempt_from_dict, parse_task_key)
 from statgrid.grid.store import JobFilter, JobStore
@@ -46,10 +47,6 @@ log = logging.getLogger("statgrid.master")
 SWEEP_S = 30.0
 SWEEP_MIN_AGE_S = 10.0
 ALIVE_TASK_STATES = ("waiting", "queued", "processing")
-
-
-class NotFound(StatgridError):
-    pass
 
 
 def grid_dir(cfg: Config) -> Path:
@@ -125,7 +122,7 @@ def _lookup_identity(user: str) -> Identity:
     return Identity(user=user, uid=entry.pw_uid, gid=entry.pw_gid, groups=groups)
 
 
-class Master:
+class Master(QueueControl, Flows):
     def __init__(self, cfg: Config):
         self.cfg = cfg
         make_grid_dirs(cfg)
@@ -319,76 +316,6 @@ class Master:
         self.dispatch()
         return self.running.get(jobs[0].id) or self.pending.get(jobs[0].id) or self.get(jobs[0].id)
 
-    def _check_parent(self, parent_id: int, caller: Caller) -> None:
-        """A sub-task (MP CONNECT) belongs to a running job of the caller's own."""
-        parent = self.running.get(parent_id)
-        if parent is None:
-            job = self.store.get(parent_id) if 0 < parent_id <= JOB_ID_MAX else None
-            raise UsageError(f"parent job {parent_id} " + ("does not exist" if job is None else
-                                                           f"is {job.shown_state}, not running")
-                             + ": sub-tasks are handed to the grid by a running session job.")
-        if parent.user != caller.user:
-            raise auth.Forbidden(f"job {parent_id} belongs to {parent.user!r}; you ({caller.user!r}) cannot add "
-                                 "sub-tasks to it.")
-
-    def _end_children(self, parent: Job) -> None:
-        """A session's sub-tasks end with it (MP CONNECT's remote sessions end at the parent's SIGNOFF)."""
-        for job_id in sorted(self.children.pop(parent.id, ())):
-            if job_id not in self.pending and job_id not in self.running:
-                continue
-            self._spawn(self.kill(job_id, reason=f"its parent job {parent.id} ended ({parent.shown_state})"))
-
-    def _check_dependency(self, text: str, user: str) -> str | None:
-        """The canonical text of a -w expression (None: none): every job it names must exist.
-        Anyone may wait for anyone's job (its state is no secret: `statgrid jobs -u all`)."""
-        if not text.strip():
-            return None
-        expr = depend.parse(text)
-        for ref in depend.refs(expr):
-            if isinstance(ref, str):
-                raise UsageError(f"-w {text!r} names the job {ref!r}: outside a flow, name jobs by id, e.g. done(12) "
-                                 "(names are for a flow file's jobs).")
-            if ref not in self.pending and ref not in self.running and self.store.get(ref) is None:
-                raise UsageError(f"-w {text!r}: job {ref} does not exist; see `statgrid jobs -a -u all`.")
-        return depend.format_expr(expr)
-
-    def _dependency_verdict(self, job: Job) -> depend.Verdict:
-        expr = _parsed_dependency(job.depend)
-        views: dict[int, depend.JobView] = {}
-        for ref in depend.refs(expr):
-            other = self.pending.get(ref) or self.running.get(ref) or self.store.get(ref)
-            if other is not None:
-                state = "USUSP" if other.state == JobState.RUN and other.suspend_ts is not None else other.state.value
-                views[ref] = depend.JobView(state, other.start_ts is not None or other.state == JobState.RUN)
-        return depend.evaluate(expr, views)
-
-    def _has_children(self, job_id: int) -> bool:
-        return bool(self.children.get(job_id))
-
-    def _recheck_dependents(self) -> None:
-        """The jobs in _recheck changed state: their dependents may start now, or never."""
-        changed, self._recheck = self._recheck, set()
-        released = False
-        for ref in changed:
-            for job_id in sorted(self.dependents.pop(ref, ())):
-                job = self.pending.get(job_id)
-                if job is None or job_id not in self.pending.held:
-                    continue
-                before = len(self.pending.lists)
-                self._enqueue(job)
-                released = released or job_id not in self.pending.held or len(self.pending.lists) != before
-        if released:
-            self.dispatch()
-
-    def _end_unmeetable(self, job: Job, reason: str) -> None:
-        """A dependency that can never be met ends the job (EXIT), rather than leave it pending forever."""
-        new = dataclasses.replace(job, state=JobState.EXIT, end_ts=time.time(),
-                                  exit_reason=f"dependency can never be met: {reason}")
-        self.pending.remove(job.id)
-        if self.store.update(new, JobState.PEND, job.attempt, "dependency", {"reason": reason}):
-            self.metrics.on_end(new)
-            self._wake(new)
-
     def host_views(self) -> dict[str, HostView]:
         running: dict[str, int] = {}
         reserved: dict[str, int] = {}
@@ -428,23 +355,6 @@ class Master:
             return None
         held = self.pending.held.get(job.id)
         return held if held is not None else self.last_plan.reason(job)
-
-    def _enqueue(self, job: Job) -> None:
-        """A PEND job joins the backlog — held out of dispatch while its dependency is not met, and
-        ended (EXIT) when it can never be met."""
-        if not job.depend:
-            self.pending.add(job)
-            return
-        verdict = self._dependency_verdict(job)
-        if verdict.outcome == depend.NEVER:
-            self.pending.add(job, held=verdict.reason)
-            self._end_unmeetable(job, verdict.reason)
-        elif verdict.outcome == depend.WAIT:
-            self.pending.add(job, held=f"dependency not met: {verdict.reason}")
-            for ref in depend.refs(_parsed_dependency(job.depend)):
-                self.dependents.setdefault(ref, set()).add(job.id)
-        else:
-            self.pending.add(job)
 
     def _start_attempt(self, job: Job, host: str) -> bool:
         new = dataclasses.replace(job, state=JobState.RUN, attempt=job.attempt + 1, host=host,
@@ -614,75 +524,6 @@ class Master:
             self.running.pop(job.id, None)
             self._enqueue(new)
 
-    def _charge(self, job: Job) -> None:
-        """Fairshare: the slot-seconds an attempt ran count against its user in its queue."""
-        if job.start_ts is None:
-            return
-        now = time.time()
-        usage_s, as_of = self.usage.charge(job.queue, job.user, fairshare.run_so_far_s(job, now), now)
-        self.store.set_usage(job.queue, job.user, usage_s, as_of)
-
-    # -- run limits ----------------------------------------------------------------------------------------
-    def runlimit_s(self, job: Job) -> float:
-        """The job's wall-time limit: its own (-W) or its queue's RUNLIMIT, the lower; 0: none."""
-        queue = self.cfg.queues.get(job.queue)
-        limits = [x for x in (job.runlimit_s, queue.runlimit_s if queue else 0.0) if x]
-        return min(limits) if limits else 0.0
-
-    def _arm_runlimit(self, job: Job) -> None:
-        """Check the job's run limit when it may be reached (suspended time does not count, so the
-        check re-arms itself until the job has run the whole limit)."""
-        limit = self.runlimit_s(job)
-        if not limit or job.start_ts is None:
-            return
-        left = limit - fairshare.run_so_far_s(job, time.time())
-        asyncio.get_running_loop().call_later(max(0.0, left) + 0.05, self._runlimit_due, job.id, job.attempt)
-
-    def _runlimit_due(self, job_id: int, attempt: int) -> None:
-        job = self.running.get(job_id)
-        if job is None or job.attempt != attempt or job.kill_requested or job.suspend_ts is not None:
-            return                                 # ended, requeued, being killed, or suspended (resume re-arms)
-        limit = self.runlimit_s(job)
-        ran = fairshare.run_so_far_s(job, time.time())
-        if not limit:
-            return
-        if ran < limit:
-            self._arm_runlimit(job)
-            return
-        source = "-W" if job.runlimit_s == limit else f"RUNLIMIT of queue {job.queue}"
-        reason = f"run limit reached: ran {_duration_text(ran)}, limit {_duration_text(limit)} ({source}); killed"
-        log.info("job %s: %s", job_id, reason)
-        self._spawn(self.kill(job_id, reason=reason, kill_as=JobState.EXIT))
-
-    # -- load thresholds -----------------------------------------------------------------------------------
-    async def _watch_loads(self) -> None:
-        """Hosts with max_load take no new job while their monitor's 1-minute load is over it (LSF's
-        load thresholds, closed_Busy). The loads come from each host's monitor (latest.json), read
-        once per monitor interval while any host has a threshold; a host that turns busy or idle
-        again is announced, and an idle one gets jobs at once."""
-        from statgrid.monitor.store import read_latest
-
-        root = self.cfg.home / "monitor"
-        while True:
-            await asyncio.sleep(max(0.5, self.cfg.monitor.interval_s))
-            watched = [h.name for h in self.cfg.hosts.values() if h.max_load > 0]
-            if not watched:
-                self.loads = {}
-                continue
-            try:
-                loads = await asyncio.to_thread(_read_loads, root, watched, read_latest)
-            except Exception as exc:                         # a monitor file half written: next time
-                log.debug("loads: %r", exc)
-                continue
-            before = {n for n, v in self.host_views().items() if v.busy}
-            self.loads = loads
-            views = self.host_views()
-            after = {n for n, v in views.items() if v.busy}
-            for host in sorted(before ^ after):
-                self._publish_host(host, "busy" if host in after else "idle")
-            if before - after:
-                self.dispatch()
-
     def _wake(self, job: Job) -> None:
         for fut in self.waiters.pop(job.id, []):
             if not fut.done():
@@ -759,311 +600,6 @@ class Master:
             # Not there yet (the task is on its way)? Then the "started" event kills it.
             await self.engine.kill(new.host, new.task_key)
         return self.get(job_id)
-
-    # -- changing the queue (LSF's bstop/bresume, bmod, btop/bbot) -----------------------------------------
-    async def suspend(self, job_id: int, caller: Caller) -> Job:
-        """Stop a running job's whole process tree (its cgroup frozen, else SIGSTOP to its process
-        group); it keeps its slot and memory, and suspended time counts neither as run time for
-        its run limit nor as fairshare usage (its CPU time stops by itself). Owner or admin."""
-        job = self.get(job_id)
-        self.rights.require_owner(caller, job.user, "suspend", f"job {job_id}")
-        current = self.running.get(job_id)
-        if current is None or current.suspend_ts is not None:
-            if current is not None:
-                return current                                   # already suspended
-            raise UsageError(f"job {job_id} is {job.state.value}: only a running job can be suspended.")
-        if current.start_ts is None:
-            raise UsageError(f"job {job_id} is on its way to {current.host} and has not started yet; suspend it once "
-                             "it runs (`statgrid job {job_id}` shows its start).")
-        if not await self.engine.suspend(current.host, current.task_key):
-            raise StatgridError(f"job {job_id} is no longer running on {current.host} (it is ending); nothing "
-                                "was suspended.")
-        current = self.running.get(job_id, current)
-        new = dataclasses.replace(current, suspend_ts=time.time())
-        if self.store.update(new, JobState.RUN, current.attempt, "suspend", {"by": caller.user}):
-            self.running[job_id] = new
-        return self.get(job_id)
-
-    async def resume(self, job_id: int, caller: Caller) -> Job:
-        """Continue a job `suspend` stopped. Owner or admin."""
-        job = self.get(job_id)
-        self.rights.require_owner(caller, job.user, "resume", f"job {job_id}")
-        current = self.running.get(job_id)
-        if current is None or current.suspend_ts is None:
-            raise UsageError(f"job {job_id} is {job.state.value}, not suspended: nothing to resume.")
-        await self.engine.resume(current.host, current.task_key)
-        current = self.running.get(job_id, current)
-        now = time.time()
-        new = dataclasses.replace(current, suspend_ts=None,
-                                  suspended_s=current.suspended_s + max(0.0, now - (current.suspend_ts or now)))
-        if self.store.update(new, JobState.RUN, current.attempt, "resume", {"by": caller.user}):
-            self.running[job_id] = new
-            self._arm_runlimit(new)
-        return self.get(job_id)
-
-    def modify(self, job_id: int, caller: Caller, changes: dict) -> Job:
-        """LSF's bmod of a pending job: queue, job priority, run limit (-W), memory (--mem), name.
-        The same checks as a submit; an array's element keeps its array. Owner or admin."""
-        job = self.get(job_id)
-        self.rights.require_owner(caller, job.user, "modify", f"job {job_id}")
-        pending = self.pending.get(job_id)
-        if pending is None:
-            raise UsageError(f"job {job_id} is {job.state.value}: only a pending job can be modified.")
-        unknown = set(changes) - {"queue", "priority", "runlimit_s", "mem_bytes", "name"}
-        if unknown:
-            raise UsageError(f"cannot modify {', '.join(sorted(unknown))}: a pending job's queue, priority, runlimit_s, "
-                             "mem_bytes and name can change.")
-        req = JobRequest(argv=list(pending.argv), cwd=pending.cwd, user=pending.user,
-                         queue=changes.get("queue", pending.queue), name=changes.get("name", pending.name),
-                         options=dict(pending.options), rerunnable=pending.rerunnable,
-                         hosts=list(pending.requested_hosts), env={},
-                         runlimit_s=changes.get("runlimit_s", pending.runlimit_s or 0.0),
-                         mem_bytes=changes.get("mem_bytes", pending.mem_bytes),
-                         priority=changes.get("priority", pending.priority))
-        check_bounds(req)
-        if "name" in changes and parse_array(req.name) is not None:
-            raise UsageError(f"name {req.name!r} would make an array; a pending job's name cannot.")
-        checked = validate(req, self.cfg, pending.submit_ts, check_files=False)
-        new = dataclasses.replace(pending, queue=checked.queue, name=req.name, priority=checked.priority,
-                                  runlimit_s=checked.runlimit_s, mem_bytes=checked.mem_bytes)
-        if self.store.update(new, JobState.PEND, pending.attempt, "modify", {"by": caller.user, **changes}):
-            self._enqueue(new)
-            self.dispatch()
-        return self.get(job_id)
-
-    def move(self, job_id: int, caller: Caller, to: str) -> Job:
-        """LSF's btop/bbot: a pending job goes first (`to` = "top") or last ("bottom") among its
-        user's pending jobs of its queue; an administrator moves it among everyone's (in a queue
-        without fairshare that is the queue's order; with fairshare, users' priorities still come first)."""
-        job = self.get(job_id)
-        self.rights.require_owner(caller, job.user, f"move to the {to} of its queue", f"job {job_id}")
-        pending = self.pending.get(job_id)
-        if pending is None:
-            raise UsageError(f"job {job_id} is {job.state.value}: only a pending job can be moved.")
-        import math
-
-        ends = self.pending.ends(pending.queue, None if caller.admin else pending.user)
-        position = math.nextafter(ends[0], -math.inf) if to == "top" else math.nextafter(ends[1], math.inf)
-        new = dataclasses.replace(pending, position=position)
-        if self.store.update(new, JobState.PEND, pending.attempt, to, {"by": caller.user}):
-            self._enqueue(new)
-            self.dispatch()
-        return self.get(job_id)
-
-    # -- flows and arrays -----------------------------------------------------------------------------------
-    def submit_flow(self, name: str, jobs: list[tuple[str, JobRequest, str]], caller: Caller) -> dict:
-        """A flow: jobs with dependencies over each other's names, submitted as one (all or none),
-        shown as one (`flow`), killed as one (`kill_flow`). `jobs`: (name in the flow, request,
-        dependency over names or ""), dependencies first (flowfile.py orders them so)."""
-        if not self.accepting:
-            raise StatgridError("the master is shutting down; submit again after `statgrid grid up`.")
-        from statgrid.grid.jobspec import check_name
-
-        check_name("flow name", name, "give a shorter name with printable characters", allow_empty=False)
-        prepared = self._check_flow(name, jobs, caller)
-        now = time.time()
-        flow_id = self.store.add_flow("flow", caller.user, name, 0, now, {"jobs": [n for n, _, _ in prepared]})
-        ids: dict[str, int] = {}
-
-        def resolve(i: int, job: Job, inserted: list[Job]) -> Job:
-            if i:
-                ids[prepared[i - 1][0]] = inserted[-1].id
-            expr = prepared[i][2]
-            return dataclasses.replace(job, flow_id=flow_id, submit_ts=now, position=now,
-                                       depend=None if expr is None else depend.format_expr(depend.resolve(expr, ids)))
-
-        added = self.store.add_many([j for _, j, _ in prepared], prepare=resolve)
-        for j in added:
-            self.metrics.on_submit(j)
-            self._enqueue(j)
-        self.dispatch()
-        return self.flow(flow_id)
-
-    def _check_flow(self, name: str, jobs: list[tuple[str, JobRequest, str]], caller: Caller) -> list:
-        """Every job of a flow checked as a submit: [(name, Job to store, its dependency Expr or None)]."""
-        from statgrid.grid.jobspec import check_name
-
-        check_name("flow name", name, "give a shorter name with printable characters", allow_empty=False)
-        if not jobs or len(jobs) > FLOW_MAX_JOBS:
-            raise UsageError(f"a flow has 1 to {FLOW_MAX_JOBS} jobs, not {len(jobs)}.")
-        now = time.time()
-        seen: set[str] = set()
-        prepared = []
-        for job_name, req, after in jobs:
-            check_name("flow job name", job_name, "name it with letters, digits, '_', '-' or '.'", allow_empty=False)
-            if job_name in seen:
-                raise UsageError(f"flow {name!r} names the job {job_name!r} twice.")
-            check_bounds(req)
-            if req.user and req.user != caller.user:
-                raise auth.Forbidden(f"you are {caller.user!r} and asked to submit as {req.user!r}: nobody submits for "
-                                     "another user.")
-            req = dataclasses.replace(req, user=caller.user, name=job_name, depend="")
-            job = validate(req, self.cfg, now, check_files=caller.uid == os.geteuid())
-            expr = depend.parse(after) if after.strip() else None
-            for ref in depend.refs(expr) if expr is not None else ():
-                if ref not in seen:
-                    raise UsageError(f"flow {name!r}: job {job_name!r} waits for {ref!r}, which is not a job of the flow "
-                                     "listed before it (jobs come dependencies first; names: "
-                                     f"{', '.join(sorted(seen)) or 'none yet'}).")
-            seen.add(job_name)
-            prepared.append((job_name, job, expr))
-        return prepared
-
-    def flow(self, flow_id: int) -> dict:
-        """A flow or an array as one: its record, its state (RUN while any job runs, PEND while any
-        waits, DONE when all are DONE, else EXIT, or KILLED if any was killed), jobs per state, and
-        its jobs' ids, names, states and dependencies (at most FLOW_MAX_JOBS shown)."""
-        flow = self.store.flow(flow_id)
-        if flow is None:
-            raise NotFound(f"flow {flow_id} does not exist; see `statgrid flow list`.")
-        rows = self.store.con.execute("SELECT id, name, state, suspend_ts, depend, exit_reason, host FROM jobs "
-                                      "WHERE flow_id = ? ORDER BY id LIMIT ?", (flow_id, FLOW_MAX_JOBS)).fetchall()
-        counts = dict(self.store.con.execute("SELECT state, count(*) FROM jobs WHERE flow_id = ? GROUP BY state",
-                                             (flow_id,)).fetchall())
-        jobs = [{"id": r[0], "name": r[1], "state": "USUSP" if r[2] == "RUN" and r[3] is not None else r[2],
-                 "depend": r[4], "exit_reason": r[5], "host": r[6]} for r in rows]
-        for rec in jobs:
-            if rec["state"] == "PEND":
-                p = self.pending.get(rec["id"])
-                rec["pend_reason"] = self.pend_reason(p) if p is not None else None
-        return {**{k: flow[k] for k in ("id", "kind", "user", "name", "throttle", "submit_ts")},
-                "state": _flow_state(counts), "counts": counts, "jobs": jobs}
-
-    def flows(self, user: str | None, limit: int = 100) -> list[dict]:
-        """The newest flows and arrays (of `user`; None: everyone's), each with its state and counts."""
-        sql = "SELECT id FROM flows" + (" WHERE user = ?" if user else "") + " ORDER BY id DESC LIMIT ?"
-        ids = [r[0] for r in self.store.con.execute(sql, ((user,) if user else ()) + (limit,))]
-        out = []
-        for flow_id in ids:
-            rec = self.flow(flow_id)
-            rec.pop("jobs")
-            out.append(rec)
-        return out
-
-    async def kill_flow(self, flow_id: int, caller: Caller) -> dict:
-        """Kill every unfinished job of a flow or array: pending ones first (none of them starts in the
-        gaps a running one leaves), then running ones. Owner or admin."""
-        flow = self.store.flow(flow_id)
-        if flow is None:
-            raise NotFound(f"flow {flow_id} does not exist; see `statgrid flow list`.")
-        self.rights.require_owner(caller, flow["user"], "kill", f"flow {flow_id}")
-        ids = [r[0] for r in self.store.con.execute("SELECT id FROM jobs WHERE flow_id = ? AND state IN ('PEND', 'RUN') "
-                                                    "ORDER BY state = 'RUN', id", (flow_id,))]
-        for job_id in ids:
-            await self.kill(job_id, caller, reason=f"flow {flow_id} killed by {caller.user}")
-        return self.flow(flow_id)
-
-    # -- calendars (Process Manager) --------------------------------------------------------------------
-    def schedule_add(self, caller: Caller, cron_text: str, tz_name: str, request: JobRequest | None = None,
-                     flow: dict | None = None) -> dict:
-        """A calendar: submit `request` (a job) or `flow` ({"name", "jobs": [(name, request, after)]})
-        as `caller` at every time of the cron-like `cron_text`, in time zone `tz_name`. Kept in the
-        store: it survives master restarts (a time missed while the master was down fires once when
-        it is back). Checked now as a submit would be."""
-        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-        from statgrid.grid import cron
-
-        spec = cron.parse(cron_text)
-        try:
-            zone = ZoneInfo(tz_name)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise UsageError(f"time zone {tz_name!r} is not known here; give an IANA name such as UTC or "
-                             "Europe/Berlin (--tz).") from None
-        if (request is None) == (flow is None):
-            raise UsageError("a calendar submits one job or one flow.")
-        now = time.time()
-        if request is not None:
-            check_bounds(request)
-            req = dataclasses.replace(request, user=caller.user)
-            validate(req, self.cfg, now, check_files=caller.uid == os.geteuid())
-            self._check_dependency(req.depend, caller.user)
-            payload = {"kind": "job", "request": dataclasses.asdict(req)}
-        else:
-            payload = {"kind": "flow", "flow": {"name": flow["name"], "jobs": [
-                [n, dataclasses.asdict(dataclasses.replace(r, user=caller.user)), a] for n, r, a in flow["jobs"]]}}
-            self._check_flow(flow["name"], flow["jobs"], caller)
-        next_ts = cron.next_after(spec, now, zone)
-        with self.store.con:
-            sched_id = self.store.con.execute(
-                "INSERT INTO schedules (user, cron, tz, kind, spec, created_ts, next_ts) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (caller.user, spec.text, tz_name, payload["kind"], json.dumps(payload), now, next_ts)).lastrowid
-        self._calendar_changed.set()
-        return self.schedule(sched_id)
-
-    def schedule(self, sched_id: int) -> dict:
-        row = self.store.con.execute("SELECT * FROM schedules WHERE id = ?", (sched_id,)).fetchone() \
-            if 0 < sched_id <= JOB_ID_MAX else None
-        if row is None:
-            raise NotFound(f"calendar {sched_id} does not exist; see `statgrid schedule list`.")
-        rec = dict(row)
-        payload = json.loads(rec.pop("spec"))
-        rec["what"] = (f"flow {payload['flow']['name']} ({len(payload['flow']['jobs'])} jobs)" if rec["kind"] == "flow"
-                       else " ".join(payload["request"]["argv"]))
-        rec["queue"] = None if rec["kind"] == "flow" else payload["request"]["queue"] or None
-        return rec
-
-    def schedules(self, user: str | None) -> list[dict]:
-        sql = "SELECT id FROM schedules" + (" WHERE user = ?" if user else "") + " ORDER BY id"
-        return [self.schedule(r[0]) for r in self.store.con.execute(sql, (user,) if user else ())]
-
-    def schedule_remove(self, sched_id: int, caller: Caller) -> dict:
-        rec = self.schedule(sched_id)
-        self.rights.require_owner(caller, rec["user"], "remove", f"calendar {sched_id}")
-        with self.store.con:
-            self.store.con.execute("DELETE FROM schedules WHERE id = ?", (sched_id,))
-        self._calendar_changed.set()
-        return rec
-
-    async def _run_calendars(self) -> None:
-        """Fire every calendar whose time has come, then sleep until the next one (at most a minute,
-        or until a calendar is added or removed)."""
-        while True:
-            now = time.time()
-            due = [r[0] for r in self.store.con.execute("SELECT id FROM schedules WHERE next_ts <= ? ORDER BY next_ts",
-                                                        (now,))]
-            for sched_id in due:
-                try:
-                    self._fire(sched_id, now)
-                except Exception as exc:                   # one calendar's fault must not stop the others
-                    log.warning("calendar %s: %r", sched_id, exc)
-            row = self.store.con.execute("SELECT min(next_ts) FROM schedules").fetchone()
-            wait_s = 60.0 if row[0] is None else min(60.0, max(0.0, row[0] - time.time()))
-            self._calendar_changed.clear()
-            try:
-                await asyncio.wait_for(self._calendar_changed.wait(), wait_s)
-            except asyncio.TimeoutError:
-                pass
-
-    def _fire(self, sched_id: int, now: float) -> None:
-        from zoneinfo import ZoneInfo
-
-        from statgrid.grid import cron
-
-        row = self.store.con.execute("SELECT user, cron, tz, spec FROM schedules WHERE id = ?", (sched_id,)).fetchone()
-        if row is None or not self.accepting:
-            return
-        user, cron_text, tz_name, spec = row
-        payload = json.loads(spec)
-        try:
-            uid = auth.uid_of(user)
-            if uid is None:
-                raise StatgridError(f"user {user!r} no longer has an account here")
-            caller = self.rights.caller(uid, "calendar", user=user)
-            if payload["kind"] == "job":
-                job = self.submit(JobRequest(**payload["request"]), caller)
-                result = f"job {job.id}"
-            else:
-                flow = payload["flow"]
-                rec = self.submit_flow(flow["name"], [(n, JobRequest(**r), a) for n, r, a in flow["jobs"]], caller)
-                result = f"flow {rec['id']}"
-        except StatgridError as exc:
-            result = f"failed: {exc}"
-        next_ts = cron.next_after(cron.parse(cron_text), max(now, time.time()), ZoneInfo(tz_name))
-        with self.store.con:
-            self.store.con.execute("UPDATE schedules SET last_ts = ?, last_result = ?, next_ts = ? WHERE id = ?",
-                                   (now, result, next_ts, sched_id))
-        self.audit.record(None, "calendar", f"calendar {sched_id}", detail=f"of {user}: {result}")
 
     def close_host(self, host: str, caller: Caller, reason: str) -> dict:
         """LSF's badmin hclose: the host takes no new jobs; its running jobs go on. Administrators only."""
@@ -1180,30 +716,6 @@ class Master:
                  "load_1m": None if load is None else round(load[0], 2),
                  "cpus": _cpu_list(self.cpus.get(v.name, ())), "address": self.engine.workers.get(v.name)} for v, load in zip(views.values(), loads)]
 
-    def shares(self, queue: str | None = None) -> dict:
-        """`statgrid shares`: {"queues": [{"queue", "fairshare", "rows": [fairshare.ShareRow dicts]}]}
-        for every queue with fairshare (or the one asked for)."""
-        if queue is not None and queue not in self.cfg.queues:
-            raise NotFound(f"queue {queue!r} does not exist; queues: {', '.join(self.cfg.queues)} (see `statgrid queues`).")
-        now = time.time()
-        usage = self.usage.at(now, self.running.values())
-        running: dict[tuple[str, str], int] = {}
-        pending: dict[tuple[str, str], int] = {}
-        for job in self.running.values():
-            running[(job.queue, job.user)] = running.get((job.queue, job.user), 0) + 1
-        for job in self.pending.values():
-            pending[(job.queue, job.user)] = pending.get((job.queue, job.user), 0) + 1
-        out = []
-        for q in self.cfg.queues.values():
-            if (queue is not None and q.name != queue) or not q.fairshare:
-                continue
-            users = {u for (qn, u) in [*running, *pending, *usage] if qn == q.name}
-            users |= {n for n, _ in q.fairshare if n != fairshare.DEFAULT and n not in self.cfg.groups}
-            rows = fairshare.share_rows(q, users, running, pending, usage, self.cfg.groups, self.cfg.scheduling)
-            out.append({"queue": q.name, "fairshare": [list(p) for p in q.fairshare],
-                        "rows": [r.to_dict() for r in rows]})
-        return {"queues": out, "half_life_s": self.cfg.scheduling.half_life_s}
-
     def queues(self) -> list[dict]:
         pend: dict[str, int] = {}
         run: dict[str, int] = {}
@@ -1263,45 +775,6 @@ def _read_grid_file(path: Path) -> bytes | None:
     except OSError:
         pass
     return None
-
-
-FLOW_MAX_JOBS = 1000
-
-
-def _flow_state(counts: dict[str, int]) -> str:
-    if counts.get("RUN"):
-        return "RUN"
-    if counts.get("PEND"):
-        return "PEND"
-    if counts.get("KILLED"):
-        return "KILLED"
-    return "EXIT" if counts.get("EXIT") else "DONE"
-
-
-@functools.lru_cache(maxsize=4096)
-def _parsed_dependency(text: str) -> "depend.Expr":
-    return depend.parse(text)
-
-
-def _read_loads(root: Path, hosts: list[str], read_latest) -> dict[str, float]:
-    """host → the 1-minute load average of its monitor's latest sample (hosts without one left out)."""
-    out = {}
-    for host in hosts:
-        rows = read_latest(root / host) or {}
-        node = (rows.get("node") or [None])[-1]
-        if isinstance(node, dict) and isinstance(node.get("load_1m"), (int, float)):
-            out[host] = float(node["load_1m"])
-    return out
-
-
-def _duration_text(seconds: float) -> str:
-    """3725 → '1h02m05s'; 42.5 → '42.5s'."""
-    if seconds < 60:
-        return f"{seconds:.3g}s"
-    s = int(round(seconds))
-    h, rest = divmod(s, 3600)
-    m, sec = divmod(rest, 60)
-    return (f"{h}h{m:02d}m{sec:02d}s" if h else f"{m}m{sec:02d}s")
 
 
 def _cpu_list(cpus: tuple[int, ...]) -> str:

@@ -1,0 +1,250 @@
+"""Flows, arrays and calendars (Platform Process Manager's), as a part of `Master`: a flow file's
+jobs submitted as one with their dependencies resolved to ids, shown and killed as one (an array
+from `-J "name[1-100]%10"` is shown the same way); calendars in the store that submit a job or a
+flow at cron-like times (cron.py) and survive restarts.
+
+A mixin: the methods use the Master's state and run on its loop (see queuectl.py).
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+import os
+import time
+
+from statgrid.errors import NotFound, StatgridError, UsageError
+from statgrid.grid import auth, depend
+from statgrid.grid.auth import Caller
+from statgrid.grid.jobspec import JobRequest, check_bounds, validate
+from statgrid.grid.model import JOB_ID_MAX, Job
+
+log = logging.getLogger("statgrid.master")
+
+FLOW_MAX_JOBS = 1000
+
+
+class Flows:
+    def submit_flow(self, name: str, jobs: list[tuple[str, JobRequest, str]], caller: Caller) -> dict:
+        """A flow: jobs with dependencies over each other's names, submitted as one (all or none),
+        shown as one (`flow`), killed as one (`kill_flow`). `jobs`: (name in the flow, request,
+        dependency over names or ""), dependencies first (flowfile.py orders them so)."""
+        if not self.accepting:
+            raise StatgridError("the master is shutting down; submit again after `statgrid grid up`.")
+        from statgrid.grid.jobspec import check_name
+
+        check_name("flow name", name, "give a shorter name with printable characters", allow_empty=False)
+        prepared = self._check_flow(name, jobs, caller)
+        now = time.time()
+        flow_id = self.store.add_flow("flow", caller.user, name, 0, now, {"jobs": [n for n, _, _ in prepared]})
+        ids: dict[str, int] = {}
+
+        def resolve(i: int, job: Job, inserted: list[Job]) -> Job:
+            if i:
+                ids[prepared[i - 1][0]] = inserted[-1].id
+            expr = prepared[i][2]
+            return dataclasses.replace(job, flow_id=flow_id, submit_ts=now, position=now,
+                                       depend=None if expr is None else depend.format_expr(depend.resolve(expr, ids)))
+
+        added = self.store.add_many([j for _, j, _ in prepared], prepare=resolve)
+        for j in added:
+            self.metrics.on_submit(j)
+            self._enqueue(j)
+        self.dispatch()
+        return self.flow(flow_id)
+
+    def _check_flow(self, name: str, jobs: list[tuple[str, JobRequest, str]], caller: Caller) -> list:
+        """Every job of a flow checked as a submit: [(name, Job to store, its dependency Expr or None)]."""
+        from statgrid.grid.jobspec import check_name
+
+        check_name("flow name", name, "give a shorter name with printable characters", allow_empty=False)
+        if not jobs or len(jobs) > FLOW_MAX_JOBS:
+            raise UsageError(f"a flow has 1 to {FLOW_MAX_JOBS} jobs, not {len(jobs)}.")
+        now = time.time()
+        seen: set[str] = set()
+        prepared = []
+        for job_name, req, after in jobs:
+            check_name("flow job name", job_name, "name it with letters, digits, '_', '-' or '.'", allow_empty=False)
+            if job_name in seen:
+                raise UsageError(f"flow {name!r} names the job {job_name!r} twice.")
+            check_bounds(req)
+            if req.user and req.user != caller.user:
+                raise auth.Forbidden(f"you are {caller.user!r} and asked to submit as {req.user!r}: nobody submits for "
+                                     "another user.")
+            req = dataclasses.replace(req, user=caller.user, name=job_name, depend="")
+            job = validate(req, self.cfg, now, check_files=caller.uid == os.geteuid())
+            expr = depend.parse(after) if after.strip() else None
+            for ref in depend.refs(expr) if expr is not None else ():
+                if ref not in seen:
+                    raise UsageError(f"flow {name!r}: job {job_name!r} waits for {ref!r}, which is not a job of the flow "
+                                     "listed before it (jobs come dependencies first; names: "
+                                     f"{', '.join(sorted(seen)) or 'none yet'}).")
+            seen.add(job_name)
+            prepared.append((job_name, job, expr))
+        return prepared
+
+    def flow(self, flow_id: int) -> dict:
+        """A flow or an array as one: its record, its state (RUN while any job runs, PEND while any
+        waits, DONE when all are DONE, else EXIT, or KILLED if any was killed), jobs per state, and
+        its jobs' ids, names, states and dependencies (at most FLOW_MAX_JOBS shown)."""
+        flow = self.store.flow(flow_id)
+        if flow is None:
+            raise NotFound(f"flow {flow_id} does not exist; see `statgrid flow list`.")
+        rows = self.store.con.execute("SELECT id, name, state, suspend_ts, depend, exit_reason, host FROM jobs "
+                                      "WHERE flow_id = ? ORDER BY id LIMIT ?", (flow_id, FLOW_MAX_JOBS)).fetchall()
+        counts = dict(self.store.con.execute("SELECT state, count(*) FROM jobs WHERE flow_id = ? GROUP BY state",
+                                             (flow_id,)).fetchall())
+        jobs = [{"id": r[0], "name": r[1], "state": "USUSP" if r[2] == "RUN" and r[3] is not None else r[2],
+                 "depend": r[4], "exit_reason": r[5], "host": r[6]} for r in rows]
+        for rec in jobs:
+            if rec["state"] == "PEND":
+                p = self.pending.get(rec["id"])
+                rec["pend_reason"] = self.pend_reason(p) if p is not None else None
+        return {**{k: flow[k] for k in ("id", "kind", "user", "name", "throttle", "submit_ts")},
+                "state": _flow_state(counts), "counts": counts, "jobs": jobs}
+
+    def flows(self, user: str | None, limit: int = 100) -> list[dict]:
+        """The newest flows and arrays (of `user`; None: everyone's), each with its state and counts."""
+        sql = "SELECT id FROM flows" + (" WHERE user = ?" if user else "") + " ORDER BY id DESC LIMIT ?"
+        ids = [r[0] for r in self.store.con.execute(sql, ((user,) if user else ()) + (limit,))]
+        out = []
+        for flow_id in ids:
+            rec = self.flow(flow_id)
+            rec.pop("jobs")
+            out.append(rec)
+        return out
+
+    async def kill_flow(self, flow_id: int, caller: Caller) -> dict:
+        """Kill every unfinished job of a flow or array: pending ones first (none of them starts in the
+        gaps a running one leaves), then running ones. Owner or admin."""
+        flow = self.store.flow(flow_id)
+        if flow is None:
+            raise NotFound(f"flow {flow_id} does not exist; see `statgrid flow list`.")
+        self.rights.require_owner(caller, flow["user"], "kill", f"flow {flow_id}")
+        ids = [r[0] for r in self.store.con.execute("SELECT id FROM jobs WHERE flow_id = ? AND state IN ('PEND', 'RUN') "
+                                                    "ORDER BY state = 'RUN', id", (flow_id,))]
+        for job_id in ids:
+            await self.kill(job_id, caller, reason=f"flow {flow_id} killed by {caller.user}")
+        return self.flow(flow_id)
+
+    def schedule_add(self, caller: Caller, cron_text: str, tz_name: str, request: JobRequest | None = None,
+                     flow: dict | None = None) -> dict:
+        """A calendar: submit `request` (a job) or `flow` ({"name", "jobs": [(name, request, after)]})
+        as `caller` at every time of the cron-like `cron_text`, in time zone `tz_name`. Kept in the
+        store: it survives master restarts (a time missed while the master was down fires once when
+        it is back). Checked now as a submit would be."""
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        from statgrid.grid import cron
+
+        spec = cron.parse(cron_text)
+        try:
+            zone = ZoneInfo(tz_name)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise UsageError(f"time zone {tz_name!r} is not known here; give an IANA name such as UTC or "
+                             "Europe/Berlin (--tz).") from None
+        if (request is None) == (flow is None):
+            raise UsageError("a calendar submits one job or one flow.")
+        now = time.time()
+        if request is not None:
+            check_bounds(request)
+            req = dataclasses.replace(request, user=caller.user)
+            validate(req, self.cfg, now, check_files=caller.uid == os.geteuid())
+            self._check_dependency(req.depend, caller.user)
+            payload = {"kind": "job", "request": dataclasses.asdict(req)}
+        else:
+            payload = {"kind": "flow", "flow": {"name": flow["name"], "jobs": [
+                [n, dataclasses.asdict(dataclasses.replace(r, user=caller.user)), a] for n, r, a in flow["jobs"]]}}
+            self._check_flow(flow["name"], flow["jobs"], caller)
+        next_ts = cron.next_after(spec, now, zone)
+        with self.store.con:
+            sched_id = self.store.con.execute(
+                "INSERT INTO schedules (user, cron, tz, kind, spec, created_ts, next_ts) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (caller.user, spec.text, tz_name, payload["kind"], json.dumps(payload), now, next_ts)).lastrowid
+        self._calendar_changed.set()
+        return self.schedule(sched_id)
+
+    def schedule(self, sched_id: int) -> dict:
+        row = self.store.con.execute("SELECT * FROM schedules WHERE id = ?", (sched_id,)).fetchone() \
+            if 0 < sched_id <= JOB_ID_MAX else None
+        if row is None:
+            raise NotFound(f"calendar {sched_id} does not exist; see `statgrid schedule list`.")
+        rec = dict(row)
+        payload = json.loads(rec.pop("spec"))
+        rec["what"] = (f"flow {payload['flow']['name']} ({len(payload['flow']['jobs'])} jobs)" if rec["kind"] == "flow"
+                       else " ".join(payload["request"]["argv"]))
+        rec["queue"] = None if rec["kind"] == "flow" else payload["request"]["queue"] or None
+        return rec
+
+    def schedules(self, user: str | None) -> list[dict]:
+        sql = "SELECT id FROM schedules" + (" WHERE user = ?" if user else "") + " ORDER BY id"
+        return [self.schedule(r[0]) for r in self.store.con.execute(sql, (user,) if user else ())]
+
+    def schedule_remove(self, sched_id: int, caller: Caller) -> dict:
+        rec = self.schedule(sched_id)
+        self.rights.require_owner(caller, rec["user"], "remove", f"calendar {sched_id}")
+        with self.store.con:
+            self.store.con.execute("DELETE FROM schedules WHERE id = ?", (sched_id,))
+        self._calendar_changed.set()
+        return rec
+
+    async def _run_calendars(self) -> None:
+        """Fire every calendar whose time has come, then sleep until the next one (at most a minute,
+        or until a calendar is added or removed)."""
+        while True:
+            now = time.time()
+            due = [r[0] for r in self.store.con.execute("SELECT id FROM schedules WHERE next_ts <= ? ORDER BY next_ts",
+                                                        (now,))]
+            for sched_id in due:
+                try:
+                    self._fire(sched_id, now)
+                except Exception as exc:                   # one calendar's fault must not stop the others
+                    log.warning("calendar %s: %r", sched_id, exc)
+            row = self.store.con.execute("SELECT min(next_ts) FROM schedules").fetchone()
+            wait_s = 60.0 if row[0] is None else min(60.0, max(0.0, row[0] - time.time()))
+            self._calendar_changed.clear()
+            try:
+                await asyncio.wait_for(self._calendar_changed.wait(), wait_s)
+            except asyncio.TimeoutError:
+                pass
+
+    def _fire(self, sched_id: int, now: float) -> None:
+        from zoneinfo import ZoneInfo
+
+        from statgrid.grid import cron
+
+        row = self.store.con.execute("SELECT user, cron, tz, spec FROM schedules WHERE id = ?", (sched_id,)).fetchone()
+        if row is None or not self.accepting:
+            return
+        user, cron_text, tz_name, spec = row
+        payload = json.loads(spec)
+        try:
+            uid = auth.uid_of(user)
+            if uid is None:
+                raise StatgridError(f"user {user!r} no longer has an account here")
+            caller = self.rights.caller(uid, "calendar", user=user)
+            if payload["kind"] == "job":
+                job = self.submit(JobRequest(**payload["request"]), caller)
+                result = f"job {job.id}"
+            else:
+                flow = payload["flow"]
+                rec = self.submit_flow(flow["name"], [(n, JobRequest(**r), a) for n, r, a in flow["jobs"]], caller)
+                result = f"flow {rec['id']}"
+        except StatgridError as exc:
+            result = f"failed: {exc}"
+        next_ts = cron.next_after(cron.parse(cron_text), max(now, time.time()), ZoneInfo(tz_name))
+        with self.store.con:
+            self.store.con.execute("UPDATE schedules SET last_ts = ?, last_result = ?, next_ts = ? WHERE id = ?",
+                                   (now, result, next_ts, sched_id))
+        self.audit.record(None, "calendar", f"calendar {sched_id}", detail=f"of {user}: {result}")
+
+
+def _flow_state(counts: dict[str, int]) -> str:
+    if counts.get("RUN"):
+        return "RUN"
+    if counts.get("PEND"):
+        return "PEND"
+    if counts.get("KILLED"):
+        return "KILLED"
+    return "EXIT" if counts.get("EXIT") else "DONE"

@@ -1,0 +1,318 @@
+"""The master's scheduling verbs and rules beyond dispatch (issue 18), as a part of `Master`:
+dependencies (held, released, ended when never met), sub-tasks of a session (MP CONNECT), fairshare
+usage charged at each attempt's end and `statgrid shares`, run limits (RUNLIMIT / -W), load
+thresholds from the hosts' monitors (closed_Busy), and LSF's verbs on one job: suspend/resume
+(bstop/bresume), modify (bmod), top/bottom (btop/bbot).
+
+A mixin: the methods use the Master's state (store, pending backlog, running jobs, engine,
+rights) and run on its loop, as the rest of the master does; master.py keeps the life cycle,
+submit, dispatch and the engine's events.
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import functools
+import logging
+import math
+import time
+from pathlib import Path
+
+from statgrid.errors import NotFound, StatgridError, UsageError
+from statgrid.grid import auth, depend, fairshare
+from statgrid.grid.auth import Caller
+from statgrid.grid.jobspec import JobRequest, check_bounds, parse_array, validate
+from statgrid.grid.model import JOB_ID_MAX, Job, JobState
+
+log = logging.getLogger("statgrid.master")
+
+
+class QueueControl:
+    def _enqueue(self, job: Job) -> None:
+        """A PEND job joins the backlog — held out of dispatch while its dependency is not met, and
+        ended (EXIT) when it can never be met."""
+        if not job.depend:
+            self.pending.add(job)
+            return
+        verdict = self._dependency_verdict(job)
+        if verdict.outcome == depend.NEVER:
+            self.pending.add(job, held=verdict.reason)
+            self._end_unmeetable(job, verdict.reason)
+        elif verdict.outcome == depend.WAIT:
+            self.pending.add(job, held=f"dependency not met: {verdict.reason}")
+            for ref in depend.refs(_parsed_dependency(job.depend)):
+                self.dependents.setdefault(ref, set()).add(job.id)
+        else:
+            self.pending.add(job)
+
+    def _check_parent(self, parent_id: int, caller: Caller) -> None:
+        """A sub-task (MP CONNECT) belongs to a running job of the caller's own."""
+        parent = self.running.get(parent_id)
+        if parent is None:
+            job = self.store.get(parent_id) if 0 < parent_id <= JOB_ID_MAX else None
+            raise UsageError(f"parent job {parent_id} " + ("does not exist" if job is None else
+                                                           f"is {job.shown_state}, not running")
+                             + ": sub-tasks are handed to the grid by a running session job.")
+        if parent.user != caller.user:
+            raise auth.Forbidden(f"job {parent_id} belongs to {parent.user!r}; you ({caller.user!r}) cannot add "
+                                 "sub-tasks to it.")
+
+    def _end_children(self, parent: Job) -> None:
+        """A session's sub-tasks end with it (MP CONNECT's remote sessions end at the parent's SIGNOFF)."""
+        for job_id in sorted(self.children.pop(parent.id, ())):
+            if job_id not in self.pending and job_id not in self.running:
+                continue
+            self._spawn(self.kill(job_id, reason=f"its parent job {parent.id} ended ({parent.shown_state})"))
+
+    def _has_children(self, job_id: int) -> bool:
+        return bool(self.children.get(job_id))
+
+    def _check_dependency(self, text: str, user: str) -> str | None:
+        """The canonical text of a -w expression (None: none): every job it names must exist.
+        Anyone may wait for anyone's job (its state is no secret: `statgrid jobs -u all`)."""
+        if not text.strip():
+            return None
+        expr = depend.parse(text)
+        for ref in depend.refs(expr):
+            if isinstance(ref, str):
+                raise UsageError(f"-w {text!r} names the job {ref!r}: outside a flow, name jobs by id, e.g. done(12) "
+                                 "(names are for a flow file's jobs).")
+            if ref not in self.pending and ref not in self.running and self.store.get(ref) is None:
+                raise UsageError(f"-w {text!r}: job {ref} does not exist; see `statgrid jobs -a -u all`.")
+        return depend.format_expr(expr)
+
+    def _dependency_verdict(self, job: Job) -> depend.Verdict:
+        expr = _parsed_dependency(job.depend)
+        views: dict[int, depend.JobView] = {}
+        for ref in depend.refs(expr):
+            other = self.pending.get(ref) or self.running.get(ref) or self.store.get(ref)
+            if other is not None:
+                state = "USUSP" if other.state == JobState.RUN and other.suspend_ts is not None else other.state.value
+                views[ref] = depend.JobView(state, other.start_ts is not None or other.state == JobState.RUN)
+        return depend.evaluate(expr, views)
+
+    def _recheck_dependents(self) -> None:
+        """The jobs in _recheck changed state: their dependents may start now, or never."""
+        changed, self._recheck = self._recheck, set()
+        released = False
+        for ref in changed:
+            for job_id in sorted(self.dependents.pop(ref, ())):
+                job = self.pending.get(job_id)
+                if job is None or job_id not in self.pending.held:
+                    continue
+                before = len(self.pending.lists)
+                self._enqueue(job)
+                released = released or job_id not in self.pending.held or len(self.pending.lists) != before
+        if released:
+            self.dispatch()
+
+    def _end_unmeetable(self, job: Job, reason: str) -> None:
+        """A dependency that can never be met ends the job (EXIT), rather than leave it pending forever."""
+        new = dataclasses.replace(job, state=JobState.EXIT, end_ts=time.time(),
+                                  exit_reason=f"dependency can never be met: {reason}")
+        self.pending.remove(job.id)
+        if self.store.update(new, JobState.PEND, job.attempt, "dependency", {"reason": reason}):
+            self.metrics.on_end(new)
+            self._wake(new)
+
+    def _charge(self, job: Job) -> None:
+        """Fairshare: the slot-seconds an attempt ran count against its user in its queue."""
+        if job.start_ts is None:
+            return
+        now = time.time()
+        usage_s, as_of = self.usage.charge(job.queue, job.user, fairshare.run_so_far_s(job, now), now)
+        self.store.set_usage(job.queue, job.user, usage_s, as_of)
+
+    def runlimit_s(self, job: Job) -> float:
+        """The job's wall-time limit: its own (-W) or its queue's RUNLIMIT, the lower; 0: none."""
+        queue = self.cfg.queues.get(job.queue)
+        limits = [x for x in (job.runlimit_s, queue.runlimit_s if queue else 0.0) if x]
+        return min(limits) if limits else 0.0
+
+    def _arm_runlimit(self, job: Job) -> None:
+        """Check the job's run limit when it may be reached (suspended time does not count, so the
+        check re-arms itself until the job has run the whole limit)."""
+        limit = self.runlimit_s(job)
+        if not limit or job.start_ts is None:
+            return
+        left = limit - fairshare.run_so_far_s(job, time.time())
+        asyncio.get_running_loop().call_later(max(0.0, left) + 0.05, self._runlimit_due, job.id, job.attempt)
+
+    def _runlimit_due(self, job_id: int, attempt: int) -> None:
+        job = self.running.get(job_id)
+        if job is None or job.attempt != attempt or job.kill_requested or job.suspend_ts is not None:
+            return                                 # ended, requeued, being killed, or suspended (resume re-arms)
+        limit = self.runlimit_s(job)
+        ran = fairshare.run_so_far_s(job, time.time())
+        if not limit:
+            return
+        if ran < limit:
+            self._arm_runlimit(job)
+            return
+        source = "-W" if job.runlimit_s == limit else f"RUNLIMIT of queue {job.queue}"
+        reason = f"run limit reached: ran {_duration_text(ran)}, limit {_duration_text(limit)} ({source}); killed"
+        log.info("job %s: %s", job_id, reason)
+        self._spawn(self.kill(job_id, reason=reason, kill_as=JobState.EXIT))
+
+    async def _watch_loads(self) -> None:
+        """Hosts with max_load take no new job while their monitor's 1-minute load is over it (LSF's
+        load thresholds, closed_Busy). The loads come from each host's monitor (latest.json), read
+        once per monitor interval while any host has a threshold; a host that turns busy or idle
+        again is announced, and an idle one gets jobs at once."""
+        from statgrid.monitor.store import read_latest
+
+        root = self.cfg.home / "monitor"
+        while True:
+            await asyncio.sleep(max(0.5, self.cfg.monitor.interval_s))
+            watched = [h.name for h in self.cfg.hosts.values() if h.max_load > 0]
+            if not watched:
+                self.loads = {}
+                continue
+            try:
+                loads = await asyncio.to_thread(_read_loads, root, watched, read_latest)
+            except Exception as exc:                         # a monitor file half written: next time
+                log.debug("loads: %r", exc)
+                continue
+            before = {n for n, v in self.host_views().items() if v.busy}
+            self.loads = loads
+            views = self.host_views()
+            after = {n for n, v in views.items() if v.busy}
+            for host in sorted(before ^ after):
+                self._publish_host(host, "busy" if host in after else "idle")
+            if before - after:
+                self.dispatch()
+
+    async def suspend(self, job_id: int, caller: Caller) -> Job:
+        """Stop a running job's whole process tree (its cgroup frozen, else SIGSTOP to its process
+        group); it keeps its slot and memory, and suspended time counts neither as run time for
+        its run limit nor as fairshare usage (its CPU time stops by itself). Owner or admin."""
+        job = self.get(job_id)
+        self.rights.require_owner(caller, job.user, "suspend", f"job {job_id}")
+        current = self.running.get(job_id)
+        if current is None or current.suspend_ts is not None:
+            if current is not None:
+                return current                                   # already suspended
+            raise UsageError(f"job {job_id} is {job.state.value}: only a running job can be suspended.")
+        if current.start_ts is None:
+            raise UsageError(f"job {job_id} is on its way to {current.host} and has not started yet; suspend it once "
+                             "it runs (`statgrid job {job_id}` shows its start).")
+        if not await self.engine.suspend(current.host, current.task_key):
+            raise StatgridError(f"job {job_id} is no longer running on {current.host} (it is ending); nothing "
+                                "was suspended.")
+        current = self.running.get(job_id, current)
+        new = dataclasses.replace(current, suspend_ts=time.time())
+        if self.store.update(new, JobState.RUN, current.attempt, "suspend", {"by": caller.user}):
+            self.running[job_id] = new
+        return self.get(job_id)
+
+    async def resume(self, job_id: int, caller: Caller) -> Job:
+        """Continue a job `suspend` stopped. Owner or admin."""
+        job = self.get(job_id)
+        self.rights.require_owner(caller, job.user, "resume", f"job {job_id}")
+        current = self.running.get(job_id)
+        if current is None or current.suspend_ts is None:
+            raise UsageError(f"job {job_id} is {job.state.value}, not suspended: nothing to resume.")
+        await self.engine.resume(current.host, current.task_key)
+        current = self.running.get(job_id, current)
+        now = time.time()
+        new = dataclasses.replace(current, suspend_ts=None,
+                                  suspended_s=current.suspended_s + max(0.0, now - (current.suspend_ts or now)))
+        if self.store.update(new, JobState.RUN, current.attempt, "resume", {"by": caller.user}):
+            self.running[job_id] = new
+            self._arm_runlimit(new)
+        return self.get(job_id)
+
+    def modify(self, job_id: int, caller: Caller, changes: dict) -> Job:
+        """LSF's bmod of a pending job: queue, job priority, run limit (-W), memory (--mem), name.
+        The same checks as a submit; an array's element keeps its array. Owner or admin."""
+        job = self.get(job_id)
+        self.rights.require_owner(caller, job.user, "modify", f"job {job_id}")
+        pending = self.pending.get(job_id)
+        if pending is None:
+            raise UsageError(f"job {job_id} is {job.state.value}: only a pending job can be modified.")
+        unknown = set(changes) - {"queue", "priority", "runlimit_s", "mem_bytes", "name"}
+        if unknown:
+            raise UsageError(f"cannot modify {', '.join(sorted(unknown))}: a pending job's queue, priority, runlimit_s, "
+                             "mem_bytes and name can change.")
+        req = JobRequest(argv=list(pending.argv), cwd=pending.cwd, user=pending.user,
+                         queue=changes.get("queue", pending.queue), name=changes.get("name", pending.name),
+                         options=dict(pending.options), rerunnable=pending.rerunnable,
+                         hosts=list(pending.requested_hosts), env={},
+                         runlimit_s=changes.get("runlimit_s", pending.runlimit_s or 0.0),
+                         mem_bytes=changes.get("mem_bytes", pending.mem_bytes),
+                         priority=changes.get("priority", pending.priority))
+        check_bounds(req)
+        if "name" in changes and parse_array(req.name) is not None:
+            raise UsageError(f"name {req.name!r} would make an array; a pending job's name cannot.")
+        checked = validate(req, self.cfg, pending.submit_ts, check_files=False)
+        new = dataclasses.replace(pending, queue=checked.queue, name=req.name, priority=checked.priority,
+                                  runlimit_s=checked.runlimit_s, mem_bytes=checked.mem_bytes)
+        if self.store.update(new, JobState.PEND, pending.attempt, "modify", {"by": caller.user, **changes}):
+            self._enqueue(new)
+            self.dispatch()
+        return self.get(job_id)
+
+    def move(self, job_id: int, caller: Caller, to: str) -> Job:
+        """LSF's btop/bbot: a pending job goes first (`to` = "top") or last ("bottom") among its
+        user's pending jobs of its queue; an administrator moves it among everyone's (in a queue
+        without fairshare that is the queue's order; with fairshare, users' priorities still come first)."""
+        job = self.get(job_id)
+        self.rights.require_owner(caller, job.user, f"move to the {to} of its queue", f"job {job_id}")
+        pending = self.pending.get(job_id)
+        if pending is None:
+            raise UsageError(f"job {job_id} is {job.state.value}: only a pending job can be moved.")
+        ends = self.pending.ends(pending.queue, None if caller.admin else pending.user)
+        position = math.nextafter(ends[0], -math.inf) if to == "top" else math.nextafter(ends[1], math.inf)
+        new = dataclasses.replace(pending, position=position)
+        if self.store.update(new, JobState.PEND, pending.attempt, to, {"by": caller.user}):
+            self._enqueue(new)
+            self.dispatch()
+        return self.get(job_id)
+
+    def shares(self, queue: str | None = None) -> dict:
+        """`statgrid shares`: {"queues": [{"queue", "fairshare", "rows": [fairshare.ShareRow dicts]}]}
+        for every queue with fairshare (or the one asked for)."""
+        if queue is not None and queue not in self.cfg.queues:
+            raise NotFound(f"queue {queue!r} does not exist; queues: {', '.join(self.cfg.queues)} (see `statgrid queues`).")
+        now = time.time()
+        usage = self.usage.at(now, self.running.values())
+        running: dict[tuple[str, str], int] = {}
+        pending: dict[tuple[str, str], int] = {}
+        for job in self.running.values():
+            running[(job.queue, job.user)] = running.get((job.queue, job.user), 0) + 1
+        for job in self.pending.values():
+            pending[(job.queue, job.user)] = pending.get((job.queue, job.user), 0) + 1
+        out = []
+        for q in self.cfg.queues.values():
+            if (queue is not None and q.name != queue) or not q.fairshare:
+                continue
+            users = {u for (qn, u) in [*running, *pending, *usage] if qn == q.name}
+            users |= {n for n, _ in q.fairshare if n != fairshare.DEFAULT and n not in self.cfg.groups}
+            rows = fairshare.share_rows(q, users, running, pending, usage, self.cfg.groups, self.cfg.scheduling)
+            out.append({"queue": q.name, "fairshare": [list(p) for p in q.fairshare],
+                        "rows": [r.to_dict() for r in rows]})
+        return {"queues": out, "half_life_s": self.cfg.scheduling.half_life_s}
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed_dependency(text: str) -> "depend.Expr":
+    return depend.parse(text)
+
+def _read_loads(root: Path, hosts: list[str], read_latest) -> dict[str, float]:
+    """host → the 1-minute load average of its monitor's latest sample (hosts without one left out)."""
+    out = {}
+    for host in hosts:
+        rows = read_latest(root / host) or {}
+        node = (rows.get("node") or [None])[-1]
+        if isinstance(node, dict) and isinstance(node.get("load_1m"), (int, float)):
+            out[host] = float(node["load_1m"])
+    return out
+
+def _duration_text(seconds: float) -> str:
+    """3725 → '1h02m05s'; 42.5 → '42.5s'."""
+    if seconds < 60:
+        return f"{seconds:.3g}s"
+    s = int(round(seconds))
+    h, rest = divmod(s, 3600)
+    m, sec = divmod(rest, 60)
+    return (f"{h}h{m:02d}m{sec:02d}s" if h else f"{m}m{sec:02d}s")
