@@ -208,7 +208,7 @@ def mount(app: FastAPI, master) -> Console:
         stream = urllib.parse.urlencode({"view": "jobs", **query, "offset": view["offset"],
                                          "ids": ",".join(str(j["id"]) for j in view["jobs"])})
         return render("jobs.html", request, title="jobs", view=view, stream=stream, query=query,
-                      states=["unfinished", "PEND", "RUN", "DONE", "EXIT", "KILLED", "all"],
+                      states=["unfinished", "PEND", "RUN", "USUSP", "DONE", "EXIT", "KILLED", "all"],
                       queues=list(master.cfg.queues), hosts=list(master.cfg.hosts))
 
     async def job_view(who: Caller, job_id: int) -> dict[str, Any]:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from statgrid.console.live import Console
     from statgrid.grid.master import Master
 
-UNFINISHED = ("PEND", "RUN")
+UNFINISHED = ("PEND", "RUN", "USUSP")
 STIMER_MAX_BYTES = 1 << 20
 RESULT_ROOTS = ("bench", "demo", "iobench")      # under the grid home: where bench, demo and iobench save
 RESULT_MAX_ENTRIES = 200

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["CONTENT_TYPE_LATEST", "GridMetrics"]
 
 MONITOR_CACHE_S = 5.0
-HOST_STATES = ("ok", "closed_Full", "closed_Adm", "unavail")
+HOST_STATES = ("ok", "closed_Full", "closed_Busy", "closed_Adm", "unavail")
 LATENCY_BUCKETS_S = (0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
 WAIT_BUCKETS_S = (0.01, 0.1, 1.0, 10.0, 60.0, 300.0, 900.0, 3600.0, 4 * 3600.0, 24 * 3600.0)
 # monitor column → (metric name, help, scale to the base unit)
@@ -116,9 +116,9 @@ class _Live:
         jobs = GaugeMetricFamily("statgrid_jobs", "Jobs pending or running now, by state, queue and user",
                                  labels=["state", "queue", "user"])
         counts: dict[tuple[str, str, str], int] = {}
-        for state, table in (("PEND", master.pending), ("RUN", master.running)):
+        for table in (master.pending, master.running):
             for job in table.values():
-                key = (state, job.queue, job.user)
+                key = (job.shown_state, job.queue, job.user)
                 counts[key] = counts.get(key, 0) + 1
         for key, n in sorted(counts.items()):
             jobs.add_metric(list(key), n)
@@ -133,7 +133,7 @@ class _Live:
         views = master.host_views()
         slots = GaugeMetricFamily("statgrid_host_slots", "Job slots of each host (LSF MXJ)", labels=["host"])
         running = GaugeMetricFamily("statgrid_host_running_jobs", "Jobs running on each host", labels=["host"])
-        states = GaugeMetricFamily("statgrid_host_state", "1 for the host's state (ok, closed_Full, closed_Adm, "
+        states = GaugeMetricFamily("statgrid_host_state", "1 for the host's state (ok, closed_Full, closed_Busy, closed_Adm, "
                                    "unavail), 0 for the others", labels=["host", "state"])
         for view in views.values():
             slots.add_metric([view.name], view.slots)
