@@ -205,7 +205,8 @@ def test_a_change_through_the_cookie_must_come_from_the_console_page(grid):
     assert grid.client.job(job)["state"] == "RUN"                                    # nothing was done
     status, _, body = grid.http.request("POST", path, headers={
         **cookie(grid.session), "HX-Request": "true", "Origin": f"http://127.0.0.1:{grid.cfg.master.port}"})
-    assert status == 200 and f"job {job}: kill requested" in body
+    # "kill requested" while the job ends; KILLED when its end was processed before the answer (a loaded machine)
+    assert status == 200 and (f"job {job}: kill requested" in body or f"job {job}: KILLED" in body), body
     assert grid.wait([job])[0]["state"] == "KILLED"
     audit = (grid.home / "grid" / "audit.log").read_text()
     assert f'"action": "kill", "target": "job {job}", "outcome": "ok", "detail": "console"' in audit

@@ -70,6 +70,15 @@ def test_dependencies_wait_release_and_end_when_never_met(grid):
     (ended,) = grid.wait([never])
     assert ended["state"] == "EXIT"
     assert ended["exit_reason"].startswith("dependency can never be met: ")
+    # a job killed while it waits: what waits for it being DONE ends too
+    held = grid.submit("true", depend=f"done({grid.submit('sleep', '30')})")
+    chained = grid.submit("true", depend=f"done({held})")
+    assert state(grid, chained)["pend_reason"] == f"dependency not met: done({held}): job {held} is PEND"
+    grid.client.kill([held])
+    (rec,) = grid.wait([chained])
+    assert (rec["state"], rec["exit_reason"]) == ("EXIT", f"dependency can never be met: done({held}): job {held} "
+                                                          "ended KILLED, so it can never be DONE")
+    grid.client.kill([j["id"] for j in grid.client.jobs() if j["state"] == "RUN"])
     out = grid.cli("submit", "-w", "done(999999)", "true")
     assert out.returncode == 2 and "job 999999 does not exist" in out.stderr
     out = grid.cli("submit", "-w", "done(12", "true")

@@ -252,7 +252,7 @@ class Master(QueueControl, Flows):
         self._publish_job(job, event)
         if job.state.finished and job.kind == "session" and self._has_children(job.id):
             asyncio.get_running_loop().call_soon(self._end_children, job)
-        if job.id in self.dependents and event not in ("submit", "kill", "suspend", "resume", "modify"):
+        if job.id in self.dependents and event != "submit":
             # After the change is applied (the store calls this from inside it): the master's own
             # state (pending, running) is updated by the caller right after.
             if not self._recheck:

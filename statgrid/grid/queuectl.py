@@ -100,9 +100,8 @@ class QueueControl:
                 job = self.pending.get(job_id)
                 if job is None or job_id not in self.pending.held:
                     continue
-                before = len(self.pending.lists)
-                self._enqueue(job)
-                released = released or job_id not in self.pending.held or len(self.pending.lists) != before
+                self._enqueue(job)                 # held again (WAIT), released (MET) or ended (NEVER)
+                released = released or job_id not in self.pending.held
         if released:
             self.dispatch()
 

@@ -1,0 +1,133 @@
+"""Fairshare on a real shared grid (issue 18): real OS users flood a queue through the real CLI, as
+root runs the grid. Two users with equal shares run 1:1, shares 2:1 run 2:1, and a newcomer's job
+starts before the heavy user's next. The counts are the master's own: each job's dispatch and
+finish as the master recorded them (job_events), read at every finish — the moments the grid is
+steady between dispatches. Skipped with the reason where users cannot be made.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from tests.multiuser import site_install
+from tests.test_multiuser_grid import made_people, shared_grid
+
+__all__ = ["site_install"]   # a fixture, used by name
+
+TOML = """
+[grid]
+admins = ["{admin}"]
+
+[libraries]
+data = "{root}/data"
+work = "{root}/work"
+util = "{root}/util"
+
+[master]
+port = {port}
+
+[hosts.node1]
+slots = 2
+
+[hosts.node2]
+slots = 2
+
+[hosts.node3]
+slots = 2
+
+[queues.normal]
+
+[queues.fair]
+fairshare = {{ default = 1 }}
+
+[queues.fair21]
+fairshare = {{ {alice} = 2, {bob} = 1 }}
+
+[monitor]
+enabled = false
+"""
+
+
+def history(grid) -> dict[int, dict]:
+    """job id → user, submit, the master's dispatch and finish times (job_events), read as root."""
+    con = sqlite3.connect(grid.home / "grid" / "jobs.db")
+    try:
+        jobs = {r[0]: {"user": r[1], "queue": r[2], "submit": r[3], "dispatch": None, "finish": None}
+                for r in con.execute("SELECT id, user, queue, submit_ts FROM jobs")}
+        for job_id, event, ts in con.execute("SELECT job_id, event, ts FROM job_events ORDER BY rowid"):
+            if event == "dispatch":
+                jobs[job_id]["dispatch"] = ts
+            elif event in ("finish", "lost"):
+                jobs[job_id]["finish"] = ts
+    finally:
+        con.close()
+    return jobs
+
+
+def running_at_finishes(jobs: dict[int, dict], users: tuple[str, str]) -> list[tuple[int, int]]:
+    """At each finish while both users still had jobs waiting: (running of users[0], of users[1])."""
+    out = []
+    for t in sorted(j["finish"] for j in jobs.values() if j["finish"]):
+        waiting = {u: any(j["user"] == u and j["submit"] <= t and (j["dispatch"] or t + 1) > t for j in jobs.values())
+                   for u in users}
+        if not all(waiting.values()):
+            continue
+        run = [sum(1 for j in jobs.values() if j["user"] == u and j["dispatch"] is not None and j["dispatch"] < t
+                   and (j["finish"] is None or j["finish"] >= t)) for u in users]
+        out.append(tuple(run))
+    return out
+
+
+def flood(grid, who: str, queue: str, n: int, seconds: str = "0.4") -> int:
+    """n jobs of `who` in one submit (an array), each sleeping a little; returns the array's id."""
+    return grid.submit(who, "-q", queue, "-J", f"flood[1-{n}]", "sleep", seconds)
+
+
+def array_jobs(grid, who: str, flow_id: int) -> list[int]:
+    done = grid.cli(who, "flow", "show", str(flow_id), "--json")
+    assert done.returncode == 0, done.stderr
+    return [job["id"] for job in json.loads(done.stdout)["jobs"]]
+
+
+def wait_array(grid, who: str, flow_id: int) -> None:
+    for job_id in array_jobs(grid, who, flow_id):
+        grid.wait(who, job_id)
+
+
+def test_fairshare_on_a_real_grid(site_install):
+    with made_people(("alice", "bob", "carol")) as people:
+        toml = TOML.replace("{alice}", people["alice"].name).replace("{bob}", people["bob"].name)
+        with shared_grid(site_install, people, toml, prefix="sgfs-") as grid:
+            alice, bob = people["alice"].name, people["bob"].name
+            # equal shares: alice floods first (FIFO would keep every slot hers), bob follows
+            a = flood(grid, "alice", "fair", 30)
+            b = flood(grid, "bob", "fair", 30)
+            wait_array(grid, "alice", a)
+            wait_array(grid, "bob", b)
+            seen = running_at_finishes({k: v for k, v in history(grid).items() if v["queue"] == "fair"}, (alice, bob))
+            steady = seen[4:]                      # bob's first slots come as alice's first jobs end
+            assert steady and all(r == (3, 3) for r in steady), seen
+
+            # shares 2:1 → 4:2 of the six slots
+            a = flood(grid, "alice", "fair21", 30)
+            b = flood(grid, "bob", "fair21", 30)
+            wait_array(grid, "alice", a)
+            wait_array(grid, "bob", b)
+            seen = running_at_finishes({k: v for k, v in history(grid).items() if v["queue"] == "fair21"},
+                                       (alice, bob))
+            steady = seen[4:]
+            assert steady and all(r == (4, 2) for r in steady), seen
+
+            # a newcomer to a busy queue starts ahead of the heavy user's waiting jobs
+            a = flood(grid, "alice", "fair", 30, seconds="1")
+            grid.wait_started("alice", array_jobs(grid, "alice", a)[5])    # all six slots are alice's
+            newcomer = grid.submit("carol", "-q", "fair", "true")
+            assert grid.wait("carol", newcomer)["state"] == "DONE"
+            jobs = history(grid)
+            mine = jobs[newcomer]
+            alice_waiting = [j for j in jobs.values() if j["user"] == alice and j["queue"] == "fair"
+                             and j["submit"] < mine["submit"] and (j["dispatch"] is None or j["dispatch"] > mine["submit"])]
+            assert alice_waiting and all(j["dispatch"] > mine["dispatch"] for j in alice_waiting)
+            shares = grid.cli("carol", "shares", "-q", "fair")
+            assert shares.returncode == 0 and alice in shares.stdout and people["carol"].name in shares.stdout
+            grid.cli("alice", "flow", "kill", str(a))
