@@ -169,7 +169,8 @@ def job_files(master: "Master", job: dict[str, Any]) -> tuple[Path, int | None]:
 
 
 def stimer_steps(path: Path, owner_uid: int | None) -> list[dict[str, Any]]:
-    """The step records of a session's STIMER log (its "total" record left out)."""
+    """The step records of a session's STIMER log, with its sub-tasks' records (Session.parallel;
+    its "total" record left out)."""
     try:
         text = read_untrusted(path, STIMER_MAX_BYTES, owner_uid=owner_uid, tail=True).decode(errors="replace")
     except (FileNotFoundError, NotTrusted, OSError):
@@ -180,7 +181,7 @@ def stimer_steps(path: Path, owner_uid: int | None) -> list[dict[str, Any]]:
             rec = json.loads(line)
         except ValueError:
             continue
-        if isinstance(rec, dict) and rec.get("record", "step") == "step":
+        if isinstance(rec, dict) and rec.get("record", "step") in ("step", "subtask"):
             steps.append(rec)
     return steps
 

@@ -251,6 +251,10 @@ class Master(QueueControl, Flows):
     def _on_store_change(self, job: Job, event: str) -> None:
         self._publish_job(job, event)
         if job.state.finished and job.kind == "session" and self._has_children(job.id):
+            # Held now, killed soon: the dispatch that follows this change must not start a
+            # pending sub-task in the slot its parent has just freed.
+            for child_id in self.children[job.id]:
+                self.pending.hold(child_id, f"its parent job {job.id} ended")
             asyncio.get_running_loop().call_soon(self._end_children, job)
         if job.id in self.dependents and event != "submit":
             # After the change is applied (the store calls this from inside it): the master's own

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 # does) does not pull in core, which imports the procedures: no import cycle whichever comes first.
 _LAZY = {"Session": "statgrid.session.core", "StepInfo": "statgrid.session.core",
          "DatasetRef": "statgrid.session.libraries", "SessionLog": "statgrid.session.log",
-         "StepRecord": "statgrid.session.stimer"}
+         "StepRecord": "statgrid.session.stimer", "Task": "statgrid.session.connect",
+         "TaskResult": "statgrid.session.connect"}
 
 
 def __getattr__(name: str) -> Any:
@@ -72,4 +73,4 @@ class _CallableModule(types.ModuleType):
 
 sys.modules[__name__].__class__ = _CallableModule
 
-__all__ = ["DatasetRef", "Session", "SessionLog", "StepInfo", "StepRecord", "open_session"]
+__all__ = ["DatasetRef", "Session", "SessionLog", "StepInfo", "StepRecord", "Task", "TaskResult", "open_session"]

@@ -34,7 +34,8 @@ from statgrid.procs import (access as _access, contents as _contents, datasets a
                             sasdata as _sasdata, sort as _sort, tabulate as _tabulate, univariate as _univariate,
                             sqlproc as _sqlproc, summary as _summary)
 from statgrid.session import _procfs
-from statgrid.session.libraries import DatasetRef, Libraries, atomic_output, parquet_copy_sql
+from statgrid.session.libraries import (LIBNAMES_ENV, DatasetRef, Libraries, Library, atomic_output,
+                                        decode_libnames, parquet_copy_sql)
 from statgrid.session.log import SessionLog
 from statgrid.session.scratch import ScratchDir
 from statgrid.session.stimer import StepRecord, StepTimer, total_record
@@ -105,6 +106,9 @@ class Session:
         self.work: ScratchDir | None = None
         self.util: ScratchDir | None = None
         self.con: duckdb.DuckDBPyConnection | None = None
+        # Librefs assigned by this session (libname()) or handed down by a parent job
+        # ($STATGRID_LIBNAMES): what its own sub-tasks get (connect.py). grid.toml's are every session's.
+        self.assigned_libnames: dict[str, Library] = {}
         # Hold SIGTERM/SIGINT until the handlers that clean up are in place: a signal in
         # between would otherwise leave WORK and UTIL behind (it is delivered on unblock).
         blocked = self._block_signals()
@@ -123,6 +127,10 @@ class Session:
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
             self.log.note(f"session {self.id} started; WORK={self.work.path} UTIL={self.util.path}\n"
                           + " ".join(f"{k}={v}" for k, v in self.options.as_sas_names().items()))
+            if self.assigned_libnames:
+                self.log.note(f"Librefs of the parent job (${LIBNAMES_ENV}): " + ", ".join(
+                    f"{lib.name.upper()}={lib.path}{' (read-only)' if lib.readonly else ''}"
+                    for lib in self.assigned_libnames.values()))
         except BaseException:
             self.close(failed=True)
             raise
@@ -142,6 +150,13 @@ class Session:
                 self.libraries.assign(lib.name, lib.path, lib.readonly)
             except LibraryError as exc:
                 raise LibraryError(f"{exc} (from [libname.{lib.name}] in grid.toml)") from None
+        inherited = os.environ.get(LIBNAMES_ENV)
+        for lib in decode_libnames(inherited) if inherited else ():
+            try:   # a sub-task's: the same permanent libraries as its parent session (WORK stays its own)
+                self.assigned_libnames[lib.name] = self.libraries.assign(lib.name, lib.path, lib.readonly)
+            except LibraryError as exc:
+                raise LibraryError(f"{exc} (a libref of the parent job, from ${LIBNAMES_ENV}; the sub-task's host "
+                                   "must see the parent's library directories at the same paths)") from None
         self.libraries.assign("work", self.work.path)
         self.con = duckdb.connect(config={"temp_directory": str(self.util.path)})
         self._apply_engine_options()
@@ -171,6 +186,7 @@ class Session:
     def libname(self, name: str, path: str | os.PathLike, readonly: bool = False) -> None:
         """Assign directory `path` as library `name` (like SAS LIBNAME)."""
         lib = self.libraries.assign(name, path, readonly)
+        self.assigned_libnames[lib.name] = lib
         self.log.note(f"Libref {lib.name.upper()} was successfully assigned: {lib.path}"
                       + (" (read-only)" if readonly else ""))
 
@@ -255,6 +271,14 @@ class Session:
     def _check_open(self) -> None:
         if self._closed:
             raise StatgridError(f"session {self.id} is closed; open a new one with statgrid.session().")
+
+    # ------------------------------------------------------------------ sub-tasks (MP CONNECT)
+    def parallel(self, tasks, queue: str | None = None, timeout_s: float | None = None, check: bool = True):
+        """Run `tasks` (connect.Task) as grid jobs under this one and wait for them all; see
+        statgrid.session.connect.parallel. Returns list[connect.TaskResult]."""
+        from statgrid.session import connect   # the grid client only for sessions that use it
+
+        return connect.parallel(self, tasks, queue=queue, timeout_s=timeout_s, check=check)
 
     # ------------------------------------------------------------------ engine
     def execute(self, sql: str, params: list | None = None) -> duckdb.DuckDBPyConnection:

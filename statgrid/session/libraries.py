@@ -10,18 +10,22 @@ For SQL, each library is a DuckDB schema of the same name holding one view per m
 """
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from statgrid.config import NAME_RE, RESERVED_LIBRARY_NAMES
 from statgrid.errors import LibraryError
 
 SUFFIX = ".parquet"
 NAME_RULE = "letters, digits and underscore, not starting with a digit, at most 32 characters"
+# A parent session's librefs, handed to its sub-tasks (statgrid/session/connect.py) in the environment.
+LIBNAMES_ENV = "STATGRID_LIBNAMES"
+LIBNAMES_VERSION = 1
 
 
 def check_name(kind: str, name: str) -> str:
@@ -183,6 +187,35 @@ class Libraries:
         for key in [k for k in self._view_state if k[1] and k not in seen]:
             con.execute(f"DROP VIEW IF EXISTS {sql_ident(key[0])}.{sql_ident(key[1])}")
             del self._view_state[key]
+
+
+def encode_libnames(libs: Iterable[Library]) -> str:
+    """The $STATGRID_LIBNAMES value for `libs`: {"version": 1, "libnames": [{"name", "path", "readonly"}]}."""
+    return json.dumps({"version": LIBNAMES_VERSION,
+                       "libnames": [{"name": lib.name, "path": str(lib.path), "readonly": lib.readonly}
+                                    for lib in libs]})
+
+
+def decode_libnames(text: str) -> list[Library]:
+    """The librefs of a $STATGRID_LIBNAMES value (names and paths are checked when assigned)."""
+    fix = (f"${LIBNAMES_ENV} is set by Session.parallel for its sub-tasks; unset it, or run the sub-task "
+           "from a parent of the same statgrid version")
+    try:
+        raw = json.loads(text)
+    except ValueError:
+        raise LibraryError(f"${LIBNAMES_ENV} = {text[:80]!r} is not JSON; {fix}.") from None
+    if not isinstance(raw, dict) or raw.get("version") != LIBNAMES_VERSION:
+        version = raw.get("version") if isinstance(raw, dict) else None
+        raise LibraryError(f"${LIBNAMES_ENV} has version {version!r}, this statgrid reads version "
+                           f"{LIBNAMES_VERSION}; {fix}.")
+    out = []
+    for item in raw.get("libnames") or []:
+        if not (isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("path"), str)
+                and isinstance(item.get("readonly", False), bool)):
+            raise LibraryError(f"${LIBNAMES_ENV} holds {str(item)[:80]!r}, not a libref "
+                               f'{{"name": ..., "path": ..., "readonly": false}}; {fix}.')
+        out.append(Library(item["name"], Path(item["path"]), item.get("readonly", False)))
+    return out
 
 
 def parquet_copy_sql(select_sql: str, path: str | os.PathLike, row_group_rows: int,
