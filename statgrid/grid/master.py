@@ -176,6 +176,10 @@ class Master(QueueControl, Flows):
         self.running = {j.id: j for j in self.store.select(JobFilter(states=(JobState.RUN,)))}
         for job in self.store.select(JobFilter(states=(JobState.PEND,))):
             self._enqueue(job)
+        # Before reconcile: a parent it finds ended while the master was away ends its sub-tasks.
+        for job in [*self.running.values(), *self.pending.values()]:
+            if job.parent_id is not None:
+                self.children.setdefault(job.parent_id, set()).add(job.id)
         await self.engine.start()
         try:
             await self.engine.prepare(self.work_roots, self.monitor, self.cpus, self.cfg.master.fence_grace_s)
@@ -183,10 +187,12 @@ class Master(QueueControl, Flows):
         except BaseException:
             await self.engine.close(stop_engine=False)   # jobs keep running; the next `grid up` adopts them
             raise
-        for job in [*self.running.values(), *self.pending.values()]:
+        for job in self.running.values():
             self._arm_runlimit(job)
-            if job.parent_id is not None:
-                self.children.setdefault(job.parent_id, set()).add(job.id)
+        for parent_id in [p for p in self.children if p not in self.running]:
+            parent = self.store.get(parent_id)          # ended while the master was down
+            if parent is not None and parent.state.finished:
+                self._end_children(parent)
         self.dispatch()
         self._sweeper = asyncio.create_task(self._sweep_forever())
         self._load_watch = asyncio.create_task(self._watch_loads())
@@ -250,7 +256,7 @@ class Master(QueueControl, Flows):
 
     def _on_store_change(self, job: Job, event: str) -> None:
         self._publish_job(job, event)
-        if job.state.finished and job.kind == "session" and self._has_children(job.id):
+        if job.state.finished and self._has_children(job.id):
             # Held now, killed soon: the dispatch that follows this change must not start a
             # pending sub-task in the slot its parent has just freed.
             for child_id in self.children[job.id]:
