@@ -109,12 +109,23 @@ _FIELD_NAMES = {f.name: None for f in dataclasses.fields(Job)}   # ordered, O(1)
 JSON_FIELDS = ("argv", "options", "requested_hosts", "rusage", "stimer", "env")
 
 
-def to_row(job: Job) -> dict[str, Any]:
-    d = dataclasses.asdict(job)
+# What a job keeps from its submit on: a state change (JobStore.update) does not write them again
+# (the environment alone may be 64 KiB of JSON, and a job changes state four times or more).
+SUBMIT_ONLY_FIELDS = ("user", "kind", "argv", "cwd", "options", "rerunnable", "requested_hosts", "submit_ts", "env",
+                      "flow_id", "array_index", "parent_id", "depend")
+
+
+def to_row(job: Job, skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The job's columns (JSON fields as text), without those in `skip`. Shallow: the JSON fields
+    are encoded straight from the job's own lists and dicts (dataclasses.asdict deep-copied every
+    field first, ~95 µs a job with an environment; benchmarks/scheduling.py)."""
+    d = {name: getattr(job, name) for name in _FIELD_NAMES if name not in skip}
     d["state"] = job.state.value
     for k in JSON_FIELDS:
-        d[k] = None if d[k] is None else json.dumps(d[k])
-    d["rerunnable"] = int(job.rerunnable)
+        if k in d:
+            d[k] = None if d[k] is None else json.dumps(d[k])
+    if "rerunnable" in d:
+        d["rerunnable"] = int(job.rerunnable)
     d["kill_requested"] = int(job.kill_requested)
     return d
 

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from statgrid.grid.model import JOB_ID_MAX, JSON_FIELDS, Job, JobState, from_row, to_row
+from statgrid.grid.model import JOB_ID_MAX, JSON_FIELDS, SUBMIT_ONLY_FIELDS, Job, JobState, from_row, to_row
 
 _SQL_TYPES = {"int": "INTEGER", "float": "REAL", "bool": "INTEGER"}
 
@@ -192,8 +192,9 @@ class JobStore:
 
     def update(self, job: Job, expect_state: JobState, expect_attempt: int, event: str,
                detail: dict | None = None) -> bool:
-        """Write `job` if its stored state and attempt are still the expected ones."""
-        row = to_row(job)
+        """Write `job` if its stored state and attempt are still the expected ones. The fields a job
+        keeps from its submit (model.SUBMIT_ONLY_FIELDS) are not written again."""
+        row = to_row(job, skip=SUBMIT_ONLY_FIELDS)
         job_id = row.pop("id")
         sets = ", ".join(f"{k} = ?" for k in row)
         with self.con:
