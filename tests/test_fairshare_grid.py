@@ -10,29 +10,12 @@ import json
 import sqlite3
 
 from tests.multiuser import site_install
-from tests.test_multiuser_grid import made_people, shared_grid
+from tests.test_multiuser_grid import GRID_TOML, made_people, shared_grid
 
 __all__ = ["site_install"]   # a fixture, used by name
 
-TOML = """
-[grid]
-admins = ["{admin}"]
-
-[libraries]
-data = "{root}/data"
-work = "{root}/work"
-util = "{root}/util"
-
-[master]
-port = {port}
-
-[hosts.node1]
-slots = 2
-
-[hosts.node2]
-slots = 2
-
-[hosts.node3]
+# the shared grid's grid.toml (tests/test_multiuser_grid.py), a third host and the fairshare queues
+TOML = GRID_TOML.replace("[monitor]", """[hosts.node3]
 slots = 2
 
 [queues.normal]
@@ -43,9 +26,7 @@ fairshare = {{ default = 1 }}
 [queues.fair21]
 fairshare = {{ {alice} = 2, {bob} = 1 }}
 
-[monitor]
-enabled = false
-"""
+[monitor]""")
 
 
 def history(grid) -> dict[int, dict]:
