@@ -545,10 +545,12 @@ def submit(ctx: typer.Context,
     except StatgridError as exc:
         _fail(ctx, exc)
     if array is not None:
-        first = rec["id"]
-        typer.echo(f"Job array <{rec['flow_id']}> of {len(array.indices)} jobs (<{first}> … <{first + len(array.indices) - 1}>) "
-                   f"is submitted to queue <{rec['queue']}>.", err=True)
-        typer.echo(rec["flow_id"])
+        # The elements' job ids on stdout (`kill $(...)`, `wait $(...)` take them all); the array's
+        # own id (a flow's: `flow show|kill`) is another id space, so it goes to stderr only.
+        first, n = rec["id"], len(array.indices)
+        typer.echo(f"Job array <{rec['flow_id']}> of {n} jobs (<{first}> … <{first + n - 1}>) is submitted to queue "
+                   f"<{rec['queue']}>; `statgrid flow show {rec['flow_id']}` shows it.", err=True)
+        typer.echo(" ".join(str(i) for i in range(first, first + n)))
         return
     typer.echo(f"Job <{rec['id']}> is submitted to queue <{rec['queue']}>.", err=True)
     typer.echo(rec["id"])
@@ -697,16 +699,17 @@ def modify(ctx: typer.Context, job_id: int = typer.Argument(..., metavar="ID", m
 def _each(ctx: typer.Context, job_ids: list[int], verb) -> None:
     """Apply a verb to each job; print each job's new state; exit 1 if any was refused."""
     client = _client(ctx)
-    failed = False
+    failed: list[StatgridError] = []
     for job_id in job_ids:
         try:
             rec = verb(client, job_id)
         except StatgridError as exc:
             typer.echo(f"Error: job {job_id}: {exc}", err=True)
-            failed = True
+            failed.append(exc)
             continue
         typer.echo(f"Job <{rec['id']}>: {rec['state']}")
-    raise typer.Exit(1 if failed else 0)
+    # 2 when every refusal was a usage error (as click's), 1 for others (not yours, not running any more)
+    raise typer.Exit(0 if not failed else 2 if all(isinstance(e, UsageError) for e in failed) else 1)
 
 
 flow_app = typer.Typer(help="Flows (Process Manager): jobs with dependencies, submitted, shown and killed as one; "
@@ -771,15 +774,28 @@ app.add_typer(schedule_app, name="schedule")
 
 
 def local_zone() -> str:
-    """This machine's IANA time zone name ($TZ, else /etc/localtime's link), else UTC."""
+    """This machine's IANA time zone name: $TZ, else /etc/localtime's link; UTC where the machine has
+    none (no /etc/localtime: the C library's UTC too). Raises UsageError where it cannot be named."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
     tz = os.environ.get("TZ", "").lstrip(":")
-    if tz and "/" in tz or tz == "UTC":
-        return tz
+    if tz:
+        try:
+            ZoneInfo(tz)
+            return tz
+        except (ZoneInfoNotFoundError, ValueError):
+            raise UsageError(f"$TZ={tz!r} is not an IANA time zone name; give the calendar's zone with --tz, e.g. "
+                             "--tz Europe/Berlin.") from None
+    if not os.path.lexists("/etc/localtime"):
+        return "UTC"
     try:
         target = os.readlink("/etc/localtime")
     except OSError:
-        return "UTC"
-    return target.split("zoneinfo/", 1)[1] if "zoneinfo/" in target else "UTC"
+        target = ""
+    if "zoneinfo/" not in target:
+        raise UsageError("this machine's time zone has no name statgrid can read (/etc/localtime is not a link into "
+                         "zoneinfo); give the calendar's zone with --tz, e.g. --tz UTC.")
+    return target.split("zoneinfo/", 1)[1]
 
 
 @schedule_app.command("add", context_settings={"allow_interspersed_args": False})
@@ -802,6 +818,13 @@ def schedule_add(ctx: typer.Context,
         if flow is not None:
             rec = client.schedule_add(cron, zone, flow=flowfile.load(flow), cwd=str(Path(flow).resolve().parent))
         else:
+            import time as _time
+
+            from statgrid.grid.jobspec import JobRequest, validate
+
+            # the master's checks, here first, as you (a root master does not look at your files)
+            validate(JobRequest(list(job), os.getcwd(), "", queue, name, {}, False, [], dict(os.environ)),
+                     _config(ctx), _time.time())
             rec = client.schedule_add(cron, zone, argv=list(job), queue=queue, name=name)
     except StatgridError as exc:
         _fail(ctx, exc)

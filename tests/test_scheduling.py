@@ -4,6 +4,7 @@ suspend/resume, modify/top/bottom, memory reservations, load thresholds, pending
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import pytest
@@ -88,10 +89,11 @@ def test_dependencies_wait_release_and_end_when_never_met(grid):
 def test_array_runs_each_index_under_its_throttle(grid):
     out = grid.cli("submit", "-J", "arr[1-6]%2", "sh", "-c", "echo index=$STATGRID_ARRAY_INDEX; sleep 0.3")
     assert out.returncode == 0, out.stderr
-    flow_id = int(out.stdout)
-    assert "Job array <" in out.stderr and "of 6 jobs" in out.stderr
+    ids = [int(i) for i in out.stdout.split()]
+    assert len(ids) == 6 and "Job array <" in out.stderr and "of 6 jobs" in out.stderr
+    flow_id = grid.client.job(ids[0])["flow_id"]
     flow = grid.client.flow(flow_id)
-    ids = [j["id"] for j in flow["jobs"]]
+    assert [j["id"] for j in flow["jobs"]] == ids
     assert [j["name"] for j in flow["jobs"]] == [f"arr[{i}]" for i in range(1, 7)] and flow["throttle"] == 2
     jobs = grid.wait(ids)
     assert all(j["state"] == "DONE" for j in jobs)
@@ -173,7 +175,7 @@ def test_suspend_resume_and_kill_while_suspended(grid):
     (rec,) = grid.wait([job], timeout_s=60)
     assert rec["state"] == "KILLED"
     out = grid.cli("resume", str(job))
-    assert out.returncode == 1 and "not suspended" in out.stderr
+    assert out.returncode == 2 and "not suspended" in out.stderr
 
 
 def test_pending_reasons_modify_top_bottom_and_job_limit(grid):
@@ -190,7 +192,7 @@ def test_pending_reasons_modify_top_bottom_and_job_limit(grid):
     cli_ok(grid, "modify", str(waiting[1]), "-sp", "0", "-J", "renamed")
     assert state(grid, waiting[1])["name"] == "renamed"
     out = grid.cli("modify", str(blocker), "-q", "normal")
-    assert out.returncode == 1 and "only a pending job can be modified" in out.stderr
+    assert out.returncode == 2 and "only a pending job can be modified" in out.stderr
     grid.client.kill([blocker])
     done = grid.wait(waiting)
     order = [j["id"] for j in sorted(done, key=lambda j: j["start_ts"])]
@@ -253,6 +255,15 @@ def test_calendars_survive_a_restart_and_fire_a_missed_time(tmp_path):
         flow_cal = int(g.cli("schedule", "add", "--cron", "@hourly", "--tz", "Europe/Berlin", "--flow", "f.toml").stdout)
         listed = g.cli("schedule", "list").stdout
         assert "0 2 * * *" in listed and "flow cal (2 jobs)" in listed
+        # a calendar made with a token stops when the token is revoked (it does not outlive it)
+        from statgrid.grid.client import GridClient, Remote
+
+        made = g.client.token_create("calendar test")
+        remote = GridClient(g.cfg, remote=Remote(url=f"https://localhost:{g.cfg.master.port}", token=made["token"],
+                                                 ca=str(g.home / "grid" / "ca.pem")))
+        token_cal = remote.schedule_add("@daily", "UTC", argv=["true"], cwd=str(tmp_path),
+                                        env={"PATH": os.environ["PATH"]})["id"]
+        g.client.token_revoke(made["id"])
         bad = g.cli("schedule", "add", "--cron", "61 * * * *", "--", "true")
         assert bad.returncode == 2 and "minute" in bad.stderr
         bad = g.cli("schedule", "add", "--cron", "@daily", "--tz", "Mars/Olympus", "--", "true")
@@ -267,6 +278,8 @@ def test_calendars_survive_a_restart_and_fire_a_missed_time(tmp_path):
         results = {r["id"]: r for r in rows}
         assert results[job_cal]["last_result"].startswith("job ")
         assert results[flow_cal]["last_result"].startswith("flow ")
+        assert results[token_cal]["last_result"] == (f"failed: token {made['id']}, with which the calendar was made, "
+                                                     "was revoked: nothing submitted; make the calendar again")
         assert all(r["next_ts"] > time.time() for r in rows)
         job_id = int(results[job_cal]["last_result"].split()[1])
         (rec,) = g.wait([job_id])
@@ -274,4 +287,4 @@ def test_calendars_survive_a_restart_and_fire_a_missed_time(tmp_path):
         flow = g.client.flow(int(results[flow_cal]["last_result"].split()[1]))
         assert [j["state"] for j in g.wait([j["id"] for j in flow["jobs"]])] == ["DONE", "DONE"]
         assert g.cli("schedule", "remove", str(job_cal)).returncode == 0
-        assert [r["id"] for r in g.client.schedules()] == [flow_cal]
+        assert [r["id"] for r in g.client.schedules()] == [flow_cal, token_cal]

@@ -269,3 +269,17 @@ def test_usage_decays_by_half_each_half_life():
     running = dataclasses.replace(job("ann"), start_ts=7000.0)
     assert book.at(7200, [running])[("normal", "ann")] == 1800 + 200
     assert fairshare.priority(2, 1, 3600, SchedulingConfig()) == 2 / (1 + 3 + 0.7)
+
+
+def test_job_priority_orders_only_its_users_jobs():
+    """FIFO across users: bob's --priority 1000 puts his job before his own, not before alice's older one."""
+    hosts = hosts_cfg(1, 1)
+    older = job("alice")
+    bobs = [job("bob"), job("bob", priority=1000)]
+    p = plan(backlog_of([older, *bobs]), host_views(hosts, hosts, {}), {"normal": queue(hosts=hosts)},
+             count_running([], {}))
+    assert [j.id for j, _ in p.starts] == [older.id]
+    hosts = hosts_cfg(1, 2)
+    p = plan(backlog_of([older, *bobs]), host_views(hosts, hosts, {}), {"normal": queue(hosts=hosts)},
+             count_running([], {}))
+    assert [j.id for j, _ in p.starts] == [older.id, bobs[1].id]

@@ -23,6 +23,8 @@ from statgrid.grid.model import JOB_ID_MAX, Job
 log = logging.getLogger("statgrid.master")
 
 FLOW_MAX_JOBS = 1000
+CALENDARS_MAX_PER_USER = 100
+KILL_YIELD_EVERY = 100                     # a flow's kill lets the loop serve others this often
 
 
 class Flows:
@@ -66,6 +68,9 @@ class Flows:
         prepared = []
         for job_name, req, after in jobs:
             check_name("flow job name", job_name, "name it with letters, digits, '_', '-' or '.'", allow_empty=False)
+            if req.parent_id is not None:
+                raise UsageError(f"flow {name!r}: job {job_name!r} names a parent job: a flow's jobs are not sub-tasks "
+                                 "(Session.parallel makes those).")
             if job_name in seen:
                 raise UsageError(f"flow {name!r} names the job {job_name!r} twice.")
             check_bounds(req)
@@ -106,14 +111,17 @@ class Flows:
 
     def flows(self, user: str | None, limit: int = 100) -> list[dict]:
         """The newest flows and arrays (of `user`; None: everyone's), each with its state and counts."""
-        sql = "SELECT id FROM flows" + (" WHERE user = ?" if user else "") + " ORDER BY id DESC LIMIT ?"
-        ids = [r[0] for r in self.store.con.execute(sql, ((user,) if user else ()) + (limit,))]
-        out = []
-        for flow_id in ids:
-            rec = self.flow(flow_id)
-            rec.pop("jobs")
-            out.append(rec)
-        return out
+        sql = ("SELECT id, kind, user, name, throttle, submit_ts FROM flows" + (" WHERE user = ?" if user else "")
+               + " ORDER BY id DESC LIMIT ?")
+        rows = [dict(r) for r in self.store.con.execute(sql, ((user,) if user else ()) + (limit,))]
+        counts: dict[int, dict[str, int]] = {r["id"]: {} for r in rows}
+        if rows:                                   # one grouped count for the page (jobs_flow index)
+            marks = ", ".join("?" * len(rows))
+            for flow_id, state, n in self.store.con.execute(
+                    f"SELECT flow_id, state, count(*) FROM jobs WHERE flow_id IN ({marks}) GROUP BY flow_id, state",
+                    [r["id"] for r in rows]):
+                counts[flow_id][state] = n
+        return [{**r, "state": _flow_state(counts[r["id"]]), "counts": counts[r["id"]]} for r in rows]
 
     async def kill_flow(self, flow_id: int, caller: Caller) -> dict:
         """Kill every unfinished job of a flow or array: pending ones first (none of them starts in the
@@ -124,8 +132,10 @@ class Flows:
         self.rights.require_owner(caller, flow["user"], "kill", f"flow {flow_id}")
         ids = [r[0] for r in self.store.con.execute("SELECT id FROM jobs WHERE flow_id = ? AND state IN ('PEND', 'RUN') "
                                                     "ORDER BY state = 'RUN', id", (flow_id,))]
-        for job_id in ids:
+        for i, job_id in enumerate(ids):
             await self.kill(job_id, caller, reason=f"flow {flow_id} killed by {caller.user}")
+            if i % KILL_YIELD_EVERY == KILL_YIELD_EVERY - 1:
+                await asyncio.sleep(0)
         return self.flow(flow_id)
 
     def schedule_add(self, caller: Caller, cron_text: str, tz_name: str, request: JobRequest | None = None,
@@ -146,6 +156,10 @@ class Flows:
                              "Europe/Berlin (--tz).") from None
         if (request is None) == (flow is None):
             raise UsageError("a calendar submits one job or one flow.")
+        mine = self.store.con.execute("SELECT count(*) FROM schedules WHERE user = ?", (caller.user,)).fetchone()[0]
+        if mine >= CALENDARS_MAX_PER_USER:
+            raise UsageError(f"you have {mine} calendars, the most one user may have; remove some "
+                             "(`statgrid schedule list`, `statgrid schedule remove ID`).")
         now = time.time()
         if request is not None:
             check_bounds(request)
@@ -158,28 +172,29 @@ class Flows:
                 [n, dataclasses.asdict(dataclasses.replace(r, user=caller.user)), a] for n, r, a in flow["jobs"]]}}
             self._check_flow(flow["name"], flow["jobs"], caller)
         next_ts = cron.next_after(spec, now, zone)
+        what = (f"flow {flow['name']} ({len(flow['jobs'])} jobs)" if flow is not None else " ".join(request.argv))
+        queue = None if flow is not None else request.queue or None
         with self.store.con:
             sched_id = self.store.con.execute(
-                "INSERT INTO schedules (user, cron, tz, kind, spec, created_ts, next_ts) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (caller.user, spec.text, tz_name, payload["kind"], json.dumps(payload), now, next_ts)).lastrowid
+                "INSERT INTO schedules (user, cron, tz, kind, what, queue, token_id, spec, created_ts, next_ts) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (caller.user, spec.text, tz_name, payload["kind"], what[:500], queue, caller.token_id,
+                 json.dumps(payload), now, next_ts)).lastrowid
         self._calendar_changed.set()
         return self.schedule(sched_id)
 
+    _SCHEDULE_COLUMNS = "id, user, cron, tz, kind, what, queue, token_id, created_ts, next_ts, last_ts, last_result"
+
     def schedule(self, sched_id: int) -> dict:
-        row = self.store.con.execute("SELECT * FROM schedules WHERE id = ?", (sched_id,)).fetchone() \
-            if 0 < sched_id <= JOB_ID_MAX else None
+        row = self.store.con.execute(f"SELECT {self._SCHEDULE_COLUMNS} FROM schedules WHERE id = ?",
+                                     (sched_id,)).fetchone() if 0 < sched_id <= JOB_ID_MAX else None
         if row is None:
             raise NotFound(f"calendar {sched_id} does not exist; see `statgrid schedule list`.")
-        rec = dict(row)
-        payload = json.loads(rec.pop("spec"))
-        rec["what"] = (f"flow {payload['flow']['name']} ({len(payload['flow']['jobs'])} jobs)" if rec["kind"] == "flow"
-                       else " ".join(payload["request"]["argv"]))
-        rec["queue"] = None if rec["kind"] == "flow" else payload["request"]["queue"] or None
-        return rec
+        return dict(row)
 
     def schedules(self, user: str | None) -> list[dict]:
-        sql = "SELECT id FROM schedules" + (" WHERE user = ?" if user else "") + " ORDER BY id"
-        return [self.schedule(r[0]) for r in self.store.con.execute(sql, (user,) if user else ())]
+        sql = f"SELECT {self._SCHEDULE_COLUMNS} FROM schedules" + (" WHERE user = ?" if user else "") + " ORDER BY id"
+        return [dict(r) for r in self.store.con.execute(sql, (user,) if user else ())]
 
     def schedule_remove(self, sched_id: int, caller: Caller) -> dict:
         rec = self.schedule(sched_id)
@@ -199,8 +214,9 @@ class Flows:
             for sched_id in due:
                 try:
                     self._fire(sched_id, now)
-                except Exception as exc:                   # one calendar's fault must not stop the others
-                    log.warning("calendar %s: %r", sched_id, exc)
+                except Exception:                          # one calendar's fault must not stop the others
+                    log.exception("calendar %s", sched_id)
+                await asyncio.sleep(0)                     # requests are served between calendars
             row = self.store.con.execute("SELECT min(next_ts) FROM schedules").fetchone()
             wait_s = 60.0 if row[0] is None else min(60.0, max(0.0, row[0] - time.time()))
             self._calendar_changed.clear()
@@ -214,12 +230,27 @@ class Flows:
 
         from statgrid.grid import cron
 
-        row = self.store.con.execute("SELECT user, cron, tz, spec FROM schedules WHERE id = ?", (sched_id,)).fetchone()
+        row = self.store.con.execute("SELECT user, cron, tz, spec, token_id FROM schedules WHERE id = ?",
+                                     (sched_id,)).fetchone()
         if row is None or not self.accepting:
             return
-        user, cron_text, tz_name, spec = row
+        user, cron_text, tz_name, spec, token_id = row
+        # The next time first, written before anything is submitted: whatever goes wrong below, the
+        # calendar is not due again at once (no loop submitting on every pass).
+        try:
+            next_ts = cron.next_after(cron.parse(cron_text), max(now, time.time()), ZoneInfo(tz_name))
+        except Exception as exc:
+            next_ts = None
+            log.error("calendar %s: %r: disabled", sched_id, exc)
+        with self.store.con:
+            self.store.con.execute("UPDATE schedules SET next_ts = ? WHERE id = ?", (next_ts, sched_id))
         payload = json.loads(spec)
         try:
+            if token_id is not None:
+                token = self.tokens.get(token_id)
+                if token is None or token["revoked_ts"] is not None:
+                    raise StatgridError(f"token {token_id}, with which the calendar was made, was revoked: nothing "
+                                        "submitted; make the calendar again")
             uid = auth.uid_of(user)
             if uid is None:
                 raise StatgridError(f"user {user!r} no longer has an account here")
@@ -231,12 +262,11 @@ class Flows:
                 flow = payload["flow"]
                 rec = self.submit_flow(flow["name"], [(n, JobRequest(**r), a) for n, r, a in flow["jobs"]], caller)
                 result = f"flow {rec['id']}"
-        except StatgridError as exc:
+        except Exception as exc:                           # said in the calendar; the master goes on
             result = f"failed: {exc}"
-        next_ts = cron.next_after(cron.parse(cron_text), max(now, time.time()), ZoneInfo(tz_name))
         with self.store.con:
-            self.store.con.execute("UPDATE schedules SET last_ts = ?, last_result = ?, next_ts = ? WHERE id = ?",
-                                   (now, result, next_ts, sched_id))
+            self.store.con.execute("UPDATE schedules SET last_ts = ?, last_result = ? WHERE id = ?",
+                                   (now, result[:1000], sched_id))
         self.audit.record(None, "calendar", f"calendar {sched_id}", detail=f"of {user}: {result}")
 
 

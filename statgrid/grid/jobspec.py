@@ -41,6 +41,9 @@ RUNLIMIT_MAX_S = 366 * 86400.0        # a year: anything longer is a typo
 MEM_MAX_BYTES = 2**50                 # 1 PiB
 PRIORITY_MAX = 1000                   # job priorities 0 … 1000 (LSF MAX_USER_PRIORITY is 100 by default)
 ARRAY_MAX_JOBS = 10_000               # elements of one array (LSF's MAX_JOB_ARRAY_SIZE is 1000 by default)
+# Each element of an array keeps its own copy of the submit's environment (in the store and in the
+# master's memory while it waits): 10,000 elements × 64 KiB would be 650 MB. Capped for the array.
+ARRAY_ENV_MAX_BYTES = 16 * 2**20
 _SHOWN_CHARS = 40
 
 
@@ -161,6 +164,8 @@ def check_bounds(req: JobRequest) -> None:
                          "give e.g. -W 30m or -W 2h.")
     if not (isinstance(req.mem_bytes, int) and 0 <= req.mem_bytes <= MEM_MAX_BYTES):
         raise UsageError(f"memory {shown(req.mem_bytes)} bytes is not between 0 and 1 PiB; give e.g. --mem 4G.")
+    if req.parent_id is not None and not (isinstance(req.parent_id, int) and 0 < req.parent_id <= 2**63 - 1):
+        raise UsageError(f"parent job {shown(req.parent_id)} is not a job id (1 … 2**63 − 1).")
     if not (isinstance(req.priority, int) and 0 <= req.priority <= PRIORITY_MAX):
         raise UsageError(f"job priority {shown(req.priority)} is not a whole number from 0 to {PRIORITY_MAX}; "
                          "give e.g. --priority 50.")

@@ -28,13 +28,13 @@ from statgrid.grid.auth import Caller
 from statgrid.grid.engine import STALE_AFTER_S, Engine
 from statgrid.grid.events import Broadcaster
 from statgrid.grid.files import NotTrusted, read_untrusted
-from statgrid.grid.jobspec import JobRequest, check_bounds, launch_argv, parse_array, validate
+from statgrid.grid.jobspec import ARRAY_ENV_MAX_BYTES, JobRequest, check_bounds, launch_argv, parse_array, validate
 from statgrid.grid.model import Job, JobState
 from statgrid.grid import fairshare
 from statgrid.grid.backlog import Backlog
 from statgrid.grid.flows import Flows
 from statgrid.grid.policy import HostView, Limits, Plan, count_running, host_views, plan
-from statgrid.grid.queuectl import QueueControl
+from statgrid.grid.queuectl import QueueControl, _read_loads
 from statgrid.grid.protocol import (AttemptFinished, AttemptLost, AttemptStarted, HostAction, HostEvent, Identity,
                                     LaunchRequest, ProtocolError, TaskErred, attempt_from_dict, parse_task_key)
 from statgrid.grid.store import JobFilter, JobStore
@@ -44,6 +44,8 @@ log = logging.getLogger("statgrid.master")
 # A safety net, not the dispatch path: events can be lost while the Dask client reconnects, so
 # every SWEEP_S the master re-checks its RUN jobs the way a restart does. Jobs dispatched less
 # than SWEEP_MIN_AGE_S ago are left alone (their task may still be on its way to the scheduler).
+# Store events after which a job's dependents are re-checked: its state or start changed.
+STATE_EVENTS = ("dispatch", "start", "finish", "lost", "kill", "requeue", "dependency")
 SWEEP_S = 30.0
 SWEEP_MIN_AGE_S = 10.0
 ALIVE_TASK_STATES = ("waiting", "queued", "processing")
@@ -154,6 +156,9 @@ class Master(QueueControl, Flows):
         self.dependents: dict[int, set[int]] = {}
         self._recheck: set[int] = set()            # jobs whose dependents are re-checked soon
         self.children: dict[int, set[int]] = {}    # session job → its sub-tasks (Session.parallel)
+        self.ended_parents: set[int] = set()       # parents whose sub-tasks are being ended (held, not started)
+        self.runlimit_timers: dict[int, asyncio.TimerHandle] = {}   # job → its run limit's check
+        self.suspending: set[int] = set()          # jobs a suspend or resume is under way for (one at a time)
         self._calendar: asyncio.Task | None = None
         self._calendar_changed = asyncio.Event()
         # host → dispatch sequence number of its latest job start (policy.HostView.last_start): ties
@@ -193,6 +198,11 @@ class Master(QueueControl, Flows):
             parent = self.store.get(parent_id)          # ended while the master was down
             if parent is not None and parent.state.finished:
                 self._end_children(parent)
+        if any(h.max_load > 0 for h in self.cfg.hosts.values()):
+            from statgrid.monitor.store import read_latest
+
+            self.loads = await asyncio.to_thread(_read_loads, self.cfg.home / "monitor",
+                                                 [h.name for h in self.cfg.hosts.values() if h.max_load > 0], read_latest)
         self.dispatch()
         self._sweeper = asyncio.create_task(self._sweep_forever())
         self._load_watch = asyncio.create_task(self._watch_loads())
@@ -262,7 +272,7 @@ class Master(QueueControl, Flows):
             for child_id in self.children[job.id]:
                 self.pending.hold(child_id, f"its parent job {job.id} ended")
             asyncio.get_running_loop().call_soon(self._end_children, job)
-        if job.id in self.dependents and event != "submit":
+        if job.id in self.dependents and event in STATE_EVENTS:
             # After the change is applied (the store calls this from inside it): the master's own
             # state (pending, running) is updated by the caller right after.
             if not self._recheck:
@@ -312,15 +322,21 @@ class Master(QueueControl, Flows):
         if array is None:
             jobs = [self.store.add(job)]
         else:
+            env_bytes = sum(len(k) + len(v) + 2 for k, v in job.env.items())
+            if env_bytes * len(array.indices) > ARRAY_ENV_MAX_BYTES:
+                raise UsageError(f"array {req.name!r}: {len(array.indices):,} jobs × an environment of {env_bytes:,} "
+                                 f"bytes is over {ARRAY_ENV_MAX_BYTES // 2**20} MiB; submit from a smaller environment "
+                                 "(`env -i PATH=$PATH HOME=$HOME statgrid submit …`) or split the array.")
             flow_id = self.store.add_flow("array", job.user, array.name, array.throttle, job.submit_ts,
                                           {"name": req.name, "jobs": len(array.indices)})
             jobs = self.store.add_many([dataclasses.replace(job, name=f"{array.name}[{i}]", flow_id=flow_id,
                                                             array_index=i) for i in array.indices])
             if array.throttle:
                 self.throttles[flow_id] = array.throttle
+        verdict = self._dependency_verdict(jobs[0]) if jobs[0].depend else None    # once for an array's elements
         for j in jobs:
             self.metrics.on_submit(j)
-            self._enqueue(j)
+            self._enqueue(j, verdict)
             if j.parent_id is not None:
                 self.children.setdefault(j.parent_id, set()).add(j.id)
         self.dispatch()
@@ -368,7 +384,8 @@ class Master(QueueControl, Flows):
 
     def _start_attempt(self, job: Job, host: str) -> bool:
         new = dataclasses.replace(job, state=JobState.RUN, attempt=job.attempt + 1, host=host,
-                                  dispatch_ts=time.time(), start_ts=None, end_ts=None, pid=None)
+                                  dispatch_ts=time.time(), start_ts=None, end_ts=None, pid=None, suspend_ts=None,
+                                  suspended_s=0.0, kill_as=None)
         self.pending.remove(job.id)
         if not self.store.update(new, JobState.PEND, job.attempt, "dispatch"):
             return False
@@ -510,7 +527,7 @@ class Master(QueueControl, Flows):
             self._back_to_pending(job, reason)
             self.dispatch()
         elif job.kill_requested:
-            self._end(job, JobState.KILLED, job.exit_reason or "killed by user")
+            self._end(job, JobState(job.kill_as or "KILLED"), job.exit_reason or "killed by user")
         else:
             self._end(job, JobState.EXIT, reason)
 
@@ -529,7 +546,8 @@ class Master(QueueControl, Flows):
             self._charge(dataclasses.replace(job, end_ts=time.time()))
         new = dataclasses.replace(job, state=JobState.PEND, host=None, pid=None, dispatch_ts=None, start_ts=None,
                                   end_ts=None, exit_code=None, signal=None, exit_reason=None,
-                                  kill_requested=False, requeues=job.requeues + 1)
+                                  kill_requested=False, kill_as=None, suspend_ts=None, suspended_s=0.0,
+                                  requeues=job.requeues + 1)
         if self.store.update(new, from_state, job.attempt, "requeue", {"reason": reason}):
             self.running.pop(job.id, None)
             self._enqueue(new)
@@ -568,6 +586,8 @@ class Master(QueueControl, Flows):
                     if self.store.update(new, JobState.RUN, job.attempt, "start", {"pid": attempt.pid,
                                                                                    "found": "reconcile"}):
                         self.running[job.id] = new
+                        self.metrics.on_start(new)
+                        self._arm_runlimit(new)
                 verdicts["running"].append(job.id)
             else:
                 # No live task (gone, erred, or waiting for a worker that no longer exists).
@@ -688,6 +708,8 @@ class Master(QueueControl, Flows):
         self.cfg = new
         self.rights = auth.Rights(new, grid_uid=self.rights.grid_uid)
         self.usage.half_life_s = new.scheduling.half_life_s
+        for job in self.running.values():              # a queue's RUNLIMIT may have changed
+            self._arm_runlimit(job)
         self.dispatch()
         return changes
 

@@ -316,10 +316,13 @@ def plan(backlog: Mapping[str, Mapping[str, Sequence[Job]]], hosts: Mapping[str,
             return None
 
         def select_key(u: str, head: Job) -> tuple:
+            """Which user's next job goes first. A job's priority orders only its own user's jobs:
+            across users, fairshare decides, else submit order (position) — a user cannot jump the
+            queue with --priority."""
             if queue.fairshare:
                 p, member = user_priority(u)
-                return (-p, -member, job_key(head), u)
-            return (job_key(head), u)
+                return (-p, -member, head.position, head.id, u)
+            return (head.position, head.id, u)
 
         pos = dict.fromkeys(users, 0)
         active = list(users)

@@ -28,13 +28,17 @@ log = logging.getLogger("statgrid.master")
 
 
 class QueueControl:
-    def _enqueue(self, job: Job) -> None:
-        """A PEND job joins the backlog — held out of dispatch while its dependency is not met, and
-        ended (EXIT) when it can never be met."""
+    def _enqueue(self, job: Job, verdict: depend.Verdict | None = None) -> None:
+        """A PEND job joins the backlog — held out of dispatch while its dependency is not met (ended
+        EXIT when it can never be met), or while its parent job has ended (it is being killed).
+        `verdict`: its dependency's, when the caller evaluated it already (the elements of an array)."""
+        if job.parent_id is not None and job.parent_id in self.ended_parents:
+            self.pending.add(job, held=f"its parent job {job.parent_id} ended")
+            return
         if not job.depend:
             self.pending.add(job)
             return
-        verdict = self._dependency_verdict(job)
+        verdict = verdict or self._dependency_verdict(job)
         if verdict.outcome == depend.NEVER:
             self.pending.add(job, held=verdict.reason)
             self._end_unmeetable(job, verdict.reason)
@@ -59,9 +63,12 @@ class QueueControl:
 
     def _end_children(self, parent: Job) -> None:
         """A session's sub-tasks end with it (MP CONNECT's remote sessions end at the parent's SIGNOFF)."""
+        self.ended_parents.add(parent.id)
         for job_id in sorted(self.children.pop(parent.id, ())):
             if job_id not in self.pending and job_id not in self.running:
                 continue
+            if job_id in self.pending:
+                self.pending.hold(job_id, f"its parent job {parent.id} ended")
             self._spawn(self.kill(job_id, reason=f"its parent job {parent.id} ended ({parent.shown_state})"))
 
     def _has_children(self, job_id: int) -> bool:
@@ -85,25 +92,35 @@ class QueueControl:
         expr = _parsed_dependency(job.depend)
         views: dict[int, depend.JobView] = {}
         for ref in depend.refs(expr):
-            other = self.pending.get(ref) or self.running.get(ref) or self.store.get(ref)
+            other = self.pending.get(ref) or self.running.get(ref)
             if other is not None:
-                state = "USUSP" if other.state == JobState.RUN and other.suspend_ts is not None else other.state.value
-                views[ref] = depend.JobView(state, other.start_ts is not None or other.state == JobState.RUN)
+                views[ref] = depend.JobView(other.shown_state, other.start_ts is not None or other.state == JobState.RUN)
+                continue
+            found = self.store.state_of(ref)         # a finished job: its state alone, not its whole row
+            if found is not None:
+                views[ref] = depend.JobView(found[0], found[1])
         return depend.evaluate(expr, views)
 
     def _recheck_dependents(self) -> None:
         """The jobs in _recheck changed state: their dependents may start now, or never."""
         changed, self._recheck = self._recheck, set()
         released = False
-        for ref in changed:
-            for job_id in sorted(self.dependents.pop(ref, ())):
-                job = self.pending.get(job_id)
-                if job is None or job_id not in self.pending.held:
-                    continue
-                self._enqueue(job)                 # held again (WAIT), released (MET) or ended (NEVER)
-                released = released or job_id not in self.pending.held
-        if released:
-            self.dispatch()
+        try:
+            for ref in changed:
+                for job_id in sorted(self.dependents.pop(ref, ())):
+                    job = self.pending.get(job_id)
+                    if job is None or job_id not in self.pending.held:
+                        continue
+                    try:
+                        self._enqueue(job)         # held again (WAIT), released (MET) or ended (NEVER)
+                    except Exception:              # one job's fault must not strand the others held
+                        log.exception("dependency re-check of job %s", job_id)
+                        self.dependents.setdefault(ref, set()).add(job_id)
+                        continue
+                    released = released or job_id not in self.pending.held
+        finally:
+            if released:
+                self.dispatch()
 
     def _end_unmeetable(self, job: Job, reason: str) -> None:
         """A dependency that can never be met ends the job (EXIT), rather than leave it pending forever."""
@@ -135,9 +152,14 @@ class QueueControl:
         if not limit or job.start_ts is None:
             return
         left = limit - fairshare.run_so_far_s(job, time.time())
-        asyncio.get_running_loop().call_later(max(0.0, left) + 0.05, self._runlimit_due, job.id, job.attempt)
+        old = self.runlimit_timers.pop(job.id, None)
+        if old is not None:
+            old.cancel()                               # one timer per job: a resume or reconfig re-arms it
+        self.runlimit_timers[job.id] = asyncio.get_running_loop().call_later(
+            max(0.0, left) + 0.05, self._runlimit_due, job.id, job.attempt)
 
     def _runlimit_due(self, job_id: int, attempt: int) -> None:
+        self.runlimit_timers.pop(job_id, None)
         job = self.running.get(job_id)
         if job is None or job.attempt != attempt or job.kill_requested or job.suspend_ts is not None:
             return                                 # ended, requeued, being killed, or suspended (resume re-arms)
@@ -192,13 +214,23 @@ class QueueControl:
             if current is not None:
                 return current                                   # already suspended
             raise UsageError(f"job {job_id} is {job.state.value}: only a running job can be suspended.")
+        if current.kill_requested:
+            raise UsageError(f"job {job_id} is being killed ({current.exit_reason}); it cannot be suspended.")
+        if job_id in self.suspending:
+            raise UsageError(f"job {job_id} is being suspended or resumed by another request; try again.")
         if current.start_ts is None:
             raise UsageError(f"job {job_id} is on its way to {current.host} and has not started yet; suspend it once "
                              "it runs (`statgrid job {job_id}` shows its start).")
-        if not await self.engine.suspend(current.host, current.task_key):
-            raise StatgridError(f"job {job_id} is no longer running on {current.host} (it is ending); nothing "
-                                "was suspended.")
-        current = self.running.get(job_id, current)
+        self.suspending.add(job_id)
+        try:
+            if not await self.engine.suspend(current.host, current.task_key):
+                raise StatgridError(f"job {job_id} is no longer running on {current.host} (it is ending); nothing "
+                                    "was suspended.")
+        finally:
+            self.suspending.discard(job_id)
+        current = self.running.get(job_id)
+        if current is None:
+            return self.get(job_id)
         new = dataclasses.replace(current, suspend_ts=time.time())
         if self.store.update(new, JobState.RUN, current.attempt, "suspend", {"by": caller.user}):
             self.running[job_id] = new
@@ -211,8 +243,18 @@ class QueueControl:
         current = self.running.get(job_id)
         if current is None or current.suspend_ts is None:
             raise UsageError(f"job {job_id} is {job.state.value}, not suspended: nothing to resume.")
-        await self.engine.resume(current.host, current.task_key)
-        current = self.running.get(job_id, current)
+        if job_id in self.suspending:
+            raise UsageError(f"job {job_id} is being suspended or resumed by another request; try again.")
+        self.suspending.add(job_id)
+        try:
+            if not await self.engine.resume(current.host, current.task_key):
+                raise StatgridError(f"job {job_id} is no longer running on {current.host}; it stays shown suspended "
+                                    "until it ends.")
+        finally:
+            self.suspending.discard(job_id)
+        current = self.running.get(job_id)
+        if current is None:
+            return self.get(job_id)
         now = time.time()
         new = dataclasses.replace(current, suspend_ts=None,
                                   suspended_s=current.suspended_s + max(0.0, now - (current.suspend_ts or now)))
@@ -262,7 +304,9 @@ class QueueControl:
             raise UsageError(f"job {job_id} is {job.state.value}: only a pending job can be moved.")
         ends = self.pending.ends(pending.queue, None if caller.admin else pending.user)
         position = math.nextafter(ends[0], -math.inf) if to == "top" else math.nextafter(ends[1], math.inf)
-        new = dataclasses.replace(pending, position=position)
+        # and the job priority of the user's first (last) job, which orders a user's jobs before position
+        own = [j.priority for j in self.pending.values() if j.queue == pending.queue and j.user == pending.user]
+        new = dataclasses.replace(pending, position=position, priority=max(own) if to == "top" else min(own))
         if self.store.update(new, JobState.PEND, pending.attempt, to, {"by": caller.user}):
             self._enqueue(new)
             self.dispatch()

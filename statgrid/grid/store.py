@@ -58,8 +58,10 @@ def _schema() -> str:
             "CREATE TABLE IF NOT EXISTS flows (id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT, user TEXT, name TEXT, "
             "throttle INTEGER, submit_ts REAL, spec TEXT);\n"
             # calendars: cron-like schedules that submit a job or a flow at their times
+            # (token_id: the token it was made with, None on the local socket: revoking the token stops it)
             "CREATE TABLE IF NOT EXISTS schedules (id INTEGER PRIMARY KEY AUTOINCREMENT, user TEXT, cron TEXT, "
-            "tz TEXT, kind TEXT, spec TEXT, created_ts REAL, next_ts REAL, last_ts REAL, last_result TEXT);")
+            "tz TEXT, kind TEXT, what TEXT, queue TEXT, token_id INTEGER, spec TEXT, created_ts REAL, next_ts REAL, "
+            "last_ts REAL, last_result TEXT);")
 
 
 # Indexes on columns an older store gets only from _add_new_columns: made after it.
@@ -244,6 +246,16 @@ class JobStore:
             for job in out:
                 self.on_change(job, "submit")
         return out
+
+    def state_of(self, job_id: int) -> tuple[str, bool] | None:
+        """(state as shown, whether it ever started) of a job, from its columns alone (a dependency's
+        check reads this, not the whole row with its environment); None: no such job."""
+        if not 0 < job_id <= JOB_ID_MAX:
+            return None
+        row = self.con.execute("SELECT state, start_ts, suspend_ts FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        if row is None:
+            return None
+        return ("USUSP" if row[0] == "RUN" and row[2] is not None else row[0]), row[1] is not None or row[0] == "RUN"
 
     def set_usage(self, queue: str, user: str, usage_s: float, as_of_ts: float) -> None:
         with self.con:
