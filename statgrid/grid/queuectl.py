@@ -216,25 +216,30 @@ class QueueControl:
             raise UsageError(f"job {job_id} is {job.state.value}: only a running job can be suspended.")
         if current.kill_requested:
             raise UsageError(f"job {job_id} is being killed ({current.exit_reason}); it cannot be suspended.")
-        if job_id in self.suspending:
-            raise UsageError(f"job {job_id} is being suspended or resumed by another request; try again.")
         if current.start_ts is None:
             raise UsageError(f"job {job_id} is on its way to {current.host} and has not started yet; suspend it once "
-                             "it runs (`statgrid job {job_id}` shows its start).")
-        self.suspending.add(job_id)
-        try:
-            if not await self.engine.suspend(current.host, current.task_key):
-                raise StatgridError(f"job {job_id} is no longer running on {current.host} (it is ending); nothing "
-                                    "was suspended.")
-        finally:
-            self.suspending.discard(job_id)
-        current = self.running.get(job_id)
+                             f"it runs (`statgrid job {job_id}` shows its start).")
+        current = await self._on_node(current, self.engine.suspend, f"job {job_id} is no longer running on "
+                                      f"{current.host} (it is ending); nothing was suspended.")
         if current is None:
             return self.get(job_id)
         new = dataclasses.replace(current, suspend_ts=time.time())
         if self.store.update(new, JobState.RUN, current.attempt, "suspend", {"by": caller.user}):
             self.running[job_id] = new
         return self.get(job_id)
+
+    async def _on_node(self, job: Job, call, failure: str) -> Job | None:
+        """engine.suspend or engine.resume of a job, one such request at a time per job (each may wait
+        on its node); the job's record afterwards, None if it ended meanwhile."""
+        if job.id in self.suspending:
+            raise UsageError(f"job {job.id} is being suspended or resumed by another request; try again.")
+        self.suspending.add(job.id)
+        try:
+            if not await call(job.host, job.task_key):
+                raise StatgridError(failure)
+        finally:
+            self.suspending.discard(job.id)
+        return self.running.get(job.id)
 
     async def resume(self, job_id: int, caller: Caller) -> Job:
         """Continue a job `suspend` stopped. Owner or admin."""
@@ -243,16 +248,8 @@ class QueueControl:
         current = self.running.get(job_id)
         if current is None or current.suspend_ts is None:
             raise UsageError(f"job {job_id} is {job.state.value}, not suspended: nothing to resume.")
-        if job_id in self.suspending:
-            raise UsageError(f"job {job_id} is being suspended or resumed by another request; try again.")
-        self.suspending.add(job_id)
-        try:
-            if not await self.engine.resume(current.host, current.task_key):
-                raise StatgridError(f"job {job_id} is no longer running on {current.host}; it stays shown suspended "
-                                    "until it ends.")
-        finally:
-            self.suspending.discard(job_id)
-        current = self.running.get(job_id)
+        current = await self._on_node(current, self.engine.resume, f"job {job_id} is no longer running on "
+                                      f"{current.host}; it stays shown suspended until it ends.")
         if current is None:
             return self.get(job_id)
         now = time.time()
