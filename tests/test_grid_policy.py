@@ -172,3 +172,27 @@ def test_one_job_at_a_time_on_an_idle_real_grid_touches_every_host(tmp_path):
             assert done["state"] == "DONE", done
             hosts.append(done["host"])
     assert sorted(hosts) == ["node1", "node1", "node2", "node2", "node3", "node3", "node4", "node4"], hosts
+
+
+def test_an_older_store_gains_the_scheduling_columns(tmp_path):
+    """A grid home of an earlier release (its jobs table without issue 18's columns) opens: the columns
+    are added with a plain job's values, and the job reads back as it was."""
+    import sqlite3
+
+    con = sqlite3.connect(tmp_path / "jobs.db")
+    con.execute("CREATE TABLE jobs (id INTEGER PRIMARY KEY AUTOINCREMENT, user TEXT, queue TEXT, name TEXT, kind TEXT, "
+                "argv TEXT, cwd TEXT, options TEXT, rerunnable INTEGER, requested_hosts TEXT, state TEXT, attempt "
+                "INTEGER, host TEXT, submit_ts REAL, dispatch_ts REAL, start_ts REAL, end_ts REAL, pid INTEGER, "
+                "exit_code INTEGER, signal INTEGER, exit_reason TEXT, kill_requested INTEGER, rusage TEXT, stimer TEXT, "
+                "requeues INTEGER, env TEXT)")
+    con.execute("INSERT INTO jobs (user, queue, name, kind, argv, cwd, options, rerunnable, requested_hosts, state, "
+                "attempt, submit_ts, kill_requested, requeues, env) VALUES ('ann', 'normal', 'x', 'command', "
+                "'[\"true\"]', '/', '{}', 0, '[]', 'PEND', 0, 123.5, 0, 0, '{}')")
+    con.commit()
+    con.close()
+    store = JobStore(tmp_path / "jobs.db")
+    got = store.get(1)
+    assert (got.user, got.argv, got.state) == ("ann", ["true"], JobState.PEND)
+    assert (got.position, got.mem_bytes, got.priority, got.suspended_s, got.flow_id, got.depend) == \
+        (123.5, 0, 0, 0.0, None, None)
+    assert store.state_of(1) == ("PEND", False) and store.usage() == {}
