@@ -128,15 +128,19 @@ def mount(app: FastAPI, master) -> Console:
         form = urllib.parse.parse_qs((await request.body()).decode("utf-8", "replace"), max_num_fields=4)
         token = (form.get("token") or [""])[0].strip()
         target = _local((form.get("next") or ["/console/grid"])[0])
-        client = request.scope.get("client")
-        peer = f"{client[0]}:{client[1]}" if client else "socket"
         try:
             if not _same_origin(request.headers.get("origin"), request.headers.get("host")):
                 raise auth.Forbidden("sign in from the console's own sign-in page (this request came from "
                                      f"{request.headers.get('origin')!r}).")
             who = master.authenticate(None, f"Bearer {token}")
         except (auth.NotAuthenticated, auth.Forbidden) as exc:
-            master.audit.record(None, "console login", outcome="refused", detail=str(exc), peer=peer)
+            retry_after_s = auth.refused(request.scope, request.app.state.auth_throttle, master.audit, "console login",
+                                         str(exc))
+            if retry_after_s is not None:
+                page = render("login.html", request, status=429, title="sign in", next=target,
+                              error=auth.throttled_message(request.scope, retry_after_s, str(exc)))
+                page.headers["Retry-After"] = auth.retry_after_header(retry_after_s)
+                return page
             return render("login.html", request, status=401, title="sign in", next=target, error=str(exc))
         master.audit.record(who, "console login", detail=f"token {who.token_id}")
         response = RedirectResponse(target, status_code=303, headers=page_headers())

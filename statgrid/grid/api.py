@@ -38,7 +38,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from statgrid.errors import StatgridError, UsageError
-from statgrid.grid import auth
+from statgrid.grid import auth, diskfull
 from statgrid.grid.auth import Caller, Forbidden, NotAuthenticated
 from statgrid.grid.exporter import CONTENT_TYPE_LATEST
 from statgrid.grid.files import NotTrusted, read_untrusted
@@ -154,8 +154,9 @@ def create_app(master: Master, on_down=None, on_stopped=None, stop_engine=lambda
         return _error(f"{exc.detail}: {request.method} {request.url.path} (the API's paths are in README.md, "
                       "'The grid').", exc.status_code, usage=False, headers=exc.headers)
 
-    app.add_middleware(_FaultsAs500, log_path=grid_dir(master.cfg) / "master.log")
-    app.add_middleware(_Authenticate, master=master)
+    app.add_middleware(_FaultsAs500, log_path=grid_dir(master.cfg) / "master.log", home=master.cfg.home)
+    app.state.auth_throttle = auth.Throttle()                       # the console's sign-in counts here too
+    app.add_middleware(_Authenticate, master=master, throttle=app.state.auth_throttle)
     app.add_middleware(_BodyLimit, max_bytes=BODY_MAX_BYTES)       # outermost: before anything reads
 
     from statgrid.console.app import mount
@@ -467,11 +468,13 @@ def create_app(master: Master, on_down=None, on_stopped=None, stop_engine=lambda
 class _Authenticate:
     """Who is asking, before anything reads the request: the local socket's peer uid (set by the
     server's protocol) or a bearer token. Refused: 401 (no or bad credential) or 403 (a personal
-    grid's stranger), recorded in the audit trail. GET /health alone passes without a caller."""
+    grid's stranger), recorded in the audit trail; 429 once the client has failed too often
+    (auth.Throttle). GET /health alone passes without a caller."""
 
-    def __init__(self, app, master: Master):
+    def __init__(self, app, master: Master, throttle: auth.Throttle):
         self.app = app
         self.master = master
+        self.throttle = throttle
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
@@ -505,9 +508,11 @@ class _Authenticate:
                                        status_code=303)(scope, receive, send)
                 return
             else:
-                client = scope.get("client")
-                self.master.audit.record(None, f"{scope['method']} {scope['path']}", outcome="refused",
-                                         detail=str(exc), peer=f"{client[0]}:{client[1]}" if client else "socket")
+                retry_after_s = auth.refused(scope, self.throttle, self.master.audit, f"{method} {path}", str(exc))
+                if retry_after_s is not None:
+                    await _error(auth.throttled_message(scope, retry_after_s, str(exc)), 429, usage=False,
+                                 headers={"Retry-After": auth.retry_after_header(retry_after_s)})(scope, receive, send)
+                    return
                 status = 401 if isinstance(exc, NotAuthenticated) else 403
                 await _error(str(exc), status, usage=False,
                              headers={"WWW-Authenticate": "Bearer"} if status == 401 else None)(scope, receive, send)
@@ -554,12 +559,14 @@ def _check_same_origin(headers: dict[bytes, bytes]) -> None:
 
 class _FaultsAs500:
     """Any exception no handler took → 500 {"error", "usage": false} naming it; the traceback
-    goes to the master's log (before the answer), never to the client. (Starlette's own 500 is
+    goes to the master's log (before the answer), never to the client. A full file system is no
+    fault of the master's: 503 naming it (diskfull.py). (Starlette's own 500 is
     plain text, and its exception_handler(Exception) logs only after answering.)"""
 
-    def __init__(self, app, log_path: FilePath):
+    def __init__(self, app, log_path: FilePath, home: FilePath):
         self.app = app
         self.log_path = log_path
+        self.home = home
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
@@ -578,6 +585,10 @@ class _FaultsAs500:
             log.exception("%s %s failed", scope["method"], scope["path"])
             if started:
                 raise                                # too late to answer: the server closes it
+            if diskfull.is_disk_full(exc):
+                await _error(diskfull.message(self.home, f"{scope['method']} {scope['path']}"), 503, usage=False,
+                             headers={"Retry-After": str(diskfull.RETRY_AFTER_S)})(scope, receive, send)
+                return
             await _error(f"internal error of the master on {scope['method']} {scope['path']}: {type(exc).__name__}: "
                          f"{shown(str(exc), 200)}; the traceback is in the master's log ({self.log_path} when "
                          "started with --detach).", 500, usage=False)(scope, receive, send)

@@ -16,11 +16,26 @@ account and tells anyone else so.
 
 Every refusal says who may do the thing; every submit, kill, token change, grid stop and refusal
 is appended to the audit trail (`<home>/grid/audit.log`, one JSON object per line, 0600).
+
+Floods (issue 24). A client that keeps sending bad credentials is slowed per address
+(`Throttle`: FAILURES_BURST failures at once, then one every FAILURES_REFILL_S seconds; past
+that its refusals are 429 with Retry-After). Only failures are throttled: a request with a valid
+token is served whatever its address has sent before — tokens are 256 random bits, so serving a
+throttled address's good token tells a guesser nothing, and a user behind the same NAT as an
+attacker is not locked out; nor is anyone else, since the budget is the failing address's own
+(an IPv6 client's /64, a local socket user's uid). The audit trail writes the first
+AUDIT_REFUSALS_IN_FULL refusals of an address per AUDIT_COALESCE_S in full and the rest as one
+line with their count, and rotates at AUDIT_MAX_BYTES (AUDIT_KEEP_FILES old files kept), so a
+flood of refusals costs the grid home a bounded amount of disk.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
+import ipaddress
 import json
+import logging
+import math
 import os
 import pwd
 import secrets
@@ -39,6 +54,13 @@ TOKEN_MAX_CHARS = 256                # a header longer than this is no token of 
 TOKEN_NAME_MAX_CHARS = 64
 PEER_UID_KEY = "statgrid.peer_uid"   # ASGI scope key set for connections on the local socket
 CALLER_KEY = "statgrid.caller"       # ASGI scope key of the authenticated caller
+FAILURES_BURST = 50                 # failed authentications an address may send at once …
+FAILURES_REFILL_S = 1.0             # … then one more a second
+THROTTLE_MAX_KEYS = 10_000          # addresses remembered; past this, those with a full budget are forgotten
+AUDIT_COALESCE_S = 60.0             # one address's refusals past the first few: one line per this interval
+AUDIT_REFUSALS_IN_FULL = 5          # refusals of an address written in full per interval
+AUDIT_MAX_BYTES = 16 * 2**20        # audit.log is rotated (audit.log.1, …) when a record would pass this
+AUDIT_KEEP_FILES = 4                # rotated files kept: at most (1 + 4) × 16 MiB of audit trail
 HOW_TO_GET_A_TOKEN = ("get a token on the master's machine with `statgrid token create` (it writes "
                       "~/.config/statgrid/client.toml, 0600), or ask a grid administrator")
 
@@ -123,14 +145,81 @@ class Tokens:
         self._live = {d: v for d, v in self._live.items() if v[0] != token_id}
 
 
+def client_key(scope: dict) -> str:
+    """Whom a request's failures count against: its IPv4 address, its IPv6 /64 (one subscriber's
+    network: a host there may use any of its 2**64 addresses), or on the local socket the uid the
+    kernel names ("uid N")."""
+    uid = scope.get(PEER_UID_KEY)
+    if uid is not None:
+        return f"uid {uid}"
+    client = scope.get("client")
+    if not client:
+        return "unknown"
+    try:
+        address = ipaddress.ip_address(client[0])
+    except ValueError:
+        return str(client[0])
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
+
+
+class Throttle:
+    """Failed authentications per client key, a token bucket: each key may fail `burst` times at
+    once, then once per `refill_s`. The master's loop only (no lock)."""
+
+    def __init__(self, burst: int = FAILURES_BURST, refill_s: float = FAILURES_REFILL_S,
+                 max_keys: int = THROTTLE_MAX_KEYS, clock=time.monotonic):
+        self.burst, self.refill_s, self.max_keys, self.clock = burst, refill_s, max_keys, clock
+        self._buckets: dict[str, tuple[float, float]] = {}      # key → (allowance, at); oldest first
+
+    def failure(self, key: str) -> float | None:
+        """Count one failure of `key`: None while within its budget, else the seconds until it may
+        fail again (the answer's Retry-After)."""
+        now = self.clock()
+        allowance, at = self._buckets.pop(key, (float(self.burst), now))
+        allowance = min(float(self.burst), allowance + (now - at) / self.refill_s)
+        retry_after_s = None
+        if allowance >= 1.0:
+            allowance -= 1.0
+        else:
+            retry_after_s = (1.0 - allowance) * self.refill_s
+        self._buckets[key] = (allowance, now)                   # re-inserted: the dict stays oldest first
+        if len(self._buckets) > self.max_keys:
+            self._forget(now)
+        return retry_after_s
+
+    def _forget(self, now: float) -> None:
+        full_after_s = self.burst * self.refill_s
+        self._buckets = {k: v for k, v in self._buckets.items() if now - v[1] < full_after_s}
+        while len(self._buckets) > self.max_keys:               # many addresses failing at once: the oldest go
+            del self._buckets[next(iter(self._buckets))]
+
+
 class Audit:
     """The audit trail: one JSON object per line, appended (O_APPEND, one write(2) per record, so
-    records of concurrent writers never interleave), never rewritten. Mode 0600: it names jobs."""
+    records never interleave), never rewritten; rotated by size (audit.log → audit.log.1 → … →
+    audit.log.<keep>, the oldest dropped). Mode 0600: it names jobs.
 
-    def __init__(self, path: Path):
-        self.path = path
-        self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    Refusals of unauthenticated requests go through `refusal`, which coalesces an address's flood.
+    A record that does not fit on a full file system is counted, not raised (the action it
+    records has happened, or was refused, either way); the next record that fits says how many
+    were lost."""
+
+    def __init__(self, path: Path, max_bytes: int = AUDIT_MAX_BYTES, keep: int = AUDIT_KEEP_FILES,
+                 coalesce_s: float = AUDIT_COALESCE_S, in_full: int = AUDIT_REFUSALS_IN_FULL):
+        self.path, self.max_bytes, self.keep = path, max_bytes, keep
+        self.coalesce_s, self.in_full = coalesce_s, in_full
+        self.lost = 0
+        self._refusals: dict[str, _Refusals] = {}
+        self._open()
+
+    def _open(self) -> None:
+        self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         os.fchmod(self.fd, 0o600)
+        self.size = os.fstat(self.fd).st_size
 
     def record(self, caller: Caller | None, action: str, target: str = "", outcome: str = "ok",
                detail: str | None = None, peer: str | None = None) -> None:
@@ -139,10 +228,123 @@ class Audit:
                "action": action, "target": target, "outcome": outcome}
         if detail:
             rec["detail"] = detail
-        os.write(self.fd, (json.dumps(rec, ensure_ascii=True) + "\n").encode())
+        self._write(rec)
+
+    def refusal(self, key: str, action: str, detail: str, peer: str) -> None:
+        """An unauthenticated request refused (401, 403, 429), from client `key` (client_key) at
+        `peer` (address:port): written in full for the first `in_full` of the key's interval,
+        then counted (`flush_due` writes the count)."""
+        now = time.time()
+        seen = self._refusals.get(key)
+        if seen is not None and now - seen.since_ts >= self.coalesce_s:
+            self._flush(key, now)
+            seen = None
+        if seen is None:
+            if len(self._refusals) >= THROTTLE_MAX_KEYS:
+                self._flush(next(iter(self._refusals)), now)
+            seen = self._refusals[key] = _Refusals(since_ts=now)
+        if seen.written < self.in_full:
+            seen.written += 1
+            self.record(None, action, outcome="refused", detail=detail, peer=peer)
+        else:
+            seen.counted += 1
+            seen.last_action, seen.last_detail = action, detail
+
+    def flush_due(self) -> None:
+        """Write the count of every key whose interval has ended (the server calls this every few
+        seconds; `close` writes the rest)."""
+        now = time.time()
+        for key in [k for k, v in self._refusals.items() if now - v.since_ts >= self.coalesce_s]:
+            self._flush(key, now)
+
+    def _flush(self, key: str, now: float) -> None:
+        seen = self._refusals.pop(key)
+        if seen.counted:
+            self._write({"ts": round(now, 6), "user": None, "uid": None, "via": key, "action": "refusals",
+                         "target": "", "outcome": "refused", "count": seen.counted,
+                         "interval_s": round(now - seen.since_ts, 3),
+                         "detail": f"{seen.counted} more refusals from {key} in the last {now - seen.since_ts:.0f} s "
+                                   f"(not written one by one); the last: {seen.last_action}: {seen.last_detail}"})
+
+    def _write(self, rec: dict) -> None:
+        line = (json.dumps(rec, ensure_ascii=True) + "\n").encode()
+        try:
+            if self.lost:
+                note = {"ts": rec["ts"], "user": None, "uid": None, "via": None, "action": "audit records lost",
+                        "target": "", "outcome": "lost", "count": self.lost,
+                        "detail": f"{self.lost} audit records were not written: the file system of {self.path} was full"}
+                self._append((json.dumps(note, ensure_ascii=True) + "\n").encode())
+                self.lost = 0
+            self._append(line)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            if not self.lost:
+                logging.getLogger("statgrid.audit").error("audit records are being lost: %s (%s)", self.path,
+                                                          exc.strerror)
+            self.lost += 1
+
+    def _append(self, data: bytes) -> None:
+        if self.size and self.size + len(data) > self.max_bytes:
+            self._rotate()
+        written = os.write(self.fd, data)
+        if written < len(data):
+            # The file system had room for part of the line (write(2) is short, not ENOSPC): take
+            # the part back, so that every line stays a whole JSON object.
+            os.ftruncate(self.fd, self.size)
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.path))
+        self.size += len(data)
+
+    def _rotate(self) -> None:
+        os.close(self.fd)
+        for i in range(self.keep - 1, 0, -1):
+            older = self.path.with_name(f"{self.path.name}.{i}")
+            if older.exists():
+                os.replace(older, self.path.with_name(f"{self.path.name}.{i + 1}"))
+        if self.keep > 0:
+            os.replace(self.path, self.path.with_name(f"{self.path.name}.1"))
+        else:
+            os.unlink(self.path)
+        self._open()
 
     def close(self) -> None:
+        now = time.time()
+        for key in list(self._refusals):
+            self._flush(key, now)
         os.close(self.fd)
+
+
+@dataclass
+class _Refusals:
+    """One client key's refusals in the current interval."""
+    since_ts: float
+    written: int = 0
+    counted: int = 0
+    last_action: str = ""
+    last_detail: str = ""
+
+
+def refused(scope: dict, throttle: Throttle, audit: Audit, action: str, detail: str) -> float | None:
+    """A request whose credential failed: counted against its client (Throttle) and written to the
+    audit trail (coalesced). Returns None to answer the refusal itself (401/403), else the seconds
+    of the 429's Retry-After."""
+    key = client_key(scope)
+    client = scope.get("client")
+    retry_after_s = throttle.failure(key)
+    audit.refusal(key, action, detail if retry_after_s is None else f"throttled (429): {detail}",
+                  peer=f"{client[0]}:{client[1]}" if client else "socket")
+    return retry_after_s
+
+
+def throttled_message(scope: dict, retry_after_s: float, why: str) -> str:
+    return (f"too many failed authentications from {client_key(scope)} ({FAILURES_BURST} at once, then one every "
+            f"{FAILURES_REFILL_S:g} s): try again in {retry_after_header(retry_after_s)} s. This one failed too: "
+            f"{why} (a valid token is served at any time).")
+
+
+def retry_after_header(retry_after_s: float) -> str:
+    """Retry-After in whole seconds (RFC 9110 §10.2.3), rounded up, at least 1."""
+    return str(max(1, math.ceil(retry_after_s)))
 
 
 class Rights:

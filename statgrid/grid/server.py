@@ -70,6 +70,7 @@ def api_url(cfg: Config) -> str:
 API_MAX_CONNECTIONS = 2048
 HEADER_TIMEOUT_S = 10.0                 # a connection's request headers must arrive within this
 OPEN_FILES_WANTED = 65536
+AUDIT_FLUSH_EVERY_S = 5.0
 
 
 def _raise_open_files() -> None:
@@ -238,8 +239,12 @@ def serve(cfg: Config, ready_message: bool = True) -> None:
     network = _follower(uvicorn.Config(app, lifespan="off", **common, **ssl_files))
 
     async def follow() -> None:
+        flushed = time.monotonic()
         while not local.should_exit:
             await asyncio.sleep(0.1)
+            if time.monotonic() - flushed >= AUDIT_FLUSH_EVERY_S:     # coalesced refusals' counts (auth.Audit)
+                master.audit.flush_due()
+                flushed = time.monotonic()
         network.should_exit = True
 
     async def run() -> None:
