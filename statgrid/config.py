@@ -78,6 +78,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -310,6 +311,10 @@ def _resolve_api_tls(master: "MasterConfig", raw: Mapping[str, Any], source: str
     return master
 
 
+CPU_NUMBERS_MAX = 8192                  # CONFIG_NR_CPUS's upper bound (arch/x86/Kconfig, NR_CPUS_RANGE_END)
+SLOTS_MAX = 100_000                     # job slots of one host: far past any machine's CPUs
+
+
 def parse_cpus(value: Any) -> tuple[int, ...]:
     """A CPU list as taskset/cpuset write it ("0-3,6") or a TOML list of numbers → sorted numbers."""
     if isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
@@ -317,15 +322,25 @@ def parse_cpus(value: Any) -> tuple[int, ...]:
     elif isinstance(value, str):
         cpus = set()
         for part in value.replace(" ", "").split(","):
-            m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+            m = re.fullmatch(r"(\d{1,9})(?:-(\d{1,9}))?", part)
             if not m or (m.group(2) is not None and int(m.group(2)) < int(m.group(1))):
                 raise ValueError('a CPU list such as "0-3,6" or [0, 1]')
-            cpus.update(range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1))
+            first, last = int(m.group(1)), int(m.group(2) or m.group(1))
+            if last >= CPU_NUMBERS_MAX:                     # before range(): "0-999999999" is no set to build
+                raise ValueError(f"CPU numbers 0 … {CPU_NUMBERS_MAX - 1} (Linux's largest NR_CPUS is {CPU_NUMBERS_MAX})")
+            cpus.update(range(first, last + 1))
     else:
         raise ValueError('a CPU list such as "0-3,6" or [0, 1]')
-    if any(c < 0 for c in cpus):
-        raise ValueError("CPU numbers ≥ 0")
+    if any(not 0 <= c < CPU_NUMBERS_MAX for c in cpus):
+        raise ValueError(f"CPU numbers 0 … {CPU_NUMBERS_MAX - 1} (Linux's largest NR_CPUS is {CPU_NUMBERS_MAX})")
     return tuple(sorted(cpus))
+
+
+def _slots(value: Any) -> int:
+    n = _positive_int(value)
+    if n > SLOTS_MAX:
+        raise ValueError(f"a whole number of job slots from 1 to {SLOTS_MAX:,}")
+    return n
 
 
 def _port(value: Any) -> int:
@@ -526,8 +541,17 @@ def _parse_section(section: str, raw: Mapping[str, Any], keys: dict[str, tuple[s
         try:
             out[field_name] = parser(value)
         except ValueError as exc:
-            raise ConfigError(f"{source}: {section}.{key} = {value!r} is not allowed: expected {exc}.") from None
+            raise ConfigError(f"{source}: {section}.{key} = {_shown(value)} is not allowed: expected {exc}.") from None
     return out
+
+
+def _shown(value: Any, max_chars: int = 80) -> str:
+    """repr() of a config value for a message, cut at max_chars (a 5000-digit number has no repr at
+    all past Python's int_max_str_digits: it is shown by its size)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return f"a number of {value.bit_length():,} bits"
+    text = repr(value)
+    return text if len(text) <= max_chars else text[:max_chars] + "…"
 
 
 def _table(raw: Mapping[str, Any], key: str, source: str) -> Mapping[str, Any]:
@@ -589,9 +613,16 @@ def load_config(path: str | os.PathLike | None = None, env: Mapping[str, str] | 
     raw: dict[str, Any] = {}
     if file:
         try:
-            raw = tomllib.loads(file.read_text())
+            raw = tomllib.loads(file.read_bytes().decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{file}: not UTF-8 text: byte {exc.start} (0x{exc.object[exc.start]:02x}) cannot be "
+                              "decoded; TOML files are UTF-8 (save it as UTF-8, e.g. `iconv -f latin1 -t utf-8`).") \
+                from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{file}: not valid TOML: {exc}.") from None
+        except ValueError as exc:                  # tomllib's int(): a number past Python's int_max_str_digits
+            raise ConfigError(f"{file}: a number in it has more than {sys.get_int_max_str_digits():,} digits, more than "
+                              "Python reads; no setting takes such a number: correct it.") from None
         except OSError as exc:
             raise ConfigError(f"cannot read the grid's configuration {str(file)!r} ({exc.strerror}); a grid used by "
                               "several accounts keeps its grid.toml readable by them (chmod 644, and every directory "
@@ -654,7 +685,7 @@ def load_config(path: str | os.PathLike | None = None, env: Mapping[str, str] | 
         if not isinstance(spec, Mapping):
             raise ConfigError(f"{source}: hosts.{name} = {spec!r} must be a table: [hosts.{name}] with e.g. slots = 2.")
         hosts[name] = HostConfig(name, **_parse_section(
-            f"hosts.{name}", spec, {"slots": ("slots", _positive_int), "open": ("open", _bool), "cpus": ("cpus", parse_cpus),
+            f"hosts.{name}", spec, {"slots": ("slots", _slots), "open": ("open", _bool), "cpus": ("cpus", parse_cpus),
                                     "joins": ("joins", _bool), "memory": ("memory_bytes", parse_size_bytes),
                                     "max_load": ("max_load", _nonneg_float)},
             source))

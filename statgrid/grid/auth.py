@@ -23,9 +23,9 @@ that its refusals are 429 with Retry-After). Only failures are throttled: a requ
 token is served whatever its address has sent before — tokens are 256 random bits, so serving a
 throttled address's good token tells a guesser nothing, and a user behind the same NAT as an
 attacker is not locked out; nor is anyone else, since the budget is the failing address's own
-(an IPv6 client's /64, a local socket user's uid). The audit trail writes the first
-AUDIT_REFUSALS_IN_FULL refusals of an address per AUDIT_COALESCE_S in full and the rest as one
-line with their count, and rotates at AUDIT_MAX_BYTES (AUDIT_KEEP_FILES old files kept), so a
+(an IPv6 client's /64, a local socket user's uid). Per AUDIT_COALESCE_S the audit trail writes
+an address's first refusal of each action in full (up to AUDIT_REFUSALS_IN_FULL actions) and the
+rest as one line with their count, and rotates at AUDIT_MAX_BYTES (AUDIT_KEEP_FILES old files kept), so a
 flood of refusals costs the grid home a bounded amount of disk.
 """
 from __future__ import annotations
@@ -43,7 +43,7 @@ import socket
 import sqlite3
 import struct
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from statgrid.config import Config
@@ -58,7 +58,7 @@ FAILURES_BURST = 50                 # failed authentications an address may send
 FAILURES_REFILL_S = 1.0             # … then one more a second
 THROTTLE_MAX_KEYS = 10_000          # addresses remembered; past this, those with a full budget are forgotten
 AUDIT_COALESCE_S = 60.0             # one address's refusals past the first few: one line per this interval
-AUDIT_REFUSALS_IN_FULL = 5          # refusals of an address written in full per interval
+AUDIT_REFUSALS_IN_FULL = 20         # an address's first refusal of each action (method, path) in full, for this many
 AUDIT_MAX_BYTES = 16 * 2**20        # audit.log is rotated (audit.log.1, …) when a record would pass this
 AUDIT_KEEP_FILES = 4                # rotated files kept: at most (1 + 4) × 16 MiB of audit trail
 HOW_TO_GET_A_TOKEN = ("get a token on the master's machine with `statgrid token create` (it writes "
@@ -232,8 +232,9 @@ class Audit:
 
     def refusal(self, key: str, action: str, detail: str, peer: str) -> None:
         """An unauthenticated request refused (401, 403, 429), from client `key` (client_key) at
-        `peer` (address:port): written in full for the first `in_full` of the key's interval,
-        then counted (`flush_due` writes the count)."""
+        `peer` (address:port): the first of each action (method and path) in the key's interval is
+        written in full, for up to `in_full` actions; the rest are counted (`flush_due` writes the
+        count, per action)."""
         now = time.time()
         seen = self._refusals.get(key)
         if seen is not None and now - seen.since_ts >= self.coalesce_s:
@@ -243,12 +244,14 @@ class Audit:
             if len(self._refusals) >= THROTTLE_MAX_KEYS:
                 self._flush(next(iter(self._refusals)), now)
             seen = self._refusals[key] = _Refusals(since_ts=now)
-        if seen.written < self.in_full:
-            seen.written += 1
+        if action not in seen.written and len(seen.written) < self.in_full:
+            seen.written.add(action)
             self.record(None, action, outcome="refused", detail=detail, peer=peer)
-        else:
-            seen.counted += 1
-            seen.last_action, seen.last_detail = action, detail
+            return
+        seen.counted += 1
+        if action in seen.by_action or len(seen.by_action) < self.in_full:
+            seen.by_action[action] = seen.by_action.get(action, 0) + 1
+        seen.last_detail = detail
 
     def flush_due(self) -> None:
         """Write the count of every key whose interval has ended (the server calls this every few
@@ -260,11 +263,14 @@ class Audit:
     def _flush(self, key: str, now: float) -> None:
         seen = self._refusals.pop(key)
         if seen.counted:
+            actions = ", ".join(f"{a} ×{n}" for a, n in seen.by_action.items())
+            others = seen.counted - sum(seen.by_action.values())
             self._write({"ts": round(now, 6), "user": None, "uid": None, "via": key, "action": "refusals",
                          "target": "", "outcome": "refused", "count": seen.counted,
                          "interval_s": round(now - seen.since_ts, 3),
-                         "detail": f"{seen.counted} more refusals from {key} in the last {now - seen.since_ts:.0f} s "
-                                   f"(not written one by one); the last: {seen.last_action}: {seen.last_detail}"})
+                         "detail": f"{seen.counted} more refusals from {key} in the last {now - seen.since_ts:.0f} s, "
+                                   f"not written one by one: {actions}{f', other paths ×{others}' if others else ''}; "
+                                   f"the last: {seen.last_detail}"})
 
     def _write(self, rec: dict) -> None:
         line = (json.dumps(rec, ensure_ascii=True) + "\n").encode()
@@ -318,9 +324,9 @@ class Audit:
 class _Refusals:
     """One client key's refusals in the current interval."""
     since_ts: float
-    written: int = 0
-    counted: int = 0
-    last_action: str = ""
+    written: set[str] = field(default_factory=set)          # actions written in full
+    counted: int = 0                                          # refusals not written one by one …
+    by_action: dict[str, int] = field(default_factory=dict)   # … of these actions (at most in_full of them)
     last_detail: str = ""
 
 
@@ -331,6 +337,7 @@ def refused(scope: dict, throttle: Throttle, audit: Audit, action: str, detail: 
     key = client_key(scope)
     client = scope.get("client")
     retry_after_s = throttle.failure(key)
+    action = action if len(action) <= 200 else action[:200] + "…"          # the path is the client's
     audit.refusal(key, action, detail if retry_after_s is None else f"throttled (429): {detail}",
                   peer=f"{client[0]}:{client[1]}" if client else "socket")
     return retry_after_s

@@ -279,6 +279,8 @@ def parse_array(name: str) -> ArraySpec | None:
     INDEX, START-END or START-END:STEP (indices 1 … 1,000,000). None: `name` names no array."""
     import re
 
+    # The characters first: an escape sequence's '[' ('\x1b[31m') is no array's.
+    check_name("job name", name, "give a name of printable characters, at most 128 (-J NAME)")
     m = re.fullmatch(r"(.*)\[([^\[\]]*)\](?:%(\d+))?", name)
     if m is None:
         if "[" in name and "]" not in name[name.index("["):]:

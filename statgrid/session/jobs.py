@@ -35,8 +35,13 @@ class JobOutcome:
 
 def check_job_file(path: str | os.PathLike) -> Path:
     p = Path(path)
-    if not p.is_file():
+    if p.is_dir():
+        raise UsageError(f"job file {str(p)!r} is a directory; give the path of a .py or .sql job in it.")
+    if not p.exists():
         raise UsageError(f"job file {str(p)!r} does not exist; give the path of a .py or .sql job.")
+    if not p.is_file():
+        raise UsageError(f"job file {str(p)!r} is not a regular file (a FIFO, a device or a socket); give the path "
+                         "of a .py or .sql job.")
     if p.suffix.lower() not in JOB_KINDS:
         raise UsageError(f"job file {str(p)!r} is neither .py nor .sql; statgrid runs Python jobs that use "
                          "statgrid.session() and SQL scripts.")
