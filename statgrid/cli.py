@@ -1029,11 +1029,16 @@ def monitor(ctx: typer.Context,
     import socket
 
     from statgrid.monitor.runner import run as run_monitor
+    from statgrid.monitor.store import host_dir
 
     cfg = _config(ctx)
     interval_s = _duration(ctx, "--interval", interval)
     duration_s = _duration(ctx, "--duration", duration)
     out_dir = out or cfg.home / "monitor"
+    try:
+        host_dir(out_dir, host or socket.gethostname())          # one file name: "a/b" or ".." would escape
+    except UsageError as exc:
+        _fail(ctx, exc)
     libs = {"data": cfg.libraries.data, "work": cfg.libraries.work, "util": cfg.libraries.util}
 
     def echo(rows: dict) -> None:

@@ -42,7 +42,7 @@ from statgrid.grid import auth, diskfull
 from statgrid.grid.auth import Caller, Forbidden, NotAuthenticated
 from statgrid.grid.exporter import CONTENT_TYPE_LATEST
 from statgrid.grid.files import NotTrusted, read_untrusted
-from statgrid.grid.jobspec import NAME_MAX_CHARS, JobRequest, shown
+from statgrid.grid.jobspec import NAME_MAX_CHARS, JobRequest, NotBool, shown
 from statgrid.grid.jobspec import check_name as jobspec_check_name
 from statgrid.grid.master import Master, NotFound, grid_dir, identity_of, job_dir
 from statgrid.grid.server import api_url
@@ -75,9 +75,9 @@ class ModifyBody(BaseModel):
     """What `statgrid modify` may change of a pending job (unset: unchanged)."""
     queue: Optional[str] = Field(None, max_length=NAME_MAX_CHARS)
     name: Optional[str] = Field(None, max_length=NAME_MAX_CHARS)
-    priority: Optional[int] = Field(None, ge=0, le=1000)
-    runlimit_s: Optional[float] = Field(None, ge=0, le=366 * 86400, allow_inf_nan=False)
-    mem_bytes: Optional[int] = Field(None, ge=0, le=2**50)
+    priority: Optional[Annotated[int, NotBool()]] = Field(None, ge=0, le=1000)
+    runlimit_s: Optional[Annotated[float, NotBool()]] = Field(None, ge=0, le=366 * 86400, allow_inf_nan=False)
+    mem_bytes: Optional[Annotated[int, NotBool()]] = Field(None, ge=0, le=2**50)
 
 
 class FlowJobBody(BaseModel):
@@ -151,6 +151,8 @@ def create_app(master: Master, on_down=None, on_stopped=None, stop_engine=lambda
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException):
+        if exc.status_code == 400 and exc.__cause__ is not None:    # FastAPI could not read the JSON body
+            return _error(body_error_message(exc.__cause__), 400, usage=True)
         return _error(f"{exc.detail}: {request.method} {request.url.path} (the API's paths are in README.md, "
                       "'The grid').", exc.status_code, usage=False, headers=exc.headers)
 
@@ -661,6 +663,22 @@ def validation_message(errors: list[dict[str, Any]]) -> str:
             parts.append(f"{where} {name + ' ' if name else ''}= {shown(err.get('input'))}: {err.get('msg')}")
     more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
     return "; ".join(parts) + more + "; see the API in README.md ('The grid')."
+
+
+def body_error_message(cause: BaseException) -> str:
+    """Why a JSON body could not be read (FastAPI says only "There was an error parsing the body")."""
+    import sys
+
+    if isinstance(cause, UnicodeDecodeError):
+        return (f"the body is not UTF-8 text: byte {cause.start} (0x{cause.object[cause.start]:02x}) cannot be decoded; "
+                "send JSON in UTF-8 (RFC 8259 §8.1).")
+    if isinstance(cause, RecursionError):
+        return (f"the body nests arrays or objects deeper than the API reads (Python's recursion limit, "
+                f"{sys.getrecursionlimit():,} levels); a request nests a few levels: send one of README.md's shapes.")
+    if isinstance(cause, ValueError) and "integer string conversion" in str(cause):
+        return (f"the body holds a number of more than {sys.get_int_max_str_digits():,} digits (Python's "
+                "int_max_str_digits); no field takes such a number: send the value in range.")
+    return f"the body could not be read as JSON ({type(cause).__name__}: {shown(str(cause), 200)})."
 
 
 def _with_reasons(master: Master, records: str) -> str:

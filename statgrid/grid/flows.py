@@ -163,6 +163,10 @@ class Flows:
         now = time.time()
         if request is not None:
             check_bounds(request)
+            if request.user and request.user != caller.user:      # as POST /jobs answers: 403, not a calendar
+                raise auth.Forbidden(f"you are {caller.user!r} and asked for a calendar that submits as "
+                                     f"{request.user!r}: a job runs as the person who submits it, so nobody (root "
+                                     "included) submits for another user; leave the user out, or log in as them.")
             req = dataclasses.replace(request, user=caller.user)
             validate(req, self.cfg, now, check_files=caller.uid == os.geteuid())
             self._check_dependency(req.depend, caller.user)

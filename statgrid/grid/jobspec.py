@@ -12,7 +12,7 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from statgrid.config import Config, ConfigError, format_size
 from statgrid.errors import UsageError
@@ -47,6 +47,22 @@ ARRAY_ENV_MAX_BYTES = 16 * 2**20
 _SHOWN_CHARS = 40
 
 
+class NotBool:
+    """Annotated metadata for pydantic (FastAPI reads JobRequest with it): a JSON true or false is
+    no number. Pydantic's lax mode takes `"priority": true` for 1."""
+
+    def __get_pydantic_core_schema__(self, source, handler):
+        from pydantic_core import core_schema
+
+        return core_schema.no_info_before_validator_function(_refuse_bool, handler(source))
+
+
+def _refuse_bool(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError(f"{str(value).lower()} is not a number; give a number (e.g. 50)")
+    return value
+
+
 @dataclass
 class JobRequest:
     """What `statgrid submit` sends. `argv[0]` is a .py/.sql job file (a session job) or a command."""
@@ -61,9 +77,9 @@ class JobRequest:
     hosts: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     depend: str = ""                 # -w: a dependency expression (depend.py), e.g. "done(12) && ended(13)"
-    runlimit_s: float = 0.0          # -W: wall-time limit; 0 = the queue's RUNLIMIT only
-    mem_bytes: int = 0               # --mem: memory to reserve; 0 = the default (a session: memsize + margin)
-    priority: int = 0                # --priority: order among the user's own jobs of the queue (higher first)
+    runlimit_s: Annotated[float, NotBool()] = 0.0   # -W: wall-time limit; 0 = the queue's RUNLIMIT only
+    mem_bytes: Annotated[int, NotBool()] = 0        # --mem: memory to reserve; 0 = the default (a session: memsize + margin)
+    priority: Annotated[int, NotBool()] = 0         # --priority: order among the user's own jobs of the queue (higher first)
     parent_id: int | None = None     # a sub-task of this running session job (Session.parallel, MP CONNECT)
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from statgrid.errors import StatgridError
+from statgrid.errors import StatgridError, UsageError
 from statgrid.monitor.metrics import KEYS, TABLE_METRICS
 
 TABLES = ("node", "disk", "library")
@@ -37,9 +37,19 @@ def schema(table: str) -> pa.Schema:
     return pa.schema(keys + [pa.field(m.name, pa.float64()) for m in TABLE_METRICS[table]])
 
 
+def host_dir(out_dir: Path, host: str) -> Path:
+    """`out_dir/host`, the directory of one host's samples: the host name must be one file name
+    (`hosts` reads `*/node-*.parquet`), so "a/b", "..", "" or a control character are refused."""
+    if (not host or host in (".", "..") or "/" in host or "\0" in host or not host.isprintable()
+            or len(host.encode()) > 255):
+        raise UsageError(f"host name {host!r} cannot name a directory of samples: give one name of printable "
+                         "characters without '/' (at most 255 bytes, not '.' or '..'), e.g. --host node1.")
+    return Path(out_dir) / host
+
+
 class MonitorWriter:
     def __init__(self, out_dir: Path, host: str, flush_every: int = 60):
-        self.dir = Path(out_dir) / host
+        self.dir = host_dir(out_dir, host)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.flush_every = flush_every
         self.buffers: dict[str, list[dict]] = {t: [] for t in TABLES}
@@ -91,7 +101,7 @@ def read_latest(host_dir: Path) -> dict[str, list[dict]]:
 
 
 def write_machine(out_dir: Path, host: str, info: dict) -> None:
-    d = Path(out_dir) / host
+    d = host_dir(out_dir, host)
     d.mkdir(parents=True, exist_ok=True)
     tmp = d / (MACHINE_FILE + f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps({"host": host, **info}, sort_keys=True) + "\n")
