@@ -3,8 +3,9 @@ or over HTTPS with a token (server.py serves both; auth.py says who is asking an
 
 Every request but GET /health is authenticated before anything else reads it (`_Authenticate`):
 401 without a credential (or with a bad or revoked token), 403 for what the caller may not do —
-each message says how to get a token, or who may do it. Nothing of a refused request is stored;
-the refusal is in the audit trail.
+each message says how to get a token, or who may do it —, 429 with Retry-After once a client has
+failed too often (auth.Throttle). Nothing of a refused request is stored; the refusal is in the
+audit trail (coalesced per client). A full grid home is a 503 naming its file system (diskfull.py).
 
 Errors come back as {"error": message, "usage": bool}: 400 for bad input (usage true: the CLI
 exits 2) — a parameter of the wrong type or out of its bounds, named with its value —, 404 (no
