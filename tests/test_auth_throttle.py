@@ -202,3 +202,19 @@ def test_a_full_grid_home_is_a_503_naming_its_file_system_and_the_grid_goes_on_a
         assert any(r["action"] == "audit records lost" and r["count"] >= 1 for r in records), records[-5:]
         assert any(r.get("detail", "").startswith("the token is not valid") and r["via"].startswith("127.0.0.3")
                    for r in records)
+
+
+def test_the_budget_is_an_ipv4_address_an_ipv6_64_or_a_local_uid_and_refills_with_time():
+    now = [0.0]
+    throttle = auth.Throttle(burst=3, refill_s=2.0, clock=lambda: now[0])
+    key = auth.client_key
+    same64 = [key({"client": ("2001:db8:1:2::1", 1)}), key({"client": ("2001:db8:1:2:ffff::9", 2)})]
+    assert same64 == ["2001:db8:1:2::/64"] * 2
+    assert key({"client": ("::ffff:192.0.2.7", 1)}) == key({"client": ("192.0.2.7", 9)}) == "192.0.2.7"
+    assert key({"client": None, auth.PEER_UID_KEY: 1000}) == "uid 1000"
+    assert [throttle.failure(same64[i % 2]) for i in range(5)] == [None, None, None, 2.0, 2.0]
+    assert throttle.failure("2001:db8:1:3::/64") is None            # the next /64 has its own budget
+    now[0] = 1.0
+    assert throttle.failure(same64[0]) == 1.0                         # half an allowance back: 1 s to go
+    now[0] = 3.0
+    assert throttle.failure(same64[0]) is None                        # one back after 2 s

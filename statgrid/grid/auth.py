@@ -56,7 +56,7 @@ PEER_UID_KEY = "statgrid.peer_uid"   # ASGI scope key set for connections on the
 CALLER_KEY = "statgrid.caller"       # ASGI scope key of the authenticated caller
 FAILURES_BURST = 50                 # failed authentications an address may send at once …
 FAILURES_REFILL_S = 1.0             # … then one more a second
-THROTTLE_MAX_KEYS = 10_000          # addresses remembered; past this, those with a full budget are forgotten
+THROTTLE_MAX_KEYS = 10_000          # addresses remembered; past this, the one that failed longest ago is forgotten
 AUDIT_COALESCE_S = 60.0             # one address's refusals past the first few: one line per this interval
 AUDIT_REFUSALS_IN_FULL = 20         # an address's first refusal of each action (method, path) in full, for this many
 AUDIT_MAX_BYTES = 16 * 2**20        # audit.log is rotated (audit.log.1, …) when a record would pass this
@@ -187,15 +187,9 @@ class Throttle:
         else:
             retry_after_s = (1.0 - allowance) * self.refill_s
         self._buckets[key] = (allowance, now)                   # re-inserted: the dict stays oldest first
-        if len(self._buckets) > self.max_keys:
-            self._forget(now)
-        return retry_after_s
-
-    def _forget(self, now: float) -> None:
-        full_after_s = self.burst * self.refill_s
-        self._buckets = {k: v for k, v in self._buckets.items() if now - v[1] < full_after_s}
-        while len(self._buckets) > self.max_keys:               # many addresses failing at once: the oldest go
+        if len(self._buckets) > self.max_keys:                  # the key that failed longest ago goes (O(1))
             del self._buckets[next(iter(self._buckets))]
+        return retry_after_s
 
 
 class Audit:
