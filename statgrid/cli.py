@@ -537,8 +537,11 @@ def submit(ctx: typer.Context,
         # The same checks the master makes, here first for a usage error without a round trip.
         import time as _time
 
-        validate(JobRequest(list(job), os.getcwd(), "", queue, name, options, rerunnable, host_list,
-                            dict(os.environ), depend, runlimit_s, mem_bytes, priority), cfg, _time.time())
+        checked = validate(JobRequest(list(job), os.getcwd(), "", queue, name, options, rerunnable, host_list,
+                                      dict(os.environ), depend, runlimit_s, mem_bytes, priority), cfg, _time.time())
+        # A session reserves the memsize its job file sets: read here, as you (the master may not
+        # read your files), and sent as the job's reservation (jobspec.declared_memsize_bytes).
+        mem_bytes = mem_bytes or (checked.mem_bytes if checked.kind == "session" else 0)
         rec = _client(ctx).submit(list(job), queue=queue, name=name, options=options, rerunnable=rerunnable,
                                   hosts=host_list, depend=depend, runlimit_s=runlimit_s, mem_bytes=mem_bytes,
                                   priority=priority)
@@ -730,8 +733,11 @@ def flow_submit(ctx: typer.Context, path: Path = typer.Argument(..., metavar="FI
         spec = flowfile.load(path)
         cwd = str(Path(path).resolve().parent)
         for j in spec.jobs:                     # the master's checks, here first, as you (files you may read)
-            validate(JobRequest(list(j.argv), cwd, "", j.queue, j.name, dict(j.options), j.rerunnable, list(j.hosts),
-                                dict(os.environ), "", j.runlimit_s or 0.0, j.mem_bytes or 0), cfg, _time.time())
+            checked = validate(JobRequest(list(j.argv), cwd, "", j.queue, j.name, dict(j.options), j.rerunnable,
+                                          list(j.hosts), dict(os.environ), "", j.runlimit_s or 0.0, j.mem_bytes or 0),
+                               cfg, _time.time())
+            if not j.mem_bytes and checked.kind == "session":   # its job file's memsize, read as you (as submit)
+                j.mem_bytes = checked.mem_bytes
         rec = _client(ctx).submit_flow(spec, cwd=cwd)
     except StatgridError as exc:
         _fail(ctx, exc)

@@ -18,7 +18,7 @@ from statgrid.config import Config, ConfigError, format_size
 from statgrid.errors import UsageError
 from statgrid.grid.model import Job
 from statgrid.grid.policy import host_weights
-from statgrid.session.jobs import JOB_KINDS, check_job_file
+from statgrid.session.jobs import JOB_KINDS, check_job_file, declared_memsizes
 
 
 # Names (job, user, queue, host, session option) are shown in one-line table rows and messages:
@@ -236,6 +236,8 @@ def validate(req: JobRequest, cfg: Config, submit_ts: float, check_files: bool =
     mem_bytes = req.mem_bytes
     if not mem_bytes and kind == "session":
         memsize = cfg.session.with_overrides(req.options, source="-o").memsize_bytes
+        if check_files and "memsize" not in {k.lower() for k in req.options}:
+            memsize = declared_memsize_bytes(job_file, cfg) or memsize
         mem_bytes = int(memsize * (1 + cfg.scheduling.memory_margin))
     tracked = {h: cfg.hosts[h].memory_bytes for h in (req.hosts or usable) if cfg.hosts[h].memory_bytes}
     if mem_bytes and tracked and len(tracked) == len(req.hosts or usable) and mem_bytes > max(tracked.values()):
@@ -256,6 +258,21 @@ def validate(req: JobRequest, cfg: Config, submit_ts: float, check_files: bool =
                options=dict(req.options), rerunnable=req.rerunnable, requested_hosts=list(req.hosts),
                submit_ts=submit_ts, env=dict(req.env), runlimit_s=req.runlimit_s or None, mem_bytes=mem_bytes,
                priority=req.priority, position=submit_ts, parent_id=req.parent_id)
+
+
+def declared_memsize_bytes(job_file: Path, cfg: Config) -> int | None:
+    """The largest memsize the job file sets for its session (session.jobs.declared_memsizes), in
+    bytes; None if it sets none. The session runs with each in turn, so it reserves the largest.
+    Precedence is the session's own (README, "Option precedence"): grid.toml [session] < the job
+    file < -o memsize; --mem, a reservation given outright, wins over all. Raises UsageError for a
+    value the session would refuse, naming the file and line."""
+    sizes = []
+    for line, value in declared_memsizes(job_file):
+        try:
+            sizes.append(cfg.session.with_overrides({"memsize": value}, source=f"{job_file}:{line}").memsize_bytes)
+        except ConfigError as exc:
+            raise UsageError(f"job file {str(job_file)!r} line {line}: {exc}") from None
+    return max(sizes, default=None)
 
 
 def _seconds(value: float) -> str:
