@@ -518,8 +518,9 @@ def submit(ctx: typer.Context,
                                       "\"done(12) && ended(13)\" (done, ended, exit, started; &&, ||, parentheses)."),
            runlimit: Optional[str] = typer.Option(None, "--runlimit", "-W", metavar="TIME", help="Kill the job (EXIT) "
                                                   "after it ran this long, e.g. 30m, 2h (LSF -W)."),
-           mem: Optional[str] = typer.Option(None, "--mem", metavar="SIZE", help="Memory to reserve on its host, e.g. "
-                                             "4G (default: a session's memsize plus the margin; a command none)."),
+           mem: Optional[str] = typer.Option(None, "--mem", metavar="SIZE", help="Memory to reserve on its host, and "
+                                             "its limit there, e.g. 4G (default: a session's memsize plus the margin "
+                                             "and 128M; a command none)."),
            priority: int = typer.Option(0, "--priority", "-sp", min=0, max=1000, help="Order among your own jobs of the "
                                         "queue, 0-1000, higher first.")) -> None:
     """Submit a job to the grid; prints its id. An array: -J "name[1-100]%10" (100 jobs, at most 10 at

@@ -44,6 +44,11 @@ ARRAY_MAX_JOBS = 10_000               # elements of one array (LSF's MAX_JOB_ARR
 # Each element of an array keeps its own copy of the submit's environment (in the store and in the
 # master's memory while it waits): 10,000 elements × 64 KiB would be 650 MB. Capped for the array.
 ARRAY_ENV_MAX_BYTES = 16 * 2**20
+# A session holds this much before its engine holds any data, on top of memsize (its buffer
+# pool) and the margin: Python, DuckDB and Arrow. Measured here (memlimit.py counts what a node
+# enforces: resident anonymous memory): ~75 MiB at start; a memsize=256M session sorting past its
+# memsize peaked at 330 MiB, over 256M + 10 % = 282 MiB, which a reservation without this kills.
+SESSION_ENGINE_BYTES = 128 * 2**20
 _SHOWN_CHARS = 40
 
 
@@ -238,12 +243,13 @@ def validate(req: JobRequest, cfg: Config, submit_ts: float, check_files: bool =
         memsize = cfg.session.with_overrides(req.options, source="-o").memsize_bytes
         if check_files and "memsize" not in {k.lower() for k in req.options}:
             memsize = declared_memsize_bytes(job_file, cfg) or memsize
-        mem_bytes = int(memsize * (1 + cfg.scheduling.memory_margin))
+        mem_bytes = int(memsize * (1 + cfg.scheduling.memory_margin)) + SESSION_ENGINE_BYTES
     tracked = {h: cfg.hosts[h].memory_bytes for h in (req.hosts or usable) if cfg.hosts[h].memory_bytes}
     if mem_bytes and tracked and len(tracked) == len(req.hosts or usable) and mem_bytes > max(tracked.values()):
         biggest = max(tracked, key=tracked.get)
         raise UsageError(f"the job reserves {format_size(mem_bytes)} of memory"
-                         + (" (its memsize plus the margin of [scheduling] memory_margin)" if not req.mem_bytes else "")
+                         + (" (its memsize plus the margin of [scheduling] memory_margin plus "
+                            f"{format_size(SESSION_ENGINE_BYTES)} for the engine)" if not req.mem_bytes else "")
                          + f", more than any host of queue {queue} has (the most: {biggest} with "
                          f"{format_size(tracked[biggest])}); ask for less (--mem, -o memsize) or use another queue.")
     from statgrid.grid.fairshare import entity_of

@@ -39,6 +39,11 @@ descendant, so where this server may create cgroups below its own each job gets 
 (`<own cgroup>/statgrid-launcher-<pid>/job-<n>`, the server itself in `.../launcher`).
 Background leftovers of a job that ended are killed through both as well. Where cgroups are not
 available (no cgroup2 mount, no write access), jobs are tracked by process group alone.
+
+Memory (memlimit.py): a request's mem_limit_bytes (the job's reservation) is enforced here — by
+memory.max on the job's cgroup where the memory controller can be enabled below this server,
+else by summing the memory of the job's processes every 0.5 s and killing the job once it is
+over, as LSF does for MEMLIMIT. Either way LaunchExited.limit_reason says so, naming the limit.
 """
 from __future__ import annotations
 
@@ -782,13 +787,14 @@ class Server:
         self.next_watch = time.monotonic() + memlimit.WATCH_INTERVAL_S
         table = None
         for job in list(self._watched()):
-            rss = memlimit.cgroup_rss_bytes(job.cgroup) if job.cgroup else None
-            if rss is None:
+            pids = memlimit.cgroup_pids(job.cgroup) if job.cgroup else None
+            if pids is None:
                 if table is None:
                     table = memlimit.process_table()
-                rss = memlimit.tree_rss_bytes(job.pid, table)
-            if rss > job.mem_limit_bytes:
-                job.limit_reason = memlimit.watch_reason(job.mem_limit_bytes, rss)
+                pids = memlimit.tree_pids(job.pid, table)
+            used = memlimit.memory_bytes(pids)
+            if used > job.mem_limit_bytes:
+                job.limit_reason = memlimit.watch_reason(job.mem_limit_bytes, used)
                 _kill_job(job.pid, job.cgroup)
 
     def _shutdown(self) -> None:

@@ -15,11 +15,11 @@ it in one of two ways, chosen per job:
   contrib/systemd/statgrid-node.service) or is the root cgroup.
 - **watch** everywhere else (cgroup v1 or hybrid hosts, whose memory controller is bound to the
   v1 hierarchy; a node whose cgroup does not delegate memory; no cgroups at all): the launcher
-  sums the resident set of the job's processes (its cgroup's processes if it has one, else its
-  process group and every descendant of its first process) every WATCH_INTERVAL_S and SIGKILLs
-  the job once the sum exceeds the reservation — what LSF's sbatchd does for MEMLIMIT. Coarser
-  than the kernel: a job may pass the limit for up to an interval before it is seen, and a page
-  shared by several of its processes counts in each (as in LSF's sum).
+  sums the memory of the job's processes (its cgroup's processes if it has one, else its process
+  group and every descendant of its first process; see "What is counted" below) every
+  WATCH_INTERVAL_S and SIGKILLs the job once the sum exceeds the reservation — what LSF's sbatchd
+  does for MEMLIMIT. Coarser than the kernel: a job may pass the limit for up to an interval
+  before it is seen, and a page shared by several of its processes counts in each (as in LSF's sum).
 
 Either way the job ends EXIT with `limit_reason`, naming the reservation and how it was enforced.
 $STATGRID_MEMORY_LIMIT in the node's environment chooses: `auto` (the default: cgroup v2 where
@@ -35,7 +35,6 @@ MODE_ENV = "STATGRID_MEMORY_LIMIT"
 MODES = ("auto", "watch", "off")
 WATCH_INTERVAL_S = 0.5                   # how often a watched job's RSS is summed
 PROCFS_PATH = "/proc"
-_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 
 
 def mode_from_env(env) -> tuple[str, str]:
@@ -57,10 +56,11 @@ def cgroup_reason(limit_bytes: int) -> str:
             "it; reserve more (--mem, or a larger memsize) or use less memory")
 
 
-def watch_reason(limit_bytes: int, rss_bytes: int) -> str:
-    return (f"exceeded its memory reservation {size_text(limit_bytes)}: its processes' resident memory reached "
-            f"{size_text(rss_bytes)} and its node killed it (RSS watched every {WATCH_INTERVAL_S:g} s; no cgroup v2 "
-            "memory controller for its jobs); reserve more (--mem, or a larger memsize) or use less memory")
+def watch_reason(limit_bytes: int, used_bytes: int) -> str:
+    return (f"exceeded its memory reservation {size_text(limit_bytes)}: its processes' memory reached "
+            f"{size_text(used_bytes)} and its node killed it (resident anonymous and shared memory, watched every "
+            f"{WATCH_INTERVAL_S:g} s: no cgroup v2 memory controller for its jobs); reserve more (--mem, or a larger "
+            "memsize) or use less memory")
 
 
 # -- cgroup v2 ------------------------------------------------------------------------------------
@@ -129,18 +129,32 @@ def oom_kills(path: str) -> int:
 
 
 # -- watch ----------------------------------------------------------------------------------------
+# What is counted: each process's anonymous and shared-memory pages that are resident (proc(5),
+# /proc/<pid>/status RssAnon + RssShmem) — what memory.max would have to keep, not the pages of
+# files it maps (a session's Python, DuckDB and Arrow libraries are ~85 MiB of those, shared with
+# every other session and dropped by the kernel when memory is short). Measured on a session with
+# memsize=256M sorting past it (spilling): RssAnon peaked at 330 MiB, VmRSS at 416 MiB.
 
-def parse_stat(text: str) -> tuple[int, int, int]:
-    """/proc/<pid>/stat → (ppid, pgrp, rss_pages). The command name (field 2) is in parentheses and
-    may hold spaces or ')': fields are counted from its last ')' (proc(5))."""
+def parse_stat(text: str) -> tuple[int, int]:
+    """/proc/<pid>/stat → (ppid, pgrp). The command name (field 2) is in parentheses and may hold
+    spaces or ')': fields are counted from its last ')' (proc(5))."""
     fields = text[text.rindex(")") + 2:].split()
-    # fields[0] is field 3 (state): ppid is field 4, pgrp 5, rss 24.
-    return int(fields[1]), int(fields[2]), int(fields[21])
+    return int(fields[1]), int(fields[2])          # fields[0] is field 3 (state): ppid is 4, pgrp 5
 
 
-def process_table(procfs: str = PROCFS_PATH) -> dict[int, tuple[int, int, int]]:
-    """pid → (ppid, pgrp, rss_pages) of every process now (one read of each /proc/<pid>/stat)."""
-    table: dict[int, tuple[int, int, int]] = {}
+def parse_status_bytes(text: str) -> int:
+    """/proc/<pid>/status → RssAnon + RssShmem in bytes (0 for a zombie, which has neither)."""
+    total = 0
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key in ("RssAnon", "RssShmem"):
+            total += int(value.split()[0]) * 1024          # "  1234 kB"
+    return total
+
+
+def process_table(procfs: str = PROCFS_PATH) -> dict[int, tuple[int, int]]:
+    """pid → (ppid, pgrp) of every process now (one read of each /proc/<pid>/stat)."""
+    table: dict[int, tuple[int, int]] = {}
     for name in os.listdir(procfs):
         if not name.isdigit():
             continue
@@ -148,15 +162,15 @@ def process_table(procfs: str = PROCFS_PATH) -> dict[int, tuple[int, int, int]]:
             with open(os.path.join(procfs, name, "stat")) as f:
                 table[int(name)] = parse_stat(f.read())
         except (OSError, ValueError, IndexError):
-            continue                             # gone meanwhile, or a kernel thread's odd line
+            continue                             # gone meanwhile
     return table
 
 
-def tree_rss_bytes(pid: int, table: dict[int, tuple[int, int, int]]) -> int:
-    """Resident bytes of a job without a cgroup: its process group (= its first pid) and every
+def tree_pids(pid: int, table: dict[int, tuple[int, int]]) -> set[int]:
+    """The processes of a job without a cgroup: its process group (= its first pid) and every
     descendant of its first process (those that left the group with setsid included)."""
     children: dict[int, list[int]] = {}
-    for p, (ppid, _, _) in table.items():
+    for p, (ppid, _) in table.items():
         children.setdefault(ppid, []).append(p)
     descendants: set[int] = set()
     stack = [pid]
@@ -165,22 +179,25 @@ def tree_rss_bytes(pid: int, table: dict[int, tuple[int, int, int]]) -> int:
         if p not in descendants:
             descendants.add(p)
             stack.extend(children.get(p, ()))
-    members = descendants | {p for p, (_, pgrp, _) in table.items() if pgrp == pid}
-    return sum(table[p][2] for p in members if p in table) * _PAGE_BYTES
+    return (descendants & table.keys()) | {p for p, (_, pgrp) in table.items() if pgrp == pid}
 
 
-def cgroup_rss_bytes(path: str, procfs: str = PROCFS_PATH) -> int | None:
-    """Resident bytes of the processes in a job's cgroup (its cgroup.procs); None if unreadable."""
+def cgroup_pids(path: str) -> list[int] | None:
+    """The processes in a job's cgroup (its cgroup.procs); None if it cannot be read."""
     try:
         with open(os.path.join(path, "cgroup.procs")) as f:
-            pids = f.read().split()
-    except OSError:
+            return [int(p) for p in f.read().split()]
+    except (OSError, ValueError):
         return None
+
+
+def memory_bytes(pids, procfs: str = PROCFS_PATH) -> int:
+    """RssAnon + RssShmem summed over `pids` (a page shared by several counts in each, as in LSF)."""
     total = 0
     for pid in pids:
         try:
-            with open(os.path.join(procfs, pid, "statm")) as f:
-                total += int(f.read().split()[1]) * _PAGE_BYTES     # statm field 2: resident pages
+            with open(os.path.join(procfs, str(pid), "status")) as f:
+                total += parse_status_bytes(f.read())
         except (OSError, ValueError, IndexError):
-            continue
+            continue                             # gone meanwhile
     return total
