@@ -82,13 +82,16 @@ with statgrid.session(memsize="128M") as s:
 
 
 def v2_memory_controller_here() -> bool:
-    """Can a child of this process's cgroup v2 have the memory controller? (Checked apart from the
-    code under test: the memory line of the v2 root's cgroup.controllers, on a cgroup2 mount.)"""
+    """Would the grid's launchers get the memory controller? They make their cgroups below the one
+    this test runs in (the grid's processes inherit it), so: does this cgroup v2's
+    cgroup.subtree_control list memory? (Read apart from the code under test.)"""
+    with open("/proc/self/cgroup") as f:
+        path = next((line.strip()[3:] for line in f if line.startswith("0::")), None)
     with open("/proc/self/mountinfo") as f:
-        mounts = [line.split(" - ")[0].split()[4] for line in f if " - cgroup2 " in line]
-    for mount in mounts:
+        mounts = [line.split()[4] for line in f if " - cgroup2 " in line and line.split()[3] == "/"]
+    for mount in mounts if path else []:
         try:
-            with open(os.path.join(mount, "cgroup.subtree_control")) as f:
+            with open(os.path.join(mount, path.lstrip("/"), "cgroup.subtree_control")) as f:
                 return "memory" in f.read().split()
         except OSError:
             continue

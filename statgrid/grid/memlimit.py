@@ -10,9 +10,11 @@ it in one of two ways, chosen per job:
   ends the whole job, not its largest process alone). Past the limit the kernel reclaims the job's
   page cache, then kills; memory.events' `oom_kill` count, read at the reap, says it did
   (Documentation/admin-guide/cgroup-v2.rst, "Memory Interface Files"). The controller must be
-  enabled for the launcher's `statgrid-launcher-<pid>` group: it is, where that group's
-  cgroup.controllers lists memory — the node's cgroup delegates it (systemd `Delegate=yes`, as in
-  contrib/systemd/statgrid-node.service) or is the root cgroup.
+  enabled for the launcher's `statgrid-launcher-<pid>` group, which is made in the cgroup the
+  node runs in: that cgroup's cgroup.subtree_control must list memory. cgroup v2's "no internal
+  process" rule allows that only for the root cgroup or a cgroup whose own processes all live in
+  child cgroups — not for contrib/systemd/statgrid-node.service as it stands (Delegate=yes, but
+  the node's processes in the service's cgroup itself): such a node watches.
 - **watch** everywhere else (cgroup v1 or hybrid hosts, whose memory controller is bound to the
   v1 hierarchy; a node whose cgroup does not delegate memory; no cgroups at all): the launcher
   sums the memory of the job's processes (its cgroup's processes if it has one, else its process
@@ -83,8 +85,10 @@ def enable_memory_controller(top: str) -> str:
     except OSError as exc:
         return f"cannot read {top}/cgroup.controllers ({exc.strerror})"
     if "memory" not in available:
-        return (f"the memory controller is not delegated to {os.path.dirname(top)} (not in its "
-                "cgroup.subtree_control; cgroup v1 or a hybrid host, or a service without Delegate=yes)")
+        return (f"the memory controller is not enabled for the children of {os.path.dirname(top)} (not in its "
+                "cgroup.subtree_control: a cgroup v1 or hybrid host, where memory belongs to v1; or that cgroup "
+                "holds processes itself, and cgroup v2 enables memory only below a cgroup without any, the root "
+                "excepted)")
     try:
         _write(os.path.join(top, "cgroup.subtree_control"), "+memory")
     except OSError as exc:
