@@ -278,7 +278,7 @@ def test_cgroup_files(tmp_path):
     top.mkdir()
     (top / "cgroup.controllers").write_text("cpu io pids\n")
     (top / "cgroup.subtree_control").write_text("")
-    assert "memory controller is not delegated" in memlimit.enable_memory_controller(str(top))
+    assert "memory controller is not enabled for the children of" in memlimit.enable_memory_controller(str(top))
     (top / "cgroup.controllers").write_text("cpu io memory pids\n")
     assert memlimit.enable_memory_controller(str(top)) == ""
     assert (top / "cgroup.subtree_control").read_text() == "+memory"
