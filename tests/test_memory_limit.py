@@ -289,3 +289,47 @@ def test_mode_from_env():
     assert memlimit.mode_from_env({"STATGRID_MEMORY_LIMIT": "Watch"}) == ("watch", "")
     mode, warning = memlimit.mode_from_env({"STATGRID_MEMORY_LIMIT": "kernel"})
     assert mode == "auto" and "'kernel'" in warning and "auto, watch or off" in warning
+
+
+# -- the launcher's watch, without a cgroup ------------------------------------------------------------
+
+def test_the_watch_sums_the_process_tree_and_ends_it_all_without_a_cgroup(tmp_path):
+    """A launcher with --no-cgroup (jobs tracked by process group): a job whose two processes hold
+    200 MiB each — one of them in a session of its own (setsid), out of the job's process group —
+    is over a 300 MiB limit only in sum; it is killed with the reason, and so is the setsid'd one."""
+    import dataclasses
+    import socket
+    import subprocess
+    import sys
+
+    from tests.test_grid_launcher import SCRIPT, request
+
+    path = str(tmp_path / "l.sock")
+    proc = subprocess.Popen([sys.executable, "-I", "-S", str(SCRIPT), path, "--no-cgroup"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, env={**os.environ, "STATGRID_MEMORY_LIMIT": "auto"})
+    try:
+        assert proc.stdout.readline() == b"ready\n"
+        hold = f"{sys.executable} -c 'import sys, time; b = bytearray(200 << 20); print(1, flush=True); time.sleep(120)'"
+        script = f"setsid {hold} > setsid.out & echo $! > setsid.pid; {hold} > own.out; wait"
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(path)
+        req = dataclasses.replace(request(["sh", "-c", script], tmp_path, tmp_path / "out.txt"),
+                                  mem_limit_bytes=300 * MIB)
+        sock.sendall((json.dumps(req.to_dict()) + "\n").encode())
+        reader = sock.makefile("rb")
+        protocol.LaunchStarted.from_dict(json.loads(reader.readline()))
+        line = reader.readline()                 # the end: it holds 400 MiB for two minutes unless killed
+        ended = protocol.LaunchExited.from_dict(json.loads(line))
+        assert ended.signal == 9 and ended.limit_reason is not None, ended
+        assert ended.limit_reason.startswith("exceeded its memory reservation 300 MiB: its processes' memory "
+                                             "reached "), ended.limit_reason
+        used_mib = int(ended.limit_reason.split("reached ")[1].split(" MiB")[0].replace(",", ""))
+        # Over 300 only with both 200 MiB holders counted (each alone is ~210 MiB with Python).
+        assert 300 < used_mib < 600, ended.limit_reason
+        setsid_pid = int((tmp_path / "setsid.pid").read_text())
+        wait_for(lambda: not psutil.pid_exists(setsid_pid) or
+                 psutil.Process(setsid_pid).status() == psutil.STATUS_ZOMBIE, "the setsid'd holder ended")
+        sock.close()
+    finally:
+        proc.stdin.close()
+        proc.wait(30)

@@ -796,6 +796,12 @@ class Server:
             if used > job.mem_limit_bytes:
                 job.limit_reason = memlimit.watch_reason(job.mem_limit_bytes, used)
                 _kill_job(job.pid, job.cgroup)
+                if table is not None:            # no cgroup: what left the group (setsid) was counted, so ends too
+                    for pid in pids:
+                        try:
+                            os.kill(pid, signal.SIGKILL)
+                        except (ProcessLookupError, PermissionError):
+                            pass
 
     def _shutdown(self) -> None:
         cgroups = self.cgroups_to_remove | {job.cgroup for job in self.jobs.values() if job.cgroup}
