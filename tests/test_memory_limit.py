@@ -27,6 +27,7 @@ from statgrid.grid.master import attempt_file
 from statgrid.session.jobs import declared_memsizes
 from tests.conftest import wait_for
 from tests.gridtest import Grid, running
+from tests.multiuser import site_install  # noqa: F401 — a fixture, used by name
 
 MIB = 2**20
 MEMSIZE_BYTES = 256 * MIB
@@ -333,3 +334,49 @@ def test_the_watch_sums_the_process_tree_and_ends_it_all_without_a_cgroup(tmp_pa
     finally:
         proc.stdin.close()
         proc.wait(30)
+
+
+# -- real users on a shared grid ------------------------------------------------------------------------
+
+SHARED_TOML = """
+[grid]
+admins = ["{admin}"]
+
+[libraries]
+data = "{root}/data"
+work = "{root}/work"
+util = "{root}/util"
+
+[master]
+port = {port}
+
+[hosts.node1]
+slots = 2
+memory = "1G"
+
+[monitor]
+enabled = false
+"""
+
+
+def test_alices_file_is_read_as_alice_and_only_her_job_is_killed(site_install):
+    """On a grid run by root: alice's job file (mode 0600, hers alone) sets memsize="256M"; her
+    `statgrid submit` reads it as her and reserves 410 MiB; her job, running as her, holds 1 GiB
+    and is killed with the reason; bob's job on the same host runs on to DONE."""
+    from tests.multiuser import write_as
+    from tests.test_multiuser_grid import made_people, shared_grid
+
+    with made_people() as people, shared_grid(site_install, people, SHARED_TOML) as grid:
+        alice, bob = people["alice"], people["bob"]
+        write_as(alice, alice.home / "hog.py", HOG_PY, mode=0o600)
+        write_as(bob, bob.home / "calm.py", CALM_PY, mode=0o600)
+        calm_id = grid.submit("bob", "-m", "node1", "calm.py")
+        hog_id = grid.submit("alice", "-m", "node1", "hog.py")
+        assert grid.job("alice", hog_id)["mem_bytes"] == RESERVED_BYTES
+        assert grid.wait_started("bob", calm_id)["user"] == bob.name
+        hog = grid.wait("alice", hog_id)
+        assert (hog["state"], hog["user"]) == ("EXIT", alice.name), hog
+        assert hog["exit_reason"].startswith(f"exceeded its memory reservation {RESERVED_TEXT}"), hog["exit_reason"]
+        assert grid.job("bob", calm_id)["state"] == "RUN"
+        (bob.home / "release").touch()
+        assert grid.wait("bob", calm_id)["state"] == "DONE"
