@@ -47,7 +47,8 @@ ARRAY_ENV_MAX_BYTES = 16 * 2**20
 # A session holds this much before its engine holds any data, on top of memsize (its buffer
 # pool) and the margin: Python, DuckDB and Arrow. Measured here (memlimit.py counts what a node
 # enforces: resident anonymous memory): ~75 MiB at start; a memsize=256M session sorting past its
-# memsize peaked at 330 MiB, over 256M + 10 % = 282 MiB, which a reservation without this kills.
+# memsize peaked at 330 MiB, over 256M + 10 % = 282 MiB, which a reservation without this kills
+# (365 MiB with threads=8: DuckDB keeps ~6 MiB per thread outside memory_limit).
 SESSION_ENGINE_BYTES = 128 * 2**20
 _SHOWN_CHARS = 40
 

@@ -504,8 +504,11 @@ class Server:
         why_watch = "the node set $STATGRID_MEMORY_LIMIT=watch" if self.memory_mode == "watch" else \
             "no cgroup v2 for its jobs" if self.cgroup_top is None else memlimit.enable_memory_controller(self.cgroup_top)
         self.cgroup_memory = self.memory_mode == "auto" and not why_watch
-        if warning or (self.memory_mode == "auto" and why_watch):
-            sys.stderr.write(f"statgrid launcher: {warning or 'memory reservations are enforced by watching RSS: ' + why_watch}\n")
+        if warning:
+            sys.stderr.write(f"statgrid launcher: {warning}\n")
+        if self.memory_mode == "auto" and why_watch:
+            sys.stderr.write("statgrid launcher: memory reservations are enforced by watching each job's processes "
+                             f"(memlimit.py), not by memory.max: {why_watch}\n")
         self.next_watch = 0.0
         # Of ended jobs (and of dead servers), until their last process is gone.
         self.cgroups_to_remove: set[str] = set(left)
@@ -783,12 +786,13 @@ class Server:
                 if job.mem_limit_bytes and not job.mem_by_cgroup and job.limit_reason is None)
 
     def _watch_memory(self) -> None:
-        """Kill each watched job whose processes' resident memory is past its limit (LSF MEMLIMIT)."""
+        """Kill each watched job whose processes' memory is past its limit (LSF MEMLIMIT)."""
         self.next_watch = time.monotonic() + memlimit.WATCH_INTERVAL_S
         table = None
         for job in list(self._watched()):
             pids = memlimit.cgroup_pids(job.cgroup) if job.cgroup else None
-            if pids is None:
+            by_tree = pids is None
+            if by_tree:
                 if table is None:
                     table = memlimit.process_table()
                 pids = memlimit.tree_pids(job.pid, table)
@@ -796,7 +800,7 @@ class Server:
             if used > job.mem_limit_bytes:
                 job.limit_reason = memlimit.watch_reason(job.mem_limit_bytes, used)
                 _kill_job(job.pid, job.cgroup)
-                if table is not None:            # no cgroup: what left the group (setsid) was counted, so ends too
+                if by_tree:                      # no cgroup: what left the group (setsid) was counted, so ends too
                     for pid in pids:
                         try:
                             os.kill(pid, signal.SIGKILL)
