@@ -25,7 +25,7 @@ from statgrid.grid import memlimit, protocol
 from statgrid.grid.jobspec import JobRequest, validate
 from statgrid.grid.master import attempt_file
 from statgrid.session.jobs import declared_memsizes
-from tests.conftest import wait_for
+from tests.conftest import scratch_dirs, wait_for
 from tests.gridtest import Grid, running
 from tests.multiuser import site_install  # noqa: F401 — a fixture, used by name
 
@@ -141,6 +141,8 @@ def test_a_job_over_its_reservation_ends_exit_naming_it_and_its_neighbour_runs_o
         # A session that uses all of its memsize stays within its reservation.
         sort = grid.wait([ids["sort"]], timeout_s=300)[0]
         assert (sort["state"], sort["exit_reason"]) == ("DONE", None), sort
+        # The killed session could not remove its WORK and UTIL: its node did.
+        wait_for(lambda: not scratch_dirs(grid.home), "no WORK or UTIL left")
 
         # Nothing of the hog is left: no process, no cgroup.
         assert not psutil.pid_exists(hog["pid"]) or psutil.Process(hog["pid"]).status() == psutil.STATUS_ZOMBIE
@@ -310,7 +312,7 @@ def test_the_watch_sums_the_process_tree_and_ends_it_all_without_a_cgroup(tmp_pa
                             stdout=subprocess.PIPE, env={**os.environ, "STATGRID_MEMORY_LIMIT": "auto"})
     try:
         assert proc.stdout.readline() == b"ready\n"
-        hold = f"{sys.executable} -c 'import sys, time; b = bytearray(200 << 20); print(1, flush=True); time.sleep(120)'"
+        hold = f"{sys.executable} -c 'import time; b = bytearray(200 << 20); time.sleep(120)'"
         script = f"setsid {hold} > setsid.out & echo $! > setsid.pid; {hold} > own.out; wait"
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.connect(path)

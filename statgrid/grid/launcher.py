@@ -501,8 +501,11 @@ class Server:
             sys.stderr.write(f"statgrid launcher: jobs are tracked by process group only: {why_not}\n")
         self.cgroup_seq = 0
         self.memory_mode, warning = memlimit.mode_from_env(os.environ)
-        why_watch = "the node set $STATGRID_MEMORY_LIMIT=watch" if self.memory_mode == "watch" else \
-            "no cgroup v2 for its jobs" if self.cgroup_top is None else memlimit.enable_memory_controller(self.cgroup_top)
+        if self.memory_mode == "watch":
+            why_watch = "the node set $STATGRID_MEMORY_LIMIT=watch"
+        else:
+            why_watch = "no cgroup v2 for its jobs" if self.cgroup_top is None else \
+                memlimit.enable_memory_controller(self.cgroup_top)
         self.cgroup_memory = self.memory_mode == "auto" and not why_watch
         if warning:
             sys.stderr.write(f"statgrid launcher: {warning}\n")
