@@ -518,8 +518,9 @@ def submit(ctx: typer.Context,
                                       "\"done(12) && ended(13)\" (done, ended, exit, started; &&, ||, parentheses)."),
            runlimit: Optional[str] = typer.Option(None, "--runlimit", "-W", metavar="TIME", help="Kill the job (EXIT) "
                                                   "after it ran this long, e.g. 30m, 2h (LSF -W)."),
-           mem: Optional[str] = typer.Option(None, "--mem", metavar="SIZE", help="Memory to reserve on its host, e.g. "
-                                             "4G (default: a session's memsize plus the margin; a command none)."),
+           mem: Optional[str] = typer.Option(None, "--mem", metavar="SIZE", help="Memory to reserve on its host, and "
+                                             "its limit there, e.g. 4G (default: a session's memsize plus the margin "
+                                             "and 128M; a command none)."),
            priority: int = typer.Option(0, "--priority", "-sp", min=0, max=1000, help="Order among your own jobs of the "
                                         "queue, 0-1000, higher first.")) -> None:
     """Submit a job to the grid; prints its id. An array: -J "name[1-100]%10" (100 jobs, at most 10 at
@@ -537,8 +538,11 @@ def submit(ctx: typer.Context,
         # The same checks the master makes, here first for a usage error without a round trip.
         import time as _time
 
-        validate(JobRequest(list(job), os.getcwd(), "", queue, name, options, rerunnable, host_list,
-                            dict(os.environ), depend, runlimit_s, mem_bytes, priority), cfg, _time.time())
+        checked = validate(JobRequest(list(job), os.getcwd(), "", queue, name, options, rerunnable, host_list,
+                                      dict(os.environ), depend, runlimit_s, mem_bytes, priority), cfg, _time.time())
+        # A session reserves the memsize its job file sets: read here, as you (the master may not
+        # read your files), and sent as the job's reservation (jobspec.declared_memsize_bytes).
+        mem_bytes = mem_bytes or (checked.mem_bytes if checked.kind == "session" else 0)
         rec = _client(ctx).submit(list(job), queue=queue, name=name, options=options, rerunnable=rerunnable,
                                   hosts=host_list, depend=depend, runlimit_s=runlimit_s, mem_bytes=mem_bytes,
                                   priority=priority)
@@ -730,8 +734,11 @@ def flow_submit(ctx: typer.Context, path: Path = typer.Argument(..., metavar="FI
         spec = flowfile.load(path)
         cwd = str(Path(path).resolve().parent)
         for j in spec.jobs:                     # the master's checks, here first, as you (files you may read)
-            validate(JobRequest(list(j.argv), cwd, "", j.queue, j.name, dict(j.options), j.rerunnable, list(j.hosts),
-                                dict(os.environ), "", j.runlimit_s or 0.0, j.mem_bytes or 0), cfg, _time.time())
+            checked = validate(JobRequest(list(j.argv), cwd, "", j.queue, j.name, dict(j.options), j.rerunnable,
+                                          list(j.hosts), dict(os.environ), "", j.runlimit_s or 0.0, j.mem_bytes or 0),
+                               cfg, _time.time())
+            if not j.mem_bytes and checked.kind == "session":   # its job file's memsize, read as you (as submit)
+                j.mem_bytes = checked.mem_bytes
         rec = _client(ctx).submit_flow(spec, cwd=cwd)
     except StatgridError as exc:
         _fail(ctx, exc)

@@ -82,10 +82,10 @@ def _scalar_field(cls) -> str:
 def test_a_reader_rejects_what_it_cannot_read_and_names_it(record):
     cls, d = type(record), wire(record)
     name = cls.__name__
-    with pytest.raises(ProtocolError, match=rf"^{name}: version 4 is not supported \(this statgrid reads version 3\)"):
-        cls.from_dict({**d, "version": 4})
-    with pytest.raises(ProtocolError, match=rf"^{name}: version 2 is not supported"):
-        cls.from_dict({**d, "version": 2})       # a node of the previous release: no attempt_file
+    with pytest.raises(ProtocolError, match=rf"^{name}: version 5 is not supported \(this statgrid reads version 4\)"):
+        cls.from_dict({**d, "version": 5})
+    with pytest.raises(ProtocolError, match=rf"^{name}: version 3 is not supported"):
+        cls.from_dict({**d, "version": 3})       # a node of the previous release: no memory limit
     with pytest.raises(ProtocolError, match=rf"^{name}: missing field 'version'"):
         cls.from_dict({k: v for k, v in d.items() if k != "version"})
     with pytest.raises(ProtocolError, match=rf"^{name}: unknown field 'uid_override'"):

@@ -18,7 +18,7 @@ from statgrid.config import Config, ConfigError, format_size
 from statgrid.errors import UsageError
 from statgrid.grid.model import Job
 from statgrid.grid.policy import host_weights
-from statgrid.session.jobs import JOB_KINDS, check_job_file
+from statgrid.session.jobs import JOB_KINDS, check_job_file, declared_memsizes
 
 
 # Names (job, user, queue, host, session option) are shown in one-line table rows and messages:
@@ -44,6 +44,12 @@ ARRAY_MAX_JOBS = 10_000               # elements of one array (LSF's MAX_JOB_ARR
 # Each element of an array keeps its own copy of the submit's environment (in the store and in the
 # master's memory while it waits): 10,000 elements × 64 KiB would be 650 MB. Capped for the array.
 ARRAY_ENV_MAX_BYTES = 16 * 2**20
+# A session holds this much before its engine holds any data, on top of memsize (its buffer
+# pool) and the margin: Python, DuckDB and Arrow. Measured here (memlimit.py counts what a node
+# enforces: resident anonymous memory): ~75 MiB at start; a memsize=256M session sorting past its
+# memsize peaked at 330 MiB, over 256M + 10 % = 282 MiB, which a reservation without this kills
+# (365 MiB with threads=8: DuckDB keeps ~6 MiB per thread outside memory_limit).
+SESSION_ENGINE_BYTES = 128 * 2**20
 _SHOWN_CHARS = 40
 
 
@@ -252,12 +258,15 @@ def validate(req: JobRequest, cfg: Config, submit_ts: float, check_files: bool =
     mem_bytes = req.mem_bytes
     if not mem_bytes and kind == "session":
         memsize = cfg.session.with_overrides(req.options, source="-o").memsize_bytes
-        mem_bytes = int(memsize * (1 + cfg.scheduling.memory_margin))
+        if check_files and "memsize" not in {k.lower() for k in req.options}:
+            memsize = declared_memsize_bytes(job_file, cfg) or memsize
+        mem_bytes = int(memsize * (1 + cfg.scheduling.memory_margin)) + SESSION_ENGINE_BYTES
     tracked = {h: cfg.hosts[h].memory_bytes for h in (req.hosts or usable) if cfg.hosts[h].memory_bytes}
     if mem_bytes and tracked and len(tracked) == len(req.hosts or usable) and mem_bytes > max(tracked.values()):
         biggest = max(tracked, key=tracked.get)
         raise UsageError(f"the job reserves {format_size(mem_bytes)} of memory"
-                         + (" (its memsize plus the margin of [scheduling] memory_margin)" if not req.mem_bytes else "")
+                         + (" (its memsize plus the margin of [scheduling] memory_margin plus "
+                            f"{format_size(SESSION_ENGINE_BYTES)} for the engine)" if not req.mem_bytes else "")
                          + f", more than any host of queue {queue} has (the most: {biggest} with "
                          f"{format_size(tracked[biggest])}); ask for less (--mem, -o memsize) or use another queue.")
     from statgrid.grid.fairshare import entity_of
@@ -272,6 +281,21 @@ def validate(req: JobRequest, cfg: Config, submit_ts: float, check_files: bool =
                options=dict(req.options), rerunnable=req.rerunnable, requested_hosts=list(req.hosts),
                submit_ts=submit_ts, env=dict(req.env), runlimit_s=req.runlimit_s or None, mem_bytes=mem_bytes,
                priority=req.priority, position=submit_ts, parent_id=req.parent_id)
+
+
+def declared_memsize_bytes(job_file: Path, cfg: Config) -> int | None:
+    """The largest memsize the job file sets for its session (session.jobs.declared_memsizes), in
+    bytes; None if it sets none. The session runs with each in turn, so it reserves the largest.
+    Precedence is the session's own (README, "Option precedence"): grid.toml [session] < the job
+    file < -o memsize; --mem, a reservation given outright, wins over all. Raises UsageError for a
+    value the session would refuse, naming the file and line."""
+    sizes = []
+    for line, value in declared_memsizes(job_file):
+        try:
+            sizes.append(cfg.session.with_overrides({"memsize": value}, source=f"{job_file}:{line}").memsize_bytes)
+        except ConfigError as exc:
+            raise UsageError(f"job file {str(job_file)!r} line {line}: {exc}") from None
+    return max(sizes, default=None)
 
 
 def _seconds(value: float) -> str:

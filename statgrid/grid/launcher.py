@@ -39,6 +39,11 @@ descendant, so where this server may create cgroups below its own each job gets 
 (`<own cgroup>/statgrid-launcher-<pid>/job-<n>`, the server itself in `.../launcher`).
 Background leftovers of a job that ended are killed through both as well. Where cgroups are not
 available (no cgroup2 mount, no write access), jobs are tracked by process group alone.
+
+Memory (memlimit.py): a request's mem_limit_bytes (the job's reservation) is enforced here — by
+memory.max on the job's cgroup where the memory controller can be enabled below this server,
+else by summing the memory of the job's processes every 0.5 s and killing the job once it is
+over, as LSF does for MEMLIMIT. Either way LaunchExited.limit_reason says so, naming the limit.
 """
 from __future__ import annotations
 
@@ -54,25 +59,26 @@ import sys
 import time
 
 
-def _load_protocol():
-    """statgrid.grid.protocol (standard library only). Run as a script with -I -S, statgrid is not
-    importable: the sibling file is loaded by its path, under the same module name, so there is
-    one definition of the contract. (Its imports, dataclasses and typing, add ~10 ms to this
-    server's start, paid once per worker: benchmarks/launcher_start.py.)"""
+def _load_sibling(name: str):
+    """statgrid.grid.<name> (standard library only: protocol, memlimit). Run as a script with -I -S,
+    statgrid is not importable: the sibling file is loaded by its path, under the same module name,
+    so there is one definition of the contract. (protocol's imports, dataclasses and typing, add
+    ~10 ms to this server's start, paid once per worker: benchmarks/launcher_start.py.)"""
     if __spec__ is not None and __spec__.parent:          # imported as statgrid.grid.launcher
-        from statgrid.grid import protocol
-        return protocol
+        import importlib
+        return importlib.import_module(f"statgrid.grid.{name}")
     import importlib.util
 
-    name = "statgrid.grid.protocol"
-    spec = importlib.util.spec_from_file_location(name, os.path.join(os.path.dirname(__file__), "protocol.py"))
+    full = f"statgrid.grid.{name}"
+    spec = importlib.util.spec_from_file_location(full, os.path.join(os.path.dirname(__file__), f"{name}.py"))
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module                           # dataclasses and typing look the module up by name
+    sys.modules[full] = module                           # dataclasses and typing look the module up by name
     spec.loader.exec_module(module)
     return module
 
 
-protocol = _load_protocol()
+protocol = _load_sibling("protocol")
+memlimit = _load_sibling("memlimit")
 PR_SET_PDEATHSIG = 1
 PROCFS_PATH = "/proc"
 CGROUP_PREFIX = "statgrid-launcher-"     # + the server's pid; the cgroup of one server and its jobs
@@ -460,6 +466,9 @@ class Job:
         self.start_ts = start_ts
         self.identity = identity
         self.failed = False                     # its set-up failed: answered with LaunchFailed
+        self.mem_limit_bytes = 0                # its memory reservation, enforced (memlimit.py); 0: none
+        self.mem_by_cgroup = False              # enforced by its cgroup's memory.max, else watched
+        self.limit_reason: str | None = None    # why it was killed over its limit (LaunchExited.limit_reason)
 
 
 class Server:
@@ -491,6 +500,19 @@ class Server:
         if cgroups and self.cgroup_top is None:  # the worker's log says once why
             sys.stderr.write(f"statgrid launcher: jobs are tracked by process group only: {why_not}\n")
         self.cgroup_seq = 0
+        self.memory_mode, warning = memlimit.mode_from_env(os.environ)
+        if self.memory_mode == "watch":
+            why_watch = "the node set $STATGRID_MEMORY_LIMIT=watch"
+        else:
+            why_watch = "no cgroup v2 for its jobs" if self.cgroup_top is None else \
+                memlimit.enable_memory_controller(self.cgroup_top)
+        self.cgroup_memory = self.memory_mode == "auto" and not why_watch
+        if warning:
+            sys.stderr.write(f"statgrid launcher: {warning}\n")
+        if self.memory_mode == "auto" and why_watch:
+            sys.stderr.write("statgrid launcher: memory reservations are enforced by watching each job's processes "
+                             f"(memlimit.py), not by memory.max: {why_watch}\n")
+        self.next_watch = 0.0
         # Of ended jobs (and of dead servers), until their last process is gone.
         self.cgroups_to_remove: set[str] = set(left)
 
@@ -499,8 +521,13 @@ class Server:
         sys.stdout.write("ready\n")
         sys.stdout.flush()
         while True:
-            events = self.sel.select(CGROUP_RETRY_S if self.cgroups_to_remove else None)
+            waits = [CGROUP_RETRY_S] if self.cgroups_to_remove else []
+            if any(self._watched()):
+                waits.append(max(0.0, self.next_watch - time.monotonic()))
+            events = self.sel.select(min(waits) if waits else None)
             self.cgroups_to_remove = {c for c in self.cgroups_to_remove if not remove_cgroup(c)}
+            if time.monotonic() >= self.next_watch and any(self._watched()):
+                self._watch_memory()
             for key, _ in events:
                 what = key.data
                 if what == "accept":
@@ -592,7 +619,9 @@ class Server:
             give_job_dir(req.job_dir, user, req.host)
             env.update(HOME=user.home, USER=user.name, LOGNAME=user.name)    # the account's, not the submitter's shell's
         start_ts = time.time()
+        limit = req.mem_limit_bytes if self.memory_mode != "off" else 0
         cgroup = self._new_job_cgroup()
+        by_cgroup = bool(limit and cgroup and self.cgroup_memory and memlimit.limit_cgroup(cgroup, limit))
         status_r, status_w = os.pipe2(os.O_CLOEXEC)
         pid = os.fork()
         if pid == 0:
@@ -606,6 +635,7 @@ class Server:
             pass                                 # the child did it first, or has exec'd already
         os.set_blocking(status_r, False)
         job = Job(conn, pid, cgroup, status_r, start_ts, req.identity)
+        job.mem_limit_bytes, job.mem_by_cgroup = limit, by_cgroup
         self.jobs[pid] = job
         self.by_conn[conn.fileno()] = job
         self.sel.register(status_r, selectors.EVENT_READ, job)     # LaunchStarted once it closes empty
@@ -739,15 +769,46 @@ class Server:
             job = self.jobs.pop(pid, None)
             if job is None:
                 continue
+            if job.mem_by_cgroup and job.limit_reason is None and memlimit.oom_kills(job.cgroup):
+                job.limit_reason = memlimit.cgroup_reason(job.mem_limit_bytes)
             if job.cgroup and not remove_cgroup(job.cgroup):
                 self.cgroups_to_remove.add(job.cgroup)
             msg = protocol.LaunchExited(pid=pid, end_ts=end_ts, rusage=protocol.Rusage.from_wait4(ru), io=io,
                                         exit_code=os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
-                                        signal=os.WTERMSIG(status) if os.WIFSIGNALED(status) else None)
+                                        signal=os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+                                        limit_reason=job.limit_reason)
             if job.conn is not None and not job.failed:
                 self.by_conn.pop(job.conn.fileno(), None)
                 self._send(job.conn, msg)
                 self._drop(job.conn)
+
+    # -- memory limits watched (memlimit.py) ---------------------------------------------------------
+    def _watched(self):
+        """Running jobs whose memory limit this server enforces by looking (no memory.max)."""
+        return (job for job in self.jobs.values()
+                if job.mem_limit_bytes and not job.mem_by_cgroup and job.limit_reason is None)
+
+    def _watch_memory(self) -> None:
+        """Kill each watched job whose processes' memory is past its limit (LSF MEMLIMIT)."""
+        self.next_watch = time.monotonic() + memlimit.WATCH_INTERVAL_S
+        table = None
+        for job in list(self._watched()):
+            pids = memlimit.cgroup_pids(job.cgroup) if job.cgroup else None
+            by_tree = pids is None
+            if by_tree:
+                if table is None:
+                    table = memlimit.process_table()
+                pids = memlimit.tree_pids(job.pid, table)
+            used = memlimit.memory_bytes(pids)
+            if used > job.mem_limit_bytes:
+                job.limit_reason = memlimit.watch_reason(job.mem_limit_bytes, used)
+                _kill_job(job.pid, job.cgroup)
+                if by_tree:                      # no cgroup: what left the group (setsid) was counted, so ends too
+                    for pid in pids:
+                        try:
+                            os.kill(pid, signal.SIGKILL)
+                        except (ProcessLookupError, PermissionError):
+                            pass
 
     def _shutdown(self) -> None:
         cgroups = self.cgroups_to_remove | {job.cgroup for job in self.jobs.values() if job.cgroup}

@@ -404,7 +404,8 @@ class Master(QueueControl, Flows):
                                 job_dir=str(directory),
                                 work_roots=tuple(self.work_roots) if new.kind == "session" else (),
                                 stdout=output, stderr=output, identity=identity_of(new.user),
-                                attempt_file=str(attempt_file(self.cfg, new.id, new.attempt)))
+                                attempt_file=str(attempt_file(self.cfg, new.id, new.attempt)),
+                                mem_limit_bytes=new.mem_bytes)
         self.running[new.id] = new
         try:
             self.engine.submit(request)
@@ -497,6 +498,8 @@ class Master(QueueControl, Flows):
             state, reason = JobState(job.kill_as or "KILLED"), job.exit_reason or "killed by user"
         elif outcome.launch_error:
             state, reason = JobState.EXIT, outcome.launch_error
+        elif outcome.limit_reason:                           # its node killed it over its memory reservation
+            state, reason = JobState.EXIT, outcome.limit_reason
         elif exit_code == 0:
             state, reason = JobState.DONE, None
         else:

@@ -444,7 +444,8 @@ def run_job(spec: dict) -> AttemptStarted | AttemptFinished | AttemptLost:
                                       stimer=_read_stimer_total(job_dir / "session.stimer.jsonl",
                                                                 request.identity.uid if os.geteuid() == 0
                                                                 else os.getuid()),
-                                      launch_error=None, attempt_file_error=None)
+                                      launch_error=None, attempt_file_error=None,
+                                      limit_reason=exited.limit_reason)
         else:
             # The launcher died under the job (kill -9, the OOM killer): a fault of the node, not
             # of the job, so it ends as on the loss of the worker (master._host_lost).

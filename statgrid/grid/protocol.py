@@ -15,8 +15,9 @@ Identity travel only inside such a record, whose version covers them.
 
 Version 1 is the untyped dicts of statgrid before this module. Version 3 added
 LaunchRequest.attempt_file (attempt files left the job's directory, which now belongs to the job's
-user); the attempt records themselves are the same as in version 2. Attempt files of versions 1
-and 2 are still read (`attempt_from_dict`): a grid upgraded while jobs ran has them.
+user); the attempt records themselves are the same as in version 2. Version 4 added the memory
+limit: LaunchRequest.mem_limit_bytes, and LaunchExited/AttemptFinished.limit_reason. Attempt files
+of versions 1 to 3 are still read (`attempt_from_dict`): a grid upgraded while jobs ran has them.
 
 The node launcher runs as `python -I -S launcher.py` with the standard library alone and loads
 this file by its path, so this module imports nothing but the standard library.
@@ -31,10 +32,11 @@ import typing
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-VERSION = 3
+VERSION = 4
 LEGACY_ATTEMPT_VERSION = 1              # attempt files without a "version" key
-# Attempt records of these versions have today's fields (version 3 changed LaunchRequest alone).
-SAME_ATTEMPT_VERSIONS = (2,)
+# Attempt records of these versions have today's fields but AttemptFinished.limit_reason (version 3
+# changed LaunchRequest alone; version 4 added limit_reason, None in theirs).
+SAME_ATTEMPT_VERSIONS = (2, 3)
 TASK_KEY_PREFIX = "statgrid-job-"
 
 
@@ -281,6 +283,8 @@ class LaunchRequest(_Record):
     identity: Identity                  # who it runs for: the OS account the job runs as (see Identity)
     attempt_file: str                   # where the node keeps this attempt's record: a directory only the
                                         # grid's account may write (never job_dir, which is the user's)
+    mem_limit_bytes: int = 0            # the job's memory reservation, enforced on the node (launcher.py,
+                                        # "Memory limit"); 0: none
 
     @property
     def task_key(self) -> str:
@@ -308,6 +312,8 @@ class LaunchExited(_Record):
     end_ts: float                       # Unix seconds, when it was reaped
     rusage: Rusage                      # its wait4 accounting
     io: IoCounters                      # its /proc io counters
+    limit_reason: str | None = None     # the job was killed for exceeding its memory limit: why, naming the
+                                        # limit and how it was enforced; None otherwise
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,6 +365,7 @@ class AttemptFinished(_Attempt):
     stimer: dict[str, Any] | None       # the session's last STIMER "total" record (session.stimer), or None
     launch_error: str | None            # why it could not be started, or None
     attempt_file_error: str | None      # (event only) why this record could not be saved, or None
+    limit_reason: str | None = None     # LaunchExited.limit_reason: killed for exceeding its memory limit
 
     @classmethod
     def launch_failed(cls, key: str, host: str, identity: Identity | None, error: str,
@@ -443,6 +450,8 @@ def attempt_from_dict(data: Any) -> AttemptStarted | AttemptFinished | AttemptLo
         data = _attempt_from_v1(data)
     elif isinstance(data, dict) and data["version"] in SAME_ATTEMPT_VERSIONS:
         data = {**data, "version": VERSION}
+        if data.get("type") == AttemptFinished.TYPE:
+            data.setdefault("limit_reason", None)
     return decode(data, ATTEMPT_RECORDS)
 
 
@@ -455,7 +464,7 @@ def _attempt_from_v1(old: dict[str, Any]) -> dict[str, Any]:
     new.update(type=f"attempt.{state}", version=VERSION, identity=None)
     if state == AttemptState.FINISHED.value:
         for name in ("pid", "pgid", "cgroup", "start_ts", "rusage", "io", "stimer", "launch_error",
-                     "attempt_file_error"):
+                     "attempt_file_error", "limit_reason"):
             new.setdefault(name, None)
         if new["io"] == {}:                                     # never written, but harmless to read
             new["io"] = None

@@ -6,6 +6,7 @@ code: 0 done, 1 a step or the job failed, 128+N killed by signal N.
 """
 from __future__ import annotations
 
+import ast
 import os
 import runpy
 import sys
@@ -48,6 +49,44 @@ def check_job_file(path: str | os.PathLike) -> Path:
     if not os.access(p, os.R_OK):
         raise UsageError(f"job file {str(p)!r} is not readable by this user; check its permissions.")
     return p
+
+
+# Calls through which a Python job sets session options (statgrid.session(memsize=...),
+# open_session(...), Session(options={...}), s.set_options({...})), by their last name.
+_OPTION_CALLS = frozenset({"session", "open_session", "Session", "set_options"})
+
+
+def declared_memsizes(path: str | os.PathLike) -> list[tuple[int, str]]:
+    """The memsize values a job file sets for its session, read without running it: (line, value as
+    written) of each literal `memsize=` keyword, or "memsize" key of a literal dict, in a call of
+    statgrid.session / open_session / Session / set_options. A value computed at run time is not
+    seen; nor are .sql scripts' (SQL cannot set memsize: sqlproc refuses SET memory_limit), nor a
+    file Python cannot parse (it fails when it runs). Reads the file as the calling process."""
+    p = Path(path)
+    if p.suffix.lower() != ".py":
+        return []
+    try:
+        tree = ast.parse(p.read_bytes(), filename=str(p))
+    except (SyntaxError, ValueError, OSError):
+        return []
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if name not in _OPTION_CALLS:
+            continue
+        pairs = [(kw.arg, kw.value) for kw in node.keywords if kw.arg is not None]
+        for value in [*node.args[:1], *(v for k, v in pairs if k == "options")]:
+            if isinstance(value, ast.Dict):
+                pairs += [(k.value, v) for k, v in zip(value.keys, value.values)
+                          if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        for key, value in pairs:
+            if key.lower() == "memsize" and isinstance(value, ast.Constant) and \
+                    isinstance(value.value, (str, int)) and not isinstance(value.value, bool):
+                found.append((value.lineno, str(value.value)))
+    return sorted(found)
 
 
 def run_job(path: str | os.PathLike, config: Config, overrides: Mapping[str, str] | None = None,
