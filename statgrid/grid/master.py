@@ -476,7 +476,10 @@ class Master(QueueControl, Flows):
             self.dispatch()
 
     async def _prepare_host(self, host: str) -> None:
-        await self.engine.refresh_workers()          # its threads: the slots of a host that sets none
+        try:
+            await self.engine.refresh_workers()      # its threads: the slots of a host that sets none
+        except Exception as exc:                     # the engine hiccuped: the sweep reads them again
+            log.warning("host %s joined, but its worker's threads were not read: %r", host, exc)
         await self.engine.on_host(host, node.prepare, self.work_roots, self.monitor, self.cpus.get(host, ()),
                                   self.cfg.master.fence_grace_s)
         self.dispatch()
