@@ -349,9 +349,7 @@ def mount(app: FastAPI, master) -> Console:
 
         async def body():
             # Subscribed here, in the generator, so that the finally below always undoes it.
-            # Each view takes only the feeds it shows: a feed it ignored would wake it for nothing
-            # and, arriving every second, hold back its keep-alive comments (a proxy cuts a stream
-            # silent for a minute).
+            # Each view takes only the feeds it shows: a feed it ignored would wake it for nothing.
             sub = Subscription()
             master.events.subscribe(sub)
             feeds = [console.samples] if view in ("grid", "host") else [console.live] if view == "queues" else []
