@@ -54,6 +54,12 @@ def elapsed(browser: Browser, css: str) -> float | None:
         return None
 
 
+def stream_open(browser: Browser) -> None:
+    """The page's stream is open (htmx:sseOpen lights #live), so every change from now on reaches it:
+    a job submitted before would be in neither the page nor its stream."""
+    browser.wait_for("document.querySelector('#live').classList.contains('on')")
+
+
 def notice_display(browser: Browser) -> str | None:
     return browser.driver.execute_script("const e = document.querySelector('#jobs-capped'); "
                                          "return e ? getComputedStyle(e).display : null")
@@ -64,6 +70,7 @@ def test_a_running_jobs_time_counts_up_and_a_capped_list_says_so(grid):
     try:
         browser.sign_in(grid.token, "/console/jobs")
         browser.get("/console/jobs?queue=capq")
+        stream_open(browser)
         browser.mark_page()
         assert notice_display(browser) == "none"                  # the notice's place, empty: not capped
 
@@ -86,6 +93,7 @@ def test_a_running_jobs_time_counts_up_and_a_capped_list_says_so(grid):
         browser.wait_for(f"parseFloat(document.querySelector('{header}').textContent) >= {shown + 1}")
 
         browser.get("/console/jobs?queue=capq")
+        stream_open(browser)
         browser.mark_page()
         newer = [submit(grid, "true") for _ in range(LIVE_ROWS + 2)]           # 8 jobs in all, 5 rows kept
         browser.wait_for(f"document.querySelector('#job-{newer[-1]}') !== null")
