@@ -979,9 +979,10 @@ def node_up(ctx: typer.Context,
                                                  "address (default: from <home>/grid/engine.json on the shared grid "
                                                  "home, written by `grid up`).")) -> None:
     """Run this machine's node of the grid: a worker that joins the master's engine over TLS under
-    the host's name, with the host's slots from grid.toml; the master then starts the node's
-    launcher and monitor there. Runs in the foreground (a systemd unit: docs/statgrid-node.service)
-    until stopped or the grid goes down. Needs root for a shared grid (jobs run as their users)."""
+    the host's name, with the host's slots from grid.toml (default: the CPUs it sees here); the
+    master then starts the node's launcher and monitor there. Runs in the foreground (a systemd
+    unit: contrib/systemd/statgrid-node.service in the source tree) until stopped or the grid goes
+    down. Needs root for a shared grid (jobs run as their users)."""
     import socket as _socket
 
     from statgrid.grid import netaddr
@@ -998,11 +999,15 @@ def node_up(ctx: typer.Context,
                               "run it here."))
     address = master or _call(ctx, netaddr.engine_address, cfg)
     listen = _call(ctx, netaddr.address_towards, address)
-    typer.echo(f"statgrid node {name}: joining {address} from {listen} with {host.slots} slots", err=True)
+    from statgrid.grid.node import cpus_seen
+
+    slots = host.slots if host.slots is not None else cpus_seen(host.cpus)    # resolved here, where it runs
+    typer.echo(f"statgrid node {name}: joining {address} from {listen} with {slots} slots"
+               + (" (the CPUs it sees)" if host.slots is None else ""), err=True)
     # No nanny: a node is restarted by its service manager; Dask's nanny would instead try to restart
     # a silent worker through the same dead link and hold up its removal by 30 s (the fence relies on
     # the engine dropping a silent worker at a known time).
-    _exec_worker(ctx, cfg, address, name, host.slots, listen=listen, nanny=False)
+    _exec_worker(ctx, cfg, address, name, slots, listen=listen, nanny=False)
 
 
 # -- the node monitor ------------------------------------------------------------------------------

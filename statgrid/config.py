@@ -37,8 +37,9 @@ working grid whose home is ``$STATGRID_HOME`` or ``./statgrid-home``.
     engine_tls = true               # mutual TLS with the grid's own CA between master, scheduler and
                                     # workers; false only for benchmarks and trusted single-user machines
 
-    [hosts.node1]                   # LSF MXJ
-    slots = 2
+    [hosts.node1]
+    slots = 2                       # jobs at once (LSF MXJ); default: the CPUs the host's worker
+                                    # sees (its cpus, or all this machine lets it use)
     open = true
     joins = false                   # true: a machine of its own, joined with `statgrid node up`
     memory = "64G"                  # memory jobs may reserve here; "0" = not tracked (default)
@@ -431,7 +432,7 @@ class MonitorConfig:
 @dataclass(frozen=True)
 class HostConfig:
     name: str
-    slots: int = 2
+    slots: int | None = None        # None: the CPUs its worker sees, known when it joins (node.cpus_seen)
     open: bool = True
     cpus: tuple[int, ...] = ()      # CPUs the host's jobs may run on (a cpuset); () = all
     joins: bool = False             # a machine of its own that joins with `statgrid node up`; False: the

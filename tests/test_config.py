@@ -22,7 +22,7 @@ def test_defaults_without_file(home):
     assert cfg.libraries.util == home / "util"
     assert cfg.session == SessionOptions()
     assert list(cfg.hosts) == ["node1", "node2", "node3", "node4"]
-    assert all(h.slots == 2 and h.open for h in cfg.hosts.values())
+    assert all(h.slots is None and h.open for h in cfg.hosts.values())    # slots: the CPUs each worker sees
     assert cfg.queues["normal"].hosts == (HostPreference("all"),)
 
 

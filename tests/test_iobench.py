@@ -88,9 +88,13 @@ port = {port}
 [monitor]
 enabled = false
 [hosts.node1]
+slots = 2
 [hosts.node2]
+slots = 2
 [hosts.node3]
+slots = 2
 [hosts.node4]
+slots = 2
 [queues.normal]
 user_limit = 1
 [queues.free]

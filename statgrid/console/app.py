@@ -20,11 +20,23 @@ filters in its query). The stream takes the master's broadcast job and host chan
 console's samples, log and usage chunks (live.py) and turns those this viewer shows into HTML
 fragments (each rendered once per change for all viewers alike) named for the element that
 shows them (`job-12`, `host-node1`); htmx swaps them in. A viewer costs no store query.
+
+Every stream sends a comment line every KEEPALIVE_S, whatever else it sends or skips: a viewer
+whose page ignores all the changes of a busy grid (a capped jobs list, another job's page) would
+otherwise read nothing at all, and its client or a proxy would end it (issue 24: 10 viewers of a
+capped list all hit a 30 s read timeout). A jobs list that shows new jobs as they come keeps the
+newest SHOWN_MAX_JOBS rows: past that each new row pushes the oldest off the bottom, and the page
+says so ("showing the newest 1,000 of N jobs").
+
+Both numbers can be lowered for tests (and for a proxy that cuts idle streams sooner) with
+STATGRID_CONSOLE_KEEPALIVE_S and STATGRID_CONSOLE_LIVE_ROWS in the master's environment.
 """
 from __future__ import annotations
 
 import asyncio
+import heapq
 import json
+import os
 import re
 import time
 import urllib.parse
@@ -47,9 +59,9 @@ from statgrid.grid.model import JOB_ID_MAX
 
 COOKIE = "statgrid_console"
 COOKIE_MAX_AGE_S = 12 * 3600
-KEEPALIVE_S = 15.0
+KEEPALIVE_S = 15.0                # a stream sends at least a comment this often (a proxy cuts one silent for a minute)
 PAGE_JOBS = 100
-SHOWN_MAX_JOBS = 1000            # rows a jobs page gains live at most (then: reload for newer ones)
+SHOWN_MAX_JOBS = 1000            # rows a live jobs list keeps: the newest, the oldest drop off the bottom
 NAME_MAX = 128
 # Pages may load only this master's scripts; styles inline too (uPlot sizes its elements).
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
@@ -89,10 +101,27 @@ def sse(name: str, text: str) -> bytes:
     return f"event: {name}\n{lines}\n".encode()
 
 
+def _env_number(name: str, default: float, low: float, high: float) -> float:
+    """A number from the master's environment (a test's or an operator's override), within [low, high]."""
+    text = os.environ.get(name)
+    if text is None or text == "":
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not low <= value <= high:
+        raise UsageError(f"{name}={text!r} is not a number from {low:g} to {high:g}; set one, or unset it for "
+                         f"the default {default:g}.")
+    return value
+
+
 def mount(app: FastAPI, master) -> Console:
     """Add the console's routes to the master's app."""
     console = Console(master)
     master.console = console
+    keepalive_s = _env_number("STATGRID_CONSOLE_KEEPALIVE_S", KEEPALIVE_S, 0.1, 3600)
+    live_rows = int(_env_number("STATGRID_CONSOLE_LIVE_ROWS", SHOWN_MAX_JOBS, 1, SHOWN_MAX_JOBS))
     env = _templates()
     macros = env.get_template("macros.html").module
     console.render_queues = lambda: str(macros.queues_body(data.queues_view(master)))
@@ -209,7 +238,7 @@ def mount(app: FastAPI, master) -> Console:
         view = await jobs_view(who_of(request), *params)
         f = view["filters"]
         query = {k: v for k, v in f.items() if v}
-        stream = urllib.parse.urlencode({"view": "jobs", **query, "offset": view["offset"],
+        stream = urllib.parse.urlencode({"view": "jobs", **query, "offset": view["offset"], "total": view["total"],
                                          "ids": ",".join(str(j["id"]) for j in view["jobs"])})
         return render("jobs.html", request, title="jobs", view=view, stream=stream, query=query,
                       states=["unfinished", "PEND", "RUN", "USUSP", "DONE", "EXIT", "KILLED", "all"],
@@ -313,19 +342,18 @@ def mount(app: FastAPI, master) -> Console:
                      order: Annotated[str, Query(max_length=4)] = "desc",
                      offset: Annotated[int, Query(ge=0)] = 0,
                      ids: Annotated[str, Query(max_length=PAGE_JOBS * 21)] = "",
+                     total: Annotated[int, Query(ge=0, le=JOB_ID_MAX)] = 0,
                      log_from: Annotated[int, Query(ge=0)] = 0):
         who = who_of(request)
         viewer = _Viewer(master, console, env, macros, who, view, id, host, user, state, queue, sort, order, offset,
-                         ids, log_from)
+                         ids, log_from, total, live_rows)
         viewer.check()
         session = request.cookies.get(COOKIE) if request.scope.get(auth.PEER_UID_KEY) is None \
             and not request.headers.get("authorization") else None
 
         async def body():
             # Subscribed here, in the generator, so that the finally below always undoes it.
-            # Each view takes only the feeds it shows: a feed it ignored would wake it for nothing
-            # and, arriving every second, hold back its keep-alive comments (a proxy cuts a stream
-            # silent for a minute).
+            # Each view takes only the feeds it shows: a feed it ignored would wake it for nothing.
             sub = Subscription()
             master.events.subscribe(sub)
             feeds = [console.samples] if view in ("grid", "host") else [console.live] if view == "queues" else []
@@ -334,18 +362,24 @@ def mount(app: FastAPI, master) -> Console:
             watch = viewer.begin(sub)
             console.queues_viewers += view == "queues"
             checked = time.monotonic()
+            beat = checked + keepalive_s
             try:
                 yield b": statgrid console\n\n"
                 for chunk in await viewer.catch_up():
                     yield chunk
                 while True:
-                    event = await sub.next(KEEPALIVE_S)
-                    if session is not None and time.monotonic() - checked > SESSION_CHECK_S:
-                        checked = time.monotonic()
+                    event = await sub.next(max(0.05, beat - time.monotonic()))
+                    now = time.monotonic()
+                    if session is not None and now - checked > SESSION_CHECK_S:
+                        checked = now
                         if console.sessions.caller(session) is None:
                             return                                   # signed out, expired or token revoked
-                    if event is None:
+                    # On time whatever arrives: events this viewer does not show write nothing, and a
+                    # steady flow of them used to hold the keep-alive back for good (issue 24).
+                    if now >= beat:
+                        beat = now + keepalive_s
                         yield b": keep-alive\n\n"
+                    if event is None:
                         continue
                     if event["type"] == "end":
                         return
@@ -383,13 +417,18 @@ class _Viewer:
     """One console stream: which events its page shows, as which fragments."""
 
     def __init__(self, master, console: Console, env, macros, who: Caller, view: str, job_id: int, host, user, state,
-                 queue, sort, order, offset, ids: str, log_from: int):
+                 queue, sort, order, offset, ids: str, log_from: int, total: int = 0,
+                 live_rows: int = SHOWN_MAX_JOBS):
         self.master, self.console, self.env, self.macros, self.who = master, console, env, macros, who
         self.view, self.job_id, self.host = view, job_id, host
         self.filters = {"user": user or None, "queue": queue or None, "host": host if view == "jobs" else None}
         self.states = data.jobs_query_state(state or "unfinished") if view == "jobs" else None
         self.newest_first = sort == "id" and order == "desc" and offset == 0
         self.shown: set[int] = {int(x) for x in ids.split(",") if x.strip().isdigit()} if ids else set()
+        self.oldest_shown = sorted(self.shown)          # a heap: the row at the bottom of the list first
+        self.live_rows = live_rows
+        self.matching = total                           # jobs the list's filters match: at load, + submitted since
+        self.dropped = 0                                # rows pushed off the bottom by newer ones
         self.log_pos = log_from
         self.detail = False
         self.owner_uid: int | None = None
@@ -463,6 +502,22 @@ class _Viewer:
             return self.macros.host_row(row, self.who.admin)
         return sse(f"host-{host}", self.console.fragment(event, ("host-row", host, self.who.admin), make))
 
+    def _shown_new(self, job_id: int) -> list[bytes]:
+        """A new row is on top: past live_rows the oldest leave the bottom (an empty fragment in
+        place of a row removes it) and the page says how many of how many it shows."""
+        self.shown.add(job_id)
+        heapq.heappush(self.oldest_shown, job_id)
+        self.matching += 1
+        out = []
+        while len(self.shown) > self.live_rows:
+            oldest = heapq.heappop(self.oldest_shown)
+            self.shown.discard(oldest)
+            self.dropped += 1
+            out.append(sse(f"job-{oldest}", ""))
+        if self.dropped:
+            out.append(sse("jobs-capped", str(self.macros.jobs_capped(len(self.shown), self.matching))))
+        return out
+
     def _matches(self, job: dict) -> bool:
         if self.states is not None and job["state"] not in {s.value for s in self.states}:
             return False
@@ -482,10 +537,9 @@ class _Viewer:
                     return self.macros.job_row(data.job_row(self.master, job), mine)
                 if job["id"] in self.shown:
                     out.append(sse(f"job-{job['id']}", fragment(event, ("job-row", mine), row)))
-                elif event.get("event") == "submit" and self.newest_first and self._matches(job) \
-                        and len(self.shown) < SHOWN_MAX_JOBS:
-                    self.shown.add(job["id"])
+                elif event.get("event") == "submit" and self.newest_first and self._matches(job):
                     out.append(sse("job-new", fragment(event, ("job-row", mine), row)))
+                    out += self._shown_new(job["id"])
             elif view == "job" and job["id"] == self.job_id:
                 def header():
                     record = {**job, "stimer": job["stimer"] if self.detail else None}

@@ -156,8 +156,12 @@ def pending_reason(master: "Master", job: dict[str, Any]) -> str | None:
 
 
 # -- jobs -----------------------------------------------------------------------------------------------
-def job_row(master: "Master", record: dict[str, Any]) -> dict[str, Any]:
-    return {**record, "pending_reason": pending_reason(master, record)}
+def job_row(master: "Master", record: dict[str, Any], now: float | None = None) -> dict[str, Any]:
+    """The record with why it pends and, while it runs, `run_so_far_s`: seconds since its start
+    (run_s, its end minus its start, stays None until it ends). Suspensions count, as in run_s."""
+    running = record["state"] in ("RUN", "USUSP") and record.get("start_ts") is not None
+    so_far = max(0.0, (time.time() if now is None else now) - record["start_ts"]) if running else None
+    return {**record, "pending_reason": pending_reason(master, record), "run_so_far_s": so_far}
 
 
 def job_files(master: "Master", job: dict[str, Any]) -> tuple[Path, int | None]:

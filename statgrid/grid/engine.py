@@ -156,6 +156,9 @@ class Engine:
         self.address = ""
         self.engine_pid: int | None = None
         self.workers: dict[str, str] = {}          # host name → worker address
+        # host name → its worker's threads as last seen (kept while it is away): the slots of a host
+        # that sets none in grid.toml, which its worker resolved when it started (node.cpus_seen)
+        self.threads_seen: dict[str, int] = {}
 
     # -- start / stop --------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -269,6 +272,7 @@ class Engine:
     async def refresh_workers(self) -> dict[str, str]:
         info = await self.client.scheduler.identity()
         self.workers = {str(w["name"]): addr for addr, w in info["workers"].items()}
+        self.threads_seen.update({str(w["name"]): int(w.get("nthreads", 0)) for w in info["workers"].values()})
         return self.workers
 
     async def threads(self) -> dict[str, int]:

@@ -219,7 +219,7 @@ def validate(req: JobRequest, cfg: Config, submit_ts: float, check_files: bool =
             raise UsageError(f"host {host!r} does not exist; hosts: {', '.join(cfg.hosts)} (see `statgrid hosts`).")
         if not cfg.hosts[host].open:
             raise UsageError(f"host {host!r} is closed (open = false in grid.toml); choose another host with -m, "
-                             "or open it in grid.toml and restart the master.")
+                             "or set open = true in grid.toml and run `statgrid reconfig` (no restart).")
         if host not in usable:
             raise UsageError(f"host {host!r} is not used by queue {queue!r} (its hosts: {', '.join(usable)}); "
                              "choose one of those, or another queue with -q.")

@@ -136,7 +136,9 @@ class Master(QueueControl, Flows):
         self.audit = auth.Audit(grid_dir(cfg) / "audit.log")
         # The embedded engine runs the workers of hosts on this machine; hosts that join from their
         # own machines (`statgrid node up`) reach its scheduler on [master] listen.
-        self.engine = Engine(grid_dir(cfg), {h.name: h.slots for h in cfg.hosts.values() if not h.joins},
+        # A host without slots gets one per CPU its worker sees: for these, this machine's (node.cpus_seen).
+        self.engine = Engine(grid_dir(cfg), {h.name: h.slots if h.slots is not None else node.cpus_seen(h.cpus)
+                                             for h in cfg.hosts.values() if not h.joins},
                              cfg.master.scheduler, on_job_event=self._on_job_event, on_host_event=self._on_host_event,
                              tls=cfg.master.engine_tls, listen=cfg.master.listen,
                              fence_grace_s=cfg.master.fence_grace_s, port=cfg.master.engine_port)
@@ -349,7 +351,8 @@ class Master(QueueControl, Flows):
             running[job.host] = running.get(job.host, 0) + 1
             reserved[job.host] = reserved.get(job.host, 0) + job.mem_bytes
         up = [h for h in self.engine.workers if h not in self.stale]
-        return host_views(self.cfg.hosts, up, running, self.last_start, self.closed, reserved, self.loads)
+        return host_views(self.cfg.hosts, up, running, self.last_start, self.closed, reserved, self.loads,
+                          self.engine.threads_seen)
 
     def limits(self, now_ts: float | None = None) -> Limits:
         """What the policy obeys besides queues and hosts, as of now (fairshare usage decays)."""
@@ -474,6 +477,10 @@ class Master(QueueControl, Flows):
             self.dispatch()
 
     async def _prepare_host(self, host: str) -> None:
+        try:
+            await self.engine.refresh_workers()      # its threads: the slots of a host that sets none
+        except Exception as exc:                     # the engine hiccuped: the sweep reads them again
+            log.warning("host %s joined, but its worker's threads were not read: %r", host, exc)
         await self.engine.on_host(host, node.prepare, self.work_roots, self.monitor, self.cpus.get(host, ()),
                                   self.cfg.master.fence_grace_s)
         self.dispatch()
@@ -649,7 +656,7 @@ class Master(QueueControl, Flows):
         self._check_host(host)
         if not self.cfg.hosts[host].open:
             raise UsageError(f"host {host!r} is closed in grid.toml (open = false), not by `statgrid host close`; "
-                             "set open = true there and restart the master.")
+                             "set open = true there and run `statgrid reconfig` (it opens the host at once).")
         self.store.open_host(host)
         self.closed = self.store.closed_hosts()
         self._publish_host(host, "open")
@@ -692,8 +699,9 @@ class Master(QueueControl, Flows):
                 continue
             if (a.joins, a.cpus) != (b.joins, b.cpus):
                 restart.append(f"hosts.{name}.joins/cpus changed (restart the grid)")
-            if b.slots > a.slots and name in threads and threads[name] < b.slots:
-                restart.append(f"hosts.{name}.slots {a.slots} → {b.slots}: its worker runs {threads[name]} at most; "
+            if b.slots is not None and b.slots != a.slots and name in threads and threads[name] < b.slots:
+                restart.append(f"hosts.{name}.slots {a.slots or threads[name]} → {b.slots}: its worker runs "
+                               f"{threads[name]} at most; "
                                + ("restart its node (`statgrid node up`)" if b.joins else "restart the grid"))
         for name in sorted(set(old.queues) - set(new.queues)):
             waiting = sum(j.queue == name for j in [*self.pending.values(), *self.running.values()])

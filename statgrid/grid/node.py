@@ -256,6 +256,15 @@ def _kill_all_of(info: AttemptStarted) -> None:
         launcher.kill_cgroup(info.cgroup)
 
 
+def cpus_seen(cpus: tuple[int, ...] = ()) -> int:
+    """How many CPUs a host's jobs may use on this machine, for a worker started here: those of the
+    host's `cpus` that this process may run on (os.sched_getaffinity), or all it may run on when
+    `cpus` is () or names none of them (as _pin confines the launcher). The slots of a host that
+    sets none: one per CPU, as the lsb.hosts LSF ships gives its `default` host (MXJ "!")."""
+    usable = os.sched_getaffinity(0)
+    return len(set(cpus) & usable) or len(usable)
+
+
 def _pin(pid: int, cpus: tuple[int, ...]) -> None:
     """Confine the launcher (and so every job it starts from now on) to `cpus`. CPUs this machine
     does not have are left out; if none is left the jobs run unconfined and the worker log says so."""

@@ -119,13 +119,15 @@ def host_weights(queue: QueueConfig, host_names: Iterable[str]) -> dict[str, int
 
 def host_views(hosts: Mapping[str, HostConfig], up: Iterable[str], running: Mapping[str, int],
                last_start: Mapping[str, int] | None = None, closed: Iterable[str] = (),
-               reserved: Mapping[str, int] | None = None, loads: Mapping[str, float] | None = None
-               ) -> dict[str, HostView]:
+               reserved: Mapping[str, int] | None = None, loads: Mapping[str, float] | None = None,
+               worker_slots: Mapping[str, int] | None = None) -> dict[str, HostView]:
     """`closed`: hosts an administrator closed (`statgrid host close`), on top of grid.toml's open = false.
-    `reserved`: host → memory reserved by its running jobs; `loads`: host → 1-minute load average."""
+    `reserved`: host → memory reserved by its running jobs; `loads`: host → 1-minute load average.
+    `worker_slots`: host → its worker's threads, the slots of a host that sets none (0 until its worker joined)."""
     up, closed = set(up), set(closed)
-    last_start, reserved, loads = last_start or {}, reserved or {}, loads or {}
-    return {name: HostView(name, h.slots, h.open and name not in closed, name in up, running.get(name, 0),
+    last_start, reserved, loads, worker_slots = last_start or {}, reserved or {}, loads or {}, worker_slots or {}
+    return {name: HostView(name, h.slots if h.slots is not None else worker_slots.get(name, 0),
+                           h.open and name not in closed, name in up, running.get(name, 0),
                            last_start.get(name, 0), h.memory_bytes, reserved.get(name, 0), loads.get(name),
                            h.max_load)
             for name, h in hosts.items()}

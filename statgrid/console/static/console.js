@@ -75,6 +75,18 @@
     if (log) { log.scrollTop = log.scrollHeight; }
   });
 
+  // A running job's run time counts on from what the server rendered (data-elapsed-s), by the
+  // browser's own clock from when the element first showed; a swapped-in row starts again.
+  function tick() {
+    var now = Date.now();
+    document.querySelectorAll(".elapsed[data-elapsed-s]").forEach(function (el) {
+      if (el.statgridSeen === undefined) { el.statgridSeen = now; }
+      var s = parseFloat(el.dataset.elapsedS) + (now - el.statgridSeen) / 1000;
+      el.textContent = s.toFixed(1);
+    });
+  }
+  window.setInterval(tick, 1000);
+
   var live = document.getElementById("live");
   document.body.addEventListener("htmx:sseOpen", function () { if (live) { live.classList.add("on"); } });
   document.body.addEventListener("htmx:sseError", function () { if (live) { live.classList.remove("on"); } });
