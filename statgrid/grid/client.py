@@ -226,6 +226,9 @@ class GridClient:
                 if not fresh:
                     continue                          # the master closed an idle connection: once more, anew
                 raise _Lost(self._unreachable(method, path, exc)) from None
+            except http.client.HTTPException as exc:  # the answer cut short (IncompleteRead): the master died
+                self.close()
+                raise _Lost(self._unreachable(method, path, exc)) from None
             except TimeoutError:
                 self.close()
                 raise StatgridError(f"the master at {self.base} did not answer {method} {path} within "
