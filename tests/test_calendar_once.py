@@ -26,7 +26,7 @@ import pytest
 from tests import gridtest
 from tests.conftest import wait_for, wait_gone
 
-TRIALS = 8
+TRIALS = 6
 GRID_TOML = """
 [master]
 port = {port}

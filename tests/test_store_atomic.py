@@ -157,3 +157,21 @@ def test_a_key_is_stored_only_with_what_the_submit_made(db):
             db.record_submit_key("ann", "k", "d", "job", {"job_ids": [1]})
             raise Boom
     assert db.submit_key("ann", "k") is None
+
+
+def test_a_flow_an_older_store_kept_part_of_is_never_listed_done(db):
+    """A store written before flows were one transaction may hold an empty flow or 2 of 5 jobs
+    (the issue's master killed during `flow submit`): listed INCOMPLETE, not DONE."""
+    import types
+
+    from statgrid.grid.flows import Flows
+
+    empty = db.add_flow("flow", "ann", "empty", 0, time.time(), {"jobs": list("abcde")})
+    part = db.add_flow("flow", "ann", "part", 0, time.time(), {"jobs": list("abcde")})
+    whole = db.add_flow("array", "ann", "arr", 0, time.time(), {"name": "arr[1-2]", "jobs": 2})
+    for flow_id, n in ((part, 2), (whole, 2)):
+        for j in db.add_many([dataclasses.replace(job(f"j{i}"), flow_id=flow_id) for i in range(n)]):
+            assert db.update(dataclasses.replace(j, state=JobState.DONE), JobState.PEND, 0, "finish")
+    master = types.SimpleNamespace(store=db)
+    states = {f["name"]: f["state"] for f in Flows.flows(master, None)}
+    assert states == {"empty": "INCOMPLETE", "part": "INCOMPLETE", "arr": "DONE"}
