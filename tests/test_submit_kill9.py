@@ -327,3 +327,36 @@ def test_keys_are_per_user_one_users_key_never_answers_anothers_jobs(make_users,
             g.wait([a["id"], b["id"], mine["id"]])
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_client_whose_master_does_not_come_back_says_how_to_retry_safely(grid):
+    name = "kf201"
+    spec = flowfile.load(flow_file(grid, 201))
+    pid = master_pid(grid)
+    client = GridClient(grid.cfg, submit_retry_s=2)
+    out: dict = {}
+
+    def send() -> None:
+        try:
+            out["answer"] = client.submit_flow(spec, cwd=str(grid.root), env=BIG_ENV, key="retry-me-201")
+        except StatgridError as exc:
+            out["error"] = str(exc)
+
+    stop = threading.Event()
+    watcher = threading.Thread(target=kill_when_seen, args=(grid, pid, name, stop, out))
+    sender = threading.Thread(target=send)
+    watcher.start()
+    sender.start()
+    sender.join(120)
+    stop.set()
+    watcher.join()
+    wait_gone([pid])
+    if "answer" not in out:                         # the answer was lost: the client says what to do
+        assert "Whether it stored the submit is unknown" in out["error"], out
+        assert "statgrid flow submit --idempotency-key retry-me-201 FILE" in out["error"]
+    restart(grid)
+    rows = flow_rows(grid, name)
+    assert len(rows) == 1 and rows[0][1] == 5       # killed once its rows were seen: stored, whole
+    again = grid.client.submit_flow(spec, cwd=str(grid.root), env=BIG_ENV, key="retry-me-201")
+    assert again["id"] == rows[0][0] and flow_rows(grid, name) == rows
+    grid.wait([j["id"] for j in again["jobs"]], timeout_s=300)

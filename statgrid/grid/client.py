@@ -195,9 +195,10 @@ class GridClient:
     def _unknown(self, method: str, path: str, key: str, exc: StatgridError) -> StatgridError:
         return StatgridError(f"the connection to the master broke during {method} {path} and it did not answer again "
                              f"within {self.submit_retry_s:.0f} s ({exc}). Whether it stored the submit is unknown: "
-                             f"once the master is back, send it again with the same key ({key}), e.g. "
-                             f"`statgrid submit --idempotency-key {key} …` or `statgrid flow submit --idempotency-key "
-                             f"{key} FILE`: it answers what was stored, or submits it, never twice.")
+                             f"once the master is back, send it again with the same key ({key}) from the same "
+                             f"directory and environment, e.g. `statgrid submit --idempotency-key {key} …` or "
+                             f"`statgrid flow submit --idempotency-key {key} FILE`: it answers what was stored, or "
+                             "submits it, never twice.")
 
     def _exchange(self, method: str, path: str, url: str, data: bytes | None, headers: dict,
                   timeout_s: float | None) -> tuple[http.client.HTTPResponse, bytes]:

@@ -66,8 +66,9 @@ class Flows:
         if known["kind"] != kind or known["digest"] != digest:
             made = (f"flow {known['result']['flow_id']}" if known["kind"] == "flow"
                     else f"job {known['result']['job_ids'][0]}")
-            raise KeyConflict(f"Idempotency-Key {key!r} was used at {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(known['created_ts']))} "
-                              f"for another submit ({made}); a retry must send the same request. Give a new key "
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(known["created_ts"]))
+            raise KeyConflict(f"Idempotency-Key {key!r} was used at {when} for another submit ({made}); a retry must "
+                              "send the same request (command, options, directory and environment). Give a new key "
                               "for a new submit (the CLI makes one per command).")
         return known["result"]
 
