@@ -27,6 +27,7 @@ FLOW_MAX_JOBS = 1000
 CALENDARS_MAX_PER_USER = 100
 KILL_YIELD_EVERY = 100                     # a flow's kill lets the loop serve others this often
 SUBMIT_KEY_MAX_CHARS = 128
+FIRINGS_KEEP_S = 30 * 86400.0              # a calendar's firings are kept this long (schedule_firings)
 
 
 class KeyConflict(StatgridError):
@@ -264,6 +265,7 @@ class Flows:
         self.rights.require_owner(caller, rec["user"], "remove", f"calendar {sched_id}")
         with self.store.transaction():
             self.store.con.execute("DELETE FROM schedules WHERE id = ?", (sched_id,))
+            self.store.con.execute("DELETE FROM schedule_firings WHERE schedule_id = ?", (sched_id,))
         self._calendar_changed.set()
         return rec
 
@@ -343,13 +345,9 @@ class Flows:
             # (schedule_id, due_ts) is the key: the same time can never be recorded as fired twice
             self.store.con.execute("INSERT INTO schedule_firings VALUES (?, ?, ?, ?, ?)",
                                    (sched_id, due_ts, now, result[:1000], json.dumps(job_ids)))
+            self.store.con.execute("DELETE FROM schedule_firings WHERE schedule_id = ? AND due_ts < ?",
+                                   (sched_id, now - FIRINGS_KEEP_S))
         self.audit.record(None, "calendar", f"calendar {sched_id}", detail=f"of {user}: {result}")
-
-    def schedule_firings(self, sched_id: int) -> list[dict]:
-        """A calendar's firings, oldest first: {due_ts, fired_ts, result, job_ids}."""
-        return [{"due_ts": r[0], "fired_ts": r[1], "result": r[2], "job_ids": json.loads(r[3])}
-                for r in self.store.con.execute("SELECT due_ts, fired_ts, result, job_ids FROM schedule_firings "
-                                                "WHERE schedule_id = ? ORDER BY due_ts", (sched_id,))]
 
 
 def _flow_state(counts: dict[str, int], expected: int | None = None) -> str:
