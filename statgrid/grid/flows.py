@@ -315,6 +315,11 @@ class Flows:
         payload = json.loads(spec)
         job_ids: list[int] = []
         with self.store.transaction():
+            if self.store.con.execute("SELECT 1 FROM schedule_firings WHERE schedule_id = ? AND due_ts = ?",
+                                      (sched_id, due_ts)).fetchone() is not None:
+                # fired already (its next time was set back by hand): not again, and not due at once
+                self.store.con.execute("UPDATE schedules SET next_ts = ? WHERE id = ?", (next_ts, sched_id))
+                return
             try:
                 with self.store.transaction():             # a failed submit leaves none of its rows
                     if token_id is not None:
