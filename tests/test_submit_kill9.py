@@ -146,19 +146,34 @@ def flow_file(grid, trial: int) -> Path:
 
 
 def strategies(n: int, rtt_s: float, seed: int) -> list[tuple[str, float]]:
-    """Half the trials kill at first sight of the rows; the others at uniform random delays over
-    three times a submit's round trip (a trial's submit also starts a thread and connects anew: its
-    kill lands before, during or after the master handles it)."""
+    """Half the trials kill at first sight of the rows; the others at random delays up to 1.5 times
+    a trial's submit round trip, log-uniform (from 1/300 of it on: the master reads and writes a
+    submit in a small part of the round trip), so the kill lands before, during or after that."""
     rng = random.Random(seed)
-    return [("seen", 0.0) if i % 2 == 0 else ("delay", rng.uniform(0, 3 * rtt_s)) for i in range(n)]
+    return [("seen", 0.0) if i % 2 == 0 else ("delay", 1.5 * rtt_s * 10 ** rng.uniform(-2.5, 0)) for i in range(n)]
+
+
+def trial_rtt_s(submits) -> float:
+    """The median round trip of submits sent as a trial sends them (a thread, a fresh client)."""
+    times = []
+    for submit in submits:
+        sender = threading.Thread(target=submit)
+        t0 = time.monotonic()
+        sender.start()
+        sender.join(120)
+        times.append(time.monotonic() - t0)
+    return sorted(times)[len(times) // 2]
 
 
 def test_a_flow_submit_killed_at_random_points_is_all_or_none_and_a_retry_never_duplicates(grid):
-    spec0 = flowfile.load(flow_file(grid, 0))
-    t0 = time.monotonic()
-    first = grid.client.submit_flow(spec0, cwd=str(grid.root), env=BIG_ENV)
-    rtt_s = time.monotonic() - t0
-    flows = {0: first["id"]}
+    flows: dict[int, int] = {}
+
+    def warm_up(trial: int):
+        spec = flowfile.load(flow_file(grid, trial))
+        return lambda: flows.__setitem__(trial, no_retry_client(grid).submit_flow(spec, cwd=str(grid.root),
+                                                                                  env=BIG_ENV)["id"])
+
+    rtt_s = trial_rtt_s([warm_up(t) for t in (0, 1001, 1002)])
     seed = int(os.environ.get("STATGRID_KILL9_SEED", time.time_ns() % 10**6))
     print(f"seed {seed}, submit round trip {rtt_s * 1000:.1f} ms")
     outcomes = []
@@ -189,7 +204,7 @@ def test_a_flow_submit_killed_at_random_points_is_all_or_none_and_a_retry_never_
         outcomes.append((strategy, "stored" if rows else "absent", out.get("at_kill")))
     print("outcomes:", outcomes)
     ids = [j["id"] for f in flows.values() for j in grid.client.flow(f)["jobs"]]
-    assert len(ids) == 5 * (FLOW_TRIALS + 1)
+    assert len(ids) == 5 * (FLOW_TRIALS + 3)
     assert {j["state"] for j in grid.wait(ids, timeout_s=300)} == {"DONE"}
     for trial, flow_id in flows.items():               # every job ran once: one line each in its marker
         lines = (grid.root / "runs" / f"kf{trial}.txt").read_text().split()
@@ -204,9 +219,12 @@ def test_an_array_submit_killed_at_random_points_is_all_or_none_and_a_retry_neve
         return client.submit(["sh", "-c", f"echo $STATGRID_ARRAY_INDEX $STATGRID_JOB_ID >> {marker}"],
                              name=f"ka{trial}[1-{ARRAY_SIZE}]", cwd=str(grid.root), env=BIG_ENV, key=key)
 
-    t0 = time.monotonic()
-    arrays = {0: submit(grid.client, 0)["flow_id"]}
-    rtt_s = time.monotonic() - t0
+    arrays: dict[int, int] = {}
+
+    def warm_up(trial: int):
+        return lambda: arrays.__setitem__(trial, submit(no_retry_client(grid), trial)["flow_id"])
+
+    rtt_s = trial_rtt_s([warm_up(t) for t in (0, 1001, 1002)])
     seed = int(os.environ.get("STATGRID_KILL9_SEED", time.time_ns() % 10**6)) + 1
     print(f"seed {seed}, submit round trip {rtt_s * 1000:.1f} ms")
     outcomes = []
