@@ -342,6 +342,10 @@ grid_app = typer.Typer(help="Start and stop the grid master (job store, dispatch
 app.add_typer(grid_app, name="grid")
 
 
+IDEMPOTENCY_HELP = ("This submit's idempotency key (default: a new one each time): sent again with the same "
+                    "request it answers what was stored first, never submits twice (a retry after a lost answer).")
+
+
 def _client(ctx: typer.Context):
     """The master: --master/$STATGRID_MASTER; else this machine's local socket; else, when that
     does not exist, the url of the client config (a client machine)."""
@@ -522,7 +526,8 @@ def submit(ctx: typer.Context,
                                              "its limit there, e.g. 4G (default: a session's memsize plus the margin "
                                              "and 128M; a command none)."),
            priority: int = typer.Option(0, "--priority", "-sp", min=0, max=1000, help="Order among your own jobs of the "
-                                        "queue, 0-1000, higher first.")) -> None:
+                                        "queue, 0-1000, higher first."),
+           key: Optional[str] = typer.Option(None, "--idempotency-key", metavar="KEY", help=IDEMPOTENCY_HELP)) -> None:
     """Submit a job to the grid; prints its id. An array: -J "name[1-100]%10" (100 jobs, at most 10 at
     once; each gets its index in $STATGRID_ARRAY_INDEX)."""
     from statgrid.config import parse_duration_s, parse_size_bytes
@@ -545,7 +550,7 @@ def submit(ctx: typer.Context,
         mem_bytes = mem_bytes or (checked.mem_bytes if checked.kind == "session" else 0)
         rec = _client(ctx).submit(list(job), queue=queue, name=name, options=options, rerunnable=rerunnable,
                                   hosts=host_list, depend=depend, runlimit_s=runlimit_s, mem_bytes=mem_bytes,
-                                  priority=priority)
+                                  priority=priority, key=key)
     except StatgridError as exc:
         _fail(ctx, exc)
     if array is not None:
@@ -722,7 +727,8 @@ app.add_typer(flow_app, name="flow")
 
 
 @flow_app.command("submit")
-def flow_submit(ctx: typer.Context, path: Path = typer.Argument(..., metavar="FILE", help="A flow file (TOML).")) -> None:
+def flow_submit(ctx: typer.Context, path: Path = typer.Argument(..., metavar="FILE", help="A flow file (TOML)."),
+                key: Optional[str] = typer.Option(None, "--idempotency-key", metavar="KEY", help=IDEMPOTENCY_HELP)) -> None:
     """Submit a flow file: every job or none; prints the flow's id. Its jobs run in the flow file's directory."""
     import time as _time
 
@@ -739,7 +745,7 @@ def flow_submit(ctx: typer.Context, path: Path = typer.Argument(..., metavar="FI
                                cfg, _time.time())
             if not j.mem_bytes and checked.kind == "session":   # its job file's memsize, read as you (as submit)
                 j.mem_bytes = checked.mem_bytes
-        rec = _client(ctx).submit_flow(spec, cwd=cwd)
+        rec = _client(ctx).submit_flow(spec, cwd=cwd, key=key)
     except StatgridError as exc:
         _fail(ctx, exc)
     typer.echo(f"Flow <{rec['id']}> ({rec['name']}) of {len(rec['jobs'])} jobs is submitted.", err=True)

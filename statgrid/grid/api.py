@@ -9,7 +9,8 @@ audit trail (coalesced per client). A full grid home is a 503 naming its file sy
 
 Errors come back as {"error": message, "usage": bool}: 400 for bad input (usage true: the CLI
 exits 2) — a parameter of the wrong type or out of its bounds, named with its value —, 404 (no
-such job), 409 (refused now, e.g. shutting down) and 500 (a fault of the master: the message
+such job), 409 (refused now, e.g. shutting down, or an Idempotency-Key sent again with another
+request) and 500 (a fault of the master: the message
 names it, the traceback goes to the master's log only). The message says the fix, as the CLI
 would print it.
 
@@ -219,8 +220,9 @@ def create_app(master: Master, on_down=None, on_stopped=None, stop_engine=lambda
                 "admins": list(master.rights.admins)}
 
     @app.post("/jobs")
-    async def submit(body: JobRequest, who: Who):  # FastAPI checks the types; jobspec the bounds
-        job = master.submit(body, who)
+    async def submit(body: JobRequest, who: Who, request: Request):  # FastAPI checks the types; jobspec the bounds
+        # Idempotency-Key: a retry of a submit whose answer was lost answers what it made (flows.py)
+        job = master.submit(body, who, key=request.headers.get("idempotency-key"))
         master.audit.record(who, "submit", f"job {job.id}", detail=f"queue {job.queue}")
         return JSONResponse(job.to_dict())             # json.dumps: FastAPI's encoder took ~0.2 ms a job
 
@@ -301,8 +303,9 @@ def create_app(master: Master, on_down=None, on_stopped=None, stop_engine=lambda
         return private(job.to_dict(), who)
 
     @app.post("/flows")
-    async def flow_submit(body: FlowBody, who: Who):
-        rec = master.submit_flow(body.name, [(j.name, j.request, j.after) for j in body.jobs], who)
+    async def flow_submit(body: FlowBody, who: Who, request: Request):
+        rec = master.submit_flow(body.name, [(j.name, j.request, j.after) for j in body.jobs], who,
+                                 key=request.headers.get("idempotency-key"))
         master.audit.record(who, "flow submit", f"flow {rec['id']}", detail=f"{len(body.jobs)} jobs")
         return rec
 

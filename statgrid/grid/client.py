@@ -18,6 +18,7 @@ import stat
 import time
 import tomllib
 import urllib.parse
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -28,8 +29,20 @@ from statgrid.grid import localsock
 from statgrid.grid.model import PAGE_MAX_JOBS
 
 KEEP_ALIVE_S = 4.0
+# A submit whose connection broke after it was sent may or may not have been stored: the client
+# sends it again with the same Idempotency-Key (the master answers what the first one made, or
+# makes it now) until the master answers or this long has passed (a master restarting).
+SUBMIT_RETRY_S = 60.0
+SUBMIT_RETRY_EVERY_S = 0.5
 # The client's own secrets: never sent with a job's environment (into the store and the job).
 PRIVATE_ENV = frozenset({"STATGRID_TOKEN"})            # reuse a connection idle less than this (uvicorn closes idle ones after 5 s)
+
+
+class _Lost(Exception):
+    """The connection broke after the request was sent: the master may have acted on it."""
+
+    def __init__(self, error: StatgridError):
+        self.error = error
 
 
 class NotAuthenticated(StatgridError):
@@ -81,9 +94,11 @@ class GridClient:
     are from the kernel) or, with `remote` (or $STATGRID_MASTER, or the client config's url when no
     local socket answers), over HTTP(S) with a token."""
 
-    def __init__(self, cfg: Config, timeout_s: float = 60.0, remote: Remote | None = None):
+    def __init__(self, cfg: Config, timeout_s: float = 60.0, remote: Remote | None = None,
+                 submit_retry_s: float = SUBMIT_RETRY_S):
         self.cfg = cfg
         self.timeout_s = timeout_s
+        self.submit_retry_s = submit_retry_s
         self.socket_path = localsock.socket_path(cfg.home)
         if remote is None and os.environ.get("STATGRID_MASTER"):
             remote = Remote(url=os.environ["STATGRID_MASTER"], source="$STATGRID_MASTER")
@@ -137,12 +152,58 @@ class GridClient:
         return headers
 
     def _call(self, method: str, path: str, body: Any = None, params: dict | None = None,
-              timeout_s: float | None = None, raw: bool = False) -> Any:
+              timeout_s: float | None = None, raw: bool = False, key: str | None = None) -> Any:
+        """One request. With an idempotency `key` (submits), a connection that breaks after the
+        request was sent is retried with the same key for up to SUBMIT_RETRY_S: the master answers
+        what the first request made, or makes it if it never got there."""
         url = path
         if params:
             url += "?" + urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
         data = None if body is None else json.dumps(body).encode()
         headers = self._headers()
+        if key is not None:
+            headers["Idempotency-Key"] = key
+        deadline = None
+        while True:
+            try:
+                resp, payload = self._exchange(method, path, url, data, headers, timeout_s)
+                break
+            except _Lost as lost:
+                if key is None:
+                    raise lost.error from None
+                deadline = deadline or time.monotonic() + self.submit_retry_s
+                if time.monotonic() >= deadline:
+                    raise self._unknown(method, path, key, lost.error) from None
+            except StatgridError as exc:          # not reached: refused, no socket (a master restarting)
+                if deadline is None:
+                    raise
+                if time.monotonic() >= deadline:
+                    raise self._unknown(method, path, key, exc) from None
+            time.sleep(SUBMIT_RETRY_EVERY_S)
+        if raw and resp.status < 400:
+            return payload.decode()
+        if resp.status >= 400:
+            try:
+                err = json.loads(payload)
+                message, usage = err.get("error") or str(err.get("detail")), err.get("usage", False)
+            except ValueError:
+                message, usage = f"HTTP {resp.status} from the master", False
+            cls = {401: NotAuthenticated, 403: Forbidden}.get(resp.status, UsageError if usage else StatgridError)
+            raise cls(message)
+        return json.loads(payload)
+
+    def _unknown(self, method: str, path: str, key: str, exc: StatgridError) -> StatgridError:
+        return StatgridError(f"the connection to the master broke during {method} {path} and it did not answer again "
+                             f"within {self.submit_retry_s:.0f} s ({exc}). Whether it stored the submit is unknown: "
+                             f"once the master is back, send it again with the same key ({key}) from the same "
+                             f"directory and environment, e.g. `statgrid submit --idempotency-key {key} …` or "
+                             f"`statgrid flow submit --idempotency-key {key} FILE`: it answers what was stored, or "
+                             "submits it, never twice.")
+
+    def _exchange(self, method: str, path: str, url: str, data: bytes | None, headers: dict,
+                  timeout_s: float | None) -> tuple[http.client.HTTPResponse, bytes]:
+        """Send one request, on the kept-alive connection or a new one: (response, its body).
+        Raises _Lost when the connection broke after sending, StatgridError when none was made."""
         for reuse in (True, False):
             conn = self._conn if reuse and self._conn is not None and \
                 time.monotonic() - self._conn_used < KEEP_ALIVE_S else None
@@ -165,7 +226,10 @@ class GridClient:
                 self.close()
                 if not fresh:
                     continue                          # the master closed an idle connection: once more, anew
-                raise self._unreachable(method, path, exc) from None
+                raise _Lost(self._unreachable(method, path, exc)) from None
+            except http.client.HTTPException as exc:  # the answer cut short (IncompleteRead): the master died
+                self.close()
+                raise _Lost(self._unreachable(method, path, exc)) from None
             except TimeoutError:
                 self.close()
                 raise StatgridError(f"the master at {self.base} did not answer {method} {path} within "
@@ -178,17 +242,7 @@ class GridClient:
             except OSError as exc:
                 self.close()
                 raise self._unreachable(method, path, exc) from None
-        if raw and resp.status < 400:
-            return payload.decode()
-        if resp.status >= 400:
-            try:
-                err = json.loads(payload)
-                message, usage = err.get("error") or str(err.get("detail")), err.get("usage", False)
-            except ValueError:
-                message, usage = f"HTTP {resp.status} from the master", False
-            cls = {401: NotAuthenticated, 403: Forbidden}.get(resp.status, UsageError if usage else StatgridError)
-            raise cls(message)
-        return json.loads(payload)
+        return resp, payload
 
     def _unreachable(self, method: str, path: str, exc: BaseException) -> StatgridError:
         reason = getattr(exc, "strerror", None) or exc
@@ -211,15 +265,17 @@ class GridClient:
     def submit(self, argv: list[str], queue: str = "", name: str = "", options: dict[str, str] | None = None,
                rerunnable: bool = False, hosts: list[str] | None = None, cwd: str | None = None,
                env: dict[str, str] | None = None, depend: str = "", runlimit_s: float = 0.0, mem_bytes: int = 0,
-               priority: int = 0, parent_id: int | None = None) -> dict:
+               priority: int = 0, parent_id: int | None = None, key: str | None = None) -> dict:
         """Submit a job file (.py/.sql) or a command; returns the job record (its "id" first). It
-        runs as you: the master knows who you are (the socket's peer, or your token)."""
+        runs as you: the master knows who you are (the socket's peer, or your token). `key`: its
+        idempotency key (default: a new UUID): the same request sent again with it answers the
+        same job, so a submit whose answer was lost is retried safely."""
         env = {k: v for k, v in (os.environ if env is None else env).items() if k not in PRIVATE_ENV}
         body = {"argv": list(argv), "cwd": cwd or os.getcwd(),
                 "queue": queue, "name": name, "options": options or {}, "rerunnable": rerunnable,
                 "hosts": list(hosts or []), "env": env, "depend": depend, "runlimit_s": runlimit_s,
                 "mem_bytes": mem_bytes, "priority": priority, "parent_id": parent_id}
-        return self._call("POST", "/jobs", body)
+        return self._call("POST", "/jobs", body, key=key or str(uuid.uuid4()))
 
     def jobs(self, user: str | None = None, all_states: bool = False, states: Iterable[str] | None = None,
              queue: str | None = None, host: str | None = None, limit: int | None = None,
@@ -288,9 +344,11 @@ class GridClient:
         """to: "top" or "bottom" of its queue."""
         return self._call("POST", f"/jobs/{int(job_id)}/{to}")
 
-    def submit_flow(self, spec, cwd: str | None = None, env: dict[str, str] | None = None) -> dict:
-        """A flowfile.FlowSpec, submitted as one; its jobs run in `cwd` (default: here) with `env`."""
-        return self._call("POST", "/flows", self._flow_body(spec, cwd, env))
+    def submit_flow(self, spec, cwd: str | None = None, env: dict[str, str] | None = None,
+                    key: str | None = None) -> dict:
+        """A flowfile.FlowSpec, submitted as one; its jobs run in `cwd` (default: here) with `env`.
+        `key`: as submit()'s."""
+        return self._call("POST", "/flows", self._flow_body(spec, cwd, env), key=key or str(uuid.uuid4()))
 
     def schedule_add(self, cron: str, tz: str, argv: list[str] | None = None, flow=None, cwd: str | None = None,
                      env: dict[str, str] | None = None, **submit) -> dict:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
 import json
 import logging
 import os
@@ -25,35 +26,93 @@ log = logging.getLogger("statgrid.master")
 FLOW_MAX_JOBS = 1000
 CALENDARS_MAX_PER_USER = 100
 KILL_YIELD_EVERY = 100                     # a flow's kill lets the loop serve others this often
+SUBMIT_KEY_MAX_CHARS = 128
+FIRINGS_KEEP_S = 30 * 86400.0              # a calendar's firings are kept this long (schedule_firings)
+
+
+class KeyConflict(StatgridError):
+    """An idempotency key sent again with another request (the API answers 409)."""
+
+
+def check_submit_key(key: str | None) -> str | None:
+    """A submit's idempotency key (the Idempotency-Key header): 1 to SUBMIT_KEY_MAX_CHARS printable
+    ASCII characters, no spaces (a UUID fits). None: the submit has none."""
+    if key is None:
+        return None
+    if not 0 < len(key) <= SUBMIT_KEY_MAX_CHARS or not all(33 <= ord(c) < 127 for c in key):
+        from statgrid.grid.jobspec import shown
+
+        raise UsageError(f"Idempotency-Key {shown(key, 60)} is not valid: give 1 to {SUBMIT_KEY_MAX_CHARS} printable "
+                         "ASCII characters without spaces, e.g. a UUID (uuidgen), one per submit.")
+    return key
+
+
+def request_digest(kind: str, body) -> str:
+    """What a retried submit must repeat to be the same submit: sha256 of its kind and request."""
+    text = json.dumps([kind, body], sort_keys=True, default=str, ensure_ascii=True)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 class Flows:
-    def submit_flow(self, name: str, jobs: list[tuple[str, JobRequest, str]], caller: Caller) -> dict:
+    def _replayed(self, caller: Caller, key: str | None, kind: str, digest: str) -> dict | None:
+        """What the caller's earlier submit with `key` made ({"job_ids": [...], "flow_id": …}), or
+        None if there is none. The same key with another request is refused (KeyConflict): a
+        client reusing a key by mistake must not get the jobs of another submit back. Keys are
+        the caller's own: another user's same key is another key."""
+        if key is None:
+            return None
+        known = self.store.submit_key(caller.user, key)
+        if known is None:
+            return None
+        if known["kind"] != kind or known["digest"] != digest:
+            made = (f"flow {known['result']['flow_id']}" if known["kind"] == "flow"
+                    else f"job {known['result']['job_ids'][0]}")
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(known["created_ts"]))
+            raise KeyConflict(f"Idempotency-Key {key!r} was used at {when} for another submit ({made}); a retry must "
+                              "send the same request (command, options, directory and environment). Give a new key "
+                              "for a new submit (the CLI makes one per command).")
+        return known["result"]
+
+    def submit_flow(self, name: str, jobs: list[tuple[str, JobRequest, str]], caller: Caller,
+                    key: str | None = None) -> dict:
         """A flow: jobs with dependencies over each other's names, submitted as one (all or none),
         shown as one (`flow`), killed as one (`kill_flow`). `jobs`: (name in the flow, request,
-        dependency over names or ""), dependencies first (flowfile.py orders them so)."""
+        dependency over names or ""), dependencies first (flowfile.py orders them so). `key`: the
+        submit's idempotency key: sent again with the same flow, it answers the flow it made."""
         if not self.accepting:
             raise StatgridError("the master is shutting down; submit again after `statgrid grid up`.")
         from statgrid.grid.jobspec import check_name
 
         check_name("flow name", name, "give a shorter name with printable characters", allow_empty=False)
+        key = check_submit_key(key)
+        digest = request_digest("flow", [name, [[n, dataclasses.asdict(r), a] for n, r, a in jobs]]) if key else ""
+        replay = self._replayed(caller, key, "flow", digest)
+        if replay is not None:
+            return self.flow(replay["flow_id"])
         prepared = self._check_flow(name, jobs, caller)
         now = time.time()
-        flow_id = self.store.add_flow("flow", caller.user, name, 0, now, {"jobs": [n for n, _, _ in prepared]})
         ids: dict[str, int] = {}
+        with self.store.transaction():                 # the flow and all its jobs, or nothing
+            flow_id = self.store.add_flow("flow", caller.user, name, 0, now, {"jobs": [n for n, _, _ in prepared]})
 
-        def resolve(i: int, job: Job, inserted: list[Job]) -> Job:
-            if i:
-                ids[prepared[i - 1][0]] = inserted[-1].id
-            expr = prepared[i][2]
-            return dataclasses.replace(job, flow_id=flow_id, submit_ts=now, position=now,
-                                       depend=None if expr is None else depend.format_expr(depend.resolve(expr, ids)))
+            def resolve(i: int, job: Job, inserted: list[Job]) -> Job:
+                if i:
+                    ids[prepared[i - 1][0]] = inserted[-1].id
+                expr = prepared[i][2]
+                return dataclasses.replace(job, flow_id=flow_id, submit_ts=now, position=now,
+                                           depend=None if expr is None else depend.format_expr(depend.resolve(expr, ids)))
 
-        added = self.store.add_many([j for _, j, _ in prepared], prepare=resolve)
-        for j in added:
-            self.metrics.on_submit(j)
-            self._enqueue(j)
-        self.dispatch()
+            added = self.store.add_many([j for _, j, _ in prepared], prepare=resolve)
+            if key is not None:
+                self.store.record_submit_key(caller.user, key, digest, "flow",
+                                             {"flow_id": flow_id, "job_ids": [j.id for j in added]})
+
+            def admit() -> None:
+                for j in added:
+                    self.metrics.on_submit(j)
+                    self._enqueue(j)
+                self.dispatch()
+            self.store.after_commit(admit)
         return self.flow(flow_id)
 
     def _check_flow(self, name: str, jobs: list[tuple[str, JobRequest, str]], caller: Caller) -> list:
@@ -106,13 +165,17 @@ class Flows:
             if rec["state"] == "PEND":
                 p = self.pending.get(rec["id"])
                 rec["pend_reason"] = self.pend_reason(p) if p is not None else None
+        spec_jobs = flow["spec"].get("jobs")
+        expected = len(spec_jobs) if isinstance(spec_jobs, list) else spec_jobs
         return {**{k: flow[k] for k in ("id", "kind", "user", "name", "throttle", "submit_ts")},
-                "state": _flow_state(counts), "counts": counts, "jobs": jobs}
+                "state": _flow_state(counts, expected), "counts": counts, "jobs": jobs}
 
     def flows(self, user: str | None, limit: int = 100) -> list[dict]:
         """The newest flows and arrays (of `user`; None: everyone's), each with its state and counts."""
-        sql = ("SELECT id, kind, user, name, throttle, submit_ts FROM flows" + (" WHERE user = ?" if user else "")
-               + " ORDER BY id DESC LIMIT ?")
+        # expected: how many jobs the flow was made with (SQLite reads it out of the spec)
+        sql = ("SELECT id, kind, user, name, throttle, submit_ts, CASE kind WHEN 'flow' THEN "
+               "json_array_length(spec, '$.jobs') ELSE json_extract(spec, '$.jobs') END AS expected FROM flows"
+               + (" WHERE user = ?" if user else "") + " ORDER BY id DESC LIMIT ?")
         rows = [dict(r) for r in self.store.con.execute(sql, ((user,) if user else ()) + (limit,))]
         counts: dict[int, dict[str, int]] = {r["id"]: {} for r in rows}
         if rows:                                   # one grouped count for the page (jobs_flow index)
@@ -121,7 +184,8 @@ class Flows:
                     f"SELECT flow_id, state, count(*) FROM jobs WHERE flow_id IN ({marks}) GROUP BY flow_id, state",
                     [r["id"] for r in rows]):
                 counts[flow_id][state] = n
-        return [{**r, "state": _flow_state(counts[r["id"]]), "counts": counts[r["id"]]} for r in rows]
+        return [{**{k: v for k, v in r.items() if k != "expected"},
+                 "state": _flow_state(counts[r["id"]], r["expected"]), "counts": counts[r["id"]]} for r in rows]
 
     async def kill_flow(self, flow_id: int, caller: Caller) -> dict:
         """Kill every unfinished job of a flow or array: pending ones first (none of them starts in the
@@ -178,7 +242,7 @@ class Flows:
         next_ts = cron.next_after(spec, now, zone)
         what = (f"flow {flow['name']} ({len(flow['jobs'])} jobs)" if flow is not None else " ".join(request.argv))
         queue = None if flow is not None else request.queue or None
-        with self.store.con:
+        with self.store.transaction():
             sched_id = self.store.con.execute(
                 "INSERT INTO schedules (user, cron, tz, kind, what, queue, token_id, spec, created_ts, next_ts) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -203,8 +267,9 @@ class Flows:
     def schedule_remove(self, sched_id: int, caller: Caller) -> dict:
         rec = self.schedule(sched_id)
         self.rights.require_owner(caller, rec["user"], "remove", f"calendar {sched_id}")
-        with self.store.con:
+        with self.store.transaction():
             self.store.con.execute("DELETE FROM schedules WHERE id = ?", (sched_id,))
+            self.store.con.execute("DELETE FROM schedule_firings WHERE schedule_id = ?", (sched_id,))
         self._calendar_changed.set()
         return rec
 
@@ -230,51 +295,77 @@ class Flows:
                 pass
 
     def _fire(self, sched_id: int, now: float) -> None:
+        """One firing of a calendar, exactly once: what it submits, its record in schedule_firings
+        (with the job ids), the calendar's last result and its next time are one transaction. A
+        master killed before the commit left nothing of it, so the calendar is still due and fires
+        at the next start (caught up); killed after, it finds the firing done and its jobs pending.
+        A submit that fails (a revoked token, a job file gone) is recorded as the firing's result
+        and submits nothing; the next time is set either way, so a failing calendar is not due
+        again at once."""
         from zoneinfo import ZoneInfo
 
         from statgrid.grid import cron
 
-        row = self.store.con.execute("SELECT user, cron, tz, spec, token_id FROM schedules WHERE id = ?",
+        row = self.store.con.execute("SELECT user, cron, tz, spec, token_id, next_ts FROM schedules WHERE id = ?",
                                      (sched_id,)).fetchone()
-        if row is None or not self.accepting:
+        if row is None or row[5] is None or not self.accepting:
             return
-        user, cron_text, tz_name, spec, token_id = row
-        # The next time first, written before anything is submitted: whatever goes wrong below, the
-        # calendar is not due again at once (no loop submitting on every pass).
+        user, cron_text, tz_name, spec, token_id, due_ts = row
         try:
             next_ts = cron.next_after(cron.parse(cron_text), max(now, time.time()), ZoneInfo(tz_name))
         except Exception as exc:
             next_ts = None
             log.error("calendar %s: %r: disabled", sched_id, exc)
-        with self.store.con:
-            self.store.con.execute("UPDATE schedules SET next_ts = ? WHERE id = ?", (next_ts, sched_id))
         payload = json.loads(spec)
-        try:
-            if token_id is not None:
-                token = self.tokens.get(token_id)
-                if token is None or token["revoked_ts"] is not None:
-                    raise StatgridError(f"token {token_id}, with which the calendar was made, was revoked: nothing "
-                                        "submitted; make the calendar again")
-            uid = auth.uid_of(user)
-            if uid is None:
-                raise StatgridError(f"user {user!r} no longer has an account here")
-            caller = self.rights.caller(uid, "calendar", user=user)
-            if payload["kind"] == "job":
-                job = self.submit(JobRequest(**payload["request"]), caller)
-                result = f"job {job.id}"
-            else:
-                flow = payload["flow"]
-                rec = self.submit_flow(flow["name"], [(n, JobRequest(**r), a) for n, r, a in flow["jobs"]], caller)
-                result = f"flow {rec['id']}"
-        except Exception as exc:                           # said in the calendar; the master goes on
-            result = f"failed: {exc}"
-        with self.store.con:
-            self.store.con.execute("UPDATE schedules SET last_ts = ?, last_result = ? WHERE id = ?",
-                                   (now, result[:1000], sched_id))
+        job_ids: list[int] = []
+        with self.store.transaction():
+            if self.store.con.execute("SELECT 1 FROM schedule_firings WHERE schedule_id = ? AND due_ts = ?",
+                                      (sched_id, due_ts)).fetchone() is not None:
+                # fired already (its next time was set back by hand): not again, and not due at once
+                self.store.con.execute("UPDATE schedules SET next_ts = ? WHERE id = ?", (next_ts, sched_id))
+                return
+            try:
+                with self.store.transaction():             # a failed submit leaves none of its rows
+                    if token_id is not None:
+                        token = self.tokens.get(token_id)
+                        if token is None or token["revoked_ts"] is not None:
+                            raise StatgridError(f"token {token_id}, with which the calendar was made, was revoked: "
+                                                "nothing submitted; make the calendar again")
+                    uid = auth.uid_of(user)
+                    if uid is None:
+                        raise StatgridError(f"user {user!r} no longer has an account here")
+                    caller = self.rights.caller(uid, "calendar", user=user)
+                    if payload["kind"] == "job":
+                        job = self.submit(JobRequest(**payload["request"]), caller)
+                        job_ids = [r[0] for r in self.store.con.execute(
+                            "SELECT id FROM jobs WHERE flow_id = ? ORDER BY id", (job.flow_id,))] \
+                            if job.flow_id is not None else [job.id]
+                        result = f"job {job.id}"
+                    else:
+                        flow = payload["flow"]
+                        rec = self.submit_flow(flow["name"], [(n, JobRequest(**r), a) for n, r, a in flow["jobs"]],
+                                               caller)
+                        job_ids = [j["id"] for j in rec["jobs"]]
+                        result = f"flow {rec['id']}"
+            except Exception as exc:                       # said in the calendar; the master goes on
+                result, job_ids = f"failed: {exc}", []
+            self.store.con.execute("UPDATE schedules SET next_ts = ?, last_ts = ?, last_result = ? WHERE id = ?",
+                                   (next_ts, now, result[:1000], sched_id))
+            # (schedule_id, due_ts) is the key: the same time can never be recorded as fired twice
+            self.store.con.execute("INSERT INTO schedule_firings VALUES (?, ?, ?, ?, ?)",
+                                   (sched_id, due_ts, now, result[:1000], json.dumps(job_ids)))
+            self.store.con.execute("DELETE FROM schedule_firings WHERE schedule_id = ? AND due_ts < ?",
+                                   (sched_id, now - FIRINGS_KEEP_S))
         self.audit.record(None, "calendar", f"calendar {sched_id}", detail=f"of {user}: {result}")
 
 
-def _flow_state(counts: dict[str, int]) -> str:
+def _flow_state(counts: dict[str, int], expected: int | None = None) -> str:
+    """RUN while any job runs, PEND while any waits, KILLED if any was killed, EXIT if any failed,
+    DONE when all are DONE. INCOMPLETE: fewer jobs than the flow was made with — never DONE. (Only
+    a store written before flows were one transaction holds such a flow: a master killed during
+    its submit kept part of it.)"""
+    if expected is not None and sum(counts.values()) < expected:
+        return "INCOMPLETE"
     if counts.get("RUN"):
         return "RUN"
     if counts.get("PEND"):

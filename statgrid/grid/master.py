@@ -32,7 +32,7 @@ from statgrid.grid.jobspec import ARRAY_ENV_MAX_BYTES, JobRequest, check_bounds,
 from statgrid.grid.model import Job, JobState
 from statgrid.grid import fairshare
 from statgrid.grid.backlog import Backlog
-from statgrid.grid.flows import Flows
+from statgrid.grid.flows import Flows, check_submit_key, request_digest
 from statgrid.grid.policy import HostView, Limits, Plan, count_running, host_views, plan
 from statgrid.grid.queuectl import QueueControl, _read_loads
 from statgrid.grid.protocol import (AttemptFinished, AttemptLost, AttemptStarted, HostAction, HostEvent, Identity,
@@ -304,11 +304,18 @@ class Master(QueueControl, Flows):
                                  "machine; ask a grid administrator.")
         return self.rights.caller(uid, "token", user=user, token_id=token_id)
 
-    def submit(self, req: JobRequest, caller: Caller) -> Job:
-        """A job of `caller`'s: it runs as them. Nobody, root included, submits for another user."""
+    def submit(self, req: JobRequest, caller: Caller, key: str | None = None) -> Job:
+        """A job of `caller`'s: it runs as them. Nobody, root included, submits for another user.
+        An array's jobs are one transaction. `key`: the submit's idempotency key (flows.py): sent
+        again with the same request, it answers the job the first submit made."""
         if not self.accepting:
             raise StatgridError("the master is shutting down; submit again after `statgrid grid up`.")
         check_bounds(req)                          # first: no message below quotes a 10 MB or control-character value
+        key = check_submit_key(key)
+        digest = request_digest("job", dataclasses.asdict(req)) if key else ""
+        replay = self._replayed(caller, key, "job", digest)
+        if replay is not None:
+            return self.get(replay["job_ids"][0])
         if req.user and req.user != caller.user:
             raise auth.Forbidden(f"you are {caller.user!r} and asked to submit as {req.user!r}: a job runs as the person "
                                  "who submits it, so nobody (root included) submits for another user; leave the user "
@@ -321,27 +328,34 @@ class Master(QueueControl, Flows):
         job = dataclasses.replace(job, depend=self._check_dependency(req.depend, job.user))
         if req.parent_id is not None:
             self._check_parent(req.parent_id, caller)
-        if array is None:
-            jobs = [self.store.add(job)]
-        else:
+        if array is not None:
             env_bytes = sum(len(k) + len(v) + 2 for k, v in job.env.items())
             if env_bytes * len(array.indices) > ARRAY_ENV_MAX_BYTES:
                 raise UsageError(f"array {req.name!r}: {len(array.indices):,} jobs × an environment of {env_bytes:,} "
                                  f"bytes is over {ARRAY_ENV_MAX_BYTES // 2**20} MiB; submit from a smaller environment "
                                  "(`env -i PATH=$PATH HOME=$HOME statgrid submit …`) or split the array.")
-            flow_id = self.store.add_flow("array", job.user, array.name, array.throttle, job.submit_ts,
-                                          {"name": req.name, "jobs": len(array.indices)})
-            jobs = self.store.add_many([dataclasses.replace(job, name=f"{array.name}[{i}]", flow_id=flow_id,
-                                                            array_index=i) for i in array.indices])
-            if array.throttle:
-                self.throttles[flow_id] = array.throttle
-        verdict = self._dependency_verdict(jobs[0]) if jobs[0].depend else None    # once for an array's elements
-        for j in jobs:
-            self.metrics.on_submit(j)
-            self._enqueue(j, verdict)
-            if j.parent_id is not None:
-                self.children.setdefault(j.parent_id, set()).add(j.id)
-        self.dispatch()
+        with self.store.transaction():             # an array and all its jobs, and the key, or nothing
+            if array is None:
+                jobs = [self.store.add(job)]
+            else:
+                flow_id = self.store.add_flow("array", job.user, array.name, array.throttle, job.submit_ts,
+                                              {"name": req.name, "jobs": len(array.indices)})
+                jobs = self.store.add_many([dataclasses.replace(job, name=f"{array.name}[{i}]", flow_id=flow_id,
+                                                                array_index=i) for i in array.indices])
+            if key is not None:
+                self.store.record_submit_key(caller.user, key, digest, "job", {"job_ids": [j.id for j in jobs]})
+
+            def admit() -> None:                   # the master's memory, once the store has them
+                if array is not None and array.throttle:
+                    self.throttles[jobs[0].flow_id] = array.throttle
+                verdict = self._dependency_verdict(jobs[0]) if jobs[0].depend else None    # once for an array
+                for j in jobs:
+                    self.metrics.on_submit(j)
+                    self._enqueue(j, verdict)
+                    if j.parent_id is not None:
+                        self.children.setdefault(j.parent_id, set()).add(j.id)
+                self.dispatch()
+            self.store.after_commit(admit)
         return self.running.get(jobs[0].id) or self.pending.get(jobs[0].id) or self.get(jobs[0].id)
 
     def host_views(self) -> dict[str, HostView]:
@@ -364,6 +378,9 @@ class Master(QueueControl, Flows):
     def dispatch(self) -> int:
         """Run the policy over the pending jobs and start what it chose. Returns the jobs started."""
         if not self.accepting:
+            return 0
+        if self.store.in_transaction:              # the engine hears only of what the store committed
+            self.store.after_commit(self.dispatch)
             return 0
         if not self.pending:
             self.last_plan = Plan()
@@ -518,15 +535,18 @@ class Master(QueueControl, Flows):
         new = dataclasses.replace(job, state=state, exit_code=exit_code, signal=sig, exit_reason=reason,
                                   end_ts=outcome.end_ts or time.time(), rusage=rusage, stimer=outcome.stimer,
                                   start_ts=outcome.start_ts or job.start_ts, pid=outcome.pid or job.pid)
-        if self.store.update(new, JobState.RUN, job.attempt, "finish", {"state": state.value, "reason": reason}):
-            self.running.pop(job.id, None)
+        rerun = job.kill_requested and job.rerunnable and reason == "grid down"     # it waits for the next grid up
+        with self.store.transaction():             # its end, its usage (and its requeue) together
+            if not self.store.update(new, JobState.RUN, job.attempt, "finish", {"state": state.value, "reason": reason}):
+                return
             self._charge(new)
-            if job.kill_requested and job.rerunnable and reason == "grid down":
-                self._back_to_pending(new, "grid down", from_state=state)     # it waits for the next grid up
-            else:
-                self.metrics.on_end(new)
-            self._wake(new)
-            self.dispatch()
+            if rerun:
+                self._back_to_pending(new, "grid down", from_state=state)
+        self.running.pop(job.id, None)
+        if not rerun:
+            self.metrics.on_end(new)
+        self._wake(new)
+        self.dispatch()
 
     def _host_lost(self, job: Job, reason: str) -> None:
         # The job may have ended just before its host went: its attempt file then says so.
@@ -544,23 +564,31 @@ class Master(QueueControl, Flows):
     def _end(self, job: Job, state: JobState, reason: str) -> None:
         """A RUN job ends without an outcome from its node (host lost, task lost)."""
         new = dataclasses.replace(job, state=state, exit_reason=reason, end_ts=time.time())
-        if self.store.update(new, JobState.RUN, job.attempt, "lost", {"reason": reason}):
+        with self.store.transaction():
+            ended = self.store.update(new, JobState.RUN, job.attempt, "lost", {"reason": reason})
+            if ended:
+                self._charge(new)
+        if ended:
             self.running.pop(job.id, None)
-            self._charge(new)
             self.metrics.on_end(new)
             self._wake(new)
             self.dispatch()
 
     def _back_to_pending(self, job: Job, reason: str, from_state: JobState = JobState.RUN) -> None:
-        if from_state == JobState.RUN:
-            self._charge(dataclasses.replace(job, end_ts=time.time()))
         new = dataclasses.replace(job, state=JobState.PEND, host=None, pid=None, dispatch_ts=None, start_ts=None,
                                   end_ts=None, exit_code=None, signal=None, exit_reason=None,
                                   kill_requested=False, kill_as=None, suspend_ts=None, suspended_s=0.0,
                                   requeues=job.requeues + 1)
-        if self.store.update(new, from_state, job.attempt, "requeue", {"reason": reason}):
-            self.running.pop(job.id, None)
-            self._enqueue(new)
+        with self.store.transaction():             # the requeue and the usage of the attempt together
+            if not self.store.update(new, from_state, job.attempt, "requeue", {"reason": reason}):
+                return
+            if from_state == JobState.RUN:
+                self._charge(dataclasses.replace(job, end_ts=time.time()))
+
+            def requeued() -> None:                # in memory once committed (_finish may hold it open)
+                self.running.pop(job.id, None)
+                self._enqueue(new)
+            self.store.after_commit(requeued)
 
     def _wake(self, job: Job) -> None:
         for fut in self.waiters.pop(job.id, []):

@@ -1,6 +1,13 @@
 """The job store: SQLite in WAL mode in the grid home; it survives a master restart.
 
-Each change is one transaction, on the master's connection, in its event loop. State changes
+Each change is one transaction, on the master's connection, in its event loop; a change of many
+rows (a flow, an array, a calendar's firing with what it submitted, a job's end with its usage)
+is one `transaction()`: all or none, whenever the master is killed. The connection is in
+autocommit mode (isolation_level=None) and `transaction()` says BEGIN IMMEDIATE … COMMIT itself
+(Python's `with con:` only commits or rolls back, it begins nothing in that mode); a transaction
+inside another is a SAVEPOINT, so an inner failure the caller handles undoes only its own rows.
+Callers change their in-memory state in `after_commit` callbacks, which run once the outermost
+transaction has committed (and never when it rolled back). State changes
 are compare-and-set on (state, attempt), so a late event of an old attempt (a job requeued
 after its host was lost) can never overwrite the new one: that is how "none run twice, none
 lost" holds through restarts. Every change also appends to `job_events`, the job's history
@@ -22,6 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from statgrid.grid.model import JOB_ID_MAX, JSON_FIELDS, SUBMIT_ONLY_FIELDS, Job, JobState, from_row, to_row
+
+# How long a submit's idempotency key is remembered: a client that lost the answer (the master
+# died or the network broke) retries within seconds or minutes; a day covers a master that stayed
+# down overnight. After that the same key submits anew.
+SUBMIT_KEY_KEEP_S = 24 * 3600.0
 
 _SQL_TYPES = {"int": "INTEGER", "float": "REAL", "bool": "INTEGER"}
 
@@ -61,7 +73,16 @@ def _schema() -> str:
             # (token_id: the token it was made with, None on the local socket: revoking the token stops it)
             "CREATE TABLE IF NOT EXISTS schedules (id INTEGER PRIMARY KEY AUTOINCREMENT, user TEXT, cron TEXT, "
             "tz TEXT, kind TEXT, what TEXT, queue TEXT, token_id INTEGER, spec TEXT, created_ts REAL, next_ts REAL, "
-            "last_ts REAL, last_result TEXT);")
+            "last_ts REAL, last_result TEXT);\n"
+            # each firing of a calendar, written in the transaction that submits what it fires: a
+            # firing is there with its jobs or not at all (then the calendar is still due: caught up)
+            "CREATE TABLE IF NOT EXISTS schedule_firings (schedule_id INTEGER, due_ts REAL, fired_ts REAL, "
+            "result TEXT, job_ids TEXT, PRIMARY KEY (schedule_id, due_ts));\n"
+            # idempotency keys of submits (Idempotency-Key): a retried submit answers what the first
+            # one stored; per user; kept SUBMIT_KEY_KEEP_S
+            "CREATE TABLE IF NOT EXISTS submit_keys (user TEXT, key TEXT, digest TEXT, kind TEXT, result TEXT, "
+            "created_ts REAL, PRIMARY KEY (user, key));\n"
+            "CREATE INDEX IF NOT EXISTS submit_keys_created ON submit_keys(created_ts);")
 
 
 # Indexes on columns an older store gets only from _add_new_columns: made after it.
@@ -142,6 +163,9 @@ class JobStore:
         os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
         os.chmod(self.path, 0o600)
         self.con = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._depth = 0                             # transaction() nesting: 0 = none open
+        self._after: list = []                      # after_commit callbacks of the open transaction
+        self._keys_pruned_ts = 0.0
         self.con.row_factory = sqlite3.Row
         self.con.execute("PRAGMA journal_mode=WAL")
         # NORMAL in WAL mode: a committed change survives a process crash (the master's kill -9);
@@ -159,6 +183,63 @@ class JobStore:
     def close(self) -> None:
         self.con.close()
 
+    # -- transactions --------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def transaction(self):
+        """All the writes inside are one transaction: committed together at the end of the outermost
+        one, or none of them (an exception rolls back, and propagates). Nested: a SAVEPOINT, so an
+        exception inside undoes the inner writes only. Never spans an await: the loop's connection
+        is shared by every request."""
+        if self._depth:
+            name = f"sp{self._depth}"
+            self.con.execute(f"SAVEPOINT {name}")
+            mark = len(self._after)
+            self._depth += 1
+            try:
+                yield
+            except BaseException:
+                self._depth -= 1
+                self.con.execute(f"ROLLBACK TO {name}")
+                self.con.execute(f"RELEASE {name}")
+                del self._after[mark:]
+                raise
+            self._depth -= 1
+            self.con.execute(f"RELEASE {name}")
+            return
+        self.con.execute("BEGIN IMMEDIATE")
+        self._depth = 1
+        try:
+            yield
+            self.con.execute("COMMIT")
+        except BaseException:
+            self._depth = 0
+            self._after.clear()
+            if self.con.in_transaction:
+                self.con.execute("ROLLBACK")
+            raise
+        self._depth = 0
+        after, self._after = self._after, []
+        failed: BaseException | None = None
+        for fn in after:                            # each runs: one fault must not skip the others
+            try:
+                fn()
+            except BaseException as exc:
+                failed = failed or exc
+        if failed is not None:
+            raise failed
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._depth > 0
+
+    def after_commit(self, fn) -> None:
+        """Call fn() once the open transaction has committed (at once when none is open); dropped if
+        it rolls back. The master changes its in-memory state here, never before the store has."""
+        if self._depth:
+            self._after.append(fn)
+        else:
+            fn()
+
     # Columns added to Job after a store was made (issue 18's scheduling fields): an older grid
     # home's jobs table gets them, with the values a plain job has. (CREATE TABLE IF NOT EXISTS
     # leaves an existing table as it is.)
@@ -171,7 +252,7 @@ class JobStore:
         missing = [name for name in wanted if name not in have]
         if not missing:
             return
-        with self.con:
+        with self.transaction():
             for name in missing:
                 default = self._NEW_COLUMN_DEFAULTS.get(name)
                 self.con.execute(f"ALTER TABLE jobs ADD COLUMN {wanted[name]}"
@@ -183,13 +264,12 @@ class JobStore:
     def add(self, job: Job) -> Job:
         row = to_row(job)
         row.pop("id")
-        with self.con:
+        with self.transaction():
             cur = self.con.execute(f"INSERT INTO jobs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
                                    list(row.values()))
             job = dataclasses.replace(job, id=cur.lastrowid)
             self._event(job, "submit", None)
-        if self.on_change is not None:
-            self.on_change(job, "submit")
+            self._changed(job, "submit")
         return job
 
     def update(self, job: Job, expect_state: JobState, expect_attempt: int, event: str,
@@ -199,15 +279,18 @@ class JobStore:
         row = to_row(job, skip=SUBMIT_ONLY_FIELDS)
         job_id = row.pop("id")
         sets = ", ".join(f"{k} = ?" for k in row)
-        with self.con:
+        with self.transaction():
             cur = self.con.execute(f"UPDATE jobs SET {sets} WHERE id = ? AND state = ? AND attempt = ?",
                                    [*row.values(), job_id, expect_state.value, expect_attempt])
             if cur.rowcount != 1:
                 return False
             self._event(job, event, detail)
-        if self.on_change is not None:
-            self.on_change(job, event)
+            self._changed(job, event)
         return True
+
+    def _changed(self, job: Job, event: str) -> None:
+        if self.on_change is not None:
+            self.after_commit(lambda: self.on_change(job, event))
 
     def _event(self, job: Job, event: str, detail: dict | None) -> None:
         self.con.execute("INSERT INTO job_events VALUES (?, ?, ?, ?, ?, ?)",
@@ -215,11 +298,11 @@ class JobStore:
                           None if detail is None else json.dumps(detail)))
 
     def close_host(self, host: str, by: str, reason: str) -> None:
-        with self.con:
+        with self.transaction():
             self.con.execute("INSERT OR REPLACE INTO closed_hosts VALUES (?, ?, ?, ?)", (host, by, reason, time.time()))
 
     def open_host(self, host: str) -> None:
-        with self.con:
+        with self.transaction():
             self.con.execute("DELETE FROM closed_hosts WHERE host = ?", (host,))
 
     def closed_hosts(self) -> dict[str, dict[str, Any]]:
@@ -231,7 +314,7 @@ class JobStore:
         """Several jobs in one transaction (an array, a flow): all or none. Returns them with their ids.
         prepare(i, job, inserted so far) → the job to insert (a flow resolves names to ids with it)."""
         out: list[Job] = []
-        with self.con:
+        with self.transaction():
             for i, job in enumerate(jobs):
                 if prepare is not None:
                     job = prepare(i, job, out)
@@ -241,10 +324,8 @@ class JobStore:
                                        list(row.values()))
                 job = dataclasses.replace(job, id=cur.lastrowid)
                 self._event(job, "submit", event_detail)
+                self._changed(job, "submit")
                 out.append(job)
-        if self.on_change is not None:
-            for job in out:
-                self.on_change(job, "submit")
         return out
 
     def state_of(self, job_id: int) -> tuple[str, bool] | None:
@@ -258,7 +339,7 @@ class JobStore:
         return ("USUSP" if row[0] == "RUN" and row[2] is not None else row[0]), row[1] is not None or row[0] == "RUN"
 
     def set_usage(self, queue: str, user: str, usage_s: float, as_of_ts: float) -> None:
-        with self.con:
+        with self.transaction():
             self.con.execute("INSERT OR REPLACE INTO usage VALUES (?, ?, ?, ?)", (queue, user, usage_s, as_of_ts))
 
     def usage(self) -> dict[tuple[str, str], tuple[float, float]]:
@@ -266,7 +347,8 @@ class JobStore:
         return {(r[0], r[1]): (r[2], r[3]) for r in self.con.execute("SELECT queue, user, usage_s, as_of_ts FROM usage")}
 
     def add_flow(self, kind: str, user: str, name: str, throttle: int, submit_ts: float, spec: dict) -> int:
-        with self.con:
+        """A flow's or an array's row; its jobs are added in the same transaction (the caller's)."""
+        with self.transaction():
             return self.con.execute("INSERT INTO flows (kind, user, name, throttle, submit_ts, spec) VALUES "
                                     "(?, ?, ?, ?, ?, ?)", (kind, user, name, throttle, submit_ts,
                                                            json.dumps(spec))).lastrowid
@@ -282,6 +364,26 @@ class JobStore:
         return {r[0]: r[1] for r in self.con.execute(
             "SELECT id, throttle FROM flows WHERE throttle > 0 AND id IN "
             "(SELECT flow_id FROM jobs WHERE state IN ('PEND', 'RUN', 'USUSP') AND flow_id IS NOT NULL)")}
+
+    # -- idempotency keys ----------------------------------------------------------------------------
+    def submit_key(self, user: str, key: str) -> dict[str, Any] | None:
+        """The submit `user` made with `key` within SUBMIT_KEY_KEEP_S: {digest, kind, result (as
+        recorded), created_ts}; None: no such submit (never made, or forgotten)."""
+        row = self.con.execute("SELECT digest, kind, result, created_ts FROM submit_keys WHERE user = ? AND key = ? "
+                               "AND created_ts >= ?", (user, key, time.time() - SUBMIT_KEY_KEEP_S)).fetchone()
+        return None if row is None else {"digest": row[0], "kind": row[1], "result": json.loads(row[2]),
+                                         "created_ts": row[3]}
+
+    def record_submit_key(self, user: str, key: str, digest: str, kind: str, result: dict) -> None:
+        """Remember what a submit made, in the caller's transaction (with the rows it made): the
+        key is stored exactly when they are. Forgets keys older than SUBMIT_KEY_KEEP_S."""
+        now = time.time()
+        with self.transaction():
+            if now - self._keys_pruned_ts > 60:
+                self.con.execute("DELETE FROM submit_keys WHERE created_ts < ?", (now - SUBMIT_KEY_KEEP_S,))
+                self._keys_pruned_ts = now
+            self.con.execute("INSERT OR REPLACE INTO submit_keys VALUES (?, ?, ?, ?, ?, ?)",
+                             (user, key, digest, kind, json.dumps(result), now))
 
     # -- reads -------------------------------------------------------------------------------------
     def get(self, job_id: int) -> Job | None:
