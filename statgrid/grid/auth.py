@@ -113,9 +113,10 @@ class Tokens:
 
     def create(self, user: str, name: str) -> tuple[int, str]:
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-        with self.con:
-            cur = self.con.execute("INSERT INTO tokens (user, digest, name, created_ts) VALUES (?, ?, ?, ?)",
-                                   (user, digest(token), name, time.time()))
+        # One statement: it commits alone (the store's connection is in autocommit mode). Never `with con:`,
+        # which would commit a transaction of the store's that happened to be open (store.transaction).
+        cur = self.con.execute("INSERT INTO tokens (user, digest, name, created_ts) VALUES (?, ?, ?, ?)",
+                               (user, digest(token), name, time.time()))
         self._live[digest(token)] = (cur.lastrowid, user)
         return cur.lastrowid, token
 
@@ -139,9 +140,8 @@ class Tokens:
         return [dict(zip(_TOKEN_COLUMNS, r)) for r in rows]
 
     def revoke(self, token_id: int, by: str) -> None:
-        with self.con:
-            self.con.execute("UPDATE tokens SET revoked_ts = ?, revoked_by = ? WHERE id = ? AND revoked_ts IS NULL",
-                             (time.time(), by, token_id))
+        self.con.execute("UPDATE tokens SET revoked_ts = ?, revoked_by = ? WHERE id = ? AND revoked_ts IS NULL",
+                         (time.time(), by, token_id))
         self._live = {d: v for d, v in self._live.items() if v[0] != token_id}
 
 
