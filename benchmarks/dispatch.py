@@ -31,7 +31,9 @@ batch's makespan ÷ ideal and the median submit→start of each; the ratio remot
 --before REV (issue 24, item 9): this code against the code of git revision REV (exported with
 `git archive` to a temporary directory and run from there), two grids up side by side, and
 `xargs -P 8`, the three interleaved per run (order rotating). Per run and side: makespan ÷ ideal,
-÷ xargs, the refill gap's median and p95; and the refill's hops (refill_hops) over all runs.
+÷ xargs, the refill gap's median and p95, the median submit→start of --latency-jobs jobs on the
+idle grid, the CPU time of the grid's daemons per job of the batch (less at the mercy of the
+machine's load than the times are); and the refill's hops (refill_hops) over all runs.
 
     .venv/bin/python benchmarks/dispatch.py [--runs 5] [--jobs 144] [--sleep 0.5] [--tls] [--auth REV] [--netns]
                                            [--before REV]
@@ -184,6 +186,25 @@ def export_revision(rev: str) -> Path:
     return tree
 
 
+def grid_cpu_s(env: dict) -> float:
+    """CPU seconds (user + system) used so far by a grid's daemons: the master and every process
+    below it (engine, workers, launchers, monitors); the jobs' own time is not counted."""
+    import psutil
+
+    pid = json.loads((Path(env["STATGRID_HOME"]) / "grid" / "master.json").read_text())["pid"]
+    total = 0.0
+    master = psutil.Process(pid)
+    for proc in [master, *master.children(recursive=True)]:
+        try:
+            if proc.name() == "sleep":
+                continue
+            times = proc.cpu_times()
+            total += times.user + times.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
 def compare_before(args) -> None:
     """REV's code, this code and xargs -P 8, interleaved per run (order rotating)."""
     ideal = args.jobs * args.sleep / (HOSTS * SLOTS)
@@ -192,7 +213,7 @@ def compare_before(args) -> None:
     labels = {"before": f"before ({args.before})", "after": "after (this tree)"}
     grids: dict[str, tuple[GridClient, dict]] = {}
     res = {side: {"vs_ideal": [], "vs_xargs": [], "gap_median_ms": [], "gap_p95_ms": [], "gaps_ms": [],
-                  "hops": {name: [] for name, _ in HOPS}} for side in sides}
+                  "latency_ms": [], "cpu_ms_per_job": [], "hops": {name: [] for name, _ in HOPS}} for side in sides}
     xargs: list[float] = []
     try:
         grids["before"] = grid_up(code=tree)
@@ -206,7 +227,9 @@ def compare_before(args) -> None:
                 if side == "xargs":
                     xargs.append(run_xargs(args.jobs, args.sleep))
                     continue
+                cpu_s = grid_cpu_s(grids[side][1])
                 r = run_statgrid(grids[side][0], args.jobs, args.sleep)
+                res[side]["cpu_ms_per_job"].append((grid_cpu_s(grids[side][1]) - cpu_s) * 1000 / args.jobs)
                 gaps = [x * 1000 for x in r["gaps_s"]]
                 made[side] = r["makespan_s"]
                 res[side]["vs_ideal"].append(r["makespan_s"] / ideal)
@@ -215,6 +238,7 @@ def compare_before(args) -> None:
                 res[side]["gaps_ms"] += gaps
                 for name in res[side]["hops"]:
                     res[side]["hops"][name] += r["hops_s"][name]
+                res[side]["latency_ms"].append(statistics.median(run_latency(grids[side][0], args.latency_jobs)) * 1000)
             for side in sides:
                 res[side]["vs_xargs"].append(made[side] / xargs[-1])
             print(f"run {i + 1}: xargs {xargs[-1]:.3f} s, " + ", ".join(
@@ -228,7 +252,10 @@ def compare_before(args) -> None:
     for key, name, digits, goal in (("vs_ideal", "makespan / ideal", 3, "goal ≤ 1.03"),
                                     ("vs_xargs", "makespan / xargs", 3, "goal ≤ 1.01"),
                                     ("gap_median_ms", "refill gap median, ms", 1, "goal ≤ 10 ms"),
-                                    ("gap_p95_ms", "refill gap p95, ms", 1, "")):
+                                    ("gap_p95_ms", "refill gap p95, ms", 1, ""),
+                                    ("latency_ms", f"submit→start on an idle grid, median of {args.latency_jobs}, ms", 1,
+                                     "goal ≤ 20 ms"),
+                                    ("cpu_ms_per_job", "CPU of the grid's daemons per job of the batch, ms", 2, "")):
         print(f"{name}:  ({goal})" if goal else f"{name}:")
         for side in sides:
             ratio = "" if side == "before" else "   after/before " + fmt_stat(
@@ -242,7 +269,8 @@ def compare_before(args) -> None:
     if args.json:
         args.json.write_text(json.dumps({"ideal_s": ideal, "before": args.before, "xargs_s": stat_dict(xargs), **{
             f"{key}_{side}": stat_dict(res[side][key]) for side in sides
-            for key in ("vs_ideal", "vs_xargs", "gap_median_ms", "gap_p95_ms")}}, indent=1))
+            for key in ("vs_ideal", "vs_xargs", "gap_median_ms", "gap_p95_ms", "latency_ms", "cpu_ms_per_job")}},
+                                          indent=1))
 
 
 def compare_tls(args) -> None:
