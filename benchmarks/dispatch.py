@@ -28,11 +28,20 @@ host of its own using HTTPS with a token; beside it, in the same run and interle
 3 hosts × 2 slots as an embedded grid on loopback, its client on the local socket. Per run: the
 batch's makespan ÷ ideal and the median submit→start of each; the ratio remote/loopback.
 
+--before REV (issue 24, item 9): this code against the code of git revision REV (exported with
+`git archive` to a temporary directory and run from there), two grids up side by side, and
+`xargs -P 8`, the three interleaved per run (order rotating). Per run and side: makespan ÷ ideal,
+÷ xargs, the refill gap's median and p95, the median submit→start of --latency-jobs jobs on the
+idle grid, the CPU time of the grid's daemons per job of the batch (less at the mercy of the
+machine's load than the times are); and the refill's hops (refill_hops) over all runs.
+
     .venv/bin/python benchmarks/dispatch.py [--runs 5] [--jobs 144] [--sleep 0.5] [--tls] [--auth REV] [--netns]
+                                           [--before REV]
 """
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
 import os
 import statistics
@@ -70,7 +79,41 @@ def run_statgrid(grid: GridClient, n_jobs: int, sleep_s: float) -> dict:
         starts = sorted(j["start_ts"] for j in hjobs)[SLOTS:]          # the first SLOTS found free slots
         gaps += [s - e for s, e in zip(starts, ends)]
     running_max = max_concurrency(jobs)
-    return {"makespan_s": makespan, "gaps_s": gaps, "max_running_per_host": running_max, "by_host": by_host}
+    return {"makespan_s": makespan, "gaps_s": gaps, "max_running_per_host": running_max, "by_host": by_host,
+            "hops_s": refill_hops(grid, jobs)}
+
+
+HOPS = (("end → master", "the attempt's end on the node (launcher reaps it) → the master stores it (event 'finish')"),
+        ("master", "'finish' stored → the next job's 'dispatch' stored (fairshare charge, plan, store writes)"),
+        ("master → exec", "'dispatch' stored → the next job's start on the node (engine, worker, launcher fork)"))
+
+
+def refill_hops(grid: GridClient, jobs: list[dict]) -> dict[str, list[float]]:
+    """Each refill in three hops, from the jobs' own times (end_ts, start_ts: the node's launcher)
+    and the master's history (job_events ts: when the master stored each change). A refill is
+    a dispatch and the 'finish' the master stored last before it (dispatch runs inside the
+    handling of that end); dispatches with no such 'finish' (the batch's first) are left out."""
+    events = {j["id"]: {e["event"]: e["ts"] for e in grid.job(j["id"])["events"]} for j in jobs}
+    by_id = {j["id"]: j for j in jobs}
+    finishes = sorted((ev["finish"], i) for i, ev in events.items() if "finish" in ev)
+    out: dict[str, list[float]] = {name: [] for name, _ in HOPS}
+    for i, ev in events.items():
+        k = bisect.bisect_right(finishes, (ev.get("dispatch", 0.0), float("inf"))) - 1
+        if "dispatch" not in ev or k < 0 or by_id[i]["start_ts"] is None:
+            continue
+        fin_ts, ended = finishes[k]
+        hops = (fin_ts - by_id[ended]["end_ts"], ev["dispatch"] - fin_ts, by_id[i]["start_ts"] - ev["dispatch"])
+        for (name, _), value in zip(HOPS, hops):
+            out[name].append(value)
+    return out
+
+
+def print_hops(hops: dict[str, list[float]], indent: str = "  ") -> None:
+    """The refill's hops (refill_hops), median and p95 in ms each."""
+    for name, what in HOPS:
+        ms = [x * 1000 for x in hops[name]]
+        if ms:
+            print(f"{indent}{name:14} median {statistics.median(ms):5.1f} ms, p95 {percentile(ms, 0.95):5.1f} ms  ({what})")
 
 
 def max_concurrency(jobs: list[dict]) -> int:
@@ -120,14 +163,114 @@ def run_xargs(n_jobs: int, sleep_s: float) -> float:
 STATGRID = [sys.executable, "-m", "statgrid"]
 
 
-def grid_up(engine_tls: bool = True) -> tuple[GridClient, dict]:
-    """A grid of HOSTS × SLOTS in a fresh home; returns its client and the environment for `grid down`."""
+def grid_up(engine_tls: bool = True, code: Path | None = None) -> tuple[GridClient, dict]:
+    """A grid of HOSTS × SLOTS in a fresh home; returns its client and the environment for `grid down`.
+    code: run the grid's processes from this source tree (PYTHONPATH) instead of the installed statgrid."""
     home = Path(tempfile.mkdtemp(prefix="statgrid-bench-dispatch-"))
     (home / "grid.toml").write_text(f"[master]\nport = {free_port()}\nengine_tls = {str(engine_tls).lower()}\n" +
                                     "".join(f"[hosts.node{i}]\nslots = {SLOTS}\n" for i in range(1, HOSTS + 1)))
     env = {**os.environ, "STATGRID_HOME": str(home), "STATGRID_CONFIG": str(home / "grid.toml")}
-    subprocess.run(STATGRID + ["grid", "up", "--detach"], env=env, check=True)
+    if code is not None:
+        env["PYTHONPATH"] = str(code)
+    subprocess.run(STATGRID + ["grid", "up", "--detach"], env=env, check=True, cwd=code)
     return GridClient(load_config(home / "grid.toml", env)), env
+
+
+def export_revision(rev: str) -> Path:
+    """The source tree of git revision `rev`, exported to a temporary directory (no worktree)."""
+    repo = Path(__file__).resolve().parent.parent
+    tree = Path(tempfile.mkdtemp(prefix="statgrid-bench-before-"))
+    archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", rev, "statgrid"],
+                             capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    return tree
+
+
+def grid_cpu_s(env: dict) -> float:
+    """CPU seconds (user + system) used so far by a grid's daemons: the master and every process
+    below it (engine, workers, launchers, monitors); the jobs' own time is not counted."""
+    import psutil
+
+    pid = json.loads((Path(env["STATGRID_HOME"]) / "grid" / "master.json").read_text())["pid"]
+    total = 0.0
+    master = psutil.Process(pid)
+    for proc in [master, *master.children(recursive=True)]:
+        try:
+            if proc.name() == "sleep":
+                continue
+            times = proc.cpu_times()
+            total += times.user + times.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+def compare_before(args) -> None:
+    """REV's code, this code and xargs -P 8, interleaved per run (order rotating)."""
+    ideal = args.jobs * args.sleep / (HOSTS * SLOTS)
+    tree = export_revision(args.before)
+    sides = ("before", "after")
+    labels = {"before": f"before ({args.before})", "after": "after (this tree)"}
+    grids: dict[str, tuple[GridClient, dict]] = {}
+    res = {side: {"vs_ideal": [], "vs_xargs": [], "gap_median_ms": [], "gap_p95_ms": [], "gaps_ms": [],
+                  "latency_ms": [], "cpu_ms_per_job": [], "hops": {name: [] for name, _ in HOPS}} for side in sides}
+    xargs: list[float] = []
+    try:
+        grids["before"] = grid_up(code=tree)
+        grids["after"] = grid_up()
+        for side in sides:
+            run_latency(grids[side][0], 5)                 # warm: launchers, imports, first connections
+        for i in range(args.runs):
+            order = ("before", "after", "xargs")[i % 3:] + ("before", "after", "xargs")[:i % 3]
+            made: dict[str, float] = {}
+            for side in order:
+                if side == "xargs":
+                    xargs.append(run_xargs(args.jobs, args.sleep))
+                    continue
+                cpu_s = grid_cpu_s(grids[side][1])
+                r = run_statgrid(grids[side][0], args.jobs, args.sleep)
+                res[side]["cpu_ms_per_job"].append((grid_cpu_s(grids[side][1]) - cpu_s) * 1000 / args.jobs)
+                gaps = [x * 1000 for x in r["gaps_s"]]
+                made[side] = r["makespan_s"]
+                res[side]["vs_ideal"].append(r["makespan_s"] / ideal)
+                res[side]["gap_median_ms"].append(statistics.median(gaps))
+                res[side]["gap_p95_ms"].append(percentile(gaps, 0.95))
+                res[side]["gaps_ms"] += gaps
+                for name in res[side]["hops"]:
+                    res[side]["hops"][name] += r["hops_s"][name]
+                res[side]["latency_ms"].append(statistics.median(run_latency(grids[side][0], args.latency_jobs)) * 1000)
+            for side in sides:
+                res[side]["vs_xargs"].append(made[side] / xargs[-1])
+            print(f"run {i + 1}: xargs {xargs[-1]:.3f} s, " + ", ".join(
+                f"{s} {made[s]:.3f} s (refill median {res[s]['gap_median_ms'][-1]:.1f} ms)" for s in sides), flush=True)
+    finally:
+        for _, env in grids.values():
+            subprocess.run(STATGRID + ["grid", "down"], env=env, cwd=env.get("PYTHONPATH"))
+    print(f"\n{args.jobs} × sleep {args.sleep} s on {HOSTS} hosts × {SLOTS} slots; ideal makespan {ideal:.2f} s; "
+          f"load average at the end {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print(f"makespan xargs -P {HOSTS * SLOTS}: {fmt_stat(xargs)} s")
+    for key, name, digits, goal in (("vs_ideal", "makespan / ideal", 3, "goal ≤ 1.03"),
+                                    ("vs_xargs", "makespan / xargs", 3, "goal ≤ 1.01"),
+                                    ("gap_median_ms", "refill gap median, ms", 1, "goal ≤ 10 ms"),
+                                    ("gap_p95_ms", "refill gap p95, ms", 1, ""),
+                                    ("latency_ms", f"submit→start on an idle grid, median of {args.latency_jobs}, ms", 1,
+                                     "goal ≤ 20 ms"),
+                                    ("cpu_ms_per_job", "CPU of the grid's daemons per job of the batch, ms", 2, "")):
+        print(f"{name}:  ({goal})" if goal else f"{name}:")
+        for side in sides:
+            ratio = "" if side == "before" else "   after/before " + fmt_stat(
+                [b / a for a, b in zip(res["before"][key], res[side][key])], 3)
+            print(f"  {labels[side]:24} {fmt_stat(res[side][key], digits)}{ratio}")
+    for side in sides:
+        g = res[side]["gaps_ms"]
+        print(f"{labels[side]}: all {len(g)} refills: median {statistics.median(g):.1f} ms, p95 {percentile(g, 0.95):.1f} "
+              "ms; by hop:")
+        print_hops(res[side]["hops"], "    ")
+    if args.json:
+        args.json.write_text(json.dumps({"ideal_s": ideal, "before": args.before, "xargs_s": stat_dict(xargs), **{
+            f"{key}_{side}": stat_dict(res[side][key]) for side in sides
+            for key in ("vs_ideal", "vs_xargs", "gap_median_ms", "gap_p95_ms", "latency_ms", "cpu_ms_per_job")}},
+                                          indent=1))
 
 
 def compare_tls(args) -> None:
@@ -375,6 +518,8 @@ def main() -> None:
     ap.add_argument("--auth", metavar="REV", help="before (REV's code) against local socket and HTTPS+token (issue 15)")
     ap.add_argument("--netns", action="store_true", help="a grid across network namespaces beside loopback "
                     "(issue 16; root)")
+    ap.add_argument("--before", metavar="REV", help="this code against git revision REV's, and xargs, interleaved "
+                    "(issue 24)")
     ap.add_argument("--as-remote-client", metavar="URL", help=argparse.SUPPRESS)
     ap.add_argument("--json", type=Path, help="also write the figures here")
     args = ap.parse_args()
@@ -390,11 +535,15 @@ def main() -> None:
     if args.tls:
         compare_tls(args)
         return
+    if args.before:
+        compare_before(args)
+        return
 
     grid, env = grid_up()
     ideal = args.jobs * args.sleep / (HOSTS * SLOTS)
     res: dict[str, list] = {"statgrid_s": [], "xargs_s": [], "vs_ideal": [], "vs_xargs": [], "gaps_s": [],
                             "max_running_per_host": []}
+    hops: dict[str, list[float]] = {name: [] for name, _ in HOPS}
     try:
         run_latency(grid, 5)                        # warm: launchers, imports, first connections
         for i in range(args.runs):
@@ -404,6 +553,8 @@ def main() -> None:
                     r = run_statgrid(grid, args.jobs, args.sleep)
                     res["statgrid_s"].append(r["makespan_s"])
                     res["gaps_s"] += r["gaps_s"]
+                    for name in hops:
+                        hops[name] += r["hops_s"][name]
                     res["max_running_per_host"].append(r["max_running_per_host"])
                 else:
                     res["xargs_s"].append(run_xargs(args.jobs, args.sleep))
@@ -427,6 +578,7 @@ def main() -> None:
           f"({len(ms)} jobs; goal: median ≤ 20 ms)")
     print(f"slot refill gap in the batch: median {statistics.median(gaps):.1f} ms, p95 {percentile(gaps, 0.95):.1f} ms "
           f"({len(gaps)} refills)")
+    print_hops(hops)
     print(f"kill → KILLED: median {statistics.median(kills):.1f} ms, max {max(kills):.1f} ms ({len(kills)} kills; "
           "goal ≤ 100 ms)")
     print(f"most jobs at once on one host: {max(res['max_running_per_host'])} (slots {SLOTS})")
@@ -437,6 +589,8 @@ def main() -> None:
             "latency_ms": {"median": statistics.median(ms), "p95": percentile(ms, 0.95), "n": len(ms)},
             "kill_ms": {"median": statistics.median(kills), "max": max(kills), "n": len(kills)},
             "refill_gap_ms": {"median": statistics.median(gaps), "p95": percentile(gaps, 0.95), "n": len(gaps)},
+            "refill_hops_ms": {name: {"median": statistics.median(v) * 1000, "p95": percentile(v, 0.95) * 1000,
+                                      "n": len(v)} for name, v in hops.items() if v},
         }, indent=1))
 
 

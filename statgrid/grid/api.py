@@ -113,7 +113,9 @@ class TokenBody(BaseModel):
     name: str = Field("", max_length=auth.TOKEN_NAME_MAX_CHARS)
 
 
-def _caller(request: Request) -> Caller:
+async def _caller(request: Request) -> Caller:
+    # async: FastAPI runs a plain-def dependency in a worker thread, a hand-off per request (every
+    # submit and wait) that competes with the loop for the GIL.
     return request.scope[auth.CALLER_KEY]
 
 

@@ -47,6 +47,23 @@ ENGINE_START_TIMEOUT_S = 120
 CALL_TIMEOUT_S = 10.0            # a call to one worker (kill, list, prepare, load) gives up after this
 
 
+# A job is a graph of one task. Dask's scheduler materializes each graph it is sent in a thread of
+# its own (distributed.utils.offload), so that a big graph does not hold its loop; for one task
+# that is two thread hand-offs per job, each a wait for a CPU on a busy machine: measured here
+# (2 cores, load 9), the hand-off took a slot refill from a median of 64 ms to 38 ms with it
+# gone (benchmarks/dispatch.py). The scheduler statgrid uses takes statgrid's graphs alone (its
+# engine speaks TLS to the grid's daemons only), so GridEvents has it materialize them in its loop.
+async def _in_loop(func, *args, **kwargs):
+    return func(*args, **kwargs)
+
+
+def materialize_in_loop() -> None:
+    import distributed.scheduler
+
+    if getattr(distributed.scheduler, "offload", None) is not None:
+        distributed.scheduler.offload = _in_loop
+
+
 STALE_AFTER_S = 5.0              # no heartbeat for this long: the host is unavail (takes no job, keeps its own)
 STALE_CHECK_S = 1.0
 FENCE_MARGIN_S = 10.0            # the engine drops a silent worker this long after the node fenced itself
@@ -72,11 +89,13 @@ class GridEvents(SchedulerPlugin):
         self.scheduler = scheduler
         # Every scheduler, embedded or given by address, gets these here: statgrid decides requeues;
         # a silent worker is dropped at ttl_s (after its node fenced itself), not Dask's default 5
-        # minutes; a stale check marks it unavail after stale_after_s.
+        # minutes; a stale check marks it unavail after stale_after_s; a job's graph is
+        # materialized without a thread hand-off (materialize_in_loop).
         from tornado.ioloop import PeriodicCallback
 
         scheduler.allowed_failures = 0
         scheduler.worker_ttl = self.ttl_s
+        materialize_in_loop()
         for name, fn, every_s in (("worker-ttl", scheduler.check_worker_ttl, min(self.ttl_s, 5.0)),
                                   ("statgrid-stale", self._check_stale, STALE_CHECK_S)):
             old = scheduler.periodic_callbacks.pop(name, None)

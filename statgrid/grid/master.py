@@ -545,8 +545,7 @@ class Master(QueueControl, Flows):
         self.running.pop(job.id, None)
         if not rerun:
             self.metrics.on_end(new)
-        self._wake(new)
-        self.dispatch()
+        self._dispatch_then_wake(new)
 
     def _host_lost(self, job: Job, reason: str) -> None:
         # The job may have ended just before its host went: its attempt file then says so.
@@ -571,8 +570,7 @@ class Master(QueueControl, Flows):
         if ended:
             self.running.pop(job.id, None)
             self.metrics.on_end(new)
-            self._wake(new)
-            self.dispatch()
+            self._dispatch_then_wake(new)
 
     def _back_to_pending(self, job: Job, reason: str, from_state: JobState = JobState.RUN) -> None:
         new = dataclasses.replace(job, state=JobState.PEND, host=None, pid=None, dispatch_ts=None, start_ts=None,
@@ -589,6 +587,15 @@ class Master(QueueControl, Flows):
                 self.running.pop(job.id, None)
                 self._enqueue(new)
             self.store.after_commit(requeued)
+
+    def _dispatch_then_wake(self, ended: Job) -> None:
+        """After a job's end: its slot's next job first, then whoever waits for the ended one. Each
+        of both goes out on a later turn of the loop (the engine's message, the waiter's answer), in
+        the order asked: a waiter first put its HTTP answer ahead of the refill."""
+        try:
+            self.dispatch()
+        finally:
+            self._wake(ended)
 
     def _wake(self, job: Job) -> None:
         for fut in self.waiters.pop(job.id, []):
