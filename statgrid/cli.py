@@ -939,7 +939,7 @@ def _exec_worker(ctx: typer.Context, cfg: Config, master: str, name: str, slots:
                  listen: str | None = None, nanny: bool = True) -> None:
     """Become `dask worker` for host `name` of the grid whose scheduler is at `master`."""
     from statgrid.grid import tls
-    from statgrid.grid.cluster import DASK_SETTINGS
+    from statgrid.grid.cluster import dask_settings
     from statgrid.grid.master import grid_dir
 
     tls_args: list[str] = []
@@ -949,7 +949,7 @@ def _exec_worker(ctx: typer.Context, cfg: Config, master: str, name: str, slots:
                                   "address (or set [master] engine_tls = false on a trusted single-user machine)."))
         tls_args = tls.dask_cli_args(_call(ctx, tls.require, grid_dir(cfg)))
     env = dict(os.environ)
-    for key, value in DASK_SETTINGS.items():
+    for key, value in dask_settings(cfg.master.fence_grace_s).items():
         env["DASK_" + key.upper().replace(".", "__").replace("-", "_")] = str(value)
     argv = [sys.executable, "-m", "distributed.cli.dask_worker", master, "--name", name, "--nthreads", str(slots),
             "--nworkers", "1", "--memory-limit", "0", "--no-dashboard", *tls_args]
