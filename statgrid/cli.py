@@ -993,8 +993,7 @@ def node_up(ctx: typer.Context,
     listen = _call(ctx, netaddr.address_towards, address)
     typer.echo(f"statgrid node {name}: joining {address} from {listen} with {host.slots} slots", err=True)
     # No nanny: a node is restarted by its service manager; Dask's nanny would instead try to restart
-    # a silent worker through the same dead link and hold up its removal by 30 s (the fence relies on
-    # the engine dropping a silent worker at a known time).
+    # a silent worker through the same dead link and hold up its removal by 30 s.
     _exec_worker(ctx, cfg, address, name, host.slots, listen=listen, nanny=False)
 
 

@@ -216,6 +216,35 @@ def _assert_fenced_then_once_more(grid, job_id: str, log: Path, cut_at: float, *
     assert first["end_ts"] > cut_at
 
 
+# -- the master's clock ----------------------------------------------------------------------------------------
+def test_the_masters_deadline_counts_from_the_earliest_report_of_the_last_contact():
+    """fence.Silences on a real event loop: the deadline is the last contact (the event's arrival
+    minus silent_s) + grace + 10 s; a later report of the same silence never moves it later, an
+    earlier last contact moves it earlier; contact again cancels it."""
+    import asyncio
+
+    from statgrid.grid.fence import FENCE_MARGIN_S, Silences
+
+    async def scenario():
+        loop = asyncio.get_running_loop()
+        due: list[tuple[str, set, float]] = []
+        book = Silences(30.0, lambda host, s: due.append((host, s.jobs, loop.time())))
+        t0 = loop.time()
+        first = book.lost("node2", 5.0, {(1, 1)})                     # stale: 5 s since the last contact
+        assert abs(book.deadline(first) - (t0 - 5.0 + 30.0 + FENCE_MARGIN_S)) < 0.05
+        book.lost("node2", 0.0, {(2, 1)})                             # KilledWorker: "now" is later: kept
+        assert abs(book.deadline(first) - (t0 - 5.0 + 30.0 + FENCE_MARGIN_S)) < 0.05 and first.jobs == {(1, 1), (2, 1)}
+        book.lost("node2", 39.9, set())                               # dropped: last heard 39.9 s ago
+        assert book.deadline(first) - loop.time() < 0.2
+        book.lost("node3", 1.0, {(3, 1)})
+        assert book.found("node3") is not None                        # in contact again: no deadline
+        await asyncio.sleep(0.5)
+        assert due == [("node2", {(1, 1), (2, 1)}, due[0][2])] and "node2" not in book.hosts
+        assert due[0][2] >= t0 - 39.9 + 30.0 + FENCE_MARGIN_S - 0.01
+
+    asyncio.run(scenario())
+
+
 # -- a grace shorter than the engine's timeouts ---------------------------------------------------------------
 class TestGraceShorterThanTheEngines:
     def test_link_back_before_the_fence_the_job_runs_on_and_ends_once(self, short_grace):

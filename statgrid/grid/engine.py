@@ -76,9 +76,10 @@ class GridEvents(SchedulerPlugin):
 
     async def start(self, scheduler) -> None:
         self.scheduler = scheduler
-        # A master that restarts registers a new instance: what the old one knew carries over.
+        # A master that restarts registers a new instance: what the old one knew of contacts carries
+        # over; the stale check says again which hosts are stale now (the new master has not heard).
         old = scheduler.plugins.get(self.name)
-        for field in ("contact", "departed", "stale"):
+        for field in ("contact", "departed"):
             if isinstance(getattr(old, field, None), (dict, set)):
                 setattr(self, field, getattr(old, field))
         # Every scheduler, embedded or given by address, gets these here: statgrid decides requeues;

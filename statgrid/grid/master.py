@@ -25,7 +25,7 @@ from statgrid.config import Config
 from statgrid.errors import NotFound, StatgridError, UsageError  # noqa: F401 — NotFound: api.py imports it here
 from statgrid.grid import auth, node
 from statgrid.grid.auth import Caller
-from statgrid.grid.engine import STALE_AFTER_S, Engine
+from statgrid.grid.engine import Engine
 from statgrid.grid.events import Broadcaster
 from statgrid.grid.fence import FENCE_MARGIN_S, Silence, Silences
 from statgrid.grid.files import NotTrusted, read_untrusted
@@ -451,15 +451,13 @@ class Master(QueueControl, Flows):
     async def _on_host_event(self, msg: HostEvent) -> None:
         if msg.action is HostAction.STALE and msg.name:
             # Unavail, but not lost: a short outage must cost no job. The node fences itself after
-            # [master] fence_grace; the engine drops it (REMOVE, below) only after that.
-            log.warning("host %s: no heartbeat for %.0f s: unavail; its jobs are left running until it returns or "
-                        "is dropped after the fence grace (%.0f s)", msg.name, STALE_AFTER_S,
-                        self.cfg.master.fence_grace_s)
+            # [master] fence_grace; its jobs go elsewhere only at the deadline (_host_silent).
+            log.warning("host %s: no word from its node for %.0f s: unavail", msg.name, msg.silent_s)
             self.stale.add(msg.name)
             self._publish_host(msg.name, "stale")
             self._host_silent(msg.name, msg.silent_s)
         elif msg.action is HostAction.FRESH and msg.name:
-            log.info("host %s: heartbeats again", msg.name)
+            log.info("host %s: its node is in contact again", msg.name)
             self.stale.discard(msg.name)
             self.silences.found(msg.name)          # the same worker: its node still runs its jobs
             self._publish_host(msg.name, "fresh")
