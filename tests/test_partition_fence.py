@@ -316,3 +316,24 @@ class TestGraceLongerThanTheEngines:
             grid.net.link_up("node2")
         _assert_fenced_then_once_more(grid, job_id, log, cut_at, "had no answer from the grid")
         _node2_back(grid)
+
+    def test_a_master_restarted_meanwhile_counts_from_the_engines_last_contact(self, long_grace):
+        """The master is killed (kill -9) after the engine dropped node2 and started again while node2
+        is still cut off: it learns from the engine when node2 was last heard from, and still gives
+        the job away only after node2's grace."""
+        grid = long_grace
+        job_id, log = _run_on_node2(grid, "master-restarted", first_s=120)
+        cut_at = time.time()
+        grid.net.link_down("node2")
+        try:
+            _until("the engine drops node2", lambda: grid.hosts()["node2"]["address"] is None, timeout_s=60)
+            os.kill(json.loads((grid.home / "grid" / "master.json").read_text())["pid"], signal.SIGKILL)
+            up = grid.on("grid1", "grid", "up", "--detach", timeout=300)
+            assert up.returncode == 0, up.stderr + up.stdout
+            again = _until("the job runs again", lambda: (lambda j: j if j["attempt"] == 2 and j["start_ts"]
+                                                          else None)(_job(grid, job_id)), timeout_s=120)
+            assert again["start_ts"] - cut_at >= LONG_GRACE_S - 1.5, again
+        finally:
+            grid.net.link_up("node2")
+        _assert_fenced_then_once_more(grid, job_id, log, cut_at, "had no answer from the grid")
+        _node2_back(grid)
