@@ -484,7 +484,7 @@ class Master(QueueControl, Flows):
         jobs = {(j.id, j.attempt) for j in self.running.values() if j.host == host}
         known = host in self.silences.hosts
         silence = self.silences.lost(host, silent_s, jobs)
-        if not known:
+        if not known and silence.jobs:
             log.warning("host %s: no contact for %.0f s; its %d job(s) are given to other hosts only when its node has "
                         "certainly fenced them, %.0f s after its last contact, unless it reports first", host,
                         silent_s, len(silence.jobs), self.silences.fence_grace_s + FENCE_MARGIN_S)
