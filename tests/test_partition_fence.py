@@ -337,3 +337,20 @@ class TestGraceLongerThanTheEngines:
             grid.net.link_up("node2")
         _assert_fenced_then_once_more(grid, job_id, log, cut_at, "had no answer from the grid")
         _node2_back(grid)
+
+    def test_a_node_back_before_the_deadline_says_how_its_jobs_ended(self, long_grace):
+        """node2's daemons die (kill -9: its launcher kills the job) and it joins again at once,
+        well before the master's deadline (grace + 10 s = 30 s): its word — it runs no such job —
+        settles the job then, not the deadline."""
+        grid = long_grace
+        job_id, log = _run_on_node2(grid, "rejoined", first_s=120)
+        grid.nodes["node2"].kill()
+        grid.nodes.pop("node2").wait(30)
+        grid.node_up("node2")
+        job = _ended(grid, job_id)
+        assert (job["state"], job["attempt"], job["requeues"]) == ("DONE", 2, 1), job
+        requeues = [e for e in job["events"] if e["event"] == "requeue"]
+        assert len(requeues) == 1 and "node2 joined again without it" in requeues[0]["detail"], requeues
+        attempts = _assert_never_two_at_once(log)
+        assert [w for w, _, _ in attempts[1]].count("end") == 0 and [w for w, _, _ in attempts[2]].count("end") == 1
+        grid.wait_hosts({n: "ok" for n in NODES})
