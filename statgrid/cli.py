@@ -952,7 +952,7 @@ def _exec_worker(ctx: typer.Context, cfg: Config, master: str, name: str, slots:
                  listen: str | None = None, nanny: bool = True) -> None:
     """Become `dask worker` for host `name` of the grid whose scheduler is at `master`."""
     from statgrid.grid import tls
-    from statgrid.grid.cluster import DASK_SETTINGS
+    from statgrid.grid.cluster import dask_settings
     from statgrid.grid.master import grid_dir
 
     tls_args: list[str] = []
@@ -962,7 +962,7 @@ def _exec_worker(ctx: typer.Context, cfg: Config, master: str, name: str, slots:
                                   "address (or set [master] engine_tls = false on a trusted single-user machine)."))
         tls_args = tls.dask_cli_args(_call(ctx, tls.require, grid_dir(cfg)))
     env = dict(os.environ)
-    for key, value in DASK_SETTINGS.items():
+    for key, value in dask_settings(cfg.master.fence_grace_s).items():
         env["DASK_" + key.upper().replace(".", "__").replace("-", "_")] = str(value)
     argv = [sys.executable, "-m", "distributed.cli.dask_worker", master, "--name", name, "--nthreads", str(slots),
             "--nworkers", "1", "--memory-limit", "0", "--no-dashboard", *tls_args]
@@ -1011,8 +1011,7 @@ def node_up(ctx: typer.Context,
     typer.echo(f"statgrid node {name}: joining {address} from {listen} with {slots} slots"
                + (" (the CPUs it sees)" if host.slots is None else ""), err=True)
     # No nanny: a node is restarted by its service manager; Dask's nanny would instead try to restart
-    # a silent worker through the same dead link and hold up its removal by 30 s (the fence relies on
-    # the engine dropping a silent worker at a known time).
+    # a silent worker through the same dead link and hold up its removal by 30 s.
     _exec_worker(ctx, cfg, address, name, slots, listen=listen, nanny=False)
 
 

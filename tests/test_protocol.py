@@ -46,7 +46,7 @@ RECORDS = [
     AttemptLost(**protocol.started_fields(STARTED), end_ts=1700000005.0,
                 reason="host lost: the launcher of node1 died"),
     TaskErred(key=KEY, error="KilledWorker: gone", host_lost=True, worker="tcp://127.0.0.1:4000"),
-    HostEvent(action=HostAction.REMOVE, address="tcp://127.0.0.1:4000", name=None),
+    HostEvent(action=HostAction.REMOVE, address="tcp://127.0.0.1:4000", name=None, silent_s=31.5),
 ]
 IDS = [f"{type(r).__name__}-{i}" for i, r in enumerate(RECORDS)]
 
@@ -119,7 +119,7 @@ def test_nested_and_container_types_are_checked(path, value, message):
 
 
 def test_enum_fields_and_event_dispatch():
-    d = wire(HostEvent(action=HostAction.ADD, address="tcp://a:1", name="node1"))
+    d = wire(HostEvent(action=HostAction.ADD, address="tcp://a:1", name="node1", silent_s=0.0))
     with pytest.raises(ProtocolError, match=r"HostEvent\.action must be one of \['add', 'remove', 'stale', 'fresh'\], got 'join'"):
         HostEvent.from_dict({**d, "action": "join"})
     for record in RECORDS[4:9]:

@@ -35,18 +35,34 @@ DASK_SETTINGS = {
 }
 
 
-def configure_dask() -> None:
+def dask_settings(fence_grace_s: float | None = None) -> dict[str, object]:
+    """DASK_SETTINGS, and with a fence grace a TCP timeout that never drops a silent node before the
+    master's own deadline for its jobs (fence.engine_tcp_timeout_s)."""
+    import dask
+    from dask.utils import parse_timedelta
+
+    from statgrid.grid.fence import engine_tcp_timeout_s
+
+    settings: dict[str, object] = dict(DASK_SETTINGS)
+    if fence_grace_s:
+        configured = parse_timedelta(dask.config.get("distributed.comm.timeouts.tcp"), default="seconds")
+        settings["distributed.comm.timeouts.tcp"] = f"{engine_tcp_timeout_s(fence_grace_s, configured)}s"
+    return settings
+
+
+def configure_dask(fence_grace_s: float | None = None) -> None:
     import dask
 
-    dask.config.set(DASK_SETTINGS)
+    dask.config.set(dask_settings(fence_grace_s))
 
 
-async def serve(hosts: dict[str, int], host: str, tls_dir: Path | None = None, port: int = 0) -> None:
+async def serve(hosts: dict[str, int], host: str, tls_dir: Path | None = None, port: int = 0,
+                fence_grace_s: float | None = None) -> None:
     """tls_dir: the grid's TLS files (tls.py); the scheduler and workers then speak only TLS, to
     peers with a certificate of the grid's CA. None: plain TCP, open to anyone who reaches the port."""
     from distributed import Nanny, Scheduler, SpecCluster
 
-    configure_dask()
+    configure_dask(fence_grace_s)
     secure: dict = {}
     if tls_dir is not None:
         from statgrid.grid import tls
@@ -75,9 +91,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--port", type=int, default=0, help="the scheduler's port (0: any free one)")
     ap.add_argument("--tls-dir", type=Path, default=None, help="the grid's TLS directory (<home>/grid/tls); "
                     "without it the engine is open to anyone who reaches its port")
+    ap.add_argument("--fence-grace", type=float, default=None, help="[master] fence_grace in seconds: Dask's TCP "
+                    "timeout is kept above the master's deadline for a silent node's jobs")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    asyncio.run(serve(json.loads(args.hosts), args.host, args.tls_dir, args.port))
+    asyncio.run(serve(json.loads(args.hosts), args.host, args.tls_dir, args.port, args.fence_grace))
     return 0
 
 

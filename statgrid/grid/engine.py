@@ -28,6 +28,7 @@ from statgrid.errors import StatgridError
 from statgrid.grid import node
 from statgrid.grid import tls as grid_tls
 from statgrid.grid.cluster import configure_dask
+from statgrid.grid.fence import CONTACT_HANDLER, FENCE_MARGIN_S
 from statgrid.grid.files import write_json_atomic
 from statgrid.grid.protocol import (TASK_KEY_PREFIX, AttemptFinished, AttemptLost, AttemptStarted, HostAction,
                                     HostEvent, LaunchRequest, ProtocolError, TaskErred, from_event,
@@ -64,18 +65,21 @@ def materialize_in_loop() -> None:
         distributed.scheduler.offload = _in_loop
 
 
-STALE_AFTER_S = 5.0              # no heartbeat for this long: the host is unavail (takes no job, keeps its own)
+STALE_AFTER_S = 5.0              # no word from a node for this long: the host is unavail (takes no job, keeps its own)
 STALE_CHECK_S = 1.0
-FENCE_MARGIN_S = 10.0            # the engine drops a silent worker this long after the node fenced itself
 
 
 class GridEvents(SchedulerPlugin):
-    """Runs in the scheduler: tells the master when a host joins or leaves, when its heartbeats stop
-    and resume (stale/fresh), and when a job task errs (KilledWorker: its worker died while running it).
+    """Runs in the scheduler: tells the master when a host joins or leaves, when its node stops
+    asking whether it is still a member and starts again (stale/fresh), and when a job task errs
+    (KilledWorker: its worker left while running it).
 
-    A worker is dropped (and its tasks erred) only after `ttl_s` without a heartbeat: the node's
-    fence grace plus a margin, so that a node cut off from the master has killed its jobs before
-    the master hands them to another host, and a short outage costs no job."""
+    It answers the nodes' fence questions (fence.py: CONTACT_HANDLER) and keeps, on this machine's
+    monotonic clock, when it last received one from each worker: every host event says how long
+    ago that was (HostEvent.silent_s), which is what the master's deadline for the host's jobs
+    counts from. Dask may drop a worker sooner than that deadline (its TCP timeouts, worker-ttl):
+    the master waits all the same. worker-ttl is set to the fence grace plus the margin, Dask's
+    default 5 minutes being far longer than any grace."""
 
     name = "statgrid-events"
 
@@ -84,9 +88,17 @@ class GridEvents(SchedulerPlugin):
         self.ttl_s = ttl_s
         self.stale_after_s = stale_after_s
         self.stale: set[str] = set()
+        self.contact: dict[str, float] = {}        # worker address → monotonic s of its node's last question (or join)
+        self.departed: dict[str, float] = {}       # host name → the same, for a worker that left
 
     async def start(self, scheduler) -> None:
         self.scheduler = scheduler
+        # A master that restarts registers a new instance: what the old one knew of contacts carries
+        # over; the stale check says again which hosts are stale now (the new master has not heard).
+        old = scheduler.plugins.get(self.name)
+        for field in ("contact", "departed"):
+            if isinstance(getattr(old, field, None), (dict, set)):
+                setattr(self, field, getattr(old, field))
         # Every scheduler, embedded or given by address, gets these here: statgrid decides requeues;
         # a silent worker is dropped at ttl_s (after its node fenced itself), not Dask's default 5
         # minutes; a stale check marks it unavail after stale_after_s; a job's graph is
@@ -96,6 +108,7 @@ class GridEvents(SchedulerPlugin):
         scheduler.allowed_failures = 0
         scheduler.worker_ttl = self.ttl_s
         materialize_in_loop()
+        scheduler.handlers[CONTACT_HANDLER] = self.answer_contact
         for name, fn, every_s in (("worker-ttl", scheduler.check_worker_ttl, min(self.ttl_s, 5.0)),
                                   ("statgrid-stale", self._check_stale, STALE_CHECK_S)):
             old = scheduler.periodic_callbacks.pop(name, None)
@@ -104,33 +117,58 @@ class GridEvents(SchedulerPlugin):
             check = PeriodicCallback(fn, every_s * 1000)
             check.start()
             scheduler.periodic_callbacks[name] = check
+        now = time.monotonic()
         for addr, ws in scheduler.workers.items():
             self.names[addr] = str(ws.name)
+            self.contact.setdefault(addr, now)
         for comm in [*scheduler.stream_comms.values(), *scheduler.client_comms.values()]:
             comm.interval = BATCH_INTERVAL_S
 
+    def answer_contact(self, address: str = "", name: str = "") -> dict:
+        """A node's fence question: is the worker at `address`, named `name`, still a member? Its
+        time of arrival is the scheduler's last contact with that node."""
+        ws = self.scheduler.workers.get(address)
+        member = ws is not None and str(ws.name) == name
+        if member:
+            self.contact[address] = time.monotonic()
+        return {"member": member}
+
+    def silent_s(self, address: str) -> float:
+        return max(0.0, time.monotonic() - self.contact.get(address, time.monotonic()))
+
+    def _host_event(self, action: HostAction, address: str, name: str | None) -> None:
+        self.scheduler.log_event(HOST_TOPIC, to_event(HostEvent(action=action, address=address, name=name,
+                                                                silent_s=round(self.silent_s(address), 3))))
+
     def add_worker(self, scheduler, worker: str) -> None:
         self.names[worker] = str(scheduler.workers[worker].name)
+        self.contact[worker] = time.monotonic()     # its registration; its node's questions follow at once
+        self.departed.pop(self.names[worker], None)
         if worker in scheduler.stream_comms:
             scheduler.stream_comms[worker].interval = BATCH_INTERVAL_S
-        scheduler.log_event(HOST_TOPIC, to_event(HostEvent(action=HostAction.ADD, address=worker,
-                                                               name=self.names[worker])))
+        self._host_event(HostAction.ADD, worker, self.names[worker])
 
     def _check_stale(self) -> None:
-        from distributed.metrics import time as dask_time
-
-        now = dask_time()
         for addr, ws in list(self.scheduler.workers.items()):
-            stale = now - ws.last_seen > self.stale_after_s
+            stale = self.silent_s(addr) > self.stale_after_s
             if stale != (addr in self.stale):
                 (self.stale.add if stale else self.stale.discard)(addr)
-                self.scheduler.log_event(HOST_TOPIC, to_event(HostEvent(
-                    action=HostAction.STALE if stale else HostAction.FRESH, address=addr, name=str(ws.name))))
+                self._host_event(HostAction.STALE if stale else HostAction.FRESH, addr, str(ws.name))
 
     def remove_worker(self, scheduler, worker: str, *, stimulus_id: str, **kwargs) -> None:
         self.stale.discard(worker)
-        scheduler.log_event(HOST_TOPIC, to_event(HostEvent(action=HostAction.REMOVE, address=worker,
-                                                               name=self.names.pop(worker, None))))
+        name = self.names.pop(worker, None)
+        self._host_event(HostAction.REMOVE, worker, name)
+        last = self.contact.pop(worker, None)
+        if name is not None and last is not None:
+            self.departed[name] = last
+
+    def silences(self) -> dict[str, float]:
+        """host name → seconds since its node's last contact, for every host this scheduler has known."""
+        now = time.monotonic()
+        ages = {name: now - last for name, last in self.departed.items()}
+        ages.update({self.names[a]: self.silent_s(a) for a in self.contact if a in self.names})
+        return ages
 
     def transition(self, key, start, finish, *args, stimulus_id: str, **kwargs) -> None:
         if finish == "erred" and isinstance(key, str) and key.startswith(TASK_KEY_PREFIX):
@@ -145,6 +183,11 @@ class GridEvents(SchedulerPlugin):
             erred = TaskErred(key=key, error=text, host_lost=isinstance(exc, KilledWorker),
                               worker=worker if isinstance(worker, str) else None)
             self.scheduler.log_event(node.JOB_TOPIC, to_event(erred))
+
+
+def _silences(dask_scheduler) -> dict[str, float]:
+    plugin = dask_scheduler.plugins.get(GridEvents.name)
+    return plugin.silences() if plugin is not None and hasattr(plugin, "silences") else {}
 
 
 def _task_states(dask_scheduler, prefix: str = TASK_KEY_PREFIX) -> dict[str, str]:
@@ -181,7 +224,7 @@ class Engine:
 
     # -- start / stop --------------------------------------------------------------------------------
     async def start(self) -> None:
-        configure_dask()
+        configure_dask(self.fence_grace_s)
         security = None
         if self.tls:
             if self.external and not self.external.startswith("tls://"):
@@ -203,6 +246,15 @@ class Engine:
         self.client.scheduler_comm.interval = BATCH_INTERVAL_S
         await self.client.register_plugin(GridEvents(ttl_s=self.fence_grace_s + FENCE_MARGIN_S),
                                           name=GridEvents.name)
+        # Every worker, now and joining later, fences itself (node.FencePlugin): set up at its
+        # registration, before it reads its first task.
+        # The scheduler keeps it for joining workers first; a worker that does not answer now (cut off)
+        # still runs the fence a master started there before (or fences itself: it has no contact).
+        try:
+            await asyncio.wait_for(self.client.register_plugin(node.FencePlugin(self.fence_grace_s),
+                                                               name=node.FencePlugin.name), CALL_TIMEOUT_S)
+        except (OSError, asyncio.TimeoutError) as exc:
+            log.warning("not every worker took the fence plugin now (%r); each gets it when it joins again", exc)
         self.client.subscribe_topic(node.JOB_TOPIC, self._job_event)
         self.client.subscribe_topic(HOST_TOPIC, self._host_event)
         await self.refresh_workers()
@@ -228,7 +280,7 @@ class Engine:
             return info["address"]
         log = open(self.home / "engine.log", "ab")
         argv = [sys.executable, "-m", "statgrid.grid.cluster", "--hosts", json.dumps(self.hosts), "--host", self.listen,
-                "--port", str(self.port)]
+                "--port", str(self.port), "--fence-grace", str(self.fence_grace_s)]
         if self.tls:
             argv += ["--tls-dir", str(grid_tls.TlsFiles.under(self.home).dir)]
         proc = subprocess.Popen(argv,
@@ -339,6 +391,10 @@ class Engine:
 
     async def running(self, host: str) -> dict | None:
         return await self.on_host(host, node.list_running)
+
+    async def silences(self) -> dict[str, float]:
+        """host name → seconds since the scheduler last heard from its node (GridEvents.silences)."""
+        return await self.client.run_on_scheduler(_silences)
 
     async def task_states(self) -> dict[str, str]:
         return await self.client.run_on_scheduler(_task_states)

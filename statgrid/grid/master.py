@@ -25,8 +25,9 @@ from statgrid.config import Config
 from statgrid.errors import NotFound, StatgridError, UsageError  # noqa: F401 — NotFound: api.py imports it here
 from statgrid.grid import auth, node
 from statgrid.grid.auth import Caller
-from statgrid.grid.engine import STALE_AFTER_S, Engine
+from statgrid.grid.engine import Engine
 from statgrid.grid.events import Broadcaster
+from statgrid.grid.fence import FENCE_MARGIN_S, Silence, Silences
 from statgrid.grid.files import NotTrusted, read_untrusted
 from statgrid.grid.jobspec import ARRAY_ENV_MAX_BYTES, JobRequest, check_bounds, launch_argv, parse_array, validate
 from statgrid.grid.model import Job, JobState
@@ -143,6 +144,8 @@ class Master(QueueControl, Flows):
                              tls=cfg.master.engine_tls, listen=cfg.master.listen,
                              fence_grace_s=cfg.master.fence_grace_s, port=cfg.master.engine_port)
         self.stale: set[str] = set()               # hosts whose heartbeats stopped: unavail, jobs left alone
+        # Hosts out of contact: their jobs are given away at the deadline (fence.py), not before.
+        self.silences = Silences(cfg.master.fence_grace_s, self._silence_due)
         from statgrid.grid.exporter import GridMetrics
 
         self.metrics = GridMetrics(self)
@@ -459,9 +462,9 @@ class Master(QueueControl, Flows):
         elif isinstance(msg, TaskErred):
             # KilledWorker: the host went away. Anything else is a failure of the engine itself,
             # not of the host: EXIT, so a broken setup cannot requeue a job forever.
-            if msg.host_lost:
+            if msg.host_lost:                      # settled at the host's deadline, or by its node's report
                 self.engine.forget_worker(msg.worker)
-                self._host_lost(job, f"host lost: the worker of {job.host} died")
+                self._host_silent(job.host, 0.0)
             else:
                 self._finish(job, AttemptFinished.launch_failed(msg.key, job.host, identity_of(job.user),
                                                                 f"engine error: {msg.error}", time.time()))
@@ -469,29 +472,65 @@ class Master(QueueControl, Flows):
     async def _on_host_event(self, msg: HostEvent) -> None:
         if msg.action is HostAction.STALE and msg.name:
             # Unavail, but not lost: a short outage must cost no job. The node fences itself after
-            # [master] fence_grace; the engine drops it (REMOVE, below) only after that.
-            log.warning("host %s: no heartbeat for %.0f s: unavail; its jobs are left running until it returns or "
-                        "is dropped after the fence grace (%.0f s)", msg.name, STALE_AFTER_S,
-                        self.cfg.master.fence_grace_s)
+            # [master] fence_grace; its jobs go elsewhere only at the deadline (_host_silent).
+            log.warning("host %s: no word from its node for %.0f s: unavail", msg.name, msg.silent_s)
             self.stale.add(msg.name)
             self._publish_host(msg.name, "stale")
+            self._host_silent(msg.name, msg.silent_s)
         elif msg.action is HostAction.FRESH and msg.name:
-            log.info("host %s: heartbeats again", msg.name)
+            log.info("host %s: its node is in contact again", msg.name)
             self.stale.discard(msg.name)
+            self.silences.found(msg.name)          # the same worker: its node still runs its jobs
             self._publish_host(msg.name, "fresh")
             self.dispatch()
         elif msg.action is HostAction.ADD and msg.name:
             self.stale.discard(msg.name)
             self._publish_host(msg.name, "add")
+            if msg.name in self.silences.hosts:
+                self._spawn(self._host_back(msg.name))
             self._spawn(self._prepare_host(msg.name))
         elif msg.action is HostAction.REMOVE and msg.name:
             self.stale.discard(msg.name)
             self._publish_host(msg.name, "remove")
-            # Jobs that were running there come back as KilledWorker errors; jobs handed over but
-            # not started yet would wait forever for a worker that is gone.
-            for job in [j for j in self.running.values() if j.host == msg.name]:
-                self._settle_lost_task(job, f"host lost: the worker of {job.host} died")
+            # The engine may drop a worker long before its node fenced its jobs (Dask's own timeouts):
+            # they are settled at the host's deadline, or when its node says how they ended.
+            self._host_silent(msg.name, msg.silent_s)
             self.dispatch()
+
+    # -- hosts out of contact (fence.py) ------------------------------------------------------------------
+    def _host_silent(self, host: str | None, silent_s: float) -> None:
+        """No contact with the host for silent_s s: its jobs of now are settled at its deadline."""
+        if host is None:
+            return
+        jobs = {(j.id, j.attempt) for j in self.running.values() if j.host == host}
+        known = host in self.silences.hosts
+        silence = self.silences.lost(host, silent_s, jobs)
+        if not known and silence.jobs:
+            log.warning("host %s: no contact for %.0f s; its %d job(s) are given to other hosts only when its node has "
+                        "certainly fenced them, %.0f s after its last contact, unless it reports first", host,
+                        silent_s, len(silence.jobs), self.silences.fence_grace_s + FENCE_MARGIN_S)
+
+    def _silence_due(self, host: str, silence: Silence) -> None:
+        reason = (f"host lost: no contact with {host} for {self.silences.fence_grace_s + FENCE_MARGIN_S:.0f} s "
+                  f"(its node fenced its jobs after fence_grace)")
+        for job_id, attempt in sorted(silence.jobs):
+            job = self.running.get(job_id)
+            if job is not None and job.attempt == attempt:
+                self._settle_lost_task(job, reason)
+        self.dispatch()
+
+    async def _host_back(self, host: str) -> None:
+        """The host's node joined again before its deadline: its own word on each job settles it."""
+        on_node = await self.engine.running(host)
+        silence = self.silences.hosts.get(host)
+        if on_node is None or silence is None:     # no answer: the deadline stands
+            return
+        self.silences.found(host)
+        for job_id, attempt in sorted(silence.jobs):
+            job = self.running.get(job_id)
+            if job is not None and job.attempt == attempt and job.task_key not in on_node:
+                self._settle_lost_task(job, f"host lost: {host} joined again without it")
+        self.dispatch()
 
     async def _prepare_host(self, host: str) -> None:
         try:
@@ -610,6 +649,7 @@ class Master(QueueControl, Flows):
             return verdicts
         tasks = await self.engine.task_states()
         on_node: dict[str, dict | None] = {}
+        silent_s: dict[str, float] | None = None
         for job_id in list(self.running):
             job = self.running.get(job_id)                   # fresh: the awaits below let events in
             if job is None or (min_age_s and time.time() - (job.dispatch_ts or 0) < min_age_s):
@@ -634,8 +674,17 @@ class Master(QueueControl, Flows):
                         self.metrics.on_start(new)
                         self._arm_runlimit(new)
                 verdicts["running"].append(job.id)
+            elif on_node[job.host] is None and not isinstance(attempt, AttemptLost):
+                # No live task, and no word from its node: settled at the host's deadline (fence.py),
+                # counted from its last contact with the scheduler (0: from now, if it never had one).
+                # A host that has a worker and did not answer is asked again at the next sweep.
+                if job.host not in self.engine.workers:
+                    if silent_s is None:
+                        silent_s = await self.engine.silences()
+                    self._host_silent(job.host, silent_s.get(job.host, 0.0))
             else:
-                # No live task (gone, erred, or waiting for a worker that no longer exists).
+                # No live task (gone, erred, or waiting for a worker that no longer exists), and its
+                # node says it does not run it, or recorded how it ended.
                 verdicts["pending" if attempt is None else "requeued" if job.rerunnable else "lost"].append(job.id)
                 self._settle_lost_task(job, "host lost while the master was not watching")
         if not min_age_s or any(v for k, v in verdicts.items() if k != "running"):

@@ -40,6 +40,8 @@ import time
 from enum import Enum
 from pathlib import Path
 
+from distributed.diagnostics.plugin import WorkerPlugin
+
 from statgrid.grid import usage
 from statgrid.grid.files import read_untrusted, write_json_atomic
 from statgrid.grid.protocol import (AttemptFinished, AttemptLost, AttemptStarted, LaunchExited, LaunchFailed,
@@ -128,7 +130,7 @@ def prepare(work_roots: list[str] | None = None, monitor: dict | None = None, cp
     engine.BATCH_INTERVAL_S.)"""
     if dask_worker is not None:
         dask_worker.batched_stream.interval = 0.001
-        if fence_grace_s:
+        if fence_grace_s:                          # FencePlugin started it; a master of before it did it here
             _start_fence(dask_worker, fence_grace_s)
     with _lock:
         _server["cpus"] = tuple(cpus)
@@ -193,56 +195,112 @@ def prepare_work_roots(roots: list[str]) -> None:
 
 
 # -- fencing ------------------------------------------------------------------------------------------
-# A node cut off from the master must not keep running jobs the master may give to another host.
-# A thread asks the scheduler a trivial question every FENCE_PROBE_S; when none has been answered
-# for the fence grace, every job running here is killed and its attempt ends AttemptLost "fenced".
-# The engine drops this worker (and the master requeues or ends its jobs) only a margin after that
-# (engine.GridEvents), so no job ever runs on two hosts at once. Contact again: the fence lifts.
-FENCE_PROBE_S = 1.0
-FENCE_PROBE_TIMEOUT_S = 3.0
+# A node cut off from the grid must not keep running jobs the master may give to another host
+# (fence.py says how the node's count and the master's agree). A thread asks the scheduler every
+# FENCE_PROBE_S whether this worker is still a member; it kills every job running here (their
+# attempts end AttemptLost "fenced") once the fence grace has passed since it sent the last
+# question answered "member", at once when the answer is "not a member" (the engine dropped this
+# worker: its tasks are erred and the master will give them away), and when the worker closes
+# (its stream to the scheduler broke, or the node is stopped). It checks every FENCE_CHECK_S on
+# its own, whether or not a question is under way or the worker's event loop is busy. Contact
+# again as a member: the fence lifts (jobs it killed stay killed).
 _fence: dict[str, object] = {}
-_fenced: dict[str, float] = {}                    # task key → seconds without the master when it was killed
+_fenced: dict[str, str] = {}                      # task key → why the fence killed it
+CLOSED_STATUSES = ("closing", "closed", "failed")
+
+
+class FencePlugin(WorkerPlugin):
+    """Registered by the master on every worker (engine.Engine.start): a worker joining later gets
+    it at its registration, before it reads its first task. Its teardown (a master registering it
+    again, the worker closing) leaves the fence running: the fence itself watches the worker."""
+
+    name = "statgrid-fence"
+
+    def __init__(self, grace_s: float):
+        self.grace_s = grace_s
+
+    def setup(self, worker) -> None:
+        worker.batched_stream.interval = 0.001
+        _start_fence(worker, self.grace_s)
+
+    def teardown(self, worker) -> None:
+        pass
 
 
 def _start_fence(dask_worker, grace_s: float) -> None:
     with _lock:
         _fence["grace_s"] = grace_s
-        if _fence.get("thread") is not None:
+        if _fence.get("thread") is not None and _fence.get("worker") is dask_worker:
             return
-        _fence["last_contact"] = time.monotonic()
+        _fence.update(last_contact=time.monotonic(), why=None, worker=dask_worker)
         thread = threading.Thread(target=_fence_loop, args=(dask_worker,), name="statgrid-fence", daemon=True)
         _fence["thread"] = thread
     thread.start()
 
 
-def _fence_loop(dask_worker) -> None:
+def _ask_scheduler(dask_worker):
+    """The fence question, on the worker's event loop: {"member": bool} from the scheduler."""
     import asyncio
 
-    async def probe():
-        await asyncio.wait_for(dask_worker.scheduler.identity(n_workers=0), FENCE_PROBE_TIMEOUT_S)
+    from statgrid.grid.fence import CONTACT_HANDLER, FENCE_PROBE_TIMEOUT_S
 
-    while dask_worker.status.name not in ("closing", "closed", "failed"):
-        try:
-            asyncio.run_coroutine_threadsafe(probe(), dask_worker.loop.asyncio_loop).result(FENCE_PROBE_TIMEOUT_S + 1)
-            if _fence.get("fenced"):
-                logger.warning("fence lifted: the master answers again")
-            _fence.update(last_contact=time.monotonic(), fenced=False)
-        except Exception:                          # noqa: BLE001 — no answer, whatever the reason
-            lost_s = time.monotonic() - _fence["last_contact"]
-            if lost_s > _fence["grace_s"] and _running:
-                _fence["fenced"] = True
-                fence_jobs(lost_s)
-        time.sleep(FENCE_PROBE_S)
+    async def ask():
+        handler = getattr(dask_worker.scheduler, CONTACT_HANDLER)
+        return await asyncio.wait_for(handler(address=dask_worker.contact_address or dask_worker.address,
+                                              name=str(dask_worker.name)), FENCE_PROBE_TIMEOUT_S)
+
+    return asyncio.run_coroutine_threadsafe(ask(), dask_worker.loop.asyncio_loop)
 
 
-def fence_jobs(lost_s: float) -> None:
+def _fence_loop(dask_worker) -> None:
+    from statgrid.grid.fence import FENCE_CHECK_S, FENCE_PROBE_S, FENCE_PROBE_TIMEOUT_S
+
+    question = None                                 # (monotonic s when sent, its future)
+    sent_s = -FENCE_PROBE_S
+    while _fence.get("worker") is dask_worker:
+        now = time.monotonic()
+        if question is not None and question[1].done():
+            try:
+                member = bool(question[1].result().get("member"))
+            except Exception:                       # noqa: BLE001 — no answer, whatever the reason
+                member = None
+            if member:
+                if _fence.get("why"):
+                    logger.warning("fence lifted: the scheduler answers again and this worker is still a member")
+                _fence.update(last_contact=max(_fence["last_contact"], question[0]), why=None)
+            elif member is False:
+                _fence["why"] = "was dropped by the grid's engine"
+            question = None
+        elif question is not None and now - question[0] > FENCE_PROBE_TIMEOUT_S + 1:
+            question[1].cancel()                    # the worker's loop is stuck: ask again
+            question = None
+        closing = dask_worker.status.name in CLOSED_STATUSES
+        if closing:
+            _fence["why"] = "closed its worker"
+        elif question is None and now - sent_s >= FENCE_PROBE_S:
+            sent_s = now
+            try:
+                question = (now, _ask_scheduler(dask_worker))
+            except RuntimeError:                    # the worker's loop is closed
+                question = None
+        lost_s = now - _fence["last_contact"]
+        if lost_s > _fence["grace_s"] and not _fence.get("why"):
+            _fence["why"] = f"had no answer from the grid for {lost_s:.0f} s"
+        if _fence.get("why") and _running:
+            fence_jobs(str(_fence["why"]))
+        if closing and dask_worker.status.name == "closed" and not _running:
+            return
+        time.sleep(FENCE_CHECK_S)
+
+
+def fence_jobs(why: str) -> None:
     """Kill every job running here (process group and cgroup); their attempts end AttemptLost."""
     for key, info in list(_running.items()):
         if key in _fenced:
             continue
-        _fenced[key] = lost_s
-        logger.warning("fencing: no answer from the master for %.0f s (grace %.0f s): killing job %s (process group "
-                       "%d)", lost_s, _fence.get("grace_s", 0), info.job_id, info.pgid)
+        _fenced[key] = why
+        logger.warning("fencing: this node %s (grace %.0f s): killing job %s (process group %d)", why,
+                       _fence.get("grace_s", 0), info.job_id, info.pgid)
         _kill_all_of(info)
 
 
@@ -463,11 +521,10 @@ def run_job(spec: dict) -> AttemptStarted | AttemptFinished | AttemptLost:
                 _forget_dead_launcher()
             outcome = AttemptLost(**started_fields(info), end_ts=time.time(),
                                   reason=f"host lost: the launcher of {request.host} died")
-        fenced_s = _fenced.pop(key, None)
-        if fenced_s is not None:
+        fenced_why = _fenced.pop(key, None)
+        if fenced_why is not None:
             outcome = AttemptLost(**started_fields(info), end_ts=time.time(),
-                                  reason=f"host lost: {request.host} had no answer from the master for "
-                                         f"{fenced_s:.0f} s and killed the job (fenced)")
+                                  reason=f"host lost: {request.host} {fenced_why} and killed the job (fenced)")
         if (isinstance(outcome, AttemptLost) or outcome.signal is not None) and request.work_roots:
             # A killed session could not remove its WORK; its lock is gone now, so this is safe.
             from statgrid.session.scratch import clean_stale

@@ -89,7 +89,7 @@ class AttemptState(str, enum.Enum):
 class HostAction(str, enum.Enum):
     ADD = "add"                         # a worker joined (its host may take jobs once prepared)
     REMOVE = "remove"                   # a worker left
-    STALE = "stale"                     # a worker's heartbeats stopped (unavail; its jobs are left alone)
+    STALE = "stale"                     # a worker's node stopped asking (unavail; its jobs are left alone)
     FRESH = "fresh"                     # ... and came back before it was removed
 
 
@@ -413,11 +413,13 @@ class TaskErred(_Record):
 
 @dataclass(frozen=True, slots=True)
 class HostEvent(_Record):
-    """A worker joined or left the scheduler."""
+    """A worker joined or left the scheduler, or its node's contact stopped or came back."""
     TYPE: ClassVar[str] = "host"
-    action: HostAction                  # add or remove
+    action: HostAction                  # add, remove, stale or fresh
     address: str                        # the worker's address
     name: str | None                    # its name (the grid.toml host), None if the scheduler had none
+    silent_s: float                     # seconds since the scheduler last heard from the node (fence.py), as
+                                        # of the event: the master's deadline for its jobs counts from there
 
 
 JOB_EVENTS = (*ATTEMPT_RECORDS, TaskErred)
