@@ -202,7 +202,8 @@ def tall_r(a: np.ndarray) -> np.ndarray:
     from scipy.linalg import blas, lapack
 
     m, k = a.shape
-    if k and m >= 4 * k and a.flags.c_contiguous:
+    if k and m >= 4 * k:
+        a = np.ascontiguousarray(a, dtype=np.float64)
         at = a.T                                        # Fortran-ordered k × m view: no copy for the BLAS
         g = blas.dsyrk(1.0, at)                         # upper triangle of AᵀA
         d = np.sqrt(np.diag(g))

@@ -283,6 +283,12 @@ def _report(s, rows, fit, cnames, design, effects, cslices, T, chosen, n, n_miss
     return result
 
 
+def _exp(v: float) -> float:
+    """exp that gives inf past the largest double instead of raising (an odds ratio limit of a
+    nearly separated or nearly collinear effect)."""
+    return math.exp(v) if v < 709.0 else math.inf
+
+
 def _odds_ratios(design, effects, chosen, T, fit, cov) -> list[list]:
     out = []
     in_interaction = {v for i in chosen if len(effects[i].variables) > 1 for v in effects[i].variables}
@@ -312,7 +318,7 @@ def _odds_ratios(design, effects, chosen, T, fit, cov) -> list[list]:
             lk = lc[fit.kept]
             est = float(lk @ fit.beta[fit.kept])
             se = math.sqrt(float(lk @ cov @ lk))
-            out.append([label, math.exp(est), math.exp(est - Z95 * se), math.exp(est + Z95 * se)])
+            out.append([label, _exp(est), _exp(est - Z95 * se), _exp(est + Z95 * se)])
     return out
 
 
