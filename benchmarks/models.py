@@ -180,7 +180,7 @@ def main() -> None:
             print(f"  {side:<13} (memsize {mem_of[side]:>5}) wall {fmt_stat(walls)} s   peak RSS {fmt_stat(rss)} GiB"
                   + (f"   {len(fails)} failed: {fails[0]}" if fails else ""))
         for side in [s for s in ("statgrid", "statgrid-ooc") if s in results]:
-            pairs = [(x, b) for x, b in zip(results[side], results["statsmodels"]) if b["wall_s"]]
+            pairs = [(x, b) for x, b in zip(results[side], results["statsmodels"]) if x["wall_s"] and b["wall_s"]]
             wr = [x["wall_s"] / b["wall_s"] for x, b in pairs]
             mr = [x["peak_rss_gib"] / b["peak_rss_gib"] for x, b in pairs]
             print(f"  {side} ÷ statsmodels: wall {fmt_stat(wr)}   peak RSS {fmt_stat(mr)}")
