@@ -201,9 +201,9 @@ class Poller:
 
 
 def cpu_seconds() -> float:
-    """User + system CPU of this process, all threads."""
-    t = os.times()
-    return t.user + t.system
+    """User + system CPU of this process, all threads, to the nanosecond (CLOCK_PROCESS_CPUTIME_ID;
+    os.times() counts in clock ticks of 10 ms, 7 % of a 0.14 s step)."""
+    return time.process_time()
 
 
 def timed(fn, *args, **kwargs):

@@ -2,7 +2,8 @@
 
     python benchmarks/models.py [--reg-rows 5000000] [--regressors 100] [--logit-rows 1000000]
                                 [--logit-regressors 50] [--runs 3] [--memsize 2G] [--small-memsize 512M]
-                                [--dir DIR] [--cases reg,logistic] [--json FILE]
+                                [--dir DIR] [--cases reg,logistic] [--sides statsmodels,statgrid,statgrid-ooc]
+                                [--json FILE]
 
 Data (deterministic, numpy seeded) are written once as Parquet under --dir and read by every
 side, so each side's time includes reading its input:
@@ -132,8 +133,15 @@ def main() -> None:
     ap.add_argument("--small-memsize", default="512M")
     ap.add_argument("--dir", type=Path, default=Path("/var/tmp/statgrid-bench/models"))
     ap.add_argument("--cases", default="reg,logistic")
+    ap.add_argument("--sides", default="statsmodels,statgrid,statgrid-ooc",
+                    help="comma list of statsmodels, statgrid, statgrid-ooc (statsmodels is the baseline of the ratios)")
     ap.add_argument("--json", type=Path)
     a = ap.parse_args()
+    wanted = [x.strip() for x in a.sides.split(",") if x.strip()]
+    bad = [x for x in wanted if x not in ("statsmodels", "statgrid", "statgrid-ooc")]
+    if bad or "statsmodels" not in wanted:
+        ap.error(f"--sides {a.sides!r}: choose from statsmodels, statgrid, statgrid-ooc, with statsmodels "
+                 "(the baseline of every ratio)")
     a.dir.mkdir(parents=True, exist_ok=True)
     report = {}
     todo = [("reg", int(r), a.regressors) for r in a.reg_rows.split(",") if "reg" in a.cases.split(",")]
@@ -147,7 +155,8 @@ def main() -> None:
         raw_gib = rows * (k + 1) * 8 / 1024 ** 3
         print(f"\n== {case}: {rows:,} rows × {k} regressors (Parquet {size_gib:.2f} GiB, {raw_gib:.2f} GiB as doubles; "
               f"data ready in {time.perf_counter() - t:.0f} s)", flush=True)
-        sides = [("statsmodels", a.memsize), ("statgrid", a.memsize), ("statgrid-ooc", a.small_memsize)]
+        sides = [(s, m) for s, m in (("statsmodels", a.memsize), ("statgrid", a.memsize),
+                                     ("statgrid-ooc", a.small_memsize)) if s in wanted]
         results: dict[str, list[dict]] = {s: [] for s, _ in sides}
         mem_of = dict(sides)
         for r in range(a.runs):
@@ -170,8 +179,8 @@ def main() -> None:
             fails = [x["failed"] for x in results[side] if x.get("failed")]
             print(f"  {side:<13} (memsize {mem_of[side]:>5}) wall {fmt_stat(walls)} s   peak RSS {fmt_stat(rss)} GiB"
                   + (f"   {len(fails)} failed: {fails[0]}" if fails else ""))
-        for side in ("statgrid", "statgrid-ooc"):
-            pairs = [(x, b) for x, b in zip(results[side], results["statsmodels"]) if b["wall_s"]]
+        for side in [s for s in ("statgrid", "statgrid-ooc") if s in results]:
+            pairs = [(x, b) for x, b in zip(results[side], results["statsmodels"]) if x["wall_s"] and b["wall_s"]]
             wr = [x["wall_s"] / b["wall_s"] for x, b in pairs]
             mr = [x["peak_rss_gib"] / b["peak_rss_gib"] for x, b in pairs]
             print(f"  {side} ÷ statsmodels: wall {fmt_stat(wr)}   peak RSS {fmt_stat(mr)}")

@@ -2,8 +2,9 @@
 
 Each iteration is one pass over the rows: the working response z = η + (y − μ)·g'(μ) and weights
 W = w / (V(μ)·g'(μ)²) at the current estimates are folded chunk by chunk into the triangular factor
-R of [√W·X | √W·z] (the tall-skinny QR that REG uses) — the weighted least-squares step without
-ever forming X'WX. The rows stay in memory when they fit in half of MEMSIZE; otherwise every pass
+R of [√W·X | √W·z] (a tall-skinny QR: each chunk's R by tall_r, then the QR of the stacked R's) — the
+weighted least-squares step with the accuracy of a QR: X'WX is formed only inside CholeskyQR2, on
+chunks well enough conditioned for it to be as accurate as Householder (tall_r). The rows stay in memory when they fit in half of MEMSIZE; otherwise every pass
 reads them again from the engine, so a model can be fitted on a table larger than memory.
 
 Convergence: relative change of the deviance below `tol` (R's glm rule) and no estimate moving by
@@ -185,6 +186,49 @@ class GLMFit:
         return se
 
 
+CHOLQR_MIN_RCOND = 1e-3   # CholeskyQR2 only for chunks whose column-scaled R is this well conditioned (κ₁ ≤ 1000)
+
+
+def tall_r(a: np.ndarray) -> np.ndarray:
+    """R of the QR factorization of a tall matrix `a` (m × k); row signs may differ from LAPACK's.
+
+    CholeskyQR2 (Yamamoto, Nakatsukasa, Yanagisawa, Fukaya 2015, ETNA 44: R₁ = chol(AᵀA),
+    Q₁ = A R₁⁻¹, R = chol(Q₁ᵀQ₁)·R₁) is three matrix products at the speed of the BLAS, where
+    Householder QR of a tall-skinny matrix runs mostly on vector operations: it was two thirds of
+    a logistic fit's time on 200 k rows × 50 regressors (cProfile: 20.3 of 30 s). It is as accurate as Householder (orthogonality and
+    residual O(ε)) while κ(A) stays well below ε^(-1/2); so it runs on column-scaled A only when
+    the condition estimate of R₁ (LAPACK dtrcon) is at most 1/CHOLQR_MIN_RCOND, and any other
+    chunk — a zero or nearly dependent column, the ones aliasing looks for — takes Householder.
+    """
+    from scipy.linalg import blas, lapack
+
+    m, k = a.shape
+    if k and m >= 4 * k:
+        a = np.ascontiguousarray(a, dtype=np.float64)
+        at = a.T                                        # Fortran-ordered k × m view: no copy for the BLAS
+        g = blas.dsyrk(1.0, at)                         # upper triangle of AᵀA
+        d = np.sqrt(np.diag(g))
+        if np.all(d > 0) and np.all(np.isfinite(d)):
+            s = 1.0 / d
+            r1, info = lapack.dpotrf(g * s[:, None] * s[None, :], lower=0, clean=1)
+            if info == 0:
+                rcond, info = lapack.dtrcon(r1, norm="1", uplo="U", diag="N")
+                if info == 0 and rcond >= CHOLQR_MIN_RCOND:
+                    r1inv, info = lapack.dtrtri(r1, lower=0)
+                    if info == 0:
+                        q1 = a @ (s[:, None] * r1inv)            # Q₁ = A D⁻¹ R₁⁻¹ by one product
+                        r2, info = lapack.dpotrf(blas.dsyrk(1.0, q1.T), lower=0, clean=1)
+                        if info == 0:
+                            return (r2 @ r1) * d[None, :]
+    return np.linalg.qr(a, mode="r")
+
+
+def fold_r(R: np.ndarray | None, a: np.ndarray) -> np.ndarray:
+    """R of [previous rows; a] from the previous rows' R and the next chunk `a` (tall-skinny QR)."""
+    ra = tall_r(a)
+    return ra if R is None else np.linalg.qr(np.vstack([R, ra]), mode="r")
+
+
 def _pass(rows: Rows, cols: list[int], fam: Family, lk: Link, beta: np.ndarray | None):
     """One pass: R of [√W X | √W z] at `beta` (or at the starting means), deviance, Pearson χ²."""
     R = None
@@ -192,7 +236,7 @@ def _pass(rows: Rows, cols: list[int], fam: Family, lk: Link, beta: np.ndarray |
     n = 0
     lo, hi, max_eta = math.inf, -math.inf, 0.0
     for X, y, w, off in rows:
-        Xc = X[:, cols]
+        Xc = X if cols == list(range(X.shape[1])) else X[:, cols]   # all columns in order: no copy
         if beta is None:
             mu = fam.start(y, w)
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -214,8 +258,10 @@ def _pass(rows: Rows, cols: list[int], fam: Family, lk: Link, beta: np.ndarray |
         z = eta - off + (y - mu_w) * d
         W = w / (fam.variance(mu_w) * d * d)
         sw = np.sqrt(W)
-        a = np.column_stack([Xc * sw[:, None], z * sw])
-        R = np.linalg.qr(a if R is None else np.vstack([R, a]), mode="r")
+        a = np.empty((Xc.shape[0], Xc.shape[1] + 1))
+        np.multiply(Xc, sw[:, None], out=a[:, :-1])
+        np.multiply(z, sw, out=a[:, -1])
+        R = fold_r(R, a)
         if beta is not None:
             # binomial μ that rounds to 0 or 1 (probit/cloglog tails, separated data) is taken at the clip
             dev += float(np.sum(fam.unit_deviance(y, mu_w, w)))

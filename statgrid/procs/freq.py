@@ -1,7 +1,8 @@
 """PROC FREQ: one-way and two-way frequency tables, percents and chi-square tests.
 
-Counting runs in the engine (GROUP BY); the tables are small, so percents and the tests are
-computed from the cell counts in numpy. Rows with a missing value in any table variable are
+Counting runs in the engine, every table of a step in one scan of the data (GROUPING SETS; a
+scan per table took up to 1.5× as long on 10 M rows, benchmarks/procs.py); the tables are small,
+so percents and the tests are computed from the cell counts in numpy. Rows with a missing value in any table variable are
 left out of percents and tests, and counted as 'Frequency Missing', unless missing=True makes
 missing a level, as in SAS.
 
@@ -18,7 +19,7 @@ from typing import Sequence
 import numpy as np
 
 from statgrid.errors import StatgridError
-from statgrid.procs._base import ResultTable, check_columns, procedure, qi, render_table
+from statgrid.procs._base import ResultTable, check_columns, column_names, procedure, qi, render_table
 
 
 def _parse_tables(tables: str | Sequence[str]) -> list[list[str]]:
@@ -37,20 +38,96 @@ def _parse_tables(tables: str | Sequence[str]) -> list[list[str]]:
 
 
 def counts_sql(scan: str, cols: list[str], weight: str | None = None) -> str:
-    """Cell counts (or weight sums) per level combination, missing levels first as in SAS.
+    """Cell counts (or weight sums) per level combination of one table, missing levels first as in SAS.
 
     As in SAS, rows whose weight is missing or not positive are left out.
     """
-    w = f"sum(CAST({qi(weight)} AS DOUBLE))" if weight else "count(*)"
-    where = f" WHERE {qi(weight)} > 0" if weight else ""
-    keys = ", ".join(qi(c) for c in cols)
-    return (f"SELECT {keys}, {w} AS n FROM {scan}{where} GROUP BY {keys} "
-            f"ORDER BY {', '.join(qi(c) + ' NULLS FIRST' for c in cols)}")
+    return tables_sql(scan, [cols], weight)
 
 
-def _counts(s, scan: str, cols: list[str], weight: str | None, missing: bool) -> tuple[list[tuple], float]:
-    """[(level..., count)] with non-missing levels, and the missing frequency."""
-    rows = s.execute(counts_sql(scan, cols, weight)).fetchall()
+def _count_expr(weight: str | None) -> tuple[str, str]:
+    """The count (or weight sum) and the WHERE clause: rows with a missing or non-positive weight are
+    left out, as in SAS."""
+    if weight:
+        return f"sum(CAST({qi(weight)} AS DOUBLE))", f" WHERE {qi(weight)} > 0"
+    return "count(*)", ""
+
+
+def tables_sql(scan: str, tables: list[list[str]], weight: str | None = None) -> str:
+    """The cell counts of several tables in ONE scan of the data (GROUPING SETS), missing levels first.
+
+    One table: rows (level..., n), as counts_sql. Several: rows (set, v1, …, vk, n) over the distinct
+    variables v of all tables in order of first use; `set` is GROUPING(v1, …, vk), a bit set per
+    variable NOT in the row's table (v1 the highest bit) — a table's rows come together, each table's
+    ordered by its own variables. The tables must be distinct sets of variables (plan_scans).
+    """
+    n, where = _count_expr(weight)
+    if len(tables) == 1:
+        keys = ", ".join(qi(c) for c in tables[0])
+        return (f"SELECT {keys}, {n} AS n FROM {scan}{where} GROUP BY {keys} "
+                f"ORDER BY {', '.join(qi(c) + ' NULLS FIRST' for c in tables[0])}")
+    variables = list(dict.fromkeys(c for cols in tables for c in cols))
+    keys = ", ".join(qi(c) for c in variables)
+    sets = ", ".join("(" + ", ".join(qi(c) for c in cols) + ")" for cols in tables)
+    # Positional names for the grouped result, so no user variable can shadow them in ORDER BY.
+    names = ["s"] + [f"v{i}" for i in range(len(variables))] + ["n"]
+    order = ["s"]
+    for cols in tables:
+        gid = grouping_id(variables, cols)
+        order += [f"CASE WHEN s = {gid} THEN v{variables.index(c)} END NULLS FIRST" for c in cols]
+    return (f"SELECT * FROM (SELECT GROUPING({keys}), {keys}, {n} FROM {scan}{where} "
+            f"GROUP BY GROUPING SETS ({sets})) AS t({', '.join(names)}) ORDER BY {', '.join(order)}")
+
+
+def grouping_id(variables: list[str], cols: list[str]) -> int:
+    """GROUPING(variables...) of the rows grouped by `cols`: bit set for each variable not in `cols`,
+    the first variable the highest bit (SQL's GROUPING / DuckDB's grouping_id)."""
+    k = len(variables)
+    return sum(1 << (k - 1 - i) for i, v in enumerate(variables) if v not in cols)
+
+
+def plan_scans(tables: list[list[str]]) -> list[list[list[str]]]:
+    """The distinct tables grouped into scans: every table goes into the first scan, except one whose
+    variables another table there already has in another order (a*b and b*a: GROUPING SETS cannot tell
+    them apart), which starts a scan of its own."""
+    scans: list[list[list[str]]] = []
+    for cols in tables:
+        for scan in scans:
+            if cols in scan:
+                break
+            if all(set(cols) != set(other) for other in scan):
+                scan.append(cols)
+                break
+        else:
+            scans.append([cols])
+    return scans
+
+
+def _counts_all(s, scan: str, tables: list[list[str]], weight: str | None, missing: bool
+                ) -> dict[tuple[str, ...], tuple[list[tuple], float]]:
+    """{table's variables: ([(level..., count)] with non-missing levels, the missing frequency)},
+    the tables counted in as few scans of the data as plan_scans allows (one, as a rule)."""
+    out = {}
+    for group in plan_scans(tables):
+        rows = s.execute(tables_sql(scan, group, weight)).fetchall()
+        if len(group) == 1:
+            per_table = {tuple(group[0]): rows}
+        else:
+            variables = list(dict.fromkeys(c for cols in group for c in cols))
+            at = {grouping_id(variables, cols): ([1 + variables.index(c) for c in cols], tuple(cols))
+                  for cols in group}
+            per_table = {key: [] for _, key in at.values()}
+            for r in rows:
+                idx, key = at[r[0]]
+                per_table[key].append(tuple(r[i] for i in idx) + (r[-1],))
+        for key, cells in per_table.items():
+            out[key] = _split_missing(cells, missing)
+    return out
+
+
+def _split_missing(rows: list, missing: bool) -> tuple[list[tuple], float]:
+    """[(level..., count)] with non-missing levels, and the missing frequency (missing=True: all rows,
+    missing a level as in SAS)."""
     if missing:
         return [tuple(r) for r in rows], 0.0
     kept = [tuple(r) for r in rows if all(v is not None for v in r[:-1])]
@@ -131,9 +208,9 @@ def freq(s, data: str, tables: str | Sequence[str], weight: str | None = None, m
     the last table (as SAS OUT= does).
     """
     src = s.dataset(data)
-    names = [c for c, _ in s.columns(src.scan_sql())]
+    names = column_names(s, src)
     w = check_columns([weight], names, "WEIGHT", str(src))[0] if weight else None
-    results = []
+    requests = []
     for req in _parse_tables(tables):
         cols = check_columns(req, names, "TABLES", str(src))
         taken = {"count", "percent", "cum_freq", "cum_pct", "pct_row", "pct_col"} & {c.lower() for c in cols}
@@ -141,7 +218,11 @@ def freq(s, data: str, tables: str | Sequence[str], weight: str | None = None, m
             raise StatgridError(f"table {'*'.join(cols)!r}: a variable named like a result column "
                                 f"({', '.join(sorted(taken)) or 'the same variable twice'}) cannot be tabulated "
                                 "here; rename it first, e.g. data(..., rename={...}).")
-        counts, n_missing = _counts(s, src.scan_sql(), cols, w, missing)
+        requests.append(cols)
+    counted = _counts_all(s, src.scan_sql(), requests, w, missing)
+    results = []
+    for cols in requests:
+        counts, n_missing = counted[tuple(cols)]
         title = f"The FREQ Procedure\n\nTable of {' by '.join(cols)}"
         if len(cols) == 1:
             res = one_way(cols[0], counts)

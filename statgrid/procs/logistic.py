@@ -155,7 +155,7 @@ def _score_tests(rows, fam, lk, fit: _irls.GLMFit, model_cols: list[int], candid
         mu = np.clip(special.expit(eta), _irls.EPS, 1 - _irls.EPS)
         sw = np.sqrt(w * mu * (1 - mu))
         a = X[:, allc] * sw[:, None]
-        R = np.linalg.qr(a if R is None else np.vstack([R, a]), mode="r")
+        R = _irls.fold_r(R, a)
         U += X[:, cand_cols].T @ (w * (y - mu))
     k = len(model_cols)
     out = {}
@@ -225,8 +225,7 @@ def _report(s, rows, fit, cnames, design, effects, cslices, T, chosen, n, n_miss
         eta = X[:, fit.kept] @ fit.beta[fit.kept] + off
         p_hat.append(special.expit(eta))
         y_all.append(y)
-        a = np.column_stack([X[:, sorted(model_cols)], y])
-        R0 = np.linalg.qr(a if R0 is None else np.vstack([R0, a]), mode="r")
+        R0 = _irls.fold_r(R0, np.column_stack([X[:, sorted(model_cols)], y]))
     p_hat = np.concatenate(p_hat)
     y_all = np.concatenate(y_all)
     perfect = ((y_all == 1) & (p_hat > 1 - 1e-8)) | ((y_all == 0) & (p_hat < 1e-8))
@@ -284,6 +283,12 @@ def _report(s, rows, fit, cnames, design, effects, cslices, T, chosen, n, n_miss
     return result
 
 
+def _exp(v: float) -> float:
+    """exp that gives inf past the largest double instead of raising (an odds ratio limit of a
+    nearly separated or nearly collinear effect)."""
+    return math.exp(v) if v < 709.0 else math.inf
+
+
 def _odds_ratios(design, effects, chosen, T, fit, cov) -> list[list]:
     out = []
     in_interaction = {v for i in chosen if len(effects[i].variables) > 1 for v in effects[i].variables}
@@ -313,7 +318,7 @@ def _odds_ratios(design, effects, chosen, T, fit, cov) -> list[list]:
             lk = lc[fit.kept]
             est = float(lk @ fit.beta[fit.kept])
             se = math.sqrt(float(lk @ cov @ lk))
-            out.append([label, math.exp(est), math.exp(est - Z95 * se), math.exp(est + Z95 * se)])
+            out.append([label, _exp(est), _exp(est - Z95 * se), _exp(est + Z95 * se)])
     return out
 
 
