@@ -1008,7 +1008,7 @@ def node_up(ctx: typer.Context,
     from statgrid.grid.node import cpus_seen
 
     slots = host.slots if host.slots is not None else cpus_seen(host.cpus)    # resolved here, where it runs
-    typer.echo(f"statgrid node {name}: joining {address} from {listen} with {slots} slots"
+    typer.echo(f"statgrid node {name}: joining {address} from {listen} with {slots} slot{'' if slots == 1 else 's'}"
                + (" (the CPUs it sees)" if host.slots is None else ""), err=True)
     # No nanny: a node is restarted by its service manager; Dask's nanny would instead try to restart
     # a silent worker through the same dead link and hold up its removal by 30 s.

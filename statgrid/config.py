@@ -67,7 +67,7 @@ working grid whose home is ``$STATGRID_HOME`` or ``./statgrid-home``.
 
     [scheduling]
     half_life = "5h"                # fairshare usage decays by half over this time (LSF HIST_HOURS)
-    memory_margin = 0.1             # a session job reserves its memsize plus this fraction
+    memory_margin = 0.1             # a session job reserves its memsize plus this fraction plus 128M for its engine
     run_job_factor = 3.0            # weight of running jobs in the fairshare priority (LSF RUN_JOB_FACTOR)
     run_time_factor = 0.7           # weight of decayed usage, per slot-hour (LSF RUN_TIME_FACTOR)
 
@@ -482,7 +482,7 @@ class SchedulingConfig:
     charges wall time of a slot). Usage decays by half every half_life_s (LSF HIST_HOURS, 5 h)."""
 
     half_life_s: float = 5 * 3600.0
-    memory_margin: float = 0.1        # DESIGN.md: a session's RSS runs ~10 % above its memsize
+    memory_margin: float = 0.1        # DESIGN.md: RSS runs ~10 % above memsize; jobspec.SESSION_ENGINE_BYTES adds the engine's own
     run_job_factor: float = 3.0
     run_time_factor: float = 0.7
 
