@@ -263,12 +263,7 @@ def _unescape_mount(field: str) -> str:
     return field.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
 
 
-def _write(path: str, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY)
-    try:
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)
+_write = memlimit.write_cgroup_file
 
 
 def cgroup_populated(path: str) -> bool:

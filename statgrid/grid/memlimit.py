@@ -67,7 +67,8 @@ def watch_reason(limit_bytes: int, used_bytes: int) -> str:
 
 # -- cgroup v2 ------------------------------------------------------------------------------------
 
-def _write(path: str, text: str) -> None:
+def write_cgroup_file(path: str, text: str) -> None:
+    """One write(2) of `text`, as cgroup files want it (no buffering, no partial rewrites)."""
     fd = os.open(path, os.O_WRONLY)
     try:
         os.write(fd, text.encode())
@@ -90,7 +91,7 @@ def enable_memory_controller(top: str) -> str:
                 "holds processes itself, and cgroup v2 enables memory only below a cgroup without any, the root "
                 "excepted)")
     try:
-        _write(os.path.join(top, "cgroup.subtree_control"), "+memory")
+        write_cgroup_file(os.path.join(top, "cgroup.subtree_control"), "+memory")
     except OSError as exc:
         return f"cannot enable the memory controller in {top}/cgroup.subtree_control ({exc.strerror})"
     return ""
@@ -100,12 +101,12 @@ def limit_cgroup(path: str, limit_bytes: int) -> bool:
     """Set a job's cgroup (made, still empty) to `limit_bytes` of memory, no swap, and a whole-job
     OOM kill. False if memory.max cannot be written (the job is then watched)."""
     try:
-        _write(os.path.join(path, "memory.max"), str(limit_bytes))
+        write_cgroup_file(os.path.join(path, "memory.max"), str(limit_bytes))
     except OSError:
         return False
     for name, value in (("memory.swap.max", "0"), ("memory.oom.group", "1")):
         try:                                 # no swap accounting (swapaccount=0), or Linux < 4.19
-            _write(os.path.join(path, name), value)
+            write_cgroup_file(os.path.join(path, name), value)
         except OSError:
             pass
     return True
