@@ -84,10 +84,10 @@ class NetGrid:
         proc = self.nodes.pop(name)
         proc.send_signal(signal.SIGTERM)
         try:
-            proc.wait(30)
+            proc.wait(timeout=WAIT_S)
         except subprocess.TimeoutExpired:
             proc.kill()
-            proc.wait(10)
+            proc.wait(timeout=WAIT_S)
 
     def hosts(self) -> dict[str, dict]:
         done = self.on("grid1", "hosts", "--json")
