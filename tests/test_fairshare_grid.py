@@ -7,6 +7,7 @@ steady between dispatches. Skipped with the reason where users cannot be made.
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 from tests.multiuser import site_install
 from tests.test_multiuser_grid import GRID_TOML, made_people, shared_grid
@@ -58,7 +59,7 @@ def running_at_finishes(jobs: dict[int, dict], users: tuple[str, str]) -> list[t
     return out
 
 
-def flood(grid, who: str, queue: str, n: int, seconds: str = "0.4", gate: str | None = None) -> list[int]:
+def flood(grid, who: str, queue: str, n: int, seconds: str = "0.4", gate: Path | None = None) -> list[int]:
     """n jobs of `who` in one submit (an array), each sleeping a little; returns their job ids. With
     a gate (a file's path), each first waits for the file: the first ones hold their slots until the
     test has submitted what must compete with them, however slow the machine."""
