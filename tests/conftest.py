@@ -94,30 +94,42 @@ def pgid_of(pid: int) -> int | None:
         return None
 
 
-def wait_for(predicate, what: str, timeout_s: float = 60.0):
-    """predicate()'s first true value, polled every 50 ms; fail naming `what` after timeout_s."""
+WAIT_S = 120.0   # the suite's deadline for an awaited event: generous, the machine may be loaded and shared
+
+
+def wait_for(predicate, what: str, timeout_s: float = WAIT_S, state=None, every_s: float = 0.05):
+    """predicate()'s first true value, polled every `every_s` until `timeout_s`; then fail naming
+    `what` and the last state seen: state() if given, else predicate()'s last value. Every wait of
+    the suite for something to happen goes through here: it waits for the event, never for a time."""
     import time
 
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+    value = None
+    while True:
         value = predicate()
         if value:
             return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+        if time.monotonic() > deadline:
+            break
+        time.sleep(every_s)
+    last = state() if state is not None else value
+    raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}; last seen: {last!r}")
 
 
-def wait_gone(pids, timeout_s: float = 15.0) -> None:
+def wait_gone(pids, timeout_s: float = WAIT_S) -> None:
     """Wait until none of the processes runs (a zombie counts as gone); fail naming survivors."""
-    import time
-
     import psutil
 
-    alive = list(pids)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        alive = [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
-        if not alive:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"processes still alive: {alive}")
+    pids = list(pids)
+
+    def alive() -> list[int]:
+        out = []
+        for p in pids:
+            try:
+                if psutil.Process(p).status() != psutil.STATUS_ZOMBIE:
+                    out.append(p)
+            except psutil.NoSuchProcess:
+                pass
+        return out
+
+    wait_for(lambda: not alive(), f"processes {list(pids)} to end", timeout_s, state=alive)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import time
 from pathlib import Path
 from typing import Iterator
 
@@ -14,7 +13,7 @@ import psutil
 from statgrid.bench.mixed import free_port  # noqa: F401 — the tests' free port, from here
 from statgrid.config import load_config
 from statgrid.grid.client import GridClient
-from tests.conftest import run_cli
+from tests.conftest import WAIT_S, run_cli, wait_for
 
 
 # One host, one slot, no monitor: the grid most API tests need.
@@ -49,19 +48,14 @@ class Grid:
     def submit(self, *argv, **kw) -> int:
         return self.client.submit(list(argv), cwd=str(self.root), env={"PATH": os.environ["PATH"]}, **kw)["id"]
 
-    def wait(self, ids, timeout_s=120) -> list[dict]:
+    def wait(self, ids, timeout_s=WAIT_S) -> list[dict]:
         jobs = self.client.wait(ids, timeout_s=timeout_s)
         assert all(j["state"] in ("DONE", "EXIT", "KILLED") for j in jobs), jobs
         return jobs
 
-    def wait_started(self, job_id, timeout_s=60) -> dict:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            job = self.client.job(job_id)
-            if job["start_ts"] is not None:
-                return job
-            time.sleep(0.05)
-        raise AssertionError(f"job {job_id} did not start: {job}")
+    def wait_started(self, job_id, timeout_s=WAIT_S) -> dict:
+        return wait_for(lambda: (job := self.client.job(job_id))["start_ts"] is not None and job,
+                        f"job {job_id} to start", timeout_s, state=lambda: self.client.job(job_id))
 
     def descendants_alive(self) -> list[psutil.Process]:
         """Processes that carry this grid's home in their environment (master, engine, workers, jobs)."""
@@ -86,11 +80,9 @@ def running(grid: Grid) -> Iterator[Grid]:
     finally:
         down = grid.cli("grid", "down", timeout=240)
         left: list[psutil.Process] = []
-        for _ in range(100):
-            left = grid.descendants_alive()
-            if not left:
-                break
-            time.sleep(0.1)
+        with contextlib.suppress(AssertionError):      # said below, with what is left
+            wait_for(lambda: not grid.descendants_alive(), "the grid's processes to end", every_s=0.1)
+        left = grid.descendants_alive()
         for p in left:
             with contextlib.suppress(psutil.NoSuchProcess):
                 p.kill()

@@ -266,7 +266,7 @@ def create_user(role: str) -> User:
     return User(name=name, uid=pw.pw_uid, gid=pw.pw_gid, home=Path(pw.pw_dir))
 
 
-def remove_user(name: str, timeout_s: float = 10.0) -> None:
+def remove_user(name: str, timeout_s: float = 120.0) -> None:
     """Kill everything the user still runs, wait until it is gone, remove the user, its group and home."""
     deadline = time.monotonic() + timeout_s
     while True:

@@ -6,13 +6,15 @@ from __future__ import annotations
 import json
 import os
 import signal
-import time
+import subprocess
+import sys
 
 import pytest
 
 from statgrid.errors import UsageError
 from statgrid.session._procfs import process_running
 from tests import gridtest
+from tests.conftest import WAIT_S, wait_for
 
 GRID_TOML = """
 [master]
@@ -39,18 +41,16 @@ def _master_pid(g) -> int:
 def test_a_master_stopped_by_sigterm_leaves_its_jobs_running_and_the_next_adopts_them(tmp_path):
     g = gridtest.Grid(tmp_path, GRID_TOML)
     with gridtest.running(g):
-        job = g.submit("sh", "-c", "sleep 4; echo finished")
+        gate = g.root / "gate"                                   # the job runs until the next master is up
+        job = g.submit("sh", "-c", f"while [ ! -e {gate} ]; do sleep 0.05; done; echo finished")
         started = g.wait_started(job)
         pid = _master_pid(g)
         os.kill(pid, signal.SIGTERM)                             # systemctl restart / stop of the master
-        for _ in range(600):
-            if not process_running(pid):
-                break
-            time.sleep(0.05)
-        assert not process_running(pid)
+        wait_for(lambda: not process_running(pid), f"the master (pid {pid}) to stop")
         assert process_running(started["pid"])                   # the job runs on without a master
         up = g.cli("grid", "up", "--detach", timeout=240)
         assert up.returncode == 0, up.stderr
+        gate.touch()
         done = g.wait([job])[0]
         assert done["state"] == "DONE" and done["attempt"] == 1, done
         assert "finished" in g.client.peek(job)["text"]
@@ -60,7 +60,7 @@ def test_a_master_stopped_by_sigterm_leaves_its_jobs_running_and_the_next_adopts
 def test_reconfig_applies_queues_and_slots_and_a_bad_file_changes_nothing(tmp_path):
     g = gridtest.Grid(tmp_path, GRID_TOML)
     with gridtest.running(g):
-        running = g.submit("sleep", "60")
+        running = g.submit("sleep", "600")                       # killed below
         g.wait_started(running)
         text = g.toml.read_text()
         g.toml.write_text(text + '\n[queues.night]\npriority = 5\nhostz = "node1"\n')
@@ -91,11 +91,18 @@ def test_reconfig_applies_queues_and_slots_and_a_bad_file_changes_nothing(tmp_pa
 def test_drain_waits_for_the_hosts_jobs_and_sends_it_no_more(tmp_path):
     g = gridtest.Grid(tmp_path, GRID_TOML)
     with gridtest.running(g):
-        first = g.client.submit(["sleep", "2"], hosts=["node1"], cwd=str(g.root), env={"PATH": os.environ["PATH"]})
+        gate = g.root / "gate"                                   # the job runs until drain says it waits for it
+        first = g.client.submit(["sh", "-c", f"while [ ! -e {gate} ]; do sleep 0.05; done"], hosts=["node1"],
+                                cwd=str(g.root), env={"PATH": os.environ["PATH"]})
         g.wait_started(first["id"])
-        drained = g.cli("host", "drain", "node1", "--reason", "kernel update", timeout=120)
-        assert drained.returncode == 0, drained.stderr
-        assert "drained" in drained.stdout and "waiting for its 1 running job" in drained.stderr
+        drain = subprocess.Popen([sys.executable, "-m", "statgrid", "host", "drain", "node1", "--reason",
+                                  "kernel update"], env={**os.environ, **g.env}, cwd=g.root,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        said = [drain.stderr.readline()]                         # blocks until it says so (or ends)
+        gate.touch()
+        out, err = drain.communicate(timeout=WAIT_S)
+        assert drain.returncode == 0, said + [err]
+        assert "drained" in out and "waiting for its 1 running job" in said[0], (said, err)
         assert g.client.job(first["id"])["state"] == "DONE"     # it finished: drain kills nothing
         later = [g.submit("true") for _ in range(3)]
         assert {j["host"] for j in g.wait(later)} == {"node2"}

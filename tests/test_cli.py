@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import run_cli, scratch_dirs
+from conftest import WAIT_S, run_cli, scratch_dirs, wait_for
 
 PY_JOB = """
 import statgrid
@@ -156,15 +156,6 @@ def test_bad_grid_toml_is_usage_error(home, tmp_path):
     assert r.returncode == 2 and "session.threads = 'many' is not allowed" in " ".join(r.stderr.split())
 
 
-def _wait_for(predicate, timeout_s=60.0, what="condition"):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.mark.parametrize("where", ["engine", "python"])
 def test_sigterm_removes_work_and_exits_143(home, tmp_path, where):
     """SIGTERM during a long engine query, or in the job's own Python code: WORK and UTIL go."""
@@ -176,15 +167,15 @@ def test_sigterm_removes_work_and_exits_143(home, tmp_path, where):
     proc = subprocess.Popen([sys.executable, "-m", "statgrid", "run", str(job), "--log-dir", str(logs)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        _wait_for(lambda: (logs / "session.log").exists() and "WORK.X has 1" in (logs / "session.log").read_text(),
-                  what="the first step")
+        wait_for(lambda: (logs / "session.log").exists() and "WORK.X has 1" in (logs / "session.log").read_text(),
+                 "the first step")
         work = [p for p in (home / "work").iterdir()]
         assert len(work) == 1 and work[0].stat().st_mode & 0o777 == 0o700
         time.sleep(0.3)
         proc.send_signal(signal.SIGTERM)
         # Liveness, not speed: the job loops forever, so only the SIGTERM handling can end it
         # (how fast depends on the machine; a timed assertion here failed on no defect).
-        proc.wait(timeout=120)
+        proc.wait(timeout=WAIT_S)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -205,7 +196,7 @@ def test_cleanwork_removes_dead_sessions_only(home, tmp_path):
         assert live.stdout.readline().strip() == "ready"
         assert dead.stdout.readline().strip() == "ready"
         dead.kill()                                   # SIGKILL: no chance to clean up
-        dead.wait(timeout=10)
+        dead.wait(timeout=WAIT_S)
         assert len(scratch_dirs(home)) == 4           # WORK + UTIL of both
         dry = run_cli("cleanwork", "--dry-run")
         assert dry.returncode == 0 and "2 directories would remove" in dry.stdout
@@ -217,7 +208,7 @@ def test_cleanwork_removes_dead_sessions_only(home, tmp_path):
         assert len(left) == 2 and all(f"{live.pid:x}_" in p.name for p in left)
     finally:
         live.terminate()
-        live.wait(timeout=30)
+        live.wait(timeout=WAIT_S)
     assert scratch_dirs(home) == []
 
 

@@ -194,7 +194,7 @@ def test_killing_the_parent_kills_its_pending_and_running_subtasks(grid):
         pending = [k for k in kids if k["state"] == "PEND"]
         return kids if (len(started), len(pending)) == (3, 1) else None
 
-    kids = wait_for(three_run_one_pends, "3 sub-tasks running and 1 pending", timeout_s=60)
+    kids = wait_for(three_run_one_pends, "3 sub-tasks running and 1 pending")
     grid.client.kill([parent])
     assert grid.wait([parent])[0]["state"] == "KILLED"
     ended = grid.wait([k["id"] for k in kids])

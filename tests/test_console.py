@@ -20,6 +20,7 @@ import pytest
 from statgrid.console import app as console_app
 from statgrid.console.live import flatten
 from tests import gridtest
+from tests.conftest import WAIT_S
 
 GRID_TOML = """
 [master]
@@ -90,19 +91,24 @@ class Stream:
     def __init__(self, g, query: str, session: str):
         self.events: queue.Queue = queue.Queue()
         self.ended = threading.Event()
-        self.c = g.http.conn(timeout=120)
+        self.subscribed = threading.Event()
+        self.c = g.http.conn(timeout=WAIT_S)
         self.c.request("GET", "/console/stream?" + query, headers=cookie(session))
         self.response = self.c.getresponse()
         assert self.response.status == 200, self.response.read()
         assert self.response.getheader("Content-Type").startswith("text/event-stream")
         threading.Thread(target=self._read, daemon=True).start()
+        # the stream's first line, a comment, is sent once it has subscribed: what happens from now on, it shows
+        assert self.subscribed.wait(WAIT_S) or self.ended.is_set(), f"no first line on the stream {query}"
 
     def _read(self) -> None:
         name, data = None, []
         try:
             for raw in self.response:
                 line = raw.decode().rstrip("\n")
-                if line.startswith("event: "):
+                if line.startswith(":"):
+                    self.subscribed.set()
+                elif line.startswith("event: "):
                     name = line[7:]
                 elif line.startswith("data: "):
                     data.append(line[6:])
@@ -114,7 +120,7 @@ class Stream:
         finally:
             self.ended.set()
 
-    def until(self, predicate, timeout_s: float = 60.0) -> list[tuple[str, str]]:
+    def until(self, predicate, timeout_s: float = WAIT_S) -> list[tuple[str, str]]:
         """Events up to and including the first for which predicate(name, data) holds."""
         got = []
         deadline = time.monotonic() + timeout_s
@@ -264,17 +270,18 @@ def test_a_pending_job_says_why_and_a_closed_host_shows_who_closed_it(grid):
 def test_a_viewer_sees_a_new_job_arrive_and_change_without_asking(grid):
     jobs_view = Stream(grid, "view=jobs", grid.session)
     grid_view = Stream(grid, "view=grid", grid.session)
-    api_events = grid.client.events(timeout_s=60)        # `statgrid events` beside the console, unharmed by it
+    api_events = grid.client.events(timeout_s=WAIT_S)    # `statgrid events` beside the console, unharmed by it
     assert next(api_events) == {"type": "open"}
+    gate = grid.root / "gate-viewer"                       # the job runs until its host's row has shown it
     try:
-        time.sleep(0.3)                               # both subscribed (the first line is sent on subscribing)
-        job = grid.submit("sleep", "1")
+        job = grid.submit("sh", "-c", f"while [ ! -e {gate} ]; do sleep 0.05; done")
         new = jobs_view.until(lambda n, d: n == "job-new")[-1][1]
         assert f'id="job-{job}"' in new and 'sse-swap="job-' in new
-        changes = jobs_view.until(lambda n, d: n == f"job-{job}" and "s-DONE" in d)
-        assert any("s-RUN" in d for n, d in changes if n == f"job-{job}")
         host_rows = grid_view.until(lambda n, d: n.startswith("host-node") and "1 / 1" in d)
         assert host_rows
+        gate.touch()
+        changes = jobs_view.until(lambda n, d: n == f"job-{job}" and "s-DONE" in d)
+        assert any("s-RUN" in d for n, d in changes if n == f"job-{job}")
         assert grid_view.until(lambda n, d: n == "sample")[-1][1].startswith('{"host": "node')
         states = []
         for event in api_events:
@@ -289,7 +296,7 @@ def test_a_viewer_sees_a_new_job_arrive_and_change_without_asking(grid):
 
 
 def test_the_log_tail_grows_on_the_job_page(grid):
-    script = "import time\nfor i in range(40):\n    print('line', i, flush=True)\n    time.sleep(0.25)\n"
+    script = "import itertools, time\nfor i in itertools.count():\n    print('line', i, flush=True)\n    time.sleep(0.25)\n"
     job = grid.submit("python3", "-c", script)
     grid.wait_started(job)
     page = grid.http.request("GET", f"/console/jobs/{job}", headers=cookie(grid.session))[2]
@@ -355,7 +362,7 @@ def test_signing_out_or_revoking_the_token_ends_the_session_and_its_stream(grid)
     try:
         stream.until(lambda n, d: n == "sample")
         grid.client.token_revoke(made["id"])
-        assert stream.ended.wait(60), "the stream of a revoked token's session went on"
+        assert stream.ended.wait(WAIT_S), "the stream of a revoked token's session went on"
     finally:
         stream.close()
     status, headers, _ = grid.http.request("GET", "/console/grid", headers=cookie(session))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import WAIT_S
 from tests.multiuser import site_install
 from tests.test_multiuser_grid import GRID_TOML as MULTIUSER_TOML
 from tests.test_multiuser_grid import made_people, shared_grid
@@ -24,10 +25,10 @@ __all__ = ["site_install"]   # a fixture, used by name
 
 REPO = Path(__file__).resolve().parent.parent
 ARTIFACTS = Path(os.environ.get("STATGRID_TEST_ARTIFACTS", REPO / "test-artifacts")) / "console"
-WAIT_S = 60
 
 GRID_TOML = MULTIUSER_TOML.replace("[monitor]\nenabled = false", "[monitor]\nenabled = true")   # charts
-LOG_SCRIPT = "import time\nfor i in range(600):\n    print('tick', i, flush=True)\n    time.sleep(0.2)\n"
+# Ticks until killed: the test kills it, however long a loaded machine takes to get there.
+LOG_SCRIPT = "import itertools, time\nfor i in itertools.count():\n    print('tick', i, flush=True)\n    time.sleep(0.2)\n"
 
 
 def _browser_or_skip():
@@ -62,13 +63,57 @@ class Browser:
 
     def get(self, path: str) -> None:
         self.driver.get(self.base + path)
-        self.wait_for("document.readyState === 'complete' && window.htmx !== undefined")
+        self.loaded()
+
+    def loaded(self) -> None:
+        """The page is loaded, and its live stream (if it has one) is open: a change made after
+        this shows on it. Before the stream opens, the page would miss it (the stream starts with
+        the changes from its opening on), so nothing is done to a live page before."""
+        self.wait_for("document.readyState === 'complete' && window.htmx !== undefined && "
+                      "(document.querySelector('main[sse-connect]') === null || "
+                      "document.getElementById('live').classList.contains('on'))")
 
     def wait_for(self, script: str, timeout_s: float = WAIT_S):
+        from selenium.common.exceptions import JavascriptException, TimeoutException
         from selenium.webdriver.support.ui import WebDriverWait
 
-        return WebDriverWait(self.driver, timeout_s, poll_frequency=0.1).until(
-            lambda d: d.execute_script("return " + script), f"timed out waiting for: {script}")
+        last = []
+
+        def check(d):
+            try:
+                last[:] = [d.execute_script("return " + script)]
+            except JavascriptException as exc:          # not there yet (a page between two loads)
+                last[:] = [exc.msg]
+                return False
+            return last[0]
+        try:
+            return WebDriverWait(self.driver, timeout_s, poll_frequency=0.1).until(check)
+        except TimeoutException:
+            raise AssertionError(f"timed out after {timeout_s:g} s waiting for: {script}; it was {last!r} on "
+                                 f"{self.driver.current_url} ({self.driver.title!r})") from None
+
+    def click(self, css: str) -> None:
+        """Click the element, found afresh: a live swap may replace it between finding and clicking."""
+        from selenium.common.exceptions import StaleElementReferenceException
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        def clicked(d):
+            try:
+                d.find_element(By.CSS_SELECTOR, css).click()
+                return True
+            except StaleElementReferenceException:
+                return False
+        WebDriverWait(self.driver, WAIT_S, poll_frequency=0.1).until(clicked, f"could not click {css}")
+
+    def accept_confirm(self) -> str:
+        from selenium.webdriver.support import expected_conditions
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        alert = WebDriverWait(self.driver, WAIT_S).until(expected_conditions.alert_is_present(), "no confirm shown")
+        text = alert.text
+        alert.accept()
+        return text
 
     def text(self, css: str) -> str:
         return self.driver.execute_script("const e = document.querySelector(arguments[0]); "
@@ -90,7 +135,25 @@ class Browser:
         self.get("/console/login?next=" + then)
         self.driver.find_element(By.ID, "token").send_keys(token)
         self.driver.find_element(By.ID, "sign-in").click()
-        self.wait_for(f"location.pathname === {then!r} && document.readyState === 'complete'")
+        self.wait_for(f"location.pathname === {then!r}")
+        self.loaded()
+
+    def close_host(self, host: str, reason: str) -> None:
+        """Type the reason in the host's row and press Close. A live swap of the row (its load, its
+        running jobs) between the two would take the typed reason with it: then both again."""
+        from selenium.common.exceptions import StaleElementReferenceException
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        def closed(d):
+            try:
+                form = d.find_element(By.CSS_SELECTOR, f"#host-{host} form")
+                form.find_element(By.NAME, "reason").send_keys(reason)
+                form.find_element(By.CSS_SELECTOR, "button.close").click()
+                return True
+            except StaleElementReferenceException:
+                return False
+        WebDriverWait(self.driver, WAIT_S, poll_frequency=0.1).until(closed, f"could not close {host}")
 
     def mark_page(self) -> None:
         """A mark that a reload would wipe: the page must still carry it when a change has shown."""
@@ -142,8 +205,9 @@ def test_a_user_watches_her_job_live_and_kills_it_an_admin_closes_a_host_another
         alice.screenshot("jobs")
         alice.check_console("jobs")
 
-        alice.driver.find_element(By.CSS_SELECTOR, f"#job-{job} a[href='/console/jobs/{job}']").click()
-        alice.wait_for(f"location.pathname === '/console/jobs/{job}' && window.htmx !== undefined")
+        alice.click(f"#job-{job} a[href='/console/jobs/{job}']")
+        alice.wait_for(f"location.pathname === '/console/jobs/{job}'")
+        alice.loaded()
         alice.wait_for("document.querySelector('#log').textContent.includes('tick 2')")
         alice.mark_page()
         before = alice.text("#log").count("tick")
@@ -153,10 +217,15 @@ def test_a_user_watches_her_job_live_and_kills_it_an_admin_closes_a_host_another
         alice.screenshot("job")
         alice.check_console("job")
 
-        alice.driver.find_element(By.ID, "kill").click()
-        alice.driver.switch_to.alert.accept()                 # "Kill job N?"
+        alice.click("#kill")
+        assert alice.accept_confirm() == f"Kill job {job}?"
         alice.wait_for(f"document.querySelector('#job-{job} .state').textContent === 'KILLED'")
-        assert "kill requested" in alice.text("#flash") and alice.not_reloaded()
+        # The answer to her click and the stream's news of the end come in either order, and the
+        # end may be there before the answer is written: "kill requested" or already "KILLED".
+        flash = alice.wait_for(f"document.querySelector('#flash').textContent.includes('job {job}: ') && "
+                               "document.querySelector('#flash').textContent")
+        assert flash.strip() in (f"job {job}: kill requested", f"job {job}: KILLED"), flash
+        assert alice.not_reloaded()
         alice.check_console("job (killed)")
         assert alice.driver.find_elements(By.ID, "kill") == []
 
@@ -180,15 +249,14 @@ def test_a_user_watches_her_job_live_and_kills_it_an_admin_closes_a_host_another
         carol.sign_in(grid.tokens["carol"], "/console/grid")
         assert "(administrator)" in carol.text("#me")
         carol.mark_page()
-        carol.driver.find_element(By.CSS_SELECTOR, "#host-node1 input[name=reason]").send_keys("disk swap")
-        carol.driver.find_element(By.CSS_SELECTOR, "#host-node1 button.close").click()
+        carol.close_host("node1", "disk swap")
         carol.wait_for("document.querySelector('#host-node1 .state').textContent === 'closed_Adm'")
         assert f"by {grid.people['carol'].name}: disk swap" in carol.text("#host-node1")
         assert carol.not_reloaded()
         carol.wait_for("document.querySelectorAll('.chart .u-wrap').length === 6")
         carol.screenshot("grid")
         assert "closed_Adm" in grid.cli("bob", "hosts").stdout            # the grid itself has it closed
-        carol.driver.find_element(By.CSS_SELECTOR, "#host-node1 button.open").click()
+        carol.click("#host-node1 button.open")
         carol.wait_for("document.querySelector('#host-node1 .state').textContent === 'ok'")
         carol.check_console("grid (carol)")
         assert carol.errors == []

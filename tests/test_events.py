@@ -8,6 +8,7 @@ import threading
 from statgrid.grid.client import GridClient
 from statgrid.grid.events import Broadcaster
 from tests import gridtest
+from tests.conftest import WAIT_S
 
 GRID_TOML = gridtest.ONE_SLOT_TOML
 
@@ -42,9 +43,9 @@ def test_every_viewer_sees_each_change_of_a_job(tmp_path):
         ready = threading.Barrier(4)
 
         def viewer(i: int) -> None:
-            stream = GridClient(g.cfg).events(timeout_s=60)
+            stream = GridClient(g.cfg).events(timeout_s=WAIT_S)
             assert next(stream) == {"type": "open"}              # subscribed: every change from now on
-            ready.wait(30)
+            ready.wait(WAIT_S)
             for event in stream:
                 if event["type"] == "job":
                     seen[i].append((event["event"], event["job"]["state"]))
@@ -55,10 +56,10 @@ def test_every_viewer_sees_each_change_of_a_job(tmp_path):
         for t in threads:
             t.start()
         # the streams are open once each has read its first line; then submit
-        ready.wait(30)
+        ready.wait(WAIT_S)
         job = g.submit("true")
         for t in threads:
-            t.join(60)
+            t.join(WAIT_S)
         assert not any(t.is_alive() for t in threads)
         assert g.wait([job])[0]["state"] == "DONE"
     want = [("submit", "PEND"), ("dispatch", "RUN"), ("start", "RUN"), ("finish", "DONE")]

@@ -7,6 +7,7 @@ steady between dispatches. Skipped with the reason where users cannot be made.
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 from tests.multiuser import site_install
 from tests.test_multiuser_grid import GRID_TOML, made_people, shared_grid
@@ -58,11 +59,19 @@ def running_at_finishes(jobs: dict[int, dict], users: tuple[str, str]) -> list[t
     return out
 
 
-def flood(grid, who: str, queue: str, n: int, seconds: str = "0.4") -> list[int]:
-    """n jobs of `who` in one submit (an array), each sleeping a little; returns their job ids."""
-    done = grid.cli(who, "submit", "-q", queue, "-J", f"flood[1-{n}]", "sleep", seconds)
+def flood(grid, who: str, queue: str, n: int, seconds: str = "0.4", gate: Path | None = None) -> list[int]:
+    """n jobs of `who` in one submit (an array), each sleeping a little; returns their job ids. With
+    a gate (a file's path), each first waits for the file: the first ones hold their slots until the
+    test has submitted what must compete with them, however slow the machine."""
+    argv = ["sleep", seconds] if gate is None else \
+        ["sh", "-c", f"while [ ! -e {gate} ]; do sleep 0.05; done; sleep {seconds}"]
+    done = grid.cli(who, "submit", "-q", queue, "-J", f"flood[1-{n}]", *argv)
     assert done.returncode == 0, done.stderr
     return [int(i) for i in done.stdout.split()]
+
+
+def open_gate(grid, name: str) -> None:
+    (grid.root / name).touch()
 
 
 def wait_array(grid, who: str, ids: list[int]) -> None:
@@ -76,8 +85,9 @@ def test_fairshare_on_a_real_grid(site_install):
         with shared_grid(site_install, people, toml, prefix="sgfs-") as grid:
             alice, bob = people["alice"].name, people["bob"].name
             # equal shares: alice floods first (FIFO would keep every slot hers), bob follows
-            a = flood(grid, "alice", "fair", 30)
+            a = flood(grid, "alice", "fair", 30, gate=grid.root / "gate-fair")
             b = flood(grid, "bob", "fair", 30)
+            open_gate(grid, "gate-fair")
             wait_array(grid, "alice", a)
             wait_array(grid, "bob", b)
             seen = running_at_finishes({k: v for k, v in history(grid).items() if v["queue"] == "fair"}, (alice, bob))
@@ -85,8 +95,9 @@ def test_fairshare_on_a_real_grid(site_install):
             assert steady and all(r == (3, 3) for r in steady), seen
 
             # shares 2:1 → 4:2 of the six slots
-            a = flood(grid, "alice", "fair21", 30)
+            a = flood(grid, "alice", "fair21", 30, gate=grid.root / "gate-fair21")
             b = flood(grid, "bob", "fair21", 30)
+            open_gate(grid, "gate-fair21")
             wait_array(grid, "alice", a)
             wait_array(grid, "bob", b)
             seen = running_at_finishes({k: v for k, v in history(grid).items() if v["queue"] == "fair21"},
@@ -95,9 +106,10 @@ def test_fairshare_on_a_real_grid(site_install):
             assert steady and all(r == (4, 2) for r in steady), seen
 
             # a newcomer to a busy queue starts ahead of the heavy user's waiting jobs
-            a = flood(grid, "alice", "fair", 30, seconds="1")
+            a = flood(grid, "alice", "fair", 30, seconds="1", gate=grid.root / "gate-newcomer")
             grid.wait_started("alice", a[5])       # the sixth element: all six slots are alice's
             newcomer = grid.submit("carol", "-q", "fair", "true")
+            open_gate(grid, "gate-newcomer")
             assert grid.wait("carol", newcomer)["state"] == "DONE"
             jobs = history(grid)
             mine = jobs[newcomer]

@@ -1,16 +1,17 @@
 """End to end on a real grid: `statgrid grid up --detach` (embedded Dask engine, 5 hosts of which
 one closed), the real CLI and HTTP API, real session processes. The tests share one grid and
-run in file order; the last ones break a worker and kill the master.
+stand alone, in any order: a test that breaks a worker or kills the master leaves the grid up again.
 
 Times are printed, never asserted (the machine is shared); what is asserted comes from the job
-records: states, hosts, attempts, the order of dispatches, overlaps of run intervals.
+records: states, hosts, attempts, the order of dispatches, overlaps of run intervals. No test
+counts on a job still running after a fixed time: a job that must hold its slot while the test
+does something waits for a gate file the test creates (`gated`), however slow the machine.
 """
 from __future__ import annotations
 
 import json
 import os
 import signal
-import time
 from pathlib import Path
 
 import psutil
@@ -18,7 +19,7 @@ import pytest
 
 from statgrid.grid.master import identity_of
 from statgrid.grid.protocol import AttemptFinished, attempt_from_dict
-from tests.conftest import pgid_of, run_cli, wait_gone
+from tests.conftest import pgid_of, run_cli, wait_for, wait_gone
 from tests.gridtest import Grid, free_port, running
 
 GRID_TOML = """
@@ -68,6 +69,18 @@ def grid(tmp_path_factory):
     assert load(g.home / "monitor", "library").num_rows > 0
 
 
+class Gate:
+    """A file a job waits for: `argv` runs until the test opens the gate (or the job is killed)."""
+
+    def __init__(self, directory: Path, name: str):
+        self.path = directory / f"gate-{name}"
+        self.path.unlink(missing_ok=True)
+        self.argv = ["sh", "-c", f"while [ ! -e '{self.path}' ]; do sleep 0.05; done"]
+
+    def open(self) -> None:
+        self.path.touch()
+
+
 def test_bad_input_is_refused_and_nothing_is_stored(grid, tmp_path):
     (grid.root / "ok.py").write_text("pass\n")
     cases = [
@@ -79,15 +92,18 @@ def test_bad_input_is_refused_and_nothing_is_stored(grid, tmp_path):
         (["submit", "-o", "memsize", "ok.py"], "is not KEY=VALUE"),
         (["submit", "no-such-command-xyz"], "neither a job file"),
     ]
+    def ids():
+        return [j["id"] for j in grid.client.jobs(all_states=True, user=None)]
+    before = ids()
     for args, message in cases:
         r = grid.cli(*args)
         assert r.returncode == 2, (args, r.stdout, r.stderr)
         assert message in r.stderr, (args, r.stderr)
-    assert grid.client.jobs(all_states=True, user=None) == []
+    assert ids() == before
     # The API refuses the same, with the usage flag, when called directly.
     with pytest.raises(Exception, match="queue 'nope' does not exist"):
         grid.client.submit(["ok.py"], queue="nope", cwd=str(grid.root))
-    assert grid.client.jobs(all_states=True) == []
+    assert ids() == before
     # No master at all: exit 1, and the message says how to start one.
     other = tmp_path / "other.toml"
     other.write_text(f"[master]\nport = {free_port()}\n")
@@ -150,20 +166,28 @@ def test_slots_preference_and_fifo(grid):
 def test_host_preference_puts_fewer_jobs_on_node1(grid):
     # Waves of 7 jobs on 8 slots: the 6 slots of the preferred hosts fill first, node1 takes one.
     # (A saturated grid refills every freed slot, node1's too: preference decides among free hosts.)
+    # Each wave's jobs hold their slots until all 7 run, however slowly they were submitted.
     counts: dict[str, int] = {}
-    for _ in range(3):
-        for j in grid.wait([grid.submit("sleep", "0.3") for _ in range(7)]):
+    for wave in range(3):
+        gate = Gate(grid.root, f"wave{wave}")
+        ids = [grid.submit(*gate.argv) for _ in range(7)]
+        for i in ids:
+            grid.wait_started(i)
+        gate.open()
+        for j in grid.wait(ids):
             counts[j["host"]] = counts.get(j["host"], 0) + 1
     print("jobs per host with node1+1 others+2:", counts)
     assert counts == {"node1": 3, "node2": 6, "node3": 6, "node4": 6}
 
 
 def test_priority_across_queues(grid):
-    blockers = [grid.submit("sleep", "1.5", queue="high") for _ in range(8)]
+    gate = Gate(grid.root, "priority")                              # every slot taken until all are queued
+    blockers = [grid.submit(*gate.argv, queue="high") for _ in range(8)]
     for b in blockers:
         grid.wait_started(b)
     normal = [grid.submit("true") for _ in range(3)]
     high = [grid.submit("true", queue="high") for _ in range(3)]
+    gate.open()
     jobs = {j["id"]: j for j in grid.wait(blockers + normal + high)}
     assert max(jobs[i]["dispatch_ts"] for i in high) < min(jobs[i]["dispatch_ts"] for i in normal)
 
@@ -240,7 +264,7 @@ def test_failures_are_the_jobs_own(grid):
 
 
 def test_kill_running_and_pending(grid):
-    ids = [grid.submit("sleep", "30", hosts=["node2"]) for _ in range(3)]
+    ids = [grid.submit("sleep", "600", hosts=["node2"]) for _ in range(3)]   # killed, all three
     first = grid.wait_started(ids[0])
     grid.wait_started(ids[1])
     assert grid.client.job(ids[2])["state"] == "PEND"                # node2 has 2 slots
@@ -250,7 +274,7 @@ def test_kill_running_and_pending(grid):
     ev = {e["event"]: e["ts"] for e in grid.client.job(ids[0])["events"]}
     print(f"kill → KILLED in the store: {(ev['finish'] - ev['kill']) * 1000:.1f} ms")
     assert killed["state"] == "KILLED" and killed["exit_reason"] == "killed by user"
-    assert not psutil.pid_exists(first["pid"]) or psutil.Process(first["pid"]).status() == psutil.STATUS_ZOMBIE
+    wait_gone([first["pid"]])
     third = grid.wait_started(ids[2])                                 # the freed slot is reused
     assert third["host"] == "node2"
     pend = grid.submit("true", hosts=["node2"])
@@ -267,8 +291,9 @@ def _worker_of(job: dict) -> psutil.Process:
 
 
 def test_worker_lost_requeues_or_exits_and_leaves_no_process(grid):
-    rerun = grid.submit("sleep", "2", hosts=["node3"], rerunnable=True)
-    plain = grid.submit("sh", "-c", "sleep 30 & sleep 30; wait", hosts=["node3"])
+    gate = Gate(grid.root, "rerun")                                 # its first attempt runs until the worker goes
+    rerun = grid.submit(*gate.argv, hosts=["node3"], rerunnable=True)
+    plain = grid.submit("sh", "-c", "sleep 600 & sleep 600; wait", hosts=["node3"])
     jr, jp = grid.wait_started(rerun), grid.wait_started(plain)
     worker = _worker_of(jp)
     assert _worker_of(jr).pid == worker.pid
@@ -278,6 +303,7 @@ def test_worker_lost_requeues_or_exits_and_leaves_no_process(grid):
     done_plain = grid.wait([plain])[0]
     assert done_plain["state"] == "EXIT" and "host lost" in done_plain["exit_reason"]
     wait_gone([p.pid for p in group] + [jr["pid"]])
+    gate.open()
     done_rerun = grid.wait([rerun])[0]                                # on node3's restarted worker
     assert done_rerun["state"] == "DONE" and done_rerun["requeues"] == 1 and done_rerun["attempt"] == 2
     assert done_rerun["host"] == "node3"
@@ -286,17 +312,19 @@ def test_worker_lost_requeues_or_exits_and_leaves_no_process(grid):
 
 
 def test_master_killed_and_restarted_loses_and_repeats_nothing(grid):
+    gate = Gate(grid.root, "long")                                  # the long ones run past the restart
     short = [grid.submit("sleep", "0.5") for _ in range(3)]
-    long = [grid.submit("sleep", "5") for _ in range(3)]
+    long = [grid.submit(*gate.argv) for _ in range(3)]
     queued = [grid.submit("sleep", "1", hosts=["node4"]) for _ in range(4)]
-    for i in short + long:
-        grid.wait_started(i)
+    started = {i: grid.wait_started(i) for i in short + long}
     before = {i: grid.client.job(i) for i in long}
     master = json.loads((grid.home / "grid" / "master.json").read_text())["pid"]
     os.kill(master, signal.SIGKILL)
-    time.sleep(1.5)                                                  # the short ones end meanwhile
+    wait_gone([master])
+    wait_gone([started[i]["pid"] for i in short])                    # the short ones end while it is down
     up = grid.cli("grid", "up", "--detach", timeout=240)
     assert up.returncode == 0, up.stderr
+    gate.open()
     jobs = {j["id"]: j for j in grid.wait(short + long + queued)}
     assert len(jobs) == 10 and {j["state"] for j in jobs.values()} == {"DONE"}
     for i, j in jobs.items():
@@ -309,10 +337,15 @@ def test_master_killed_and_restarted_loses_and_repeats_nothing(grid):
 
 
 def test_grid_down_after_a_master_crash_stops_the_engine(grid):
-    job_id = grid.submit("sleep", "60")
+    job_id = grid.submit("sleep", "600")
     job = grid.wait_started(job_id)
-    os.kill(json.loads((grid.home / "grid" / "master.json").read_text())["pid"], signal.SIGKILL)
-    time.sleep(0.5)
+    master = json.loads((grid.home / "grid" / "master.json").read_text())["pid"]
+    os.kill(master, signal.SIGKILL)
+    wait_gone([master])
     r = grid.cli("grid", "down")
     assert r.returncode == 0 and "statgrid grid stopped" in r.stdout
     wait_gone([job["pid"]])                                          # the engine took its jobs along
+    wait_for(lambda: not grid.descendants_alive(), "no process of the grid left",
+             state=lambda: [p.cmdline() for p in grid.descendants_alive()])
+    up = grid.cli("grid", "up", "--detach", timeout=240)            # up again for whatever test comes next
+    assert up.returncode == 0, up.stderr + up.stdout

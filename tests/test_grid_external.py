@@ -7,13 +7,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import psutil
 
 from statgrid.config import load_config
 from statgrid.grid.client import GridClient
-from tests.conftest import run_cli
+from tests.conftest import WAIT_S, run_cli, wait_for
 from tests.gridtest import free_port
 
 
@@ -41,11 +40,9 @@ def test_existing_scheduler_and_statgrid_worker(tmp_path):
         up = run_cli("grid", "up", "--detach", env=env, timeout=240)
         assert up.returncode == 0, up.stderr + (tmp_path / "cluster.log").read_text()
         grid = GridClient(load_config(toml, env))
-        deadline = time.monotonic() + 60
-        while grid.hosts()[0]["state"] != "ok" and time.monotonic() < deadline:
-            time.sleep(0.2)
+        wait_for(lambda: grid.hosts()[0]["state"] == "ok", "nodeA ok", state=grid.hosts)
         ids = [grid.submit(["sh", "-c", "echo $STATGRID_HOST"], cwd=str(tmp_path))["id"] for _ in range(2)]
-        jobs = grid.wait(ids, timeout_s=120)
+        jobs = grid.wait(ids, timeout_s=WAIT_S)
         assert [j["state"] for j in jobs] == ["DONE", "DONE"] and {j["host"] for j in jobs} == {"nodeA"}
         assert jobs[1]["start_ts"] >= jobs[0]["end_ts"]                  # one slot: one after the other
         assert (tmp_path / "home" / "jobs" / str(ids[0]) / "output.txt").read_text() == "nodeA\n"
@@ -58,16 +55,18 @@ def test_existing_scheduler_and_statgrid_worker(tmp_path):
             if proc is not None and proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGTERM)
                 try:
-                    proc.wait(20)
+                    proc.wait(timeout=WAIT_S)
                 except subprocess.TimeoutExpired:
                     os.killpg(proc.pid, signal.SIGKILL)
         log.close()
-    time.sleep(0.5)
-    left = []
-    for p in psutil.process_iter():
-        try:
-            if p.environ().get("STATGRID_HOME") == str(tmp_path / "home") and p.status() != psutil.STATUS_ZOMBIE:
-                left.append(p)
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            pass
-    assert not left, [p.cmdline() for p in left]                        # the worker's launcher went with it
+
+    def left() -> list[list[str]]:
+        out = []
+        for p in psutil.process_iter():
+            try:
+                if p.environ().get("STATGRID_HOME") == str(tmp_path / "home") and p.status() != psutil.STATUS_ZOMBIE:
+                    out.append(p.cmdline())
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                pass
+        return out
+    wait_for(lambda: not left(), "no process of the grid left: the worker's launcher goes with it", state=left)

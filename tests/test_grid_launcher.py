@@ -8,7 +8,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import psutil
@@ -18,7 +17,7 @@ import statgrid.grid.launcher as launcher_mod
 from statgrid.grid import node
 from statgrid.grid.master import identity_of
 from statgrid.grid.protocol import AttemptLost, AttemptStarted, Identity, LaunchExited, LaunchRequest, LaunchStarted
-from tests.conftest import pgid_of, wait_gone
+from tests.conftest import WAIT_S, pgid_of, wait_for, wait_gone
 
 SCRIPT = Path(launcher_mod.__file__)
 
@@ -32,7 +31,7 @@ def launcher(tmp_path):
     yield proc, path
     if proc.poll() is None:
         proc.stdin.close()
-        proc.wait(10)
+        proc.wait(timeout=WAIT_S)
 
 
 def own_identity(uid: int | None = None) -> Identity:
@@ -134,7 +133,7 @@ def test_io_is_counted_when_the_launcher_is_not_root(tmp_path):
                 assert io.write_bytes >= 8 << 20, io
         finally:
             proc.stdin.close()
-            proc.wait(10)
+            proc.wait(timeout=WAIT_S)
     finally:
         import shutil
 
@@ -143,11 +142,11 @@ def test_io_is_counted_when_the_launcher_is_not_root(tmp_path):
 
 def test_signal_and_own_process_group(launcher, tmp_path):
     _, path = launcher
-    _, reader, started = start(path, ["sh", "-c", "sleep 30 & sleep 30; wait"], tmp_path / "out.txt")
+    _, reader, started = start(path, ["sh", "-c", "sleep 600 & sleep 600; wait"], tmp_path / "out.txt")
     pid = started.pid
-    time.sleep(0.2)
-    group = [p for p in psutil.process_iter(["pid"]) if pgid_of(p.pid) == pid]
-    assert len(group) >= 2                                         # the shell and its sleeps share the group
+    # the shell and its sleeps share the group (once the shell has started both)
+    group = wait_for(lambda: (g := [p for p in psutil.process_iter(["pid"]) if pgid_of(p.pid) == pid]) and
+                     len(g) >= 3 and g, f"the shell {pid} and its two sleeps in its process group")
     os.killpg(pid, 15)
     done = exited(reader)
     assert done.signal == 15 and done.exit_code is None
@@ -175,7 +174,7 @@ def test_jobs_die_when_the_worker_side_goes(launcher, tmp_path):
     _, _, a = start(path, ["sleep", "30"], tmp_path / "a.txt")
     _, _, b = start(path, ["sleep", "30"], tmp_path / "b.txt")
     proc.stdin.close()                                            # the worker died: its pipe closes
-    proc.wait(10)
+    proc.wait(timeout=WAIT_S)
     wait_gone([a.pid, b.pid])
     assert not os.path.exists(path)
     if a.cgroup:                                               # its cgroups are removed too
@@ -193,28 +192,22 @@ def test_dropped_connection_kills_its_job(launcher, tmp_path):
 # -- cgroups and the launcher's own death (issue 14, item 10) ------------------------------------------
 
 def _pid_in(path: Path) -> int:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    def pid():
         try:
             return int(path.read_text())
         except (FileNotFoundError, ValueError):
-            time.sleep(0.02)
-    raise AssertionError(f"{path} was not written")
+            return None
+    return wait_for(pid, f"a pid in {path}", every_s=0.02)
 
 
 def _text_of(path: Path) -> str:
     """A file another process writes (whole: written beside, then renamed), once it is there."""
-    deadline = time.monotonic() + 30
-    while not path.exists() and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_for(path.exists, f"{path} to be written", every_s=0.02)
     return path.read_text()
 
 
-def _wait_dir_gone(path: str, timeout_s: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while os.path.exists(path) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not os.path.exists(path), f"{path} is left"
+def _wait_dir_gone(path: str, timeout_s: float = WAIT_S) -> None:
+    wait_for(lambda: not os.path.exists(path), f"{path} to be removed", timeout_s)
 
 
 @pytest.mark.parametrize("cgroup_text, mountinfo_text, expected", [
@@ -260,7 +253,7 @@ def test_jobs_of_a_killed_launcher_are_ended_by_the_next_one(launcher, tmp_path)
         pytest.skip("no cgroup v2 this launcher may write to")
     bg = _pid_in(tmp_path / "bg.pid")
     proc.kill()
-    proc.wait(10)
+    proc.wait(timeout=WAIT_S)
     wait_gone([started.pid])                                   # PR_SET_PDEATHSIG
     assert psutil.Process(bg).status() != psutil.STATUS_ZOMBIE    # ... reaches the job's first process only
     nxt = subprocess.Popen([sys.executable, "-I", "-S", str(SCRIPT), str(tmp_path / "b.sock")],
@@ -271,7 +264,7 @@ def test_jobs_of_a_killed_launcher_are_ended_by_the_next_one(launcher, tmp_path)
         _wait_dir_gone(os.path.dirname(started.cgroup))
     finally:
         nxt.stdin.close()
-        nxt.wait(10)
+        nxt.wait(timeout=WAIT_S)
 
 
 @pytest.fixture(params=[True, False], ids=["cgroup", "process-group"])
@@ -283,7 +276,7 @@ def node_launcher(request, monkeypatch):
     proc = node._server.get("proc")
     if proc is not None and proc.poll() is None:
         proc.stdin.close()
-        proc.wait(10)
+        proc.wait(timeout=WAIT_S)
 
 
 def test_run_job_whose_launcher_is_killed_ends_every_process_and_says_host_lost(node_launcher, tmp_path):
@@ -299,11 +292,11 @@ def test_run_job_whose_launcher_is_killed_ends_every_process_and_says_host_lost(
         assert started.cgroup is None                          # --no-cgroup
     elif started.cgroup is None:
         os.killpg(started.pgid, 9)
-        thread.join(30)
+        thread.join(WAIT_S)
         pytest.skip("no cgroup v2 this launcher may write to")
     sock_path = node._server["path"]
     os.kill(node.launcher_pid(), 9)
-    thread.join(60)
+    thread.join(WAIT_S)
     wait_gone([started.pid, *children])
     (outcome,) = result
     assert isinstance(outcome, AttemptLost) and outcome.reason == "host lost: the launcher of node9 died"
@@ -337,9 +330,8 @@ def test_a_group_of_zombies_is_not_alive(tmp_path):
         os.setpgid(0, 0)
         os._exit(0)
     try:
-        deadline = time.monotonic() + 30
-        while open(f"/proc/{pid}/stat").read().rpartition(")")[2].split()[0] != "Z" and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_for(lambda: open(f"/proc/{pid}/stat").read().rpartition(")")[2].split()[0] == "Z", f"{pid} a zombie",
+                 every_s=0.01)
         os.killpg(pid, 0)                        # the kernel still counts the zombie as the group
         assert not process_group_alive(pid)
     finally:

@@ -8,11 +8,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import WAIT_S, run_cli, wait_for
 
 
 def files_left(d):
@@ -71,12 +70,9 @@ def test_interrupted_run_removes_its_files(home, tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "statgrid", "iobench", "--dir", str(d), "--mode", "read",
                              "--threads", "2", "--size-per-thread", "2G", "--runs", "1"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    while not files_left(d) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert files_left(d), "the layout never started"
+    wait_for(lambda: files_left(d), "the layout to start")
     proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=WAIT_S)
     assert proc.returncode == 130 and "files were removed" in err
     assert files_left(d) == []
 

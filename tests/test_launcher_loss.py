@@ -84,7 +84,7 @@ def test_launcher_killed_kills_its_jobs_and_requeues_or_exits(grid):
     assert scratch_dirs(grid.home)                                  # the session's WORK and UTIL
 
     launcher.send_signal(signal.SIGKILL)
-    wait_gone(sorted(job_processes), timeout_s=30)                  # grandchildren too, not re-parented to PID 1
+    wait_gone(sorted(job_processes))                                # grandchildren too, not re-parented to PID 1
 
     done_plain = grid.wait([plain])[0]
     assert done_plain["state"] == "EXIT" and done_plain["exit_reason"] == "host lost: the launcher of node1 died"
@@ -108,7 +108,7 @@ def test_launcher_lost_while_the_master_is_down_is_settled_at_its_restart(grid):
     (launcher,) = _launchers(grid)
     os.kill(json.loads((grid.home / "grid" / "master.json").read_text())["pid"], signal.SIGKILL)
     launcher.send_signal(signal.SIGKILL)
-    wait_gone([jp["pid"], jr["pid"], *children], timeout_s=30)
+    wait_gone([jp["pid"], jr["pid"], *children])
     up = grid.cli("grid", "up", "--detach", timeout=240)
     assert up.returncode == 0, up.stderr
     done_plain, done_rerun = grid.wait([plain, rerun])

@@ -8,12 +8,12 @@ import os
 import shutil
 import ssl
 import subprocess
-import time
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests import gridtest
+from tests.conftest import wait_for
 
 GRID_TOML = """
 [master]
@@ -56,14 +56,11 @@ def grid(tmp_path_factory):
 def test_metrics_say_what_the_grid_did_and_pass_promtool(grid):
     ok, bad = grid.submit("true"), grid.submit("false")
     grid.wait([ok, bad])
-    running = grid.submit("sleep", "60")
+    running = grid.submit("sleep", "600")                 # killed at the end
     grid.wait_started(running)
     waiting = grid.client.submit(["true"], queue="night", cwd=str(grid.root), env={"PATH": os.environ["PATH"]})["id"]
     me = grid.client.whoami()["user"]
-    for _ in range(100):                                  # node1's monitor has written a sample
-        if (grid.home / "monitor" / "node1" / "latest.json").exists():
-            break
-        time.sleep(0.1)
+    wait_for(lambda: (grid.home / "monitor" / "node1" / "latest.json").exists(), "node1's monitor's first sample")
     text = grid.client.metrics()
     got = samples(text)
     assert got[("statgrid_jobs_finished_total", (("queue", "normal"), ("state", "DONE")))] == 1

@@ -20,7 +20,7 @@ from statgrid.monitor import _linux
 from statgrid.monitor.metrics import DISK_METRICS, KEYS, METRICS, NODE_METRICS, label
 from statgrid.monitor.sampler import Sampler, map_libraries, read_snapshot, rows
 from statgrid.monitor.store import MonitorWriter, export_csv, load
-from tests.conftest import run_cli
+from tests.conftest import WAIT_S, run_cli, wait_for
 
 STAT = "cpu  {u} 0 {s} {i} {w} 0 0 {st} 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\nintr 1\n"
 MEMINFO = ("MemTotal:       16000000 kB\nMemFree:         4000000 kB\nMemAvailable:   10000000 kB\n"
@@ -213,25 +213,36 @@ def test_device_write_rate_agrees_with_iostat(tmp_path):
 
     # Both sides sample every second from about the same moment until well after the writes: a fixed
     # amount is written (not "for 3 s"), so what is compared does not depend on the disk's speed.
+    # Each side's intervals are counted (not times slept): both have closed one before the writes start,
+    # and two after they end, however slowly a loaded machine schedules them.
     iostat = subprocess.Popen(["stdbuf", "-oL", "iostat", "-d", "-k", "-y", device, "1"], stdout=subprocess.PIPE,
                               text=True)
+    iostat_lines: list[str] = []
+    reader = threading.Thread(target=lambda: iostat_lines.extend(
+        line for line in iostat.stdout if line.startswith(device + " ")), daemon=True)
+    reader.start()
     thread = threading.Thread(target=sample_loop)
     thread.start()
     try:
-        time.sleep(1.2)
+        wait_for(lambda: samples and iostat_lines, "a first interval of both sides",
+                 state=lambda: (len(samples), len(iostat_lines)))
         chunk = os.urandom(4 << 20)
         with open(tmp_path / "w.bin", "wb") as f:                          # 32 MiB, each 4 MiB fsync'd
             for _ in range(8):
                 f.write(chunk)
                 f.flush()
                 os.fsync(f.fileno())
-        time.sleep(2.5)                                  # both have closed an interval after the last write
+        ours_then, theirs_then = len(samples), len(iostat_lines)
+        wait_for(lambda: len(samples) >= ours_then + 2 and len(iostat_lines) >= theirs_then + 2,
+                 "both sides to close two intervals after the last write",
+                 state=lambda: (len(samples) - ours_then, len(iostat_lines) - theirs_then))
     finally:
         stop.set()
         thread.join()
         iostat.terminate()
-    out, _ = iostat.communicate(timeout=30)
-    iostat_kb = sum(float(line.split()[6]) for line in out.splitlines() if line.startswith(device + " "))
+    iostat.wait(timeout=WAIT_S)
+    reader.join(WAIT_S)
+    iostat_kb = sum(float(line.split()[6]) for line in iostat_lines)
     ours = sum(interval_s * row["write_bytes_per_s"] for interval_s, row in samples)
     print(f"written per iostat {iostat_kb / 1024:.1f} MiB, per statgrid {ours / 2**20:.1f} MiB")
     assert iostat_kb >= 32 * 1024 * 0.95                                   # the write really happened

@@ -16,12 +16,12 @@ import shutil
 import subprocess
 import tempfile
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
 from statgrid.bench.mixed import free_port
+from tests.conftest import WAIT_S, wait_for
 from tests.multiuser import (create_user, mkdir_as, remove_user, run_as, site_install,
                              skip_unless_users_can_be_made, write_as)
 
@@ -85,16 +85,12 @@ class SharedGrid:
         return json.loads(done.stdout)
 
     def wait(self, who: str, job_id: int) -> dict:
-        self.cli(who, "wait", str(job_id), "--timeout", "120", timeout=180)
+        self.cli(who, "wait", str(job_id), "--timeout", str(int(WAIT_S)), timeout=WAIT_S + 60)
         return self.job(who, job_id)
 
     def wait_started(self, who: str, job_id: int) -> dict:
-        for _ in range(600):
-            job = self.job(who, job_id)
-            if job["pid"] is not None and job["start_ts"] is not None:
-                return job
-            time.sleep(0.1)
-        raise AssertionError(f"job {job_id} did not start: {job}")
+        return wait_for(lambda: (job := self.job(who, job_id))["pid"] is not None and job["start_ts"] is not None
+                        and job, f"job {job_id} to start", state=lambda: self.job(who, job_id), every_s=0.1)
 
 
 @contextlib.contextmanager
@@ -184,7 +180,7 @@ def test_a_session_job_has_work_and_util_of_her_own(grid, people):
 
 def test_bob_cannot_read_or_kill_alices_job_nor_stop_the_grid(grid, people):
     alice, bob = people["alice"], people["bob"]
-    job_id = grid.submit("alice", "sh", "-c", 'echo "$SECRET_TOKEN-in-output"; sleep 120', env={"SECRET_TOKEN": SECRET})
+    job_id = grid.submit("alice", "sh", "-c", 'echo "$SECRET_TOKEN-in-output"; sleep 3600', env={"SECRET_TOKEN": SECRET})
     job = grid.wait_started("alice", job_id)
 
     peek = grid.cli("bob", "peek", str(job_id))
@@ -230,10 +226,10 @@ def test_bob_cannot_change_alices_queue_work(grid, people):
     import urllib.request
 
     alice = people["alice"]
-    running = grid.submit("alice", "sleep", "120")
+    running = grid.submit("alice", "sleep", "3600")          # killed at the end, however long the test takes
     grid.wait_started("alice", running)
     waiting = grid.submit("alice", "-w", f"done({running})", "true")
-    flow_file = write_as(alice, alice.home / "f.toml", 'name = "mine"\n[jobs.a]\ncommand = ["sleep", "120"]\n')
+    flow_file = write_as(alice, alice.home / "f.toml", 'name = "mine"\n[jobs.a]\ncommand = ["sleep", "3600"]\n')
     flow = grid.cli("alice", "flow", "submit", str(flow_file))
     assert flow.returncode == 0, flow.stderr
     cal = grid.cli("alice", "schedule", "add", "--cron", "0 3 * * *", "--tz", "UTC", "--", "true")
@@ -271,7 +267,7 @@ def test_bob_cannot_change_alices_queue_work(grid, people):
 
 
 def test_an_administrator_may_kill_anyones_job(grid, people):
-    job_id = grid.submit("bob", "sleep", "120")
+    job_id = grid.submit("bob", "sleep", "3600")
     grid.wait_started("bob", job_id)
     killed = grid.cli("carol", "kill", str(job_id))
     assert killed.returncode == 0, killed.stderr
@@ -423,17 +419,12 @@ def test_bob_cannot_enter_alices_work_while_her_session_runs(grid, people):
             s.sql("CREATE TABLE work.secret AS SELECT 42 AS x")
             print("WORK", s.work.path, flush=True)
             sys.stdout.flush()
-            time.sleep(120)
+            time.sleep(3600)                # killed below
         """))
     job_id = grid.submit("alice", str(job))
-    work = None
-    for _ in range(600):
-        out = grid.cli("alice", "peek", str(job_id)).stdout
-        if "WORK " in out:
-            work = out.split("WORK ", 1)[1].split()[0]
-            break
-        time.sleep(0.1)
-    assert work is not None, grid.job("alice", job_id)
+    out = wait_for(lambda: "WORK " in (text := grid.cli("alice", "peek", str(job_id)).stdout) and text,
+                   "her session to print its WORK", state=lambda: grid.job("alice", job_id), every_s=0.1)
+    work = out.split("WORK ", 1)[1].split()[0]
     assert Path(work).stat().st_uid == alice.uid
     for argv, says in ((["ls", work], "Permission denied"), (["cat", f"{work}/secret.parquet"], "Permission denied"),
                        (["rm", "-rf", work], "Operation not permitted")):        # the root's sticky bit

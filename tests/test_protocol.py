@@ -11,7 +11,6 @@ import pwd
 import socket
 import subprocess
 import sys
-import time
 import typing
 from pathlib import Path
 from types import SimpleNamespace
@@ -22,6 +21,7 @@ from statgrid.grid import master, node, protocol
 from statgrid.grid.protocol import (AttemptFinished, AttemptLost, AttemptStarted, HostAction, HostEvent, Identity,
                                     IoCounters, LaunchExited, LaunchFailed, LaunchRequest, LaunchStarted,
                                     ProtocolError, Rusage, TaskErred, attempt_from_dict, job_event_from_dict)
+from tests.conftest import WAIT_S, wait_for
 
 LAUNCHER = Path(node.__file__).with_name("launcher.py")
 ANN = Identity(user="ann", uid=4242, gid=4343, groups=(4343, 27))
@@ -311,7 +311,7 @@ def test_the_launcher_script_checks_requests_with_protocol_py(tmp_path):
         assert (tmp_path / "ran.txt").read_text() == "ran\n"
     finally:
         proc.stdin.close()
-        proc.wait(10)
+        proc.wait(timeout=WAIT_S)
 
 
 def _log_attempt_records() -> None:
@@ -327,9 +327,8 @@ def test_attempt_records_cross_the_dask_event_log_intact():
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
             Client(cluster) as client:
         client.submit(_log_attempt_records, pure=False).result()
-        deadline = time.monotonic() + 30
-        while len(client.get_events(node.JOB_TOPIC)) < 4 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_for(lambda: len(client.get_events(node.JOB_TOPIC)) >= 4, "4 records in the event log",
+                 state=lambda: client.get_events(node.JOB_TOPIC))
         events = [msg for _, msg in client.get_events(node.JOB_TOPIC)]
     assert [protocol.from_event(m, job_event_from_dict) for m in events] == RECORDS[4:8]
 

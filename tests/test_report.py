@@ -21,6 +21,7 @@ import pytest
 from conftest import run_cli
 from statgrid.report import build, csv_out, md, tables
 from statgrid.report.model import fmt
+from tests.conftest import WAIT_S, wait_for
 
 DATA = Path(__file__).parent / "data"
 BUNDLE = DATA / "bundle_ma2"
@@ -294,19 +295,30 @@ def test_capture_of_two_hosts_on_one_machine_counts_it_once(tmp_path):
     if map_libraries({"t": tmp_path})[0].device is None:
         pytest.skip(f"{tmp_path} has no block device (tmpfs?): the monitor cannot see its writes")
     cap = tmp_path / "cap"
-    procs = [subprocess.Popen([sys.executable, "-m", "statgrid", "monitor", "--out", str(cap), "--host", h, "-d", "4s",
-                               "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for h in ("a", "b")]
-    deadline = time.monotonic() + 60
-    while not all((cap / h / "machine.json").exists() for h in "ab") and time.monotonic() < deadline:
-        time.sleep(0.1)
-    time.sleep(1.2)                                   # past the priming sample
-    with open(tmp_path / "blob", "wb") as fh:
-        for _ in range(32):
-            fh.write(b"\1" * (1 << 20))
-        fh.flush()
-        os.fsync(fh.fileno())
+    # Until stopped (a duration would be a bet on the machine's speed): from their first sample (past
+    # the priming one) until each has sampled after the write reached the device.
+    procs = [subprocess.Popen([sys.executable, "-m", "statgrid", "monitor", "--out", str(cap), "--host", h, "-q"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for h in ("a", "b")]
+    try:
+        def last_ts(h: str) -> float:
+            try:
+                return json.loads((cap / h / "latest.json").read_text())["node"][-1]["ts"]
+            except (OSError, ValueError, KeyError, IndexError):
+                return 0.0
+        wait_for(lambda: all(last_ts(h) for h in "ab"), "a first sample of both monitors")
+        with open(tmp_path / "blob", "wb") as fh:
+            for _ in range(32):
+                fh.write(b"\1" * (1 << 20))
+            fh.flush()
+            os.fsync(fh.fileno())
+        written = time.time()
+        wait_for(lambda: all(last_ts(h) > written + 1 for h in "ab"), "both monitors' samples after the write",
+                 state=lambda: {h: last_ts(h) - written for h in "ab"})
+    finally:
+        for p in procs:
+            p.terminate()
     for p in procs:
-        assert p.wait(60) == 0, p.stderr.read()
+        assert p.wait(timeout=WAIT_S) == 0, p.stderr.read()
     r = run_cli("report", str(cap), "--format", "md,json,csv")
     assert r.returncode == 0, r.stderr
     f = _summary(cap / "report")

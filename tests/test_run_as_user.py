@@ -33,6 +33,7 @@ from statgrid.grid.protocol import AttemptFinished, Identity, LaunchRequest, att
 from statgrid.session.scratch import clean_stale
 from statgrid.grid.client import GridClient
 from tests.gridtest import Grid, running
+from tests.conftest import WAIT_S, wait_for
 
 pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="needs root: to create users (useradd) and run jobs as them"),
@@ -267,25 +268,20 @@ def test_a_users_job_ends_with_its_killed_launcher(own_launcher, base, user):
     bg = int(_wait_for_file(jdir / "bg.pid"))
     assert psutil.Process(started["pid"]).uids().real == user.pw_uid
     os.kill(node.launcher_pid(), signal.SIGKILL)
-    thread.join(60)
+    thread.join(WAIT_S)
     wait_gone([started["pid"], bg])
     (outcome,) = result
     assert isinstance(outcome, AttemptLost) and outcome.reason == "host lost: the launcher of node1 died"
 
 
 def _wait_for_file(path: Path) -> str:
-    import time
-
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    def text():
         try:
-            text = path.read_text()
-            if text.strip():
-                return text
+            got = path.read_text()
         except FileNotFoundError:
-            pass
-        time.sleep(0.02)
-    raise AssertionError(f"{path} was not written")
+            return None
+        return got if got.strip() else None
+    return wait_for(text, f"{path} to be written", every_s=0.02)
 
 
 # -- sessions as their user: WORK and UTIL ----------------------------------------------------------------
@@ -399,7 +395,7 @@ def nobody_launcher(base):
         yield nobody, path
     finally:
         proc.stdin.close()
-        proc.wait(10)
+        proc.wait(timeout=WAIT_S)
 
 
 def _ask(path: str, request: LaunchRequest) -> list[dict]:
@@ -501,7 +497,7 @@ def test_a_job_whose_user_is_gone_from_the_node_ends_exit_with_the_reason(base):
     try:
         toml = GRID_TOML.replace("slots = 2", "slots = 1")
         with running(Grid(base, toml)) as grid:
-            blocker = grid.client.submit(["sleep", "60"], cwd=str(grid.root), env={"PATH": PATH})["id"]
+            blocker = grid.client.submit(["sleep", "3600"], cwd=str(grid.root), env={"PATH": PATH})["id"]
             grid.wait_started(blocker)
             waiting = submit_as(grid, gone, "true")              # PEND: the only slot is taken
             assert grid.client.job(waiting)["state"] == "PEND"

@@ -148,12 +148,12 @@ def test_flow_file_submitted_shown_and_killed_as_one(grid):
 
 def test_run_limit_kills_with_its_reason(grid):
     job = grid.submit("sleep", "60", queue="short")
-    (rec,) = grid.wait([job], timeout_s=60)
+    (rec,) = grid.wait([job])
     assert rec["state"] == "EXIT"
     assert rec["exit_reason"].startswith("run limit reached: ran ") and "(RUNLIMIT of queue short); killed" in \
         rec["exit_reason"]
     own = grid.submit("sleep", "60", runlimit_s=1.0)
-    (rec,) = grid.wait([own], timeout_s=60)
+    (rec,) = grid.wait([own])
     assert rec["state"] == "EXIT" and "limit 1s (-W)" in rec["exit_reason"]
     out = grid.cli("submit", "-q", "short", "-W", "2h", "true")
     assert out.returncode == 2 and "-W 2h is over queue short's RUNLIMIT of 1s" in out.stderr
@@ -172,7 +172,7 @@ def test_suspend_resume_and_kill_while_suspended(grid):
     assert rec["suspend_ts"] is None and rec["suspended_s"] >= 0.5
     cli_ok(grid, "suspend", str(job))
     grid.client.kill([job])
-    (rec,) = grid.wait([job], timeout_s=60)
+    (rec,) = grid.wait([job])
     assert rec["state"] == "KILLED"
     out = grid.cli("resume", str(job))
     assert out.returncode == 2 and "not suspended" in out.stderr

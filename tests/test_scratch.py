@@ -12,6 +12,7 @@ from statgrid.session import Session
 from statgrid.session.scratch import MARKER, ScratchDir, _create_error, clean_stale
 
 import pytest
+from tests.conftest import WAIT_S, wait_for
 
 
 def test_scratch_dir_is_private_locked_and_live(tmp_path):
@@ -115,10 +116,8 @@ def test_work_of_a_zombie_session_is_removed(tmp_path):
         finally:
             os._exit(0)                      # no cleanup: as a SIGKILLed session
     try:
-        deadline = time.monotonic() + 30
-        while open(f"/proc/{pid}/stat").read().rpartition(")")[2].split()[0] != "Z":
-            assert time.monotonic() < deadline, "the child did not end"
-            time.sleep(0.01)
+        wait_for(lambda: open(f"/proc/{pid}/stat").read().rpartition(")")[2].split()[0] == "Z", "the child to end",
+                 every_s=0.01)
         (res,) = clean_stale([tmp_path])
         assert res.action == "removed", res
         assert not any(tmp_path.iterdir())
@@ -134,7 +133,7 @@ def _clean_in_thread(roots) -> list:
     out: list = []
     t = threading.Thread(target=lambda: out.extend(clean_stale(roots)), daemon=True)
     t.start()
-    t.join(60)
+    t.join(WAIT_S)
     assert not t.is_alive(), "clean_stale hung"
     return out
 

@@ -28,7 +28,7 @@ from statgrid.grid.engine import Engine
 from statgrid.grid.protocol import AttemptFinished, AttemptLost, AttemptStarted
 from statgrid.session._procfs import parse_stat_state, process_group_alive, process_group_running
 from tests import test_grid_launcher as launcher_tests
-from tests.conftest import wait_for, wait_gone
+from tests.conftest import WAIT_S, wait_for, wait_gone
 
 node_launcher = launcher_tests.node_launcher        # node.py's own launcher, with and without cgroups
 
@@ -86,7 +86,7 @@ def running_job(tmp_path: Path, job_id: int, setsid: bool):
     finally:
         if thread.is_alive():
             node._kill_all_of(started)
-            thread.join(30)
+            thread.join(WAIT_S)
 
 
 def cpu_ticks(pids: list[int]) -> int:
@@ -126,7 +126,7 @@ def test_suspend_stops_every_process_of_the_job_and_resume_lets_them_run(node_la
         if cgroup:
             assert not launcher.cgroup_frozen(cgroup)
         frozen = {pid: cpu_ticks([pid]) for pid in job.children}
-        wait_for(lambda: all(cpu_ticks([pid]) > frozen[pid] for pid in job.children), "every burner to run again", 30)
+        wait_for(lambda: all(cpu_ticks([pid]) > frozen[pid] for pid in job.children), "every burner to run again")
         # The launcher did not take its stopped child for an ended one: the job runs on.
         assert job.thread.is_alive() and job.result == []
 
@@ -139,7 +139,7 @@ def test_a_suspended_job_is_killed_after_handling_its_sigterm(node_launcher, tmp
         assert node.suspend_job(key)
         # A grace far longer than the test may wait: only a SIGTERM acted on at once ends the job in time.
         assert node.kill_job(key, grace_s=600)
-        job.thread.join(60)
+        job.thread.join(WAIT_S)
         assert not job.thread.is_alive(), "the suspended job did not act on its SIGTERM"
         (outcome,) = job.result
     assert isinstance(outcome, AttemptFinished) and outcome.signal == signal.SIGTERM, outcome
@@ -164,7 +164,7 @@ def test_the_nodes_cleanup_ends_a_suspended_job(node_launcher, tmp_path, cleanup
             node._kill_all_of(job.started)
         else:
             os.kill(node.launcher_pid(), signal.SIGKILL)
-        job.thread.join(60)
+        job.thread.join(WAIT_S)
         (outcome,) = job.result
     if cleanup == "fence":
         assert isinstance(outcome, AttemptFinished) and outcome.signal == signal.SIGKILL, outcome
@@ -197,7 +197,7 @@ def test_a_cgroup_without_freeze_falls_back_to_sigstop(tmp_path):
         assert node.suspend_job(key)
         assert state(proc.pid) == "T"
         assert node.resume_job(key)
-        wait_for(lambda: state(proc.pid) != "T", "the process to continue", 30)
+        wait_for(lambda: state(proc.pid) != "T", "the process to continue")
         old_cgroup.rmdir()                           # the launcher removes a job's cgroup once it has ended:
         assert not node.suspend_job(key)             # ... the job is taken for ended, and left alone
         assert state(proc.pid) != "T"

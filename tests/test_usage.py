@@ -232,7 +232,7 @@ def cgroup():
         yield path
     finally:
         launcher.kill_cgroup(path)
-        wait_for(lambda: launcher.remove_cgroup(path), f"cgroup {path} to be removed", 30)
+        wait_for(lambda: launcher.remove_cgroup(path), f"cgroup {path} to be removed")
 
 
 # The job's first process joins the cgroup, starts a child that burns CPU and holds memory, and
@@ -262,7 +262,7 @@ def test_sample_reads_the_jobs_cgroup(cgroup):
     # The child's CPU counts for the cgroup; for the first process only once the child is reaped.
     assert grown_proc["cpu_s"] - first_proc["cpu_s"] < (grown_cg["cpu_s"] - first_cg["cpu_s"]) / 2
     launcher.kill_cgroup(cgroup)                               # the child, left when its parent was killed
-    wait_for(lambda: not launcher.cgroup_populated(cgroup), "the cgroup to empty", 30)
+    wait_for(lambda: not launcher.cgroup_populated(cgroup), "the cgroup to empty")
     assert usage.sample(proc.pid, cgroup)["cpu_s"] >= grown_cg["cpu_s"]    # the cgroup keeps its total
     os.rmdir(cgroup)
     with pytest.raises(ProcessLookupError):
