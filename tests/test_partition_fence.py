@@ -354,3 +354,30 @@ class TestGraceLongerThanTheEngines:
         attempts = _assert_never_two_at_once(log)
         assert [w for w, _, _ in attempts[1]].count("end") == 0 and [w for w, _, _ in attempts[2]].count("end") == 1
         grid.wait_hosts({n: "ok" for n in NODES})
+
+
+def test_a_host_whose_silence_is_unsettled_takes_no_new_job():
+    """A worker dropped, its host's new worker joined but its node not yet heard on the old jobs: a job
+    dispatched there now would be settled at the OLD worker's deadline, before the new worker's node
+    could fence it (the review's W1/W2 case). The host is unavail until the silence is settled."""
+    import asyncio
+    import types
+
+    from statgrid.config import HostConfig
+    from statgrid.grid.master import Master
+
+    async def scenario():
+        from statgrid.grid.fence import Silences
+
+        hosts = {"node1": HostConfig("node1", slots=2), "node2": HostConfig("node2", slots=2)}
+        master = types.SimpleNamespace(
+            running={}, stale=set(), silences=Silences(30.0, lambda host, s: None), last_start={}, closed={},
+            loads={}, cfg=types.SimpleNamespace(hosts=hosts),
+            engine=types.SimpleNamespace(workers={"node1": "tcp://a", "node2": "tcp://b"}, threads_seen={}))
+        assert {n: v.up for n, v in Master.host_views(master).items()} == {"node1": True, "node2": True}
+        master.silences.lost("node2", 3.0, {(7, 1)})          # its old worker went silent; a new one is in workers
+        assert {n: v.up for n, v in Master.host_views(master).items()} == {"node1": True, "node2": False}
+        master.silences.found("node2")                         # its node answered for job 7
+        assert Master.host_views(master)["node2"].up
+
+    asyncio.run(scenario())

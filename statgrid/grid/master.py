@@ -367,7 +367,10 @@ class Master(QueueControl, Flows):
         for job in self.running.values():
             running[job.host] = running.get(job.host, 0) + 1
             reserved[job.host] = reserved.get(job.host, 0) + job.mem_bytes
-        up = [h for h in self.engine.workers if h not in self.stale]
+        # A host out of contact takes no job, and neither does its node's new worker until the silence
+        # is settled (its node's report, or the deadline): a job given to the new worker would otherwise
+        # fall under the old worker's deadline, which may come before that worker's node fences it.
+        up = [h for h in self.engine.workers if h not in self.stale and h not in self.silences.hosts]
         return host_views(self.cfg.hosts, up, running, self.last_start, self.closed, reserved, self.loads,
                           self.engine.threads_seen)
 
