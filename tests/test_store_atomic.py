@@ -175,3 +175,25 @@ def test_a_flow_an_older_store_kept_part_of_is_never_listed_done(db):
     master = types.SimpleNamespace(store=db)
     states = {f["name"]: f["state"] for f in Flows.flows(master, None)}
     assert states == {"empty": "INCOMPLETE", "part": "INCOMPLETE", "arr": "DONE"}
+
+
+def test_a_full_disk_inside_a_nested_change_keeps_nothing_and_says_so(db, tmp_path):
+    """SQLite rolls the WHOLE transaction back by itself on SQLITE_FULL: the inner block's error must
+    reach the caller as that error (not "no such savepoint"), and the outer block must not commit
+    what it writes after catching it (those writes would otherwise commit one by one)."""
+    db.add(job("before"))
+    pages = db.con.execute("PRAGMA page_count").fetchone()[0]
+    db.con.execute(f"PRAGMA max_page_count = {pages + 2}")          # a disk with room for almost nothing
+    blob = {"X": "y" * 200_000}
+    with pytest.raises(sqlite3.OperationalError) as err:
+        with db.transaction():
+            try:
+                with db.transaction():
+                    db.add(dataclasses.replace(job("big"), env=blob))
+            except sqlite3.OperationalError as inner:
+                assert "full" in str(inner), inner                   # the disk's error, not the savepoint's
+            db.add(job("after the failure"))                         # what _fire-like code would go on to write
+    assert "rolled back" in str(err.value) or "full" in str(err.value), err.value
+    db.con.execute("PRAGMA max_page_count = 1073741823")
+    names = [r[0] for r in sqlite3.connect(tmp_path / "jobs.db").execute("SELECT name FROM jobs ORDER BY id")]
+    assert names == ["before"], names

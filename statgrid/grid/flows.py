@@ -348,6 +348,8 @@ class Flows:
                         job_ids = [j["id"] for j in rec["jobs"]]
                         result = f"flow {rec['id']}"
             except Exception as exc:                       # said in the calendar; the master goes on
+                if not self.store.con.in_transaction:      # SQLite rolled all back (a full disk): not fired,
+                    raise                                  # still due; nothing written in autocommit
                 result, job_ids = f"failed: {exc}", []
             self.store.con.execute("UPDATE schedules SET next_ts = ?, last_ts = ?, last_result = ? WHERE id = ?",
                                    (next_ts, now, result[:1000], sched_id))

@@ -152,6 +152,10 @@ class JobFilter:
         return where, args
 
 
+ROLLED_BACK = ("the transaction was rolled back by SQLite after an error inside it (database or disk is full?): "
+               "nothing of it was kept")
+
+
 class JobStore:
     def __init__(self, path: Path, on_change=None):
         """on_change(job, event): called after each committed add or update (the master broadcasts it)."""
@@ -191,6 +195,8 @@ class JobStore:
         exception inside undoes the inner writes only. Never spans an await: the loop's connection
         is shared by every request."""
         if self._depth:
+            if not self.con.in_transaction:         # SQLite ended the outer one (below): write nothing more
+                raise sqlite3.OperationalError(ROLLED_BACK)
             name = f"sp{self._depth}"
             self.con.execute(f"SAVEPOINT {name}")
             mark = len(self._after)
@@ -199,8 +205,12 @@ class JobStore:
                 yield
             except BaseException:
                 self._depth -= 1
-                self.con.execute(f"ROLLBACK TO {name}")
-                self.con.execute(f"RELEASE {name}")
+                # SQLite rolls the whole transaction back by itself on some errors ("database or disk
+                # is full", SQLITE_FULL): then there is no savepoint to return to, and the outer block
+                # must not go on writing (its writes would commit one by one): see the check at COMMIT.
+                if self.con.in_transaction:
+                    self.con.execute(f"ROLLBACK TO {name}")
+                    self.con.execute(f"RELEASE {name}")
                 del self._after[mark:]
                 raise
             self._depth -= 1
@@ -210,6 +220,8 @@ class JobStore:
         self._depth = 1
         try:
             yield
+            if not self.con.in_transaction:     # SQLite ended it (above): nothing of it was kept
+                raise sqlite3.OperationalError(ROLLED_BACK)
             self.con.execute("COMMIT")
         except BaseException:
             self._depth = 0
