@@ -208,6 +208,7 @@ class GridClient:
             conn = self._conn if reuse and self._conn is not None and \
                 time.monotonic() - self._conn_used < KEEP_ALIVE_S else None
             fresh = conn is None
+            sent = False                              # the request went out: the master may have acted on it
             try:
                 if fresh:
                     self.close()
@@ -216,6 +217,7 @@ class GridClient:
                 if conn.sock is not None:
                     conn.sock.settimeout(conn.timeout)
                 conn.request(method, url, body=data, headers=headers)
+                sent = True
                 resp = conn.getresponse()
                 payload = resp.read()
                 self._conn_used = time.monotonic()
@@ -232,15 +234,22 @@ class GridClient:
                 raise _Lost(self._unreachable(method, path, exc)) from None
             except TimeoutError:
                 self.close()
-                raise StatgridError(f"the master at {self.base} did not answer {method} {path} within "
-                                    f"{timeout_s or self.timeout_s:.0f} s; check {self.cfg.home}/grid/master.log.") from None
+                error = StatgridError(f"the master at {self.base} did not answer {method} {path} within "
+                                      f"{timeout_s or self.timeout_s:.0f} s; check {self.cfg.home}/grid/master.log.")
+                if sent:                              # it may have stored it: a keyed submit asks again
+                    raise _Lost(error) from None
+                raise error from None
             except ssl.SSLError as exc:
                 self.close()
+                if sent:
+                    raise _Lost(self._unreachable(method, path, exc)) from None
                 raise StatgridError(f"the TLS handshake with {self.base} failed ({exc.reason or exc}); the client needs "
                                     "the grid's CA certificate (`ca` in "
                                     f"{client_config_path()}, written by `statgrid token create`).") from None
             except OSError as exc:
                 self.close()
+                if sent:
+                    raise _Lost(self._unreachable(method, path, exc)) from None
                 raise self._unreachable(method, path, exc) from None
         return resp, payload
 
