@@ -204,17 +204,36 @@ def test_a_full_grid_home_is_a_503_naming_its_file_system_and_the_grid_goes_on_a
                    for r in records)
 
 
-def test_the_budget_is_an_ipv4_address_an_ipv6_64_or_a_local_uid_and_refills_with_time():
+def test_the_budget_is_an_ipv4_address_an_ipv6_48_or_a_local_uid_and_refills_with_time():
     now = [0.0]
     throttle = auth.Throttle(burst=3, refill_s=2.0, clock=lambda: now[0])
     key = auth.client_key
-    same64 = [key({"client": ("2001:db8:1:2::1", 1)}), key({"client": ("2001:db8:1:2:ffff::9", 2)})]
-    assert same64 == ["2001:db8:1:2::/64"] * 2
+    same64 = [key({"client": ("2001:db8:1:2::1", 1)}), key({"client": ("2001:db8:1:ffff:ffff::9", 2)})]
+    assert same64 == ["2001:db8:1::/48"] * 2                          # any /64 of one site: one budget
     assert key({"client": ("::ffff:192.0.2.7", 1)}) == key({"client": ("192.0.2.7", 9)}) == "192.0.2.7"
     assert key({"client": None, auth.PEER_UID_KEY: 1000}) == "uid 1000"
     assert [throttle.failure(same64[i % 2]) for i in range(5)] == [None, None, None, 2.0, 2.0]
-    assert throttle.failure("2001:db8:1:3::/64") is None            # the next /64 has its own budget
+    assert throttle.failure("2001:db8:2::/48") is None              # the next site has its own budget
     now[0] = 1.0
     assert throttle.failure(same64[0]) == 1.0                         # half an allowance back: 1 s to go
     now[0] = 3.0
     assert throttle.failure(same64[0]) is None                        # one back after 2 s
+
+
+def test_a_flood_from_many_addresses_does_not_rotate_the_accountable_records_away(tmp_path):
+    """10,000 addresses × 40 paths of refusals (a botnet, or many /64s): full lines are capped over all
+    addresses, each address's count is one line, and the trail keeps what was written before it."""
+    path = tmp_path / "audit.log"
+    trail = auth.Audit(path)
+    trail.record(None, "POST /jobs", target="job 1", peer="alice")            # an accountable record
+    for i in range(10_000):
+        for p in range(40):
+            trail.refusal(f"10.{i // 256}.{i % 256}.1", f"GET /p{p}", "the token is not valid", f"10.0.0.1:{i}")
+    trail.close()
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    assert lines[0]["target"] == "job 1" and not (tmp_path / "audit.log.1").exists()   # not rotated away
+    full = [r for r in lines if r["action"].startswith("GET /p")]
+    counts = [r for r in lines if r["action"] == "refusals"]
+    assert len(full) == auth.AUDIT_REFUSALS_FULL_PER_INTERVAL, len(full)
+    assert sum(r["count"] for r in counts) + len(full) == 10_000 * 40      # every refusal written or counted
+    assert len(counts) <= 10_000

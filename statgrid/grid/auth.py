@@ -23,9 +23,9 @@ that its refusals are 429 with Retry-After). Only failures are throttled: a requ
 token is served whatever its address has sent before — tokens are 256 random bits, so serving a
 throttled address's good token tells a guesser nothing, and a user behind the same NAT as an
 attacker is not locked out; nor is anyone else, since the budget is the failing address's own
-(an IPv6 client's /64, a local socket user's uid). Per AUDIT_COALESCE_S the audit trail writes
-an address's first refusal of each action in full (up to AUDIT_REFUSALS_IN_FULL actions) and the
-rest as one line with their count, and rotates at AUDIT_MAX_BYTES (AUDIT_KEEP_FILES old files kept), so a
+(an IPv6 client's /48, a local socket user's uid). Per AUDIT_COALESCE_S the audit trail writes
+an address's first refusal of each action in full (up to AUDIT_REFUSALS_IN_FULL actions, and at most
+AUDIT_REFUSALS_FULL_PER_INTERVAL of all addresses together) and the rest as one line with their count, and rotates at AUDIT_MAX_BYTES (AUDIT_KEEP_FILES old files kept), so a
 flood of refusals costs the grid home a bounded amount of disk.
 """
 from __future__ import annotations
@@ -59,6 +59,9 @@ FAILURES_REFILL_S = 1.0             # … then one more a second
 THROTTLE_MAX_KEYS = 10_000          # addresses remembered; past this, the one that failed longest ago is forgotten
 AUDIT_COALESCE_S = 60.0             # one address's refusals past the first few: one line per this interval
 AUDIT_REFUSALS_IN_FULL = 20         # an address's first refusal of each action (method, path) in full, for this many
+AUDIT_REFUSALS_FULL_PER_INTERVAL = 200   # … and of all addresses together at most this many in full per interval:
+                                    # many addresses (a botnet) must not rotate the accountable records away
+AUDIT_REFUSAL_ACTIONS_COUNTED = 5   # actions an address's count names one by one (the rest: "other paths")
 AUDIT_MAX_BYTES = 16 * 2**20        # audit.log is rotated (audit.log.1, …) when a record would pass this
 AUDIT_KEEP_FILES = 4                # rotated files kept: at most (1 + 4) × 16 MiB of audit trail
 HOW_TO_GET_A_TOKEN = ("get a token on the master's machine with `statgrid token create` (it writes "
@@ -146,8 +149,8 @@ class Tokens:
 
 
 def client_key(scope: dict) -> str:
-    """Whom a request's failures count against: its IPv4 address, its IPv6 /64 (one subscriber's
-    network: a host there may use any of its 2**64 addresses), or on the local socket the uid the
+    """Whom a request's failures count against: its IPv4 address, its IPv6 /48 (one site's
+    network: a host there may use any of its 2**80 addresses), or on the local socket the uid the
     kernel names ("uid N")."""
     uid = scope.get(PEER_UID_KEY)
     if uid is not None:
@@ -162,7 +165,9 @@ def client_key(scope: dict) -> str:
     if isinstance(address, ipaddress.IPv6Address):
         if address.ipv4_mapped is not None:
             return str(address.ipv4_mapped)
-        return str(ipaddress.IPv6Network((address, 64), strict=False))
+        # A /48, a site's usual assignment (RFC 6177): who holds one may use any of its 65,536 /64s,
+        # so counting /64s would give one attacker that many budgets (and rotate them out of memory).
+        return str(ipaddress.IPv6Network((address, 48), strict=False))
     return str(address)
 
 
@@ -208,6 +213,7 @@ class Audit:
         self.coalesce_s, self.in_full = coalesce_s, in_full
         self.lost = 0
         self._refusals: dict[str, _Refusals] = {}
+        self._full_since_ts, self._full_count = 0.0, 0   # refusals written in full, all keys, this interval
         self._open()
 
     def _open(self) -> None:
@@ -238,12 +244,16 @@ class Audit:
             if len(self._refusals) >= THROTTLE_MAX_KEYS:
                 self._flush(next(iter(self._refusals)), now)
             seen = self._refusals[key] = _Refusals(since_ts=now)
-        if action not in seen.written and len(seen.written) < self.in_full:
+        if now - self._full_since_ts >= self.coalesce_s:
+            self._full_since_ts, self._full_count = now, 0
+        if action not in seen.written and len(seen.written) < self.in_full \
+                and self._full_count < AUDIT_REFUSALS_FULL_PER_INTERVAL:
             seen.written.add(action)
+            self._full_count += 1
             self.record(None, action, outcome="refused", detail=detail, peer=peer)
             return
         seen.counted += 1
-        if action in seen.by_action or len(seen.by_action) < self.in_full:
+        if action in seen.by_action or len(seen.by_action) < AUDIT_REFUSAL_ACTIONS_COUNTED:
             seen.by_action[action] = seen.by_action.get(action, 0) + 1
         seen.last_detail = detail
 
@@ -320,7 +330,7 @@ class _Refusals:
     since_ts: float
     written: set[str] = field(default_factory=set)          # actions written in full
     counted: int = 0                                          # refusals not written one by one …
-    by_action: dict[str, int] = field(default_factory=dict)   # … of these actions (at most in_full of them)
+    by_action: dict[str, int] = field(default_factory=dict)   # … of these actions (at most AUDIT_REFUSAL_ACTIONS_COUNTED)
     last_detail: str = ""
 
 
