@@ -167,3 +167,22 @@ def test_a_file_too_deep_or_too_big_to_parse_declares_nothing_and_submits(tmp_pa
                                                           "STATGRID_HOME": str(tmp_path / "home")})
     assert "Traceback" not in out.stderr and "RecursionError" not in out.stderr, out.stderr
     assert "no master answers" in out.stderr, out.stderr     # it got as far as sending it
+
+
+def test_a_bad_declared_memsize_over_http_is_a_400_naming_it(tmp_path):
+    from tests import gridtest
+    from tests.test_api import Grid as ApiGrid, assert_usage_error
+
+    with gridtest.running(ApiGrid(tmp_path)) as grid:
+        (tmp_path / "job.py").write_text(SMALL_PY)
+        for field, value, needle in [("memsize_bytes", True, "true is not a number"),
+                                     ("memsize_bytes", -1, "declared memsize -1 bytes"),
+                                     ("memsize_bytes", 2**51, f"declared memsize {2**51} bytes"),
+                                     ("memsize_default_too", "maybe", "memsize_default_too")]:
+            status, payload = grid.http("POST", "/jobs", grid.submit_body(argv=["job.py"], **{field: value}))
+            assert_usage_error(status, payload, needle)
+            assert field in payload["error"] or "declared memsize" in payload["error"], payload
+        # A sound one: the master's grid.toml (memsize 2G by default) and what the request declares.
+        status, job = grid.http("POST", "/jobs", grid.submit_body(argv=["job.py"], memsize_bytes=512 * MIB))
+        assert status == 200, job
+        assert job["mem_bytes"] == int(512 * MIB * 1.1) + ENGINE_BYTES     # (its host is closed: it stays PEND)
