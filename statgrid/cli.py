@@ -531,7 +531,7 @@ def submit(ctx: typer.Context,
     """Submit a job to the grid; prints its id. An array: -J "name[1-100]%10" (100 jobs, at most 10 at
     once; each gets its index in $STATGRID_ARRAY_INDEX)."""
     from statgrid.config import parse_duration_s, parse_size_bytes
-    from statgrid.grid.jobspec import JobRequest, parse_array, validate
+    from statgrid.grid.jobspec import JobRequest, parse_array, validate, with_declared_memsize
 
     cfg = _config(ctx)
     try:
@@ -543,14 +543,17 @@ def submit(ctx: typer.Context,
         # The same checks the master makes, here first for a usage error without a round trip.
         import time as _time
 
-        checked = validate(JobRequest(list(job), os.getcwd(), "", queue, name, options, rerunnable, host_list,
-                                      dict(os.environ), depend, runlimit_s, mem_bytes, priority), cfg, _time.time())
         # A session reserves the memsize its job file sets: read here, as you (the master may not
-        # read your files), and sent as the job's reservation (jobspec.declared_memsize_bytes).
-        mem_bytes = mem_bytes or (checked.mem_bytes if checked.kind == "session" else 0)
+        # read your files), and sent as what the file declares; the master makes the reservation
+        # of it with its own grid.toml (memsize default, memory_margin), under which the job runs.
+        req = with_declared_memsize(JobRequest(list(job), os.getcwd(), "", queue, name, options, rerunnable,
+                                               host_list, dict(os.environ), depend, runlimit_s, mem_bytes, priority),
+                                    cfg)
+        validate(req, cfg, _time.time())
         rec = _client(ctx).submit(list(job), queue=queue, name=name, options=options, rerunnable=rerunnable,
                                   hosts=host_list, depend=depend, runlimit_s=runlimit_s, mem_bytes=mem_bytes,
-                                  priority=priority, key=key)
+                                  priority=priority, key=key, memsize_bytes=req.memsize_bytes,
+                                  memsize_default_too=req.memsize_default_too)
     except StatgridError as exc:
         _fail(ctx, exc)
     if array is not None:
@@ -726,6 +729,17 @@ flow_app = typer.Typer(help="Flows (Process Manager): jobs with dependencies, su
 app.add_typer(flow_app, name="flow")
 
 
+def _declare_flow_job(j, cwd: str, cfg) -> None:
+    """A flow job's file's memsize, read here as you (the master may not read your files); the
+    master reserves from it with its own grid.toml (jobspec.with_declared_memsize)."""
+    from statgrid.grid.jobspec import JobRequest, with_declared_memsize
+
+    if j.mem_bytes or j.kind != "file":
+        return
+    req = with_declared_memsize(JobRequest(list(j.argv), cwd), cfg)
+    j.memsize_bytes, j.memsize_default_too = req.memsize_bytes, req.memsize_default_too
+
+
 @flow_app.command("submit")
 def flow_submit(ctx: typer.Context, path: Path = typer.Argument(..., metavar="FILE", help="A flow file (TOML)."),
                 key: Optional[str] = typer.Option(None, "--idempotency-key", metavar="KEY", help=IDEMPOTENCY_HELP)) -> None:
@@ -740,11 +754,11 @@ def flow_submit(ctx: typer.Context, path: Path = typer.Argument(..., metavar="FI
         spec = flowfile.load(path)
         cwd = str(Path(path).resolve().parent)
         for j in spec.jobs:                     # the master's checks, here first, as you (files you may read)
-            checked = validate(JobRequest(list(j.argv), cwd, "", j.queue, j.name, dict(j.options), j.rerunnable,
-                                          list(j.hosts), dict(os.environ), "", j.runlimit_s or 0.0, j.mem_bytes or 0),
-                               cfg, _time.time())
-            if not j.mem_bytes and checked.kind == "session":   # its job file's memsize, read as you (as submit)
-                j.mem_bytes = checked.mem_bytes
+            _declare_flow_job(j, cwd, cfg)
+            validate(JobRequest(list(j.argv), cwd, "", j.queue, j.name, dict(j.options), j.rerunnable,
+                                list(j.hosts), dict(os.environ), "", j.runlimit_s or 0.0, j.mem_bytes or 0,
+                                memsize_bytes=j.memsize_bytes, memsize_default_too=j.memsize_default_too),
+                     cfg, _time.time())
         rec = _client(ctx).submit_flow(spec, cwd=cwd, key=key)
     except StatgridError as exc:
         _fail(ctx, exc)
@@ -829,16 +843,22 @@ def schedule_add(ctx: typer.Context,
         zone = tz or local_zone()
         client = _client(ctx)
         if flow is not None:
-            rec = client.schedule_add(cron, zone, flow=flowfile.load(flow), cwd=str(Path(flow).resolve().parent))
+            spec, cwd = flowfile.load(flow), str(Path(flow).resolve().parent)
+            for j in spec.jobs:                  # each file's memsize, read as you (as flow submit)
+                _declare_flow_job(j, cwd, _config(ctx))
+            rec = client.schedule_add(cron, zone, flow=spec, cwd=cwd)
         else:
             import time as _time
 
-            from statgrid.grid.jobspec import JobRequest, validate
+            from statgrid.grid.jobspec import JobRequest, validate, with_declared_memsize
 
-            # the master's checks, here first, as you (a root master does not look at your files)
-            validate(JobRequest(list(job), os.getcwd(), "", queue, name, {}, False, [], dict(os.environ)),
-                     _config(ctx), _time.time())
-            rec = client.schedule_add(cron, zone, argv=list(job), queue=queue, name=name)
+            # the master's checks, here first, as you (a root master does not look at your files);
+            # the file's memsize, read as you, is kept in the calendar's request (as submit's)
+            req = with_declared_memsize(JobRequest(list(job), os.getcwd(), "", queue, name, {}, False, [],
+                                                   dict(os.environ)), _config(ctx))
+            validate(req, _config(ctx), _time.time())
+            rec = client.schedule_add(cron, zone, argv=list(job), queue=queue, name=name,
+                                      memsize_bytes=req.memsize_bytes, memsize_default_too=req.memsize_default_too)
     except StatgridError as exc:
         _fail(ctx, exc)
     import datetime as _dt

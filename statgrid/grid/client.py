@@ -274,16 +274,20 @@ class GridClient:
     def submit(self, argv: list[str], queue: str = "", name: str = "", options: dict[str, str] | None = None,
                rerunnable: bool = False, hosts: list[str] | None = None, cwd: str | None = None,
                env: dict[str, str] | None = None, depend: str = "", runlimit_s: float = 0.0, mem_bytes: int = 0,
-               priority: int = 0, parent_id: int | None = None, key: str | None = None) -> dict:
+               priority: int = 0, parent_id: int | None = None, key: str | None = None, memsize_bytes: int = 0,
+               memsize_default_too: bool = False) -> dict:
         """Submit a job file (.py/.sql) or a command; returns the job record (its "id" first). It
         runs as you: the master knows who you are (the socket's peer, or your token). `key`: its
         idempotency key (default: a new UUID): the same request sent again with it answers the
-        same job, so a submit whose answer was lost is retried safely."""
+        same job, so a submit whose answer was lost is retried safely. memsize_bytes,
+        memsize_default_too: what the job file declares of memsize (jobspec.with_declared_memsize),
+        from which the master computes the reservation when mem_bytes is 0."""
         env = {k: v for k, v in (os.environ if env is None else env).items() if k not in PRIVATE_ENV}
         body = {"argv": list(argv), "cwd": cwd or os.getcwd(),
                 "queue": queue, "name": name, "options": options or {}, "rerunnable": rerunnable,
                 "hosts": list(hosts or []), "env": env, "depend": depend, "runlimit_s": runlimit_s,
-                "mem_bytes": mem_bytes, "priority": priority, "parent_id": parent_id}
+                "mem_bytes": mem_bytes, "priority": priority, "parent_id": parent_id,
+                "memsize_bytes": memsize_bytes, "memsize_default_too": memsize_default_too}
         return self._call("POST", "/jobs", body, key=key or str(uuid.uuid4()))
 
     def jobs(self, user: str | None = None, all_states: bool = False, states: Iterable[str] | None = None,
@@ -381,7 +385,8 @@ class GridClient:
         jobs = [{"name": j.name, "after": "" if j.after is None else str(j.after),
                  "request": {"argv": list(j.argv), "cwd": cwd or os.getcwd(), "queue": j.queue, "name": j.name,
                              "options": dict(j.options), "rerunnable": j.rerunnable, "hosts": list(j.hosts),
-                             "env": env, "runlimit_s": j.runlimit_s or 0.0, "mem_bytes": j.mem_bytes or 0}}
+                             "env": env, "runlimit_s": j.runlimit_s or 0.0, "mem_bytes": j.mem_bytes or 0,
+                             "memsize_bytes": j.memsize_bytes, "memsize_default_too": j.memsize_default_too}}
                 for j in spec.jobs]
         return {"name": spec.name, "jobs": jobs}
 

@@ -45,7 +45,9 @@ class FlowJob:
     dependency over job names of the flow (resolve it with depend.resolve), None if it waits for
     none; options: session options (file jobs only); runlimit_s: run limit in seconds, None for
     none; mem_bytes: memory reservation in bytes, None for none; rerunnable: may be requeued after
-    a host failure; hosts: the hosts it may run on ([] = any of its queue's)."""
+    a host failure; hosts: the hosts it may run on ([] = any of its queue's); memsize_bytes,
+    memsize_default_too: what its job file declares of memsize, filled in by the submitter
+    (jobspec.with_declared_memsize), not from the flow file."""
     name: str
     kind: str
     argv: list[str]
@@ -56,6 +58,8 @@ class FlowJob:
     mem_bytes: Optional[int] = None
     rerunnable: bool = False
     hosts: list[str] = field(default_factory=list)
+    memsize_bytes: int = 0
+    memsize_default_too: bool = False
 
 
 @dataclass

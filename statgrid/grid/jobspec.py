@@ -7,6 +7,7 @@ characters are checked first (`check_bounds`), so no later message quotes a 10 M
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import sys
@@ -18,7 +19,7 @@ from statgrid.config import Config, ConfigError, format_size
 from statgrid.errors import UsageError
 from statgrid.grid.model import Job
 from statgrid.grid.policy import host_weights
-from statgrid.session.jobs import JOB_KINDS, check_job_file, declared_memsizes
+from statgrid.session.jobs import JOB_KINDS, check_job_file, declared_memsize
 
 
 # Names (job, user, queue, host, session option) are shown in one-line table rows and messages:
@@ -87,6 +88,12 @@ class JobRequest:
     mem_bytes: Annotated[int, NotBool()] = 0        # --mem: memory to reserve; 0 = the default (a session: memsize + margin)
     priority: Annotated[int, NotBool()] = 0         # --priority: order among the user's own jobs of the queue (higher first)
     parent_id: int | None = None     # a sub-task of this running session job (Session.parallel, MP CONNECT)
+    # What its job file declares of memsize, read by the submitter as the user (the master may not
+    # read the file; with_declared_memsize): the largest literal memsize in bytes (0: none), and
+    # whether a session is also opened without one (it runs at the default memsize too). The master
+    # turns them into the reservation with its own grid.toml's default and memory_margin.
+    memsize_bytes: Annotated[int, NotBool()] = 0
+    memsize_default_too: bool = False
 
 
 def default_queue(cfg: Config) -> str:
@@ -186,6 +193,13 @@ def check_bounds(req: JobRequest) -> None:
                          "give e.g. -W 30m or -W 2h.")
     if not (isinstance(req.mem_bytes, int) and 0 <= req.mem_bytes <= MEM_MAX_BYTES):
         raise UsageError(f"memory {shown(req.mem_bytes)} bytes is not between 0 and 1 PiB; give e.g. --mem 4G.")
+    if not (isinstance(req.memsize_bytes, int) and not isinstance(req.memsize_bytes, bool)
+            and 0 <= req.memsize_bytes <= MEM_MAX_BYTES):
+        raise UsageError(f"declared memsize {shown(req.memsize_bytes)} bytes is not between 0 and 1 PiB; send the "
+                         "largest memsize the job file sets, in bytes (0 for none).")
+    if not isinstance(req.memsize_default_too, bool):
+        raise UsageError(f"memsize_default_too {shown(req.memsize_default_too)} is not true or false; send true "
+                         "when the job file also opens a session without a memsize.")
     if req.parent_id is not None and not (isinstance(req.parent_id, int) and 0 < req.parent_id <= 2**63 - 1):
         raise UsageError(f"parent job {shown(req.parent_id)} is not a job id (1 … 2**63 − 1).")
     if not (isinstance(req.priority, int) and 0 <= req.priority <= PRIORITY_MAX):
@@ -257,9 +271,11 @@ def validate(req: JobRequest, cfg: Config, submit_ts: float, check_files: bool =
                          f"ask for at most {_seconds(qcfg.runlimit_s)}, or use another queue (-q).")
     mem_bytes = req.mem_bytes
     if not mem_bytes and kind == "session":
-        memsize = cfg.session.with_overrides(req.options, source="-o").memsize_bytes
-        if check_files and "memsize" not in {k.lower() for k in req.options}:
-            memsize = declared_memsize_bytes(job_file, cfg) or memsize
+        if check_files:
+            req = with_declared_memsize(req, cfg)
+        memsize = cfg.session.with_overrides(req.options, source="-o").memsize_bytes   # -o, else grid.toml's
+        if req.memsize_bytes and "memsize" not in {k.lower() for k in req.options}:
+            memsize = max(memsize, req.memsize_bytes) if req.memsize_default_too else req.memsize_bytes
         mem_bytes = int(memsize * (1 + cfg.scheduling.memory_margin)) + SESSION_ENGINE_BYTES
     tracked = {h: cfg.hosts[h].memory_bytes for h in (req.hosts or usable) if cfg.hosts[h].memory_bytes}
     if mem_bytes and tracked and len(tracked) == len(req.hosts or usable) and mem_bytes > max(tracked.values()):
@@ -283,19 +299,27 @@ def validate(req: JobRequest, cfg: Config, submit_ts: float, check_files: bool =
                priority=req.priority, position=submit_ts, parent_id=req.parent_id)
 
 
-def declared_memsize_bytes(job_file: Path, cfg: Config) -> int | None:
-    """The largest memsize the job file sets for its session (session.jobs.declared_memsizes), in
-    bytes; None if it sets none. The session runs with each in turn, so it reserves the largest.
-    Precedence is the session's own (README, "Option precedence"): grid.toml [session] < the job
-    file < -o memsize; --mem, a reservation given outright, wins over all. Raises UsageError for a
-    value the session would refuse, naming the file and line."""
+def with_declared_memsize(req: JobRequest, cfg: Config) -> JobRequest:
+    """`req` with memsize_bytes and memsize_default_too read from its job file by this process (the
+    submitter, as the user: session.jobs.declared_memsize). The session runs with each memsize the
+    file sets in turn, so the largest counts; and with the default too if the file opens a session
+    without one. Unchanged for a command, a .sql script, a file that cannot be read (validate says
+    why), or a request that already says (a sub-task's, a calendar's). Raises UsageError for a
+    memsize the session would refuse, naming the file and line."""
+    if req.memsize_bytes or req.memsize_default_too or not req.argv:
+        return req
+    path = Path(req.cwd, str(req.argv[0]))
+    if path.suffix.lower() != ".py" or not os.access(path, os.R_OK) or not path.is_file():
+        return req
+    declared = declared_memsize(path)
     sizes = []
-    for line, value in declared_memsizes(job_file):
+    for line, value in declared.sizes:
         try:
-            sizes.append(cfg.session.with_overrides({"memsize": value}, source=f"{job_file}:{line}").memsize_bytes)
+            sizes.append(cfg.session.with_overrides({"memsize": value}, source=f"{path}:{line}").memsize_bytes)
         except ConfigError as exc:
-            raise UsageError(f"job file {str(job_file)!r} line {line}: {exc}") from None
-    return max(sizes, default=None)
+            raise UsageError(f"job file {str(path)!r} line {line}: {exc}") from None
+    return dataclasses.replace(req, memsize_bytes=max(sizes, default=0),
+                               memsize_default_too=bool(sizes and declared.unsized))
 
 
 def _seconds(value: float) -> str:

@@ -764,8 +764,8 @@ class Server:
             job = self.jobs.pop(pid, None)
             if job is None:
                 continue
-            if job.mem_by_cgroup and job.limit_reason is None and memlimit.oom_kills(job.cgroup):
-                job.limit_reason = memlimit.cgroup_reason(job.mem_limit_bytes)
+            if job.mem_by_cgroup and job.limit_reason is None:
+                job.limit_reason = memlimit.oom_kill_reason(job.cgroup, job.mem_limit_bytes)
             if job.cgroup and not remove_cgroup(job.cgroup):
                 self.cgroups_to_remove.add(job.cgroup)
             msg = protocol.LaunchExited(pid=pid, end_ts=end_ts, rusage=protocol.Rusage.from_wait4(ru), io=io,

@@ -21,7 +21,8 @@ it in one of two ways, chosen per job:
   group and every descendant of its first process; see "What is counted" below) every
   WATCH_INTERVAL_S and SIGKILLs the job once the sum exceeds the reservation — what LSF's sbatchd
   does for MEMLIMIT. Coarser than the kernel: a job may pass the limit for up to an interval
-  before it is seen, and a page shared by several of its processes counts in each (as in LSF's sum).
+  before it is seen. A page shared by several of its processes (copy-on-write after fork, shared
+  memory) counts once in all: each process counts its share of it (PSS).
 
 Either way the job ends EXIT with `limit_reason`, naming the reservation and how it was enforced.
 $STATGRID_MEMORY_LIMIT in the node's environment chooses: `auto` (the default: cgroup v2 where
@@ -58,9 +59,16 @@ def cgroup_reason(limit_bytes: int) -> str:
             "it; reserve more (--mem, or a larger memsize) or use less memory")
 
 
+def system_oom_reason(limit_bytes: int) -> str:
+    return (f"killed by the system's OOM killer while within its memory reservation {size_text(limit_bytes)}: its "
+            "host ran short of memory (jobs or other programs there use more than the hosts' `memory` in grid.toml "
+            "allows for); run it again, and lower that host's `memory` or stop what else uses its memory")
+
+
 def watch_reason(limit_bytes: int, used_bytes: int) -> str:
     return (f"exceeded its memory reservation {size_text(limit_bytes)}: its processes' memory reached "
-            f"{size_text(used_bytes)} and its node killed it (resident anonymous and shared memory, watched every "
+            f"{size_text(used_bytes)} and its node killed it (anonymous and shared memory, shared pages counted "
+            f"once, watched every "
             f"{WATCH_INTERVAL_S:g} s: no cgroup v2 memory controller for its jobs); reserve more (--mem, or a larger "
             "memsize) or use less memory")
 
@@ -112,33 +120,50 @@ def limit_cgroup(path: str, limit_bytes: int) -> bool:
     return True
 
 
-def parse_oom_kills(text: str) -> int:
-    """memory.events → its `oom_kill` count: processes of the cgroup (and below) the OOM killer ended."""
+def parse_memory_events(text: str) -> dict[str, int]:
+    """memory.events ("key count" lines) → {key: count}; a line that is not one is skipped."""
+    counts: dict[str, int] = {}
     for line in text.splitlines():
         key, _, value = line.partition(" ")
-        if key == "oom_kill":
-            try:
-                return int(value)
-            except ValueError:
-                return 0
-    return 0
+        try:
+            counts[key] = int(value)
+        except ValueError:
+            continue
+    return counts
 
 
-def oom_kills(path: str) -> int:
-    """The job's cgroup's oom_kill count (0 if it cannot be read)."""
+def oom_verdict(counts: dict[str, int]) -> str:
+    """What memory.events says ended a job: 'limit' if its own memory.max did (`oom`: the cgroup hit
+    its limit and the OOM killer was invoked for it; `oom_kill`: a process of it was killed), 'system'
+    if a process of it was killed by an OOM kill it did not cause (the host short of memory: that too
+    counts in oom_kill), '' if none was killed."""
+    if counts.get("oom_kill", 0) <= 0:
+        return ""
+    return "limit" if counts.get("oom", 0) > 0 else "system"
+
+
+def oom_kill_reason(path: str, limit_bytes: int) -> str | None:
+    """The job's limit_reason from its cgroup's memory.events, None if no OOM kill (or unreadable)."""
     try:
         with open(os.path.join(path, "memory.events")) as f:
-            return parse_oom_kills(f.read())
+            verdict = oom_verdict(parse_memory_events(f.read()))
     except OSError:
-        return 0
+        return None
+    if verdict == "limit":
+        return cgroup_reason(limit_bytes)
+    return system_oom_reason(limit_bytes) if verdict == "system" else None
 
 
 # -- watch ----------------------------------------------------------------------------------------
-# What is counted: each process's anonymous and shared-memory pages that are resident (proc(5),
-# /proc/<pid>/status RssAnon + RssShmem) — what memory.max would have to keep, not the pages of
-# files it maps (a session's Python, DuckDB and Arrow libraries are ~85 MiB of those, shared with
-# every other session and dropped by the kernel when memory is short). Measured on a session with
-# memsize=256M sorting past it (spilling): RssAnon peaked at 330 MiB, VmRSS at 416 MiB.
+# What is counted: each process's anonymous and shared-memory pages that are resident, a page
+# shared by N processes counted 1/N in each (proc(5), /proc/<pid>/smaps_rollup Pss_Anon +
+# Pss_Shmem) — what memory.max would have to keep, not the pages of files it maps (a
+# session's Python, DuckDB and Arrow libraries are ~85 MiB of those, shared with every other
+# session and dropped by the kernel when memory is short). Not RssAnon + RssShmem of each (status):
+# after fork a parent's pages are its children's too until written, and a 300 MiB process with 3
+# forked children summed 1,219 MiB so; status is read only where smaps_rollup has no Pss_Anon
+# (older kernels) or cannot be read. Measured on a session with memsize=256M sorting past it
+# (spilling): RssAnon peaked at 330 MiB, VmRSS at 416 MiB.
 
 def parse_stat(text: str) -> tuple[int, int]:
     """/proc/<pid>/stat → (ppid, pgrp). The command name (field 2) is in parentheses and may hold
@@ -155,6 +180,18 @@ def parse_status_bytes(text: str) -> int:
         if key in ("RssAnon", "RssShmem"):
             total += int(value.split()[0]) * 1024          # "  1234 kB"
     return total
+
+
+def parse_smaps_rollup_bytes(text: str) -> int | None:
+    """/proc/<pid>/smaps_rollup → Pss_Anon + Pss_Shmem in bytes; None if it has no Pss_Anon line
+    (an older kernel, whose smaps_rollup has Pss alone; or a zombie's empty file: read status instead)."""
+    total, seen = 0, False
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key in ("Pss_Anon", "Pss_Shmem"):
+            total += int(value.split()[0]) * 1024          # "  1234 kB"
+            seen = seen or key == "Pss_Anon"
+    return total if seen else None
 
 
 def process_table(procfs: str = PROCFS_PATH) -> dict[int, tuple[int, int]]:
@@ -196,13 +233,23 @@ def cgroup_pids(path: str) -> list[int] | None:
         return None
 
 
+def process_bytes(pid: int, procfs: str = PROCFS_PATH) -> int:
+    """One process's Pss_Anon + Pss_Shmem (its share of pages it shares); RssAnon + RssShmem where
+    smaps_rollup lacks them or cannot be read; 0 if it is gone."""
+    try:
+        with open(os.path.join(procfs, str(pid), "smaps_rollup")) as f:
+            pss = parse_smaps_rollup_bytes(f.read())
+        if pss is not None:
+            return pss
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        with open(os.path.join(procfs, str(pid), "status")) as f:
+            return parse_status_bytes(f.read())
+    except (OSError, ValueError, IndexError):
+        return 0                                 # gone meanwhile
+
+
 def memory_bytes(pids, procfs: str = PROCFS_PATH) -> int:
-    """RssAnon + RssShmem summed over `pids` (a page shared by several counts in each, as in LSF)."""
-    total = 0
-    for pid in pids:
-        try:
-            with open(os.path.join(procfs, str(pid), "status")) as f:
-                total += parse_status_bytes(f.read())
-        except (OSError, ValueError, IndexError):
-            continue                             # gone meanwhile
-    return total
+    """The memory of `pids` together: each one's process_bytes, so a page they share counts once."""
+    return sum(process_bytes(pid, procfs) for pid in pids)

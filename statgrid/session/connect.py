@@ -239,17 +239,23 @@ def _job_file(task: Task) -> Path:
 
 def _submit_all(client: GridClient, session: Session, tasks: list[Task], files: list[Path], parent_id: int,
                 queue: str) -> list[int]:
+    from statgrid.grid.jobspec import JobRequest, with_declared_memsize
+
     base_env = {k: v for k, v in os.environ.items() if k != LIBNAMES_ENV}
     libnames = list(session.assigned_libnames.values())
+    # Each file's memsize, read here as this job's user (the master may not read the files); the
+    # master reserves from it with its own grid.toml, as for `statgrid submit`.
+    declared = [with_declared_memsize(JobRequest([str(path)], os.getcwd()), session.config) for path in files]
     ids: list[int] = []
     try:
-        for task, path in zip(tasks, files):
+        for task, path, decl in zip(tasks, files, declared):
             env = {**base_env, **(task.env or {})}
             if libnames:
                 env[LIBNAMES_ENV] = encode_libnames(libnames)
             try:
                 job = client.submit([str(path)], queue=queue, name=task.job_name, options=dict(task.options or {}),
-                                    cwd=os.getcwd(), env=env, parent_id=parent_id)
+                                    cwd=os.getcwd(), env=env, parent_id=parent_id, memsize_bytes=decl.memsize_bytes,
+                                    memsize_default_too=decl.memsize_default_too)
             except StatgridError as exc:
                 raise type(exc)(f"task {task.job_name!r} ({path}) could not be submitted: {exc}") from None
             ids.append(int(job["id"]))

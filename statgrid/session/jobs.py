@@ -52,24 +52,49 @@ def check_job_file(path: str | os.PathLike) -> Path:
 
 
 # Calls through which a Python job sets session options (statgrid.session(memsize=...),
-# open_session(...), Session(options={...}), s.set_options({...})), by their last name.
+# open_session(...), Session(options={...}), s.set_options({...})), by their last name; the first
+# three open (or, under the runner, borrow) a session: one without a memsize runs at the default.
 _OPTION_CALLS = frozenset({"session", "open_session", "Session", "set_options"})
+_OPENING_CALLS = frozenset({"session", "open_session", "Session"})
+# A job file larger than this is not parsed for memsize (the reservation is then the default's):
+# parsing costs ~50 bytes of memory per byte of source, and a job is code, not data.
+PARSE_MAX_BYTES = 4 * 2**20
 
 
-def declared_memsizes(path: str | os.PathLike) -> list[tuple[int, str]]:
-    """The memsize values a job file sets for its session, read without running it: (line, value as
-    written) of each literal `memsize=` keyword, or "memsize" key of a literal dict, in a call of
-    statgrid.session / open_session / Session / set_options. A value computed at run time is not
-    seen; nor are .sql scripts' (SQL cannot set memsize: sqlproc refuses SET memory_limit), nor a
-    file Python cannot parse (it fails when it runs). Reads the file as the calling process."""
+@dataclass(frozen=True)
+class DeclaredMemsize:
+    """What a job file says of its session's memsize, read without running it. sizes: (line, value
+    as written) of each literal memsize; unsized: lines of session-opening calls without a literal
+    memsize (they run at the default memsize, or at one computed at run time); skipped: why the
+    file was not read ('' if it was)."""
+    sizes: list[tuple[int, str]]
+    unsized: list[int]
+    skipped: str = ""
+
+
+def declared_memsize(path: str | os.PathLike) -> DeclaredMemsize:
+    """The memsize values a job file sets for its session: each literal `memsize=` keyword, or
+    "memsize" key of a literal dict, in a call of statgrid.session / open_session / Session /
+    set_options; and the session-opening calls that set none. A value computed at run time is not
+    seen (its call counts as unsized); nor are .sql scripts' (SQL cannot set memsize: sqlproc
+    refuses SET memory_limit), nor a file Python cannot parse (it fails when it runs), nor one over
+    PARSE_MAX_BYTES or nested too deep for the parser (skipped says so). Reads the file as the
+    calling process."""
     p = Path(path)
     if p.suffix.lower() != ".py":
-        return []
+        return DeclaredMemsize([], [])
     try:
+        size = p.stat().st_size
+        if size > PARSE_MAX_BYTES:
+            return DeclaredMemsize([], [], f"{size:,} bytes, over the {PARSE_MAX_BYTES // 2**20} MiB statgrid reads "
+                                           "for memsize")
         tree = ast.parse(p.read_bytes(), filename=str(p))
     except (SyntaxError, ValueError, OSError):
-        return []
+        return DeclaredMemsize([], [])
+    except (RecursionError, MemoryError) as exc:      # e.g. a 200,000-term expression
+        return DeclaredMemsize([], [], f"too deeply nested for Python's parser ({type(exc).__name__})")
     found: list[tuple[int, str]] = []
+    unsized: list[int] = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
@@ -82,11 +107,20 @@ def declared_memsizes(path: str | os.PathLike) -> list[tuple[int, str]]:
             if isinstance(value, ast.Dict):
                 pairs += [(k.value, v) for k, v in zip(value.keys, value.values)
                           if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        sized = False
         for key, value in pairs:
             if key.lower() == "memsize" and isinstance(value, ast.Constant) and \
                     isinstance(value.value, (str, int)) and not isinstance(value.value, bool):
                 found.append((value.lineno, str(value.value)))
-    return sorted(found)
+                sized = True
+        if name in _OPENING_CALLS and not sized:
+            unsized.append(node.lineno)
+    return DeclaredMemsize(sorted(found), sorted(unsized))
+
+
+def declared_memsizes(path: str | os.PathLike) -> list[tuple[int, str]]:
+    """(line, value as written) of each literal memsize the job file sets (declared_memsize)."""
+    return declared_memsize(path).sizes
 
 
 def run_job(path: str | os.PathLike, config: Config, overrides: Mapping[str, str] | None = None,
