@@ -108,7 +108,7 @@ def test_a_hosts_slots_default_to_the_cpus_its_worker_sees(grid):
         "node3": 3,                               # set in grid.toml: kept
         "node4": nproc("taskset", "-c", "0"),     # joined from a process that sees CPU 0 only
         "node5": 1}
-    assert "with 1 slots (the CPUs it sees)" in grid.node_log.read_text()
+    assert "with 1 slot (the CPUs it sees)" in grid.node_log.read_text()      # taskset -c 0: one CPU, one slot
 
 
 def test_the_master_dispatches_by_those_slots(grid):
