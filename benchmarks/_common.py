@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Sequence
 
 from statgrid.bench.mixed import free_port  # noqa: F401 — for the benchmarks
-from statgrid.session import _procfs
+from statgrid.host import procfs as _procfs
 
 GIB = 1024 ** 3
 
@@ -92,7 +92,7 @@ def render_rows(rows: Sequence[Sequence[str]], indent: str = "  ") -> str:
 
 
 # ---------------------------------------------------------------------------- process probes
-# statgrid's own /proc readers (statgrid.session._procfs), so the benchmark measures memory
+# statgrid's own /proc readers (statgrid.host.procfs), so the benchmark measures memory
 # exactly as STIMER does
 def rss_bytes() -> int | None:
     return _procfs.read_status_memory().get("VmRSS")

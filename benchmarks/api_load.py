@@ -34,14 +34,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import fmt_stat, free_port, percentile, rotated, stat_dict  # noqa: E402
 
 from statgrid.config import load_config  # noqa: E402
-from statgrid.grid.client import GridClient  # noqa: E402
+from statgrid.grid.interface.client import GridClient  # noqa: E402
 
 
 def fill_store(home: Path, cfg, n_jobs: int) -> None:
     """n_jobs PEND jobs, as `statgrid submit true` would store them, in one transaction."""
-    from statgrid.grid.jobspec import JobRequest, validate
-    from statgrid.grid.model import to_row
-    from statgrid.grid.store import JobStore
+    from statgrid.grid.master.jobspec import JobRequest, validate
+    from statgrid.job.record import to_row
+    from statgrid.grid.master.store import JobStore
 
     store = JobStore(home / "grid" / "jobs.db")
     try:

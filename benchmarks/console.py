@@ -68,7 +68,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import fmt_stat, free_port, percentile, render_rows, rotated, stat_dict, summarize  # noqa: E402
 
 from statgrid.config import load_config  # noqa: E402
-from statgrid.grid.client import GridClient, Remote  # noqa: E402
+from statgrid.grid.interface.client import GridClient, Remote  # noqa: E402
 
 HOSTS, SLOTS = 4, 2
 QUEUES = {"normal": 30, "short": 50, "long": 10}
@@ -82,8 +82,8 @@ WAIT_EVENT_S = 10.0
 # ---------------------------------------------------------------------------- the store
 def fill_store(home: Path, n_jobs: int, seed: int = 17) -> dict:
     """n_jobs finished jobs over the past week, with their histories, in one transaction."""
-    from statgrid.grid.model import Job, JobState, to_row
-    from statgrid.grid.store import JobStore
+    from statgrid.job.record import Job, JobState, to_row
+    from statgrid.grid.master.store import JobStore
 
     rng = random.Random(seed)
     now = time.time()

@@ -55,7 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import fmt_stat, free_port, percentile, stat_dict  # noqa: E402
 
 from statgrid.config import load_config  # noqa: E402
-from statgrid.grid.client import GridClient  # noqa: E402
+from statgrid.grid.interface.client import GridClient  # noqa: E402
 
 HOSTS, SLOTS = 4, 2
 
@@ -361,7 +361,7 @@ class BeforeClient:
 
 def compare_auth(args) -> None:
     """before (REV, no auth) against this code on its local socket and over HTTPS with a token."""
-    from statgrid.grid.client import Remote
+    from statgrid.grid.interface.client import Remote
 
     ideal = args.jobs * args.sleep / (HOSTS * SLOTS)
     repo = Path(__file__).resolve().parent.parent
@@ -415,7 +415,7 @@ def remote_client_run(args) -> None:
     """--as-remote-client: one run of the batch and the latency jobs through HTTPS (run by --netns
     inside the client host's namespace); prints the figures as JSON."""
     from statgrid.config import load_config as _load
-    from statgrid.grid.client import Remote
+    from statgrid.grid.interface.client import Remote
 
     grid = GridClient(_load(None, {"STATGRID_HOME": tempfile.mkdtemp()}),
                       remote=Remote(url=args.as_remote_client, token=os.environ["STATGRID_TOKEN"],

@@ -21,8 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import fmt_stat  # noqa: E402
 
-import statgrid.grid.launcher as launcher_mod  # noqa: E402
-from statgrid.grid.protocol import Identity, LaunchExited, LaunchRequest, LaunchStarted  # noqa: E402
+import statgrid.grid.execution.launcher as launcher_mod  # noqa: E402
+from statgrid.job.protocol import Identity, LaunchExited, LaunchRequest, LaunchStarted  # noqa: E402
 
 
 def start_launcher(sock_path: str, extra: list[str]) -> subprocess.Popen:

@@ -46,7 +46,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         before = Path(tmp) / "before" / "launcher.py"
         before.parent.mkdir()
-        git = ["git", "-C", str(ROOT), "show", f"{args.before_rev}:statgrid/grid/launcher.py"]
+        git = ["git", "-C", str(ROOT), "show", f"{args.before_rev}:statgrid/grid/execution/launcher.py"]
         before.write_bytes(subprocess.run(git, check=True, capture_output=True).stdout)
         times: dict[str, list[float]] = {"before": [], "after": []}
         for i in range(args.runs + 1):

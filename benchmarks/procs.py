@@ -127,13 +127,13 @@ class Env:
 
 def src_ref(ctx: Ctx):
     """The input as a statgrid DatasetRef, so the raw side can use statgrid's own SQL builders."""
-    from statgrid.session.libraries import DatasetRef, Library
+    from statgrid.libraries import DatasetRef, Library
     return DatasetRef(Library("bench", ctx.data_dir), MEMBER)
 
 
 def copy_sql(ctx: Ctx, query: str, out: Path) -> str:
     """statgrid's Session.write() COPY statement."""
-    from statgrid.session.libraries import parquet_copy_sql
+    from statgrid.libraries import parquet_copy_sql
     return parquet_copy_sql(query, out, ctx.row_group)
 
 

@@ -1,7 +1,7 @@
 """Scheduling benchmark (issue 18): the dispatcher alone, and `true` jobs through a real grid, with
 10,000 jobs pending across 50 users and fairshare on.
 
-Part A — the policy alone, in this process (statgrid.grid.policy, backlog, fairshare; no store, no
+Part A — the policy alone, in this process (statgrid.grid.scheduling.policy, backlog, fairshare; no store, no
 engine). 16 hosts × 8 slots, all busy; 10,000 jobs pending in one queue, 50 users × 200, submitted
 round robin. Then --dispatches times, as the master does it for each job that ends (master.py:
 `_finish` → `_charge` → `dispatch`): end the oldest running job and charge its run time to the
@@ -75,10 +75,10 @@ from _common import fmt_stat, free_port, percentile, render_rows, rotated, stat_
 
 from statgrid.config import (HostConfig, LimitsConfig, QueueConfig, SchedulingConfig,  # noqa: E402
                              load_config, parse_host_preferences)
-from statgrid.grid import fairshare  # noqa: E402
-from statgrid.grid.backlog import Backlog  # noqa: E402
-from statgrid.grid.model import Job, JobState  # noqa: E402
-from statgrid.grid.policy import Limits, count_running, host_views, plan  # noqa: E402
+from statgrid.grid.scheduling import fairshare# noqa: E402
+from statgrid.grid.scheduling.backlog import Backlog  # noqa: E402
+from statgrid.job.record import Job, JobState  # noqa: E402
+from statgrid.grid.scheduling.policy import Limits, count_running, host_views, plan  # noqa: E402
 
 STATGRID = [sys.executable, "-m", "statgrid"]
 GOAL_POLICY_JOBS_S, GOAL_E2E_JOBS_S, GOAL_SUBMIT_P99_MS = 500.0, 100.0, 100.0
@@ -310,7 +310,7 @@ class BenchGrid:
         if profile is None:
             subprocess.run(STATGRID + ["grid", "up", "--detach"], env=master_env, check=True, stdout=subprocess.DEVNULL)
         else:
-            from statgrid.grid.client import GridClient
+            from statgrid.grid.interface.client import GridClient
             self.home.mkdir()
             log = open(self.root / "master.log", "w")
             self.proc = subprocess.Popen([sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "statgrid",
@@ -353,7 +353,7 @@ class BenchGrid:
         return out
 
     def client(self):
-        from statgrid.grid.client import GridClient
+        from statgrid.grid.interface.client import GridClient
         return GridClient(self.cfg, timeout_s=600)
 
     def down(self) -> None:
@@ -366,7 +366,7 @@ class BenchGrid:
 # -- the grid's processes' CPU (utime + stime, and that of waited-for children: a launcher's jobs)
 def grid_processes(home: Path) -> dict[int, str]:
     """pid → kind (master, scheduler, workers, launchers, other) of every process with this grid's
-    home in its environment (the embedded engine: statgrid.grid.cluster, its worker processes, and
+    home in its environment (the embedded engine: statgrid.grid.execution.cluster, its worker processes, and
     each worker's launcher, whose waited-for children are the jobs)."""
     key = f"STATGRID_HOME={home}".encode()
     out = {}
@@ -383,7 +383,7 @@ def grid_processes(home: Path) -> dict[int, str]:
             continue
         if "scheduling.py" in cmd:
             continue                                      # the probe: this benchmark's
-        out[int(entry)] = ("master" if " grid up" in cmd else "scheduler" if "statgrid.grid.cluster" in cmd
+        out[int(entry)] = ("master" if " grid up" in cmd else "scheduler" if "statgrid.grid.execution.cluster" in cmd
                            else "workers" if "multiprocessing.spawn" in cmd else "launchers" if "launcher.py" in cmd
                            else "other")
     return out
@@ -414,7 +414,7 @@ def cpu_share(before: dict, after: dict, seconds: float) -> dict[str, float]:
 
 # -- the probe: a second client, one submit every --probe-ms until SIGTERM
 def probe_main(args) -> None:
-    from statgrid.grid.client import GridClient
+    from statgrid.grid.interface.client import GridClient
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

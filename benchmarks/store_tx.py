@@ -22,19 +22,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._common import fmt_stat  # noqa: E402
-from statgrid.grid import store as new_store  # noqa: E402
-from statgrid.grid.model import Job, JobState  # noqa: E402
+from statgrid.grid.master import store as new_store# noqa: E402
+from statgrid.job.record import Job, JobState  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 ENV = {"PATH": "/usr/bin:/bin", "HOME": "/home/ann", "PADDING": "x" * 2000}    # a modest user environment
 
 
 def old_store_module(rev: str) -> types.ModuleType:
-    text = subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:statgrid/grid/store.py"], check=True,
+    text = subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:statgrid/grid/master/store.py"], check=True,
                           capture_output=True, text=True).stdout
     module = types.ModuleType("store_before")
     sys.modules["store_before"] = module            # dataclasses look their module up
-    exec(compile(text, f"{rev}:statgrid/grid/store.py", "exec"), module.__dict__)
+    exec(compile(text, f"{rev}:statgrid/grid/master/store.py", "exec"), module.__dict__)
     return module
 
 

@@ -15,7 +15,7 @@ import typer
 from statgrid import __version__
 from statgrid.config import Config, load_config, parse_option_pairs
 from statgrid.errors import StatgridError, UsageError
-from statgrid.grid.model import JOB_ID_MAX, PEEK_MAX_BYTES
+from statgrid.job.record import JOB_ID_MAX, PEEK_MAX_BYTES
 
 app = typer.Typer(help="statgrid: an open analytics grid.", no_args_is_help=True, add_completion=False,
                   pretty_exceptions_enable=False, rich_markup_mode=None)
@@ -107,7 +107,7 @@ def cleanwork(ctx: typer.Context, dry_run: bool = typer.Option(False, "--dry-run
               all_hosts: bool = typer.Option(False, "--all-hosts", help="Also judge other hosts' sessions by their "
                                              "locks (only on file systems whose locks work across hosts).")) -> None:
     """Remove WORK and UTIL directories of sessions that no longer exist (never a live one)."""
-    from statgrid.session.scratch import clean_stale
+    from statgrid.host.scratch import clean_stale
 
     cfg = _config(ctx)
     results = clean_stale([cfg.libraries.work, cfg.libraries.util], dry_run=dry_run, all_hosts=all_hosts)
@@ -349,7 +349,7 @@ IDEMPOTENCY_HELP = ("This submit's idempotency key (default: a new one each time
 def _client(ctx: typer.Context):
     """The master: --master/$STATGRID_MASTER; else this machine's local socket; else, when that
     does not exist, the url of the client config (a client machine)."""
-    from statgrid.grid.client import GridClient, Remote, client_config_path, read_client_config
+    from statgrid.grid.interface.client import GridClient, Remote, client_config_path, read_client_config
 
     cfg = _config(ctx)
     if _state.get("master"):
@@ -373,7 +373,7 @@ def _call(ctx: typer.Context, fn, *args, **kwargs):
 def grid_up(ctx: typer.Context, detach: bool = typer.Option(False, "--detach", "-d", help="Run the master in the "
                                                             "background; its log goes to <home>/grid/master.log.")) -> None:
     """Start the master (and the embedded engine, unless [master] scheduler names one)."""
-    from statgrid.grid import server
+    from statgrid.grid.interface import server
 
     cfg = _config(ctx)
     if detach:
@@ -389,8 +389,8 @@ def grid_up(ctx: typer.Context, detach: bool = typer.Option(False, "--detach", "
 def grid_tls(ctx: typer.Context) -> None:
     """Make the grid's CA and certificate if missing (as `grid up` does) and say where they are and
     how to start a Dask scheduler of your own with them ([master] scheduler)."""
-    from statgrid.grid import tls
-    from statgrid.grid.master import grid_dir
+    from statgrid.grid.interface import tls
+    from statgrid.grid.master.core import grid_dir
 
     files = tls.ensure(grid_dir(_config(ctx)), renew=False)
     typer.echo(f"the grid's TLS files (0600; copy the directory to every node that runs `statgrid worker`): "
@@ -401,7 +401,7 @@ def grid_tls(ctx: typer.Context) -> None:
 @grid_app.command("down")
 def grid_down(ctx: typer.Context) -> None:
     """Stop the grid: running jobs are killed (rerunnable ones wait as PEND for the next `grid up`)."""
-    from statgrid.grid import server
+    from statgrid.grid.interface import server
 
     pid = _call(ctx, server.stop, _config(ctx))
     typer.echo("no master is running." if pid is None else f"statgrid grid stopped (pid {pid}).")
@@ -428,8 +428,8 @@ def token_create(ctx: typer.Context,
     A client machine with the written file (or a home directory shared with this one) reaches the
     grid as you: `statgrid --master URL submit ...`, or just `statgrid submit ...`."""
     from statgrid.config import toml_string
-    from statgrid.grid.client import client_config_path
-    from statgrid.grid.files import write_atomic
+    from statgrid.grid.interface.client import client_config_path
+    from statgrid.host.files import write_atomic
 
     client = _client(ctx)
     if client.remote is not None:
@@ -456,7 +456,7 @@ def token_create(ctx: typer.Context,
 def token_list(ctx: typer.Context, all_users: bool = typer.Option(False, "--all", help="Everyone's (administrators)."),
                as_json: bool = typer.Option(False, "--json")) -> None:
     """Your tokens (the secret is never shown again: only its id, name and dates)."""
-    from statgrid.grid import views
+    from statgrid.grid.interface import views
 
     rows = _call(ctx, _client(ctx).tokens, all_users)
     typer.echo(json.dumps(rows, indent=1) if as_json else views.tokens_table(rows))
@@ -531,7 +531,7 @@ def submit(ctx: typer.Context,
     """Submit a job to the grid; prints its id. An array: -J "name[1-100]%10" (100 jobs, at most 10 at
     once; each gets its index in $STATGRID_ARRAY_INDEX)."""
     from statgrid.config import parse_duration_s, parse_size_bytes
-    from statgrid.grid.jobspec import JobRequest, parse_array, validate, with_declared_memsize
+    from statgrid.grid.master.jobspec import JobRequest, parse_array, validate, with_declared_memsize
 
     cfg = _config(ctx)
     try:
@@ -586,7 +586,7 @@ def jobs(ctx: typer.Context, all_states: bool = typer.Option(False, "--all", "-a
          as_json: bool = typer.Option(False, "--json", help="JSON records instead of the table.")) -> None:
     """List jobs (default: yours, not finished), like bjobs; every match, fetched page by page.
     Long names are cut to 40 characters and control characters escaped; `job ID` shows them whole."""
-    from statgrid.grid import views
+    from statgrid.grid.interface import views
 
     states = ["PEND"] if pending else [s for s in state.split(",") if s.strip()] if state else None
     records = _call(ctx, _client(ctx).jobs, user=None if user in (None, "all") else user, mine=user is None,
@@ -599,7 +599,7 @@ def jobs(ctx: typer.Context, all_states: bool = typer.Option(False, "--all", "-a
 def job_detail(ctx: typer.Context, job_id: int = typer.Argument(..., metavar="ID", min=1, max=JOB_ID_MAX),
                as_json: bool = typer.Option(False, "--json", help="The JSON record.")) -> None:
     """One job in detail: host, times, wait, rusage, STIMER totals, exit reason (bjobs -l)."""
-    from statgrid.grid import views
+    from statgrid.grid.interface import views
 
     rec = _call(ctx, _client(ctx).job, job_id)
     typer.echo(json.dumps(rec, indent=1) if as_json else views.job_detail(rec))
@@ -608,7 +608,7 @@ def job_detail(ctx: typer.Context, job_id: int = typer.Argument(..., metavar="ID
 @app.command()
 def hosts(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
     """Hosts: state, slots, running jobs, load (bhosts)."""
-    from statgrid.grid import views
+    from statgrid.grid.interface import views
 
     rows = _call(ctx, _client(ctx).hosts)
     typer.echo(json.dumps(rows, indent=1) if as_json else views.hosts_table(rows))
@@ -732,7 +732,7 @@ app.add_typer(flow_app, name="flow")
 def _declare_flow_job(j, cwd: str, cfg) -> None:
     """A flow job's file's memsize, read here as you (the master may not read your files); the
     master reserves from it with its own grid.toml (jobspec.with_declared_memsize)."""
-    from statgrid.grid.jobspec import JobRequest, with_declared_memsize
+    from statgrid.grid.master.jobspec import JobRequest, with_declared_memsize
 
     if j.mem_bytes or j.kind != "file":
         return
@@ -746,8 +746,8 @@ def flow_submit(ctx: typer.Context, path: Path = typer.Argument(..., metavar="FI
     """Submit a flow file: every job or none; prints the flow's id. Its jobs run in the flow file's directory."""
     import time as _time
 
-    from statgrid.grid import flowfile
-    from statgrid.grid.jobspec import JobRequest, validate
+    from statgrid.grid.scheduling import flowfile
+    from statgrid.grid.master.jobspec import JobRequest, validate
 
     cfg = _config(ctx)
     try:
@@ -771,7 +771,7 @@ def flow_list(ctx: typer.Context, user: Optional[str] = typer.Option(None, "--us
                                                                       "for everyone's (default: yours)."),
               as_json: bool = typer.Option(False, "--json")) -> None:
     """The newest 100 flows and arrays with their state and jobs per state."""
-    from statgrid.grid import views
+    from statgrid.grid.interface import views
 
     rows = _call(ctx, _client(ctx).flows, user=None if user in (None, "all") else user, mine=user is None)
     typer.echo(json.dumps(rows, indent=1) if as_json else views.flows_table(rows))
@@ -781,7 +781,7 @@ def flow_list(ctx: typer.Context, user: Optional[str] = typer.Option(None, "--us
 def flow_show(ctx: typer.Context, flow_id: int = typer.Argument(..., metavar="ID", min=1, max=JOB_ID_MAX),
               as_json: bool = typer.Option(False, "--json")) -> None:
     """A flow or array as one: its state, and each job with its state, dependency and pending reason."""
-    from statgrid.grid import views
+    from statgrid.grid.interface import views
 
     rec = _call(ctx, _client(ctx).flow, flow_id)
     typer.echo(json.dumps(rec, indent=1) if as_json else views.flow_detail(rec))
@@ -834,7 +834,7 @@ def schedule_add(ctx: typer.Context,
                  queue: str = typer.Option("", "--queue", "-q"), name: str = typer.Option("", "--name", "-J"),
                  job: Optional[List[str]] = typer.Argument(None, metavar="[JOB [ARGS]...]")) -> None:
     """Add a calendar that submits a job (JOB ARGS, run in this directory) or a flow (--flow FILE)."""
-    from statgrid.grid import flowfile
+    from statgrid.grid.scheduling import flowfile
 
     try:
         if (flow is None) == (not job):
@@ -850,7 +850,7 @@ def schedule_add(ctx: typer.Context,
         else:
             import time as _time
 
-            from statgrid.grid.jobspec import JobRequest, validate, with_declared_memsize
+            from statgrid.grid.master.jobspec import JobRequest, validate, with_declared_memsize
 
             # the master's checks, here first, as you (a root master does not look at your files);
             # the file's memsize, read as you, is kept in the calendar's request (as submit's)
@@ -873,7 +873,7 @@ def schedule_add(ctx: typer.Context,
 def schedule_list(ctx: typer.Context, all_users: bool = typer.Option(False, "--all", help="Everyone's (administrators)."),
                   as_json: bool = typer.Option(False, "--json")) -> None:
     """Your calendars: when, what, the next and last time and what the last one submitted."""
-    from statgrid.grid import views
+    from statgrid.grid.interface import views
 
     rows = _call(ctx, _client(ctx).schedules, all_users)
     typer.echo(json.dumps(rows, indent=1) if as_json else views.schedules_table(rows))
@@ -891,7 +891,7 @@ def shares(ctx: typer.Context, queue: Optional[str] = typer.Option(None, "--queu
            as_json: bool = typer.Option(False, "--json")) -> None:
     """Fairshare: each user's and group's shares, running and pending jobs, decayed usage and
     dynamic priority, per queue with fairshare (bqueues -r)."""
-    from statgrid.grid import views
+    from statgrid.grid.interface import views
 
     rec = _call(ctx, _client(ctx).shares, queue)
     typer.echo(json.dumps(rec, indent=1) if as_json else views.shares_table(rec))
@@ -900,7 +900,7 @@ def shares(ctx: typer.Context, queue: Optional[str] = typer.Option(None, "--queu
 @app.command()
 def queues(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
     """Queues: priority, hosts and weights, user limit, pending and running jobs (bqueues)."""
-    from statgrid.grid import views
+    from statgrid.grid.interface import views
 
     rows = _call(ctx, _client(ctx).queues)
     typer.echo(json.dumps(rows, indent=1) if as_json else views.queues_table(rows))
@@ -917,8 +917,8 @@ def acct(ctx: typer.Context,
          as_json: bool = typer.Option(False, "--json", help="The JSON record instead of the tables.")) -> None:
     """Accounting of finished jobs (DONE, EXIT, KILLED), like bacct: jobs, wait, run and CPU time per
     user, per group of [groups], per queue, and in total."""
-    from statgrid.grid import views
-    from statgrid.grid.acct import AcctReport, parse_since
+    from statgrid.grid.interface import views
+    from statgrid.grid.master.acct import AcctReport, parse_since
 
     since_ts = None if since is None else _call(ctx, parse_since, since)
     rec = _call(ctx, _client(ctx).acct, user=user, queue=queue, since_ts=since_ts)
@@ -971,9 +971,9 @@ def worker(ctx: typer.Context,
 def _exec_worker(ctx: typer.Context, cfg: Config, master: str, name: str, slots: int,
                  listen: str | None = None, nanny: bool = True) -> None:
     """Become `dask worker` for host `name` of the grid whose scheduler is at `master`."""
-    from statgrid.grid import tls
-    from statgrid.grid.cluster import dask_settings
-    from statgrid.grid.master import grid_dir
+    from statgrid.grid.interface import tls
+    from statgrid.grid.execution.cluster import dask_settings
+    from statgrid.grid.master.core import grid_dir
 
     tls_args: list[str] = []
     if cfg.master.engine_tls:
@@ -1011,7 +1011,7 @@ def node_up(ctx: typer.Context,
     down. Needs root for a shared grid (jobs run as their users)."""
     import socket as _socket
 
-    from statgrid.grid import netaddr
+    from statgrid.grid.execution import netaddr
 
     cfg = _config(ctx)
     name = name or _socket.gethostname().split(".")[0]
@@ -1025,7 +1025,7 @@ def node_up(ctx: typer.Context,
                               "run it here."))
     address = master or _call(ctx, netaddr.engine_address, cfg)
     listen = _call(ctx, netaddr.address_towards, address)
-    from statgrid.grid.node import cpus_seen
+    from statgrid.grid.execution.node import cpus_seen
 
     slots = host.slots if host.slots is not None else cpus_seen(host.cpus)    # resolved here, where it runs
     typer.echo(f"statgrid node {name}: joining {address} from {listen} with {slots} slot{'' if slots == 1 else 's'}"
@@ -1237,7 +1237,7 @@ def _iobench_on_grid(ctx: typer.Context, cfg: Config, spec, nodes: str, queue: s
 
     from statgrid.bench import iobench_out
     from statgrid.bench.iobench import grid_nodes, load_runs
-    from statgrid.grid.client import GridClient
+    from statgrid.grid.interface.client import GridClient
 
     grid = GridClient(cfg)
     mine = _call(ctx, grid.jobs, mine=True, states=["RUN", "PEND"])

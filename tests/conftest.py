@@ -51,7 +51,7 @@ class Captured:
 def own_launcher(monkeypatch):
     """node.py's own launcher, started by run_job in this process (as whoever runs the tests), and
     stopped at the test's end."""
-    from statgrid.grid import node
+    from statgrid.grid.execution import node
 
     monkeypatch.setattr(node, "_server", {})
     yield

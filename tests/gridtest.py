@@ -12,7 +12,7 @@ import psutil
 
 from statgrid.bench.mixed import free_port  # noqa: F401 — the tests' free port, from here
 from statgrid.config import load_config
-from statgrid.grid.client import GridClient
+from statgrid.grid.interface.client import GridClient
 from tests.conftest import WAIT_S, run_cli, wait_for
 
 

@@ -13,10 +13,11 @@ from dataclasses import asdict
 import pytest
 
 from statgrid.errors import StatgridError, UsageError
-from statgrid.grid import acct, views
-from statgrid.grid.acct import AcctRow, account, p95, parse_since
-from statgrid.grid.model import Job, JobState
-from statgrid.grid.store import JobStore
+from statgrid.grid.master import acct
+from statgrid.grid.interface import views
+from statgrid.grid.master.acct import AcctRow, account, p95, parse_since
+from statgrid.job.record import Job, JobState
+from statgrid.grid.master.store import JobStore
 from tests import gridtest
 
 
@@ -196,7 +197,7 @@ def grid(tmp_path_factory):
     g.other_token = None
     if os.geteuid() == 0 and acct_user_exists(OTHER):
         # Tokens are read when the master starts: this one goes into the store before `grid up`.
-        from statgrid.grid import auth
+        from statgrid.grid.interface import auth
 
         (g.home / "grid").mkdir(parents=True, exist_ok=True)
         store = JobStore(g.home / "grid" / "jobs.db")
@@ -282,7 +283,7 @@ def test_a_bad_since_is_refused_naming_it(grid):
 def test_an_ordinary_user_sees_only_their_own_accounting(grid, tmp_path):
     if grid.other_token is None:
         pytest.skip(f"needs root (a shared grid) and an account {OTHER!r}")
-    from statgrid.grid.client import Forbidden, GridClient, Remote
+    from statgrid.grid.interface.client import Forbidden, GridClient, Remote
 
     url = f"https://localhost:{grid.cfg.master.port}"
     ca = str(grid.home / "grid" / "ca.pem")

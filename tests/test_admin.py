@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from statgrid.errors import UsageError
-from statgrid.session._procfs import process_running
+from statgrid.host.procfs import process_running
 from tests import gridtest
 from tests.conftest import WAIT_S, wait_for
 

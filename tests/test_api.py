@@ -17,12 +17,12 @@ import pytest
 
 from statgrid.config import load_config
 from statgrid.errors import UsageError
-from statgrid.grid import localsock
-from statgrid.grid.client import _UnixConnection
-from statgrid.grid.jobspec import COMMAND_MAX_BYTES, ENV_MAX_BYTES, NAME_MAX_CHARS, JobRequest, validate
-from statgrid.grid.model import Job, JobState
-from statgrid.grid.store import JobFilter, JobStore
-from statgrid.grid.views import jobs_table
+from statgrid.grid.interface import localsock
+from statgrid.grid.interface.client import _UnixConnection
+from statgrid.grid.master.jobspec import COMMAND_MAX_BYTES, ENV_MAX_BYTES, NAME_MAX_CHARS, JobRequest, validate
+from statgrid.job.record import Job, JobState
+from statgrid.grid.master.store import JobFilter, JobStore
+from statgrid.grid.interface.views import jobs_table
 from tests import gridtest
 
 GRID_TOML = """
@@ -150,7 +150,7 @@ def test_submit_refuses_huge_and_control_character_fields_and_stores_nothing(gri
 def test_a_body_over_the_limit_is_refused_before_it_is_read_whole(grid):
     """A hostile client cannot make the master hold a body of any size: 413 with the documented shape,
     by Content-Length and for a chunked body alike; nothing stored."""
-    from statgrid.grid.api import BODY_MAX_BYTES
+    from statgrid.grid.interface.api import BODY_MAX_BYTES
 
     import select
 

@@ -16,10 +16,10 @@ import pytest
 
 from statgrid.config import load_config
 from statgrid.errors import ConfigError, StatgridError
-from statgrid.grid import auth, localsock
-from statgrid.grid.client import Forbidden, GridClient, NotAuthenticated, Remote, read_client_config
-from statgrid.grid.server import _bind_tcp
-from statgrid.grid.store import JobStore
+from statgrid.grid.interface import auth, localsock
+from statgrid.grid.interface.client import Forbidden, GridClient, NotAuthenticated, Remote, read_client_config
+from statgrid.grid.interface.server import _bind_tcp
+from statgrid.grid.master.store import JobStore
 from tests import gridtest
 
 

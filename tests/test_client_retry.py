@@ -9,7 +9,7 @@ import json
 import threading
 
 from statgrid.config import load_config
-from statgrid.grid.client import GridClient, Remote
+from statgrid.grid.interface.client import GridClient, Remote
 
 
 class _Stalling(http.server.BaseHTTPRequestHandler):

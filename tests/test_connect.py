@@ -22,7 +22,7 @@ from statgrid.console.data import stimer_steps
 from statgrid.errors import LibraryError, StepError, UsageError
 from statgrid.session import Session, Task
 from statgrid.session.connect import TaskResult, subtask_record
-from statgrid.session.libraries import LIBNAMES_ENV, Library, decode_libnames, encode_libnames
+from statgrid.libraries import LIBNAMES_ENV, Library, decode_libnames, encode_libnames
 from statgrid.session.stimer import StepRecord
 from tests import gridtest
 from tests.conftest import wait_for

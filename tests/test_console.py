@@ -412,8 +412,8 @@ def test_bad_stream_and_file_requests_are_4xx_not_faults(grid):
 
 
 def test_the_jobs_listing_pages_in_the_order_asked_with_nulls_last(tmp_path):
-    from statgrid.grid.model import Job, JobState
-    from statgrid.grid.store import JobFilter, JobStore
+    from statgrid.job.record import Job, JobState
+    from statgrid.grid.master.store import JobFilter, JobStore
 
     store = JobStore(tmp_path / "jobs.db")
     for i in range(60):

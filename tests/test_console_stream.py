@@ -19,7 +19,7 @@ import urllib.parse
 
 import pytest
 
-from statgrid.grid.client import GridClient
+from statgrid.grid.interface.client import GridClient
 from tests import gridtest
 from tests.test_console import Http, cookie, sign_in
 

@@ -1,4 +1,4 @@
-"""Cron calendars (statgrid.grid.cron): parsing, messages, next_after in UTC and across DST changes,
+"""Cron calendars (statgrid.grid.scheduling.cron): parsing, messages, next_after in UTC and across DST changes,
 and next_after against a minute-by-minute reference. Every call passes its time zone, so the
 machine's own zone does not matter."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from statgrid.errors import UsageError
-from statgrid.grid.cron import CronSpec, matches, next_after, parse
+from statgrid.grid.scheduling.cron import CronSpec, matches, next_after, parse
 
 UTC = timezone.utc
 

@@ -1,4 +1,4 @@
-"""Dependency expressions (statgrid.grid.depend): grammar, canonical text, messages, evaluation."""
+"""Dependency expressions (statgrid.grid.scheduling.depend): grammar, canonical text, messages, evaluation."""
 from __future__ import annotations
 
 import itertools
@@ -6,9 +6,9 @@ import itertools
 import pytest
 
 from statgrid.errors import UsageError
-from statgrid.grid import depend
-from statgrid.grid.depend import MET, NEVER, WAIT, And, JobView, Or, Term, Verdict, evaluate, parse, refs, resolve
-from statgrid.grid.protocol import JobState
+from statgrid.grid.scheduling import depend
+from statgrid.grid.scheduling.depend import MET, NEVER, WAIT, And, JobView, Or, Term, Verdict, evaluate, parse, refs, resolve
+from statgrid.job.protocol import JobState
 
 
 # --- grammar and canonical text --------------------------------------------------------------------

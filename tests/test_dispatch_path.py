@@ -11,8 +11,8 @@ import json
 import psutil
 import pytest
 
-from statgrid.grid import tls as grid_tls
-from statgrid.grid.engine import ENGINE_FILE
+from statgrid.grid.interface import tls as grid_tls
+from statgrid.grid.execution.engine import ENGINE_FILE
 from tests.gridtest import Grid, running
 
 TOML = """

@@ -17,8 +17,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from statgrid.grid.master import identity_of
-from statgrid.grid.protocol import AttemptFinished, attempt_from_dict
+from statgrid.grid.master.core import identity_of
+from statgrid.job.protocol import AttemptFinished, attempt_from_dict
 from tests.conftest import pgid_of, run_cli, wait_for, wait_gone
 from tests.gridtest import Grid, free_port, running
 

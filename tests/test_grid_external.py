@@ -11,7 +11,7 @@ import sys
 import psutil
 
 from statgrid.config import load_config
-from statgrid.grid.client import GridClient
+from statgrid.grid.interface.client import GridClient
 from tests.conftest import WAIT_S, run_cli, wait_for
 from tests.gridtest import free_port
 

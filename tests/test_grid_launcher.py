@@ -13,10 +13,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-import statgrid.grid.launcher as launcher_mod
-from statgrid.grid import node
-from statgrid.grid.master import identity_of
-from statgrid.grid.protocol import AttemptLost, AttemptStarted, Identity, LaunchExited, LaunchRequest, LaunchStarted
+import statgrid.grid.execution.launcher as launcher_mod
+from statgrid.grid.execution import node
+from statgrid.grid.master.core import identity_of
+from statgrid.job.protocol import AttemptLost, AttemptStarted, Identity, LaunchExited, LaunchRequest, LaunchStarted
 from tests.conftest import WAIT_S, pgid_of, wait_for, wait_gone
 
 SCRIPT = Path(launcher_mod.__file__)
@@ -315,7 +315,7 @@ def test_a_group_of_zombies_is_not_alive(tmp_path):
         (tmp_path / str(pid)).mkdir()
         (tmp_path / str(pid) / "stat").write_text(f"{pid} ({comm}) {state} 1 {pgrp} {pgrp} 0 -1 4194560 0 0\n")
 
-    from statgrid.session._procfs import process_group_alive
+    from statgrid.host.procfs import process_group_alive
 
     stat(10, "sh", "Z", 10)
     stat(11, "odd ) name", "Z", 10)              # a command name may hold ') '

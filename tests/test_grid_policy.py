@@ -6,11 +6,11 @@ import dataclasses
 import pytest
 
 from statgrid.config import HostConfig, QueueConfig, parse_host_preferences
-from statgrid.grid.jobspec import JobRequest, validate
-from statgrid.grid.model import Job, JobState
-from statgrid.grid.policy import Limits, Running, backlog_of, host_views, host_weights
-from statgrid.grid.policy import plan as policy_plan
-from statgrid.grid.store import JobStore
+from statgrid.grid.master.jobspec import JobRequest, validate
+from statgrid.job.record import Job, JobState
+from statgrid.grid.scheduling.policy import Limits, Running, backlog_of, host_views, host_weights
+from statgrid.grid.scheduling.policy import plan as policy_plan
+from statgrid.grid.master.store import JobStore
 from statgrid.errors import UsageError
 
 HOSTS = {f"node{i}": HostConfig(f"node{i}", slots=2) for i in range(1, 5)}

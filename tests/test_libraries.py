@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from statgrid.errors import LibraryError, StepError
-from statgrid.session.libraries import Libraries, check_name
+from statgrid.libraries import Libraries, check_name
 
 
 @pytest.mark.parametrize("bad", ["../etc", "a/b", "/abs", "1abc", "a" * 33, "", "a.b", "x-y", "..", "é", "a b",

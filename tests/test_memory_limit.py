@@ -21,9 +21,10 @@ import pytest
 
 from statgrid.config import load_config
 from statgrid.errors import UsageError
-from statgrid.grid import memlimit, protocol
-from statgrid.grid.jobspec import JobRequest, validate
-from statgrid.grid.master import attempt_file
+from statgrid.grid.execution import memlimit
+from statgrid.job import protocol
+from statgrid.grid.master.jobspec import JobRequest, validate
+from statgrid.grid.master.core import attempt_file
 from statgrid.session.jobs import declared_memsizes
 from tests.conftest import scratch_dirs, wait_for
 from tests.gridtest import Grid, running

@@ -223,7 +223,7 @@ def test_the_masters_deadline_counts_from_the_earliest_report_of_the_last_contac
     earlier last contact moves it earlier; contact again cancels it."""
     import asyncio
 
-    from statgrid.grid.fence import FENCE_MARGIN_S, Silences
+    from statgrid.grid.execution.fence import FENCE_MARGIN_S, Silences
 
     async def scenario():
         loop = asyncio.get_running_loop()
@@ -364,10 +364,10 @@ def test_a_host_whose_silence_is_unsettled_takes_no_new_job():
     import types
 
     from statgrid.config import HostConfig
-    from statgrid.grid.master import Master
+    from statgrid.grid.master.core import Master
 
     async def scenario():
-        from statgrid.grid.fence import Silences
+        from statgrid.grid.execution.fence import Silences
 
         hosts = {"node1": HostConfig("node1", slots=2), "node2": HostConfig("node2", slots=2)}
         master = types.SimpleNamespace(

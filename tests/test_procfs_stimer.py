@@ -6,7 +6,7 @@ import resource
 
 import pytest
 
-from statgrid.session import _procfs
+from statgrid.host import procfs as _procfs
 from statgrid.session.log import format_step_block
 from statgrid.session.stimer import StepRecord, StepTimer
 
@@ -135,15 +135,15 @@ def test_json_record_has_units_in_names():
 
 
 def test_process_running_over_a_fake_proc(tmp_path):
-    from statgrid.session._procfs import process_running
+    from statgrid.host.procfs import process_running
 
-    for pid, state, cmd in ((10, "S", b"python\0-m\0statgrid.grid.cluster\0"), (11, "Z", b""),
+    for pid, state, cmd in ((10, "S", b"python\0-m\0statgrid.grid.execution.cluster\0"), (11, "Z", b""),
                             (12, "R", b"vim\0notes\0")):
         (tmp_path / str(pid)).mkdir()
         (tmp_path / str(pid) / "stat").write_text(f"{pid} (a (b) c) {state} 1 {pid} {pid} 0 -1\n")
         (tmp_path / str(pid) / "cmdline").write_bytes(cmd)
     root = str(tmp_path)
-    assert process_running(10, b"statgrid.grid.cluster", procfs=root)
+    assert process_running(10, b"statgrid.grid.execution.cluster", procfs=root)
     assert not process_running(11, procfs=root)                        # a zombie is not running
     assert process_running(12, procfs=root) and not process_running(12, b"statgrid", procfs=root)
     assert not process_running(13, procfs=root)                        # no such pid

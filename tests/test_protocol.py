@@ -1,4 +1,4 @@
-"""The grid's typed contract (statgrid/grid/protocol.py): every record round-trips through JSON,
+"""The grid's typed contract (statgrid/job/protocol.py): every record round-trips through JSON,
 a reader rejects what it cannot read and says which field, attempt files of the previous release
 are still read, and a job's identity reaches the launcher and the attempt file unchanged."""
 from __future__ import annotations
@@ -17,8 +17,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from statgrid.grid import master, node, protocol
-from statgrid.grid.protocol import (AttemptFinished, AttemptLost, AttemptStarted, HostAction, HostEvent, Identity,
+from statgrid.grid.master import core as master
+from statgrid.grid.execution import node
+from statgrid.job import protocol
+from statgrid.job.protocol import (AttemptFinished, AttemptLost, AttemptStarted, HostAction, HostEvent, Identity,
                                     IoCounters, LaunchExited, LaunchFailed, LaunchRequest, LaunchStarted,
                                     ProtocolError, Rusage, TaskErred, attempt_from_dict, job_event_from_dict)
 from tests.conftest import WAIT_S, wait_for

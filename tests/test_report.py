@@ -80,7 +80,7 @@ ACCT_HEAD = ("## Accounting\n\n| by | name | jobs | DONE | EXIT | KILLED | start
 
 
 def test_accounting_table_exact_text(bundle):
-    """`statgrid acct`'s figures over a bundle's jobs (grid/acct.py): this bundle's records predate
+    """`statgrid acct`'s figures over a bundle's jobs (grid/master/acct.py): this bundle's records predate
     user and queue, so they count under '-'; with them, and the grid's [groups] in bundle.json, a
     row per user, group and queue."""
     rep, _ = build.mixed_report(bundle)

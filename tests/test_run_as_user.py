@@ -27,11 +27,12 @@ from types import SimpleNamespace
 import psutil
 import pytest
 
-from statgrid.grid import master, node
-from statgrid.grid.master import identity_of
-from statgrid.grid.protocol import AttemptFinished, Identity, LaunchRequest, attempt_from_dict
-from statgrid.session.scratch import clean_stale
-from statgrid.grid.client import GridClient
+from statgrid.grid.master import core as master
+from statgrid.grid.execution import node
+from statgrid.grid.master.core import identity_of
+from statgrid.job.protocol import AttemptFinished, Identity, LaunchRequest, attempt_from_dict
+from statgrid.host.scratch import clean_stale
+from statgrid.grid.interface.client import GridClient
 from tests.gridtest import Grid, running
 from tests.conftest import WAIT_S, wait_for
 
@@ -256,7 +257,7 @@ def test_a_users_job_ends_with_its_killed_launcher(own_launcher, base, user):
     user's job, and what it started, end when the launcher is killed."""
     import threading
 
-    from statgrid.grid.protocol import AttemptLost
+    from statgrid.job.protocol import AttemptLost
     from tests.conftest import wait_gone
 
     request, jdir = _job(base, identity_of(user.pw_name), ["sh", "-c", "sleep 300 & echo $! > bg.pid; sleep 300"],
@@ -291,7 +292,7 @@ def _as_user(entry) -> dict:
 
 
 def _system_python_for(entry) -> None:
-    check = subprocess.run([SYSTEM_PYTHON, "-c", "import sys, duckdb, statgrid.session.scratch; "
+    check = subprocess.run([SYSTEM_PYTHON, "-c", "import sys, duckdb, statgrid.host.scratch; "
                                                  "assert sys.version_info[:2] == (3, 11)"],
                            env={"PATH": PATH, "PYTHONPATH": USER_PYTHONPATH}, capture_output=True, **_as_user(entry))
     if check.returncode != 0:
@@ -344,7 +345,7 @@ def test_a_session_that_cannot_create_work_names_the_path_and_the_fix(base, user
     _system_python_for(user)
     root = base / "work"
     root.mkdir(mode=0o755)
-    code = (f"from pathlib import Path; from statgrid.session.scratch import ScratchDir; "
+    code = (f"from pathlib import Path; from statgrid.host.scratch import ScratchDir; "
             f"ScratchDir.create(Path({str(root)!r}), 'work', '1a_deadbeef')")
     run = subprocess.run([SYSTEM_PYTHON, "-c", code], env={"PATH": PATH, "PYTHONPATH": USER_PYTHONPATH},
                          capture_output=True, text=True, **_as_user(user))
@@ -358,7 +359,7 @@ def test_root_cleans_the_work_of_a_dead_session_of_another_user(base, user):
     _system_python_for(user)
     root = base / "work"
     node.prepare_work_roots([str(root)])
-    code = (f"import os, signal; from pathlib import Path; from statgrid.session.scratch import ScratchDir; "
+    code = (f"import os, signal; from pathlib import Path; from statgrid.host.scratch import ScratchDir; "
             f"d = ScratchDir.create(Path({str(root)!r}), 'work', '1a_0000beef'); "
             f"os.kill(os.getpid(), signal.SIGKILL)")
     run = subprocess.run([SYSTEM_PYTHON, "-c", code], env={"PATH": PATH, "PYTHONPATH": USER_PYTHONPATH},

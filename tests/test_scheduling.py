@@ -256,7 +256,7 @@ def test_calendars_survive_a_restart_and_fire_a_missed_time(tmp_path):
         listed = g.cli("schedule", "list").stdout
         assert "0 2 * * *" in listed and "flow cal (2 jobs)" in listed
         # a calendar made with a token stops when the token is revoked (it does not outlive it)
-        from statgrid.grid.client import GridClient, Remote
+        from statgrid.grid.interface.client import GridClient, Remote
 
         made = g.client.token_create("calendar test")
         remote = GridClient(g.cfg, remote=Remote(url=f"https://localhost:{g.cfg.master.port}", token=made["token"],

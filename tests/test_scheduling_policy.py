@@ -5,10 +5,10 @@ from __future__ import annotations
 import dataclasses
 
 from statgrid.config import HostConfig, LimitsConfig, QueueConfig, SchedulingConfig, parse_host_preferences
-from statgrid.grid import fairshare
-from statgrid.grid.backlog import Backlog
-from statgrid.grid.model import Job
-from statgrid.grid.policy import Limits, backlog_of, count_running, host_views, plan
+from statgrid.grid.scheduling import fairshare
+from statgrid.grid.scheduling.backlog import Backlog
+from statgrid.job.record import Job
+from statgrid.grid.scheduling.policy import Limits, backlog_of, count_running, host_views, plan
 
 GIB = 2**30
 

@@ -9,7 +9,7 @@ import time
 from statgrid.config import load_config
 from statgrid.errors import StatgridError
 from statgrid.session import Session
-from statgrid.session.scratch import MARKER, ScratchDir, _create_error, clean_stale
+from statgrid.host.scratch import MARKER, ScratchDir, _create_error, clean_stale
 
 import pytest
 from tests.conftest import WAIT_S, wait_for

@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from statgrid.grid import store as store_mod
-from statgrid.grid.model import Job, JobState
-from statgrid.grid.store import JobFilter, JobStore
+from statgrid.grid.master import store as store_mod
+from statgrid.job.record import Job, JobState
+from statgrid.grid.master.store import JobFilter, JobStore
 
 
 def job(name: str, user: str = "ann") -> Job:
@@ -164,7 +164,7 @@ def test_a_flow_an_older_store_kept_part_of_is_never_listed_done(db):
     (the issue's master killed during `flow submit`): listed INCOMPLETE, not DONE."""
     import types
 
-    from statgrid.grid.flows import Flows
+    from statgrid.grid.master.flows import Flows
 
     empty = db.add_flow("flow", "ann", "empty", 0, time.time(), {"jobs": list("abcde")})
     part = db.add_flow("flow", "ann", "part", 0, time.time(), {"jobs": list("abcde")})

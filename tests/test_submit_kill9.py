@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 
 from statgrid.errors import StatgridError
-from statgrid.grid import flowfile
-from statgrid.grid.client import GridClient
+from statgrid.grid.scheduling import flowfile
+from statgrid.grid.interface.client import GridClient
 from tests import gridtest
 from tests.multiuser import make_users, site_install  # noqa: F401 — fixtures, used by name
 from tests.conftest import wait_gone
@@ -289,7 +289,7 @@ def test_a_used_key_with_another_request_is_refused_with_409(grid):
     # the status, as a raw HTTP client sees it
     import http.client
 
-    from statgrid.grid import localsock
+    from statgrid.grid.interface import localsock
 
     conn = http.client.HTTPConnection("localhost")
     conn.sock = localsock.connect(localsock.socket_path(grid.home), 30)
@@ -323,7 +323,7 @@ def test_keys_are_per_user_one_users_key_never_answers_anothers_jobs(make_users,
         g = gridtest.Grid(root, GRID_TOML)
         os.chmod(g.toml, 0o644)
         os.chmod(g.home, 0o755)
-        script = ("import json, sys\nfrom statgrid.config import load_config\nfrom statgrid.grid.client import "
+        script = ("import json, sys\nfrom statgrid.config import load_config\nfrom statgrid.grid.interface.client import "
                   "GridClient\ncfg = load_config(sys.argv[1], {'STATGRID_HOME': sys.argv[2]})\n"
                   "job = GridClient(cfg).submit(['true'], cwd='/tmp', env={'PATH': '/usr/bin:/bin'}, key=sys.argv[3])\n"
                   "print(json.dumps({'id': job['id'], 'user': job['user']}))\n")

@@ -23,10 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from statgrid.grid import launcher, node, usage
-from statgrid.grid.engine import Engine
-from statgrid.grid.protocol import AttemptFinished, AttemptLost, AttemptStarted
-from statgrid.session._procfs import parse_stat_state, process_group_alive, process_group_running
+from statgrid.grid.execution import launcher, node, usage
+from statgrid.grid.execution.engine import Engine
+from statgrid.job.protocol import AttemptFinished, AttemptLost, AttemptStarted
+from statgrid.host.procfs import parse_stat_state, process_group_alive, process_group_running
 from tests import test_grid_launcher as launcher_tests
 from tests.conftest import WAIT_S, wait_for, wait_gone
 

@@ -1,4 +1,4 @@
-"""A job's usage over time (statgrid.grid.usage, node.py's sampler): the parsers over fake kernel
+"""A job's usage over time (statgrid.grid.execution.usage, node.py's sampler): the parsers over fake kernel
 files (exact values), reading a series back and turning it into rates, sampling real processes
 (and a real cgroup v2 where this process may make one), the node's sampler, and one job on a
 real grid whose usage file the node wrote.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from statgrid.grid import launcher, node, usage
+from statgrid.grid.execution import launcher, node, usage
 from tests.conftest import wait_for
 from tests.gridtest import Grid, running
 

@@ -298,7 +298,7 @@ def missing(library_dir: Path, scale: float, seed: int) -> list[str]:
 # ---------------------------------------------------------------------------- making one data set
 def generate(s, name: str, scale: float, seed: int, library: str = "data") -> dict:
     """Make data set `name` in library `library` of session `s` (one step, with its STIMER)."""
-    from statgrid.session.libraries import sql_literal
+    from statgrid.libraries import sql_literal
 
     if name not in SPECS:
         raise ValueError(f"data set {name!r} is not one of {', '.join(SPECS)}")
@@ -339,7 +339,7 @@ def run_all(cfg, scale: float, seed: int = 1, library: str = "data", local: bool
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from statgrid.errors import StatgridError
-    from statgrid.grid.server import running_master
+    from statgrid.grid.interface.server import running_master
 
     rows = plan(scale)
     lib_dir = _library_dir(cfg, library)
@@ -353,7 +353,7 @@ def run_all(cfg, scale: float, seed: int = 1, library: str = "data", local: bool
     with Progress(*cols, transient=False, disable=not sys.stderr.isatty()) as bar:
         task = bar.add_task(f"datagen scale {scale:g}", total=len(todo))
         if todo and not local and running_master(cfg):
-            from statgrid.grid.client import GridClient
+            from statgrid.grid.interface.client import GridClient
             grid = GridClient(cfg)
             argv = [sys.executable, "-m", "statgrid.bench.datagen", "--scale", repr(scale), "--seed", str(seed),
                     "--library", library] + (["--config", str(cfg.source)] if cfg.source else [])

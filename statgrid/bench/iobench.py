@@ -337,8 +337,8 @@ def grid_nodes(cfg, nodes: str, queue: str, hosts: list[dict], mine: list[dict])
     hosts: the master's host rows (host, state, slots, running); mine: this user's RUN and PEND
     job rows (queue). Raises UsageError for what grid.toml or the options decide, StatgridError
     for what is busy now."""
-    from statgrid.grid.jobspec import default_queue
-    from statgrid.grid.policy import RUNNABLE_STATES, host_weights
+    from statgrid.grid.master.jobspec import default_queue
+    from statgrid.grid.scheduling.policy import RUNNABLE_STATES, host_weights
 
     name = queue or default_queue(cfg)
     if name not in cfg.queues:

@@ -142,8 +142,8 @@ def _run(cfg, workload: Workload, nodes: int | None, slots: int, out: Path | Non
     from rich.table import Table
 
     from statgrid.config import load_config
-    from statgrid.grid import server
-    from statgrid.grid.client import GridClient
+    from statgrid.grid.interface import server
+    from statgrid.grid.interface.client import GridClient
 
     stamp = time.strftime("%Y%m%d-%H%M%S")
     bundle = (Path(out) if out else cfg.home / "bench" / f"mixed-{workload.sessions}s-{stamp}").absolute()

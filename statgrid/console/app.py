@@ -51,11 +51,11 @@ from markupsafe import escape
 from statgrid.console import data
 from statgrid.console.live import LOG_PAGE_BYTES, Console, output_size, read_output
 from statgrid.errors import StatgridError, UsageError
-from statgrid.grid import auth
-from statgrid.grid.auth import Caller
-from statgrid.grid.events import Subscription
-from statgrid.grid.files import NotTrusted
-from statgrid.grid.model import JOB_ID_MAX
+from statgrid.grid.interface import auth
+from statgrid.grid.interface.auth import Caller
+from statgrid.grid.interface.events import Subscription
+from statgrid.host.files import NotTrusted
+from statgrid.job.record import JOB_ID_MAX
 
 COOKIE = "statgrid_console"
 COOKIE_MAX_AGE_S = 12 * 3600
@@ -210,7 +210,7 @@ def mount(app: FastAPI, master) -> Console:
         return render("queues.html", request, title="queues", view=data.queues_view(master), stream="view=queues")
 
     async def jobs_view(who: Caller, user, state, queue, host, sort, order, offset) -> dict[str, Any]:
-        from statgrid.grid.store import JobFilter
+        from statgrid.grid.master.store import JobFilter
 
         states = data.jobs_query_state(state or "unfinished")
         if sort not in master.store.SORT_COLUMNS:
@@ -312,7 +312,7 @@ def mount(app: FastAPI, master) -> Console:
         form = urllib.parse.parse_qs((await request.body()).decode("utf-8", "replace"), max_num_fields=4)
         reason = (form.get("reason") or [""])[0].strip()
         try:
-            from statgrid.grid.jobspec import check_name
+            from statgrid.grid.master.jobspec import check_name
 
             check_name("reason", reason, "give a shorter reason, printable characters only")
             master.close_host(host, who, reason)
@@ -407,7 +407,7 @@ def _local(target: str) -> str:
 
 def _same_origin(origin: str | None, host: str | None) -> bool:
     """True when the browser sent no Origin, or the Origin names this master (its Host): for
-    sign-ins here and for changes made with the cookie (grid/api.py's _check_same_origin)."""
+    sign-ins here and for changes made with the cookie (grid/interface/api.py's _check_same_origin)."""
     from urllib.parse import urlsplit
 
     return origin is None or urlsplit(origin).netloc == (host or "")
@@ -450,8 +450,8 @@ class _Viewer:
         """Watch the job's output and usage (job view, owner or administrator): its own hub."""
         if self.view != "job" or not self.detail:
             return None
-        from statgrid.grid import usage
-        from statgrid.grid.master import attempts_dir
+        from statgrid.grid.execution import usage
+        from statgrid.grid.master.core import attempts_dir
 
         watch = self.console.watches.add(self.job_id, self.output, self.owner_uid,
                                          usage.usage_path(attempts_dir(self.master.cfg), self.job_id, self.attempt or 1))

@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from statgrid.errors import UsageError
-from statgrid.grid.auth import Caller
-from statgrid.grid.files import NotTrusted, read_untrusted
-from statgrid.grid.model import JobState
+from statgrid.grid.interface.auth import Caller
+from statgrid.host.files import NotTrusted, read_untrusted
+from statgrid.job.record import JobState
 
 if TYPE_CHECKING:
     from statgrid.console.live import Console
-    from statgrid.grid.master import Master
+    from statgrid.grid.master.core import Master
 
 UNFINISHED = ("PEND", "RUN", "USUSP")
 STIMER_MAX_BYTES = 1 << 20
@@ -166,7 +166,7 @@ def job_row(master: "Master", record: dict[str, Any], now: float | None = None) 
 
 def job_files(master: "Master", job: dict[str, Any]) -> tuple[Path, int | None]:
     """The job's directory and the uid that must own files read from it."""
-    from statgrid.grid.master import identity_of, job_dir
+    from statgrid.grid.master.core import identity_of, job_dir
 
     owner = master.rights.grid_uid if master.rights.personal else identity_of(job["user"]).uid
     return job_dir(master.cfg, job["id"]), owner
@@ -222,8 +222,8 @@ def job_files_view(master: "Master", view: dict[str, Any]) -> None:
     """The job's steps, usage and the end of its output into `view` (its owner's or an
     administrator's): the user's files, read as read_untrusted does — call off the loop."""
     from statgrid.console.live import LOG_PAGE_BYTES, output_size, read_output
-    from statgrid.grid import usage
-    from statgrid.grid.master import attempts_dir
+    from statgrid.grid.execution import usage
+    from statgrid.grid.master.core import attempts_dir
 
     job = view["job"]
     directory, owner = job_files(master, job)

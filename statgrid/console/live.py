@@ -5,7 +5,7 @@
   viewers, keeps the last RING_SAMPLES per host in memory and broadcasts each new one. A viewer
   opening the grid or a host gets the ring (its charts' history) and then the broadcast.
 - `Watches`: the output and usage of jobs someone is looking at. One poll per watched job (not
-  per viewer) reads what its output file and its usage series (grid/usage.py) gained and
+  per viewer) reads what its output file and its usage series (grid/execution/usage.py) gained and
   broadcasts it; nobody watching, nothing read.
 
 Everything broadcast goes through one `events.Broadcaster` (`Console.live`), separate from the
@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from statgrid.grid.auth import Caller
-from statgrid.grid.events import Broadcaster
-from statgrid.grid.files import NotTrusted, read_untrusted
+from statgrid.grid.interface.auth import Caller
+from statgrid.grid.interface.events import Broadcaster
+from statgrid.host.files import NotTrusted, read_untrusted
 from statgrid.monitor.store import read_latest
 
 if TYPE_CHECKING:
-    from statgrid.grid.master import Master
+    from statgrid.grid.master.core import Master
 
 log = logging.getLogger("statgrid.console")
 
@@ -142,7 +142,7 @@ class Watches:
 
     def poll(self) -> list[tuple[Watch, dict]]:
         """(watch, event) for what the watched jobs' files gained (off the loop)."""
-        from statgrid.grid import usage
+        from statgrid.grid.execution import usage
 
         events = []
         for watch in list(self.jobs.values()):

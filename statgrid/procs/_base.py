@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import Any, Callable, Sequence
 
 from statgrid.errors import StatgridError
-from statgrid.session.libraries import sql_ident as qi  # noqa: F401  (re-exported for procs)
+from statgrid.libraries import sql_ident as qi  # noqa: F401  (re-exported for procs)
 
 NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
                  "UBIGINT", "FLOAT", "DOUBLE", "DECIMAL", "REAL")

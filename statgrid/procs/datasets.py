@@ -7,7 +7,7 @@ from datetime import datetime
 import pyarrow.parquet as pq
 
 from statgrid.procs._base import ResultTable, procedure, render_table
-from statgrid.session.libraries import atomic_output
+from statgrid.libraries import atomic_output
 
 
 @procedure("PROCEDURE DATASETS")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from statgrid.procs._base import as_list, check_columns, procedure, qi
-from statgrid.session.libraries import check_name
+from statgrid.libraries import check_name
 
 
 @procedure("DATA STEP")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from statgrid.errors import StatgridError
 from statgrid.procs._base import procedure
-from statgrid.session.libraries import atomic_output, sql_literal
+from statgrid.libraries import atomic_output, sql_literal
 
 
 @procedure("PROCEDURE EXPORT")

@@ -14,7 +14,7 @@ import duckdb
 
 from statgrid.errors import StatgridError
 from statgrid.procs._base import procedure, qi
-from statgrid.session.libraries import check_name, sql_literal
+from statgrid.libraries import check_name, sql_literal
 
 # temp tables; always named with their catalog so a WORK member of the same name is never hit
 _REJ_ERRORS, _REJ_SCANS = "temp.main.__statgrid_rejects", "temp.main.__statgrid_reject_scans"

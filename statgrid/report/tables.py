@@ -20,7 +20,7 @@ directory (scale.json), an `iobench --json` result. Figures and their definition
 - Per-node FULLSTIMER aggregates (seed 002 Tables 3–4): per grid host, the mean over its jobs of
   CPU/real, and summed step real time (STIMER), memory, user and system CPU; the spread row is
   (max − min) ÷ mean across hosts.
-- Accounting (`statgrid acct`, statgrid/grid/acct.py, like LSF's bacct): finished jobs per user,
+- Accounting (`statgrid acct`, statgrid/grid/master/acct.py, like LSF's bacct): finished jobs per user,
   per group of the grid's [groups], per queue and in total — counts by state, wait mean and p95
   (nearest rank), run time summed and mean, CPU summed.
 - Per-job table; jobs with CPU/real < 0.7 are flagged: they waited, usually for I/O.
@@ -341,11 +341,11 @@ ACCT_COLUMNS = [Column("by", "by", align="left"), Column("name", "name", align="
 
 
 def accounting(jobs: list[dict], groups: dict[str, list[str]] | None = None) -> Table:
-    """The accounting of `statgrid acct` (statgrid.grid.acct) over the bundle's jobs: per user, per
+    """The accounting of `statgrid acct` (statgrid.grid.master.acct) over the bundle's jobs: per user, per
     group of the grid's [groups] (as the bundle recorded them), per queue, and the total."""
     from dataclasses import asdict
 
-    from statgrid.grid.acct import account
+    from statgrid.grid.master.acct import account
 
     rep = account(jobs, groups)
     rows = [{"by": by, **asdict(r)} for by, rs in (("user", rep.by_user), ("group", rep.by_group),

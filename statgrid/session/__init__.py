@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from statgrid.session.core import Session
 
-# Loaded on first use, so that `import statgrid.session.libraries` (which every procedure module
+# Loaded on first use, so that `import statgrid.libraries` (which every procedure module
 # does) does not pull in core, which imports the procedures: no import cycle whichever comes first.
 _LAZY = {"Session": "statgrid.session.core", "StepInfo": "statgrid.session.core",
-         "DatasetRef": "statgrid.session.libraries", "SessionLog": "statgrid.session.log",
+         "DatasetRef": "statgrid.libraries", "SessionLog": "statgrid.session.log",
          "StepRecord": "statgrid.session.stimer", "Task": "statgrid.session.connect",
          "TaskResult": "statgrid.session.connect"}
 

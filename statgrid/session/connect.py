@@ -40,12 +40,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from statgrid.errors import SessionTerminated, StatgridError, StepError, UsageError
-from statgrid.session.libraries import LIBNAMES_ENV, encode_libnames
+from statgrid.libraries import LIBNAMES_ENV, encode_libnames
 from statgrid.session.stimer import StepRecord
 
 if TYPE_CHECKING:
     from statgrid.config import Config
-    from statgrid.grid.client import GridClient
+    from statgrid.grid.interface.client import GridClient
     from statgrid.session.core import Session
 
 STEP_NAME = "CONNECT"                    # the parent's step that submits and waits
@@ -162,7 +162,7 @@ def grid_client(cfg: Config) -> GridClient:
     token is needed); else — no socket here, or one that does not answer because it is the master
     machine's, seen through a shared grid home from a node of its own — the url and token of the
     user's client config (~/.config/statgrid/client.toml, written by `statgrid token create`)."""
-    from statgrid.grid.client import GridClient, client_config_path, read_client_config
+    from statgrid.grid.interface.client import GridClient, client_config_path, read_client_config
 
     client = GridClient(cfg)
     if client.remote is not None:
@@ -239,7 +239,7 @@ def _job_file(task: Task) -> Path:
 
 def _submit_all(client: GridClient, session: Session, tasks: list[Task], files: list[Path], parent_id: int,
                 queue: str) -> list[int]:
-    from statgrid.grid.jobspec import JobRequest, with_declared_memsize
+    from statgrid.grid.master.jobspec import JobRequest, with_declared_memsize
 
     base_env = {k: v for k, v in os.environ.items() if k != LIBNAMES_ENV}
     libnames = list(session.assigned_libnames.values())

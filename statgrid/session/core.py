@@ -33,11 +33,11 @@ from statgrid.procs import (access as _access, contents as _contents, datasets a
                             regression as _regression, reshape as _reshape,
                             sasdata as _sasdata, sort as _sort, tabulate as _tabulate, univariate as _univariate,
                             sqlproc as _sqlproc, summary as _summary)
-from statgrid.session import _procfs
-from statgrid.session.libraries import (LIBNAMES_ENV, DatasetRef, Libraries, Library, atomic_output,
+from statgrid.host import procfs as _procfs
+from statgrid.libraries import (LIBNAMES_ENV, DatasetRef, Libraries, Library, atomic_output,
                                         decode_libnames, parquet_copy_sql)
 from statgrid.session.log import SessionLog
-from statgrid.session.scratch import ScratchDir
+from statgrid.host.scratch import ScratchDir
 from statgrid.session.stimer import StepRecord, StepTimer, total_record
 
 _SIGNALS = {signal.SIGTERM, signal.SIGINT}

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from statgrid.session import _procfs
+from statgrid.host import procfs as _procfs
 
 _RUSAGE_FIELDS = {
     "page_faults": "ru_majflt",

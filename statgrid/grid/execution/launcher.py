@@ -59,26 +59,28 @@ import sys
 import time
 
 
-def _load_sibling(name: str):
-    """statgrid.grid.<name> (standard library only: protocol, memlimit). Run as a script with -I -S,
-    statgrid is not importable: the sibling file is loaded by its path, under the same module name,
-    so there is one definition of the contract. (protocol's imports, dataclasses and typing, add
-    ~10 ms to this server's start, paid once per worker: benchmarks/launcher_start.py.)"""
-    if __spec__ is not None and __spec__.parent:          # imported as statgrid.grid.launcher
+def _load_stdlib_module(full: str):
+    """A statgrid module of the standard library only (statgrid.job.protocol,
+    statgrid.grid.execution.memlimit). Run as a script with -I -S, statgrid is not importable: the file
+    is loaded by its path under the package root, under the same module name, so there is one
+    definition of the contract. (protocol's imports, dataclasses and typing, add ~10 ms to this
+    server's start, paid once per worker: benchmarks/launcher_start.py.)"""
+    if __spec__ is not None and __spec__.parent:          # imported as statgrid.grid.execution.launcher
         import importlib
-        return importlib.import_module(f"statgrid.grid.{name}")
+        return importlib.import_module(full)
     import importlib.util
 
-    full = f"statgrid.grid.{name}"
-    spec = importlib.util.spec_from_file_location(full, os.path.join(os.path.dirname(__file__), f"{name}.py"))
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = os.path.join(package_root, *full.split(".")[1:]) + ".py"
+    spec = importlib.util.spec_from_file_location(full, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[full] = module                           # dataclasses and typing look the module up by name
     spec.loader.exec_module(module)
     return module
 
 
-protocol = _load_sibling("protocol")
-memlimit = _load_sibling("memlimit")
+protocol = _load_stdlib_module("statgrid.job.protocol")
+memlimit = _load_stdlib_module("statgrid.grid.execution.memlimit")
 PR_SET_PDEATHSIG = 1
 PROCFS_PATH = "/proc"
 CGROUP_PREFIX = "statgrid-launcher-"     # + the server's pid; the cgroup of one server and its jobs

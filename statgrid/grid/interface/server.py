@@ -32,10 +32,10 @@ from pathlib import Path
 
 from statgrid.config import Config, is_loopback
 from statgrid.errors import StatgridError
-from statgrid.grid import auth, localsock
-from statgrid.grid.master import Master, grid_dir, make_grid_dirs
-from statgrid.grid.files import write_json_atomic
-from statgrid.session._procfs import process_running
+from statgrid.grid.interface import auth, localsock
+from statgrid.grid.master.core import Master, grid_dir, make_grid_dirs
+from statgrid.host.files import write_json_atomic
+from statgrid.host.procfs import process_running
 
 MASTER_FILE = "master.json"
 DETACH_TIMEOUT_S = 180
@@ -181,7 +181,7 @@ def serve(cfg: Config, ready_message: bool = True) -> None:
     (stops this master only: the engine and running jobs go on for the next `grid up`)."""
     import uvicorn
 
-    from statgrid.grid.api import create_app
+    from statgrid.grid.interface.api import create_app
 
     _refuse_if_running(cfg)
     os.umask(0o077)
@@ -189,7 +189,7 @@ def serve(cfg: Config, ready_message: bool = True) -> None:
     tcp = _bind_tcp(cfg)
     ssl_files: dict[str, str] = {}
     if cfg.master.api_tls:
-        from statgrid.grid import tls
+        from statgrid.grid.interface import tls
 
         cert, key, _ = tls.ensure_api_cert(grid_dir(cfg), tls.api_names(cfg.master.listen, cfg.master.names))
         ssl_files = {"ssl_certfile": str(cert), "ssl_keyfile": str(key)}
@@ -320,12 +320,12 @@ def start_detached(cfg: Config) -> dict:
 
 def stop(cfg: Config, timeout_s: float = 120) -> int | None:
     """Ask the running master to stop the grid; wait until its process is gone. Returns its pid."""
-    from statgrid.grid.client import GridClient
+    from statgrid.grid.interface.client import GridClient
 
     info = running_master(cfg)
     if info is None:
         # A master killed with -9 leaves its embedded engine (and the jobs on it) running.
-        from statgrid.grid.engine import running_engine, stop_engine_process
+        from statgrid.grid.execution.engine import running_engine, stop_engine_process
 
         engine = running_engine(grid_dir(cfg))
         if engine is not None:
@@ -343,7 +343,7 @@ def stop(cfg: Config, timeout_s: float = 120) -> int | None:
 
 
 def _answers(cfg: Config) -> bool:
-    from statgrid.grid.client import GridClient
+    from statgrid.grid.interface.client import GridClient
 
     try:
         GridClient(cfg).health()

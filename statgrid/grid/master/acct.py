@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Any, Iterable, Mapping
 
 from statgrid.errors import StatgridError, UsageError
-from statgrid.grid.model import FINISHED_STATES
+from statgrid.job.record import FINISHED_STATES
 
 ACCT_VERSION = 1
 NO_GROUP = "-"                    # the group row of users in no [groups] group
@@ -155,7 +155,7 @@ def finished_records(store, user: str | None = None, queue: str | None = None,
 def finished_sql(user: str | None, queue: str | None, since_ts: float | None) -> tuple[str, list[Any]]:
     """The query of `finished_records` and its parameters (the first, ?1, is _RECORD_SQL's viewer:
     NULL; the plain ?s after it number on from 2, sqlite.org/lang_expr.html#varparam)."""
-    from statgrid.grid.store import _RECORD_SQL
+    from statgrid.grid.master.store import _RECORD_SQL
 
     where = [f"state IN ({', '.join('?' * len(_FINISHED))})"]
     args: list[Any] = [None, *_FINISHED]

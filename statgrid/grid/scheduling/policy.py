@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
 from statgrid.config import HostConfig, LimitsConfig, QueueConfig, SchedulingConfig, format_size
-from statgrid.grid import fairshare
-from statgrid.grid.model import Job
+from statgrid.grid.scheduling import fairshare
+from statgrid.job.record import Job
 
 # `statgrid hosts` states of a host that is up and open (full or not): it can take a job once a slot frees.
 RUNNABLE_STATES = ("ok", "closed_Full", "closed_Busy")

@@ -1,4 +1,4 @@
-"""The master's HTTP API (FastAPI): the CLI and `statgrid.grid.client` use it, on the local socket
+"""The master's HTTP API (FastAPI): the CLI and `statgrid.grid.interface.client` use it, on the local socket
 or over HTTPS with a token (server.py serves both; auth.py says who is asking and what they may do).
 
 Every request but GET /health is authenticated before anything else reads it (`_Authenticate`):
@@ -40,16 +40,16 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from statgrid.errors import StatgridError, UsageError
-from statgrid.grid import auth, diskfull
-from statgrid.grid.auth import Caller, Forbidden, NotAuthenticated
-from statgrid.grid.exporter import CONTENT_TYPE_LATEST
-from statgrid.grid.files import NotTrusted, read_untrusted
-from statgrid.grid.jobspec import NAME_MAX_CHARS, JobRequest, NotBool, shown
-from statgrid.grid.jobspec import check_name as jobspec_check_name
-from statgrid.grid.master import Master, NotFound, grid_dir, identity_of, job_dir
-from statgrid.grid.server import api_url
-from statgrid.grid.model import JOB_ID_MAX, PAGE_MAX_JOBS, PEEK_MAX_BYTES, JobState
-from statgrid.grid.store import JobFilter
+from statgrid.grid.interface import auth, diskfull
+from statgrid.grid.interface.auth import Caller, Forbidden, NotAuthenticated
+from statgrid.grid.interface.exporter import CONTENT_TYPE_LATEST
+from statgrid.host.files import NotTrusted, read_untrusted
+from statgrid.grid.master.jobspec import NAME_MAX_CHARS, JobRequest, NotBool, shown
+from statgrid.grid.master.jobspec import check_name as jobspec_check_name
+from statgrid.grid.master.core import Master, NotFound, grid_dir, identity_of, job_dir
+from statgrid.grid.interface.server import api_url
+from statgrid.job.record import JOB_ID_MAX, PAGE_MAX_JOBS, PEEK_MAX_BYTES, JobState
+from statgrid.grid.master.store import JobFilter
 
 PEEK_DEFAULT_BYTES = 4096
 WAIT_DEFAULT_S = 30.0
@@ -395,7 +395,7 @@ def create_app(master: Master, on_down=None, on_stopped=None, stop_engine=lambda
                    since: Annotated[Optional[str], Query(max_length=64)] = None):
         """Accounting of finished jobs (acct.py, like bacct): yours by default; user=NAME or
         user=all for administrators; since: Unix seconds (jobs that ended then or later)."""
-        from statgrid.grid import acct as acct_mod
+        from statgrid.grid.master import acct as acct_mod
 
         since_ts = None
         if since:

@@ -198,7 +198,7 @@ ACCT_FIGURES = ["JOBS", "DONE", "EXIT", "KILLED", "STARTED", "WAIT_MEAN_S", "WAI
 
 def acct_text(report) -> str:
     """`statgrid acct`: what was asked, then a table per user, per group and per queue, and the
-    total (a statgrid.grid.acct.AcctReport; the definitions are in acct.py)."""
+    total (a statgrid.grid.master.acct.AcctReport; the definitions are in acct.py)."""
     scope = [f"user {printable(report.user)}" if report.user else "all users"]
     if report.queue:
         scope.append(f"queue {printable(report.queue)}")

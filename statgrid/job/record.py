@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # The states are part of the grid's contract (protocol.py); the store, API and CLI import them here.
-from statgrid.grid.protocol import FINISHED_STATES, JobState, task_key  # noqa: F401
+from statgrid.job.protocol import FINISHED_STATES, JobState, task_key  # noqa: F401
 
 # Job ids are SQLite INTEGERs, signed 64-bit: a larger id names no job, and binding one raises
 # OverflowError (GET /jobs/<2**70> answered 500).

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from statgrid.grid.model import JOB_ID_MAX, JSON_FIELDS, SUBMIT_ONLY_FIELDS, Job, JobState, from_row, to_row
+from statgrid.job.record import JOB_ID_MAX, JSON_FIELDS, SUBMIT_ONLY_FIELDS, Job, JobState, from_row, to_row
 
 # How long a submit's idempotency key is remembered: a client that lost the answer (the master
 # died or the network broke) retries within seconds or minutes; a day covers a master that stayed

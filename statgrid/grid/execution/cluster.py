@@ -1,7 +1,7 @@
 """The embedded engine: a Dask cluster on this machine with one worker per configured host,
 named after the host, `nthreads = slots`.
 
-It runs in its own process (`python -m statgrid.grid.cluster`), started by `grid up`, so that
+It runs in its own process (`python -m statgrid.grid.execution.cluster`), started by `grid up`, so that
 jobs outlive a master that is killed: as LSF's sbatchd keeps running jobs while mbatchd
 restarts, a restarted master finds the engine (address in `engine.json` in the grid home) and
 its running jobs again. `grid down` stops it with SIGTERM. It speaks TLS with the grid's
@@ -41,7 +41,7 @@ def dask_settings(fence_grace_s: float | None = None) -> dict[str, object]:
     import dask
     from dask.utils import parse_timedelta
 
-    from statgrid.grid.fence import engine_tcp_timeout_s
+    from statgrid.grid.execution.fence import engine_tcp_timeout_s
 
     settings: dict[str, object] = dict(DASK_SETTINGS)
     if fence_grace_s:
@@ -65,7 +65,7 @@ async def serve(hosts: dict[str, int], host: str, tls_dir: Path | None = None, p
     configure_dask(fence_grace_s)
     secure: dict = {}
     if tls_dir is not None:
-        from statgrid.grid import tls
+        from statgrid.grid.interface import tls
 
         secure = {"security": tls.security(tls.require(tls_dir.parent)), "protocol": "tls://"}
     workers = {name: {"cls": Nanny, "options": {"name": name, "nthreads": slots, "memory_limit": 0,
@@ -84,7 +84,7 @@ async def serve(hosts: dict[str, int], host: str, tls_dir: Path | None = None, p
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m statgrid.grid.cluster",
+    ap = argparse.ArgumentParser(prog="python -m statgrid.grid.execution.cluster",
                                  description="Embedded statgrid engine (started by `statgrid grid up`).")
     ap.add_argument("--hosts", required=True, help='JSON {"node1": slots, ...}')
     ap.add_argument("--host", default="127.0.0.1", help="interface to listen on")

@@ -16,10 +16,11 @@ import os
 import time
 
 from statgrid.errors import NotFound, StatgridError, UsageError
-from statgrid.grid import auth, depend
-from statgrid.grid.auth import Caller
-from statgrid.grid.jobspec import JobRequest, check_bounds, validate
-from statgrid.grid.model import JOB_ID_MAX, Job
+from statgrid.grid.interface import auth
+from statgrid.grid.scheduling import depend
+from statgrid.grid.interface.auth import Caller
+from statgrid.grid.master.jobspec import JobRequest, check_bounds, validate
+from statgrid.job.record import JOB_ID_MAX, Job
 
 log = logging.getLogger("statgrid.master")
 
@@ -40,7 +41,7 @@ def check_submit_key(key: str | None) -> str | None:
     if key is None:
         return None
     if not 0 < len(key) <= SUBMIT_KEY_MAX_CHARS or not all(33 <= ord(c) < 127 for c in key):
-        from statgrid.grid.jobspec import shown
+        from statgrid.grid.master.jobspec import shown
 
         raise UsageError(f"Idempotency-Key {shown(key, 60)} is not valid: give 1 to {SUBMIT_KEY_MAX_CHARS} printable "
                          "ASCII characters without spaces, e.g. a UUID (uuidgen), one per submit.")
@@ -81,7 +82,7 @@ class Flows:
         submit's idempotency key: sent again with the same flow, it answers the flow it made."""
         if not self.accepting:
             raise StatgridError("the master is shutting down; submit again after `statgrid grid up`.")
-        from statgrid.grid.jobspec import check_name
+        from statgrid.grid.master.jobspec import check_name
 
         check_name("flow name", name, "give a shorter name with printable characters", allow_empty=False)
         key = check_submit_key(key)
@@ -117,7 +118,7 @@ class Flows:
 
     def _check_flow(self, name: str, jobs: list[tuple[str, JobRequest, str]], caller: Caller) -> list:
         """Every job of a flow checked as a submit: [(name, Job to store, its dependency Expr or None)]."""
-        from statgrid.grid.jobspec import check_name
+        from statgrid.grid.master.jobspec import check_name
 
         check_name("flow name", name, "give a shorter name with printable characters", allow_empty=False)
         if not jobs or len(jobs) > FLOW_MAX_JOBS:
@@ -210,7 +211,7 @@ class Flows:
         it is back). Checked now as a submit would be."""
         from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-        from statgrid.grid import cron
+        from statgrid.grid.scheduling import cron
 
         spec = cron.parse(cron_text)
         try:
@@ -304,7 +305,7 @@ class Flows:
         again at once."""
         from zoneinfo import ZoneInfo
 
-        from statgrid.grid import cron
+        from statgrid.grid.scheduling import cron
 
         row = self.store.con.execute("SELECT user, cron, tz, spec, token_id, next_ts FROM schedules WHERE id = ?",
                                      (sched_id,)).fetchone()

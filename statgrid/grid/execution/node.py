@@ -42,9 +42,9 @@ from pathlib import Path
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from statgrid.grid import usage
-from statgrid.grid.files import read_untrusted, write_json_atomic
-from statgrid.grid.protocol import (AttemptFinished, AttemptLost, AttemptStarted, LaunchExited, LaunchFailed,
+from statgrid.grid.execution import usage
+from statgrid.host.files import read_untrusted, write_json_atomic
+from statgrid.job.protocol import (AttemptFinished, AttemptLost, AttemptStarted, LaunchExited, LaunchFailed,
                                     LaunchRequest, LaunchStarted, decode, started_fields, to_event)
 
 logger = logging.getLogger("statgrid.node")
@@ -146,7 +146,7 @@ def prepare(work_roots: list[str] | None = None, monitor: dict | None = None, cp
     if work_roots:
         # client.run calls this on the worker's event loop: a slow shared file system must not
         # stall its heartbeats, so the sweep runs in a thread.
-        from statgrid.session.scratch import clean_stale
+        from statgrid.host.scratch import clean_stale
         threading.Thread(target=clean_stale, args=([Path(p) for p in work_roots],), daemon=True).start()
     return _server["proc"].pid
 
@@ -242,7 +242,7 @@ def _ask_scheduler(dask_worker):
     """The fence question, on the worker's event loop: {"member": bool} from the scheduler."""
     import asyncio
 
-    from statgrid.grid.fence import CONTACT_HANDLER, FENCE_PROBE_TIMEOUT_S
+    from statgrid.grid.execution.fence import CONTACT_HANDLER, FENCE_PROBE_TIMEOUT_S
 
     async def ask():
         handler = getattr(dask_worker.scheduler, CONTACT_HANDLER)
@@ -253,7 +253,7 @@ def _ask_scheduler(dask_worker):
 
 
 def _fence_loop(dask_worker) -> None:
-    from statgrid.grid.fence import FENCE_CHECK_S, FENCE_PROBE_S, FENCE_PROBE_TIMEOUT_S
+    from statgrid.grid.execution.fence import FENCE_CHECK_S, FENCE_PROBE_S, FENCE_PROBE_TIMEOUT_S
 
     question = None                                 # (monotonic s when sent, its future)
     sent_s = -FENCE_PROBE_S
@@ -307,7 +307,7 @@ def fence_jobs(why: str) -> None:
 def _kill_all_of(info: AttemptStarted) -> None:
     """SIGKILL a job's process group, and its cgroup if it has one (what left the group too). A
     suspended job too: SIGKILL ends a stopped process, and a frozen one (cgroup.kill included)."""
-    from statgrid.grid import launcher
+    from statgrid.grid.execution import launcher
 
     _signal_group(info.pgid, signal.SIGKILL)
     if info.cgroup:
@@ -527,7 +527,7 @@ def run_job(spec: dict) -> AttemptStarted | AttemptFinished | AttemptLost:
                                   reason=f"host lost: {request.host} {fenced_why} and killed the job (fenced)")
         if (isinstance(outcome, AttemptLost) or outcome.signal is not None) and request.work_roots:
             # A killed session could not remove its WORK; its lock is gone now, so this is safe.
-            from statgrid.session.scratch import clean_stale
+            from statgrid.host.scratch import clean_stale
             clean_stale([Path(p) for p in request.work_roots])
     except Exception as exc:                       # report, never leave the master waiting
         error = str(exc) if isinstance(exc, LaunchRefused) else f"{type(exc).__name__}: {exc}"
@@ -558,8 +558,8 @@ def _end_orphaned_job(info: AttemptStarted, wait_s: float = ORPHAN_WAIT_S) -> No
     outlives the leader while a member lives (the kernel does not reuse the id meanwhile, so the
     kill reaches only the job), and its cgroup holds even those that left the group. Waits (at most wait_s) until none is left, so that the
     session's WORK can be cleaned, then removes the job's cgroup and what the dead launcher left."""
-    from statgrid.grid import launcher
-    from statgrid.session._procfs import process_group_alive
+    from statgrid.grid.execution import launcher
+    from statgrid.host.procfs import process_group_alive
 
     pgid, cgroup = info.pgid, info.cgroup
     logger.warning("the node launcher died while job %s ran: killing its process group %d%s", info.job_id,
@@ -606,7 +606,7 @@ def _let_run(key: str, info: AttemptStarted) -> None:
     group, whoever stopped it (suspend_job, or the job itself with kill -STOP). The kernel holds
     the SIGTERM meanwhile: it is what each process handles first when it runs. (SIGKILL, and a
     signal whose default action ends the process, end a stopped or frozen one without this.)"""
-    from statgrid.grid import launcher
+    from statgrid.grid.execution import launcher
 
     _suspended.pop(key, None)
     if info.cgroup:
@@ -629,7 +629,7 @@ def suspend_job(key: str, wait_s: float = SUSPEND_WAIT_S) -> bool:
     SIGSTOP its process group. Waits (at most wait_s) until the kernel has stopped them all, and
     says in the worker log if it has not by then. Suspending a suspended job changes nothing.
     Returns False if the job is not running here (ended already, or never started)."""
-    from statgrid.grid import launcher
+    from statgrid.grid.execution import launcher
 
     info = _running.get(key)
     if info is None:
@@ -660,8 +660,8 @@ def suspend_job(key: str, wait_s: float = SUSPEND_WAIT_S) -> bool:
 
 
 def _all_stopped(info: AttemptStarted, how: SuspendedBy) -> bool:
-    from statgrid.grid import launcher
-    from statgrid.session._procfs import process_group_running
+    from statgrid.grid.execution import launcher
+    from statgrid.host.procfs import process_group_running
 
     if how is SuspendedBy.FREEZE:
         return launcher.cgroup_frozen(info.cgroup)
@@ -672,7 +672,7 @@ def resume_job(key: str) -> bool:
     """Let a job that suspend_job stopped run again, undoing what it did: thaw its cgroup, or
     SIGCONT its process group. Resuming a job that is not suspended changes nothing. Returns
     False if the job is not running here (ended already, or never started)."""
-    from statgrid.grid import launcher
+    from statgrid.grid.execution import launcher
 
     info = _running.get(key)
     if info is None:

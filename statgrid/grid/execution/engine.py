@@ -25,15 +25,15 @@ from distributed import Client, Future, KilledWorker, fire_and_forget
 from distributed.diagnostics.plugin import SchedulerPlugin
 
 from statgrid.errors import StatgridError
-from statgrid.grid import node
-from statgrid.grid import tls as grid_tls
-from statgrid.grid.cluster import configure_dask
-from statgrid.grid.fence import CONTACT_HANDLER, FENCE_MARGIN_S
-from statgrid.grid.files import write_json_atomic
-from statgrid.grid.protocol import (TASK_KEY_PREFIX, AttemptFinished, AttemptLost, AttemptStarted, HostAction,
+from statgrid.grid.execution import node
+from statgrid.grid.interface import tls as grid_tls
+from statgrid.grid.execution.cluster import configure_dask
+from statgrid.grid.execution.fence import CONTACT_HANDLER, FENCE_MARGIN_S
+from statgrid.host.files import write_json_atomic
+from statgrid.job.protocol import (TASK_KEY_PREFIX, AttemptFinished, AttemptLost, AttemptStarted, HostAction,
                                     HostEvent, LaunchRequest, ProtocolError, TaskErred, from_event,
                                     job_event_from_dict, to_event)
-from statgrid.session._procfs import process_running
+from statgrid.host.procfs import process_running
 
 log = logging.getLogger("statgrid.engine")
 HOST_TOPIC = "statgrid-host"
@@ -279,7 +279,7 @@ class Engine:
             self.engine_pid = info["pid"]
             return info["address"]
         log = open(self.home / "engine.log", "ab")
-        argv = [sys.executable, "-m", "statgrid.grid.cluster", "--hosts", json.dumps(self.hosts), "--host", self.listen,
+        argv = [sys.executable, "-m", "statgrid.grid.execution.cluster", "--hosts", json.dumps(self.hosts), "--host", self.listen,
                 "--port", str(self.port), "--fence-grace", str(self.fence_grace_s)]
         if self.tls:
             argv += ["--tls-dir", str(grid_tls.TlsFiles.under(self.home).dir)]
@@ -410,7 +410,7 @@ def running_engine(home: Path) -> dict | None:
     """engine.json of an embedded engine that is still alive, else None."""
     try:
         info = json.loads((home / ENGINE_FILE).read_text())
-        if process_running(info["pid"], b"statgrid.grid.cluster"):
+        if process_running(info["pid"], b"statgrid.grid.execution.cluster"):
             return info
     except (OSError, ValueError, KeyError):
         pass

@@ -10,8 +10,8 @@ from __future__ import annotations
 import bisect
 from typing import Iterator
 
-from statgrid.grid.model import Job
-from statgrid.grid.policy import job_key
+from statgrid.job.record import Job
+from statgrid.grid.scheduling.policy import job_key
 
 
 class Backlog:

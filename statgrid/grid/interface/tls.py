@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from statgrid.errors import StatgridError
-from statgrid.grid.files import write_atomic
+from statgrid.host.files import write_atomic
 
 log = logging.getLogger("statgrid.tls")
 

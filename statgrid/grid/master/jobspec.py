@@ -17,8 +17,8 @@ from typing import Annotated, Any
 
 from statgrid.config import Config, ConfigError, format_size
 from statgrid.errors import UsageError
-from statgrid.grid.model import Job
-from statgrid.grid.policy import host_weights
+from statgrid.job.record import Job
+from statgrid.grid.scheduling.policy import host_weights
 from statgrid.session.jobs import JOB_KINDS, check_job_file, declared_memsize
 
 
@@ -285,7 +285,7 @@ def validate(req: JobRequest, cfg: Config, submit_ts: float, check_files: bool =
                             f"{format_size(SESSION_ENGINE_BYTES)} for the engine)" if not req.mem_bytes else "")
                          + f", more than any host of queue {queue} has (the most: {biggest} with "
                          f"{format_size(tracked[biggest])}); ask for less (--mem, -o memsize) or use another queue.")
-    from statgrid.grid.fairshare import entity_of
+    from statgrid.grid.scheduling.fairshare import entity_of
 
     if entity_of(qcfg, req.user, cfg.groups) is None and req.user:
         raise UsageError(f"user {req.user!r} has no share in queue {queue}'s fairshare "

@@ -1,7 +1,7 @@
 """A small Python client of the master's HTTP API (standard library only).
 
     from statgrid.config import load_config
-    from statgrid.grid.client import GridClient
+    from statgrid.grid.interface.client import GridClient
 
     grid = GridClient(load_config())
     job = grid.submit(["report.py"], queue="normal")
@@ -25,8 +25,8 @@ from typing import Any, Iterable, Mapping
 
 from statgrid.config import Config
 from statgrid.errors import StatgridError, UsageError
-from statgrid.grid import localsock
-from statgrid.grid.model import PAGE_MAX_JOBS
+from statgrid.grid.interface import localsock
+from statgrid.job.record import PAGE_MAX_JOBS
 
 KEEP_ALIVE_S = 4.0
 # A submit whose connection broke after it was sent may or may not have been stored: the client
@@ -406,7 +406,7 @@ class GridClient:
         return self._call("GET", "/queues")
 
     def acct(self, user: str | None = None, queue: str | None = None, since_ts: float | None = None) -> dict:
-        """Accounting of finished jobs (GET /acct; statgrid.grid.acct.AcctReport.from_dict reads it):
+        """Accounting of finished jobs (GET /acct; statgrid.grid.master.acct.AcctReport.from_dict reads it):
         yours by default, user="all" or another's for administrators; since_ts: Unix seconds."""
         return self._call("GET", "/acct", params={"user": user, "queue": queue,
                                                   "since": None if since_ts is None else repr(float(since_ts))})

@@ -24,8 +24,8 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from statgrid.monitor.store import read_latest
 
 if TYPE_CHECKING:
-    from statgrid.grid.master import Master
-    from statgrid.grid.model import Job
+    from statgrid.grid.master.core import Master
+    from statgrid.job.record import Job
 
 __all__ = ["CONTENT_TYPE_LATEST", "GridMetrics"]
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from statgrid.errors import StatgridError
-from statgrid.session import _procfs
+from statgrid.host import procfs as _procfs
 
 MARKER = ".statgrid-session"
 _DIR_RE = re.compile(r"^SG(work|util)_[0-9a-f]+_[0-9a-z]+$")

@@ -23,22 +23,23 @@ from pathlib import Path
 
 from statgrid.config import Config
 from statgrid.errors import NotFound, StatgridError, UsageError  # noqa: F401 — NotFound: api.py imports it here
-from statgrid.grid import auth, node
-from statgrid.grid.auth import Caller
-from statgrid.grid.engine import Engine
-from statgrid.grid.events import Broadcaster
-from statgrid.grid.fence import FENCE_MARGIN_S, Silence, Silences
-from statgrid.grid.files import NotTrusted, read_untrusted
-from statgrid.grid.jobspec import ARRAY_ENV_MAX_BYTES, JobRequest, check_bounds, launch_argv, parse_array, validate
-from statgrid.grid.model import Job, JobState
-from statgrid.grid import fairshare
-from statgrid.grid.backlog import Backlog
-from statgrid.grid.flows import Flows, check_submit_key, request_digest
-from statgrid.grid.policy import HostView, Limits, Plan, count_running, host_views, plan
-from statgrid.grid.queuectl import QueueControl, _read_loads
-from statgrid.grid.protocol import (AttemptFinished, AttemptLost, AttemptStarted, HostAction, HostEvent, Identity,
+from statgrid.grid.interface import auth
+from statgrid.grid.execution import node
+from statgrid.grid.interface.auth import Caller
+from statgrid.grid.execution.engine import Engine
+from statgrid.grid.interface.events import Broadcaster
+from statgrid.grid.execution.fence import FENCE_MARGIN_S, Silence, Silences
+from statgrid.host.files import NotTrusted, read_untrusted
+from statgrid.grid.master.jobspec import ARRAY_ENV_MAX_BYTES, JobRequest, check_bounds, launch_argv, parse_array, validate
+from statgrid.job.record import Job, JobState
+from statgrid.grid.scheduling import fairshare
+from statgrid.grid.scheduling.backlog import Backlog
+from statgrid.grid.master.flows import Flows, check_submit_key, request_digest
+from statgrid.grid.scheduling.policy import HostView, Limits, Plan, count_running, host_views, plan
+from statgrid.grid.master.queuectl import QueueControl, _read_loads
+from statgrid.job.protocol import (AttemptFinished, AttemptLost, AttemptStarted, HostAction, HostEvent, Identity,
                                     LaunchRequest, ProtocolError, TaskErred, attempt_from_dict, parse_task_key)
-from statgrid.grid.store import JobFilter, JobStore
+from statgrid.grid.master.store import JobFilter, JobStore
 
 log = logging.getLogger("statgrid.master")
 
@@ -146,7 +147,7 @@ class Master(QueueControl, Flows):
         self.stale: set[str] = set()               # hosts whose heartbeats stopped: unavail, jobs left alone
         # Hosts out of contact: their jobs are given away at the deadline (fence.py), not before.
         self.silences = Silences(cfg.master.fence_grace_s, self._silence_due)
-        from statgrid.grid.exporter import GridMetrics
+        from statgrid.grid.interface.exporter import GridMetrics
 
         self.metrics = GridMetrics(self)
         self.running: dict[int, Job] = {}

@@ -25,8 +25,8 @@ from typing import Any, Optional
 
 from statgrid.config import parse_duration_s, parse_size_bytes, toml_string
 from statgrid.errors import UsageError
-from statgrid.grid import depend
-from statgrid.grid.jobspec import HOSTS_MAX, NAME_MAX_CHARS, OPTIONS_MAX, check_name, shown
+from statgrid.grid.scheduling import depend
+from statgrid.grid.master.jobspec import HOSTS_MAX, NAME_MAX_CHARS, OPTIONS_MAX, check_name, shown
 from statgrid.session.jobs import JOB_KINDS
 
 JOBS_MAX = 1000
