@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 from statgrid.errors import UsageError
 from statgrid.grid.interface.auth import Caller
 from statgrid.host.files import NotTrusted, read_untrusted
+from statgrid.job.lifecycle import RUNNING_NAMES, UNFINISHED_NAMES
 from statgrid.job.record import JobState
 
 if TYPE_CHECKING:
     from statgrid.console.live import Console
     from statgrid.grid.master.core import Master
 
-UNFINISHED = ("PEND", "RUN", "USUSP")
+UNFINISHED = UNFINISHED_NAMES
 STIMER_MAX_BYTES = 1 << 20
 RESULT_ROOTS = ("bench", "demo", "iobench")      # under the grid home: where bench, demo and iobench save
 RESULT_MAX_ENTRIES = 200
@@ -159,7 +160,7 @@ def pending_reason(master: "Master", job: dict[str, Any]) -> str | None:
 def job_row(master: "Master", record: dict[str, Any], now: float | None = None) -> dict[str, Any]:
     """The record with why it pends and, while it runs, `run_so_far_s`: seconds since its start
     (run_s, its end minus its start, stays None until it ends). Suspensions count, as in run_s."""
-    running = record["state"] in ("RUN", "USUSP") and record.get("start_ts") is not None
+    running = record["state"] in RUNNING_NAMES and record.get("start_ts") is not None
     so_far = max(0.0, (time.time() if now is None else now) - record["start_ts"]) if running else None
     return {**record, "pending_reason": pending_reason(master, record), "run_so_far_s": so_far}
 

@@ -10,8 +10,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-# The states are part of the grid's contract (protocol.py); the store, API and CLI import them here.
-from statgrid.job.protocol import FINISHED_STATES, JobState, task_key  # noqa: F401
+# The states and their display rule are the lifecycle's; the store, API and CLI import them here.
+from statgrid.job.lifecycle import FINISHED_STATES, JobState, shown_state, stored_state  # noqa: F401
+from statgrid.job.protocol import task_key
 
 # Job ids are SQLite INTEGERs, signed 64-bit: a larger id names no job, and binding one raises
 # OverflowError (GET /jobs/<2**70> answered 500).
@@ -77,7 +78,7 @@ class Job:
     @property
     def shown_state(self) -> str:
         """The state as users see it: RUN shows as USUSP while the job is suspended."""
-        return "USUSP" if self.state == JobState.RUN and self.suspend_ts is not None else self.state.value
+        return shown_state(self.state, self.suspend_ts)
 
     @property
     def task_key(self) -> str:
@@ -99,7 +100,7 @@ class Job:
     def from_dict(cls, d: dict[str, Any]) -> "Job":
         kw = {k: v for k, v in d.items() if k in _FIELD_NAMES}
         state = kw.get("state", "PEND")
-        kw["state"] = JobState.RUN if state == "USUSP" else JobState(state)     # shown, not stored (shown_state)
+        kw["state"] = stored_state(state)                   # USUSP is shown, stored as RUN
         return cls(**kw)
 
 

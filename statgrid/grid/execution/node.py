@@ -43,7 +43,8 @@ from pathlib import Path
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from statgrid.grid.execution import usage
-from statgrid.host.files import read_untrusted, write_json_atomic
+from statgrid.host.files import write_json_atomic
+from statgrid.job.jobdir import JobDir, attempt_path  # noqa: F401 — attempt_path: tests and usage.py name it here
 from statgrid.job.protocol import (AttemptFinished, AttemptLost, AttemptStarted, LaunchExited, LaunchFailed,
                                     LaunchRequest, LaunchStarted, decode, started_fields, to_event)
 
@@ -55,7 +56,6 @@ KILL_GRACE_S = 10.0        # SIGTERM first (the session cleans WORK), SIGKILL af
 # False runs the launcher with --no-cgroup: jobs are then tracked by process group alone.
 LAUNCHER_CGROUPS = True
 ORPHAN_WAIT_S = 10.0       # after the launcher died: how long to wait for its killed job to be gone before cleaning WORK
-STIMER_TAIL_BYTES = 1 << 20   # of the job's STIMER log, the end read for its "total" record
 USAGE_INTERVAL_S = 1.0     # how often the sampler appends a usage sample of each running job
 SUSPEND_WAIT_S = 1.0       # how long suspend_job waits for the kernel to have stopped every process of the job
 
@@ -78,14 +78,9 @@ class SuspendedBy(Enum):
     STOP = "stop"              # SIGSTOP to its process group (no cgroup, or no cgroup.freeze: Linux < 5.2)
 
 
-def attempt_path(attempts_dir: str | Path, job_id: int, attempt: int) -> Path:
-    """Where an attempt's record is kept: in the grid's own directory of them (master.attempts_dir)."""
-    return Path(attempts_dir) / f"{job_id}.{attempt}.json"
-
-
 def legacy_attempt_path(job_dir: str | Path, attempt: int) -> Path:
-    """Where releases before protocol version 3 kept it: in the job's directory."""
-    return Path(job_dir) / f"attempt-{attempt}.json"
+    """Where releases before protocol version 3 kept an attempt's record (jobdir.JobDir)."""
+    return JobDir(job_dir).legacy_attempt(attempt)
 
 
 def _forget_dead_launcher() -> None:
@@ -447,27 +442,6 @@ def _final_usage(exited: LaunchExited | None) -> dict | None:
                         io.read_bytes if io is not None else None, io.write_bytes if io is not None else None)
 
 
-def _read_stimer_total(path: Path, owner_uid: int | None) -> dict | None:
-    """The session's last 'total' STIMER record, if the job was a session and wrote one. The file
-    is the job's user's: read only if it is a regular file, not through a link (a FIFO would
-    block this thread, a link could show another's file), and only its end."""
-    try:
-        if owner_uid is None:
-            return None
-        lines = read_untrusted(path, STIMER_TAIL_BYTES, owner_uid=owner_uid, tail=True).decode(
-            errors="replace").splitlines()
-    except OSError:                                # NotTrusted included
-        return None
-    for line in reversed(lines):
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if rec.get("record") == "total":
-            return rec
-    return None
-
-
 def run_job(spec: dict) -> AttemptStarted | AttemptFinished | AttemptLost:
     """Run one attempt of a job to its end. `spec` is a protocol.LaunchRequest's to_dict() (checked
     here: a request of another version errs the task, and the master ends the job with the error).
@@ -508,9 +482,8 @@ def run_job(spec: dict) -> AttemptStarted | AttemptFinished | AttemptLost:
         if exited is not None:
             outcome = AttemptFinished(**started_fields(info), end_ts=exited.end_ts, exit_code=exited.exit_code,
                                       signal=exited.signal, rusage=exited.rusage, io=exited.io,
-                                      stimer=_read_stimer_total(job_dir / "session.stimer.jsonl",
-                                                                request.identity.uid if os.geteuid() == 0
-                                                                else os.getuid()),
+                                      stimer=JobDir(job_dir).stimer_total(
+                                          request.identity.uid if os.geteuid() == 0 else os.getuid()),
                                       launch_error=None, attempt_file_error=None,
                                       limit_reason=exited.limit_reason)
         else:

@@ -36,7 +36,7 @@ LINE_MAX_BYTES = 200       # a sample line is ~120 bytes; read_series reads this
 
 
 def usage_path(attempts_dir: str | Path, job_id: int, attempt: int) -> Path:
-    """Where an attempt's usage series is kept: beside its record (node.attempt_path)."""
+    """Where an attempt's usage series is kept: beside its record (jobdir.attempt_path)."""
     return Path(attempts_dir) / f"{job_id}.{attempt}.usage.jsonl"
 
 
