@@ -7,7 +7,6 @@ STIMER steps and usage are its owner's and administrators'.
 """
 from __future__ import annotations
 
-import json
 import os
 import stat
 import time
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from statgrid.errors import UsageError
 from statgrid.grid.interface.auth import Caller
 from statgrid.host.files import NotTrusted, read_untrusted
+from statgrid.job.jobdir import STIMER_LOG, JobDir
 from statgrid.job.lifecycle import RUNNING_NAMES, UNFINISHED_NAMES
 from statgrid.job.record import JobState
 
@@ -173,22 +173,14 @@ def job_files(master: "Master", job: dict[str, Any]) -> tuple[Path, int | None]:
     return job_dir(master.cfg, job["id"]), owner
 
 
-def stimer_steps(path: Path, owner_uid: int | None) -> list[dict[str, Any]]:
+def stimer_steps(directory: Path | JobDir, owner_uid: int | None) -> list[dict[str, Any]]:
     """The step records of a session's STIMER log, with its sub-tasks' records (Session.parallel;
-    its "total" record left out)."""
-    try:
-        text = read_untrusted(path, STIMER_MAX_BYTES, owner_uid=owner_uid, tail=True).decode(errors="replace")
-    except (FileNotFoundError, NotTrusted, OSError):
-        return []
-    steps = []
-    for line in text.splitlines():
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(rec, dict) and rec.get("record", "step") in ("step", "subtask"):
-            steps.append(rec)
-    return steps
+    its "total" record left out): jobdir.JobDir.stimer_steps of the job's directory. A path to the
+    log itself (as tests/test_connect.py gives it) is read as its directory's."""
+    path = Path(directory)
+    if path.name == STIMER_LOG:
+        path = path.parent
+    return JobDir(path).stimer_steps(owner_uid, max_bytes=STIMER_MAX_BYTES)
 
 
 STEPS_SHOWN_MAX = 500
@@ -231,12 +223,12 @@ def job_files_view(master: "Master", view: dict[str, Any]) -> None:
     if owner is None:
         view["log"] = f"(job {job['id']}'s user {job['user']!r} has no account here any more: its files are not shown)"
         return
-    steps = [s for s in (_step(r) for r in stimer_steps(directory / "session.stimer.jsonl", owner)) if s]
+    steps = [s for s in (_step(r) for r in stimer_steps(directory, owner)) if s]
     view["steps_total"], view["steps"] = len(steps), steps[-STEPS_SHOWN_MAX:]
     if job["attempt"]:
         view["usage"] = usage.rates(usage.read_series(usage.usage_path(attempts_dir(master.cfg), job["id"],
                                                                        job["attempt"])))
-    output = directory / "output.txt"
+    output = JobDir(directory).output
     size = output_size(output)
     start = max(0, size - LOG_PAGE_BYTES)
     try:
