@@ -148,7 +148,7 @@ def queues_view(master: "Master", now: float | None = None) -> dict[str, Any]:
     return {"queues": queues}
 
 
-def pending_reason(master: "Master", job: dict[str, Any]) -> str | None:
+def pend_reason(master: "Master", job: dict[str, Any]) -> str | None:
     """Why a pending job waits: the master's reason as of its latest dispatch (LSF's bjobs -p)."""
     if job["state"] != "PEND":
         return None
@@ -162,7 +162,7 @@ def job_row(master: "Master", record: dict[str, Any], now: float | None = None) 
     (run_s, its end minus its start, stays None until it ends). Suspensions count, as in run_s."""
     running = record["state"] in RUNNING_NAMES and record.get("start_ts") is not None
     so_far = max(0.0, (time.time() if now is None else now) - record["start_ts"]) if running else None
-    return {**record, "pending_reason": pending_reason(master, record), "run_so_far_s": so_far}
+    return {**record, "pend_reason": pend_reason(master, record), "run_so_far_s": so_far}
 
 
 def job_files(master: "Master", job: dict[str, Any]) -> tuple[Path, int | None]:
