@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # The states and their display rule are the lifecycle's; the store, API and CLI import them here.
+from statgrid.job.accounting import JobRusage
 from statgrid.job.lifecycle import FINISHED_STATES, JobState, shown_state, stored_state  # noqa: F401
 from statgrid.job.protocol import task_key
+from statgrid.job.stimer import StepRecord
 
 # Job ids are SQLite INTEGERs, signed 64-bit: a larger id names no job, and binding one raises
 # OverflowError (GET /jobs/<2**70> answered 500).
@@ -49,8 +51,8 @@ class Job:
     signal: int | None = None
     exit_reason: str | None = None
     kill_requested: bool = False
-    rusage: dict[str, Any] | None = None   # wait4 + /proc/<pid>/io of the job's process
-    stimer: dict[str, Any] | None = None   # the session's STIMER totals
+    rusage: JobRusage | None = None        # wait4 + /proc/<pid>/io of the job's process (accounting.py)
+    stimer: StepRecord | None = None       # the session's STIMER totals (its log's "total" record)
     requeues: int = 0
     # Scheduling (issue 18): what the policy and the master's dependency, array, flow and limit
     # handling read. Defaults are a plain job's.
@@ -66,6 +68,13 @@ class Job:
     kill_as: str | None = None             # the state a requested kill ends in (None: KILLED; "EXIT": a limit)
     parent_id: int | None = None           # the session job that handed this sub-task to the grid
     env: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # The JSON of the store or the API (a dict) becomes the typed record: here alone.
+        if isinstance(self.rusage, dict):
+            self.rusage = JobRusage.parse(self.rusage)
+        if isinstance(self.stimer, dict):
+            self.stimer = StepRecord.parse(self.stimer)
 
     @property
     def wait_s(self) -> float | None:
@@ -91,6 +100,8 @@ class Job:
         field, ~7× slower, on the loop. (Listings do not come through here: store.page.)"""
         d = {name: getattr(self, name) for name in _FIELD_NAMES}
         d["state"] = self.shown_state
+        d["rusage"] = None if self.rusage is None else self.rusage.to_dict()
+        d["stimer"] = None if self.stimer is None else self.stimer.to_json_dict()
         d["wait_s"], d["run_s"] = self.wait_s, self.run_s
         if not with_env:
             d.pop("env")
@@ -101,7 +112,7 @@ class Job:
         kw = {k: v for k, v in d.items() if k in _FIELD_NAMES}
         state = kw.get("state", "PEND")
         kw["state"] = stored_state(state)                   # USUSP is shown, stored as RUN
-        return cls(**kw)
+        return cls(**kw)                                     # __post_init__ types rusage and stimer
 
 
 _FIELD_NAMES = {f.name: None for f in dataclasses.fields(Job)}   # ordered, O(1) membership
@@ -122,6 +133,10 @@ def to_row(job: Job, skip: tuple[str, ...] = ()) -> dict[str, Any]:
     field first, ~95 µs a job with an environment; benchmarks/scheduling.py)."""
     d = {name: getattr(job, name) for name in _FIELD_NAMES if name not in skip}
     d["state"] = job.state.value
+    if "rusage" in d and job.rusage is not None:
+        d["rusage"] = job.rusage.to_dict()
+    if "stimer" in d and job.stimer is not None:
+        d["stimer"] = job.stimer.to_json_dict()
     for k in JSON_FIELDS:
         if k in d:
             d[k] = None if d[k] is None else json.dumps(d[k])

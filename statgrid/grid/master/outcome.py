@@ -20,9 +20,11 @@ from typing import Any
 from statgrid.config import Config
 from statgrid.host.files import NotTrusted, read_untrusted
 from statgrid.job import lifecycle
+from statgrid.job.accounting import JobRusage
 from statgrid.job.jobdir import JobDir, attempt_path, attempts_root
 from statgrid.job.protocol import (AttemptFinished, AttemptLost, AttemptStarted, ProtocolError, attempt_from_dict)
 from statgrid.job.record import Job, JobState
+from statgrid.job.stimer import StepRecord
 
 log = logging.getLogger("statgrid.master")
 
@@ -64,14 +66,13 @@ class Outcomes:
         else:
             state = JobState.EXIT
             reason = f"killed by signal {sig}" if sig is not None else f"exit code {exit_code}"
-        # The store keeps one flat dict of both (model.Job.rusage), as the API and reports read it.
-        rusage = None if outcome.rusage is None else \
-            {**outcome.rusage.to_dict(), **(outcome.io.to_dict() if outcome.io is not None else {})}
+        # One typed record of both (accounting.JobRusage), as the store, the API and reports keep it.
+        rusage = None if outcome.rusage is None else JobRusage.of(outcome.rusage, outcome.io)
         rerun = job.kill_requested and job.rerunnable and reason == "grid down"     # it waits for the next grid up
         with self.store.transaction():             # its end, its usage (and its requeue) together
             new = self._change(job, "finish", {"state": state.value, "reason": reason}, to=state, exit_code=exit_code,
                                signal=sig, exit_reason=reason, end_ts=outcome.end_ts or time.time(), rusage=rusage,
-                               stimer=outcome.stimer, start_ts=outcome.start_ts or job.start_ts,
+                               stimer=StepRecord.parse(outcome.stimer), start_ts=outcome.start_ts or job.start_ts,
                                pid=outcome.pid or job.pid)
             if new is None:
                 return
