@@ -33,8 +33,9 @@ from statgrid.bench.workload import Workload
 from statgrid.config import toml_string
 from statgrid.errors import StatgridError
 from statgrid.job.jobdir import JobDir, owner_uid_of
+from statgrid.job.lifecycle import FINISHED_NAMES
 
-FINAL = ("DONE", "EXIT", "KILLED")
+FINAL = FINISHED_NAMES
 
 
 def free_port() -> int:

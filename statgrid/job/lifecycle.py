@@ -49,9 +49,9 @@ class JobState(str, enum.Enum):
 
 FINISHED_STATES = (JobState.DONE, JobState.EXIT, JobState.KILLED)
 FINISHED_NAMES = tuple(s.value for s in FINISHED_STATES)                 # as the API's JSON spells them
-UNFINISHED_NAMES = ("PEND", "RUN", "USUSP")                              # shown states of a job not yet ended
-RUNNING_NAMES = ("RUN", "USUSP")                                         # shown states of a job on a node
-SHOWN_NAMES = ("PEND", "RUN", "USUSP", "DONE", "EXIT", "KILLED")         # every state a user may see
+RUNNING_NAMES = (JobState.RUN.value, JobState.USUSP.value)              # shown states of a job on a node
+UNFINISHED_NAMES = (JobState.PEND.value, *RUNNING_NAMES)                 # shown states of a job not yet ended
+SHOWN_NAMES = (*UNFINISHED_NAMES, *FINISHED_NAMES)                       # every state a user may see
 
 
 def shown_state(state: str | JobState, suspend_ts: float | None) -> str:
