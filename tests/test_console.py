@@ -257,7 +257,7 @@ def test_a_pending_job_says_why_and_a_closed_host_shows_who_closed_it(grid):
         job = grid.submit("true")
         view = json.loads(grid.http.request("GET", f"/console/api/jobs/{job}", headers=h)[2])
         assert view["job"]["state"] == "PEND"
-        assert view["job"]["pending_reason"] == "no free slot on queue normal's hosts: node1 closed_Adm, node2 closed_Adm"
+        assert view["job"]["pend_reason"] == "no free slot on queue normal's hosts: node1 closed_Adm, node2 closed_Adm"
         page = grid.http.request("GET", "/console/grid", headers=h)[2]
         assert re.search(r'id="host-node1".*?closed_Adm.*?by \w+: disk swap', page, re.S)
     finally:

@@ -8,7 +8,7 @@ import pytest
 from statgrid.errors import UsageError
 from statgrid.grid.scheduling import depend
 from statgrid.grid.scheduling.depend import MET, NEVER, WAIT, And, JobView, Or, Term, Verdict, evaluate, parse, refs, resolve
-from statgrid.job.protocol import JobState
+from statgrid.job.lifecycle import JobState
 
 
 # --- grammar and canonical text --------------------------------------------------------------------

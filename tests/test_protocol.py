@@ -20,6 +20,7 @@ import pytest
 from statgrid.grid.master import core as master
 from statgrid.grid.execution import node
 from statgrid.job import protocol
+from statgrid.job.jobdir import JobDir
 from statgrid.job.protocol import (AttemptFinished, AttemptLost, AttemptStarted, HostAction, HostEvent, Identity,
                                     IoCounters, LaunchExited, LaunchFailed, LaunchRequest, LaunchStarted,
                                     ProtocolError, Rusage, TaskErred, attempt_from_dict, job_event_from_dict)
@@ -149,7 +150,7 @@ V1_LOST = {**V1_STARTED, "state": "lost", "end_ts": 1700000005.0, "reason": "hos
 
 def _legacy(home: Path, attempt: int) -> Path:
     """Where releases before protocol version 3 wrote an attempt's file: the job's directory."""
-    path = node.legacy_attempt_path(master.job_dir(SimpleNamespace(home=home), 7), attempt)
+    path = JobDir(master.job_dir(SimpleNamespace(home=home), 7)).legacy_attempt(attempt)
     path.parent.mkdir(parents=True, exist_ok=True)
     return path
 

@@ -32,8 +32,10 @@ from statgrid.bench import datagen
 from statgrid.bench.workload import Workload
 from statgrid.config import toml_string
 from statgrid.errors import StatgridError
+from statgrid.job.jobdir import JobDir, owner_uid_of
+from statgrid.job.lifecycle import FINISHED_NAMES
 
-FINAL = ("DONE", "EXIT", "KILLED")
+FINAL = FINISHED_NAMES
 
 
 def free_port() -> int:
@@ -258,16 +260,14 @@ def _raise_interrupt(signum, frame):
 
 def _job_record(grid, job_id: int, pj) -> dict:
     j = grid.job(job_id)
-    steps = []
-    p = Path(j.get("job_dir", "")) / "session.stimer.jsonl"
-    if p.is_file():
-        steps = [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+    # The job's user's file: read as theirs (jobdir: regular, no link, owned by them), its steps alone.
+    steps = JobDir(j["job_dir"]).stimer_steps(owner_uid_of(j.get("user")), kinds=("step",)) if j.get("job_dir") else []
     return {"id": job_id, "user": j.get("user"), "queue": j.get("queue"), "session": pj.session, "order": pj.order,
             "group": pj.group, "template": pj.template.name, "kind": pj.template.kind,
             "user_type": pj.template.user_type, "trail_out": pj.trail_out, "host": j.get("host"), "state": j.get("state"),
             "exit_reason": j.get("exit_reason"), "submit_ts": j.get("submit_ts"), "start_ts": j.get("start_ts"),
             "end_ts": j.get("end_ts"), "rusage": j.get("rusage"), "stimer_total": j.get("stimer"),
-            "steps": [s for s in steps if s.get("record") == "step"]}
+            "steps": steps}
 
 
 def load_bundle(path: Path) -> tuple[dict, list[dict]]:

@@ -7,7 +7,6 @@ STIMER steps and usage are its owner's and administrators'.
 """
 from __future__ import annotations
 
-import json
 import os
 import stat
 import time
@@ -17,13 +16,15 @@ from typing import TYPE_CHECKING, Any
 from statgrid.errors import UsageError
 from statgrid.grid.interface.auth import Caller
 from statgrid.host.files import NotTrusted, read_untrusted
+from statgrid.job.jobdir import STIMER_LOG, JobDir
+from statgrid.job.lifecycle import RUNNING_NAMES, UNFINISHED_NAMES
 from statgrid.job.record import JobState
 
 if TYPE_CHECKING:
     from statgrid.console.live import Console
     from statgrid.grid.master.core import Master
 
-UNFINISHED = ("PEND", "RUN", "USUSP")
+UNFINISHED = UNFINISHED_NAMES
 STIMER_MAX_BYTES = 1 << 20
 RESULT_ROOTS = ("bench", "demo", "iobench")      # under the grid home: where bench, demo and iobench save
 RESULT_MAX_ENTRIES = 200
@@ -147,7 +148,7 @@ def queues_view(master: "Master", now: float | None = None) -> dict[str, Any]:
     return {"queues": queues}
 
 
-def pending_reason(master: "Master", job: dict[str, Any]) -> str | None:
+def pend_reason(master: "Master", job: dict[str, Any]) -> str | None:
     """Why a pending job waits: the master's reason as of its latest dispatch (LSF's bjobs -p)."""
     if job["state"] != "PEND":
         return None
@@ -159,9 +160,9 @@ def pending_reason(master: "Master", job: dict[str, Any]) -> str | None:
 def job_row(master: "Master", record: dict[str, Any], now: float | None = None) -> dict[str, Any]:
     """The record with why it pends and, while it runs, `run_so_far_s`: seconds since its start
     (run_s, its end minus its start, stays None until it ends). Suspensions count, as in run_s."""
-    running = record["state"] in ("RUN", "USUSP") and record.get("start_ts") is not None
+    running = record["state"] in RUNNING_NAMES and record.get("start_ts") is not None
     so_far = max(0.0, (time.time() if now is None else now) - record["start_ts"]) if running else None
-    return {**record, "pending_reason": pending_reason(master, record), "run_so_far_s": so_far}
+    return {**record, "pend_reason": pend_reason(master, record), "run_so_far_s": so_far}
 
 
 def job_files(master: "Master", job: dict[str, Any]) -> tuple[Path, int | None]:
@@ -172,22 +173,14 @@ def job_files(master: "Master", job: dict[str, Any]) -> tuple[Path, int | None]:
     return job_dir(master.cfg, job["id"]), owner
 
 
-def stimer_steps(path: Path, owner_uid: int | None) -> list[dict[str, Any]]:
+def stimer_steps(directory: Path | JobDir, owner_uid: int | None) -> list[dict[str, Any]]:
     """The step records of a session's STIMER log, with its sub-tasks' records (Session.parallel;
-    its "total" record left out)."""
-    try:
-        text = read_untrusted(path, STIMER_MAX_BYTES, owner_uid=owner_uid, tail=True).decode(errors="replace")
-    except (FileNotFoundError, NotTrusted, OSError):
-        return []
-    steps = []
-    for line in text.splitlines():
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(rec, dict) and rec.get("record", "step") in ("step", "subtask"):
-            steps.append(rec)
-    return steps
+    its "total" record left out): jobdir.JobDir.stimer_steps of the job's directory. A path to the
+    log itself (as tests/test_connect.py gives it) is read as its directory's."""
+    path = Path(directory)
+    if path.name == STIMER_LOG:
+        path = path.parent
+    return JobDir(path).stimer_steps(owner_uid, max_bytes=STIMER_MAX_BYTES)
 
 
 STEPS_SHOWN_MAX = 500
@@ -230,12 +223,12 @@ def job_files_view(master: "Master", view: dict[str, Any]) -> None:
     if owner is None:
         view["log"] = f"(job {job['id']}'s user {job['user']!r} has no account here any more: its files are not shown)"
         return
-    steps = [s for s in (_step(r) for r in stimer_steps(directory / "session.stimer.jsonl", owner)) if s]
+    steps = [s for s in (_step(r) for r in stimer_steps(directory, owner)) if s]
     view["steps_total"], view["steps"] = len(steps), steps[-STEPS_SHOWN_MAX:]
     if job["attempt"]:
         view["usage"] = usage.rates(usage.read_series(usage.usage_path(attempts_dir(master.cfg), job["id"],
                                                                        job["attempt"])))
-    output = directory / "output.txt"
+    output = JobDir(directory).output
     size = output_size(output)
     start = max(0, size - LOG_PAGE_BYTES)
     try:

@@ -59,24 +59,7 @@ def parse_task_key(key: str) -> tuple[int, int]:
 
 # -- states -----------------------------------------------------------------------------------------
 
-class JobState(str, enum.Enum):
-    """A job's state, as LSF's bjobs names them: PEND (queued), RUN (handed to a node), DONE (exit
-    code 0), EXIT (non-zero exit, a signal, a launch error, or the host lost), KILLED (ended after `kill`)."""
-    PEND = "PEND"
-    RUN = "RUN"
-    DONE = "DONE"
-    EXIT = "EXIT"
-    KILLED = "KILLED"
-    # Shown, never stored: a RUN job that `statgrid suspend` stopped (its suspend_ts is set) shows
-    # as USUSP (LSF's user-suspended); the store and the nodes keep it RUN.
-    USUSP = "USUSP"
-
-    @property
-    def finished(self) -> bool:
-        return self in FINISHED_STATES
-
-
-FINISHED_STATES = (JobState.DONE, JobState.EXIT, JobState.KILLED)
+# A job's own states (PEND, RUN, ...) are the master's: statgrid.job.lifecycle.
 
 
 class AttemptState(str, enum.Enum):

@@ -10,8 +10,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-# The states are part of the grid's contract (protocol.py); the store, API and CLI import them here.
-from statgrid.job.protocol import FINISHED_STATES, JobState, task_key  # noqa: F401
+# The states and their display rule are the lifecycle's; the store, API and CLI import them here.
+from statgrid.job.accounting import JobRusage
+from statgrid.job.lifecycle import FINISHED_STATES, JobState, shown_state, stored_state  # noqa: F401
+from statgrid.job.protocol import task_key
+from statgrid.job.stimer import StepRecord
 
 # Job ids are SQLite INTEGERs, signed 64-bit: a larger id names no job, and binding one raises
 # OverflowError (GET /jobs/<2**70> answered 500).
@@ -48,8 +51,8 @@ class Job:
     signal: int | None = None
     exit_reason: str | None = None
     kill_requested: bool = False
-    rusage: dict[str, Any] | None = None   # wait4 + /proc/<pid>/io of the job's process
-    stimer: dict[str, Any] | None = None   # the session's STIMER totals
+    rusage: JobRusage | None = None        # wait4 + /proc/<pid>/io of the job's process (accounting.py)
+    stimer: StepRecord | None = None       # the session's STIMER totals (its log's "total" record)
     requeues: int = 0
     # Scheduling (issue 18): what the policy and the master's dependency, array, flow and limit
     # handling read. Defaults are a plain job's.
@@ -66,6 +69,13 @@ class Job:
     parent_id: int | None = None           # the session job that handed this sub-task to the grid
     env: dict[str, str] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # The JSON of the store or the API (a dict) becomes the typed record: here alone.
+        if isinstance(self.rusage, dict):
+            self.rusage = JobRusage.parse(self.rusage)
+        if isinstance(self.stimer, dict):
+            self.stimer = StepRecord.parse(self.stimer)
+
     @property
     def wait_s(self) -> float | None:
         return None if self.start_ts is None else self.start_ts - self.submit_ts
@@ -77,7 +87,7 @@ class Job:
     @property
     def shown_state(self) -> str:
         """The state as users see it: RUN shows as USUSP while the job is suspended."""
-        return "USUSP" if self.state == JobState.RUN and self.suspend_ts is not None else self.state.value
+        return shown_state(self.state, self.suspend_ts)
 
     @property
     def task_key(self) -> str:
@@ -90,6 +100,8 @@ class Job:
         field, ~7× slower, on the loop. (Listings do not come through here: store.page.)"""
         d = {name: getattr(self, name) for name in _FIELD_NAMES}
         d["state"] = self.shown_state
+        d["rusage"] = None if self.rusage is None else self.rusage.to_dict()
+        d["stimer"] = None if self.stimer is None else self.stimer.to_json_dict()
         d["wait_s"], d["run_s"] = self.wait_s, self.run_s
         if not with_env:
             d.pop("env")
@@ -99,8 +111,8 @@ class Job:
     def from_dict(cls, d: dict[str, Any]) -> "Job":
         kw = {k: v for k, v in d.items() if k in _FIELD_NAMES}
         state = kw.get("state", "PEND")
-        kw["state"] = JobState.RUN if state == "USUSP" else JobState(state)     # shown, not stored (shown_state)
-        return cls(**kw)
+        kw["state"] = stored_state(state)                   # USUSP is shown, stored as RUN
+        return cls(**kw)                                     # __post_init__ types rusage and stimer
 
 
 _FIELD_NAMES = {f.name: None for f in dataclasses.fields(Job)}   # ordered, O(1) membership
@@ -121,6 +133,10 @@ def to_row(job: Job, skip: tuple[str, ...] = ()) -> dict[str, Any]:
     field first, ~95 µs a job with an environment; benchmarks/scheduling.py)."""
     d = {name: getattr(job, name) for name in _FIELD_NAMES if name not in skip}
     d["state"] = job.state.value
+    if "rusage" in d and job.rusage is not None:
+        d["rusage"] = job.rusage.to_dict()
+    if "stimer" in d and job.stimer is not None:
+        d["stimer"] = job.stimer.to_json_dict()
     for k in JSON_FIELDS:
         if k in d:
             d[k] = None if d[k] is None else json.dumps(d[k])

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from statgrid.bench import iobench_out
 from statgrid.bench.iobench import read_pct
+from statgrid.job.accounting import JobRusage
+from statgrid.job.stimer import StepRecord
 from statgrid.report.model import Column, Table
 from statgrid.report.series import Series, iops, mb_s, moving_max
 
@@ -42,14 +44,13 @@ SIZE_BUCKETS = [(4 << 10, "≤ 4 KiB"), (16 << 10, "4–16 KiB"), (64 << 10, "16
 def job_times(j: dict) -> dict:
     """real_s, user_cpu_s, sys_cpu_s, memory_bytes of a job: its session's STIMER total (SAS's
     FULLSTIMER view) when it has one, else the job process's rusage over its wall time."""
-    st = j.get("stimer_total") or {}
-    ru = j.get("rusage") or {}
-    wall = wall_s(j)
-    if st.get("real_s"):
-        return {"real_s": st["real_s"], "user_cpu_s": st.get("user_cpu_s", 0.0), "sys_cpu_s": st.get("sys_cpu_s", 0.0),
-                "memory_bytes": st.get("memory_bytes") or 0}
-    return {"real_s": wall, "user_cpu_s": ru.get("user_cpu_s", 0.0), "sys_cpu_s": ru.get("sys_cpu_s", 0.0),
-            "memory_bytes": ru.get("max_rss_bytes") or 0}
+    st = StepRecord.parse(j.get("stimer_total"))
+    ru = JobRusage.parse(j.get("rusage")) or JobRusage()
+    if st is not None and st.real_s:
+        return {"real_s": st.real_s, "user_cpu_s": st.user_cpu_s, "sys_cpu_s": st.sys_cpu_s,
+                "memory_bytes": st.memory_bytes or 0}
+    return {"real_s": wall_s(j), "user_cpu_s": ru.user_cpu_s, "sys_cpu_s": ru.sys_cpu_s,
+            "memory_bytes": ru.max_rss_bytes or 0}
 
 
 def wall_s(j: dict) -> float | None:
@@ -84,8 +85,7 @@ def summary_figures(meta: dict, jobs: list[dict], series: Series | None) -> dict
     """Every figure of the workload summary under a stable key (what --compare lines up)."""
     clock_s = meta["end_ts"] - meta["workload_start_ts"]
     done = [j for j in jobs if j["state"] == "DONE"]
-    logical = sum((j.get("rusage") or {}).get("logical_read_bytes", 0) +
-                  (j.get("rusage") or {}).get("logical_write_bytes", 0) for j in jobs)
+    logical = sum((JobRusage.parse(j.get("rusage")) or JobRusage()).logical_io_bytes for j in jobs)
     f: dict = {"jobs": len(jobs), "jobs_done": len(done), "jobs_exit": sum(j["state"] == "EXIT" for j in jobs),
                "clock_s": clock_s, "summed_real_s": response_time_s(jobs), "stimer_real_s": stimer_real_s(jobs),
                "cpu_real_mean": _mean([cpu_real(j) for j in done]),
@@ -375,16 +375,16 @@ def per_job(jobs: list[dict]) -> Table:
     rows = []
     for j in sorted(jobs, key=lambda j: j["id"]):
         t = job_times(j)
-        ru = j.get("rusage") or {}
+        ru = JobRusage.parse(j.get("rusage")) or JobRusage()
         ratio = cpu_real(j)
         rows.append({"id": j["id"], "session": j.get("session"), "template": j.get("template"), "kind": j.get("kind"),
                      "user_type": j.get("user_type"), "host": j.get("host"), "state": j["state"],
                      "wait_s": (j["start_ts"] - j["submit_ts"]) if j.get("start_ts") and j.get("submit_ts") else None,
                      "wall_s": wall_s(j), "real_s": t["real_s"], "user_cpu_s": t["user_cpu_s"],
                      "sys_cpu_s": t["sys_cpu_s"],
-                     "cpu_real": ratio, "read_mb": ru.get("logical_read_bytes", 0) / 1e6,
-                     "written_mb": ru.get("logical_write_bytes", 0) / 1e6,
-                     "memory_mib": (ru.get("max_rss_bytes") or 0) / 2**20,
+                     "cpu_real": ratio, "read_mb": (ru.logical_read_bytes or 0) / 1e6,
+                     "written_mb": (ru.logical_write_bytes or 0) / 1e6,
+                     "memory_mib": (ru.max_rss_bytes or 0) / 2**20,
                      "flag": "starved for I/O" if ratio is not None and ratio < STARVED_BELOW else ""})
     n = sum(1 for r in rows if r["flag"])
     return Table("jobs", "Jobs", JOB_COLUMNS, rows,

@@ -14,10 +14,11 @@ from __future__ import annotations
 import dataclasses
 import resource
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 from statgrid.host import procfs as _procfs
+from statgrid.job.stimer import StepRecord  # noqa: F401 — the record is the job's (job/stimer.py); readers import it here too
 
 _RUSAGE_FIELDS = {
     "page_faults": "ru_majflt",
@@ -27,73 +28,6 @@ _RUSAGE_FIELDS = {
     "block_input_ops": "ru_inblock",
     "block_output_ops": "ru_oublock",
 }
-
-
-@dataclass(frozen=True)
-class StepRecord:
-    """One step's STIMER record. Times in seconds, sizes in bytes, counts as integers.
-
-    memory_bytes: step peak RSS above the RSS at step start (where the peak cannot be reset,
-    os_memory_reset is False: RSS at step end minus RSS at start). os_memory_bytes: process RSS
-    high-water mark during the step (or since process start where os_memory_reset is False).
-    read_bytes/write_bytes: physical I/O; logical_read_bytes/logical_write_bytes: read()/write().
-    record: "step", "total" (the session's, last), or "subtask": a sub-task's totals in its parent's
-    log (connect.py), with job_id the sub-task's grid job and session_id its session; its `step` is
-    the number of the parent's CONNECT step. Readers that sum steps take record == "step" only, so
-    a sub-task's work, already in its own job's records, is not counted twice.
-    """
-
-    session_id: str
-    step: int
-    name: str
-    status: str                  # ok | error | terminated
-    start_ts: str                # ISO 8601, local time with offset
-    real_s: float
-    user_cpu_s: float
-    sys_cpu_s: float
-    memory_bytes: int
-    os_memory_bytes: int
-    os_memory_reset: bool
-    page_faults: int
-    page_reclaims: int
-    voluntary_ctx_switches: int
-    involuntary_ctx_switches: int
-    block_input_ops: int
-    block_output_ops: int
-    read_bytes: int
-    write_bytes: int
-    logical_read_bytes: int
-    logical_write_bytes: int
-    outputs: list[str] = field(default_factory=list)
-    rows_out: int | None = None
-    error: str | None = None
-    record: str = "step"
-    job_id: int | None = None
-
-    @property
-    def cpu_s(self) -> float:
-        return self.user_cpu_s + self.sys_cpu_s
-
-    def to_json_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_json_dict(cls, d: dict) -> "StepRecord":
-        """The record of a JSON line (a session's .stimer.jsonl): unknown keys are ignored; a missing
-        or mistyped figure raises ValueError (the file is the user's own and may be anything)."""
-        kw = {}
-        for f in dataclasses.fields(cls):
-            if f.name in d:
-                kw[f.name] = d[f.name]
-            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                raise ValueError(f"STIMER record without {f.name!r}")
-        for name in ("real_s", "user_cpu_s", "sys_cpu_s"):
-            if not isinstance(kw[name], (int, float)) or isinstance(kw[name], bool):
-                raise ValueError(f"STIMER record with {name} = {kw[name]!r}")
-        for name in ("memory_bytes", "os_memory_bytes", "step"):
-            if not isinstance(kw[name], int) or isinstance(kw[name], bool):
-                raise ValueError(f"STIMER record with {name} = {kw[name]!r}")
-        return cls(**kw)
 
 
 @dataclass(frozen=True)

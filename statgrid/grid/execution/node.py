@@ -12,10 +12,8 @@ reconciles from; the event is the fast path that frees the slot at once. It is k
 master's request says (LaunchRequest.attempt_file: `<home>/grid/attempts/<job>.<attempt>.json`),
 not in the job's directory: that belongs to the job's user, who could forge it there.
 
-Usage over time (usage.py): one sampler thread per worker process appends, every
-USAGE_INTERVAL_S, a sample of each running job's CPU, memory and I/O to its usage file beside the
-attempt record (`<job>.<attempt>.usage.jsonl`), and run_job appends the totals once the job is
-reaped: the console shows a job's usage while it runs, which the launcher's one final rusage cannot.
+Usage over time (usage.Sampler): every USAGE_INTERVAL_S a sample of each running job goes to its
+usage file beside the attempt record; run_job appends the totals once the job is reaped.
 
 Suspend and resume (LSF bstop/bresume): suspend_job stops every process of a running job, by
 freezing its cgroup v2 or else with SIGSTOP to its process group; resume_job lets it run again.
@@ -43,7 +41,8 @@ from pathlib import Path
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from statgrid.grid.execution import usage
-from statgrid.host.files import read_untrusted, write_json_atomic
+from statgrid.host.files import write_json_atomic
+from statgrid.job.jobdir import JobDir, attempt_path  # noqa: F401 — attempt_path: tests name it here
 from statgrid.job.protocol import (AttemptFinished, AttemptLost, AttemptStarted, LaunchExited, LaunchFailed,
                                     LaunchRequest, LaunchStarted, decode, started_fields, to_event)
 
@@ -55,17 +54,13 @@ KILL_GRACE_S = 10.0        # SIGTERM first (the session cleans WORK), SIGKILL af
 # False runs the launcher with --no-cgroup: jobs are then tracked by process group alone.
 LAUNCHER_CGROUPS = True
 ORPHAN_WAIT_S = 10.0       # after the launcher died: how long to wait for its killed job to be gone before cleaning WORK
-STIMER_TAIL_BYTES = 1 << 20   # of the job's STIMER log, the end read for its "total" record
 USAGE_INTERVAL_S = 1.0     # how often the sampler appends a usage sample of each running job
 SUSPEND_WAIT_S = 1.0       # how long suspend_job waits for the kernel to have stopped every process of the job
 
 _lock = threading.Lock()
 _server: dict[str, object] = {}                   # the launcher process and its socket, per worker process
 _running: dict[str, AttemptStarted] = {}          # task key → the start record of each job running here
-_usage_paths: dict[str, Path] = {}                # task key → its usage file, while the job runs
 _suspended: dict[str, "SuspendedBy"] = {}         # task key → how suspend_job stopped it, until resumed or ended
-_usage_lock = threading.Lock()                    # held to append a sample: none follows a job's last
-_sampler: dict[str, threading.Thread] = {}
 
 
 class LaunchRefused(Exception):
@@ -76,16 +71,6 @@ class SuspendedBy(Enum):
     """How suspend_job stopped a job, so that resume_job undoes the same."""
     FREEZE = "freeze"          # its cgroup v2's cgroup.freeze: every descendant, setsid'd ones too
     STOP = "stop"              # SIGSTOP to its process group (no cgroup, or no cgroup.freeze: Linux < 5.2)
-
-
-def attempt_path(attempts_dir: str | Path, job_id: int, attempt: int) -> Path:
-    """Where an attempt's record is kept: in the grid's own directory of them (master.attempts_dir)."""
-    return Path(attempts_dir) / f"{job_id}.{attempt}.json"
-
-
-def legacy_attempt_path(job_dir: str | Path, attempt: int) -> Path:
-    """Where releases before protocol version 3 kept it: in the job's directory."""
-    return Path(job_dir) / f"attempt-{attempt}.json"
 
 
 def _forget_dead_launcher() -> None:
@@ -369,103 +354,9 @@ def _event(record: AttemptStarted | AttemptFinished | AttemptLost) -> None:
         pass                                      # not in a worker (direct call in a test)
 
 
-# -- usage over time ----------------------------------------------------------------------------------
-# One thread per worker process, however many jobs run here (a thread per job would multiply with
-# the slots). It reads kernel files without _lock: the launcher's start holds that lock while it
-# waits for the launcher, and sampling must not wait for it (nor a job start for a slow read).
-
-def _start_sampler() -> None:
-    """Start this worker's usage sampler, once."""
-    with _lock:
-        if _sampler.get("thread") is not None:
-            return
-        thread = threading.Thread(target=_sample_loop, name="statgrid-usage", daemon=True)
-        _sampler["thread"] = thread
-    thread.start()
-
-
-def _sample_loop() -> None:
-    next_s = time.monotonic()
-    while True:
-        next_s += USAGE_INTERVAL_S
-        time.sleep(max(0.0, next_s - time.monotonic()))
-        if time.monotonic() - next_s > USAGE_INTERVAL_S:
-            next_s = time.monotonic()              # a tick late (a stalled host): no burst to catch up
-        try:
-            sample_running()
-        except Exception:                          # noqa: BLE001 — the sampler must outlive any surprise
-            logger.debug("usage sampler", exc_info=True)
-
-
-def sample_running() -> None:
-    """Append one usage sample of every job running here to its usage file. A job that ended
-    meanwhile is skipped; so is one whose file cannot be written (the debug log says why)."""
-    for key, info in list(_running.items()):
-        path = _usage_paths.get(key)
-        if path is None:
-            continue
-        try:
-            sample = usage.sample(info.pid, info.cgroup)
-        except ProcessLookupError:
-            continue
-        except Exception:                          # noqa: BLE001
-            logger.debug("usage sample of job %s", info.job_id, exc_info=True)
-            continue
-        _append_usage(key, path, sample)
-
-
-def _append_usage(key: str, path: Path, sample: dict) -> None:
-    """Append the sample if the job is still running here (see _end_usage)."""
-    with _usage_lock:
-        if _usage_paths.get(key) == path:
-            _write_usage(path, sample)
-
-
-def _end_usage(key: str, final: dict | None) -> None:
-    """Forget the job's usage file, after appending its final sample if there is one. Under
-    _usage_lock: a sample read before the job ended never lands after this."""
-    with _usage_lock:
-        path = _usage_paths.pop(key, None)
-        if path is not None and final is not None:
-            _write_usage(path, final)
-
-
-def _write_usage(path: Path, sample: dict) -> None:
-    try:
-        usage.append(path, sample)
-    except OSError as exc:
-        logger.debug("usage file %s: %s", path, exc)
-
-
-def _final_usage(exited: LaunchExited | None) -> dict | None:
-    """The job's totals when it was reaped: wait4's CPU and the /proc io counters (no memory: it
-    has none left). None when the launcher did not report the end."""
-    if exited is None:
-        return None
-    io = exited.io
-    return usage.record(time.time(), exited.rusage.user_cpu_s + exited.rusage.sys_cpu_s, None,
-                        io.read_bytes if io is not None else None, io.write_bytes if io is not None else None)
-
-
-def _read_stimer_total(path: Path, owner_uid: int | None) -> dict | None:
-    """The session's last 'total' STIMER record, if the job was a session and wrote one. The file
-    is the job's user's: read only if it is a regular file, not through a link (a FIFO would
-    block this thread, a link could show another's file), and only its end."""
-    try:
-        if owner_uid is None:
-            return None
-        lines = read_untrusted(path, STIMER_TAIL_BYTES, owner_uid=owner_uid, tail=True).decode(
-            errors="replace").splitlines()
-    except OSError:                                # NotTrusted included
-        return None
-    for line in reversed(lines):
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if rec.get("record") == "total":
-            return rec
-    return None
+_sampler = usage.Sampler(_running, USAGE_INTERVAL_S, logger)     # usage over time: one thread per worker process
+_usage_paths = _sampler.paths                     # task key → its usage file, while the job runs
+sample_running, _start_sampler, _end_usage = _sampler.sample_running, _sampler.start, _sampler.end
 
 
 def run_job(spec: dict) -> AttemptStarted | AttemptFinished | AttemptLost:
@@ -504,13 +395,12 @@ def run_job(spec: dict) -> AttemptStarted | AttemptFinished | AttemptLost:
             line = b""
         reader.close()
         exited = decode(json.loads(line), (LaunchExited,)) if line.endswith(b"\n") else None   # no line, or half
-        _end_usage(key, _final_usage(exited))
+        _end_usage(key, usage.final_record(exited))
         if exited is not None:
             outcome = AttemptFinished(**started_fields(info), end_ts=exited.end_ts, exit_code=exited.exit_code,
                                       signal=exited.signal, rusage=exited.rusage, io=exited.io,
-                                      stimer=_read_stimer_total(job_dir / "session.stimer.jsonl",
-                                                                request.identity.uid if os.geteuid() == 0
-                                                                else os.getuid()),
+                                      stimer=JobDir(job_dir).stimer_total(
+                                          request.identity.uid if os.geteuid() == 0 else os.getuid()),
                                       launch_error=None, attempt_file_error=None,
                                       limit_reason=exited.limit_reason)
         else:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -36,7 +37,7 @@ LINE_MAX_BYTES = 200       # a sample line is ~120 bytes; read_series reads this
 
 
 def usage_path(attempts_dir: str | Path, job_id: int, attempt: int) -> Path:
-    """Where an attempt's usage series is kept: beside its record (node.attempt_path)."""
+    """Where an attempt's usage series is kept: beside its record (jobdir.attempt_path)."""
     return Path(attempts_dir) / f"{job_id}.{attempt}.usage.jsonl"
 
 
@@ -266,3 +267,86 @@ def _rate(prev: dict, cur: dict, key: str, dt_s: float, digits: int) -> float | 
         return None
     value = round((b - a) / dt_s, digits)
     return int(value) if digits == 0 else value
+
+
+def final_record(exited) -> dict | None:
+    """The job's totals when it was reaped (a protocol.LaunchExited, or None when the launcher did
+    not report the end): wait4's CPU and the /proc io counters; no memory (it has none left)."""
+    if exited is None:
+        return None
+    io = exited.io
+    return record(time.time(), exited.rusage.user_cpu_s + exited.rusage.sys_cpu_s, None,
+                  io.read_bytes if io is not None else None, io.write_bytes if io is not None else None)
+
+
+# -- the node's sampler ---------------------------------------------------------------------------------------
+
+class Sampler:
+    """One thread per worker process, however many jobs run there (a thread per job would multiply
+    with the slots), appending a sample of each running job to its usage file every interval_s.
+    It reads kernel files without the node's lock: the launcher's start holds that lock while it
+    waits for the launcher, and sampling must not wait for it (nor a job start for a slow read).
+
+    running: task key → the job's start record (pid, cgroup, job_id), the node's own dict;
+    paths: task key → its usage file, set by the node when the job starts, removed by end()."""
+
+    def __init__(self, running: dict, interval_s: float, logger):
+        self.running = running
+        self.interval_s = interval_s
+        self.paths: dict[str, Path] = {}
+        self.log = logger
+        self._lock = threading.Lock()              # held to append a sample: none follows a job's last
+        self._start_lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Start the sampler thread, once."""
+        with self._start_lock:
+            if self._thread is not None:
+                return
+            self._thread = threading.Thread(target=self._loop, name="statgrid-usage", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        next_s = time.monotonic()
+        while True:
+            next_s += self.interval_s
+            time.sleep(max(0.0, next_s - time.monotonic()))
+            if time.monotonic() - next_s > self.interval_s:
+                next_s = time.monotonic()          # a tick late (a stalled host): no burst to catch up
+            try:
+                self.sample_running()
+            except Exception:                      # noqa: BLE001 — the sampler must outlive any surprise
+                self.log.debug("usage sampler", exc_info=True)
+
+    def sample_running(self) -> None:
+        """Append one usage sample of every job running here to its usage file. A job that ended
+        meanwhile is skipped; so is one whose file cannot be written (the debug log says why)."""
+        for key, info in list(self.running.items()):
+            path = self.paths.get(key)
+            if path is None:
+                continue
+            try:
+                point = sample(info.pid, info.cgroup)
+            except ProcessLookupError:
+                continue
+            except Exception:                      # noqa: BLE001
+                self.log.debug("usage sample of job %s", info.job_id, exc_info=True)
+                continue
+            with self._lock:                       # still running here (see end)
+                if self.paths.get(key) == path:
+                    self._write(path, point)
+
+    def end(self, key: str, final: dict | None) -> None:
+        """Forget the job's usage file, after appending its final sample if there is one. Under
+        the lock: a sample read before the job ended never lands after this."""
+        with self._lock:
+            path = self.paths.pop(key, None)
+            if path is not None and final is not None:
+                self._write(path, final)
+
+    def _write(self, path: Path, point: dict) -> None:
+        try:
+            append(path, point)
+        except OSError as exc:
+            self.log.debug("usage file %s: %s", path, exc)

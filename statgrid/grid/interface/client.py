@@ -26,6 +26,7 @@ from typing import Any, Iterable, Mapping
 from statgrid.config import Config
 from statgrid.errors import StatgridError, UsageError
 from statgrid.grid.interface import localsock
+from statgrid.job.lifecycle import FINISHED_NAMES
 from statgrid.job.record import PAGE_MAX_JOBS
 
 KEEP_ALIVE_S = 4.0
@@ -326,7 +327,7 @@ class GridClient:
                 left = 30.0 if deadline is None else max(0.0, min(30.0, deadline - time.monotonic()))
                 job = self._call("GET", f"/jobs/{int(job_id)}/wait", params={"timeout_s": left},
                                  timeout_s=left + 30)
-                if job["state"] in ("DONE", "EXIT", "KILLED") or (deadline and time.monotonic() >= deadline):
+                if job["state"] in FINISHED_NAMES or (deadline and time.monotonic() >= deadline):
                     break
             out.append(job)
         return out

@@ -10,6 +10,10 @@ from __future__ import annotations
 import time
 from typing import Any, Iterable, Sequence
 
+from statgrid.job.accounting import JobRusage
+from statgrid.job.lifecycle import FINISHED_NAMES
+from statgrid.job.stimer import StepRecord
+
 
 def _ts(ts: float | None) -> str:
     return "-" if ts is None else time.strftime("%b %d %H:%M:%S", time.localtime(ts))
@@ -175,18 +179,19 @@ def job_detail(r: dict) -> str:
         ("job priority", r.get("priority") or None)) if value is not None]
     if sched:
         lines.append("  Scheduling: " + ", ".join(sched))
-    if r["state"] in ("DONE", "EXIT", "KILLED"):
+    if r["state"] in FINISHED_NAMES:
         how = (f"exit code {r['exit_code']}" if r["exit_code"] is not None else
                f"signal {r['signal']}" if r["signal"] is not None else "no exit status")
         lines.append(f"  Ended with {how}" + (f": {p(r['exit_reason'])}" if r.get("exit_reason") else ""))
     if r.get("options"):
         lines.append("  Options: " + p(" ".join(f"{k}={v}" for k, v in r["options"].items())))
-    if r.get("rusage"):
+    rusage, stimer = JobRusage.parse(r.get("rusage")), StepRecord.parse(r.get("stimer"))
+    if rusage is not None:
         lines.append("  Resource usage (wait4 and /proc/<pid>/io of the job):")
-        lines += [f"    {label:<26}{_fmt(r['rusage'].get(key), unit)}" for label, key, unit in RUSAGE_ROWS]
-    if r.get("stimer"):
+        lines += [f"    {label:<26}{_fmt(getattr(rusage, name), unit)}" for label, name, unit in RUSAGE_ROWS]
+    if stimer is not None:
         lines.append("  Session STIMER totals:")
-        lines += [f"    {label:<26}{_fmt(r['stimer'].get(key), unit)}" for label, key, unit in STIMER_ROWS]
+        lines += [f"    {label:<26}{_fmt(getattr(stimer, name), unit)}" for label, name, unit in STIMER_ROWS]
     if r.get("job_dir"):
         lines.append(f"  Output and log: {r['job_dir']}")
     return "\n".join(lines)

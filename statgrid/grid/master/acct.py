@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import Any, Iterable, Mapping
 
 from statgrid.errors import StatgridError, UsageError
+from statgrid.job.accounting import JobRusage
 from statgrid.job.record import FINISHED_STATES
 
 ACCT_VERSION = 1
@@ -102,8 +103,8 @@ def _row(name: str, records: list[dict]) -> AcctRow:
             waits.append(r["start_ts"] - r["submit_ts"])
             if r.get("end_ts") is not None:
                 runs.append(r["end_ts"] - r["start_ts"])
-        ru = r.get("rusage") or {}
-        cpu += (ru.get("user_cpu_s") or 0.0) + (ru.get("sys_cpu_s") or 0.0)
+        ru = JobRusage.parse(r.get("rusage"))
+        cpu += ru.cpu_s if ru is not None else 0.0
     return AcctRow(name=name, jobs=len(records), done=counts["DONE"], exit=counts["EXIT"], killed=counts["KILLED"],
                    started=len(waits), wait_mean_s=sum(waits) / len(waits) if waits else None, wait_p95_s=p95(waits),
                    run_sum_s=float(sum(runs)), run_mean_s=sum(runs) / len(runs) if runs else None, cpu_sum_s=cpu)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import logging
 import os
 import pwd
@@ -28,8 +27,7 @@ from statgrid.grid.execution import node
 from statgrid.grid.interface.auth import Caller
 from statgrid.grid.execution.engine import Engine
 from statgrid.grid.interface.events import Broadcaster
-from statgrid.grid.execution.fence import FENCE_MARGIN_S, Silence, Silences
-from statgrid.host.files import NotTrusted, read_untrusted
+from statgrid.grid.execution.fence import Silences
 from statgrid.grid.master.jobspec import ARRAY_ENV_MAX_BYTES, JobRequest, check_bounds, launch_argv, parse_array, validate
 from statgrid.job.record import Job, JobState
 from statgrid.grid.scheduling import fairshare
@@ -37,9 +35,12 @@ from statgrid.grid.scheduling.backlog import Backlog
 from statgrid.grid.master.flows import Flows, check_submit_key, request_digest
 from statgrid.grid.scheduling.policy import HostView, Limits, Plan, count_running, host_views, plan
 from statgrid.grid.master.queuectl import QueueControl, _read_loads
-from statgrid.job.protocol import (AttemptFinished, AttemptLost, AttemptStarted, HostAction, HostEvent, Identity,
-                                    LaunchRequest, ProtocolError, TaskErred, attempt_from_dict, parse_task_key)
+from statgrid.job.protocol import (AttemptFinished, AttemptLost, AttemptStarted, Identity, LaunchRequest, TaskErred,
+                                    parse_task_key)
+from statgrid.grid.master.hostctl import HostControl, _cpu_list  # noqa: F401
+from statgrid.grid.master.outcome import ALIVE_TASK_STATES, Outcomes, _read_attempt  # noqa: F401 — tests read them here
 from statgrid.grid.master.store import JobFilter, JobStore
+from statgrid.job.jobdir import JobDir, attempt_path, attempts_root, jobs_root
 
 log = logging.getLogger("statgrid.master")
 
@@ -50,7 +51,6 @@ log = logging.getLogger("statgrid.master")
 STATE_EVENTS = ("dispatch", "start", "finish", "lost", "kill", "requeue", "dependency")
 SWEEP_S = 30.0
 SWEEP_MIN_AGE_S = 10.0
-ALIVE_TASK_STATES = ("waiting", "queued", "processing")
 
 
 def grid_dir(cfg: Config) -> Path:
@@ -58,21 +58,21 @@ def grid_dir(cfg: Config) -> Path:
 
 
 def jobs_dir(cfg: Config) -> Path:
-    return cfg.home / "jobs"
+    return jobs_root(cfg.home)
 
 
 def job_dir(cfg: Config, job_id: int) -> Path:
-    """A job's output and logs: made by the master, given to the job's user by the launcher."""
-    return jobs_dir(cfg) / str(job_id)
+    """A job's output and logs: made by the master, given to the job's user by the launcher (jobdir.JobDir)."""
+    return JobDir.of(cfg.home, job_id).path
 
 
 def attempts_dir(cfg: Config) -> Path:
     """The attempt records, written by the nodes as the grid's account: no job's user may write here."""
-    return grid_dir(cfg) / "attempts"
+    return attempts_root(cfg.home)
 
 
 def attempt_file(cfg: Config, job_id: int, attempt: int) -> Path:
-    return node.attempt_path(attempts_dir(cfg), job_id, attempt)
+    return attempt_path(attempts_dir(cfg), job_id, attempt)
 
 
 def make_grid_dirs(cfg: Config) -> None:
@@ -126,7 +126,7 @@ def _lookup_identity(user: str) -> Identity:
     return Identity(user=user, uid=entry.pw_uid, gid=entry.pw_gid, groups=groups)
 
 
-class Master(QueueControl, Flows):
+class Master(Outcomes, HostControl, QueueControl, Flows):
     def __init__(self, cfg: Config):
         self.cfg = cfg
         make_grid_dirs(cfg)
@@ -410,14 +410,12 @@ class Master(QueueControl, Flows):
         return held if held is not None else self.last_plan.reason(job)
 
     def _start_attempt(self, job: Job, host: str) -> bool:
-        new = dataclasses.replace(job, state=JobState.RUN, attempt=job.attempt + 1, host=host,
-                                  dispatch_ts=time.time(), start_ts=None, end_ts=None, pid=None, suspend_ts=None,
-                                  suspended_s=0.0, kill_as=None)
         self.pending.remove(job.id)
-        if not self.store.update(new, JobState.PEND, job.attempt, "dispatch"):
+        new = self._change(job, "dispatch", host=host, dispatch_ts=time.time())
+        if new is None:
             return False
-        directory = job_dir(self.cfg, new.id)
-        directory.mkdir(parents=True, exist_ok=True)
+        directory = JobDir.of(self.cfg.home, new.id)
+        directory.path.mkdir(parents=True, exist_ok=True)
         env = {**new.env, "STATGRID_HOME": str(self.cfg.home), "STATGRID_JOB_ID": str(new.id),
                "STATGRID_JOB_ATTEMPT": str(new.attempt), "STATGRID_HOST": host}
         if new.array_index is not None:
@@ -425,10 +423,10 @@ class Master(QueueControl, Flows):
             env["STATGRID_ARRAY_ID"] = str(new.flow_id)
         if self.cfg.source is not None:
             env["STATGRID_CONFIG"] = str(self.cfg.source)
-        output = str(directory / "output.txt")
+        output = str(directory.output)
         request = LaunchRequest(job_id=new.id, attempt=new.attempt, host=host,
-                                argv=tuple(launch_argv(new, self.cfg, directory)), env=env, cwd=new.cwd,
-                                job_dir=str(directory),
+                                argv=tuple(launch_argv(new, self.cfg, directory.path)), env=env, cwd=new.cwd,
+                                job_dir=str(directory.path),
                                 work_roots=tuple(self.work_roots) if new.kind == "session" else (),
                                 stdout=output, stderr=output, identity=identity_of(new.user),
                                 attempt_file=str(attempt_file(self.cfg, new.id, new.attempt)),
@@ -452,8 +450,8 @@ class Master(QueueControl, Flows):
         if job is None or job.attempt != attempt:
             return                                 # an old attempt's late news
         if isinstance(msg, AttemptStarted):
-            new = dataclasses.replace(job, pid=msg.pid, start_ts=msg.start_ts)
-            if self.store.update(new, JobState.RUN, attempt, "start", {"pid": msg.pid}):
+            new = self._change(job, "start", {"pid": msg.pid}, pid=msg.pid, start_ts=msg.start_ts)
+            if new is not None:
                 self.running[job_id] = new
                 self.metrics.on_start(new)
                 self._arm_runlimit(new)
@@ -473,228 +471,6 @@ class Master(QueueControl, Flows):
                 self._finish(job, AttemptFinished.launch_failed(msg.key, job.host, identity_of(job.user),
                                                                 f"engine error: {msg.error}", time.time()))
 
-    async def _on_host_event(self, msg: HostEvent) -> None:
-        if msg.action is HostAction.STALE and msg.name:
-            # Unavail, but not lost: a short outage must cost no job. The node fences itself after
-            # [master] fence_grace; its jobs go elsewhere only at the deadline (_host_silent).
-            log.warning("host %s: no word from its node for %.0f s: unavail", msg.name, msg.silent_s)
-            self.stale.add(msg.name)
-            self._publish_host(msg.name, "stale")
-            self._host_silent(msg.name, msg.silent_s)
-        elif msg.action is HostAction.FRESH and msg.name:
-            log.info("host %s: its node is in contact again", msg.name)
-            self.stale.discard(msg.name)
-            self.silences.found(msg.name)          # the same worker: its node still runs its jobs
-            self._publish_host(msg.name, "fresh")
-            self.dispatch()
-        elif msg.action is HostAction.ADD and msg.name:
-            self.stale.discard(msg.name)
-            self._publish_host(msg.name, "add")
-            if msg.name in self.silences.hosts:
-                self._spawn(self._host_back(msg.name))
-            self._spawn(self._prepare_host(msg.name))
-        elif msg.action is HostAction.REMOVE and msg.name:
-            self.stale.discard(msg.name)
-            self._publish_host(msg.name, "remove")
-            # The engine may drop a worker long before its node fenced its jobs (Dask's own timeouts):
-            # they are settled at the host's deadline, or when its node says how they ended.
-            self._host_silent(msg.name, msg.silent_s)
-            self.dispatch()
-
-    # -- hosts out of contact (fence.py) ------------------------------------------------------------------
-    def _host_silent(self, host: str | None, silent_s: float) -> None:
-        """No contact with the host for silent_s s: its jobs of now are settled at its deadline."""
-        if host is None:
-            return
-        jobs = {(j.id, j.attempt) for j in self.running.values() if j.host == host}
-        known = host in self.silences.hosts
-        silence = self.silences.lost(host, silent_s, jobs)
-        if not known and silence.jobs:
-            log.warning("host %s: no contact for %.0f s; its %d job(s) are given to other hosts only when its node has "
-                        "certainly fenced them, %.0f s after its last contact, unless it reports first", host,
-                        silent_s, len(silence.jobs), self.silences.fence_grace_s + FENCE_MARGIN_S)
-
-    def _silence_due(self, host: str, silence: Silence) -> None:
-        reason = (f"host lost: no contact with {host} for {self.silences.fence_grace_s + FENCE_MARGIN_S:.0f} s "
-                  f"(its node fenced its jobs after fence_grace)")
-        for job_id, attempt in sorted(silence.jobs):
-            job = self.running.get(job_id)
-            if job is not None and job.attempt == attempt:
-                self._settle_lost_task(job, reason)
-        self.dispatch()
-
-    async def _host_back(self, host: str) -> None:
-        """The host's node joined again before its deadline: its own word on each job settles it."""
-        on_node = await self.engine.running(host)
-        silence = self.silences.hosts.get(host)
-        if on_node is None or silence is None:     # no answer: the deadline stands
-            return
-        self.silences.found(host)
-        for job_id, attempt in sorted(silence.jobs):
-            job = self.running.get(job_id)
-            if job is not None and job.attempt == attempt and job.task_key not in on_node:
-                self._settle_lost_task(job, f"host lost: {host} joined again without it")
-        self.dispatch()
-
-    async def _prepare_host(self, host: str) -> None:
-        try:
-            await self.engine.refresh_workers()      # its threads: the slots of a host that sets none
-        except Exception as exc:                     # the engine hiccuped: the sweep reads them again
-            log.warning("host %s joined, but its worker's threads were not read: %r", host, exc)
-        await self.engine.on_host(host, node.prepare, self.work_roots, self.monitor, self.cpus.get(host, ()),
-                                  self.cfg.master.fence_grace_s)
-        self.dispatch()
-
-    def _settle_lost_task(self, job: Job, reason: str) -> None:
-        """The job's task can no longer run or report: decide from its attempt file."""
-        attempt = _read_attempt(self.cfg, job.id, job.attempt)
-        if attempt is None:                                  # it never started
-            self._spawn(self.engine.cancel(job.task_key))    # so that it never can
-            if job.kill_requested:
-                self._end(job, JobState.KILLED, job.exit_reason or "killed by user")
-            else:
-                self._back_to_pending(job, "its task was lost before the job started")
-        elif isinstance(attempt, AttemptFinished):
-            self._finish(job, attempt)
-        else:                                                # started, or lost with the node's reason
-            self._host_lost(job, attempt.reason if isinstance(attempt, AttemptLost) else reason)
-
-    def _finish(self, job: Job, outcome: AttemptFinished) -> None:
-        exit_code, sig = outcome.exit_code, outcome.signal
-        if job.kill_requested:
-            state, reason = JobState(job.kill_as or "KILLED"), job.exit_reason or "killed by user"
-        elif outcome.launch_error:
-            state, reason = JobState.EXIT, outcome.launch_error
-        elif outcome.limit_reason:                           # its node killed it over its memory reservation
-            state, reason = JobState.EXIT, outcome.limit_reason
-        elif exit_code == 0:
-            state, reason = JobState.DONE, None
-        else:
-            state = JobState.EXIT
-            reason = f"killed by signal {sig}" if sig is not None else f"exit code {exit_code}"
-        # The store keeps one flat dict of both (model.Job.rusage), as the API and reports read it.
-        rusage = None if outcome.rusage is None else \
-            {**outcome.rusage.to_dict(), **(outcome.io.to_dict() if outcome.io is not None else {})}
-        new = dataclasses.replace(job, state=state, exit_code=exit_code, signal=sig, exit_reason=reason,
-                                  end_ts=outcome.end_ts or time.time(), rusage=rusage, stimer=outcome.stimer,
-                                  start_ts=outcome.start_ts or job.start_ts, pid=outcome.pid or job.pid)
-        rerun = job.kill_requested and job.rerunnable and reason == "grid down"     # it waits for the next grid up
-        with self.store.transaction():             # its end, its usage (and its requeue) together
-            if not self.store.update(new, JobState.RUN, job.attempt, "finish", {"state": state.value, "reason": reason}):
-                return
-            self._charge(new)
-            if rerun:
-                self._back_to_pending(new, "grid down", from_state=state)
-        self.running.pop(job.id, None)
-        if not rerun:
-            self.metrics.on_end(new)
-        self._dispatch_then_wake(new)
-
-    def _host_lost(self, job: Job, reason: str) -> None:
-        # The job may have ended just before its host went: its attempt file then says so.
-        outcome = _read_attempt(self.cfg, job.id, job.attempt)
-        if isinstance(outcome, AttemptFinished):
-            self._finish(job, outcome)
-        elif job.rerunnable and not job.kill_requested:
-            self._back_to_pending(job, reason)
-            self.dispatch()
-        elif job.kill_requested:
-            self._end(job, JobState(job.kill_as or "KILLED"), job.exit_reason or "killed by user")
-        else:
-            self._end(job, JobState.EXIT, reason)
-
-    def _end(self, job: Job, state: JobState, reason: str) -> None:
-        """A RUN job ends without an outcome from its node (host lost, task lost)."""
-        new = dataclasses.replace(job, state=state, exit_reason=reason, end_ts=time.time())
-        with self.store.transaction():
-            ended = self.store.update(new, JobState.RUN, job.attempt, "lost", {"reason": reason})
-            if ended:
-                self._charge(new)
-        if ended:
-            self.running.pop(job.id, None)
-            self.metrics.on_end(new)
-            self._dispatch_then_wake(new)
-
-    def _back_to_pending(self, job: Job, reason: str, from_state: JobState = JobState.RUN) -> None:
-        new = dataclasses.replace(job, state=JobState.PEND, host=None, pid=None, dispatch_ts=None, start_ts=None,
-                                  end_ts=None, exit_code=None, signal=None, exit_reason=None,
-                                  kill_requested=False, kill_as=None, suspend_ts=None, suspended_s=0.0,
-                                  requeues=job.requeues + 1)
-        with self.store.transaction():             # the requeue and the usage of the attempt together
-            if not self.store.update(new, from_state, job.attempt, "requeue", {"reason": reason}):
-                return
-            if from_state == JobState.RUN:
-                self._charge(dataclasses.replace(job, end_ts=time.time()))
-
-            def requeued() -> None:                # in memory once committed (_finish may hold it open)
-                self.running.pop(job.id, None)
-                self._enqueue(new)
-            self.store.after_commit(requeued)
-
-    def _dispatch_then_wake(self, ended: Job) -> None:
-        """After a job's end: its slot's next job first, then whoever waits for the ended one. Each
-        of both goes out on a later turn of the loop (the engine's message, the waiter's answer), in
-        the order asked: a waiter first put its HTTP answer ahead of the refill."""
-        try:
-            self.dispatch()
-        finally:
-            self._wake(ended)
-
-    def _wake(self, job: Job) -> None:
-        for fut in self.waiters.pop(job.id, []):
-            if not fut.done():
-                fut.set_result(job)
-
-    # -- restart ------------------------------------------------------------------------------------------
-    async def reconcile(self, min_age_s: float = 0.0) -> dict[str, list[int]]:
-        """Sort every RUN job of the store after a (re)start. Returns {verdict: [job ids]}."""
-        verdicts: dict[str, list[int]] = {"finished": [], "running": [], "requeued": [], "lost": [], "pending": []}
-        if not self.running:
-            return verdicts
-        tasks = await self.engine.task_states()
-        on_node: dict[str, dict | None] = {}
-        silent_s: dict[str, float] | None = None
-        for job_id in list(self.running):
-            job = self.running.get(job_id)                   # fresh: the awaits below let events in
-            if job is None or (min_age_s and time.time() - (job.dispatch_ts or 0) < min_age_s):
-                continue
-            attempt = _read_attempt(self.cfg, job.id, job.attempt)
-            if isinstance(attempt, AttemptFinished):
-                self._finish(job, attempt)
-                verdicts["finished"].append(job.id)
-                continue
-            if job.host not in on_node:
-                on_node[job.host] = await self.engine.running(job.host)
-                job = self.running.get(job_id)
-                if job is None:
-                    continue
-            node_jobs = on_node[job.host] or {}
-            if tasks.get(job.task_key) in ALIVE_TASK_STATES or job.task_key in node_jobs:
-                if isinstance(attempt, AttemptStarted) and job.start_ts is None:
-                    new = dataclasses.replace(job, pid=attempt.pid, start_ts=attempt.start_ts)
-                    if self.store.update(new, JobState.RUN, job.attempt, "start", {"pid": attempt.pid,
-                                                                                   "found": "reconcile"}):
-                        self.running[job.id] = new
-                        self.metrics.on_start(new)
-                        self._arm_runlimit(new)
-                verdicts["running"].append(job.id)
-            elif on_node[job.host] is None and not isinstance(attempt, AttemptLost):
-                # No live task, and no word from its node: settled at the host's deadline (fence.py),
-                # counted from its last contact with the scheduler (0: from now, if it never had one).
-                # A host that has a worker and did not answer is asked again at the next sweep.
-                if job.host not in self.engine.workers:
-                    if silent_s is None:
-                        silent_s = await self.engine.silences()
-                    self._host_silent(job.host, silent_s.get(job.host, 0.0))
-            else:
-                # No live task (gone, erred, or waiting for a worker that no longer exists), and its
-                # node says it does not run it, or recorded how it ended.
-                verdicts["pending" if attempt is None else "requeued" if job.rerunnable else "lost"].append(job.id)
-                self._settle_lost_task(job, "host lost while the master was not watching")
-        if not min_age_s or any(v for k, v in verdicts.items() if k != "running"):
-            log.info("reconciled: %s", {k: len(v) for k, v in verdicts.items()})
-        return verdicts
-
     # -- verbs -------------------------------------------------------------------------------------------
     def get(self, job_id: int) -> Job:
         job = self.store.get(job_id)
@@ -710,9 +486,8 @@ class Master(QueueControl, Flows):
         if caller is not None:
             self.rights.require_owner(caller, job.user, "kill", f"job {job_id}")
         if job.state == JobState.PEND:
-            new = dataclasses.replace(job, state=JobState.KILLED, kill_requested=True, end_ts=time.time(),
-                                      exit_reason=f"{reason} while pending")
-            if self.store.update(new, JobState.PEND, job.attempt, "kill"):
+            new = self._change(job, "kill", end_ts=time.time(), exit_reason=f"{reason} while pending")
+            if new is not None:
                 self.pending.remove(job_id)
                 self.metrics.on_end(new)
                 self._wake(new)
@@ -721,100 +496,13 @@ class Master(QueueControl, Flows):
         if job.state != JobState.RUN:
             return job
         current = self.running.get(job_id, job)
-        new = dataclasses.replace(current, kill_requested=True, exit_reason=reason,
-                                  kill_as=None if kill_as == JobState.KILLED else kill_as.value)
-        if self.store.update(new, JobState.RUN, current.attempt, "kill", {"reason": reason}):
+        new = self._change(current, "kill", {"reason": reason}, exit_reason=reason,
+                           kill_as=None if kill_as == JobState.KILLED else kill_as.value)
+        if new is not None:
             self.running[job_id] = new
             # Not there yet (the task is on its way)? Then the "started" event kills it.
             await self.engine.kill(new.host, new.task_key)
         return self.get(job_id)
-
-    def close_host(self, host: str, caller: Caller, reason: str) -> dict:
-        """LSF's badmin hclose: the host takes no new jobs; its running jobs go on. Administrators only."""
-        self.rights.require_admin(caller, f"close host {host!r}")
-        self._check_host(host)
-        self.store.close_host(host, caller.user, reason)
-        self.closed = self.store.closed_hosts()
-        self._publish_host(host, "close")
-        return self.closed[host]
-
-    def open_host(self, host: str, caller: Caller) -> None:
-        """badmin hopen of a host an administrator closed; it takes jobs at once."""
-        self.rights.require_admin(caller, f"open host {host!r}")
-        self._check_host(host)
-        if not self.cfg.hosts[host].open:
-            raise UsageError(f"host {host!r} is closed in grid.toml (open = false), not by `statgrid host close`; "
-                             "set open = true there and run `statgrid reconfig` (it opens the host at once).")
-        self.store.open_host(host)
-        self.closed = self.store.closed_hosts()
-        self._publish_host(host, "open")
-        self.dispatch()
-
-    async def reconfig(self, caller: Caller) -> list[str]:
-        """LSF's badmin reconfig: re-read grid.toml and apply what can change under running jobs —
-        queues, host slots (down; up to what the host's worker started with), open, admins. A bad
-        file, or a change that needs a restart, changes nothing and says which key. Returns what
-        changed, one line each. Administrators only."""
-        from statgrid.config import ConfigError, load_config
-
-        self.rights.require_admin(caller, "reconfigure the grid")
-        if self.cfg.source is None:
-            raise UsageError("this grid runs on the defaults (no grid.toml): there is nothing to re-read; give it a "
-                             "grid.toml and restart the master.")
-        try:
-            new = load_config(self.cfg.source, {"STATGRID_HOME": str(self.cfg.home)})
-        except ConfigError as exc:
-            raise UsageError(f"{exc} Nothing was changed.") from None
-        old = self.cfg
-        restart = [k for k, a, b in (("[grid] home", old.home, new.home), ("[libraries]", old.libraries, new.libraries),
-                                     ("[master]", old.master, new.master), ("[monitor]", old.monitor, new.monitor))
-                   if a != b]
-        running = {name: view.running for name, view in self.host_views().items()}
-        threads = await self.engine.threads()
-        for name in sorted(set(old.hosts) | set(new.hosts)):
-            a, b = old.hosts.get(name), new.hosts.get(name)
-            if b is None:
-                if running.get(name):
-                    restart.append(f"hosts.{name} removed while {running[name]} job(s) run there (drain it first: "
-                                   f"`statgrid host drain {name}`)")
-                elif not a.joins:
-                    restart.append(f"hosts.{name} removed: its worker is the embedded engine's (restart the grid)")
-                continue
-            if a is None:
-                if not b.joins:
-                    restart.append(f"hosts.{name} added without joins = true: the embedded engine's workers are made "
-                                   "at its start (restart the grid, or add it with joins = true and `statgrid node up`)")
-                continue
-            if (a.joins, a.cpus) != (b.joins, b.cpus):
-                restart.append(f"hosts.{name}.joins/cpus changed (restart the grid)")
-            if b.slots is not None and b.slots != a.slots and name in threads and threads[name] < b.slots:
-                restart.append(f"hosts.{name}.slots {a.slots or threads[name]} → {b.slots}: its worker runs "
-                               f"{threads[name]} at most; "
-                               + ("restart its node (`statgrid node up`)" if b.joins else "restart the grid"))
-        for name in sorted(set(old.queues) - set(new.queues)):
-            waiting = sum(j.queue == name for j in [*self.pending.values(), *self.running.values()])
-            if waiting:
-                restart.append(f"queues.{name} removed while {waiting} of its job(s) pend or run")
-        if restart:
-            raise UsageError(f"{self.cfg.source}: not applied, nothing was changed: " + "; ".join(restart) + ".")
-        changes = [f"{k}: {getattr(old, k)!r} → {getattr(new, k)!r}" for k in ("admins", "groups", "limits", "scheduling")
-                   if getattr(old, k) != getattr(new, k)]
-        for section, a_map, b_map in (("hosts", old.hosts, new.hosts), ("queues", old.queues, new.queues)):
-            for name in sorted(set(a_map) | set(b_map)):
-                if a_map.get(name) != b_map.get(name):
-                    changes.append(f"[{section}.{name}] " + ("added" if name not in a_map else "removed"
-                                                              if name not in b_map else "changed"))
-        self.cfg = new
-        self.rights = auth.Rights(new, grid_uid=self.rights.grid_uid)
-        self.usage.half_life_s = new.scheduling.half_life_s
-        for job in self.running.values():              # a queue's RUNLIMIT may have changed
-            self._arm_runlimit(job)
-        self.dispatch()
-        return changes
-
-    def _check_host(self, host: str) -> None:
-        if host not in self.cfg.hosts:
-            raise NotFound(f"host {host!r} does not exist; hosts: {', '.join(self.cfg.hosts)} (see `statgrid hosts`).")
 
     async def wait(self, job_id: int, timeout_s: float) -> Job:
         job = self.get(job_id)
@@ -832,90 +520,3 @@ class Master(QueueControl, Flows):
                 waiting.remove(fut)
             if not waiting:
                 self.waiters.pop(job_id, None)
-
-    async def hosts(self) -> list[dict]:
-        views = self.host_views()
-        async def load(host: str):
-            # A host that stopped answering would hold the listing for the call's whole timeout.
-            return None if host in self.stale or host not in self.engine.workers else \
-                await self.engine.on_host(host, os.getloadavg)
-        loads = await asyncio.gather(*(load(h) for h in views))
-        return [{"host": v.name, "state": v.state, "slots": v.slots, "running": v.running,
-                 "closed_by": self.closed.get(v.name, {}).get("closed_by") or (None if self.cfg.hosts[v.name].open
-                                                                               else "grid.toml"),
-                 "closed_reason": self.closed.get(v.name, {}).get("reason"),
-                 "load_1m": None if load is None else round(load[0], 2),
-                 "cpus": _cpu_list(self.cpus.get(v.name, ())), "address": self.engine.workers.get(v.name)} for v, load in zip(views.values(), loads)]
-
-    def queues(self) -> list[dict]:
-        pend: dict[str, int] = {}
-        run: dict[str, int] = {}
-        for job in self.pending.values():
-            pend[job.queue] = pend.get(job.queue, 0) + 1
-        for job in self.running.values():
-            run[job.queue] = run.get(job.queue, 0) + 1
-        return [{"queue": q.name, "priority": q.priority,
-                 "hosts": " ".join(f"{p.host}+{p.weight}" if p.weight else p.host for p in q.hosts),
-                 "user_limit": q.user_limit, "pending": pend.get(q.name, 0), "running": run.get(q.name, 0)}
-                for q in sorted(self.cfg.queues.values(), key=lambda q: -q.priority)]
-
-
-def _read_attempt(cfg: Config, job_id: int, attempt: int) -> AttemptStarted | AttemptFinished | AttemptLost | None:
-    """The attempt's record (protocol.attempt_from_dict: files of versions 1 and 2 too) from the
-    grid's attempts directory; failing that, from the job's directory, where releases before
-    protocol version 3 kept it (jobs of a grid upgraded while they ran). None if there is none. A
-    file that cannot be read counts as none, as before; one this release cannot read (another
-    version), or a record of another job, is said in the log.
-
-    The job's directory is its user's now: a file there is believed only if the grid's own account
-    wrote it (its owner), it is a regular file reached without a link, and it is this attempt's
-    record — a user could have made or renamed one there to choose how their job ended."""
-    path = attempt_file(cfg, job_id, attempt)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        path = node.legacy_attempt_path(job_dir(cfg, job_id), attempt)
-        data = _read_grid_file(path)
-    except OSError:
-        return None
-    if data is None:
-        return None
-    try:
-        record = attempt_from_dict(json.loads(data))
-    except ProtocolError as exc:
-        log.error("%s: %s", path, exc)
-        return None
-    except ValueError:
-        return None
-    if (record.job_id, record.attempt) != (job_id, attempt):
-        log.error("%s: the record of job %s attempt %s, not of job %s attempt %s: ignored", path, record.job_id,
-                  record.attempt, job_id, attempt)
-        return None
-    return record
-
-
-LEGACY_ATTEMPT_MAX_BYTES = 1 << 20
-
-
-def _read_grid_file(path: Path) -> bytes | None:
-    """A file in a directory a user may write to, if the grid's account owns it (None otherwise)."""
-    try:
-        return read_untrusted(path, LEGACY_ATTEMPT_MAX_BYTES, owner_uid=os.geteuid())
-    except NotTrusted as exc:
-        log.warning("%s: ignored", exc)
-    except OSError:
-        pass
-    return None
-
-
-def _cpu_list(cpus: tuple[int, ...]) -> str:
-    """(0, 1, 2, 5) → "0-2,5" (as taskset prints it); () → "all"."""
-    if not cpus:
-        return "all"
-    runs: list[list[int]] = []
-    for c in cpus:
-        if runs and c == runs[-1][1] + 1:
-            runs[-1][1] = c
-        else:
-            runs.append([c, c])
-    return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)

@@ -20,6 +20,7 @@ from statgrid.grid.interface import auth
 from statgrid.grid.scheduling import depend
 from statgrid.grid.interface.auth import Caller
 from statgrid.grid.master.jobspec import JobRequest, check_bounds, validate
+from statgrid.job.lifecycle import shown_state
 from statgrid.job.record import JOB_ID_MAX, Job
 
 log = logging.getLogger("statgrid.master")
@@ -160,7 +161,7 @@ class Flows:
                                       "WHERE flow_id = ? ORDER BY id LIMIT ?", (flow_id, FLOW_MAX_JOBS)).fetchall()
         counts = dict(self.store.con.execute("SELECT state, count(*) FROM jobs WHERE flow_id = ? GROUP BY state",
                                              (flow_id,)).fetchall())
-        jobs = [{"id": r[0], "name": r[1], "state": "USUSP" if r[2] == "RUN" and r[3] is not None else r[2],
+        jobs = [{"id": r[0], "name": r[1], "state": shown_state(r[2], r[3]),
                  "depend": r[4], "exit_reason": r[5], "host": r[6]} for r in rows]
         for rec in jobs:
             if rec["state"] == "PEND":

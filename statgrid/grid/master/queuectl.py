@@ -11,7 +11,6 @@ submit, dispatch and the engine's events.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import functools
 import logging
 import math
@@ -125,10 +124,10 @@ class QueueControl:
 
     def _end_unmeetable(self, job: Job, reason: str) -> None:
         """A dependency that can never be met ends the job (EXIT), rather than leave it pending forever."""
-        new = dataclasses.replace(job, state=JobState.EXIT, end_ts=time.time(),
-                                  exit_reason=f"dependency can never be met: {reason}")
         self.pending.remove(job.id)
-        if self.store.update(new, JobState.PEND, job.attempt, "dependency", {"reason": reason}):
+        new = self._change(job, "dependency", {"reason": reason}, end_ts=time.time(),
+                           exit_reason=f"dependency can never be met: {reason}")
+        if new is not None:
             self.metrics.on_end(new)
             self._wake(new)
 
@@ -224,8 +223,8 @@ class QueueControl:
                                       f"{current.host} (it is ending); nothing was suspended.")
         if current is None:
             return self.get(job_id)
-        new = dataclasses.replace(current, suspend_ts=time.time())
-        if self.store.update(new, JobState.RUN, current.attempt, "suspend", {"by": caller.user}):
+        new = self._change(current, "suspend", {"by": caller.user}, suspend_ts=time.time())
+        if new is not None:
             self.running[job_id] = new
         return self.get(job_id)
 
@@ -254,9 +253,9 @@ class QueueControl:
         if current is None:
             return self.get(job_id)
         now = time.time()
-        new = dataclasses.replace(current, suspend_ts=None,
-                                  suspended_s=current.suspended_s + max(0.0, now - (current.suspend_ts or now)))
-        if self.store.update(new, JobState.RUN, current.attempt, "resume", {"by": caller.user}):
+        new = self._change(current, "resume", {"by": caller.user}, suspend_ts=None,
+                           suspended_s=current.suspended_s + max(0.0, now - (current.suspend_ts or now)))
+        if new is not None:
             self.running[job_id] = new
             self._arm_runlimit(new)
         return self.get(job_id)
@@ -284,9 +283,9 @@ class QueueControl:
         if "name" in changes and parse_array(req.name) is not None:
             raise UsageError(f"name {req.name!r} would make an array; a pending job's name cannot.")
         checked = validate(req, self.cfg, pending.submit_ts, check_files=False)
-        new = dataclasses.replace(pending, queue=checked.queue, name=req.name, priority=checked.priority,
-                                  runlimit_s=checked.runlimit_s, mem_bytes=checked.mem_bytes)
-        if self.store.update(new, JobState.PEND, pending.attempt, "modify", {"by": caller.user, **changes}):
+        new = self._change(pending, "modify", {"by": caller.user, **changes}, queue=checked.queue, name=req.name,
+                           priority=checked.priority, runlimit_s=checked.runlimit_s, mem_bytes=checked.mem_bytes)
+        if new is not None:
             self._enqueue(new)
             self.dispatch()
         return self.get(job_id)
@@ -304,8 +303,9 @@ class QueueControl:
         position = math.nextafter(ends[0], -math.inf) if to == "top" else math.nextafter(ends[1], math.inf)
         # and the job priority of the user's first (last) job, which orders a user's jobs before position
         own = [j.priority for j in self.pending.values() if j.queue == pending.queue and j.user == pending.user]
-        new = dataclasses.replace(pending, position=position, priority=max(own) if to == "top" else min(own))
-        if self.store.update(new, JobState.PEND, pending.attempt, to, {"by": caller.user}):
+        new = self._change(pending, to, {"by": caller.user}, position=position,
+                           priority=max(own) if to == "top" else min(own))
+        if new is not None:
             self._enqueue(new)
             self.dispatch()
         return self.get(job_id)

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from statgrid.job.lifecycle import SHOWN_STATE_SQL, shown_state
 from statgrid.job.record import JOB_ID_MAX, JSON_FIELDS, SUBMIT_ONLY_FIELDS, Job, JobState, from_row, to_row
 
 # How long a submit's idempotency key is remembered: a client that lost the answer (the master
@@ -106,7 +107,7 @@ def _record_sql() -> str:
         if f.name == "env":
             continue
         if f.name == "state":
-            expr = "CASE WHEN state = 'RUN' AND suspend_ts IS NOT NULL THEN 'USUSP' ELSE state END"
+            expr = SHOWN_STATE_SQL
         elif f.name == "stimer":
             expr = "CASE WHEN ?1 IS NULL OR user = ?1 THEN json(stimer) ELSE NULL END"
         elif f.name in JSON_FIELDS:
@@ -348,7 +349,7 @@ class JobStore:
         row = self.con.execute("SELECT state, start_ts, suspend_ts FROM jobs WHERE id = ?", (job_id,)).fetchone()
         if row is None:
             return None
-        return ("USUSP" if row[0] == "RUN" and row[2] is not None else row[0]), row[1] is not None or row[0] == "RUN"
+        return shown_state(row[0], row[2]), row[1] is not None or row[0] == JobState.RUN.value
 
     def set_usage(self, queue: str, user: str, usage_s: float, as_of_ts: float) -> None:
         with self.transaction():
@@ -375,7 +376,7 @@ class JobStore:
         """flow id → its throttle, for the arrays that have one and still have unfinished jobs."""
         return {r[0]: r[1] for r in self.con.execute(
             "SELECT id, throttle FROM flows WHERE throttle > 0 AND id IN "
-            "(SELECT flow_id FROM jobs WHERE state IN ('PEND', 'RUN', 'USUSP') AND flow_id IS NOT NULL)")}
+            "(SELECT flow_id FROM jobs WHERE state IN ('PEND', 'RUN') AND flow_id IS NOT NULL)")}
 
     # -- idempotency keys ----------------------------------------------------------------------------
     def submit_key(self, user: str, key: str) -> dict[str, Any] | None:

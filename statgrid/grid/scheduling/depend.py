@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Mapping, Union
 
 from statgrid.errors import UsageError
+from statgrid.job.lifecycle import FINISHED_NAMES, SHOWN_NAMES
 
 MAX_CHARS = 4096
 MAX_TERMS = 256
@@ -32,8 +33,7 @@ MAX_DEPTH = 64
 REF_MAX_CHARS = 128                   # jobspec.NAME_MAX_CHARS: a job name is at most that long
 JOB_ID_MAX = 2**63 - 1                # SQLite's INTEGER, where job ids live
 KINDS = ("done", "ended", "exit", "started")
-STATES = ("PEND", "RUN", "USUSP", "DONE", "EXIT", "KILLED")
-FINISHED = ("DONE", "EXIT", "KILLED")
+STATES, FINISHED = SHOWN_NAMES, FINISHED_NAMES       # the lifecycle's (statgrid.job.lifecycle)
 FAILED = ("EXIT", "KILLED")
 
 _EXAMPLE = "done(12) && ended(13)"

@@ -1,0 +1,122 @@
+"""A job's directory and its attempt records: the one place that knows their file names and reads
+the job's STIMER log.
+
+    <home>/jobs/<id>/               the job's (its user's, mode 0700 once the launcher gave it to them)
+        output.txt                  the job's standard output and error
+        session.log, session.lst    a session job's SAS-style log and listing (session/log.py)
+        session.stimer.jsonl        its STIMER records, one JSON object a line (session/stimer.py)
+        attempt-<n>.json            an attempt's record, as releases before protocol version 3 kept it
+    <home>/grid/attempts/           the grid's alone (0700): no job's user may write here
+        <id>.<attempt>.json         an attempt's record (protocol.AttemptStarted/Finished/Lost)
+
+Nomad's client/allocdir names a task directory's layout once and hands it to every driver; this is
+that for statgrid. The job's directory belongs to the job's user, so every file read from it is
+read with read_untrusted: a regular file, not through a link, owned by the account expected (a
+user could otherwise have a link show another's file, or a FIFO hang the reader).
+"""
+from __future__ import annotations
+
+import json
+import pwd
+from pathlib import Path
+from typing import Any
+
+from statgrid.host.files import NotTrusted, read_untrusted
+
+OUTPUT = "output.txt"
+SESSION_STEM = "session"                 # session.log, session.lst, session.stimer.jsonl (session/log.py's stem)
+STIMER_LOG = f"{SESSION_STEM}.stimer.jsonl"
+SESSION_LOG = f"{SESSION_STEM}.log"
+STIMER_TAIL_BYTES = 1 << 20              # of a STIMER log, the end read (its last steps and its total)
+
+
+def jobs_root(home: Path) -> Path:
+    """<home>/jobs: every job's directory."""
+    return Path(home) / "jobs"
+
+
+def attempts_root(home: Path) -> Path:
+    """<home>/grid/attempts: the attempt records, written by the nodes as the grid's account."""
+    return Path(home) / "grid" / "attempts"
+
+
+def attempt_path(attempts_dir: str | Path, job_id: int, attempt: int) -> Path:
+    """Where an attempt's record is kept, in the grid's own directory of them."""
+    return Path(attempts_dir) / f"{job_id}.{attempt}.json"
+
+
+def owner_uid_of(user: str | None) -> int | None:
+    """The uid a job's files must belong to: its user's on this machine; None if unknown here."""
+    try:
+        return None if not user else pwd.getpwnam(user).pw_uid
+    except KeyError:
+        return None
+
+
+class JobDir:
+    """One job's directory: its files' paths, and its STIMER log read as its user's file."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+
+    @classmethod
+    def of(cls, home: Path, job_id: int) -> "JobDir":
+        return cls(jobs_root(home) / str(job_id))
+
+    def __fspath__(self) -> str:
+        return str(self.path)
+
+    def __repr__(self) -> str:
+        return f"JobDir({str(self.path)!r})"
+
+    @property
+    def output(self) -> Path:
+        return self.path / OUTPUT
+
+    @property
+    def session_log(self) -> Path:
+        return self.path / SESSION_LOG
+
+    @property
+    def stimer_log(self) -> Path:
+        return self.path / STIMER_LOG
+
+    def legacy_attempt(self, attempt: int) -> Path:
+        """Where releases before protocol version 3 kept an attempt's record."""
+        return self.path / f"attempt-{attempt}.json"
+
+    # -- STIMER ---------------------------------------------------------------------------------------
+    def stimer_records(self, owner_uid: int | None, max_bytes: int = STIMER_TAIL_BYTES) -> list[dict[str, Any]]:
+        """The JSON objects of the STIMER log's last max_bytes, oldest first; [] if there is none, it
+        is not a regular file owned by owner_uid (None: nobody's is trusted), or it cannot be read.
+        Lines that are not JSON objects (a torn first line of the tail, a user's edit) are skipped."""
+        if owner_uid is None:
+            return []
+        try:
+            text = read_untrusted(self.stimer_log, max_bytes, owner_uid=owner_uid, tail=True).decode(errors="replace")
+        except (NotTrusted, OSError):              # FileNotFoundError included
+            return []
+        records = []
+        for line in text.splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict):
+                records.append(rec)
+        return records
+
+    def stimer_total(self, owner_uid: int | None) -> dict[str, Any] | None:
+        """The session's last "total" record, or None (not a session, or it wrote none)."""
+        for rec in reversed(self.stimer_records(owner_uid)):
+            if rec.get("record") == "total":
+                return rec
+        return None
+
+    def stimer_steps(self, owner_uid: int | None, kinds: tuple[str, ...] = ("step", "subtask"),
+                     max_bytes: int = STIMER_TAIL_BYTES) -> list[dict[str, Any]]:
+        """The step records (a record without "record" is a step), and its sub-tasks' records
+        (Session.parallel) unless `kinds` leaves them out; never the "total"."""
+        return [r for r in self.stimer_records(owner_uid, max_bytes) if r.get("record", "step") in kinds]
