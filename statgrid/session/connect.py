@@ -156,7 +156,7 @@ def parent_job_id(env: Mapping[str, str] | None = None) -> int:
 
 
 def grid_client(cfg: Config) -> GridClient:
-    """The master, found as the CLI finds it (cli._client): $STATGRID_MASTER; else this machine's
+    """The master, found as the CLI finds it (cli.common.grid_client): $STATGRID_MASTER; else this machine's
     local socket (<home>/grid/master.sock: the master asks the kernel which user is calling, so no
     token is needed); else — no socket here, or one that does not answer because it is the master
     machine's, seen through a shared grid home from a node of its own — the url and token of the
