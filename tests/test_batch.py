@@ -10,16 +10,16 @@ class ScriptedClient:
     """Job i answers the states script[i] to successive waits (the last one forever); kill()
     makes an unfinished job KILLED. Every kill and wait call is recorded."""
 
-    def __init__(self, script: dict[int, list[str]]):
+    def __init__(self, script: dict[int, list[str]], at_submit: dict[int, str] | None = None):
         self.script = {i: list(states) for i, states in script.items()}
-        self.state = {i: "PEND" for i in script}
+        self.state = {i: (at_submit or {}).get(i, "PEND") for i in script}
         self.next_id = min(script)
         self.kills: list[list[int]] = []
         self.waits: list[tuple[list[int], float | None]] = []
 
     def submit(self, argv, **options):
         job_id, self.next_id = self.next_id, self.next_id + 1
-        return {"id": job_id, "state": "PEND", "argv": argv, **options}
+        return {"id": job_id, "state": self.state[job_id], "argv": argv, **options}
 
     def wait(self, ids, timeout_s=None):
         self.waits.append((list(ids), timeout_s))
@@ -111,3 +111,14 @@ def test_wait_each_kills_one_still_running_at_the_deadline_and_waits_kill_wait_s
     assert out == [(1, "DONE", False), (2, "KILLED", True)]
     assert client.kills == [[2]]
     assert client.waits[-1] == ([2], 7.0)
+
+
+def test_a_job_that_ended_at_submit_is_reported_and_never_waited_for():
+    client = ScriptedClient({1: ["EXIT"], 2: ["RUN", "DONE"]}, at_submit={1: "EXIT"})
+    batch = Batch(client)
+    submit_all(batch, 2)
+    ended = []
+    records = batch.wait_all(poll_s=0.0, on_end=lambda r: ended.append(r["id"]), stop_on_failure=False)
+    assert ended == [1, 2]
+    assert [r["state"] for r in records] == ["EXIT", "DONE"]
+    assert [ids for ids, _ in client.waits] == [[2], [2]]

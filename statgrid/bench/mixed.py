@@ -210,7 +210,8 @@ def _run(cfg, workload: Workload, nodes: int | None, slots: int, out: Path | Non
                         rec = batch.submit([str(pj.template.path)], name=f"s{s:02d}-{pj.order:02d}-{pj.group}",
                                            env=env)
                         submitted[rec["id"]] = pj
-                        running[s].add(rec["id"])
+                        if rec["state"] not in FINAL:       # the batch polls only the unfinished
+                            running[s].add(rec["id"])
                         states[rec["id"]] = rec["state"]
                 if batch.unfinished():
                     for j in batch.poll(timeout_s=0.5):

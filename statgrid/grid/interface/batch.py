@@ -82,16 +82,22 @@ class Batch:
         unfinished ones are then killed). stop_on_failure: once one ended other than DONE, kill
         the unfinished ones and wait for them to end (jobs that wait for each other, as iobench's
         at its barrier, would otherwise wait for one that will not come)."""
-        while self.unfinished():
-            for rec in self.poll(poll_s):
-                if ended(rec) and on_end is not None:
-                    on_end(rec)
-            if stop_on_failure and self.unfinished() and any(
-                    self.records[i]["state"] in (JobState.EXIT, JobState.KILLED) for i in self.ids):
+        reported: set[int] = set()
+        while True:
+            for job_id in self.ids:            # those that ended at submit too
+                rec = self.records[job_id]
+                if ended(rec) and job_id not in reported:
+                    reported.add(job_id)
+                    if on_end is not None:
+                        on_end(rec)
+            if not self.unfinished():
+                break
+            if stop_on_failure and any(self.records[i]["state"] in (JobState.EXIT, JobState.KILLED) for i in self.ids):
                 self.kill()
                 for rec in self.client.wait(self.ids):
                     self.records[int(rec["id"])] = rec
                 break
+            self.poll(poll_s)
         return [self.records[i] for i in self.ids]
 
     def wait_each(self, timeout_s: float | None = None, kill_wait_s: float = 60.0) -> Iterator[tuple[dict, bool]]:
