@@ -42,7 +42,8 @@ def run(cfg, spec: IOSpec, nodes: str, queue: str, echo: Callable[[str], None]) 
     group.mkdir(parents=True)
     argv = job_argv(spec, group, len(chosen))
     batch = Batch(grid)
-    with batch.guard(spare=(StatgridError,)):       # Ctrl-C: kill them; an error: _give_up already did
+    # Ctrl-C kills them; a StatgridError does not (_give_up has killed them, or the master does not answer)
+    with batch.guard(spare=(StatgridError,)):
         for n in chosen:
             try:
                 rec = batch.submit(argv + ["--node", n, "--raw-out", str(group / f"{n}.npz")], queue=queue,
