@@ -23,7 +23,7 @@ def test_another_user_runs_the_site_install(site_install, users):
     assert installed.startswith(str(site_install.site_packages)), installed   # not the checkout: non-editable
 
     # this checkout's statgrid, not one an earlier session left
-    for rel in ("job/protocol.py", "cli.py"):
+    for rel in ("job/protocol.py", "cli/app.py"):
         assert (site_install.site_packages / "statgrid" / rel).read_bytes() == (REPO / "statgrid" / rel).read_bytes()
 
 

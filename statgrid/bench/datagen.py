@@ -353,26 +353,24 @@ def run_all(cfg, scale: float, seed: int = 1, library: str = "data", local: bool
     with Progress(*cols, transient=False, disable=not sys.stderr.isatty()) as bar:
         task = bar.add_task(f"datagen scale {scale:g}", total=len(todo))
         if todo and not local and running_master(cfg):
+            from statgrid.grid.interface.batch import Batch
             from statgrid.grid.interface.client import GridClient
             grid = GridClient(cfg)
             argv = [sys.executable, "-m", "statgrid.bench.datagen", "--scale", repr(scale), "--seed", str(seed),
                     "--library", library] + (["--config", str(cfg.source)] if cfg.source else [])
-            ids = {grid.submit(argv + [n], name=f"datagen-{n}")["id"]: n for n in todo}
-            echo(f"datagen: {len(ids)} grid jobs ({min(ids)}–{max(ids)}) for {', '.join(todo)}")
-            try:
-                pending = set(ids)
-                while pending:
-                    for j in grid.wait(sorted(pending), timeout_s=1.0):
-                        if j["state"] in ("DONE", "EXIT", "KILLED"):
-                            pending.discard(j["id"])
-                            bar.advance(task)
-                            if j["state"] != "DONE":
-                                tail = grid.peek(j["id"], 1500)["text"]
-                                raise StatgridError(f"datagen job {j['id']} ({ids[j['id']]}) ended {j['state']} "
-                                                    f"({j.get('exit_reason')}); its output ends with:\n{tail}")
-            except BaseException:
-                grid.kill(sorted(pending))
-                raise
+            batch = Batch(grid)
+
+            def ended(j: dict) -> None:         # the first that failed stops it all: the rest are killed
+                bar.advance(task)
+                if j["state"] != "DONE":
+                    tail = grid.peek(j["id"], 1500)["text"]
+                    raise StatgridError(f"datagen job {j['id']} ({ids[j['id']]}) ended {j['state']} "
+                                        f"({j.get('exit_reason')}); its output ends with:\n{tail}")
+
+            with batch.guard():
+                ids = {batch.submit(argv + [n], name=f"datagen-{n}")["id"]: n for n in todo}
+                echo(f"datagen: {len(ids)} grid jobs ({min(ids)}–{max(ids)}) for {', '.join(todo)}")
+                batch.wait_all(on_end=ended)
         else:
             from statgrid.session import Session, SessionLog
             with Session(cfg, log=SessionLog(text=None, listing=None)) as s:

@@ -145,6 +145,7 @@ def _run(cfg, workload: Workload, nodes: int | None, slots: int, out: Path | Non
 
     from statgrid.config import load_config
     from statgrid.grid.interface import server
+    from statgrid.grid.interface.batch import Batch
     from statgrid.grid.interface.client import GridClient
 
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -171,6 +172,7 @@ def _run(cfg, workload: Workload, nodes: int | None, slots: int, out: Path | Non
             raise StatgridError("--use-running: no grid master answers for this grid home; start one with "
                                 "`statgrid grid up --detach`, or leave --use-running out for an embedded grid.")
     grid = GridClient(gcfg)
+    batch = Batch(grid)                   # a job that fails is a result here: the others go on
     t_begin = time.time()
     submitted: dict[int, object] = {}
     states: dict[int, str] = {}
@@ -207,14 +209,14 @@ def _run(cfg, workload: Workload, nodes: int | None, slots: int, out: Path | Non
                 for s, jobs in queues.items():
                     while jobs and jobs[0].start_offset_s <= now and len(running[s]) < workload.concurrency:
                         pj = jobs.pop(0)
-                        rec = grid.submit([str(pj.template.path)], name=f"s{s:02d}-{pj.order:02d}-{pj.group}",
-                                          env=env)
+                        rec = batch.submit([str(pj.template.path)], name=f"s{s:02d}-{pj.order:02d}-{pj.group}",
+                                           env=env)
                         submitted[rec["id"]] = pj
-                        running[s].add(rec["id"])
+                        if rec["state"] not in FINAL:       # the batch polls only the unfinished
+                            running[s].add(rec["id"])
                         states[rec["id"]] = rec["state"]
-                active = [i for s in running.values() for i in s]
-                if active:
-                    for j in grid.wait(active, timeout_s=0.5):
+                if batch.unfinished():
+                    for j in batch.poll(timeout_s=0.5):
                         states[j["id"]] = j["state"]
                         if j["state"] in FINAL:
                             running[submitted[j["id"]].session].discard(j["id"])
@@ -244,9 +246,7 @@ def _run(cfg, workload: Workload, nodes: int | None, slots: int, out: Path | Non
                 "datagen": datagen.read_manifest(Path(gcfg.libraries.data))}
         (bundle / "bundle.json").write_text(json.dumps(meta, indent=1))
     except KeyboardInterrupt:
-        active = [i for i, st in states.items() if st not in FINAL]
-        if active:
-            grid.kill(active)
+        batch.kill()
         raise
     finally:
         if own_grid:

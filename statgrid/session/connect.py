@@ -34,7 +34,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
@@ -45,12 +44,12 @@ from statgrid.session.stimer import StepRecord
 
 if TYPE_CHECKING:
     from statgrid.config import Config
+    from statgrid.grid.interface.batch import Batch
     from statgrid.grid.interface.client import GridClient
     from statgrid.session.core import Session
 
 STEP_NAME = "CONNECT"                    # the parent's step that submits and waits
 JOB_ID_ENV = "STATGRID_JOB_ID"           # set by the master in every grid job (master._start_attempt)
-FINISHED = ("DONE", "EXIT", "KILLED")
 KILL_WAIT_S = 60.0                       # after a timeout: how long to wait for the killed sub-tasks to end
 STEPS_READ_MAX_BYTES = 4 * 2**20         # of a sub-task's .stimer.jsonl (its end, where the last steps are)
 REASON_MAX_CHARS = 300                   # of a failed step's error quoted in the parent's messages
@@ -157,7 +156,7 @@ def parent_job_id(env: Mapping[str, str] | None = None) -> int:
 
 
 def grid_client(cfg: Config) -> GridClient:
-    """The master, found as the CLI finds it (cli._client): $STATGRID_MASTER; else this machine's
+    """The master, found as the CLI finds it (cli.common.grid_client): $STATGRID_MASTER; else this machine's
     local socket (<home>/grid/master.sock: the master asks the kernel which user is calling, so no
     token is needed); else — no socket here, or one that does not answer because it is the master
     machine's, seen through a shared grid home from a node of its own — the url and token of the
@@ -208,8 +207,8 @@ def parallel(session: Session, tasks: Iterable[Task], queue: str | None = None, 
         try:
             if queue is None:
                 queue = client.job(parent_id)["queue"]
-            ids = _submit_all(client, session, tasks, files, parent_id, queue)
-            results = _wait_all(client, session, tasks, ids, timeout_s, step_no=len(session.steps) + 1)
+            batch = _submit_all(client, session, tasks, files, parent_id, queue)
+            results = _wait_all(batch, session, tasks, timeout_s, step_no=len(session.steps) + 1)
         finally:
             client.close()
         failed = [r for r in results if not r.ok]
@@ -238,7 +237,8 @@ def _job_file(task: Task) -> Path:
 
 
 def _submit_all(client: GridClient, session: Session, tasks: list[Task], files: list[Path], parent_id: int,
-                queue: str) -> list[int]:
+                queue: str) -> Batch:
+    from statgrid.grid.interface.batch import Batch
     from statgrid.grid.master.jobspec import JobRequest, with_declared_memsize
 
     base_env = {k: v for k, v in os.environ.items() if k != LIBNAMES_ENV}
@@ -246,65 +246,38 @@ def _submit_all(client: GridClient, session: Session, tasks: list[Task], files: 
     # Each file's memsize, read here as this job's user (the master may not read the files); the
     # master reserves from it with its own grid.toml, as for `statgrid submit`.
     declared = [with_declared_memsize(JobRequest([str(path)], os.getcwd()), session.config) for path in files]
-    ids: list[int] = []
-    try:
+    batch = Batch(client)
+    # an error or Ctrl-C: kill those submitted (best effort, for a caller that catches it and goes
+    # on); a terminated parent leaves them to the master, which ends them with it
+    with batch.guard(spare=(SessionTerminated,), quiet=True):
         for task, path, decl in zip(tasks, files, declared):
             env = {**base_env, **(task.env or {})}
             if libnames:
                 env[LIBNAMES_ENV] = encode_libnames(libnames)
             try:
-                job = client.submit([str(path)], queue=queue, name=task.job_name, options=dict(task.options or {}),
-                                    cwd=os.getcwd(), env=env, parent_id=parent_id, memsize_bytes=decl.memsize_bytes,
-                                    memsize_default_too=decl.memsize_default_too)
+                batch.submit([str(path)], queue=queue, name=task.job_name, options=dict(task.options or {}),
+                             cwd=os.getcwd(), env=env, parent_id=parent_id, memsize_bytes=decl.memsize_bytes,
+                             memsize_default_too=decl.memsize_default_too)
             except StatgridError as exc:
                 raise type(exc)(f"task {task.job_name!r} ({path}) could not be submitted: {exc}") from None
-            ids.append(int(job["id"]))
-    except SessionTerminated:
-        raise                           # the master ends this job's sub-tasks when this job ends
-    except BaseException:
-        _kill_quietly(client, ids)
-        raise
-    session.log.note(f"CONNECT: {len(ids)} sub-tasks of job {parent_id} submitted to queue {queue!r}: "
-                     + ", ".join(f"job {i} ({t.job_name})" for i, t in zip(ids, tasks))
+    session.log.note(f"CONNECT: {len(batch.ids)} sub-tasks of job {parent_id} submitted to queue {queue!r}: "
+                     + ", ".join(f"job {i} ({t.job_name})" for i, t in zip(batch.ids, tasks))
                      + (f"; librefs passed: {', '.join(lib.name.upper() for lib in libnames)}" if libnames else "")
                      + ".")
-    return ids
+    return batch
 
 
-def _wait_all(client: GridClient, session: Session, tasks: list[Task], ids: list[int], timeout_s: float | None,
+def _wait_all(batch: Batch, session: Session, tasks: list[Task], timeout_s: float | None,
               step_no: int) -> list[TaskResult]:
     """Wait for each sub-task in turn and log it as it ends (a parent killed meanwhile keeps the
-    records of those that ended before)."""
-    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    records of those that ended before); those still running at timeout_s are killed."""
     results: list[TaskResult] = []
-    try:
-        for task, job_id in zip(tasks, ids):
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            record = client.wait([job_id], timeout_s=left)[0]
-            timed_out = record["state"] not in FINISHED
-            if timed_out:
-                client.kill([job_id])
-                record = client.wait([job_id], timeout_s=KILL_WAIT_S)[0]
-            result = _result(task, client.job(job_id), timed_out)
+    with batch.guard(spare=(SessionTerminated,), quiet=True):      # as in _submit_all
+        for task, (record, timed_out) in zip(tasks, batch.wait_each(timeout_s, kill_wait_s=KILL_WAIT_S)):
+            result = _result(task, batch.client.job(record["id"]), timed_out)
             _log_result(session, result, step_no)
             results.append(result)
-    except SessionTerminated:
-        raise                           # the master ends this job's sub-tasks when this job ends
-    except BaseException:
-        _kill_quietly(client, ids[len(results):])
-        raise
     return results
-
-
-def _kill_quietly(client: GridClient, ids: list[int]) -> None:
-    """Best effort: the master kills them anyway when this job ends; this is for a caller that
-    catches the error and goes on."""
-    if not ids:
-        return
-    try:
-        client.kill(ids)
-    except (StatgridError, OSError):
-        pass
 
 
 def _result(task: Task, record: dict[str, Any], timed_out: bool) -> TaskResult:
