@@ -13,6 +13,7 @@ import typer
 from statgrid.cli.common import config, fail
 from statgrid.config import parse_option_pairs
 from statgrid.errors import StatgridError, UsageError
+from statgrid.job.jobdir import SESSION_STEM
 
 
 def run(ctx: typer.Context, job: Path = typer.Argument(..., metavar="JOB", help="Job file: .py (uses statgrid.session()) or .sql."),
@@ -33,7 +34,7 @@ def run(ctx: typer.Context, job: Path = typer.Argument(..., metavar="JOB", help=
     # With --json, stdout carries only the JSON records: listing, log and the job's own
     # print() output go to stderr.
     out = sys.stdout
-    log = _open_log(ctx, log_dir, "session", text=sys.stderr, listing=sys.stderr if as_json else out,
+    log = _open_log(ctx, log_dir, SESSION_STEM, text=sys.stderr, listing=sys.stderr if as_json else out,
                     jsonl=out if as_json else None)
     try:
         with contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext():

@@ -26,12 +26,12 @@ from typing import Any, Iterable, Mapping
 
 from statgrid.errors import StatgridError, UsageError
 from statgrid.job.accounting import JobRusage
-from statgrid.job.record import FINISHED_STATES
+from statgrid.job.lifecycle import FINISHED_NAMES
 
 ACCT_VERSION = 1
 NO_GROUP = "-"                    # the group row of users in no [groups] group
 UNKNOWN = "-"                     # a record that names no user or queue (bundles before they kept them)
-_FINISHED = tuple(s.value for s in FINISHED_STATES)
+_FINISHED = FINISHED_NAMES
 
 
 @dataclass(frozen=True, slots=True)
