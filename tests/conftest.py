@@ -1,4 +1,11 @@
-"""Shared fixtures: a throw-away grid home, an in-process session, and the real CLI."""
+"""Shared fixtures: a throw-away grid home, an in-process session, the real CLI, and a grid.toml
+built from arguments.
+
+The suite's layers are its folders: tests/unit/ (fast, in one process: `pytest -m unit`), tests/grid/
+(tests that start a master, a Dask engine or a grid's processes), tests/support/ (helpers the tests
+import: gridtest, multiuser, netns, gridtoml). The layer's marker is given here from the folder, so a
+test cannot sit in one folder and claim the other layer; root, netns and browser are written on the
+tests that need them."""
 from __future__ import annotations
 
 import io
@@ -28,6 +35,26 @@ def pytest_unconfigure(config) -> None:
 
     if getattr(config, "statgrid_config_home", None):
         shutil.rmtree(config.statgrid_config_home, ignore_errors=True)
+
+_LAYERS = {"unit": "unit", "grid": "grid"}      # folder under tests/ → its marker
+_NOT_UNIT = ("grid", "root", "netns", "browser")
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Each test gets its folder's layer marker. A test of tests/unit/ that needs root, namespaces or
+    a browser is not `unit` (it is slow or skipped there): it keeps its own marker only."""
+    tests_dir = Path(__file__).resolve().parent
+    for item in items:
+        try:
+            folder = Path(item.fspath).resolve().relative_to(tests_dir).parts[0]
+        except ValueError:
+            continue
+        layer = _LAYERS.get(folder)
+        if layer == "unit" and any(item.get_closest_marker(m) for m in _NOT_UNIT):
+            continue
+        if layer is not None:
+            item.add_marker(layer)
+
 
 @pytest.fixture
 def home(tmp_path, monkeypatch) -> Path:
