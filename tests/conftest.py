@@ -75,6 +75,29 @@ class Captured:
 
 
 @pytest.fixture
+def grid_toml(tmp_path):
+    """Writes a grid.toml built from arguments and returns its path: grid_toml(hosts, queues, *,
+    path=tmp_path/"grid.toml", port=a free port (None: no port line), monitor=False, **sections), as
+    tests/support/gridtoml.py's toml_text spells them, e.g.
+
+        grid_toml({"node1": 2, "node2": {"slots": 1, "open": False}}, {"night": {"priority": 5}},
+                  master={"api_tls": False}, session={"memsize": "256M"})
+
+    (A grid started by tests/support/gridtest.py's Grid takes toml_text's text and writes it itself.)"""
+    from statgrid.bench.mixed import free_port
+    from tests.support.gridtoml import toml_text
+
+    def write(hosts=None, queues=None, *, path: Path | None = None, port="free", **sections) -> Path:
+        path = path or tmp_path / "grid.toml"
+        port_value = free_port() if port == "free" else port
+        template = toml_text(hosts, queues, port=None if port_value is None else "{port}", **sections)
+        path.write_text(template.format(port=port_value))
+        return path
+
+    return write
+
+
+@pytest.fixture
 def own_launcher(monkeypatch):
     """node.py's own launcher, started by run_job in this process (as whoever runs the tests), and
     stopped at the test's end."""

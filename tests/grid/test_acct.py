@@ -19,6 +19,7 @@ from statgrid.grid.master.acct import AcctRow, account, p95, parse_since
 from statgrid.job.record import Job, JobState
 from statgrid.grid.master.store import JobStore
 from tests.support import gridtest
+from tests.support.gridtoml import toml_text
 
 
 def rec(i: int, user: str, queue: str, state: str, submit: float, start: float | None, end: float,
@@ -168,26 +169,8 @@ total  5     2     1     2       4        3.750        8.000       43.000     10
 
 # -- a real grid -------------------------------------------------------------------------------------------
 ME = pwd.getpwuid(os.geteuid()).pw_name
-GRID_TOML = """
-[master]
-port = {port}
-
-[hosts.node1]
-slots = 2
-
-[queues.normal]
-priority = 30
-
-[queues.night]
-priority = 5
-
-[groups]
-risk = ["%s", "bob"]
-ops = ["%s"]
-
-[monitor]
-enabled = false
-""" % (ME, ME)
+GRID_TOML = toml_text({"node1": 2}, {"normal": {"priority": 30}, "night": {"priority": 5}},
+                      groups={"risk": [ME, "bob"], "ops": [ME]})
 OTHER = "nobody"                          # an ordinary account, with a token (the master runs as root)
 
 

@@ -15,23 +15,9 @@ from statgrid.errors import UsageError
 from statgrid.host.procfs import process_running
 from tests.support import gridtest
 from tests.conftest import WAIT_S, wait_for
+from tests.support.gridtoml import toml_text
 
-GRID_TOML = """
-[master]
-port = {port}
-
-[hosts.node1]
-slots = 2
-
-[hosts.node2]
-slots = 2
-
-[queues.normal]
-priority = 30
-
-[monitor]
-enabled = false
-"""
+GRID_TOML = toml_text({"node1": 2, "node2": 2}, {"normal": {"priority": 30}})
 
 
 def _master_pid(g) -> int:

@@ -24,15 +24,9 @@ from statgrid.job.record import Job, JobState
 from statgrid.grid.master.store import JobFilter, JobStore
 from statgrid.grid.interface.views import jobs_table
 from tests.support import gridtest
+from tests.support.gridtoml import toml_text
 
-GRID_TOML = """
-[master]
-port = {port}
-
-[hosts.node1]
-slots = 1
-open = false
-"""
+GRID_TOML = toml_text({"node1": {"slots": 1, "open": False}}, monitor=True)
 HTTP_TIMEOUT_S = 30
 
 

@@ -25,18 +25,10 @@ import pytest
 
 from tests.support import gridtest
 from tests.conftest import wait_for, wait_gone
+from tests.support.gridtoml import toml_text
 
 TRIALS = 6
-GRID_TOML = """
-[master]
-port = {port}
-
-[hosts.node1]
-slots = 3
-
-[monitor]
-enabled = false
-"""
+GRID_TOML = toml_text({"node1": 3})
 
 
 def master_info(grid) -> dict:

@@ -26,22 +26,10 @@ from statgrid.libraries import LIBNAMES_ENV, Library, decode_libnames, encode_li
 from statgrid.session.stimer import StepRecord
 from tests.support import gridtest
 from tests.conftest import wait_for
+from tests.support.gridtoml import toml_text
 
 # Four slots: the parent holds one while its sub-tasks run in the others.
-GRID_TOML = """
-[master]
-port = {port}
-
-[session]
-memsize = "256M"
-threads = 1
-
-[hosts.node1]
-slots = 4
-
-[monitor]
-enabled = false
-"""
+GRID_TOML = toml_text({"node1": 4}, session={"memsize": "256M", "threads": 1})
 
 PARENT = """\
 import json

@@ -21,22 +21,10 @@ from statgrid.console import app as console_app
 from statgrid.console.live import flatten
 from tests.support import gridtest
 from tests.conftest import WAIT_S
+from tests.support.gridtoml import toml_text
 
-GRID_TOML = """
-[master]
-port = {port}
-api_tls = false
-
-[hosts.node1]
-slots = 1
-
-[hosts.node2]
-slots = 1
-
-[monitor]
-enabled = true
-interval = "0.5s"
-"""
+GRID_TOML = toml_text({"node1": 1, "node2": 1}, master={"api_tls": False},
+                      monitor={"enabled": True, "interval": "0.5s"})
 
 
 class Http:

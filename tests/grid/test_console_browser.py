@@ -18,15 +18,15 @@ import pytest
 
 from tests.conftest import WAIT_S
 from tests.support.multiuser import site_install
-from tests.grid.test_multiuser_grid import GRID_TOML as MULTIUSER_TOML
 from tests.grid.test_multiuser_grid import made_people, shared_grid
+from tests.support.gridtoml import SHARED_SECTIONS, toml_text
 
 __all__ = ["site_install"]   # a fixture, used by name
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("STATGRID_TEST_ARTIFACTS", REPO / "test-artifacts")) / "console"
 
-GRID_TOML = MULTIUSER_TOML.replace("[monitor]\nenabled = false", "[monitor]\nenabled = true")   # charts
+GRID_TOML = toml_text({"node1": 2, "node2": 2}, monitor={"enabled": True}, **SHARED_SECTIONS)   # the shared grid, with charts
 # Ticks until killed: the test kills it, however long a loaded machine takes to get there.
 LOG_SCRIPT = "import itertools, time\nfor i in itertools.count():\n    print('tick', i, flush=True)\n    time.sleep(0.2)\n"
 

@@ -22,6 +22,7 @@ import pytest
 from statgrid.grid.interface.client import GridClient
 from tests.support import gridtest
 from tests.grid.test_console import Http, cookie, sign_in
+from tests.support.gridtoml import toml_text
 
 KEEPALIVE_S = 1.0
 LIVE_ROWS = 5
@@ -29,30 +30,9 @@ DEADLINE_S = 120
 
 # node1 runs the jobs the tests watch; node2 is closed in grid.toml, so the flood's jobs (queue
 # "flood") only pend: a stream of submit events, and nothing else moves.
-GRID_TOML = """
-[master]
-port = {port}
-api_tls = false
-
-[hosts.node1]
-slots = 1
-
-[hosts.node2]
-slots = 1
-open = false
-
-[queues.normal]
-hosts = "node1"
-
-[queues.capq]
-hosts = "node1"
-
-[queues.flood]
-hosts = "node2"
-
-[monitor]
-enabled = false
-"""
+GRID_TOML = toml_text({"node1": 1, "node2": {"slots": 1, "open": False}},
+                      {"normal": {"hosts": "node1"}, "capq": {"hosts": "node1"}, "flood": {"hosts": "node2"}},
+                      master={"api_tls": False})
 
 
 @pytest.fixture(scope="module")

@@ -10,22 +10,10 @@ import pytest
 
 from tests.support import gridtest
 from tests.grid.test_console_browser import Browser, _browser_or_skip
+from tests.support.gridtoml import toml_text
 
 LIVE_ROWS = 5
-GRID_TOML = """
-[master]
-port = {port}
-api_tls = false
-
-[hosts.node1]
-slots = 1
-
-[queues.capq]
-hosts = "node1"
-
-[monitor]
-enabled = false
-"""
+GRID_TOML = toml_text({"node1": 1}, {"capq": {"hosts": "node1"}}, master={"api_tls": False})
 
 
 @pytest.fixture(scope="module")

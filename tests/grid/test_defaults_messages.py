@@ -20,35 +20,15 @@ import pytest
 from statgrid.errors import StatgridError
 from tests.support import gridtest
 from tests.conftest import run_cli
+from tests.support.gridtoml import toml_text
 
 REPO = Path(__file__).resolve().parents[2]
 DEADLINE_S = 120
 
 # node1: no slots, no cpus; node2: no slots, its jobs on CPU 0; node3: explicit slots; node4 joins
 # with `node up` (run here under `taskset -c 0`); node5 is closed in grid.toml.
-GRID_TOML = """
-[master]
-port = {port}
-api_tls = false
-
-[hosts.node1]
-
-[hosts.node2]
-cpus = [0]
-
-[hosts.node3]
-slots = 3
-
-[hosts.node4]
-joins = true
-
-[hosts.node5]
-slots = 1
-open = false
-
-[monitor]
-enabled = false
-"""
+GRID_TOML = toml_text({"node1": {}, "node2": {"cpus": [0]}, "node3": 3, "node4": {"joins": True},
+                       "node5": {"slots": 1, "open": False}}, master={"api_tls": False})
 
 
 def nproc(*prefix: str) -> int:

@@ -14,20 +14,9 @@ import pytest
 from statgrid.grid.interface import tls as grid_tls
 from statgrid.grid.execution.engine import ENGINE_FILE
 from tests.support.gridtest import Grid, running
+from tests.support.gridtoml import toml_text
 
-TOML = """
-[master]
-port = {port}
-
-[hosts.node1]
-slots = 2
-
-[hosts.node2]
-slots = 2
-
-[monitor]
-enabled = false
-"""
+TOML = toml_text({"node1": 2, "node2": 2})
 
 
 @pytest.fixture(scope="module")

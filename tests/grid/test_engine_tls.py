@@ -16,17 +16,10 @@ import pytest
 
 from statgrid.grid.interface import tls
 from tests.conftest import run_cli
-from tests.support.gridtest import Grid, free_port, running
+from tests.support.gridtest import Grid, running
+from tests.support.gridtoml import toml_text
 
-GRID_TOML = """
-[master]
-port = {port}
-
-[hosts.nodeA]
-slots = 1
-[hosts.nodeB]
-slots = 1
-"""
+GRID_TOML = toml_text({"nodeA": 1, "nodeB": 1}, monitor=True)
 
 # Runs in its own interpreter: argv = scheduler address, marker directory, mode, [ca cert key];
 # $WORKERS: worker addresses to call directly as well (`run`, the handler client.run reaches).
@@ -194,9 +187,9 @@ def test_certificates_near_expiry_are_renewed_only_when_allowed(tmp_path):
     assert tls.ensure(tmp_path).cert.read_bytes() != expiring
 
 
-def test_a_plain_scheduler_address_is_refused(tmp_path):
+def test_a_plain_scheduler_address_is_refused(tmp_path, grid_toml):
     toml = tmp_path / "grid.toml"
-    toml.write_text(f'[master]\nport = {free_port()}\nscheduler = "tcp://127.0.0.1:1"\n\n[hosts.nodeA]\nslots = 1\n')
+    grid_toml({"nodeA": 1}, path=toml, master={"scheduler": "tcp://127.0.0.1:1"}, monitor=True)
     res = run_cli("grid", "up", env={"STATGRID_HOME": str(tmp_path / "home"), "STATGRID_CONFIG": str(toml)},
                   timeout=120)
     assert res.returncode != 0

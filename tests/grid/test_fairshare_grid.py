@@ -12,23 +12,15 @@ from pathlib import Path
 import pytest
 
 from tests.support.multiuser import site_install
-from tests.grid.test_multiuser_grid import GRID_TOML, made_people, shared_grid
+from tests.grid.test_multiuser_grid import made_people, shared_grid
+from tests.support.gridtoml import SHARED_SECTIONS, toml_text
 
 __all__ = ["site_install"]   # a fixture, used by name
 
 # the shared grid's grid.toml (tests/grid/test_multiuser_grid.py), a third host and the fairshare queues
-TOML = GRID_TOML.replace("[monitor]", """[hosts.node3]
-slots = 2
-
-[queues.normal]
-
-[queues.fair]
-fairshare = {{ default = 1 }}
-
-[queues.fair21]
-fairshare = {{ {alice} = 2, {bob} = 1 }}
-
-[monitor]""")
+TOML = toml_text({"node1": 2, "node2": 2, "node3": 2},
+                 {"normal": {}, "fair": {"fairshare": {"default": 1}}, "fair21": {"fairshare": {"{alice}": 2, "{bob}": 1}}},
+                 **SHARED_SECTIONS)
 
 
 def history(grid) -> dict[int, dict]:

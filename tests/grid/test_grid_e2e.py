@@ -21,35 +21,12 @@ from statgrid.grid.master.core import identity_of
 from statgrid.job.protocol import AttemptFinished, attempt_from_dict
 from tests.conftest import pgid_of, run_cli, wait_for, wait_gone
 from tests.support.gridtest import Grid, free_port, running
+from tests.support.gridtoml import toml_text
 
-GRID_TOML = """
-[master]
-port = {port}
-
-[hosts.node1]
-slots = 2
-[hosts.node2]
-slots = 2
-cpus = "{first_cpu}"
-[hosts.node3]
-slots = 2
-[hosts.node4]
-slots = 2
-[hosts.node5]
-slots = 1
-open = false
-
-[queues.normal]
-priority = 30
-hosts = "node1+1 others+2"
-
-[queues.high]
-priority = 50
-
-[queues.night]
-priority = 10
-user_limit = 1
-"""
+GRID_TOML = toml_text(
+    {"node1": 2, "node2": {"slots": 2, "cpus": "{first_cpu}"}, "node3": 2, "node4": 2, "node5": {"slots": 1, "open": False}},
+    {"normal": {"priority": 30, "hosts": "node1+1 others+2"}, "high": {"priority": 50},
+     "night": {"priority": 10, "user_limit": 1}}, monitor=True)
 
 
 # A CPU this run may use: a machine (or a container's cpuset, or taskset) need not offer CPU 0.

@@ -20,11 +20,11 @@ def _start(argv, env, log):
     return subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
 
-def test_existing_scheduler_and_statgrid_worker(tmp_path):
+def test_existing_scheduler_and_statgrid_worker(tmp_path, grid_toml):
     port, api = free_port(), free_port()
     address = f"tls://127.0.0.1:{port}"
     toml = tmp_path / "grid.toml"
-    toml.write_text(f'[master]\nport = {api}\nscheduler = "{address}"\n\n[hosts.nodeA]\nslots = 1\n')
+    grid_toml({"nodeA": 1}, path=toml, port=api, master={"scheduler": address}, monitor=True)
     env = {**os.environ, "STATGRID_HOME": str(tmp_path / "home"), "STATGRID_CONFIG": str(toml)}
     keys = run_cli("grid", "tls", env=env)
     assert keys.returncode == 0, keys.stderr

@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from tests.conftest import WAIT_S, run_cli, wait_for
+from tests.support.gridtoml import toml_text
 
 
 def files_left(d):
@@ -78,25 +79,8 @@ def test_interrupted_run_removes_its_files(home, tmp_path):
 
 
 # -- on a grid whose default queue lets a user run one job at a time (issue 14 item 8) -------------
-LIMITED_GRID = """
-[master]
-port = {port}
-[monitor]
-enabled = false
-[hosts.node1]
-slots = 2
-[hosts.node2]
-slots = 2
-[hosts.node3]
-slots = 2
-[hosts.node4]
-slots = 2
-[queues.normal]
-user_limit = 1
-[queues.free]
-[queues.pair]
-hosts = "node3 node4"
-"""
+LIMITED_GRID = toml_text({"node1": 2, "node2": 2, "node3": 2, "node4": 2},
+                         {"normal": {"user_limit": 1}, "free": {}, "pair": {"hosts": "node3 node4"}})
 
 
 @pytest.fixture(scope="module")

@@ -16,14 +16,9 @@ import pytest
 
 from tests.conftest import scratch_dirs, wait_for, wait_gone
 from tests.support.gridtest import Grid, running
+from tests.support.gridtoml import toml_text
 
-GRID_TOML = """
-[master]
-port = {port}
-
-[hosts.node1]
-slots = 2
-"""
+GRID_TOML = toml_text({"node1": 2}, monitor=True)
 
 
 @pytest.fixture(scope="module")

@@ -29,6 +29,7 @@ from statgrid.session.jobs import declared_memsizes
 from tests.conftest import scratch_dirs, wait_for
 from tests.support.gridtest import Grid, running
 from tests.support.multiuser import site_install  # noqa: F401 — a fixture, used by name
+from tests.support.gridtoml import SHARED_SECTIONS, toml_text
 
 MIB = 2**20
 MEMSIZE_BYTES = 256 * MIB
@@ -37,17 +38,7 @@ ENGINE_BYTES = 128 * MIB                               # what a session holds be
 RESERVED_BYTES = int(MEMSIZE_BYTES * (1 + MARGIN)) + ENGINE_BYTES     # 429,496,729 bytes
 RESERVED_TEXT = f"{RESERVED_BYTES / MIB:,.0f} MiB"     # "410 MiB"
 
-GRID_TOML = """
-[master]
-port = {port}
-
-[hosts.node1]
-slots = 3
-memory = "2G"
-
-[monitor]
-enabled = false
-"""
+GRID_TOML = toml_text({"node1": {"slots": 3, "memory": "2G"}})
 
 # Holds 1 GiB (zero-filled, so resident) for two minutes, then ends 0: without enforcement it ends DONE.
 HOG_PY = """\
@@ -173,9 +164,8 @@ def test_the_job_files_memsize_is_read_without_running_it(tmp_path):
 
 
 @pytest.fixture
-def cfg(tmp_path):
-    toml = tmp_path / "grid.toml"
-    toml.write_text('[session]\nmemsize = "2G"\n[hosts.node1]\nslots = 2\n')
+def cfg(tmp_path, grid_toml):
+    toml = grid_toml({"node1": 2}, port=None, monitor=True, session={"memsize": "2G"})
     return load_config(toml, {"STATGRID_HOME": str(tmp_path / "home")})
 
 
@@ -210,7 +200,6 @@ def test_a_bad_memsize_in_the_job_file_is_refused_naming_the_line(cfg, tmp_path)
 
 # -- the protocol ------------------------------------------------------------------------------------
 
-@pytest.mark.root
 def test_an_attempt_file_of_version_3_is_read_with_no_limit_reason():
     rusage = protocol.Rusage(1.0, 0.5, 2**20, 0, 10, 1, 1, 0, 0)
     io = protocol.IoCounters(1, 2, 3, 4)
@@ -441,25 +430,7 @@ def test_the_watch_sums_the_process_tree_and_ends_it_all_without_a_cgroup(tmp_pa
 
 # -- real users on a shared grid ------------------------------------------------------------------------
 
-SHARED_TOML = """
-[grid]
-admins = ["{admin}"]
-
-[libraries]
-data = "{root}/data"
-work = "{root}/work"
-util = "{root}/util"
-
-[master]
-port = {port}
-
-[hosts.node1]
-slots = 2
-memory = "1G"
-
-[monitor]
-enabled = false
-"""
+SHARED_TOML = toml_text({"node1": {"slots": 2, "memory": "1G"}}, **SHARED_SECTIONS)
 
 
 @pytest.mark.root

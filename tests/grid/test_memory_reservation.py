@@ -19,6 +19,7 @@ from statgrid.grid.master.jobspec import JobRequest, validate, with_declared_mem
 from statgrid.session.jobs import PARSE_MAX_BYTES, declared_memsize
 from tests.conftest import run_cli, wait_for
 from tests.support.gridtest import Grid, running
+from tests.support.gridtoml import toml_text
 
 MIB, GIB = 2**20, 2**30
 ENGINE_BYTES = 128 * MIB                  # what a session holds besides memsize (README, "Memory")
@@ -30,23 +31,8 @@ def master_reserves(memsize: int) -> int:
     return int(memsize * (1 + MASTER_MARGIN)) + ENGINE_BYTES
 
 
-GRID_TOML = """
-[master]
-port = {port}
-
-[session]
-memsize = "1G"
-
-[scheduling]
-memory_margin = 0.5
-
-[hosts.node1]
-slots = 4
-memory = "16G"
-
-[monitor]
-enabled = false
-"""
+GRID_TOML = toml_text({"node1": {"slots": 4, "memory": "16G"}}, session={"memsize": "1G"},
+                      scheduling={"memory_margin": 0.5})
 
 NO_MEMSIZE_PY = "import statgrid\nwith statgrid.session() as s:\n    pass\n"
 SMALL_PY = 'import statgrid\nwith statgrid.session(memsize="512M") as s:\n    pass\n'
@@ -110,9 +96,8 @@ def test_the_master_reserves_from_its_own_grid_toml_what_the_file_declares(tmp_p
 
 
 @pytest.fixture
-def cfg(tmp_path):
-    toml = tmp_path / "grid.toml"
-    toml.write_text('[session]\nmemsize = "2G"\n[hosts.node1]\nslots = 2\n')
+def cfg(tmp_path, grid_toml):
+    toml = grid_toml({"node1": 2}, port=None, monitor=True, session={"memsize": "2G"})
     return load_config(toml, {"STATGRID_HOME": str(tmp_path / "home")})
 
 
@@ -152,7 +137,7 @@ def test_session_calls_without_memsize_are_reported(tmp_path):
     assert (got.sizes, got.unsized, got.skipped) == ([(5, "1G")], [3, 6], "")
 
 
-def test_a_file_too_deep_or_too_big_to_parse_declares_nothing_and_submits(tmp_path):
+def test_a_file_too_deep_or_too_big_to_parse_declares_nothing_and_submits(tmp_path, grid_toml):
     deep = tmp_path / "deep.py"
     deep.write_text('import statgrid\nstatgrid.session(memsize="512M")\nx = ' + " + ".join(["1"] * 200_000) + "\n")
     got = declared_memsize(deep)
@@ -162,7 +147,7 @@ def test_a_file_too_deep_or_too_big_to_parse_declares_nothing_and_submits(tmp_pa
     got = declared_memsize(big)
     assert got.sizes == [] and f"{PARSE_MAX_BYTES // MIB} MiB" in got.skipped, got
     # The CLI's check of the file does not end in a traceback (it did: RecursionError from ast.parse).
-    (tmp_path / "grid.toml").write_text('[session]\nmemsize = "2G"\n[hosts.node1]\nslots = 2\n')
+    grid_toml({"node1": 2}, port=None, monitor=True, session={"memsize": "2G"})
     out = run_cli("submit", "deep.py", cwd=tmp_path, env={"STATGRID_CONFIG": str(tmp_path / "grid.toml"),
                                                           "STATGRID_HOME": str(tmp_path / "home")})
     assert "Traceback" not in out.stderr and "RecursionError" not in out.stderr, out.stderr

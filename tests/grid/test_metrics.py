@@ -14,28 +14,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.support import gridtest
 from tests.conftest import wait_for
+from tests.support.gridtoml import toml_text
 
-GRID_TOML = """
-[master]
-port = {port}
-
-[hosts.node1]
-slots = 2
-
-[hosts.node2]
-slots = 1
-open = false
-
-[queues.normal]
-priority = 30
-
-[queues.night]
-priority = 5
-hosts = "node2"
-
-[monitor]
-interval = "1s"
-"""
+GRID_TOML = toml_text({"node1": 2, "node2": {"slots": 1, "open": False}},
+                      {"normal": {"priority": 30}, "night": {"priority": 5, "hosts": "node2"}}, monitor={"interval": "1s"})
 
 
 def samples(text: str) -> dict[tuple[str, tuple], float]:

@@ -24,30 +24,11 @@ from statgrid.bench.mixed import free_port
 from tests.conftest import WAIT_S, wait_for
 from tests.support.multiuser import (create_user, mkdir_as, remove_user, run_as, site_install,
                              skip_unless_users_can_be_made, write_as)
+from tests.support.gridtoml import SHARED_SECTIONS, toml_text
 
 __all__ = ["site_install"]   # a fixture, used by name
 
-GRID_TOML = """
-[grid]
-admins = ["{admin}"]
-
-[libraries]
-data = "{root}/data"
-work = "{root}/work"
-util = "{root}/util"
-
-[master]
-port = {port}
-
-[hosts.node1]
-slots = 2
-
-[hosts.node2]
-slots = 2
-
-[monitor]
-enabled = false
-"""
+GRID_TOML = toml_text({"node1": 2, "node2": 2}, **SHARED_SECTIONS)
 SECRET = "s3cret-of-alice"
 
 

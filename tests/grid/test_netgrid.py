@@ -19,37 +19,15 @@ import pytest
 
 from tests.conftest import WAIT_S, wait_for
 from tests.support.netns import Network, skip_unless_possible
+from tests.support.gridtoml import toml_text
 
 NODES = ("node1", "node2", "node3")
-GRID_TOML = """
-[master]
-port = 8642
-listen = "{master_ip}"
-names = ["{master_ip}"]
-fence_grace = "15s"
-engine_port = 8786
-
-[libraries]
-data = "{root}/data"
-work = "{root}/work"
-util = "{root}/util"
-
-[hosts.node1]
-slots = 2
-joins = true
-
-[hosts.node2]
-slots = 2
-joins = true
-
-[hosts.node3]
-slots = 2
-joins = true
-
-[monitor]
-enabled = true
-interval = "1s"
-"""
+GRID_TOML = toml_text({"node1": {"slots": 2, "joins": True}, "node2": {"slots": 2, "joins": True},
+                       "node3": {"slots": 2, "joins": True}},
+                      port=8642, master={"listen": "{master_ip}", "names": ["{master_ip}"], "fence_grace": "15s",
+                                         "engine_port": 8786},
+                      libraries={"data": "{root}/data", "work": "{root}/work", "util": "{root}/util"},
+                      monitor={"enabled": True, "interval": "1s"})
 STATGRID = [sys.executable, "-m", "statgrid"]
 
 

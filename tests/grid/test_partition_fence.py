@@ -32,40 +32,20 @@ import pytest
 
 from tests.support.netns import Network, skip_unless_possible
 from tests.grid.test_netgrid import NetGrid, _attempts, _job, _until
+from tests.support.gridtoml import toml_text
 
 NODES = ("node1", "node2", "node3")
 SHORT_GRACE_S = 15          # < the embedded engine's worker-ttl (grace + 10 s) and TCP timeout (≥ 30 s)
 LONG_GRACE_S = 20           # > the own scheduler's TCP timeout below
 ENGINE_TCP_TIMEOUT_S = 11   # the least Dask accepts (10 keep-alive probes + 1 s)
-GRID_TOML = """
-[master]
-port = 8642
-listen = "{master_ip}"
-names = ["{master_ip}"]
-fence_grace = "{grace}s"
-engine_port = 8786
-{scheduler}
-
-[libraries]
-data = "{root}/data"
-work = "{root}/work"
-util = "{root}/util"
-
-[hosts.node1]
-slots = 2
-joins = true
-
-[hosts.node2]
-slots = 2
-joins = true
-
-[hosts.node3]
-slots = 2
-joins = true
-
-[monitor]
-enabled = false
-"""
+def fence_toml(scheduler: str | None) -> str:
+    """The grid's grid.toml (a template of master_ip, root and grace); `scheduler`: the engine's own
+    scheduler address, or None for the master's embedded one."""
+    return toml_text({"node1": {"slots": 2, "joins": True}, "node2": {"slots": 2, "joins": True},
+                      "node3": {"slots": 2, "joins": True}},
+                     port=8642, master={"listen": "{master_ip}", "names": ["{master_ip}"], "fence_grace": "{grace}s",
+                                        "engine_port": 8786, **({"scheduler": scheduler} if scheduler else {})},
+                     libraries={"data": "{root}/data", "work": "{root}/work", "util": "{root}/util"})
 # Attempt 1 runs long enough to be running through the partition; a later attempt ends soon.
 JOB = """
 import os, sys, time
@@ -92,8 +72,8 @@ def _grid(grace_s: int, own_scheduler: bool):
     with Network(["grid1", *NODES]) as net:
         g = NetGrid(net, root)
         address = f"tls://{net.ip('grid1')}:8786"
-        g.toml.write_text(GRID_TOML.format(master_ip=net.ip("grid1"), root=root, grace=grace_s,
-                                           scheduler=f'scheduler = "{address}"' if own_scheduler else ""))
+        g.toml.write_text(fence_toml(address if own_scheduler else None).format(master_ip=net.ip("grid1"), root=root,
+                                                                                grace=grace_s))
         scheduler = None
         if own_scheduler:
             made = g.on("grid1", "grid", "tls")

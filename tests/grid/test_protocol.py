@@ -158,7 +158,6 @@ def _of_attempt(old: dict, attempt: int) -> dict:
     return {**old, "attempt": attempt, "key": protocol.task_key(7, attempt)}
 
 
-@pytest.mark.root
 def test_a_restarted_master_reads_attempt_files_of_version_1(tmp_path):
     cfg = SimpleNamespace(home=tmp_path)
     common = {**COMMON, "identity": None}

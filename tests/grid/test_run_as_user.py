@@ -35,6 +35,7 @@ from statgrid.host.scratch import clean_stale
 from statgrid.grid.interface.client import GridClient
 from tests.support.gridtest import Grid, running
 from tests.conftest import WAIT_S, wait_for
+from tests.support.gridtoml import toml_text
 
 pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="needs root: to create users (useradd) and run jobs as them"),
@@ -444,13 +445,7 @@ def test_a_launcher_run_as_an_ordinary_user_runs_only_its_own_users_jobs(nobody_
 
 # -- through a real grid -----------------------------------------------------------------------------------
 
-GRID_TOML = """
-[master]
-port = {port}
-
-[hosts.node1]
-slots = 2
-"""
+GRID_TOML = toml_text({"node1": 2}, monitor=True)
 
 
 def submit_as(grid: Grid, user: pwd.struct_passwd, *argv: str) -> int:

@@ -11,34 +11,11 @@ import pytest
 
 from tests.support import gridtest
 from tests.conftest import wait_for
+from tests.support.gridtoml import toml_text
 
-GRID_TOML = """
-[master]
-port = {port}
-
-[monitor]
-enabled = false
-
-[hosts.node1]
-slots = 2
-memory = "1G"
-max_load = 4
-
-[hosts.node2]
-slots = 2
-memory = "1G"
-
-[queues.normal]
-fairshare = {{ default = 1 }}
-
-[queues.short]
-priority = 40
-runlimit = "1s"
-
-[queues.one]
-hosts = "node2"
-job_limit = 1
-"""
+GRID_TOML = toml_text({"node1": {"slots": 2, "memory": "1G", "max_load": 4}, "node2": {"slots": 2, "memory": "1G"}},
+                      {"normal": {"fairshare": {"default": 1}}, "short": {"priority": 40, "runlimit": "1s"},
+                       "one": {"hosts": "node2", "job_limit": 1}})
 
 
 @pytest.fixture(scope="module")

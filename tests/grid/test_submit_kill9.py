@@ -30,17 +30,9 @@ from statgrid.grid.interface.client import GridClient
 from tests.support import gridtest
 from tests.support.multiuser import make_users, site_install  # noqa: F401 — fixtures, used by name
 from tests.conftest import wait_gone
+from tests.support.gridtoml import toml_text
 
-GRID_TOML = """
-[master]
-port = {port}
-
-[hosts.node1]
-slots = 4
-
-[monitor]
-enabled = false
-"""
+GRID_TOML = toml_text({"node1": 4})
 FLOW_TRIALS = 10
 ARRAY_TRIALS = 8
 ARRAY_SIZE = 20

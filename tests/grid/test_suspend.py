@@ -188,7 +188,6 @@ def test_suspend_and_resume_of_a_job_not_running_here(tmp_path):
     assert asyncio.run(engine.resume("node1", "statgrid-job-999-1")) is False
 
 
-@pytest.mark.root
 def test_a_cgroup_without_freeze_falls_back_to_sigstop(tmp_path):
     """Linux < 5.2 has no cgroup.freeze: the job's process group is stopped instead. (A directory
     stands for such a cgroup; the process group is real.)"""

@@ -24,6 +24,7 @@ import pytest
 from statgrid.grid.execution import launcher, node, usage
 from tests.conftest import wait_for
 from tests.support.gridtest import Grid, running
+from tests.support.gridtoml import toml_text
 
 MiB = 1 << 20
 
@@ -281,7 +282,6 @@ def test_cgroup_memory_and_io_files(cgroup):
 
 # -- the node's sampler ---------------------------------------------------------------------------------
 
-@pytest.mark.root
 def test_node_sampler_appends_until_the_last_sample(tmp_path):
     key = "statgrid-job-1-1"
     path = usage.usage_path(tmp_path, 1, 1)
@@ -303,7 +303,6 @@ def test_node_sampler_appends_until_the_last_sample(tmp_path):
     assert series[2]["cpu_s"] == 99.0 and series[2]["rss_bytes"] is None
 
 
-@pytest.mark.root
 def test_node_sampler_skips_a_gone_job(tmp_path):
     key = "statgrid-job-2-1"
     proc = subprocess.Popen(["true"])
@@ -320,13 +319,7 @@ def test_node_sampler_skips_a_gone_job(tmp_path):
 
 # -- on a real grid ----------------------------------------------------------------------------------
 
-GRID_TOML = """
-[master]
-port = {port}
-
-[hosts.node1]
-slots = 1
-"""
+GRID_TOML = toml_text({"node1": 1}, monitor=True)
 
 # Burns CPU for 2.5 s, and on until the node has sampled it twice (read from its usage file, so
 # that a slow machine only makes it run longer).

@@ -14,19 +14,9 @@ from statgrid.bench.mixed import free_port  # noqa: F401 — the tests' free por
 from statgrid.config import load_config
 from statgrid.grid.interface.client import GridClient
 from tests.conftest import WAIT_S, run_cli, wait_for
+from tests.support.gridtoml import ONE_SLOT_TOML  # noqa: F401 — the API tests' grid, from here
 
 
-# One host, one slot, no monitor: the grid most API tests need.
-ONE_SLOT_TOML = """
-[master]
-port = {port}
-
-[hosts.node1]
-slots = 1
-
-[monitor]
-enabled = false
-"""
 
 
 class Grid:
