@@ -40,9 +40,18 @@ _LAYERS = {"unit": "unit", "grid": "grid"}      # folder under tests/ → its ma
 _NOT_UNIT = ("grid", "root", "netns", "browser")
 
 
+def pytest_addoption(parser) -> None:
+    parser.addoption("--reverse", action="store_true",
+                     help="run the collected tests in reverse order: a test that needs what an earlier one left "
+                          "(a file, a job, a grid's state) fails")
+
+
 def pytest_collection_modifyitems(config, items) -> None:
     """Each test gets its folder's layer marker. A test of tests/unit/ that needs root, namespaces or
-    a browser is not `unit` (it is slow or skipped there): it keeps its own marker only."""
+    a browser is not `unit` (it is slow or skipped there): it keeps its own marker only. --reverse
+    turns the order round."""
+    if config.getoption("--reverse"):
+        items.reverse()
     tests_dir = Path(__file__).resolve().parent
     for item in items:
         try:

@@ -33,8 +33,11 @@ GRID_TOML = toml_text(
 FIRST_CPU = min(os.sched_getaffinity(0))
 
 
+OPEN_HOSTS = ["node1", "node2", "node3", "node4"]    # node5 is closed
+
+
 @pytest.fixture(scope="module")
-def grid(tmp_path_factory):
+def shared_grid(tmp_path_factory):
     toml = GRID_TOML.replace("{first_cpu}", str(FIRST_CPU))
     with running(Grid(tmp_path_factory.mktemp("grid"), toml)) as g:
         yield g
@@ -44,6 +47,38 @@ def grid(tmp_path_factory):
     node = load(g.home / "monitor", "node")
     assert set(node.column("host").to_pylist()) == {"node1", "node2", "node3", "node4", "node5"}
     assert load(g.home / "monitor", "library").num_rows > 0
+
+
+def _master_answers(g: Grid) -> bool:
+    try:
+        g.client.health()
+        return True
+    except Exception:                              # refused, or the old master's socket half gone
+        return False
+
+
+@pytest.fixture
+def grid(shared_grid):
+    """The shared grid as each test needs it, whatever ran before: its master answers, every open
+    host is ok with all its slots free, and no job of an earlier test is left waiting or running.
+    (The tests that kill the master or a worker bring the grid up again themselves; one that fails
+    before it did would otherwise leave every later test a broken grid.)"""
+    g = shared_grid
+    if not _master_answers(g):
+        up = g.cli("grid", "up", "--detach", timeout=240)
+        assert up.returncode == 0, up.stderr + up.stdout
+    left = [j["id"] for j in g.client.jobs(user=None)]
+    if left:
+        g.client.kill(left)
+
+    def ready():
+        hosts = {h["host"]: h for h in g.client.hosts()}
+        return (all(hosts.get(n, {}).get("state") == "ok" and hosts[n]["running"] == 0 for n in OPEN_HOSTS)
+                and not g.client.jobs(user=None))
+
+    wait_for(ready, "the shared grid's open hosts ok and idle, no job left",
+             state=lambda: (g.client.hosts(), g.client.jobs(user=None)))
+    return g
 
 
 class Gate:
