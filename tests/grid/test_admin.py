@@ -34,8 +34,7 @@ def test_a_master_stopped_by_sigterm_leaves_its_jobs_running_and_the_next_adopts
         os.kill(pid, signal.SIGTERM)                             # systemctl restart / stop of the master
         wait_for(lambda: not process_running(pid), f"the master (pid {pid}) to stop")
         assert process_running(started["pid"])                   # the job runs on without a master
-        up = g.cli("grid", "up", "--detach", timeout=240)
-        assert up.returncode == 0, up.stderr
+        g.up()
         gate.touch()
         done = g.wait([job])[0]
         assert done["state"] == "DONE" and done["attempt"] == 1, done

@@ -65,8 +65,7 @@ def grid(shared_grid):
     before it did would otherwise leave every later test a broken grid.)"""
     g = shared_grid
     if not _master_answers(g):
-        up = g.cli("grid", "up", "--detach", timeout=240)
-        assert up.returncode == 0, up.stderr + up.stdout
+        g.up()
     left = [j["id"] for j in g.client.jobs(user=None)]
     if left:
         g.client.kill(left)
@@ -334,8 +333,7 @@ def test_master_killed_and_restarted_loses_and_repeats_nothing(grid):
     os.kill(master, signal.SIGKILL)
     wait_gone([master])
     wait_gone([started[i]["pid"] for i in short])                    # the short ones end while it is down
-    up = grid.cli("grid", "up", "--detach", timeout=240)
-    assert up.returncode == 0, up.stderr
+    grid.up()
     gate.open()
     jobs = {j["id"]: j for j in grid.wait(short + long + queued)}
     assert len(jobs) == 10 and {j["state"] for j in jobs.values()} == {"DONE"}
@@ -359,5 +357,4 @@ def test_grid_down_after_a_master_crash_stops_the_engine(grid):
     wait_gone([job["pid"]])                                          # the engine took its jobs along
     wait_for(lambda: not grid.descendants_alive(), "no process of the grid left",
              state=lambda: [p.cmdline() for p in grid.descendants_alive()])
-    up = grid.cli("grid", "up", "--detach", timeout=240)            # up again for whatever test comes next
-    assert up.returncode == 0, up.stderr + up.stdout
+    grid.up()                                                        # up again for whatever test comes next

@@ -104,8 +104,7 @@ def test_launcher_lost_while_the_master_is_down_is_settled_at_its_restart(grid):
     os.kill(json.loads((grid.home / "grid" / "master.json").read_text())["pid"], signal.SIGKILL)
     launcher.send_signal(signal.SIGKILL)
     wait_gone([jp["pid"], jr["pid"], *children])
-    up = grid.cli("grid", "up", "--detach", timeout=240)
-    assert up.returncode == 0, up.stderr
+    grid.up()
     done_plain, done_rerun = grid.wait([plain, rerun])
     assert (done_plain["state"], done_plain["exit_reason"]) == ("EXIT", "host lost: the launcher of node1 died")
     assert (done_rerun["state"], done_rerun["attempt"]) == ("DONE", 2)

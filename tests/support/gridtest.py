@@ -35,6 +35,11 @@ class Grid:
     def cli(self, *args, **kw):
         return run_cli(*args, cwd=self.root, env=self.env, **kw)
 
+    def up(self) -> None:
+        """`grid up --detach`: the grid's start, and its master's start again after a test killed it."""
+        up = self.cli("grid", "up", "--detach", timeout=240)
+        assert up.returncode == 0, up.stderr + up.stdout
+
     def submit(self, *argv, **kw) -> int:
         return self.client.submit(list(argv), cwd=str(self.root), env={"PATH": os.environ["PATH"]}, **kw)["id"]
 
@@ -63,8 +68,7 @@ class Grid:
 def running(grid: Grid) -> Iterator[Grid]:
     """`grid up --detach`, the test, then `grid down`: it must succeed and leave no process of the
     grid behind (any left are killed so the next test starts clean, and the test fails)."""
-    up = grid.cli("grid", "up", "--detach", timeout=240)
-    assert up.returncode == 0, up.stderr + up.stdout
+    grid.up()
     try:
         yield grid
     finally:
