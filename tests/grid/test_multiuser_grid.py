@@ -375,8 +375,7 @@ def test_a_personal_grid_serves_only_its_own_account(site_install, people):
     home = mkdir_as(alice, alice.home / "personal", mode=0o755)
     os.chmod(alice.home, 0o755)                 # bob must reach the socket to be told why not
     port = free_port()
-    write_as(alice, home / "grid.toml", f"[master]\nport = {port}\n\n[hosts.mine]\nslots = 1\n\n[monitor]\n"
-                                         "enabled = false\n", mode=0o644)
+    write_as(alice, home / "grid.toml", toml_text({"mine": 1}).format(port=port), mode=0o644)
     env = {"STATGRID_HOME": str(home)}
     os.chmod(home / "grid.toml", 0o600)
     unreadable = run_as(bob, ["statgrid", "jobs"], env=env, site=site_install)     # a clear error, no traceback
