@@ -26,7 +26,8 @@ __all__ = ["site_install"]   # a fixture, used by name
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("STATGRID_TEST_ARTIFACTS", REPO / "test-artifacts")) / "console"
 
-GRID_TOML = toml_text({"node1": 2, "node2": 2}, monitor={"enabled": True}, **SHARED_SECTIONS)   # the shared grid, with charts
+# the shared grid of tests/grid/test_multiuser_grid.py with its monitor on: the console draws charts
+GRID_TOML = toml_text({"node1": 2, "node2": 2}, monitor={"enabled": True}, **SHARED_SECTIONS)
 # Ticks until killed: the test kills it, however long a loaded machine takes to get there.
 LOG_SCRIPT = "import itertools, time\nfor i in itertools.count():\n    print('tick', i, flush=True)\n    time.sleep(0.2)\n"
 

@@ -19,7 +19,8 @@ __all__ = ["site_install"]   # a fixture, used by name
 
 # the shared grid's grid.toml (tests/grid/test_multiuser_grid.py), a third host and the fairshare queues
 TOML = toml_text({"node1": 2, "node2": 2, "node3": 2},
-                 {"normal": {}, "fair": {"fairshare": {"default": 1}}, "fair21": {"fairshare": {"{alice}": 2, "{bob}": 1}}},
+                 {"normal": {}, "fair": {"fairshare": {"default": 1}},
+                  "fair21": {"fairshare": {"{alice}": 2, "{bob}": 1}}},
                  **SHARED_SECTIONS)
 
 

@@ -24,7 +24,8 @@ from tests.support.gridtest import Grid, free_port, running
 from tests.support.gridtoml import toml_text
 
 GRID_TOML = toml_text(
-    {"node1": 2, "node2": {"slots": 2, "cpus": "{first_cpu}"}, "node3": 2, "node4": 2, "node5": {"slots": 1, "open": False}},
+    {"node1": 2, "node2": {"slots": 2, "cpus": "{first_cpu}"}, "node3": 2, "node4": 2,
+     "node5": {"slots": 1, "open": False}},
     {"normal": {"priority": 30, "hosts": "node1+1 others+2"}, "high": {"priority": 50},
      "night": {"priority": 10, "user_limit": 1}}, monitor=True)
 

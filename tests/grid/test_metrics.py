@@ -17,7 +17,8 @@ from tests.conftest import wait_for
 from tests.support.gridtoml import toml_text
 
 GRID_TOML = toml_text({"node1": 2, "node2": {"slots": 1, "open": False}},
-                      {"normal": {"priority": 30}, "night": {"priority": 5, "hosts": "node2"}}, monitor={"interval": "1s"})
+                      {"normal": {"priority": 30}, "night": {"priority": 5, "hosts": "node2"}},
+                      monitor={"interval": "1s"})
 
 
 def samples(text: str) -> dict[tuple[str, tuple], float]:
