@@ -263,6 +263,7 @@ def test_a_bad_since_is_refused_naming_it(grid):
         assert str(refused.value).startswith(f"since {bad!r} is not a time: give Unix seconds, e.g. since="), bad
 
 
+@pytest.mark.root
 def test_an_ordinary_user_sees_only_their_own_accounting(grid, tmp_path):
     if grid.other_token is None:
         pytest.skip(f"needs root (a shared grid) and an account {OTHER!r}")
