@@ -22,7 +22,7 @@ ratio. Goals: median ≤ 20 ms and makespan ≤ 1.05× ideal with TLS on.
   remote  this code as a remote client: HTTPS with a token, engine TLS.
 Per run: the batch's makespan and the median submit→start; ratios to `before`.
 
---netns (issue 16, as root): a grid of several machines on network namespaces (tests/netns.py):
+--netns (issue 16, as root): a grid of several machines on network namespaces (tests/support/netns.py):
 the master on one host, three node hosts that join with `statgrid node up`, and the client on a
 host of its own using HTTPS with a token; beside it, in the same run and interleaved, the same
 3 hosts × 2 slots as an embedded grid on loopback, its client on the local socket. Per run: the
@@ -433,7 +433,7 @@ def compare_netns(args) -> None:
     """A grid across namespaces (client on its own host, HTTPS) beside the same grid on loopback."""
     repo = Path(__file__).resolve().parent.parent
     sys.path.insert(0, str(repo))
-    from tests.netns import Network
+    from tests.support.netns import Network
 
     nodes, slots = ("node1", "node2", "node3"), 2
     ideal = args.jobs * args.sleep / (len(nodes) * slots)

@@ -37,7 +37,7 @@ other process of the grid. Goals: ≥ 100 jobs/s end to end, submit p99 < 100 ms
 Users in part B: this grid runs as the account that starts it, so by default every job is that
 account's — 50 "users" are not possible without 50 accounts, and the fairshare queue sees one
 user (the policy's cost with 50 users is part A's). With --users 50 (as root) the benchmark makes
-50 OS accounts (tests/multiuser.py: useradd, removed at the end) and each submits its share of
+50 OS accounts (tests/support/multiuser.py: useradd, removed at the end) and each submits its share of
 the jobs through the local socket as itself (a forked client that drops to the account), so the
 fair queue has 50 users and the jobs run as them.
 
@@ -607,7 +607,7 @@ def part_b(args) -> dict:
                 raise SystemExit("--users makes OS accounts and runs jobs as them: run the benchmark as root, or "
                                  "leave --users out (every job is then this account's)")
             sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-            from tests.multiuser import create_user
+            from tests.support.multiuser import create_user
             t0 = time.perf_counter()
             for _ in range(args.users):
                 made_users.append(create_user("bench"))
@@ -633,7 +633,7 @@ def part_b(args) -> dict:
         if bg is not None:
             bg.down()
         if made_users:
-            from tests.multiuser import remove_user
+            from tests.support.multiuser import remove_user
             for u in made_users:
                 remove_user(u.name)
     ratio = [a / b for a, b in zip(res["fair"]["jobs_per_s"], res["fifo"]["jobs_per_s"])]

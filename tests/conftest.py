@@ -1,4 +1,11 @@
-"""Shared fixtures: a throw-away grid home, an in-process session, and the real CLI."""
+"""Shared fixtures: a throw-away grid home, an in-process session, the real CLI, and a grid.toml
+built from arguments.
+
+The suite's layers are its folders: tests/unit/ (fast, in one process: `pytest -m unit`), tests/grid/
+(tests that start a master, a Dask engine or a grid's processes), tests/support/ (helpers the tests
+import: gridtest, multiuser, netns, gridtoml). The layer's marker is given here from the folder, so a
+test cannot sit in one folder and claim the other layer; root, netns and browser are written on the
+tests that need them."""
 from __future__ import annotations
 
 import io
@@ -29,6 +36,35 @@ def pytest_unconfigure(config) -> None:
     if getattr(config, "statgrid_config_home", None):
         shutil.rmtree(config.statgrid_config_home, ignore_errors=True)
 
+_LAYERS = {"unit": "unit", "grid": "grid"}      # folder under tests/ → its marker
+_NOT_UNIT = ("grid", "root", "netns", "browser")
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption("--reverse", action="store_true",
+                     help="run the collected tests in reverse order: a test that needs what an earlier one left "
+                          "(a file, a job, a grid's state) fails")
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Each test gets its folder's layer marker. A test of tests/unit/ that needs root, namespaces or
+    a browser is not `unit` (it is slow or skipped there): it keeps its own marker only. --reverse
+    turns the order round."""
+    if config.getoption("--reverse"):
+        items.reverse()
+    tests_dir = Path(__file__).resolve().parent
+    for item in items:
+        try:
+            folder = Path(item.fspath).resolve().relative_to(tests_dir).parts[0]
+        except ValueError:
+            continue
+        layer = _LAYERS.get(folder)
+        if layer == "unit" and any(item.get_closest_marker(m) for m in _NOT_UNIT):
+            continue
+        if layer is not None:
+            item.add_marker(layer)
+
+
 @pytest.fixture
 def home(tmp_path, monkeypatch) -> Path:
     h = tmp_path / "home"
@@ -45,6 +81,29 @@ class Captured:
 
     def log(self) -> SessionLog:
         return SessionLog(text=self.text, jsonl=self.jsonl, listing=self.listing)
+
+
+@pytest.fixture
+def grid_toml(tmp_path):
+    """Writes a grid.toml built from arguments and returns its path: grid_toml(hosts, queues, *,
+    path=tmp_path/"grid.toml", port=a free port (None: no port line), monitor=False, **sections), as
+    tests/support/gridtoml.py's toml_text spells them, e.g.
+
+        grid_toml({"node1": 2, "node2": {"slots": 1, "open": False}}, {"night": {"priority": 5}},
+                  master={"api_tls": False}, session={"memsize": "256M"})
+
+    (A grid started by tests/support/gridtest.py's Grid takes toml_text's text and writes it itself.)"""
+    from statgrid.bench.mixed import free_port
+    from tests.support.gridtoml import toml_text
+
+    def write(hosts=None, queues=None, *, path: Path | None = None, port="free", **sections) -> Path:
+        path = path or tmp_path / "grid.toml"
+        port_value = free_port() if port == "free" else port
+        template = toml_text(hosts, queues, port=None if port_value is None else "{port}", **sections)
+        path.write_text(template.format(port=port_value))
+        return path
+
+    return write
 
 
 @pytest.fixture

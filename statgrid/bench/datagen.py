@@ -49,7 +49,7 @@ class Spec:
     min_rows: int
     # Bytes per row of the file as written (text, or Parquet zstd: the random payloads compress),
     # measured with `statgrid datagen --scale 0.01` (seed 1); at smaller scales the files' fixed
-    # overhead adds up to 11 % (scale 0.002, checked by tests/test_datagen_size.py). Orders the grid jobs biggest first and gives the
+    # overhead adds up to 11 % (scale 0.002, checked by tests/unit/test_datagen_size.py). Orders the grid jobs biggest first and gives the
     # dry run's size estimate.
     written_bytes_per_row: float
     description: str

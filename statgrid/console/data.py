@@ -176,7 +176,7 @@ def job_files(master: "Master", job: dict[str, Any]) -> tuple[Path, int | None]:
 def stimer_steps(directory: Path | JobDir, owner_uid: int | None) -> list[dict[str, Any]]:
     """The step records of a session's STIMER log, with its sub-tasks' records (Session.parallel;
     its "total" record left out): jobdir.JobDir.stimer_steps of the job's directory. A path to the
-    log itself (as tests/test_connect.py gives it) is read as its directory's."""
+    log itself (as tests/grid/test_connect.py gives it) is read as its directory's."""
     path = Path(directory)
     if path.name == STIMER_LOG:
         path = path.parent

@@ -15,7 +15,7 @@ Sources: SAS/STAT User's Guide, PROC BOXPLOT "Percentile Definitions", and Base 
 Guide: Statistical Procedures, PROC UNIVARIATE "Calculating Percentiles" (the table PROC MEANS
 "Keywords and Formulas" refers to). They are Hyndman & Fan's (1996) types 4, 3, 1, 6 and 2, i.e.
 numpy.percentile's methods 'interpolated_inverted_cdf', 'closest_observation', 'inverted_cdf',
-'weibull' and 'averaged_inverted_cdf'; tests/test_quantiles.py checks against those.
+'weibull' and 'averaged_inverted_cdf'; tests/unit/test_quantiles.py checks against those.
 
 Ranks are exact: the percentiles are whole numbers t, so j and g come from n·t // 100 and
 n·t % 100 in integer arithmetic (in floating point n·0.29 is 28.999…). Ranks below 1 or above n

@@ -98,7 +98,7 @@ def _record_sql() -> str:
 
     Built from the Job fields as the schema is. Floats print with 17 significant digits ('!' lifts
     SQLite's printf cap of 16), so they read back as the same doubles; wait_s and run_s repeat
-    Job.wait_s / Job.run_s (tests/test_api.py checks the records against to_dict)."""
+    Job.wait_s / Job.run_s (tests/grid/test_api.py checks the records against to_dict)."""
     def number(expr: str) -> str:
         return f"CASE WHEN {expr} IS NULL THEN NULL ELSE json(printf('%!.17g', {expr})) END"
 
