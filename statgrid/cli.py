@@ -382,7 +382,9 @@ def grid_up(ctx: typer.Context, detach: bool = typer.Option(False, "--detach", "
                    f"{info['url']} for remote clients with a token; log: {cfg.home / 'grid' / 'master.log'}\n"
                    f"console: {info['url']}/console/ (sign in with a token: `statgrid token create --print`)")
         return
-    _call(ctx, server.serve, cfg)
+    from statgrid import webapp
+
+    _call(ctx, webapp.serve, cfg)
 
 
 @grid_app.command("tls")

@@ -27,7 +27,7 @@ from statgrid.config import parse_duration_s, parse_size_bytes, toml_string
 from statgrid.errors import UsageError
 from statgrid.grid.scheduling import depend
 from statgrid.grid.master.jobspec import HOSTS_MAX, NAME_MAX_CHARS, OPTIONS_MAX, check_name, shown
-from statgrid.session.jobs import JOB_KINDS
+from statgrid.job.kinds import JOB_KINDS
 
 JOBS_MAX = 1000
 # A flow of 1000 jobs with long commands stays well under this; it bounds what is read and parsed.
