@@ -391,7 +391,7 @@ def grid_up(ctx: typer.Context, detach: bool = typer.Option(False, "--detach", "
 def grid_tls(ctx: typer.Context) -> None:
     """Make the grid's CA and certificate if missing (as `grid up` does) and say where they are and
     how to start a Dask scheduler of your own with them ([master] scheduler)."""
-    from statgrid.grid.interface import tls
+    from statgrid.grid.security import tls
     from statgrid.grid.master.core import grid_dir
 
     files = tls.ensure(grid_dir(_config(ctx)), renew=False)
@@ -973,7 +973,7 @@ def worker(ctx: typer.Context,
 def _exec_worker(ctx: typer.Context, cfg: Config, master: str, name: str, slots: int,
                  listen: str | None = None, nanny: bool = True) -> None:
     """Become `dask worker` for host `name` of the grid whose scheduler is at `master`."""
-    from statgrid.grid.interface import tls
+    from statgrid.grid.security import tls
     from statgrid.grid.execution.cluster import dask_settings
     from statgrid.grid.master.core import grid_dir
 

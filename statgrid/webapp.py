@@ -12,9 +12,10 @@ from fastapi.responses import RedirectResponse
 from statgrid.config import Config
 from statgrid.console.app import COOKIE, mount
 from statgrid.console.app import _same_origin as same_origin
-from statgrid.grid.interface import api, auth, server
+from statgrid.grid.interface import api, server
+from statgrid.grid.security import auth
 from statgrid.grid.interface.answers import error_response as _error
-from statgrid.grid.interface.auth import Forbidden, NotAuthenticated
+from statgrid.grid.security.auth import Forbidden, NotAuthenticated
 from statgrid.grid.master.core import Master
 
 

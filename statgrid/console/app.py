@@ -51,9 +51,9 @@ from markupsafe import escape
 from statgrid.console import data
 from statgrid.console.live import LOG_PAGE_BYTES, Console, output_size, read_output
 from statgrid.errors import StatgridError, UsageError
-from statgrid.grid.interface import auth
-from statgrid.grid.interface.auth import Caller
-from statgrid.grid.interface.events import Subscription
+from statgrid.grid.security import auth
+from statgrid.grid.security.auth import Caller
+from statgrid.grid.master.events import Subscription
 from statgrid.host.files import NotTrusted
 from statgrid.job.record import JOB_ID_MAX
 

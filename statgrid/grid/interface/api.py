@@ -39,11 +39,11 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from statgrid.errors import StatgridError, UsageError
-from statgrid.grid.interface import auth
-from statgrid.grid.interface.auth import Caller, Forbidden, NotAuthenticated
+from statgrid.grid.security import auth
+from statgrid.grid.security.auth import Caller, Forbidden, NotAuthenticated
 from statgrid.grid.interface.address import api_url
 from statgrid.grid.interface.answers import BodyLimit, FaultsAs500, body_error_message, error_response, validation_message
-from statgrid.grid.interface.exporter import CONTENT_TYPE_LATEST
+from statgrid.grid.master.metrics import CONTENT_TYPE_LATEST
 from statgrid.host.files import NotTrusted, read_untrusted
 from statgrid.grid.master.jobspec import NAME_MAX_CHARS, JobRequest, NotBool, shown
 from statgrid.grid.master.jobspec import check_name as jobspec_check_name
@@ -181,7 +181,7 @@ def create_app(master: Master, authenticate, on_down=None, on_stopped=None, stop
 
     @app.get("/metrics")
     async def metrics(who: Who):
-        """Prometheus's text format (exporter.py); any authenticated caller (a token for a scraper)."""
+        """Prometheus's text format (grid/master/metrics.py); any authenticated caller (a token for a scraper)."""
         await asyncio.to_thread(master.metrics.refresh_monitor)
         return Response(master.metrics.render(), media_type=CONTENT_TYPE_LATEST)
 

@@ -32,7 +32,8 @@ from pathlib import Path
 
 from statgrid.config import Config, is_loopback
 from statgrid.errors import StatgridError
-from statgrid.grid.interface import auth, localsock
+from statgrid.grid.interface import localsock
+from statgrid.grid.security import auth
 from statgrid.grid.interface.address import api_url  # noqa: F401  (callers name it here too)
 from statgrid.grid.master.core import Master, grid_dir, make_grid_dirs
 from statgrid.host.files import write_json_atomic
@@ -181,7 +182,7 @@ def serve(cfg: Config, create_app, ready_message: bool = True) -> None:
     tcp = _bind_tcp(cfg)
     ssl_files: dict[str, str] = {}
     if cfg.master.api_tls:
-        from statgrid.grid.interface import tls
+        from statgrid.grid.security import tls
 
         cert, key, _ = tls.ensure_api_cert(grid_dir(cfg), tls.api_names(cfg.master.listen, cfg.master.names))
         ssl_files = {"ssl_certfile": str(cert), "ssl_keyfile": str(key)}

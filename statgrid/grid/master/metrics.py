@@ -1,4 +1,5 @@
-"""The grid in Prometheus's exposition format: `GET /metrics` (issue 17), with prometheus-client.
+"""The grid in Prometheus's exposition format: `GET /metrics` (issue 17; the API serves
+render(), the master feeds the events), with prometheus-client.
 
 Names follow Prometheus's conventions (base units in the name, `_total` for counters, ratios
 0…1). What the master knows live — jobs by state, queue and user, per-queue and per-host counts,
@@ -15,7 +16,7 @@ scrape config's bearer token.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
@@ -24,8 +25,22 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from statgrid.monitor.store import read_latest
 
 if TYPE_CHECKING:
-    from statgrid.grid.master.core import Master
+    from statgrid.config import Config
+    from statgrid.grid.scheduling.backlog import Backlog
+    from statgrid.grid.scheduling.policy import HostView
     from statgrid.job.record import Job
+
+
+class Master(Protocol):
+    """What the metrics read of the master (grid/master/core.py's Master is one). Described here,
+    not imported: the master makes its GridMetrics, and importing it back would close a circle."""
+    cfg: Config
+    pending: Backlog
+    running: dict[int, Job]
+
+    def queues(self) -> list[dict[str, Any]]: ...
+
+    def host_views(self) -> dict[str, HostView]: ...
 
 __all__ = ["CONTENT_TYPE_LATEST", "GridMetrics"]
 
