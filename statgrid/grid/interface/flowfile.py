@@ -13,7 +13,8 @@ Manager's flow definitions (a flow of jobs whose links say which job waits for w
 dependencies (names of this flow only, no cycle). The job file's existence, the queue, the hosts
 and the session options are checked at submission, by jobspec.validate, as for `statgrid submit`.
 Jobs come back in an order where each one's dependencies come before it, so they can be
-submitted one by one, each resolving its `after` to the ids of jobs already submitted.
+submitted one by one, each resolving its `after` to the ids of jobs already submitted. It is read
+where the flow is submitted (the CLI), before the master sees it: hence interface/, not scheduling/.
 """
 from __future__ import annotations
 
