@@ -13,10 +13,10 @@ from statgrid.config import Config
 from statgrid.console.app import COOKIE, mount
 from statgrid.console.app import _same_origin as same_origin
 from statgrid.grid.interface import api, server
-from statgrid.grid.security import auth
 from statgrid.grid.interface.answers import error_response as _error
-from statgrid.grid.security.auth import Forbidden, NotAuthenticated
 from statgrid.grid.master.core import Master
+from statgrid.grid.security import auth
+from statgrid.grid.security.auth import Forbidden, NotAuthenticated
 
 
 def create_app(master: Master, on_down=None, on_stopped=None, stop_engine=lambda: True) -> FastAPI:
@@ -33,7 +33,7 @@ def serve(cfg: Config, ready_message: bool = True) -> None:
 
 class _Authenticate:
     """Who is asking, before anything reads the request: the local socket's peer uid (set by the
-    server's protocol) or a bearer token. Refused: 401 (no or bad credential) or 403 (a personal
+    server's protocol), a bearer token, or on /console paths the console's sign-in cookie. Refused: 401 (no or bad credential) or 403 (a personal
     grid's stranger), recorded in the audit trail; 429 once the client has failed too often
     (auth.Throttle). GET /health alone passes without a caller."""
 
