@@ -283,10 +283,10 @@ def load_bundle(path: Path) -> tuple[dict, list[dict]]:
 
 def summary(meta: dict, jobs: list[dict]) -> str:
     """The end-of-run summary: counts, clock time, response time and summed STIMER real time, CPU/real
-    by kind — the figures and names of the report's summary (report.tables), so the two agree."""
-    from statgrid.report.tables import FIGURE_NAMES, summary_figures
+    by kind — the figures and names of the report's summary (bench/figures.py), so the two agree."""
+    from statgrid.bench.figures import FIGURE_NAMES, job_figures
 
-    f = summary_figures(meta, jobs, None)
+    f = job_figures(meta, jobs)
     lines = [f"{meta['workload']['name']}: {f['jobs']} jobs, {f['jobs_done']} DONE, {f['jobs_exit']} EXIT, "
              f"workload clock {f['clock_s']:.1f} s"]
     lines += [f"{FIGURE_NAMES[k]}: {f[k]:.1f} s" for k in ("summed_real_s", "stimer_real_s")]

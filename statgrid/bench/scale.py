@@ -25,7 +25,7 @@ from typing import Callable
 from statgrid.bench import mixed
 from statgrid.bench import workload as wl
 from statgrid.errors import StatgridError, UsageError
-from statgrid.report.tables import summary_figures
+from statgrid.bench.figures import job_figures
 
 COLUMNS = [("nodes", "nodes"), ("sessions", "sessions"), ("jobs", "jobs"), ("done", "DONE"), ("exit", "EXIT"),
            ("clock_s", "clock s"), ("jobs_per_h", "jobs/h"), ("summed_real_s", "summed real s"),
@@ -39,7 +39,7 @@ def auto_cpus_per_node(max_nodes: int) -> int:
 
 def step_row(nodes: int, meta: dict, jobs: list[dict]) -> dict:
     """One line of the scalability table from a step's bundle (its figures as the report defines them)."""
-    f = summary_figures(meta, jobs, None)
+    f = job_figures(meta, jobs)
     clock_s, mb_s = f["clock_s"], f["jobs_logical_mb_s"]
     return {"nodes": nodes, "sessions": meta["workload"]["sessions"], "jobs": f["jobs"], "done": f["jobs_done"],
             "exit": f["jobs_exit"], "clock_s": round(clock_s, 2),

@@ -26,14 +26,16 @@ def grid_up(ctx: typer.Context, detach: bool = typer.Option(False, "--detach", "
                    f"{info['url']} for remote clients with a token; log: {cfg.home / 'grid' / 'master.log'}\n"
                    f"console: {info['url']}/console/ (sign in with a token: `statgrid token create --print`)")
         return
-    call(ctx, server.serve, cfg)
+    from statgrid import webapp
+
+    call(ctx, webapp.serve, cfg)
 
 
 @grid_app.command("tls")
 def grid_tls(ctx: typer.Context) -> None:
     """Make the grid's CA and certificate if missing (as `grid up` does) and say where they are and
     how to start a Dask scheduler of your own with them ([master] scheduler)."""
-    from statgrid.grid.interface import tls
+    from statgrid.grid.security import tls
     from statgrid.grid.master.core import grid_dir
 
     files = tls.ensure(grid_dir(config(ctx)), renew=False)

@@ -34,7 +34,7 @@ def flow_submit(ctx: typer.Context, path: Path = typer.Argument(..., metavar="FI
     """Submit a flow file: every job or none; prints the flow's id. Its jobs run in the flow file's directory."""
     import time as _time
 
-    from statgrid.grid.scheduling import flowfile
+    from statgrid.grid.interface import flowfile
     from statgrid.grid.master.jobspec import JobRequest, validate
 
     cfg = config(ctx)
@@ -96,7 +96,7 @@ def schedule_add(ctx: typer.Context,
                  queue: str = typer.Option("", "--queue", "-q"), name: str = typer.Option("", "--name", "-J"),
                  job: Optional[List[str]] = typer.Argument(None, metavar="[JOB [ARGS]...]")) -> None:
     """Add a calendar that submits a job (JOB ARGS, run in this directory) or a flow (--flow FILE)."""
-    from statgrid.grid.scheduling import flowfile
+    from statgrid.grid.interface import flowfile
 
     try:
         if (flow is None) == (not job):

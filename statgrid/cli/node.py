@@ -25,7 +25,7 @@ def worker(ctx: typer.Context,
 def _exec_worker(ctx: typer.Context, cfg: Config, master: str, name: str, slots: int,
                  listen: str | None = None, nanny: bool = True) -> None:
     """Become `dask worker` for host `name` of the grid whose scheduler is at `master`."""
-    from statgrid.grid.interface import tls
+    from statgrid.grid.security import tls
     from statgrid.grid.execution.cluster import dask_settings
     from statgrid.grid.master.core import grid_dir
 

@@ -13,7 +13,7 @@ path /console (the JSON API never accepts it). A session ends at sign-out, after
 token is revoked or the master restarts; a live stream of an ended session stops within
 SESSION_CHECK_S. A request that changes something (kill, close/open, sign out) with that cookie must
 also carry htmx's HX-Request header and, when the browser sends one, an Origin of this master:
-another site can make a browser send neither (auth.py's _Authenticate checks before any route).
+another site can make a browser send neither (statgrid/webapp.py's _Authenticate checks before any route).
 
 Live updates: each page holds one server-sent-events stream (/console/stream, the page's view and
 filters in its query). The stream takes the master's broadcast job and host changes and the
@@ -51,9 +51,9 @@ from markupsafe import escape
 from statgrid.console import data
 from statgrid.console.live import LOG_PAGE_BYTES, Console, output_size, read_output
 from statgrid.errors import StatgridError, UsageError
-from statgrid.grid.interface import auth
-from statgrid.grid.interface.auth import Caller
-from statgrid.grid.interface.events import Subscription
+from statgrid.grid.security import auth
+from statgrid.grid.security.auth import Caller
+from statgrid.grid.master.events import Subscription
 from statgrid.host.files import NotTrusted
 from statgrid.job.record import JOB_ID_MAX
 
@@ -407,7 +407,7 @@ def _local(target: str) -> str:
 
 def _same_origin(origin: str | None, host: str | None) -> bool:
     """True when the browser sent no Origin, or the Origin names this master (its Host): for
-    sign-ins here and for changes made with the cookie (grid/interface/api.py's _check_same_origin)."""
+    sign-ins here and for changes made with the cookie (statgrid/webapp.py's _check_same_origin)."""
     from urllib.parse import urlsplit
 
     return origin is None or urlsplit(origin).netloc == (host or "")

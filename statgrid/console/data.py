@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from statgrid.errors import UsageError
-from statgrid.grid.interface.auth import Caller
+from statgrid.grid.security.auth import Caller
 from statgrid.host.files import NotTrusted, read_untrusted
 from statgrid.job.jobdir import STIMER_LOG, JobDir
 from statgrid.job.lifecycle import RUNNING_NAMES, UNFINISHED_NAMES

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from statgrid.grid.interface.auth import Caller
-from statgrid.grid.interface.events import Broadcaster
+from statgrid.grid.security.auth import Caller
+from statgrid.grid.master.events import Broadcaster
 from statgrid.host.files import NotTrusted, read_untrusted
 from statgrid.monitor.store import read_latest
 

@@ -2,6 +2,9 @@
 
 The /proc root is a setting (`PROCFS_PATH`, or the `procfs` argument) so tests can point it at a fake tree, as psutil's
 PROCFS_PATH does. Field meanings: Documentation/filesystems/proc.rst in the kernel tree.
+
+PROCFS_PATH is defined here only (the monitor, the nodes' usage and memory watch, the launcher import
+it). Standard library only: the launcher (`python -I -S`) loads this file by its path.
 """
 from __future__ import annotations
 

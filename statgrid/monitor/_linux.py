@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-PROCFS_PATH = "/proc"
+from statgrid.host.procfs import PROCFS_PATH  # noqa: F401  (a setting of this module too: tests point it elsewhere)
+
 SYSFS_PATH = "/sys"
 SECTOR_BYTES = 512                  # diskstats counts 512-byte sectors whatever the device's block size
 

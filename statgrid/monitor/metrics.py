@@ -1,5 +1,5 @@
 """Every metric the monitor records, declared once. This table drives the Parquet schema, the
-CSV headers, chart labels and (later) /metrics: nothing else lists metric names.
+CSV headers, chart labels and the HELP of /metrics (grid/master/metrics.py): nothing else describes them.
 
 `rate` is True for values derived from counter deltas over the interval (per second, or a
 share of the interval), False for gauges read as they are. `scope` says which table holds it:

@@ -28,9 +28,9 @@ directory (scale.json), an `iobench --json` result. Figures and their definition
 from __future__ import annotations
 
 from statgrid.bench import iobench_out
+from statgrid.bench.figures import WORKLOAD_ROWS, mean_present, cpu_real, job_figures, job_times, wall_s
 from statgrid.bench.iobench import read_pct
 from statgrid.job.accounting import JobRusage
-from statgrid.job.stimer import StepRecord
 from statgrid.report.model import Column, Table
 from statgrid.report.series import Series, iops, mb_s, moving_max
 
@@ -40,58 +40,10 @@ SIZE_BUCKETS = [(4 << 10, "≤ 4 KiB"), (16 << 10, "4–16 KiB"), (64 << 10, "16
                 (1 << 20, "256 KiB–1 MiB"), (float("inf"), "> 1 MiB")]
 
 
-# -- one job's figures ------------------------------------------------------------------------------
-def job_times(j: dict) -> dict:
-    """real_s, user_cpu_s, sys_cpu_s, memory_bytes of a job: its session's STIMER total (SAS's
-    FULLSTIMER view) when it has one, else the job process's rusage over its wall time."""
-    st = StepRecord.parse(j.get("stimer_total"))
-    ru = JobRusage.parse(j.get("rusage")) or JobRusage()
-    if st is not None and st.real_s:
-        return {"real_s": st.real_s, "user_cpu_s": st.user_cpu_s, "sys_cpu_s": st.sys_cpu_s,
-                "memory_bytes": st.memory_bytes or 0}
-    return {"real_s": wall_s(j), "user_cpu_s": ru.user_cpu_s, "sys_cpu_s": ru.sys_cpu_s,
-            "memory_bytes": ru.max_rss_bytes or 0}
-
-
-def wall_s(j: dict) -> float | None:
-    """A job's process wall time, start to end (None if it never ran)."""
-    return (j["end_ts"] - j["start_ts"]) if j.get("end_ts") and j.get("start_ts") else None
-
-
-def response_time_s(jobs: list[dict]) -> float:
-    """Seed 000's response time: the cumulative real time of all the jobs — their wall times summed
-    (EXIT jobs included: they held a slot as long as they ran)."""
-    return sum(w for j in jobs if (w := wall_s(j)) is not None)
-
-
-def stimer_real_s(jobs: list[dict]) -> float:
-    """The jobs' STIMER real time summed (job_times: a job without a STIMER total counts its wall time,
-    as in the per-node FULLSTIMER table; the report's note says so)."""
-    return sum(job_times(j)["real_s"] or 0 for j in jobs)
-
-
-def cpu_real(j: dict) -> float | None:
-    t = job_times(j)
-    return (t["user_cpu_s"] + t["sys_cpu_s"]) / t["real_s"] if t["real_s"] else None
-
-
-def _mean(xs: list[float]) -> float | None:
-    xs = [x for x in xs if x is not None]
-    return sum(xs) / len(xs) if xs else None
-
-
 # -- workload summary -------------------------------------------------------------------------------
 def summary_figures(meta: dict, jobs: list[dict], series: Series | None) -> dict:
     """Every figure of the workload summary under a stable key (what --compare lines up)."""
-    clock_s = meta["end_ts"] - meta["workload_start_ts"]
-    done = [j for j in jobs if j["state"] == "DONE"]
-    logical = sum((JobRusage.parse(j.get("rusage")) or JobRusage()).logical_io_bytes for j in jobs)
-    f: dict = {"jobs": len(jobs), "jobs_done": len(done), "jobs_exit": sum(j["state"] == "EXIT" for j in jobs),
-               "clock_s": clock_s, "summed_real_s": response_time_s(jobs), "stimer_real_s": stimer_real_s(jobs),
-               "cpu_real_mean": _mean([cpu_real(j) for j in done]),
-               "jobs_logical_mb_s": logical / 1e6 / clock_s if clock_s > 0 else None}
-    for kind in ("io", "cpu", "memory"):
-        f[f"cpu_real_{kind}"] = _mean([cpu_real(j) for j in done if j.get("kind") == kind])
+    f = job_figures(meta, jobs)
     if series is not None:
         f.update(series_figures(series))
     return f
@@ -163,16 +115,7 @@ SUMMARY_ROWS = [  # key, section, figure, unit
     ("cpu_idle_cores", "processor", "idle", "cores"),
     ("cpus", "processor", "CPUs of the grid's machines", ""),
     ("mb_s_per_core", "processor", "sustained MB/s per core", "MB/s"),
-    ("clock_s", "workload", "clock time", "s"),
-    ("summed_real_s", "workload", "response time (summed wall time of the jobs)", "s"),
-    ("stimer_real_s", "workload", "summed step real time (STIMER)", "s"),
-    ("jobs", "workload", "jobs", ""),
-    ("jobs_done", "workload", "jobs DONE", ""),
-    ("jobs_exit", "workload", "jobs EXIT", ""),
-    ("cpu_real_mean", "workload", "mean CPU/real of the jobs", ""),
-    ("cpu_real_io", "workload", "mean CPU/real, I/O jobs", ""),
-    ("cpu_real_cpu", "workload", "mean CPU/real, CPU jobs", ""),
-    ("cpu_real_memory", "workload", "mean CPU/real, memory jobs", ""),
+    *WORKLOAD_ROWS,
     ("span_s", "capture", "time span of the samples", "s"),
     ("samples", "capture", "samples of the machines", ""),
     ("hosts", "capture", "hosts sampled", ""),
@@ -313,7 +256,7 @@ def per_node(jobs: list[dict]) -> Table:
     for h in hosts:
         hj = [j for j in jobs if j.get("host") == h]
         ts = [job_times(j) for j in hj]
-        rows.append({"host": h, "jobs": len(hj), "cpu_real_mean": _mean([cpu_real(j) for j in hj]),
+        rows.append({"host": h, "jobs": len(hj), "cpu_real_mean": mean_present([cpu_real(j) for j in hj]),
                      "real_min": sum(t["real_s"] or 0 for t in ts) / 60,
                      "memory_gb": sum(t["memory_bytes"] for t in ts) / 1e9,
                      "user_cpu_min": sum(t["user_cpu_s"] for t in ts) / 60,
@@ -321,7 +264,7 @@ def per_node(jobs: list[dict]) -> Table:
     keys = [c.key for c in NODE_COLUMNS[1:]]
     if len(rows) > 1:
         total = {"host": "all", **{k: sum(r[k] or 0 for r in rows) for k in keys}}
-        total["cpu_real_mean"] = _mean([cpu_real(j) for j in jobs if j.get("host")])
+        total["cpu_real_mean"] = mean_present([cpu_real(j) for j in jobs if j.get("host")])
         spread = {"host": "spread (max − min) ÷ mean"}
         for k in keys:
             vals = [r[k] for r in rows if r[k] is not None]

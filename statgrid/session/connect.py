@@ -36,7 +36,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, ContextManager, Iterable, Mapping, Protocol
 
 from statgrid.errors import SessionTerminated, StatgridError, StepError, UsageError
 from statgrid.libraries import LIBNAMES_ENV, encode_libnames
@@ -46,7 +46,20 @@ if TYPE_CHECKING:
     from statgrid.config import Config
     from statgrid.grid.interface.batch import Batch
     from statgrid.grid.interface.client import GridClient
-    from statgrid.session.core import Session
+    from statgrid.libraries import Library
+    from statgrid.session.log import SessionLog
+
+
+class Session(Protocol):
+    """What a parent session lends its sub-tasks; statgrid.session.core.Session is one. Described
+    here rather than imported: Session.parallel calls into this module, and importing core back
+    would close a circle of files."""
+    config: Config
+    log: SessionLog
+    steps: list[StepRecord]
+    assigned_libnames: dict[str, Library]
+
+    def step(self, name: str) -> ContextManager[Any]: ...
 
 STEP_NAME = "CONNECT"                    # the parent's step that submits and waits
 JOB_ID_ENV = "STATGRID_JOB_ID"           # set by the master in every grid job (master._start_attempt)
@@ -226,7 +239,7 @@ def parallel(session: Session, tasks: Iterable[Task], queue: str | None = None, 
 
 
 def _job_file(task: Task) -> Path:
-    from statgrid.session.jobs import check_job_file   # jobs imports core, which imports this lazily
+    from statgrid.job.kinds import check_job_file
 
     path = Path(os.getcwd()) / task.file               # an absolute task.file stays as it is
     try:

@@ -180,7 +180,7 @@ def grid(tmp_path_factory):
     g.other_token = None
     if os.geteuid() == 0 and acct_user_exists(OTHER):
         # Tokens are read when the master starts: this one goes into the store before `grid up`.
-        from statgrid.grid.interface import auth
+        from statgrid.grid.security import auth
 
         (g.home / "grid").mkdir(parents=True, exist_ok=True)
         store = JobStore(g.home / "grid" / "jobs.db")

@@ -16,7 +16,8 @@ import pytest
 
 from statgrid.config import load_config
 from statgrid.errors import ConfigError, StatgridError
-from statgrid.grid.interface import auth, localsock
+from statgrid.grid.interface import localsock
+from statgrid.grid.security import auth
 from statgrid.grid.interface.client import Forbidden, GridClient, NotAuthenticated, Remote, read_client_config
 from statgrid.grid.interface.server import _bind_tcp
 from statgrid.grid.master.store import JobStore

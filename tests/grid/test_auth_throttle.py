@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from statgrid.grid.interface import auth
+from statgrid.grid.security import auth
 from tests.support import gridtest
 
 FLOOD = 600                                      # bad tokens sent by the flooding address

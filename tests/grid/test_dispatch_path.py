@@ -11,7 +11,7 @@ import json
 import psutil
 import pytest
 
-from statgrid.grid.interface import tls as grid_tls
+from statgrid.grid.security import tls as grid_tls
 from statgrid.grid.execution.engine import ENGINE_FILE
 from tests.support.gridtest import Grid, running
 from tests.support.gridtoml import toml_text

@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from statgrid.grid.interface import tls
+from statgrid.grid.security import tls
 from tests.conftest import run_cli
 from tests.support.gridtest import Grid, running
 from tests.support.gridtoml import toml_text

@@ -6,7 +6,7 @@ import asyncio
 import threading
 
 from statgrid.grid.interface.client import GridClient
-from statgrid.grid.interface.events import Broadcaster
+from statgrid.grid.master.events import Broadcaster
 from tests.support import gridtest
 from tests.conftest import WAIT_S
 
@@ -14,7 +14,7 @@ GRID_TOML = gridtest.ONE_SLOT_TOML
 
 
 def test_a_viewer_that_falls_behind_gets_one_resync_and_never_blocks_the_publisher(monkeypatch):
-    monkeypatch.setattr("statgrid.grid.interface.events.QUEUE_MAX_EVENTS", 3)
+    monkeypatch.setattr("statgrid.grid.master.events.QUEUE_MAX_EVENTS", 3)
 
     async def scenario():
         hub = Broadcaster()

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from statgrid.errors import StatgridError
-from statgrid.grid.scheduling import flowfile
+from statgrid.grid.interface import flowfile
 from statgrid.grid.interface.client import GridClient
 from tests.support import gridtest
 from tests.support.multiuser import make_users, site_install  # noqa: F401 — fixtures, used by name

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from statgrid.config import load_config
-from statgrid.grid.interface.auth import Caller
+from statgrid.grid.security.auth import Caller
 from statgrid.grid.master.core import Master, identity_of
 from statgrid.grid.master.jobspec import JobRequest
 from statgrid.job.protocol import AttemptFinished, AttemptLost, AttemptStarted, IoCounters, LaunchRequest, Rusage

@@ -1,4 +1,4 @@
-"""Flow files (statgrid.grid.scheduling.flowfile): the example flow, order, and every refusal's message."""
+"""Flow files (statgrid.grid.interface.flowfile): the example flow, order, and every refusal's message."""
 from __future__ import annotations
 
 import textwrap
@@ -6,9 +6,9 @@ import textwrap
 import pytest
 
 from statgrid.errors import UsageError
-from statgrid.grid.scheduling import flowfile
+from statgrid.grid.interface import flowfile
 from statgrid.grid.scheduling.depend import And, Term
-from statgrid.grid.scheduling.flowfile import FlowJob, FlowSpec, load, parse
+from statgrid.grid.interface.flowfile import FlowJob, FlowSpec, load, parse
 
 NIGHTLY = """\
 name = "nightly"                 # the flow's name

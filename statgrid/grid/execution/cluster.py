@@ -65,7 +65,7 @@ async def serve(hosts: dict[str, int], host: str, tls_dir: Path | None = None, p
     configure_dask(fence_grace_s)
     secure: dict = {}
     if tls_dir is not None:
-        from statgrid.grid.interface import tls
+        from statgrid.grid.security import tls
 
         secure = {"security": tls.security(tls.require(tls_dir.parent)), "protocol": "tls://"}
     workers = {name: {"cls": Nanny, "options": {"name": name, "nthreads": slots, "memory_limit": 0,

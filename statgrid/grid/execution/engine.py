@@ -26,7 +26,7 @@ from distributed.diagnostics.plugin import SchedulerPlugin
 
 from statgrid.errors import StatgridError
 from statgrid.grid.execution import node
-from statgrid.grid.interface import tls as grid_tls
+from statgrid.grid.security import tls as grid_tls
 from statgrid.grid.execution.cluster import configure_dask
 from statgrid.grid.execution.fence import CONTACT_HANDLER, FENCE_MARGIN_S
 from statgrid.host.files import write_json_atomic

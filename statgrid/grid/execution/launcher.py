@@ -60,7 +60,7 @@ import time
 
 
 def _load_stdlib_module(full: str):
-    """A statgrid module of the standard library only (statgrid.job.protocol,
+    """A statgrid module of the standard library only (statgrid.job.protocol, statgrid.host.procfs,
     statgrid.grid.execution.memlimit). Run as a script with -I -S, statgrid is not importable: the file
     is loaded by its path under the package root, under the same module name, so there is one
     definition of the contract. (protocol's imports, dataclasses and typing, add ~10 ms to this
@@ -80,9 +80,10 @@ def _load_stdlib_module(full: str):
 
 
 protocol = _load_stdlib_module("statgrid.job.protocol")
+procfs = _load_stdlib_module("statgrid.host.procfs")      # before memlimit, which imports it
 memlimit = _load_stdlib_module("statgrid.grid.execution.memlimit")
 PR_SET_PDEATHSIG = 1
-PROCFS_PATH = "/proc"
+PROCFS_PATH = procfs.PROCFS_PATH
 CGROUP_PREFIX = "statgrid-launcher-"     # + the server's pid; the cgroup of one server and its jobs
 CGROUP_SERVER_LEAF = "launcher"          # the server's own leaf: populated while the server lives
 CGROUP_RETRY_S = 0.2                     # how often removal of a killed job's cgroup is retried

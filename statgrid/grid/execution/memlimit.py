@@ -34,10 +34,12 @@ from __future__ import annotations
 
 import os
 
+# Standard library only too; under the launcher it is loaded by path before this file (launcher.py).
+from statgrid.host.procfs import PROCFS_PATH
+
 MODE_ENV = "STATGRID_MEMORY_LIMIT"
 MODES = ("auto", "watch", "off")
 WATCH_INTERVAL_S = 0.5                   # how often a watched job's RSS is summed
-PROCFS_PATH = "/proc"
 
 
 def mode_from_env(env) -> tuple[str, str]:

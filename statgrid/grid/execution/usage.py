@@ -31,7 +31,8 @@ import threading
 import time
 from pathlib import Path
 
-PROCFS_PATH = "/proc"
+from statgrid.host.procfs import PROCFS_PATH
+
 FIELDS = ("cpu_s", "rss_bytes", "read_bytes", "write_bytes")
 LINE_MAX_BYTES = 200       # a sample line is ~120 bytes; read_series reads this much per point wanted
 

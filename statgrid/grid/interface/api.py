@@ -1,7 +1,7 @@
 """The master's HTTP API (FastAPI): the CLI and `statgrid.grid.interface.client` use it, on the local socket
 or over HTTPS with a token (server.py serves both; auth.py says who is asking and what they may do).
 
-Every request but GET /health is authenticated before anything else reads it (`_Authenticate`):
+Every request but GET /health is authenticated before anything else reads it (statgrid.webapp's gate):
 401 without a credential (or with a bad or revoked token), 403 for what the caller may not do —
 each message says how to get a token, or who may do it —, 429 with Retry-After once a client has
 failed too often (auth.Throttle). Nothing of a refused request is stored; the refusal is in the
@@ -28,26 +28,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 import time
 from pathlib import Path as FilePath
-from typing import Annotated, Any, Optional
+from typing import Annotated, Optional
 
 from fastapi import Depends, FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from statgrid.errors import StatgridError, UsageError
-from statgrid.grid.interface import auth, diskfull
-from statgrid.grid.interface.auth import Caller, Forbidden, NotAuthenticated
-from statgrid.grid.interface.exporter import CONTENT_TYPE_LATEST
+from statgrid.grid.security import auth
+from statgrid.grid.security.auth import Caller, Forbidden, NotAuthenticated
+from statgrid.grid.interface.address import api_url
+from statgrid.grid.interface.answers import BodyLimit, FaultsAs500, body_error_message, error_response, validation_message
+from statgrid.grid.master.metrics import CONTENT_TYPE_LATEST
 from statgrid.host.files import NotTrusted, read_untrusted
 from statgrid.grid.master.jobspec import NAME_MAX_CHARS, JobRequest, NotBool, shown
 from statgrid.grid.master.jobspec import check_name as jobspec_check_name
 from statgrid.grid.master.core import Master, NotFound, grid_dir, identity_of, job_dir
-from statgrid.grid.interface.server import api_url
 from statgrid.job.record import JOB_ID_MAX, PAGE_MAX_JOBS, PEEK_MAX_BYTES, JobState
 from statgrid.grid.master.store import JobFilter
 
@@ -62,8 +62,6 @@ KILL_MAX_IDS = 10_000
 # name) still get the message naming the field.
 BODY_MAX_BYTES = 16 * 2**20
 EVENTS_KEEPALIVE_S = 15.0
-
-log = logging.getLogger("statgrid.api")
 
 JobId = Annotated[int, Path(ge=1, le=JOB_ID_MAX, description="a job id, 1 … 2**63 − 1")]
 Name = Annotated[Optional[str], Query(max_length=NAME_MAX_CHARS)]
@@ -122,10 +120,12 @@ async def _caller(request: Request) -> Caller:
 Who = Annotated[Caller, Depends(_caller)]
 
 
-def create_app(master: Master, on_down=None, on_stopped=None, stop_engine=lambda: True) -> FastAPI:
+def create_app(master: Master, authenticate, on_down=None, on_stopped=None, stop_engine=lambda: True) -> FastAPI:
     """The API of a started master; when the server ends, the lifespan stops the master — and the
     grid (engine and jobs) when stop_engine() says so (`grid down`, Ctrl-C), not on SIGTERM (a
-    restart of the master, as systemd's: the jobs run on, the next master adopts them)."""
+    restart of the master, as systemd's: the jobs run on, the next master adopts them).
+    authenticate(app, master=, throttle=) is the ASGI gate that says who is asking (statgrid.webapp's:
+    it also knows the console's sign-in, which this module does not)."""
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
         try:
@@ -140,34 +140,30 @@ def create_app(master: Master, on_down=None, on_stopped=None, stop_engine=lambda
     app = FastAPI(title="statgrid master", lifespan=lifespan)
 
     @app.exception_handler(StatgridError)
-    async def _statgrid_error(request: Request, exc: StatgridError):
+    async def _statgriderror_response(request: Request, exc: StatgridError):
         if isinstance(exc, Forbidden):
             master.audit.record(request.scope.get(auth.CALLER_KEY), f"{request.method} {request.url.path}",
                                 outcome="refused", detail=str(exc))
-            return _error(str(exc), 403, usage=False)
+            return error_response(str(exc), 403, usage=False)
         status = 404 if isinstance(exc, NotFound) else 400 if isinstance(exc, UsageError) else 409
-        return _error(str(exc), status, usage=isinstance(exc, UsageError))
+        return error_response(str(exc), status, usage=isinstance(exc, UsageError))
 
     @app.exception_handler(RequestValidationError)
     async def _bad_request(request: Request, exc: RequestValidationError):
         # FastAPI's own answer is 422 {"detail": [...]}; ours is the documented shape.
-        return _error(validation_message(exc.errors()), 400, usage=True)
+        return error_response(validation_message(exc.errors()), 400, usage=True)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http_error(request: Request, exc: StarletteHTTPException):
+    async def _httperror_response(request: Request, exc: StarletteHTTPException):
         if exc.status_code == 400 and exc.__cause__ is not None:    # FastAPI could not read the JSON body
-            return _error(body_error_message(exc.__cause__), 400, usage=True)
-        return _error(f"{exc.detail}: {request.method} {request.url.path} (the API's paths are in README.md, "
+            return error_response(body_error_message(exc.__cause__), 400, usage=True)
+        return error_response(f"{exc.detail}: {request.method} {request.url.path} (the API's paths are in README.md, "
                       "'The grid').", exc.status_code, usage=False, headers=exc.headers)
 
-    app.add_middleware(_FaultsAs500, log_path=grid_dir(master.cfg) / "master.log", home=master.cfg.home)
+    app.add_middleware(FaultsAs500, log_path=grid_dir(master.cfg) / "master.log", home=master.cfg.home)
     app.state.auth_throttle = auth.Throttle()                       # the console's sign-in counts here too
-    app.add_middleware(_Authenticate, master=master, throttle=app.state.auth_throttle)
-    app.add_middleware(_BodyLimit, max_bytes=BODY_MAX_BYTES)       # outermost: before anything reads
-
-    from statgrid.console.app import mount
-
-    mount(app, master)
+    app.add_middleware(authenticate, master=master, throttle=app.state.auth_throttle)
+    app.add_middleware(BodyLimit, max_bytes=BODY_MAX_BYTES)       # outermost: before anything reads
 
     def private(record: dict, who: Caller) -> dict:
         """A job record as `who` may see it: STIMER records are the owner's (and admins')."""
@@ -185,7 +181,7 @@ def create_app(master: Master, on_down=None, on_stopped=None, stop_engine=lambda
 
     @app.get("/metrics")
     async def metrics(who: Who):
-        """Prometheus's text format (exporter.py); any authenticated caller (a token for a scraper)."""
+        """Prometheus's text format (grid/master/metrics.py); any authenticated caller (a token for a scraper)."""
         await asyncio.to_thread(master.metrics.refresh_monitor)
         return Response(master.metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
@@ -471,220 +467,6 @@ def create_app(master: Master, on_down=None, on_stopped=None, stop_engine=lambda
         return master.tokens.get(token_id)
 
     return app
-
-
-class _Authenticate:
-    """Who is asking, before anything reads the request: the local socket's peer uid (set by the
-    server's protocol) or a bearer token. Refused: 401 (no or bad credential) or 403 (a personal
-    grid's stranger), recorded in the audit trail; 429 once the client has failed too often
-    (auth.Throttle). GET /health alone passes without a caller."""
-
-    def __init__(self, app, master: Master, throttle: auth.Throttle):
-        self.app = app
-        self.master = master
-        self.throttle = throttle
-
-    async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        headers = dict(scope.get("headers") or ())
-        path, method = scope["path"], scope["method"]
-        console = path == "/console" or path.startswith("/console/")
-        authorization = headers.get(b"authorization", b"").decode("latin-1")
-        cookie = _console_cookie(headers) if console and not authorization else None
-        try:
-            if cookie is not None and scope.get(auth.PEER_UID_KEY) is None:
-                caller = self.master.console.sessions.caller(cookie)
-                if caller is None:
-                    raise NotAuthenticated("your console sign-in has ended (signed out, expired after 12 h, the master "
-                                           "restarted, or its token was revoked): sign in again at /console/login.")
-                if method not in ("GET", "HEAD"):
-                    _check_same_origin(headers)      # the cookie rides along on a forged request; these don't
-            else:
-                caller = self.master.authenticate(scope.get(auth.PEER_UID_KEY), authorization)
-        except (NotAuthenticated, Forbidden) as exc:
-            if (method == "GET" and path in ANONYMOUS_PATHS) or (console and path in CONSOLE_ANONYMOUS) \
-                    or path.startswith("/console/static/"):
-                caller = None
-            elif console and method == "GET" and isinstance(exc, NotAuthenticated) and path != "/console/stream" \
-                    and not path.startswith("/console/api/"):                   # a page: to the sign-in page
-                from urllib.parse import quote
-
-                target = path + ("?" + scope["query_string"].decode("latin-1") if scope.get("query_string") else "")
-                await RedirectResponse("/console/login?next=" + quote(target, safe=""),
-                                       status_code=303)(scope, receive, send)
-                return
-            else:
-                retry_after_s = auth.refused(scope, self.throttle, self.master.audit, f"{method} {path}", str(exc))
-                if retry_after_s is not None:
-                    await _error(auth.throttled_message(scope, retry_after_s, str(exc)), 429, usage=False,
-                                 headers={"Retry-After": auth.retry_after_header(retry_after_s)})(scope, receive, send)
-                    return
-                status = 401 if isinstance(exc, NotAuthenticated) else 403
-                await _error(str(exc), status, usage=False,
-                             headers={"WWW-Authenticate": "Bearer"} if status == 401 else None)(scope, receive, send)
-                return
-        scope[auth.CALLER_KEY] = caller
-        await self.app(scope, receive, send)
-
-
-ANONYMOUS_PATHS = ("/health", "/")
-CONSOLE_ANONYMOUS = ("/console", "/console/", "/console/login")
-
-
-def _console_cookie(headers: dict[bytes, bytes]) -> str | None:
-    """The console's sign-in cookie (console/app.py: a session id, never the token), if any."""
-    from http.cookies import CookieError, SimpleCookie
-
-    from statgrid.console.app import COOKIE
-
-    raw = headers.get(b"cookie")
-    if not raw:
-        return None
-    try:
-        jar = SimpleCookie(raw.decode("latin-1"))
-    except CookieError:
-        return None
-    return jar[COOKIE].value if COOKIE in jar else None
-
-
-def _check_same_origin(headers: dict[bytes, bytes]) -> None:
-    """A change made with the console's cookie must come from the console's own page: htmx's
-    HX-Request header (a form or link of another site cannot send it; a script of another site
-    cannot send it without a CORS preflight this master never allows) and, when the browser says
-    where the request comes from, this master's origin."""
-    from statgrid.console.app import _same_origin
-
-    if headers.get(b"hx-request") != b"true":
-        raise Forbidden("a change through the console must come from the console's page (it sends HX-Request); "
-                        "from a script use the API with a token (Authorization: Bearer).")
-    origin = headers.get(b"origin")
-    if not _same_origin(None if origin is None else origin.decode("latin-1"), headers.get(b"host", b"").decode("latin-1")):
-        raise Forbidden(f"the request comes from {origin.decode('latin-1')!r}, not from this console's page; "
-                        "nothing was changed.")
-
-
-class _FaultsAs500:
-    """Any exception no handler took → 500 {"error", "usage": false} naming it; the traceback
-    goes to the master's log (before the answer), never to the client. A full file system is no
-    fault of the master's: 503 naming it (diskfull.py). (Starlette's own 500 is
-    plain text, and its exception_handler(Exception) logs only after answering.)"""
-
-    def __init__(self, app, log_path: FilePath, home: FilePath):
-        self.app = app
-        self.log_path = log_path
-        self.home = home
-
-    async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = False
-
-        async def send_(message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_)
-        except Exception as exc:
-            log.exception("%s %s failed", scope["method"], scope["path"])
-            if started:
-                raise                                # too late to answer: the server closes it
-            if diskfull.is_disk_full(exc):
-                await _error(diskfull.message(self.home, f"{scope['method']} {scope['path']}"), 503, usage=False,
-                             headers={"Retry-After": str(diskfull.RETRY_AFTER_S)})(scope, receive, send)
-                return
-            await _error(f"internal error of the master on {scope['method']} {scope['path']}: {type(exc).__name__}: "
-                         f"{shown(str(exc), 200)}; the traceback is in the master's log ({self.log_path} when "
-                         "started with --detach).", 500, usage=False)(scope, receive, send)
-
-
-class _BodyLimit:
-    """413 {"error"} for a request body over max_bytes, by its Content-Length or, when it is sent
-    in chunks, as soon as the bytes read pass the limit."""
-
-    def __init__(self, app, max_bytes: int):
-        self.app = app
-        self.max_bytes = max_bytes
-
-    def _refuse(self, size: str):
-        return _error(f"the request body ({size}) is over the API's limit of {self.max_bytes // 2**20} MiB; a job's "
-                      "command and environment may be 64 KiB each: put large settings in a file.", 413, usage=True)
-
-    async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        length = dict(scope.get("headers") or ()).get(b"content-length", b"")
-        if length.isdigit() and int(length) > self.max_bytes:
-            await self._refuse(f"{int(length):,} bytes")(scope, receive, send)
-            return
-        seen = 0
-        refused = False
-
-        async def counted():
-            # Past the limit: answer 413 here, at once, and tell the app the client went away; what
-            # the app sends after that is dropped (an exception raised here would be taken by the
-            # body parser for a malformed body and answered 400).
-            nonlocal seen, refused
-            if refused:
-                return {"type": "http.disconnect"}
-            message = await receive()
-            seen += len(message.get("body", b""))
-            if seen > self.max_bytes:
-                refused = True
-                await self._refuse(f"over {self.max_bytes:,} bytes, sent in chunks")(scope, receive, send)
-                return {"type": "http.disconnect"}
-            return message
-
-        async def send_(message) -> None:
-            if not refused:
-                await send(message)
-
-        await self.app(scope, counted, send_)
-
-
-def _error(message: str, status: int, usage: bool, headers: dict | None = None) -> JSONResponse:
-    return JSONResponse({"error": message, "usage": usage}, status_code=status, headers=headers)
-
-
-_WHERE = {"path": "path parameter", "query": "query parameter", "body": "body field"}
-
-
-def validation_message(errors: list[dict[str, Any]]) -> str:
-    """Pydantic's errors as one line: each parameter named, with its value and what it should be."""
-    parts = []
-    for err in errors[:3]:
-        loc = [str(x) for x in err.get("loc", ())]
-        where = _WHERE.get(loc[0], loc[0]) if loc else "request"
-        name = ".".join(loc[1:])
-        if err.get("type") == "json_invalid":
-            parts.append(f"the body is not valid JSON ({err.get('ctx', {}).get('error', err.get('msg'))})")
-        elif err.get("type") == "missing":
-            parts.append(f"{where} {name!r} is missing")
-        else:
-            parts.append(f"{where} {name + ' ' if name else ''}= {shown(err.get('input'))}: {err.get('msg')}")
-    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
-    return "; ".join(parts) + more + "; see the API in README.md ('The grid')."
-
-
-def body_error_message(cause: BaseException) -> str:
-    """Why a JSON body could not be read (FastAPI says only "There was an error parsing the body")."""
-    import sys
-
-    if isinstance(cause, UnicodeDecodeError):
-        return (f"the body is not UTF-8 text: byte {cause.start} (0x{cause.object[cause.start]:02x}) cannot be decoded; "
-                "send JSON in UTF-8 (RFC 8259 §8.1).")
-    if isinstance(cause, RecursionError):
-        return (f"the body nests arrays or objects deeper than the API reads (Python's recursion limit, "
-                f"{sys.getrecursionlimit():,} levels); a request nests a few levels: send one of README.md's shapes.")
-    if isinstance(cause, ValueError) and "integer string conversion" in str(cause):
-        return (f"the body holds a number of more than {sys.get_int_max_str_digits():,} digits (Python's "
-                "int_max_str_digits); no field takes such a number: send the value in range.")
-    return f"the body could not be read as JSON ({type(cause).__name__}: {shown(str(cause), 200)})."
 
 
 def _with_reasons(master: Master, records: str) -> str:

@@ -32,7 +32,9 @@ from pathlib import Path
 
 from statgrid.config import Config, is_loopback
 from statgrid.errors import StatgridError
-from statgrid.grid.interface import auth, localsock
+from statgrid.grid.interface import localsock
+from statgrid.grid.security import auth
+from statgrid.grid.interface.address import api_url  # noqa: F401  (callers name it here too)
 from statgrid.grid.master.core import Master, grid_dir, make_grid_dirs
 from statgrid.host.files import write_json_atomic
 from statgrid.host.procfs import process_running
@@ -56,15 +58,6 @@ def running_master(cfg: Config) -> dict | None:
 
 def socket_path(cfg: Config) -> Path:
     return localsock.socket_path(cfg.home)
-
-
-def api_url(cfg: Config) -> str:
-    """The address remote clients use: the first configured name, else this machine's name."""
-    scheme = "https" if cfg.master.api_tls else "http"
-    host = cfg.master.names[0] if cfg.master.names else (
-        socket.getfqdn() if not is_loopback(cfg.master.listen) else cfg.master.listen)
-    host = f"[{host}]" if ":" in host else host
-    return f"{scheme}://{host}:{cfg.master.port}"
 
 
 API_MAX_CONNECTIONS = 2048
@@ -176,12 +169,12 @@ def _peercred_protocol():
     return PeerCredProtocol
 
 
-def serve(cfg: Config, ready_message: bool = True) -> None:
+def serve(cfg: Config, create_app, ready_message: bool = True) -> None:
     """Run the master in this process until `grid down` or Ctrl-C (both stop the grid) or SIGTERM
-    (stops this master only: the engine and running jobs go on for the next `grid up`)."""
+    (stops this master only: the engine and running jobs go on for the next `grid up`).
+    create_app(master, on_down=, on_stopped=, stop_engine=) builds the web app it serves: the caller
+    (statgrid.webapp) assembles it, so the server knows neither the API's routes nor the console."""
     import uvicorn
-
-    from statgrid.grid.interface.api import create_app
 
     _refuse_if_running(cfg)
     os.umask(0o077)
@@ -189,7 +182,7 @@ def serve(cfg: Config, ready_message: bool = True) -> None:
     tcp = _bind_tcp(cfg)
     ssl_files: dict[str, str] = {}
     if cfg.master.api_tls:
-        from statgrid.grid.interface import tls
+        from statgrid.grid.security import tls
 
         cert, key, _ = tls.ensure_api_cert(grid_dir(cfg), tls.api_names(cfg.master.listen, cfg.master.names))
         ssl_files = {"ssl_certfile": str(cert), "ssl_keyfile": str(key)}

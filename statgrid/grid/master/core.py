@@ -22,11 +22,11 @@ from pathlib import Path
 
 from statgrid.config import Config
 from statgrid.errors import NotFound, StatgridError, UsageError  # noqa: F401 — NotFound: api.py imports it here
-from statgrid.grid.interface import auth
+from statgrid.grid.security import auth
 from statgrid.grid.execution import node
-from statgrid.grid.interface.auth import Caller
+from statgrid.grid.security.auth import Caller
 from statgrid.grid.execution.engine import Engine
-from statgrid.grid.interface.events import Broadcaster
+from statgrid.grid.master.events import Broadcaster
 from statgrid.grid.execution.fence import Silences
 from statgrid.grid.master.jobspec import ARRAY_ENV_MAX_BYTES, JobRequest, check_bounds, launch_argv, parse_array, validate
 from statgrid.job.record import Job, JobState
@@ -147,7 +147,7 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
         self.stale: set[str] = set()               # hosts whose heartbeats stopped: unavail, jobs left alone
         # Hosts out of contact: their jobs are given away at the deadline (fence.py), not before.
         self.silences = Silences(cfg.master.fence_grace_s, self._silence_due)
-        from statgrid.grid.interface.exporter import GridMetrics
+        from statgrid.grid.master.metrics import GridMetrics
 
         self.metrics = GridMetrics(self)
         self.running: dict[int, Job] = {}

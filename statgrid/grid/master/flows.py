@@ -16,9 +16,9 @@ import os
 import time
 
 from statgrid.errors import NotFound, StatgridError, UsageError
-from statgrid.grid.interface import auth
+from statgrid.grid.security import auth
 from statgrid.grid.scheduling import depend
-from statgrid.grid.interface.auth import Caller
+from statgrid.grid.security.auth import Caller
 from statgrid.grid.master.jobspec import JobRequest, check_bounds, validate
 from statgrid.job.lifecycle import shown_state
 from statgrid.job.record import JOB_ID_MAX, Job

@@ -11,8 +11,8 @@ import os
 from statgrid.errors import NotFound, UsageError
 from statgrid.grid.execution import node
 from statgrid.grid.execution.fence import FENCE_MARGIN_S, Silence
-from statgrid.grid.interface import auth
-from statgrid.grid.interface.auth import Caller
+from statgrid.grid.security import auth
+from statgrid.grid.security.auth import Caller
 from statgrid.job.protocol import HostAction, HostEvent
 
 log = logging.getLogger("statgrid.master")

@@ -19,7 +19,7 @@ from statgrid.config import Config, ConfigError, format_size
 from statgrid.errors import UsageError
 from statgrid.job.record import Job
 from statgrid.grid.scheduling.policy import host_weights
-from statgrid.session.jobs import JOB_KINDS, check_job_file, declared_memsize
+from statgrid.job.kinds import JOB_KINDS, check_job_file, declared_memsize
 
 
 # Names (job, user, queue, host, session option) are shown in one-line table rows and messages:
@@ -301,7 +301,7 @@ def validate(req: JobRequest, cfg: Config, submit_ts: float, check_files: bool =
 
 def with_declared_memsize(req: JobRequest, cfg: Config) -> JobRequest:
     """`req` with memsize_bytes and memsize_default_too read from its job file by this process (the
-    submitter, as the user: session.jobs.declared_memsize). The session runs with each memsize the
+    submitter, as the user: job.kinds.declared_memsize). The session runs with each memsize the
     file sets in turn, so the largest counts; and with the default too if the file opens a session
     without one. Unchanged for a command, a .sql script, a file that cannot be read (validate says
     why), or a request that already says (a sub-task's, a calendar's). Raises UsageError for a

@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 
 from statgrid.errors import NotFound, StatgridError, UsageError
-from statgrid.grid.interface import auth
+from statgrid.grid.security import auth
 from statgrid.grid.scheduling import depend, fairshare
-from statgrid.grid.interface.auth import Caller
+from statgrid.grid.security.auth import Caller
 from statgrid.grid.master.jobspec import JobRequest, check_bounds, parse_array, validate
 from statgrid.job.record import JOB_ID_MAX, Job, JobState
 

@@ -1,4 +1,5 @@
-"""The grid in Prometheus's exposition format: `GET /metrics` (issue 17), with prometheus-client.
+"""The grid in Prometheus's exposition format: `GET /metrics` (issue 17; the API serves
+render(), the master feeds the events), with prometheus-client.
 
 Names follow Prometheus's conventions (base units in the name, `_total` for counters, ratios
 0…1). What the master knows live — jobs by state, queue and user, per-queue and per-host counts,
@@ -15,17 +16,32 @@ scrape config's bearer token.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from statgrid.monitor.metrics import BY_NAME
 from statgrid.monitor.store import read_latest
 
 if TYPE_CHECKING:
-    from statgrid.grid.master.core import Master
+    from statgrid.config import Config
+    from statgrid.grid.scheduling.backlog import Backlog
+    from statgrid.grid.scheduling.policy import HostView
     from statgrid.job.record import Job
+
+
+class Master(Protocol):
+    """What the metrics read of the master (grid/master/core.py's Master is one). Described here,
+    not imported: the master makes its GridMetrics, and importing it back would close a circle."""
+    cfg: Config
+    pending: Backlog
+    running: dict[int, Job]
+
+    def queues(self) -> list[dict[str, Any]]: ...
+
+    def host_views(self) -> dict[str, HostView]: ...
 
 __all__ = ["CONTENT_TYPE_LATEST", "GridMetrics"]
 
@@ -33,22 +49,28 @@ MONITOR_CACHE_S = 5.0
 HOST_STATES = ("ok", "closed_Full", "closed_Busy", "closed_Adm", "unavail")
 LATENCY_BUCKETS_S = (0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
 WAIT_BUCKETS_S = (0.01, 0.1, 1.0, 10.0, 60.0, 300.0, 900.0, 3600.0, 4 * 3600.0, 24 * 3600.0)
-# monitor column → (metric name, help, scale to the base unit)
+# monitor column → (Prometheus name, scale to the base unit); what each one is, monitor/metrics.py says
+# (its one table of the monitor's metrics): the HELP text is its description.
 NODE_COLUMNS = {
-    "cpu_user_pct": ("statgrid_node_cpu_user_ratio", "CPU time in user mode, 0…1 of the node's CPUs", 0.01),
-    "cpu_system_pct": ("statgrid_node_cpu_system_ratio", "CPU time in the kernel, 0…1", 0.01),
-    "cpu_iowait_pct": ("statgrid_node_cpu_iowait_ratio", "CPU idle with I/O outstanding, 0…1", 0.01),
-    "cpu_busy_cores": ("statgrid_node_cpu_busy_cores", "user + system CPU in cores", 1.0),
-    "load_1m": ("statgrid_node_load1", "1-minute load average", 1.0),
-    "mem_used_bytes": ("statgrid_node_memory_used_bytes", "memory used (not cache)", 1.0),
-    "mem_cached_bytes": ("statgrid_node_memory_cached_bytes", "page cache, buffers and reclaimable slab", 1.0),
-    "mem_available_bytes": ("statgrid_node_memory_available_bytes", "memory available to new work", 1.0),
+    "cpu_user_pct": ("statgrid_node_cpu_user_ratio", 0.01),
+    "cpu_system_pct": ("statgrid_node_cpu_system_ratio", 0.01),
+    "cpu_iowait_pct": ("statgrid_node_cpu_iowait_ratio", 0.01),
+    "cpu_busy_cores": ("statgrid_node_cpu_busy_cores", 1.0),
+    "load_1m": ("statgrid_node_load1", 1.0),
+    "mem_used_bytes": ("statgrid_node_memory_used_bytes", 1.0),
+    "mem_cached_bytes": ("statgrid_node_memory_cached_bytes", 1.0),
+    "mem_available_bytes": ("statgrid_node_memory_available_bytes", 1.0),
 }
 LIBRARY_COLUMNS = {
-    "read_bytes_per_s": ("statgrid_library_read_bytes_per_second", "bytes read per second on the library's device"),
-    "write_bytes_per_s": ("statgrid_library_write_bytes_per_second", "bytes written per second on the library's "
-                                                                     "device"),
+    "read_bytes_per_s": "statgrid_library_read_bytes_per_second",
+    "write_bytes_per_s": "statgrid_library_write_bytes_per_second",
 }
+
+
+def help_text(column: str, scale: float = 1.0) -> str:
+    """A monitor column's HELP: its description in monitor/metrics.py, and the ratio's scale."""
+    text = BY_NAME[column].description
+    return f"{text}, 0…1 (the monitor's {column} / 100)" if scale == 0.01 else text
 
 
 class GridMetrics:
@@ -146,14 +168,16 @@ class _Live:
         if monitor is None:
             return
         _, nodes, libraries = monitor
-        for column, (name, help_text, scale) in NODE_COLUMNS.items():
-            family = GaugeMetricFamily(name, help_text + " (the node's latest monitor sample)", labels=["host"])
+        for column, (name, scale) in NODE_COLUMNS.items():
+            family = GaugeMetricFamily(name, help_text(column, scale) + " (the node's latest monitor sample)",
+                                       labels=["host"])
             for host, row in sorted(nodes.items()):
                 if row.get(column) is not None:
                     family.add_metric([host], row[column] * scale)
             yield family
-        for column, (name, help_text) in LIBRARY_COLUMNS.items():
-            family = GaugeMetricFamily(name, help_text + " (the node's latest monitor sample)",
+        for column, name in LIBRARY_COLUMNS.items():
+            family = GaugeMetricFamily(name, help_text(column) + " on the library's device (the node's latest monitor "
+                                       "sample)",
                                        labels=["host", "library"])
             for (host, library), row in sorted(libraries.items()):
                 if row.get(column) is not None:

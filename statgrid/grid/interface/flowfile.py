@@ -13,7 +13,8 @@ Manager's flow definitions (a flow of jobs whose links say which job waits for w
 dependencies (names of this flow only, no cycle). The job file's existence, the queue, the hosts
 and the session options are checked at submission, by jobspec.validate, as for `statgrid submit`.
 Jobs come back in an order where each one's dependencies come before it, so they can be
-submitted one by one, each resolving its `after` to the ids of jobs already submitted.
+submitted one by one, each resolving its `after` to the ids of jobs already submitted. It is read
+where the flow is submitted (the CLI), before the master sees it: hence interface/, not scheduling/.
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from statgrid.config import parse_duration_s, parse_size_bytes, toml_string
 from statgrid.errors import UsageError
 from statgrid.grid.scheduling import depend
 from statgrid.grid.master.jobspec import HOSTS_MAX, NAME_MAX_CHARS, OPTIONS_MAX, check_name, shown
-from statgrid.session.jobs import JOB_KINDS
+from statgrid.job.kinds import JOB_KINDS
 
 JOBS_MAX = 1000
 # A flow of 1000 jobs with long commands stays well under this; it bounds what is read and parsed.
