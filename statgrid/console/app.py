@@ -56,6 +56,8 @@ from statgrid.grid.security.auth import Caller
 from statgrid.grid.master.events import Subscription
 from statgrid.host.files import NotTrusted
 from statgrid.job.record import JOB_ID_MAX
+from statgrid.job.jobdir import JobDir
+from statgrid.job.lifecycle import SHOWN_NAMES
 
 COOKIE = "statgrid_console"
 COOKIE_MAX_AGE_S = 12 * 3600
@@ -241,7 +243,7 @@ def mount(app: FastAPI, master) -> Console:
         stream = urllib.parse.urlencode({"view": "jobs", **query, "offset": view["offset"], "total": view["total"],
                                          "ids": ",".join(str(j["id"]) for j in view["jobs"])})
         return render("jobs.html", request, title="jobs", view=view, stream=stream, query=query,
-                      states=["unfinished", "PEND", "RUN", "USUSP", "DONE", "EXIT", "KILLED", "all"],
+                      states=["unfinished", *SHOWN_NAMES, "all"],
                       queues=list(master.cfg.queues), hosts=list(master.cfg.hosts))
 
     async def job_view(who: Caller, job_id: int) -> dict[str, Any]:
@@ -442,7 +444,7 @@ class _Viewer:
             if self.detail:
                 directory, self.owner_uid = data.job_files(self.master, job)
                 self.detail = self.owner_uid is not None
-                self.output, self.attempt = directory / "output.txt", job["attempt"]
+                self.output, self.attempt = JobDir(directory).output, job["attempt"]
         if self.view == "host" and self.host is not None:
             self.master._check_host(self.host)
 

@@ -32,7 +32,6 @@ nothing (submit the job with `statgrid submit FILE`, or run the task files one b
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +39,7 @@ from typing import TYPE_CHECKING, Any, ContextManager, Iterable, Mapping, Protoc
 
 from statgrid.errors import SessionTerminated, StatgridError, StepError, UsageError
 from statgrid.libraries import LIBNAMES_ENV, encode_libnames
+from statgrid.job.jobdir import JobDir
 from statgrid.session.stimer import StepRecord
 
 if TYPE_CHECKING:
@@ -295,7 +295,7 @@ def _wait_all(batch: Batch, session: Session, tasks: list[Task], timeout_s: floa
 
 def _result(task: Task, record: dict[str, Any], timed_out: bool) -> TaskResult:
     job_dir = record.get("job_dir") or ""
-    steps, total_in_file = _read_steps(Path(job_dir) / "session.stimer.jsonl") if job_dir else ([], None)
+    steps, total_in_file = _read_steps(job_dir) if job_dir else ([], None)
     stimer = None
     if record.get("stimer"):
         try:
@@ -307,26 +307,19 @@ def _result(task: Task, record: dict[str, Any], timed_out: bool) -> TaskResult:
                       stimer=stimer or total_in_file, steps=steps, job_dir=job_dir, timed_out=timed_out)
 
 
-def _read_steps(path: Path) -> tuple[list[StepRecord], StepRecord | None]:
-    """A sub-task's STIMER step records and total, from its log (the same user's file); nothing
-    when it cannot be read from here (no shared file system, or no session ran)."""
-    try:
-        with open(path, "rb") as f:
-            size = f.seek(0, os.SEEK_END)
-            f.seek(max(0, size - STEPS_READ_MAX_BYTES))
-            lines = f.read(STEPS_READ_MAX_BYTES).decode(errors="replace").splitlines()
-    except OSError:
-        return [], None
+def _read_steps(job_dir: str) -> tuple[list[StepRecord], StepRecord | None]:
+    """A sub-task's STIMER step records and total, from its log: read through JobDir, so only a file
+    of this session's own user counts (a sub-task runs as its parent's user); nothing when it cannot
+    be read from here (no shared file system, or no session ran)."""
     steps, total = [], None
-    for line in lines:
+    for raw in JobDir(job_dir).stimer_records(os.getuid(), STEPS_READ_MAX_BYTES):
         try:
-            raw = json.loads(line)
-            rec = StepRecord.from_json_dict(raw) if isinstance(raw, dict) else None
+            rec = StepRecord.from_json_dict(raw)
         except (ValueError, TypeError):
-            continue                    # a cut first line, or anything else the file may hold
-        if rec is not None and rec.record == "step":
+            continue                    # anything else the file may hold
+        if rec.record == "step":
             steps.append(rec)
-        elif rec is not None and rec.record == "total":
+        elif rec.record == "total":
             total = rec
     return steps, total
 

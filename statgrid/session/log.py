@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from statgrid.job.jobdir import SESSION_STEM
 from statgrid.session.stimer import StepRecord
 
 _LABEL_WIDTH = 30
@@ -62,7 +63,7 @@ class SessionLog:
         self._owned: list[TextIO] = []
 
     @classmethod
-    def to_directory(cls, directory: Path, stem: str = "session", text_echo: TextIO | None = None,
+    def to_directory(cls, directory: Path, stem: str = SESSION_STEM, text_echo: TextIO | None = None,
                      listing_echo: TextIO | None = None, jsonl_echo: TextIO | None = None) -> "SessionLog":
         """Write <stem>.log, <stem>.lst and <stem>.stimer.jsonl under `directory`, each also
         echoed to the matching stream when one is given (e.g. the terminal)."""
