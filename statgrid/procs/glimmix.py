@@ -18,8 +18,12 @@ from statgrid.procs._base import (
     procedure,
     render_table,
 )
-from statgrid.procs.mixed import FE_PRIOR_SD, SEED, VC_PRIOR_SD, Setup, _class_table, _kv, _setup, _solution_rows
+from statgrid.procs.mixed import Setup, _class_table, _kv, _setup, _solution_rows
 from statgrid.procs.mixed_fit import _blocks, _fixed
+
+FE_PRIOR_SD = 10.0      # GLIMMIX: prior SD of each fixed effect (logit scale)
+VC_PRIOR_SD = 1.0       # GLIMMIX: prior SD of log(random-intercept SD)
+SEED = 0                # GLIMMIX: statsmodels draws starting values; fixed for reproducible results
 
 
 # ---------------------------------------------------------------------------- GLIMMIX (binomial)

@@ -106,12 +106,7 @@ from statgrid.procs.design import Effect
 from statgrid.procs.mixed_fit import (INTERCEPT, Fixed, _blocks, _df_between_within, _df_containment, _fit_mixedlm,
                                        _fixed, _gls, _p_f, _p_t, _type3)
 
-RANK_TOL = 1e-9         # singular values of unit-scaled columns below this count as zero (containment ranks)
 BOUNDARY_TOL = 1e-6     # a variance component ≤ this · σ² is on the boundary (reported as 0)
-POLISH_GTOL = 1e-8      # gradient tolerance of the polishing fit
-FE_PRIOR_SD = 10.0      # GLIMMIX: prior SD of each fixed effect (logit scale)
-VC_PRIOR_SD = 1.0       # GLIMMIX: prior SD of log(random-intercept SD)
-SEED = 0                # GLIMMIX: statsmodels draws starting values; fixed for reproducible results
 RANDOM_TYPES = ("vc", "un")
 REPEATED_TYPES = ("cs",)
 
