@@ -93,6 +93,7 @@ import numpy as np
 
 from statgrid.errors import StatgridError
 from statgrid.procs import design as _design
+from statgrid.procs._base import open_dataset
 from statgrid.procs._base import (
     ResultTable,
     as_list,
@@ -150,10 +151,7 @@ def _setup(s, data, model, class_, subject, extra: list[str], role: str, numeric
     """Check the statements, and read the rows used (no missing value in any variable named, as SAS)
     into memory: rows × variables × 8 bytes above MEMSIZE is an error. extra: numeric RANDOM
     variables; repeated: the REPEATED effect's variables (any type)."""
-    src = s.dataset(data)
-    cols = s.columns(src.scan_sql())
-    names = [c for c, _ in cols]
-    types = dict(cols)
+    src, names, types = open_dataset(s, data)
     (dep,), effects = _design.parse_model(model, names, str(src), many_responses=False)
     class_vars = check_columns(as_list(class_), names, "CLASS", str(src))
     subj, subj_name = _parse_subject(subject, names, str(src))
