@@ -21,9 +21,7 @@ issue is statgrid / raw DuckDB ≤ 1.05.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import math
 import os
 import platform
 import shutil
@@ -38,66 +36,20 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (Poller, clean_process_state, fmt_bytes, fmt_stat, hwm_bytes,  # noqa: E402
-                     mem_available_bytes, render_rows, reset_hwm, rotated, rss_bytes, stat_dict, summarize,
-                     timed)
+from _common import (Poller, clean_process_state, fmt_bytes, hwm_bytes, mem_available_bytes,  # noqa: E402
+                     reset_hwm, rotated, rss_bytes, stat_dict, timed)
+from procs_checks import MEASURES, STATS, freq_values, run_checks, sort_digest, summary_values  # noqa: E402
+from procs_data import MEMBER, ensure_input, lit  # noqa: E402
+from procs_report import CASE_TITLES, print_case  # noqa: E402
 
 ALL_CASES = ("sort", "sort_unstable", "summary", "freq")
 ALL_SIDES = ("statgrid", "duckdb", "pandas", "polars")
-MEMBER = "big"                      # the input is library BENCH, member BIG = <dir>/big.parquet
 SORT_KEYS = [("k1", False), ("k2", True)]
-MEASURES = [f"x{j}" for j in range(1, 11)]
-STATS = ["n", "mean", "std", "min", "max"]
 FREQ_TABLES = [["cat1"], ["cat1", "cat2"]]
-SPILL_GOAL = 3.0                    # peak spill / memsize the sort case should reach
-RATIO_GOAL = 1.05                   # statgrid / raw DuckDB
-REL_TOL = 1e-9                      # summary agreement
-
-CASE_TITLES = {
-    "sort": "stable sort by k1, k2 desc (statgrid equals=True) → Parquet",
-    "sort_unstable": "unstable sort by k1, k2 desc (statgrid equals=False) → Parquet",
-    "summary": "means of x1…x10 by class cat1 (n mean std min max)",
-    "freq": "freq tables cat1 and cat1*cat2",
-}
-
-# 20 columns: id (input order), 2 integer sort keys with many duplicates, 10 DOUBLE measures
-# (x10 has ~1 % NULL), 3 low-cardinality VARCHAR categories, BIGINT/INTEGER columns, one
-# longer VARCHAR. Measures are kept away from zero so relative comparisons of means are fair.
-GEN_COLUMNS = ["id", "k1", "k2"] + MEASURES + ["cat1", "cat2", "cat3", "n1", "n2", "n3", "note"]
-
-
-def generator_sql(rows: int) -> str:
-    xs = []
-    for j in range(1, 11):
-        expr = f"{10.0 * j} + (hash(i, {10 + j}) % 1000000000)::DOUBLE / 1e9 * {100.0 * j}"
-        if j in (4, 5, 6):   # skewed: exponential-ish
-            expr = f"{5.0 * j} - ln(1.0 - (hash(i, {10 + j}) % 1000000000)::DOUBLE / 1e9) * {3.0 * j}"
-        if j == 10:
-            expr = f"CASE WHEN hash(i, 60) % 100 = 0 THEN NULL ELSE {expr} END"
-        xs.append(f"{expr} AS x{j}")
-    return f"""
-        SELECT i::BIGINT AS id,
-               (hash(i, 1) % 100)::INTEGER AS k1,
-               (hash(i, 2) % 1000)::INTEGER AS k2,
-               {', '.join(xs)},
-               (['north', 'south', 'east', 'west', 'central'])[1 + (hash(i, 30) % 5)::INTEGER] AS cat1,
-               'P' || lpad((hash(i, 31) % 10)::VARCHAR, 2, '0') AS cat2,
-               'store_' || (hash(i, 32) % 50)::VARCHAR AS cat3,
-               (hash(i, 40) % 1000000000000)::BIGINT AS n1,
-               (hash(i, 41) % 100000)::INTEGER AS n2,
-               (18000 + hash(i, 42) % 3650)::INTEGER AS n3,
-               'customer ' || lpad((hash(i, 50) % 1000000)::VARCHAR, 6, '0') || ': '
-                   || md5(i::VARCHAR)[1:(8 + hash(i, 51) % 25)::INTEGER] AS note
-        FROM range({rows}) t(i)
-    """
 
 
 def qi(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
-
-
-def lit(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 # ---------------------------------------------------------------------------- context
@@ -312,150 +264,6 @@ SIDE_NOTES = {
 }
 
 
-# ---------------------------------------------------------------------------- result digests (checks)
-def sort_digest(path: Path, stable: bool) -> dict:
-    """Row count, first/last keys, whether the file is sorted (and stable), and digests of the
-    key sequence and of the row order (id sequence) — equal across sides iff same output order."""
-    import numpy as np
-    import pyarrow.parquet as pq
-    t = pq.read_table(path, columns=["k1", "k2", "id"])
-    k1 = t.column("k1").to_numpy()
-    k2 = t.column("k2").to_numpy()
-    ids = t.column("id").to_numpy()
-    n = len(k1)
-    d1, d2 = np.diff(k1.astype(np.int64)), np.diff(k2.astype(np.int64))
-    # k1 ascending, k2 descending within k1; stable: id ascending within equal (k1, k2)
-    bad_order = (d1 < 0) | ((d1 == 0) & (d2 > 0))
-    ties = (d1 == 0) & (d2 == 0)
-    unstable_ties = ties & (np.diff(ids) < 0)
-    keys = hashlib.blake2b(np.ascontiguousarray(k1).tobytes() + np.ascontiguousarray(k2).tobytes(),
-                           digest_size=8).hexdigest()
-    order = hashlib.blake2b(np.ascontiguousarray(ids).tobytes(), digest_size=8).hexdigest()
-    ncols = len(pq.read_schema(path).names)
-    return {"rows": n, "columns": ncols,
-            "first": (int(k1[0]), int(k2[0])) if n else None, "last": (int(k1[-1]), int(k2[-1])) if n else None,
-            "sorted": not bool(bad_order.any()), "stable": not bool(unstable_ties.any()),
-            "keys_digest": keys, "order_digest": order, "id_sum": int(ids.sum())}
-
-
-def summary_values(side: str, res) -> dict[tuple[str, str, str], float]:
-    out = {}
-    if side == "statgrid":
-        for r in res.to_dicts():
-            for st in STATS:
-                out[(r["cat1"], r["variable"], st)] = r[st]
-    elif side in ("duckdb", "polars"):
-        rows = res.to_pylist() if side == "duckdb" else res.to_dicts()
-        for r in rows:
-            for v in MEASURES:
-                for st in STATS:
-                    out[(r["cat1"], v, st)] = r[f"{v}__{st}"]
-    elif side == "pandas":
-        names = {"n": "count", "mean": "mean", "std": "std", "min": "min", "max": "max"}
-        for cat in res.index:
-            for v in MEASURES:
-                for st in STATS:
-                    out[(str(cat), v, st)] = float(res.loc[cat, (v, names[st])])
-    return {k: (None if v is None else float(v)) for k, v in out.items()}
-
-
-def freq_values(side: str, res) -> dict[tuple, int]:
-    out: dict[tuple, int] = {}
-    if side == "statgrid":
-        for r in res[0].rows:
-            out[("cat1", r[0])] = int(r[1])
-        for r in res[1].rows:
-            out[("cat1*cat2", r[0], r[1])] = int(r[2])
-    elif side == "duckdb":
-        from statgrid.procs.freq import grouping_id
-        one = grouping_id(["cat1", "cat2"], ["cat1"])
-        for s, c1, c2, n in res:       # tables_sql's rows: (set, cat1, cat2, n)
-            out[("cat1", c1) if s == one else ("cat1*cat2", c1, c2)] = int(n)
-    elif side == "pandas":
-        for k, v in res[0].items():
-            out[("cat1", str(k))] = int(v)
-        for (a, b), v in res[1].items():
-            out[("cat1*cat2", str(a), str(b))] = int(v)
-    elif side == "polars":
-        for r in res[0].iter_rows():
-            out[("cat1", r[0])] = int(r[1])
-        for r in res[1].iter_rows():
-            out[("cat1*cat2", r[0], r[1])] = int(r[2])
-    return out
-
-
-def close_enough(a: float | None, b: float | None, rel: float) -> bool:
-    if a is None or b is None or (isinstance(a, float) and math.isnan(a)) or (isinstance(b, float) and math.isnan(b)):
-        return (a is None or math.isnan(a)) and (b is None or math.isnan(b))
-    return abs(a - b) <= rel * max(abs(a), abs(b)) or a == b
-
-
-def run_checks(case: str, digests: dict[str, Any], rows: int) -> list[dict]:
-    """Compare every side's first-run result with statgrid's (or, without statgrid, the first one)."""
-    checks: list[dict] = []
-
-    def add(name: str, ok: bool, detail: str) -> None:
-        checks.append({"check": name, "ok": bool(ok), "detail": detail})
-
-    if not digests:
-        return checks
-    ref_side = "statgrid" if "statgrid" in digests else next(iter(digests))
-    ref = digests[ref_side]
-    if case in ("sort", "sort_unstable"):
-        stable = case == "sort"
-        for side, d in digests.items():
-            add(f"{side}: {d['rows']:,} rows, {d['columns']} columns", d["rows"] == rows and d["columns"] == 20,
-                f"expected {rows:,} rows × 20 columns")
-            add(f"{side}: sorted by k1, k2 desc", d["sorted"], "keys in order" if d["sorted"] else "OUT OF ORDER")
-            if stable:
-                add(f"{side}: stable (ties in input order)", d["stable"],
-                    "ties keep input order" if d["stable"] else "ties NOT in input order")
-            add(f"{side}: same rows (sum of id)", d["id_sum"] == rows * (rows - 1) // 2, "every input row once")
-        for side, d in digests.items():
-            if side == ref_side:
-                continue
-            same = d["rows"] == ref["rows"] and d["first"] == ref["first"] and d["last"] == ref["last"]
-            add(f"{ref_side} vs {side}: row count, first/last keys", same,
-                f"{ref_side} {ref['rows']:,} {ref['first']}…{ref['last']}; {side} {d['rows']:,} {d['first']}…{d['last']}")
-            add(f"{ref_side} vs {side}: identical key sequence", d["keys_digest"] == ref["keys_digest"],
-                f"{ref['keys_digest']} vs {d['keys_digest']}")
-            if stable:
-                add(f"{ref_side} vs {side}: identical row order", d["order_digest"] == ref["order_digest"],
-                    f"{ref['order_digest']} vs {d['order_digest']}")
-    elif case == "summary":
-        # The issue's check is against pandas; every other side is compared as well.
-        base_side = "pandas" if "pandas" in digests else ref_side
-        base = digests[base_side]
-        for side, vals in digests.items():
-            if side == base_side:
-                continue
-            keys_ok = set(vals) == set(base)
-            worst, worst_key = 0.0, None
-            for k in set(vals) & set(base):
-                a, b = vals[k], base[k]
-                if not close_enough(a, b, REL_TOL):
-                    err = abs(a - b) / max(abs(a), abs(b)) if a is not None and b is not None else math.inf
-                    if err >= worst:
-                        worst, worst_key = err, k
-            ok = keys_ok and worst_key is None
-            add(f"{side} vs {base_side}: n mean std min max of {len(MEASURES)} vars × "
-                f"{len({k[0] for k in vals})} classes within {REL_TOL:g} rel.", ok,
-                "agree" if ok else (f"groups differ: {sorted(set(vals) ^ set(base))[:4]}" if not keys_ok
-                                    else f"worst {worst:.3g} at {worst_key}: {vals[worst_key]!r} vs {base[worst_key]!r}"))
-        if "statgrid" in digests:
-            total = sum(v for (c, var, st), v in digests["statgrid"].items() if st == "n" and var == "x1")
-            add(f"statgrid: n(x1) sums to {rows:,}", total == rows, f"{total:,.0f}")
-    elif case == "freq":
-        for side, vals in digests.items():
-            n1 = sum(v for k, v in vals.items() if k[0] == "cat1")
-            n2 = sum(v for k, v in vals.items() if k[0] == "cat1*cat2")
-            add(f"{side}: table totals = rows", n1 == rows and n2 == rows, f"cat1 {n1:,}, cat1*cat2 {n2:,}")
-            if side != ref_side:
-                add(f"{ref_side} vs {side}: identical counts", vals == ref,
-                    f"{len(ref)} cells" if vals == ref else f"differ in {len(set(vals.items()) ^ set(ref.items()))} cells")
-    return checks
-
-
 # ---------------------------------------------------------------------------- measurement
 @dataclass
 class Record:
@@ -564,109 +372,8 @@ def skip_reason(ctx: Ctx, case: str, side: str) -> str | None:
     return None
 
 
-# ---------------------------------------------------------------------------- input data
-def ensure_input(ctx_dir: Path, rows: int, threads: int, row_group: int) -> tuple[Path, bool]:
-    import duckdb
-    import pyarrow.parquet as pq
-    path = ctx_dir / f"{MEMBER}.parquet"
-    if path.exists():
-        try:
-            md = pq.read_metadata(path)
-            if md.num_rows == rows and md.schema.to_arrow_schema().names == GEN_COLUMNS:
-                return path, True
-            print(f"  {path} has {md.num_rows:,} rows / other columns; regenerating {rows:,} rows")
-        except Exception as exc:   # noqa: BLE001 — unreadable: regenerate
-            print(f"  {path} is not readable Parquet ({exc}); regenerating")
-    tmp = path.with_name(f".{MEMBER}.{os.getpid()}.tmp")
-    con = duckdb.connect()
-    try:
-        con.execute(f"SET threads = {threads}")
-        con.execute(f"COPY ({generator_sql(rows)}) TO {lit(str(tmp))} "
-                    f"(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {row_group})")
-        os.replace(tmp, path)
-    finally:
-        con.close()
-        tmp.unlink(missing_ok=True)
-    return path, False
-
 
 # ---------------------------------------------------------------------------- report
-def print_case(case: str, ctx: Ctx, sides: list[str], recs: dict[str, Record], ratios: dict[str, list],
-               checks: list[dict]) -> None:
-    a = ctx.args
-    print(f"\n== {case}: {CASE_TITLES[case]}")
-    print(f"   {ctx.rows:,} rows; memsize {a.memsize} ({ctx.memsize_bytes:,} B); threads {ctx.threads}; "
-          f"{a.runs} run(s), sides in rotated order")
-    is_sort = case in ("sort", "sort_unstable")
-    header = ["side", "wall s", "cpu s", "peak RSS (+ over start)"] + (["peak spill"] if is_sort else []) + ["STIMER real s"]
-    rows = [header]
-    for side in sides:
-        r = recs[side]
-        if r.skipped:
-            rows.append([side, "skipped (see below)"])
-            continue
-        if summarize(r.wall_s) is None:
-            rows.append([side, "FAILED (see below)"])
-            continue
-        spill = ""
-        sp = summarize(r.peak_spill_bytes)
-        if sp is not None:
-            spill = f"{fmt_bytes(sp.median)} ({sp.median / ctx.memsize_bytes:.2f}× memsize)"
-        elif is_sort:
-            spill = "— (in memory)"
-        grow = summarize([p - q for p, q in zip(r.peak_rss_bytes, r.rss_start_bytes) if p is not None and q is not None])
-        rss = summarize(r.peak_rss_bytes)
-        row = [side, fmt_stat(r.wall_s), fmt_stat(r.cpu_s),
-               f"{fmt_bytes(rss.max if rss else None)} (+{fmt_bytes(grow.max if grow else None)})"]
-        if is_sort:
-            row.append(spill)
-        row.append(fmt_stat(r.stimer_real_s) if side == "statgrid" else "")
-        rows.append(row)
-    print(render_rows(rows, indent="   "))
-    for side in sides:
-        if recs[side].skipped:
-            print(f"   - {side} skipped: {recs[side].skipped}")
-        for err in recs[side].errors:
-            print(f"   ! {side} failed in {err.splitlines()[0]}")
-            if "Out of Memory" in err or "out of memory" in err:
-                print(f"     (the engine ran out of memory at memsize {a.memsize} with {ctx.threads} threads: "
-                      "DuckDB's sort of these 20 columns needs roughly 80–100 MiB per thread; raise --memsize)")
-        for note in recs[side].notes:
-            print(f"   note {side}: {note}")
-    lines = []
-    for name, vals in ratios.items():
-        s = summarize(vals)
-        if s is None:
-            continue
-        extra = ""
-        if name == "statgrid / duckdb":
-            extra = f"   goal ≤ {RATIO_GOAL:.2f}: {'met' if s.median <= RATIO_GOAL else 'NOT met'} (median)"
-        lines.append([f"{name}:", fmt_stat(vals, digits=2) + extra])
-    if lines:
-        print("   ratios, computed per run:")
-        print(render_rows(lines, indent="     "))
-    if is_sort:
-        for side in ("statgrid", "duckdb"):
-            if side not in sides or recs[side].skipped:
-                continue
-            sp = summarize(recs[side].peak_spill_bytes)
-            if sp is None:
-                continue
-            ratio = sp.min / ctx.memsize_bytes
-            if ratio < SPILL_GOAL:
-                want = int(sp.min / SPILL_GOAL / 1024 ** 2)
-                print(f"   WARNING: {side} spilled only {fmt_bytes(sp.min)} = {ratio:.2f}× memsize (goal ≥ "
-                      f"{SPILL_GOAL:g}×): use a smaller --memsize (≈ {want}M or less) or more --rows. "
-                      f"Below ~{90 * ctx.threads}M at {ctx.threads} threads DuckDB's sort fails instead of "
-                      "spilling more, so at small --rows only more rows help.")
-    if checks:
-        bad = [c for c in checks if not c["ok"]]
-        print(f"   checks (run 1): {len(checks) - len(bad)}/{len(checks)} passed")
-        for c in checks:
-            if not c["ok"]:
-                print(f"     FAILED {c['check']}: {c['detail']}")
-
-
 # ---------------------------------------------------------------------------- main
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],

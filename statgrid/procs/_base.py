@@ -138,3 +138,11 @@ def render_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: s
     out.append("  ".join("-" * w for w in widths))
     out += [line(r) for r in cells]
     return "\n".join(out) + "\n"
+
+
+def open_dataset(s, data: str) -> tuple[Any, list[str], dict[str, str]]:
+    """The data set `data` of session `s`, its column names in order and their SQL types: what
+    every procedure checks its statements against before it reads a row."""
+    src = s.dataset(data)
+    columns = s.columns(src.scan_sql())
+    return src, [c for c, _ in columns], dict(columns)

@@ -46,6 +46,7 @@ import numpy as np
 
 from statgrid.config import format_size
 from statgrid.errors import StatgridError
+from statgrid.procs._base import open_dataset
 from statgrid.procs._base import (ResultTable, as_list, check_columns, format_value, is_numeric, procedure, qi,
                                   render_table)
 
@@ -97,10 +98,7 @@ def forest(s, data: str, target: str, inputs: str | Sequence[str], kind: str | N
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import OneHotEncoder
 
-    src = s.dataset(data)
-    cols = s.columns(src.scan_sql())
-    names = [c for c, _ in cols]
-    types = dict(cols)
+    src, names, types = open_dataset(s, data)
     if not isinstance(target, str) or len(target.split()) != 1:
         raise StatgridError(f"target={target!r} must name one variable.")
     tgt = check_columns([target], names, "TARGET", str(src))[0]
@@ -305,12 +303,9 @@ def fastclus(s, data: str, var: str | Sequence[str] | None, maxclusters: int, se
     pseudo_f, centers (k × p, the space clustered in), n_read, n_used, iterations, converged,
     streamed. out= adds CLUSTER (1-based) and DISTANCE (to the cluster's centre) to every row;
     outstat= one row per cluster: CLUSTER, _FREQ_, _RMSSTD_, _RADIUS_, _NEAR_, _GAP_, the means."""
-    src = s.dataset(data)
-    cols = s.columns(src.scan_sql())
-    names = [c for c, _ in cols]
-    types = dict(cols)
+    src, names, types = open_dataset(s, data)
     variables = list(dict.fromkeys(check_columns(as_list(var), names, "VAR", str(src)))) if var else \
-        [c for c, t in cols if is_numeric(t)]
+        [c for c, t in types.items() if is_numeric(t)]
     if not variables:
         raise StatgridError(f"{src} has no numeric variables; name them with var=[...].")
     for v in variables:

@@ -82,7 +82,6 @@ Observations with a missing value in any variable the model uses are not used (a
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 import warnings
@@ -94,7 +93,7 @@ import numpy as np
 
 from statgrid.errors import StatgridError
 from statgrid.procs import design as _design
-from statgrid.procs._aliasing import split_aliased
+from statgrid.procs._base import open_dataset
 from statgrid.procs._base import (
     ResultTable,
     as_list,
@@ -105,19 +104,15 @@ from statgrid.procs._base import (
     render_table,
 )
 from statgrid.procs.design import Effect
+from statgrid.procs.mixed_fit import (INTERCEPT, Fixed, _blocks, _df_between_within, _df_containment, _fit_mixedlm,
+                                       _fixed, _gls, _p_f, _p_t, _type3)
 
-RANK_TOL = 1e-9         # singular values of unit-scaled columns below this count as zero (containment ranks)
 BOUNDARY_TOL = 1e-6     # a variance component ≤ this · σ² is on the boundary (reported as 0)
-POLISH_GTOL = 1e-8      # gradient tolerance of the polishing fit
-FE_PRIOR_SD = 10.0      # GLIMMIX: prior SD of each fixed effect (logit scale)
-VC_PRIOR_SD = 1.0       # GLIMMIX: prior SD of log(random-intercept SD)
-SEED = 0                # GLIMMIX: statsmodels draws starting values; fixed for reproducible results
 RANDOM_TYPES = ("vc", "un")
 REPEATED_TYPES = ("cs",)
 
 
 # ---------------------------------------------------------------------------- model specification
-INTERCEPT = Effect(())                 # mixed lists the intercept as an effect (its DF, its row)
 
 
 def _parse_subject(text: str | Sequence[str] | None, names: Sequence[str], dsname: str) -> tuple[list[str], str]:
@@ -132,268 +127,6 @@ def _parse_subject(text: str | Sequence[str] | None, names: Sequence[str], dsnam
     if not cols:
         raise StatgridError("subject= is empty; name the subject variable, e.g. subject='id'.")
     return cols, token
-
-
-# ---------------------------------------------------------------------------- design matrices
-@dataclass
-class Fixed:
-    """The fixed-effects design of the rows used: PROC GLM's over-parameterized columns (design.py),
-    those aliased (_aliasing) left out of X, and the effect coding of the Type 3 tests."""
-
-    effects: list[Effect]               # INTERCEPT first, then the MODEL's effects
-    X: np.ndarray                       # kept (non-aliased) columns of the GLM parameterization
-    X_full: np.ndarray                  # every column of the GLM parameterization
-    col_effect: list[int]               # per GLM column: index of its effect
-    col_levels: list[dict[str, Any]]    # per GLM column: CLASS variable → level
-    kept: list[int]                     # GLM columns estimated (the others are aliased, estimate 0)
-    T: np.ndarray                       # GLM columns → sum-to-zero (Type III) columns
-    coded_effect: list[int]             # per sum-to-zero column: index of its effect
-
-    @property
-    def n_full(self) -> int:
-        return self.X_full.shape[1]
-
-    def reordered(self, order: np.ndarray) -> Fixed:
-        """The same design with its rows in `order`."""
-        return dataclasses.replace(self, X=self.X[order], X_full=self.X_full[order])
-
-
-def _fixed(st: Setup, memsize: int) -> Fixed:
-    d = st.design
-    n = len(st.df)
-    if n * d.width * 8 * 3 > memsize:
-        raise StatgridError(f"the fixed-effects design has {d.width} columns × {n} rows, above memsize; "
-                            "drop CLASS effects with many levels or raise memsize.")
-    X = d.matrix(st.table)
-    kept, _ = split_aliased(np.linalg.qr(X, mode="r"))
-    labels = d.column_labels()
-    T, _, slices = d.coding("effect")
-    coded = [0] + [i + 1 for i, sl in enumerate(slices) for _ in range(sl.start, sl.stop)]
-    return Fixed([INTERCEPT, *d.effects], X[:, kept], X, [0 if i is None else i + 1 for i, _ in labels],
-                 [lab for _, lab in labels], kept, T, coded)
-
-
-def _rank_scaled(A: np.ndarray, ref: np.ndarray) -> int:
-    """Rank of A whose columns are residuals of ref's columns: each is scaled by ‖ref_j‖ first."""
-    norms = np.linalg.norm(ref, axis=0)
-    ok = norms > 0
-    if not ok.any() or A.shape[0] == 0:
-        return 0
-    sv = np.linalg.svd(A[:, ok] / norms[ok], compute_uv=False)
-    return int(np.sum(sv > RANK_TOL))
-
-
-# ---------------------------------------------------------------------------- subjects
-@dataclass
-class Blocks:
-    """Rows sorted by subject: order (input row of each sorted row), group index, group starts."""
-    order: np.ndarray
-    gidx: np.ndarray
-    starts: np.ndarray
-    keys: list
-
-    @property
-    def g(self) -> int:
-        return len(self.starts)
-
-    def sums(self, a: np.ndarray) -> np.ndarray:
-        return np.add.reduceat(a, self.starts, axis=0)
-
-
-def _blocks(df, subject: list[str]) -> Blocks:
-    if not subject:
-        n = len(df)
-        return Blocks(np.arange(n), np.zeros(n, dtype=int), np.array([0]), [()])
-    codes = df.groupby(subject, sort=True, dropna=False).ngroup().to_numpy()
-    order = np.argsort(codes, kind="stable")
-    sc = codes[order]
-    starts = np.flatnonzero(np.r_[True, sc[1:] != sc[:-1]])
-    gidx = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(sc)]))
-    return Blocks(order, gidx, starts, list(range(len(starts))))
-
-
-def _outer_sums(b: Blocks, A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """Per subject, A_iᵀB_i (g × a × b)."""
-    return b.sums(A[:, :, None] * B[:, None, :])
-
-
-# ---------------------------------------------------------------------------- GLS given (G, σ²)
-@dataclass
-class Gls:
-    beta: np.ndarray
-    cov: np.ndarray
-    m2ll: float
-    pred: np.ndarray      # conditional: Xβ + Zû (sorted order)
-    blup: np.ndarray      # g × q
-
-
-def _gls(y, X, Z, b: Blocks, G: np.ndarray, s2: float, reml: bool) -> Gls:
-    n, p = X.shape
-    q = Z.shape[1]
-    Xy = np.column_stack([X, y])
-    if q:
-        ZtZ = _outer_sums(b, Z, Z)
-        ZtXy = _outer_sums(b, Z, Xy)
-        M = s2 * np.eye(q) + G @ ZtZ
-        A = np.linalg.solve(M, G @ ZtXy)
-        S = (Xy.T @ Xy - np.einsum("gqi,gqj->ij", ZtXy, A)) / s2
-        _, logdet_m = np.linalg.slogdet(M)
-        logdet_v = n * math.log(s2) + float(np.sum(logdet_m)) - b.g * q * math.log(s2)
-    else:
-        S = Xy.T @ Xy / s2
-        logdet_v = n * math.log(s2)
-    xtvx = S[:p, :p]
-    L = np.linalg.cholesky(xtvx)
-    cov = np.linalg.inv(L).T @ np.linalg.inv(L)
-    beta = cov @ S[:p, p]
-    r = y - X @ beta
-    if q:
-        Ztr = b.sums(Z * r[:, None])
-        c = np.linalg.solve(M, (G @ Ztr[:, :, None]))[:, :, 0]
-        rvr = (r @ r - float(np.sum(Ztr * c))) / s2
-        u = (G @ (Ztr - (ZtZ @ c[:, :, None])[:, :, 0])[:, :, None])[:, :, 0] / s2
-        pred = X @ beta + np.sum(Z * u[b.gidx], axis=1)
-    else:
-        rvr = (r @ r) / s2
-        u = np.zeros((b.g, 0))
-        pred = X @ beta
-    if reml:
-        m2ll = logdet_v + 2 * float(np.sum(np.log(np.diag(L)))) + rvr + (n - p) * math.log(2 * math.pi)
-    else:
-        m2ll = logdet_v + rvr + n * math.log(2 * math.pi)
-    return Gls(beta, cov, m2ll, pred, u)
-
-
-# ---------------------------------------------------------------------------- statsmodels fit
-def _fit_mixedlm(y, X, Z, b: Blocks, reml: bool, maxiter: int, diagonal: bool) -> tuple[np.ndarray, float, list[str]]:
-    """(G, σ²) by statsmodels MixedLM, and the warnings it gave. The columns of X and Z are scaled
-    to unit root-mean-square first (G is scaled back after): the optimiser works on G/σ², and a
-    slope in thousandths would otherwise leave it a badly scaled problem it may not solve. The
-    optimum is unchanged (a reparameterization; REML's log|XᵀV⁻¹X| moves by a constant only)."""
-    from statsmodels.regression.mixed_linear_model import MixedLM, MixedLMParams
-
-    def rms(a):
-        r = np.sqrt(np.mean(a ** 2, axis=0))
-        return np.where(r > 0, r, 1.0)
-
-    xs, zs = rms(X), rms(Z)
-    q = Z.shape[1]
-    free = MixedLMParams.from_components(np.ones(X.shape[1]), np.eye(q)) if diagonal and q > 1 else None
-    methods = ["bfgs", "lbfgs"] if free is not None else ["bfgs", "lbfgs", "cg"]   # cg ignores free=
-    model = MixedLM(y, X / xs, groups=b.gidx, exog_re=Z / zs)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            res = model.fit(reml=reml, method=methods, maxiter=maxiter, free=free)
-        except (np.linalg.LinAlgError, ValueError, ZeroDivisionError, FloatingPointError) as exc:
-            raise StatgridError(f"the mixed-model fit failed numerically ({exc}); check for a response or "
-                                "random-effect variable that is constant, or too few subjects.") from None
-        if not res.converged:
-            raise StatgridError(f"the {'REML' if reml else 'ML'} fit did not converge within maxiter={maxiter} "
-                                f"iterations of each optimiser tried ({', '.join(methods)}); raise maxiter=, "
-                                "rescale the variables, or simplify the random effects.")
-        # Polish: restart BFGS from the optimum with a tight tolerance and keep it if the likelihood is no
-        # worse. It often stops on "precision loss" (nothing left to gain in floating point): that is
-        # fine, as the first fit already met statsmodels' convergence test.
-        try:
-            tight = model.fit(reml=reml, method="bfgs", maxiter=max(maxiter, 50), gtol=POLISH_GTOL,
-                              start_params=res.params_object, free=free)
-            if np.isfinite(tight.llf) and tight.llf >= res.llf:
-                tight.converged = True
-                res = tight
-        except (np.linalg.LinAlgError, ValueError, ZeroDivisionError, FloatingPointError):
-            pass
-    messages = list(dict.fromkeys(str(w.message) for w in caught))
-    G = np.array(res.cov_re, dtype=float).reshape(q, q) / np.outer(zs, zs)
-    return G, float(res.scale), messages
-
-
-# ---------------------------------------------------------------------------- degrees of freedom
-def _rank_xz(X: np.ndarray, Z: np.ndarray, b: Blocks) -> int:
-    """rank [X Z] for Z block-diagonal by subject: rank Z + rank((I − P_Z) X), per subject."""
-    if Z.shape[1] == 0:
-        return _rank_scaled(X, X)
-    ZtZ = _outer_sums(b, Z, Z)
-    ZtX = _outer_sums(b, Z, X)
-    ev = np.linalg.eigvalsh(ZtZ)
-    rank_z = int(np.sum(ev > 1e-10 * np.maximum(ev[:, -1:], 1e-300)))
-    coef = np.linalg.pinv(ZtZ, rcond=1e-10, hermitian=True) @ ZtX
-    resid = X - np.einsum("nq,nqp->np", Z, coef[b.gidx])
-    return rank_z + _rank_scaled(resid, X)
-
-
-def _df_containment(design: Fixed, Z: np.ndarray, re_vars: list[set], b: Blocks) -> tuple[dict[int, float], int]:
-    X = design.X
-    ranks = [_rank_scaled(X, X)] + [_rank_xz(X, Z[:, :k + 1], b) for k in range(Z.shape[1])]
-    contrib = [ranks[k + 1] - ranks[k] for k in range(Z.shape[1])]
-    resid_df = X.shape[0] - ranks[-1]
-    out = {}
-    for i, e in enumerate(design.effects):
-        found = [contrib[k] for k, vs in enumerate(re_vars) if set(e.variables) <= vs]
-        out[i] = float(min(found)) if found else float(resid_df)
-    return out, resid_df
-
-
-def _df_between_within(design: Fixed, b: Blocks) -> tuple[dict[int, float], int]:
-    X = design.X
-    n = X.shape[0]
-    spread = np.maximum.reduceat(X, b.starts, axis=0) - np.minimum.reduceat(X, b.starts, axis=0)
-    scale = np.max(np.abs(X), axis=0)
-    varies = np.any(spread > 1e-12 * np.maximum(scale, 1e-300), axis=0)        # per kept column
-    kept_effect = [design.col_effect[j] for j in design.kept]
-    within = {e for e, v in zip(kept_effect, varies) if v}
-    between_cols = [k for k, e in enumerate(kept_effect) if e not in within]
-    rank_x = _rank_scaled(X, X)
-    df_between = b.g - (_rank_scaled(X[:, between_cols], X[:, between_cols]) if between_cols else 0)
-    df_within = n - rank_x - df_between
-    return {i: float(df_within if i in within else df_between) for i in range(len(design.effects))}, n - rank_x
-
-
-# ---------------------------------------------------------------------------- tests
-def _p_t(t: float, df: float) -> float:
-    from scipy.special import stdtr
-    return float(2 * stdtr(df, -abs(t))) if df > 0 and math.isfinite(t) else float("nan")
-
-
-def _p_f(f: float, df1: float, df2: float) -> float:
-    from scipy.special import fdtrc
-    return float(fdtrc(df1, df2, f)) if df1 > 0 and df2 > 0 and math.isfinite(f) else float("nan")
-
-
-def _wald(b: np.ndarray, C: np.ndarray) -> tuple[float, int]:
-    """bᵀC⁻b and rank C (pseudo-inverse over C's non-negligible eigenvalues)."""
-    w, v = np.linalg.eigh((C + C.T) / 2)
-    keep = w > 1e-10 * max(w.max(initial=0.0), 1e-300)
-    if not keep.any():
-        return float("nan"), 0
-    z = v[:, keep].T @ b
-    return float(np.sum(z ** 2 / w[keep])), int(keep.sum())
-
-
-def _type3(design: Fixed, beta, cov) -> tuple[list[tuple[int, float, int]], bool]:
-    """[(effect index, Wald chi-square, rank)] per effect but the intercept; and whether the
-    effect-coded (Type III) hypotheses could be used."""
-    Xk = design.X
-    Xs = design.X_full @ design.T
-    s_effect = design.coded_effect
-    B, *_ = np.linalg.lstsq(Xs, Xk, rcond=None)
-    same_space = (Xs.shape[1] == Xk.shape[1] and _rank_scaled(Xs, Xs) == Xs.shape[1]
-                  and np.linalg.norm(Xs @ B - Xk) <= 1e-8 * max(np.linalg.norm(Xk), 1e-300))
-    if same_space:
-        bb, C, col_eff = B @ beta, B @ cov @ B.T, s_effect
-    else:
-        bb, C, col_eff = beta, cov, [design.col_effect[j] for j in design.kept]
-    out = []
-    for i, e in enumerate(design.effects):
-        if not e.variables:
-            continue
-        idx = [k for k, ce in enumerate(col_eff) if ce == i]
-        if not idx:
-            out.append((i, float("nan"), 0))
-            continue
-        chi, rank = _wald(bb[idx], C[np.ix_(idx, idx)])
-        out.append((i, chi, rank))
-    return out, same_space
 
 
 # ---------------------------------------------------------------------------- shared set-up
@@ -418,10 +151,7 @@ def _setup(s, data, model, class_, subject, extra: list[str], role: str, numeric
     """Check the statements, and read the rows used (no missing value in any variable named, as SAS)
     into memory: rows × variables × 8 bytes above MEMSIZE is an error. extra: numeric RANDOM
     variables; repeated: the REPEATED effect's variables (any type)."""
-    src = s.dataset(data)
-    cols = s.columns(src.scan_sql())
-    names = [c for c, _ in cols]
-    types = dict(cols)
+    src, names, types = open_dataset(s, data)
     (dep,), effects = _design.parse_model(model, names, str(src), many_responses=False)
     class_vars = check_columns(as_list(class_), names, "CLASS", str(src))
     subj, subj_name = _parse_subject(subject, names, str(src))
@@ -734,130 +464,4 @@ def _mixed_listing(st: Setup, r: ResultTable, rep: bool, rtype: str, q: int, ran
         parts.append(render_table(["Effect", "Num DF", "Den DF", "F Value", "Pr > F"],
                                   [[t["Effect"], t["NumDF"], t["DenDF"], t["FValue"], t["ProbF"]] for t in x["type3"]],
                                   title="Type 3 Tests of Fixed Effects"))
-    return "\n".join(parts)
-
-
-# ---------------------------------------------------------------------------- GLIMMIX (binomial)
-GLIMMIX_METHODS = {
-    "vb": "Variational Bayes (mean-field Gaussian), statsmodels BinomialBayesMixedGLM.fit_vb",
-    "map": "Posterior mode with Laplace approximation, statsmodels BinomialBayesMixedGLM.fit_map",
-}
-
-
-@procedure("PROCEDURE GLIMMIX")
-def glimmix(s, data: str, model: str, random: str, subject: str | Sequence[str], class_: str | Sequence[str] | None = None,
-            event: Any = None, method: str = "vb", print: bool = True) -> ResultTable:
-    """Logistic model for a binary response with a random intercept per subject (random='intercept').
-    Returns the Solution for Fixed Effects (Effect, CLASS levels, Estimate, StdErr, zValue, Probz;
-    posterior mean and SD, normal tests) with `stats`: covparms, method, method_description,
-    event, response_levels, n_read, n_used, subjects, iterations. event= is 'first' (SAS's default:
-    the lowest ordered level), 'last' or a response value. method 'vb' or 'map' — not SAS's RSPL
-    (see the module docstring)."""
-    meth = method.lower()
-    if meth not in GLIMMIX_METHODS:
-        raise StatgridError(f"method={method!r} is not one of {', '.join(GLIMMIX_METHODS)} (SAS's RSPL "
-                            "pseudo-likelihood is not available).")
-    terms = as_list(random)
-    if [t.lower() for t in terms] not in (["intercept"], ["int"]):
-        raise StatgridError(f"random={random!r} is not supported: glimmix fits a random intercept per subject only "
-                            "(random='intercept').")
-    if subject is None:
-        raise StatgridError("glimmix needs subject= (the unit that gets a random intercept), e.g. subject='id'.")
-    st = _setup(s, data, model, class_, subject, [], "PROC GLIMMIX", numeric_dep=False)
-    df = st.df
-    n = len(df)
-    resp = df[st.dep]
-    values = _design.levels_of(s, st.sql, [st.dep])[st.dep].to_pylist()
-    if len(values) != 2:
-        shown = ", ".join(format_value(v) for v in values[:10]) + (" ..." if len(values) > 10 else "")
-        raise StatgridError(f"response {st.dep!r} must be binary (two values) for the binomial model; found "
-                            f"{len(values)} value(s): {shown}.")
-    if event is None or (isinstance(event, str) and event.lower() == "first"):
-        ev = values[0]
-    elif isinstance(event, str) and event.lower() == "last":
-        ev = values[1]
-    else:
-        match = [v for v in values if v == event or format_value(v) == str(event)]
-        if not match:
-            raise StatgridError(f"event={event!r} is not a value of {st.dep!r}; its values are "
-                                f"{', '.join(format_value(v) for v in values)} (or use 'first' / 'last').")
-        ev = match[0]
-    b = _blocks(df, st.subject)
-    if b.g < 2:
-        raise StatgridError(f"subject {st.subject_name!r} has {b.g} level among the {n} observations used; a random "
-                            "intercept per subject needs at least 2 subjects.")
-    design = _fixed(st, s.options.memsize_bytes)
-    y = (resp == ev).to_numpy(dtype=float)
-
-    from scipy import sparse
-    from statsmodels.genmod.bayes_mixed_glm import BinomialBayesMixedGLM
-
-    codes = np.empty(n, dtype=int)
-    codes[b.order] = b.gidx
-    Zs = sparse.csr_array((np.ones(n), (np.arange(n), codes)), shape=(n, b.g))
-    bm = BinomialBayesMixedGLM(y, design.X, Zs, np.zeros(b.g, dtype=int), vcp_p=VC_PRIOR_SD, fe_p=FE_PRIOR_SD)
-    rng = np.random.default_rng(SEED)
-    with warnings.catch_warnings(record=True):
-        warnings.simplefilter("always")
-        try:
-            fit = bm.fit_vb(rng=rng) if meth == "vb" else bm.fit_map(rng=rng)
-        except (np.linalg.LinAlgError, ValueError, FloatingPointError) as exc:
-            raise StatgridError(f"the GLIMMIX fit ({meth}) failed numerically ({exc}); try method='vb' or check "
-                                "for separation (a covariate that predicts the response perfectly).") from None
-    ret = fit.optim_retvals
-    nit = int(getattr(ret, "nit", 0) or 0)
-    if not getattr(ret, "success", True):
-        raise StatgridError(f"the GLIMMIX {meth.upper()} optimisation did not converge after {nit} iterations "
-                            f"({getattr(ret, 'message', '')}); " +
-                            ("use method='vb'." if meth == "map" else "rescale the covariates or simplify the model."))
-    var = float(np.exp(2 * fit.vcp_mean[0]))
-    var_se = float(2 * var * fit.vcp_sd[0]) if np.isfinite(fit.vcp_sd[0]) else float("nan")
-    if meth == "map" and var < 1e-8:
-        raise StatgridError(f"the posterior mode collapsed the random-intercept variance to {var:.3g}: the joint "
-                            "mode of statsmodels' fit_map is degenerate for variance components, not an estimate; "
-                            "use method='vb'.")
-    est = np.asarray(fit.fe_mean, dtype=float)
-    se = np.asarray(fit.fe_sd, dtype=float)
-    columns, rows = _solution_rows(st, design, est, se, None, "zValue", lambda z, _df: _p_z(z))
-    covparms = [{"CovParm": "Intercept", "Subject": st.subject_name, "Estimate": var, "StdErr": var_se}]
-    note = (f"GLIMMIX estimation: {GLIMMIX_METHODS[meth]}; this is not SAS's default RSPL (residual "
-            f"pseudo-likelihood). Priors: N(0, {FE_PRIOR_SD:g}^2) on fixed effects, N(0, {VC_PRIOR_SD:g}^2) on the "
-            "log random-intercept SD.")
-    s.log.note(note)
-    result = ResultTable(columns, rows)
-    result.stats = {"covparms": covparms, "method": meth, "method_description": GLIMMIX_METHODS[meth],
-                    "event": ev, "response_levels": values, "n_read": st.n_read, "n_used": n, "subjects": b.g,
-                    "iterations": nit, "dependent": st.dep, "note": note}
-    if print:
-        s.log.listing(_glimmix_listing(st, result, resp, note))
-    return result
-
-
-def _p_z(z: float) -> float:
-    from scipy.special import ndtr
-    return float(2 * ndtr(-abs(z))) if math.isfinite(z) else float("nan")
-
-
-def _glimmix_listing(st: Setup, r: ResultTable, resp, note: str) -> str:
-    x = r.stats
-    info = [["Data Set", str(st.src)], ["Response Variable", st.dep], ["Response Distribution", "Binomial"],
-            ["Link Function", "Logit"], ["Variance Function", "Default"], ["Variance Matrix Blocked By", st.subject_name],
-            ["Estimation Technique", x["method_description"]], ["Degrees of Freedom Method", "None (z tests)"]]
-    parts = ["The GLIMMIX Procedure", _kv(info, title="Model Information"), f"NOTE: {note}\n"]
-    cls = _class_table(st)
-    if cls:
-        parts.append(cls)
-    parts.append(_kv([["Number of Observations Read", x["n_read"]],
-                                         ["Number of Observations Used", x["n_used"]]], title="Number of Observations"))
-    counts = resp.value_counts()
-    parts.append(render_table(["Ordered Value", st.dep, "Total Frequency"],
-                              [[i + 1, format_value(v), int(counts.get(v, 0))] for i, v in enumerate(x["response_levels"])],
-                              title="Response Profile"))
-    parts.append(f"The GLIMMIX procedure is modeling the probability that {st.dep}='{format_value(x['event'])}'.\n")
-    parts.append(_kv([["Subjects (Blocks in V)", x["subjects"]],
-                                         ["Iterations", x["iterations"]]], title="Dimensions"))
-    parts.append(render_table(["Cov Parm", "Subject", "Estimate", "Standard Error"],
-                              [[c["CovParm"], c["Subject"], c["Estimate"], c["StdErr"]] for c in x["covparms"]],
-                              title="Covariance Parameter Estimates"))
-    parts.append(render_table(r.columns, r.rows, title="Solution for Fixed Effects (posterior mean and SD)"))
     return "\n".join(parts)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from statgrid.errors import StatgridError
+from statgrid.procs._base import open_dataset
 from statgrid.procs._base import as_list, check_columns, is_numeric, procedure, qi
 
 TIES = ("mean", "low", "high", "dense")
@@ -26,13 +27,10 @@ STDIZE = {   # method → (location SQL, scale SQL) over the window w
 
 
 def _check(s, data, var, by, role="VAR"):
-    src = s.dataset(data)
-    cols = s.columns(src.scan_sql())
-    names = [c for c, _ in cols]
-    types = dict(cols)
+    src, names, types = open_dataset(s, data)
     groups = check_columns(as_list(by), names, "BY", str(src))
     variables = check_columns(as_list(var), names, role, str(src)) if var else \
-        [c for c, t in cols if is_numeric(t) and c not in groups]
+        [c for c, t in types.items() if is_numeric(t) and c not in groups]
     if not variables:
         raise StatgridError(f"{src} has no numeric variables; name them with var=[...].")
     for v in variables:

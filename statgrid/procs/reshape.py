@@ -14,6 +14,7 @@ from typing import Sequence
 import numpy as np
 
 from statgrid.errors import StatgridError
+from statgrid.procs._base import open_dataset
 from statgrid.procs._base import as_list, check_columns, is_numeric, procedure, qi
 
 _ROWNUM = "file_row_number"
@@ -25,14 +26,11 @@ def transpose(s, data: str, out: str, var: str | Sequence[str] | None = None, by
     """Transpose `var` (default: numeric variables not in BY/ID) within BY groups into `out`."""
     import pyarrow as pa
 
-    src = s.dataset(data)
-    cols = s.columns(src.scan_sql())
-    names = [c for c, _ in cols]
-    types = dict(cols)
+    src, names, types = open_dataset(s, data)
     groups = check_columns(as_list(by), names, "BY", str(src))
     id_col = check_columns([id], names, "ID", str(src))[0] if id else None
     if var is None:
-        variables = [c for c, t in cols if is_numeric(t) and c not in groups and c != id_col]
+        variables = [c for c, t in types.items() if is_numeric(t) and c not in groups and c != id_col]
     else:
         variables = check_columns(as_list(var), names, "VAR", str(src))
     if not variables:

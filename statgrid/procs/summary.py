@@ -15,6 +15,7 @@ import itertools
 from typing import Sequence
 
 from statgrid.errors import StatgridError
+from statgrid.procs._base import open_dataset
 from statgrid.procs._base import ResultTable, as_list, check_columns, is_numeric, procedure, qi, render_table
 from statgrid.procs._quantile import DEFAULT_QNTLDEF, check_qntldef, quantiles_sql
 
@@ -86,14 +87,11 @@ def summary_sql(scan: str, var: list[str], groups: list[str], classes: list[str]
 
 def _run(s, data, var, by, class_, stats, out, nway, print_, proc_label, qntldef):
     qntldef = check_qntldef(qntldef)
-    src = s.dataset(data)
-    cols = s.columns(src.scan_sql())
-    names = [c for c, _ in cols]
-    types = dict(cols)
+    src, names, types = open_dataset(s, data)
     groups = check_columns(as_list(by), names, "BY", str(src))
     classes = check_columns(as_list(class_), names, "CLASS", str(src))
     if var is None:
-        var_cols = [c for c, t in cols if is_numeric(t) and c not in groups + classes]
+        var_cols = [c for c, t in types.items() if is_numeric(t) and c not in groups + classes]
         if not var_cols:
             raise StatgridError(f"{src} has no numeric variables to analyse; name them with var=[...].")
     else:

@@ -52,6 +52,7 @@ from typing import Any
 from statgrid.errors import StatgridError
 from statgrid.procs import summary as _summary
 from statgrid.procs._quantile import DEFAULT_QNTLDEF, check_qntldef, quantiles_sql
+from statgrid.procs._base import open_dataset
 from statgrid.procs._base import (
     ResultTable,
     as_list,
@@ -157,10 +158,7 @@ def tabulate(s, data: str, rows: str | Sequence[str], cols: str | Sequence[str] 
     cells; qntldef= is SAS's quantile definition 1–5 (QNTLDEF=, default 5); out= writes the
     long-form result (see the module docstring) as a data set."""
     qntldef = check_qntldef(qntldef)
-    src = s.dataset(data)
-    columns = s.columns(src.scan_sql())
-    names = [c for c, _ in columns]
-    types = dict(columns)
+    src, names, types = open_dataset(s, data)
     row_cls = check_columns(as_list(rows), names, "CLASS", str(src))
     col_cls = check_columns(as_list(cols), names, "CLASS", str(src))
     variables = list(dict.fromkeys(check_columns(as_list(var), names, "VAR", str(src))))

@@ -18,6 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from statgrid.errors import StatgridError
+from statgrid.procs._base import open_dataset
 from statgrid.procs._base import ResultTable, as_list, check_columns, is_numeric, procedure, qi, render_table
 from statgrid.procs._quantile import DEFAULT_QNTLDEF, check_qntldef, quantiles_sql
 
@@ -73,13 +74,10 @@ def univariate(s, data: str, var: str | Sequence[str] | None = None, by: str | S
     observation numbers (1-based, input order). qntldef: SAS's quantile definition 1–5 (PCTLDEF=,
     default 5; see procs/_quantile.py)."""
     qntldef = check_qntldef(qntldef)
-    src = s.dataset(data)
-    cols = s.columns(src.scan_sql())
-    names = [c for c, _ in cols]
-    types = dict(cols)
+    src, names, types = open_dataset(s, data)
     groups = check_columns(as_list(by), names, "BY", str(src))
     variables = check_columns(as_list(var), names, "VAR", str(src)) if var else \
-        [c for c, t in cols if is_numeric(t) and c not in groups]
+        [c for c, t in types.items() if is_numeric(t) and c not in groups]
     bad = [v for v in variables if not is_numeric(types[v])]
     if bad or not variables:
         raise StatgridError(f"VAR variable {bad[0]!r} in {src} is {types[bad[0]]}, not numeric." if bad else

@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 from statgrid.config import Config, SessionOptions, format_size, load_config
 from statgrid.errors import LibraryError, SessionTerminated, StatgridError, StepError
 from statgrid.procs import (access as _access, contents as _contents, datasets as _datasets, datastep as _datastep,
-                            export as _export, freq as _freq, genmod as _genmod, glm as _glm,
+                            export as _export, freq as _freq, genmod as _genmod, glimmix as _glimmix, glm as _glm,
                             importing as _importing, logistic as _logistic, mining as _mining, mixed as _mixed, rank as _rank,
                             regression as _regression, reshape as _reshape,
                             sasdata as _sasdata, sort as _sort, tabulate as _tabulate, univariate as _univariate,
@@ -448,7 +448,7 @@ class Session:
     forest = _mining.forest
     fastclus = _mining.fastclus
     mixed = _mixed.mixed
-    glimmix = _mixed.glimmix
+    glimmix = _glimmix.glimmix
     rank = _rank.rank
     standardize = _rank.standardize
     transpose = _reshape.transpose

@@ -16,6 +16,7 @@ import pytest
 pytest.importorskip("statsmodels")
 
 from statgrid.errors import StatgridError
+from statgrid.procs import glimmix as gx
 from statgrid.procs import mixed as mx
 from statgrid.procs.design import parse_effects
 
@@ -356,7 +357,7 @@ def binary_panel(session, g, m, sd, seed, slope=1.0):
 
 def test_glimmix_vb_recovers_slope_and_names_method(session, captured):
     binary_panel(session, g=40, m=15, sd=1.0, seed=5)
-    r = mx.glimmix(session, "work.bin", "y = x", random="intercept", subject="id", event=1)
+    r = gx.glimmix(session, "work.bin", "y = x", random="intercept", subject="id", event=1)
     s = sol(r)
     assert s[("x",)][0] == pytest.approx(1.0, abs=0.3) and s[("x",)][1] > 0
     assert r.stats["n_used"] == 598 and r.stats["covparms"][0]["Estimate"] > 0
@@ -365,13 +366,13 @@ def test_glimmix_vb_recovers_slope_and_names_method(session, captured):
     assert "modeling the probability that y='1'" in text
     assert "not SAS's default RSPL" in captured.text.getvalue()
     # SAS's default event is the first ordered level (y = 0): the slope changes sign
-    r0 = mx.glimmix(session, "work.bin", "y = x", random="intercept", subject="id", print=False)
+    r0 = gx.glimmix(session, "work.bin", "y = x", random="intercept", subject="id", print=False)
     assert r0.stats["event"] == 0 and sol(r0)[("x",)][0] == pytest.approx(-s[("x",)][0], rel=0.05)
 
 
 def test_glimmix_map(session, captured):
     binary_panel(session, g=8, m=50, sd=1.5, seed=0)
-    r = mx.glimmix(session, "work.bin", "y = x", random="intercept", subject="id", event="1", method="map")
+    r = gx.glimmix(session, "work.bin", "y = x", random="intercept", subject="id", event="1", method="map")
     assert sol(r)[("x",)][0] == pytest.approx(1.0, abs=0.3)
     assert "Posterior mode with Laplace approximation" in captured.listing.getvalue()
 
@@ -379,13 +380,13 @@ def test_glimmix_map(session, captured):
 def test_glimmix_errors(session):
     write(session, "work.tri", id=np.repeat([1, 2, 3], 4), x=np.arange(12.0), y=np.tile([0.0, 1.0, 2.0, 1.0], 3))
     with pytest.raises(StatgridError, match=r"must be binary .* found 3 value\(s\): 0, 1, 2"):
-        mx.glimmix(session, "work.tri", "y = x", random="intercept", subject="id")
+        gx.glimmix(session, "work.tri", "y = x", random="intercept", subject="id")
     with pytest.raises(StatgridError, match="random intercept per subject only"):
-        mx.glimmix(session, "work.tri", "y = x", random="intercept x", subject="id")
+        gx.glimmix(session, "work.tri", "y = x", random="intercept x", subject="id")
     with pytest.raises(StatgridError, match="method='pl' is not one of vb, map"):
-        mx.glimmix(session, "work.tri", "y = x", random="intercept", subject="id", method="pl")
+        gx.glimmix(session, "work.tri", "y = x", random="intercept", subject="id", method="pl")
     write(session, "work.bin1", id=np.ones(6), x=np.arange(6.0), y=np.array([0, 1, 0, 1, 1, 0.0]))
     with pytest.raises(StatgridError, match="at least 2 subjects"):
-        mx.glimmix(session, "work.bin1", "y = x", random="intercept", subject="id")
+        gx.glimmix(session, "work.bin1", "y = x", random="intercept", subject="id")
     with pytest.raises(StatgridError, match="event='yes' is not a value"):
-        mx.glimmix(session, "work.bin1", "y = x", random="intercept", subject="id", event="yes")
+        gx.glimmix(session, "work.bin1", "y = x", random="intercept", subject="id", event="yes")

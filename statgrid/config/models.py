@@ -1,0 +1,157 @@
+"""The typed records grid.toml resolves to (frozen dataclasses); loading.py builds them."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from statgrid.config.values import DEFAULT_ROW_GROUP_ROWS, KIB, format_size
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    """Options of one session; SAS names, statgrid meanings.
+
+    memsize_bytes: engine memory cap (DuckDB ``memory_limit``; RSS runs ~10 % above it).
+    threads: engine threads; 0 means every CPU this process may use.
+    bufsize_rows: rows per Parquet row group written.
+    utilsize_bytes: cap on spill in UTIL (DuckDB ``max_temp_directory_size``); 0 = engine default.
+    """
+
+    memsize_bytes: int = 2 * KIB**3
+    threads: int = 0
+    bufsize_rows: int = DEFAULT_ROW_GROUP_ROWS
+    utilsize_bytes: int = 0
+
+    @property
+    def effective_threads(self) -> int:
+        return self.threads or len(os.sched_getaffinity(0))
+
+    def with_overrides(self, overrides: Mapping[str, Any], source: str = "--option") -> "SessionOptions":
+        """Apply `key=value` overrides (SAS option names), validated like grid.toml's [session]."""
+        from statgrid.config.loading import _SESSION_KEYS, _parse_section  # loading imports these models
+
+        parsed = _parse_section("session", {k.lower(): v for k, v in overrides.items()}, _SESSION_KEYS, source)
+        return replace(self, **parsed)
+
+    def as_sas_names(self) -> dict[str, Any]:
+        return {"memsize": format_size(self.memsize_bytes), "threads": self.effective_threads,
+                "bufsize": self.bufsize_rows, "utilsize": format_size(self.utilsize_bytes)}
+
+
+@dataclass(frozen=True)
+class LibraryRoots:
+    data: Path
+    work: Path
+    util: Path
+
+
+@dataclass(frozen=True)
+class Libname:
+    name: str
+    path: Path
+    readonly: bool = False
+
+
+@dataclass(frozen=True)
+class MasterConfig:
+    port: int = 8642
+    listen: str = "127.0.0.1"
+    api_tls: bool = True
+    # How long a node may lose the master before it kills its jobs (fencing); the master gives a
+    # lost node's jobs to others only after the engine dropped it, later than that.
+    fence_grace_s: float = 60.0
+    engine_port: int = 0             # the embedded scheduler's port (0: any free one); fixed for firewalls
+    names: tuple[str, ...] = ()
+    scheduler: str = ""
+    # False opens the engine to anyone who reaches its port (they may run code as the grid's
+    # user): for benchmarks (benchmarks/dispatch.py --tls) and trusted single-user machines only.
+    engine_tls: bool = True
+
+
+@dataclass(frozen=True)
+class MonitorConfig:
+    """[monitor]: the sampler that runs beside every grid worker while the grid is up."""
+
+    enabled: bool = True
+    interval_s: float = 1.0
+
+
+@dataclass(frozen=True)
+class HostConfig:
+    name: str
+    slots: int | None = None        # None: the CPUs its worker sees, known when it joins (node.cpus_seen)
+    open: bool = True
+    cpus: tuple[int, ...] = ()      # CPUs the host's jobs may run on (a cpuset); () = all
+    joins: bool = False             # a machine of its own that joins with `statgrid node up`; False: the
+                                    # embedded engine runs its worker on the master's machine
+    memory_bytes: int = 0           # memory its jobs may reserve together; 0 = not tracked
+    max_load: float = 0.0           # 1-minute load average over which it takes no new jobs; 0 = none
+
+
+@dataclass(frozen=True)
+class HostPreference:
+    """One token of an LSF HOSTS list: a host name (or 'others'/'all') and its weight."""
+
+    host: str
+    weight: int = 0
+
+
+@dataclass(frozen=True)
+class QueueConfig:
+    name: str
+    priority: int = 30
+    hosts: tuple[HostPreference, ...] = (HostPreference("all"),)
+    user_limit: int = 0              # running jobs of one user in this queue (UJOB_LIMIT); 0 = none
+    job_limit: int = 0               # running jobs of the queue (QJOB_LIMIT); 0 = none
+    host_limit: int = 0              # running jobs of the queue on one host (HJOB_LIMIT); 0 = none
+    runlimit_s: float = 0.0          # wall time a job of the queue may run (RUNLIMIT); 0 = none
+    # (user or group name, shares) in grid.toml's order; "default" stands for every user not named
+    # (each such user gets that many shares of their own, as LSF's `default`). () = no fairshare.
+    fairshare: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class LimitsConfig:
+    """[limits]: running jobs over all queues (LSF lsb.users MAX_JOBS); 0 = no limit."""
+
+    user_jobs: int = 0
+    users: tuple[tuple[str, int], ...] = ()      # (user, limit): instead of user_jobs
+    groups: tuple[tuple[str, int], ...] = ()     # (group of [groups], limit): its members together
+
+
+@dataclass(frozen=True)
+class SchedulingConfig:
+    """[scheduling]: fairshare's dynamic priority (LSF lsb.params) and memory reservations.
+
+    A user's (or group's) priority in a fairshare queue is
+        shares / (1 + run_job_factor × running jobs + run_time_factor × decayed slot-hours)
+    as LSF's dynamic user priority (CPU time and committed run time factors left out: statgrid
+    charges wall time of a slot). Usage decays by half every half_life_s (LSF HIST_HOURS, 5 h)."""
+
+    half_life_s: float = 5 * 3600.0
+    memory_margin: float = 0.1        # DESIGN.md: RSS runs ~10 % above memsize; jobspec.SESSION_ENGINE_BYTES adds the engine's own
+    run_job_factor: float = 3.0
+    run_time_factor: float = 0.7
+
+
+@dataclass(frozen=True)
+class Config:
+    home: Path
+    source: Path | None
+    libraries: LibraryRoots
+    libnames: dict[str, Libname]
+    session: SessionOptions
+    master: MasterConfig
+    hosts: dict[str, HostConfig]
+    queues: dict[str, QueueConfig]
+    monitor: MonitorConfig = MonitorConfig()
+    admins: tuple[str, ...] = ()     # [grid] admins: grid administrators besides root
+    groups: dict[str, tuple[str, ...]] = field(default_factory=dict)   # [groups]: group → members
+    limits: LimitsConfig = LimitsConfig()
+    scheduling: SchedulingConfig = SchedulingConfig()
+
+    def groups_of(self, user: str) -> tuple[str, ...]:
+        """The [groups] `user` is a member of, in grid.toml's order."""
+        return tuple(g for g, members in self.groups.items() if user in members)

@@ -1,0 +1,271 @@
+"""Values of grid.toml: sizes, durations, names, CPU lists, ports: each parser takes what TOML
+gives and returns the typed value, or raises ValueError saying what was expected."""
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from statgrid.errors import ConfigError
+
+KIB = 1024
+_SIZE_UNITS = {"": 1, "B": 1, "K": KIB, "M": KIB**2, "G": KIB**3, "T": KIB**4}
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?\s*$", re.IGNORECASE)
+MIN_MEMSIZE_BYTES = 64 * KIB**2
+DEFAULT_ROW_GROUP_ROWS = 122_880
+# DuckDB catalog and schema names a library may not take
+RESERVED_LIBRARY_NAMES = frozenset({"main", "temp", "system", "memory", "information_schema", "pg_catalog"})
+NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,31}$")
+
+
+# ---------------------------------------------------------------- value parsers
+# Each parser takes the raw TOML/CLI value and returns the typed value or raises
+# ValueError(<what is allowed>); `_parse_section` turns that into a ConfigError.
+
+def parse_size_bytes(value: Any) -> int:
+    """'2G', '512M', '1.5GiB', '4096', 4096 → bytes (K/M/G/T are binary, as in SAS)."""
+    if isinstance(value, bool):
+        raise ValueError("a size such as 512M, 2G or a number of bytes")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError("a size ≥ 0 such as 512M or 2G")
+        return value
+    m = _SIZE_RE.match(str(value))
+    if not m:
+        raise ValueError("a size such as 512M, 2G or a number of bytes")
+    return int(float(m.group(1)) * _SIZE_UNITS[m.group(2).upper()])
+
+
+_DURATION_UNITS = {"ms": 0.001, "s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration_s(value: Any) -> float:
+    """30, '30', '30s', '500ms', '5m', '1h' → seconds (> 0)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        seconds = float(value)
+    else:
+        m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(ms|s|min|m|h|d)?\s*", str(value))
+        if not m:
+            raise ValueError(f"a duration like 30s, 500ms, 5m or 1h, not {value!r}")
+        seconds = float(m.group(1)) * _DURATION_UNITS[m.group(2) or "s"]
+    if seconds <= 0:
+        raise ValueError(f"a positive duration, not {value!r}")
+    return seconds
+
+
+def format_size(n_bytes: int) -> str:
+    for unit in ("T", "G", "M", "K"):
+        if n_bytes >= _SIZE_UNITS[unit] and n_bytes % _SIZE_UNITS[unit] == 0:
+            return f"{n_bytes // _SIZE_UNITS[unit]}{unit}"
+    return str(n_bytes)
+
+
+_TOML_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def toml_string(text: str, what: str = "value") -> str:
+    """`text` as a TOML basic string, for the grid.toml files statgrid writes and reads back.
+    TOML 1.0 ("String"): escape the quote, the backslash and the control characters U+0000–U+001F
+    and U+007F; everything else stands as itself (JSON's escapes are not TOML's: JSON writes a
+    character beyond U+FFFF as a surrogate pair, which TOML refuses). A TOML file is UTF-8, so a
+    text with no UTF-8 form (a path holding a byte that is not UTF-8) cannot be written: ConfigError."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ConfigError(f"{what} {text!r} is not valid UTF-8 (it holds a byte that is not), so no TOML file can "
+                          "hold it; use a path of UTF-8 characters.") from None
+    return '"' + "".join(_TOML_ESCAPES.get(c) or (f"\\u{ord(c):04x}" if ord(c) < 0x20 or c == "\x7f" else c)
+                         for c in text) + '"'
+
+
+def _memsize(value: Any) -> int:
+    n = parse_size_bytes(value)
+    if n < MIN_MEMSIZE_BYTES:
+        raise ValueError(f"at least {format_size(MIN_MEMSIZE_BYTES)} (the engine needs that much to run a "
+                         f"step); use memsize=512M or more")
+    return n
+
+
+def _nonneg_int(value: Any) -> int:
+    if isinstance(value, bool):
+        raise ValueError("a whole number ≥ 0")
+    try:
+        n = int(str(value).strip()) if isinstance(value, str) else value
+    except ValueError:
+        raise ValueError("a whole number ≥ 0") from None
+    if not isinstance(n, int) or n < 0:
+        raise ValueError("a whole number ≥ 0")
+    return n
+
+
+def _positive_int(value: Any) -> int:
+    n = _nonneg_int(value)
+    if n == 0:
+        raise ValueError("a whole number ≥ 1")
+    return n
+
+
+def _bufsize(value: Any) -> int:
+    if isinstance(value, str) and re.search(r"[A-Za-z]", value):
+        raise ValueError(f"a number of rows per Parquet row group (default {DEFAULT_ROW_GROUP_ROWS}); "
+                         "statgrid's bufsize counts rows, not bytes")
+    n = _positive_int(value)
+    if n < 1024:
+        raise ValueError("at least 1024 rows per row group (smaller groups make reads slow)")
+    return n
+
+
+def _bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "yes", "1", "on"):
+        return True
+    if text in ("false", "no", "0", "off"):
+        return False
+    raise ValueError("true or false")
+
+
+def _string(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("a string in quotes")
+    return value
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    """A TOML list of names (user names, host names): printable, no spaces, each at most 128 characters."""
+    if not isinstance(value, list) or not all(isinstance(v, str) and v and v.isprintable() and " " not in v
+                                              and len(v) <= 128 for v in value):
+        raise ValueError('a list of names in quotes, e.g. ["alice", "bob"]')
+    return tuple(value)
+
+
+FENCE_GRACE_MIN_S = 10.0
+
+
+def _nonneg_float(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 or value == float("inf"):
+        raise ValueError("a number ≥ 0")
+    return float(value)
+
+
+def _margin(value: Any) -> float:
+    value = _nonneg_float(value)
+    if value > 10:
+        raise ValueError("a fraction between 0 and 10 (0.1 = 10 %)")
+    return value
+
+
+def _positive_duration(value: Any) -> float:
+    seconds = parse_duration_s(value)
+    if seconds <= 0:
+        raise ValueError("a duration above zero, e.g. \"5h\"")
+    return seconds
+
+
+def _name_counts(value: Any) -> tuple[tuple[str, int], ...]:
+    """An inline table {name = whole number ≥ 0} → ((name, n), ...) in its order."""
+    if not isinstance(value, Mapping):
+        raise ValueError("an inline table of names and whole numbers, e.g. { alice = 40, risk = 12 }")
+    out = []
+    for name, n in value.items():
+        if not name or not name.isprintable() or " " in name or len(name) > 128:
+            raise ValueError(f"user or group names: printable, no spaces, at most 128 characters (not {name!r})")
+        out.append((str(name), _nonneg_int(n)))
+    return tuple(out)
+
+
+def _shares(value: Any) -> tuple[tuple[str, int], ...]:
+    """fairshare = { risk = 40, marketing = 60, default = 1 }: users or groups and their shares (≥ 1)."""
+    pairs = _name_counts(value)
+    if not pairs:
+        raise ValueError("at least one user or group with its shares, e.g. { risk = 40, default = 1 }")
+    for name, n in pairs:
+        if n < 1:
+            raise ValueError(f"shares of at least 1 ({name} = {n}: leave {name} out instead)")
+    return pairs
+
+
+def parse_limit_s(value: Any) -> float:
+    """A run limit: a duration as parse_duration_s, or 0 / "0" for none."""
+    if value in (0, "0", 0.0):
+        return 0.0
+    return parse_duration_s(value)
+
+
+def _engine_port(value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and value == 0:
+        return 0
+    return _port(value)
+
+
+def _fence_grace(value: Any) -> float:
+    seconds = parse_duration_s(value)
+    if seconds < FENCE_GRACE_MIN_S:
+        raise ValueError(f"a duration of at least {FENCE_GRACE_MIN_S:g}s, e.g. 60s (a node is called unavail "
+                         "after 5 s without heartbeats; the grace must be well above that)")
+    return seconds
+
+
+def _address(value: Any) -> str:
+    """An IP address to listen on ("127.0.0.1", "0.0.0.0", "10.1.2.3", "::")."""
+    import ipaddress
+
+    try:
+        return str(ipaddress.ip_address(_string(value)))
+    except ValueError:
+        raise ValueError('an IP address of this machine in quotes, e.g. "127.0.0.1" (this machine only) or '
+                         '"0.0.0.0" (every address)') from None
+
+
+def is_loopback(address: str) -> bool:
+    import ipaddress
+
+    return ipaddress.ip_address(address).is_loopback
+
+
+CPU_NUMBERS_MAX = 8192                  # CONFIG_NR_CPUS's upper bound (arch/x86/Kconfig, NR_CPUS_RANGE_END)
+SLOTS_MAX = 100_000                     # job slots of one host: far past any machine's CPUs
+
+
+def parse_cpus(value: Any) -> tuple[int, ...]:
+    """A CPU list as taskset/cpuset write it ("0-3,6") or a TOML list of numbers → sorted numbers."""
+    if isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        cpus = set(value)
+    elif isinstance(value, str):
+        cpus = set()
+        for part in value.replace(" ", "").split(","):
+            m = re.fullmatch(r"(\d{1,9})(?:-(\d{1,9}))?", part)
+            if not m or (m.group(2) is not None and int(m.group(2)) < int(m.group(1))):
+                raise ValueError('a CPU list such as "0-3,6" or [0, 1]')
+            first, last = int(m.group(1)), int(m.group(2) or m.group(1))
+            if last >= CPU_NUMBERS_MAX:                     # before range(): "0-999999999" is no set to build
+                raise ValueError(f"CPU numbers 0 … {CPU_NUMBERS_MAX - 1} (Linux's largest NR_CPUS is {CPU_NUMBERS_MAX})")
+            cpus.update(range(first, last + 1))
+    else:
+        raise ValueError('a CPU list such as "0-3,6" or [0, 1]')
+    if any(not 0 <= c < CPU_NUMBERS_MAX for c in cpus):
+        raise ValueError(f"CPU numbers 0 … {CPU_NUMBERS_MAX - 1} (Linux's largest NR_CPUS is {CPU_NUMBERS_MAX})")
+    return tuple(sorted(cpus))
+
+
+def _slots(value: Any) -> int:
+    n = _positive_int(value)
+    if n > SLOTS_MAX:
+        raise ValueError(f"a whole number of job slots from 1 to {SLOTS_MAX:,}")
+    return n
+
+
+def _port(value: Any) -> int:
+    n = _nonneg_int(value)
+    if not 1 <= n <= 65535:
+        raise ValueError("a TCP port 1–65535")
+    return n
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        try:
+            return int(str(value).strip())
+        except ValueError:
+            raise ValueError("a whole number") from None
+    return value
