@@ -8,6 +8,7 @@ the job's STIMER log.
         attempt-<n>.json            an attempt's record, as releases before protocol version 3 kept it
     <home>/grid/attempts/           the grid's alone (0700): no job's user may write here
         <id>.<attempt>.json         an attempt's record (protocol.AttemptStarted/Finished/Lost)
+        <id>.<attempt>.usage.jsonl  its CPU, memory and I/O sampled while it ran (grid/execution/usage.py)
 
 Nomad's client/allocdir names a task directory's layout once and hands it to every driver; this is
 that for statgrid. The job's directory belongs to the job's user, so every file read from it is
@@ -43,6 +44,12 @@ def attempts_root(home: Path) -> Path:
 def attempt_path(attempts_dir: str | Path, job_id: int, attempt: int) -> Path:
     """Where an attempt's record is kept, in the grid's own directory of them."""
     return Path(attempts_dir) / f"{job_id}.{attempt}.json"
+
+
+def usage_path(attempts_dir: str | Path, job_id: int, attempt: int) -> Path:
+    """Where an attempt's usage series is kept: beside its record, in the grid's own directory, so
+    that no job's user can forge or plant one."""
+    return Path(attempts_dir) / f"{job_id}.{attempt}.usage.jsonl"
 
 
 def owner_uid_of(user: str | None) -> int | None:

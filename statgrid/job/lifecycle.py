@@ -69,6 +69,12 @@ def stored_state(shown: str) -> JobState:
 SHOWN_STATE_SQL = "CASE WHEN state = 'RUN' AND suspend_ts IS NOT NULL THEN 'USUSP' ELSE state END"
 
 
+def killed_state(kill_as: str | None) -> JobState:
+    """The state a job whose kill was requested ends in: Job.kill_as (EXIT for a run limit, as LSF's
+    TERM_RUNLIMIT), else KILLED."""
+    return JobState(kill_as) if kill_as else JobState.KILLED
+
+
 class IllegalTransition(RuntimeError):
     """An event a job's state does not allow (a bug of the caller: the change is not applied)."""
 

@@ -4,7 +4,7 @@ reader (the web console) gets it back.
 The launcher reports a job's rusage and io only once, when the job is reaped; a console that
 shows a running job's usage needs a series. The node (node.py) samples every running job every
 USAGE_INTERVAL_S and appends one JSON line per job to `<attempts dir>/<job>.<attempt>.usage.jsonl`
-(usage_path: the one place the name is made), beside the attempt record and for the same
+(jobdir.usage_path: the one place the name is made), beside the attempt record and for the same
 reason: the attempts directory is the grid's own (0700), so a user cannot forge or plant a file
 there, and the file outlives the worker.
 
@@ -32,14 +32,10 @@ import time
 from pathlib import Path
 
 from statgrid.host.procfs import PROCFS_PATH
+from statgrid.job.jobdir import usage_path  # noqa: F401  (node.py, the console and tests take it from here)
 
 FIELDS = ("cpu_s", "rss_bytes", "read_bytes", "write_bytes")
 LINE_MAX_BYTES = 200       # a sample line is ~120 bytes; read_series reads this much per point wanted
-
-
-def usage_path(attempts_dir: str | Path, job_id: int, attempt: int) -> Path:
-    """Where an attempt's usage series is kept: beside its record (jobdir.attempt_path)."""
-    return Path(attempts_dir) / f"{job_id}.{attempt}.usage.jsonl"
 
 
 # -- parsers: file text in, numbers out -------------------------------------------------------------------

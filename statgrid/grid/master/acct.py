@@ -26,7 +26,7 @@ from typing import Any, Iterable, Mapping
 
 from statgrid.errors import StatgridError, UsageError
 from statgrid.job.accounting import JobRusage
-from statgrid.job.lifecycle import FINISHED_NAMES
+from statgrid.job.lifecycle import FINISHED_NAMES, JobState
 
 ACCT_VERSION = 1
 NO_GROUP = "-"                    # the group row of users in no [groups] group
@@ -105,7 +105,8 @@ def _row(name: str, records: list[dict]) -> AcctRow:
                 runs.append(r["end_ts"] - r["start_ts"])
         ru = JobRusage.parse(r.get("rusage"))
         cpu += ru.cpu_s if ru is not None else 0.0
-    return AcctRow(name=name, jobs=len(records), done=counts["DONE"], exit=counts["EXIT"], killed=counts["KILLED"],
+    return AcctRow(name=name, jobs=len(records), done=counts[JobState.DONE.value], exit=counts[JobState.EXIT.value],
+                   killed=counts[JobState.KILLED.value],
                    started=len(waits), wait_mean_s=sum(waits) / len(waits) if waits else None, wait_p95_s=p95(waits),
                    run_sum_s=float(sum(runs)), run_mean_s=sum(runs) / len(runs) if runs else None, cpu_sum_s=cpu)
 

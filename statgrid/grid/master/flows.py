@@ -20,7 +20,7 @@ from statgrid.grid.security import auth
 from statgrid.grid.scheduling import depend
 from statgrid.grid.security.auth import Caller
 from statgrid.grid.master.jobspec import JobRequest, check_bounds, validate
-from statgrid.job.lifecycle import shown_state
+from statgrid.job.lifecycle import JobState, shown_state
 from statgrid.job.record import JOB_ID_MAX, Job
 
 log = logging.getLogger("statgrid.master")
@@ -370,10 +370,7 @@ def _flow_state(counts: dict[str, int], expected: int | None = None) -> str:
     its submit kept part of it.)"""
     if expected is not None and sum(counts.values()) < expected:
         return "INCOMPLETE"
-    if counts.get("RUN"):
-        return "RUN"
-    if counts.get("PEND"):
-        return "PEND"
-    if counts.get("KILLED"):
-        return "KILLED"
-    return "EXIT" if counts.get("EXIT") else "DONE"
+    for state in (JobState.RUN, JobState.PEND, JobState.KILLED, JobState.EXIT):     # the first one present wins
+        if counts.get(state.value):
+            return state.value
+    return JobState.DONE.value

@@ -56,7 +56,7 @@ class Outcomes:
     def _finish(self, job: Job, outcome: AttemptFinished) -> None:
         exit_code, sig = outcome.exit_code, outcome.signal
         if job.kill_requested:
-            state, reason = JobState(job.kill_as or "KILLED"), job.exit_reason or "killed by user"
+            state, reason = lifecycle.killed_state(job.kill_as), job.exit_reason or "killed by user"
         elif outcome.launch_error:
             state, reason = JobState.EXIT, outcome.launch_error
         elif outcome.limit_reason:                           # its node killed it over its memory reservation
@@ -93,7 +93,7 @@ class Outcomes:
             self._back_to_pending(job, reason)
             self.dispatch()
         elif job.kill_requested:
-            self._end(job, JobState(job.kill_as or "KILLED"), job.exit_reason or "killed by user")
+            self._end(job, lifecycle.killed_state(job.kill_as), job.exit_reason or "killed by user")
         else:
             self._end(job, JobState.EXIT, reason)
 
