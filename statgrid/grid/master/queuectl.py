@@ -1,5 +1,5 @@
 """The master's scheduling verbs and rules beyond dispatch (issue 18), as a part of `Master`:
-dependencies (held, released, ended when never met), sub-tasks of a session (MP CONNECT), fairshare
+the backlog's holds (dependencies themselves are a part: dependencies.py), sub-tasks of a session (MP CONNECT), fairshare
 usage charged at each attempt's end and `statgrid shares`, run limits (RUNLIMIT / -W), load
 thresholds from the hosts' monitors (closed_Busy), and LSF's verbs on one job: suspend/resume
 (bstop/bresume), modify (bmod), top/bottom (btop/bbot).
@@ -11,7 +11,6 @@ submit, dispatch and the engine's events.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import math
 import time
@@ -38,14 +37,13 @@ class QueueControl:
         if not job.depend:
             self.pending.add(job)
             return
-        verdict = verdict or self._dependency_verdict(job)
+        verdict = verdict or self.dependencies.verdict(job)
         if verdict.outcome == depend.NEVER:
             self.pending.add(job, held=verdict.reason)
             self._end_unmeetable(job, verdict.reason)
         elif verdict.outcome == depend.WAIT:
             self.pending.add(job, held=f"dependency not met: {verdict.reason}")
-            for ref in depend.refs(_parsed_dependency(job.depend)):
-                self.dependents.setdefault(ref, set()).add(job.id)
+            self.dependencies.watch(job)
         else:
             self.pending.add(job)
 
@@ -73,54 +71,6 @@ class QueueControl:
 
     def _has_children(self, job_id: int) -> bool:
         return bool(self.children.get(job_id))
-
-    def _check_dependency(self, text: str, user: str) -> str | None:
-        """The canonical text of a -w expression (None: none): every job it names must exist.
-        Anyone may wait for anyone's job (its state is no secret: `statgrid jobs -u all`)."""
-        if not text.strip():
-            return None
-        expr = depend.parse(text)
-        for ref in depend.refs(expr):
-            if isinstance(ref, str):
-                raise UsageError(f"-w {text!r} names the job {ref!r}: outside a flow, name jobs by id, e.g. done(12) "
-                                 "(names are for a flow file's jobs).")
-            if ref not in self.pending and ref not in self.running and self.store.get(ref) is None:
-                raise UsageError(f"-w {text!r}: job {ref} does not exist; see `statgrid jobs -a -u all`.")
-        return depend.format_expr(expr)
-
-    def _dependency_verdict(self, job: Job) -> depend.Verdict:
-        expr = _parsed_dependency(job.depend)
-        views: dict[int, depend.JobView] = {}
-        for ref in depend.refs(expr):
-            other = self.pending.get(ref) or self.running.get(ref)
-            if other is not None:
-                views[ref] = depend.JobView(other.shown_state, other.start_ts is not None or other.state == JobState.RUN)
-                continue
-            found = self.store.state_of(ref)         # a finished job: its state alone, not its whole row
-            if found is not None:
-                views[ref] = depend.JobView(found[0], found[1])
-        return depend.evaluate(expr, views)
-
-    def _recheck_dependents(self) -> None:
-        """The jobs in _recheck changed state: their dependents may start now, or never."""
-        changed, self._recheck = self._recheck, set()
-        released = False
-        try:
-            for ref in changed:
-                for job_id in sorted(self.dependents.pop(ref, ())):
-                    job = self.pending.get(job_id)
-                    if job is None or job_id not in self.pending.held:
-                        continue
-                    try:
-                        self._enqueue(job)         # held again (WAIT), released (MET) or ended (NEVER)
-                    except Exception:              # one job's fault must not strand the others held
-                        log.exception("dependency re-check of job %s", job_id)
-                        self.dependents.setdefault(ref, set()).add(job_id)
-                        continue
-                    released = released or job_id not in self.pending.held
-        finally:
-            if released:
-                self.dispatch()
 
     def _end_unmeetable(self, job: Job, reason: str) -> None:
         """A dependency that can never be met ends the job (EXIT), rather than leave it pending forever."""
@@ -334,10 +284,6 @@ class QueueControl:
                         "rows": [r.to_dict() for r in rows]})
         return {"queues": out, "half_life_s": self.cfg.scheduling.half_life_s}
 
-
-@functools.lru_cache(maxsize=4096)
-def _parsed_dependency(text: str) -> "depend.Expr":
-    return depend.parse(text)
 
 def _read_loads(root: Path, hosts: list[str], read_latest) -> dict[str, float]:
     """host → the 1-minute load average of its monitor's latest sample (hosts without one left out)."""
