@@ -135,3 +135,28 @@ def test_check_host_is_public_and_names_the_hosts(tmp_path):
 
 async def _async(fn, *args):
     return fn(*args)
+
+
+def test_the_runlimits_part_kills_a_job_over_its_limit_and_ends_it_exit(tmp_path):
+    import asyncio
+
+    with MasterHarness(tmp_path) as h:
+        job = h.submit("sleep", "600", runlimit_s=60.0)
+        h.event(h.started(job, start_ts=time.time() - 61.0))      # ran 61 s of its 60 s already
+        assert set(h.master.runlimits.timers) == {job.id}
+        h.run(asyncio.sleep(0.2))                                 # the timer fires DUE_SLACK_S after the limit
+        assert h.engine.killed == [("node1", h.job(job.id).task_key)] and h.master.runlimits.timers == {}
+        h.event(h.finished(job, exit_code=None, signal=15))
+        ended = h.job(job.id)
+        assert ended.state is JobState.EXIT and ended.exit_reason.startswith("run limit reached: ran 1m01s, limit 1m00s (-W)")
+
+
+def test_the_runlimits_part_does_not_kill_a_job_under_its_limit(tmp_path):
+    import asyncio
+
+    with MasterHarness(tmp_path) as h:
+        job = h.submit("sleep", "600", runlimit_s=60.0)
+        h.event(h.started(job))
+        h.run(asyncio.sleep(0.1))
+        assert h.engine.killed == [] and set(h.master.runlimits.timers) == {job.id}
+        h.master.runlimits.stop()

@@ -9,6 +9,11 @@ Restart (kill -9, then `grid up`): the engine outlives the master, so `reconcile
 job the store says is RUN into: finished while we were away (attempt file says so), still
 running (its task is still in the scheduler, or its node still runs it), never started
 (no attempt file, no task: back to PEND), or lost (started, now gone: requeue or EXIT).
+
+Parts (parts.py): dependencies, run limits and calendars keep their own state in their own
+module and hear the core's hooks (a job submitted, a state changed, a dispatch planned, a
+reconfig). The rest is still mixins of this class (queuectl.py, flows.py, outcome.py,
+hostctl.py), being turned into parts one at a time (issue 25).
 """
 from __future__ import annotations
 
@@ -41,6 +46,7 @@ from statgrid.grid.master.hostctl import HostControl, _cpu_list  # noqa: F401
 from statgrid.grid.master.calendars import Calendars
 from statgrid.grid.master.dependencies import Dependencies
 from statgrid.grid.master.parts import Parts
+from statgrid.grid.master.runlimits import RunLimits
 from statgrid.grid.master.outcome import ALIVE_TASK_STATES, Outcomes, _read_attempt  # noqa: F401 — tests read them here
 from statgrid.grid.master.store import JobFilter, JobStore
 from statgrid.job.jobdir import JobDir, attempt_path, attempts_root, jobs_root
@@ -161,7 +167,6 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
         self._load_watch: asyncio.Task | None = None
         self.children: dict[int, set[int]] = {}    # session job → its sub-tasks (Session.parallel)
         self.ended_parents: set[int] = set()       # parents whose sub-tasks are being ended (held, not started)
-        self.runlimit_timers: dict[int, asyncio.TimerHandle] = {}   # job → its run limit's check
         self.suspending: set[int] = set()          # jobs a suspend or resume is under way for (one at a time)
         # host → dispatch sequence number of its latest job start (policy.HostView.last_start): ties
         # among equally loaded hosts go to the one that started a job least recently. Memory only:
@@ -180,6 +185,7 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
         # The parts (parts.py): each keeps its own state and hears the core's hooks.
         self.parts = Parts()
         self.dependencies: Dependencies = self.parts.add(Dependencies(self))
+        self.runlimits: RunLimits = self.parts.add(RunLimits(self))
         self.calendars: Calendars = self.parts.add(Calendars(self))
 
     # -- life cycle ------------------------------------------------------------------------------------
@@ -198,8 +204,6 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
         except BaseException:
             await self.engine.close(stop_engine=False)   # jobs keep running; the next `grid up` adopts them
             raise
-        for job in self.running.values():
-            self._arm_runlimit(job)
         for parent_id in [p for p in self.children if p not in self.running]:
             parent = self.store.get(parent_id)          # ended while the master was down
             if parent is not None and parent.state.finished:
@@ -452,7 +456,7 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
             if new is not None:
                 self.running[job_id] = new
                 self.metrics.on_start(new)
-                self._arm_runlimit(new)
+                self.runlimits.arm(new)
                 if new.kill_requested:
                     self._spawn(self.engine.kill(new.host, new.task_key))
         elif isinstance(msg, AttemptFinished):

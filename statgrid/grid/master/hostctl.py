@@ -172,8 +172,6 @@ class HostControl:
         self.rights = auth.Rights(new, grid_uid=self.rights.grid_uid)
         self.usage.half_life_s = new.scheduling.half_life_s
         self.parts.call("reconfigured", new)
-        for job in self.running.values():              # a queue's RUNLIMIT may have changed
-            self._arm_runlimit(job)
         self.dispatch()
         return changes
 

@@ -1,6 +1,6 @@
 """The master's scheduling verbs and rules beyond dispatch (issue 18), as a part of `Master`:
 the backlog's holds (dependencies themselves are a part: dependencies.py), sub-tasks of a session (MP CONNECT), fairshare
-usage charged at each attempt's end and `statgrid shares`, run limits (RUNLIMIT / -W), load
+usage charged at each attempt's end and `statgrid shares`, load
 thresholds from the hosts' monitors (closed_Busy), and LSF's verbs on one job: suspend/resume
 (bstop/bresume), modify (bmod), top/bottom (btop/bbot).
 
@@ -21,7 +21,7 @@ from statgrid.grid.interface import auth
 from statgrid.grid.scheduling import depend, fairshare
 from statgrid.grid.interface.auth import Caller
 from statgrid.grid.master.jobspec import JobRequest, check_bounds, parse_array, validate
-from statgrid.job.record import JOB_ID_MAX, Job, JobState
+from statgrid.job.record import JOB_ID_MAX, Job
 
 log = logging.getLogger("statgrid.master")
 
@@ -91,39 +91,7 @@ class QueueControl:
 
     def runlimit_s(self, job: Job) -> float:
         """The job's wall-time limit: its own (-W) or its queue's RUNLIMIT, the lower; 0: none."""
-        queue = self.cfg.queues.get(job.queue)
-        limits = [x for x in (job.runlimit_s, queue.runlimit_s if queue else 0.0) if x]
-        return min(limits) if limits else 0.0
-
-    def _arm_runlimit(self, job: Job) -> None:
-        """Check the job's run limit when it may be reached (suspended time does not count, so the
-        check re-arms itself until the job has run the whole limit)."""
-        limit = self.runlimit_s(job)
-        if not limit or job.start_ts is None:
-            return
-        left = limit - fairshare.run_so_far_s(job, time.time())
-        old = self.runlimit_timers.pop(job.id, None)
-        if old is not None:
-            old.cancel()                               # one timer per job: a resume or reconfig re-arms it
-        self.runlimit_timers[job.id] = asyncio.get_running_loop().call_later(
-            max(0.0, left) + 0.05, self._runlimit_due, job.id, job.attempt)
-
-    def _runlimit_due(self, job_id: int, attempt: int) -> None:
-        self.runlimit_timers.pop(job_id, None)
-        job = self.running.get(job_id)
-        if job is None or job.attempt != attempt or job.kill_requested or job.suspend_ts is not None:
-            return                                 # ended, requeued, being killed, or suspended (resume re-arms)
-        limit = self.runlimit_s(job)
-        ran = fairshare.run_so_far_s(job, time.time())
-        if not limit:
-            return
-        if ran < limit:
-            self._arm_runlimit(job)
-            return
-        source = "-W" if job.runlimit_s == limit else f"RUNLIMIT of queue {job.queue}"
-        reason = f"run limit reached: ran {_duration_text(ran)}, limit {_duration_text(limit)} ({source}); killed"
-        log.info("job %s: %s", job_id, reason)
-        self._spawn(self.kill(job_id, reason=reason, kill_as=JobState.EXIT))
+        return self.runlimits.limit_s(job)
 
     async def _watch_loads(self) -> None:
         """Hosts with max_load take no new job while their monitor's 1-minute load is over it (LSF's
@@ -207,7 +175,7 @@ class QueueControl:
                            suspended_s=current.suspended_s + max(0.0, now - (current.suspend_ts or now)))
         if new is not None:
             self.running[job_id] = new
-            self._arm_runlimit(new)
+            self.runlimits.arm(new)
         return self.get(job_id)
 
     def modify(self, job_id: int, caller: Caller, changes: dict) -> Job:
@@ -294,12 +262,3 @@ def _read_loads(root: Path, hosts: list[str], read_latest) -> dict[str, float]:
         if isinstance(node, dict) and isinstance(node.get("load_1m"), (int, float)):
             out[host] = float(node["load_1m"])
     return out
-
-def _duration_text(seconds: float) -> str:
-    """3725 → '1h02m05s'; 42.5 → '42.5s'."""
-    if seconds < 60:
-        return f"{seconds:.3g}s"
-    s = int(round(seconds))
-    h, rest = divmod(s, 3600)
-    m, sec = divmod(rest, 60)
-    return (f"{h}h{m:02d}m{sec:02d}s" if h else f"{m}m{sec:02d}s")
