@@ -160,3 +160,17 @@ def test_the_runlimits_part_does_not_kill_a_job_under_its_limit(tmp_path):
         h.run(asyncio.sleep(0.1))
         assert h.engine.killed == [] and set(h.master.runlimits.timers) == {job.id}
         h.master.runlimits.stop()
+
+
+def test_the_suspensions_part_refuses_a_second_request_while_one_is_under_way(tmp_path):
+    from statgrid.errors import UsageError
+
+    with MasterHarness(tmp_path) as h:
+        job = h.submit("sleep", "60")
+        h.event(h.started(job))
+        part = h.master.parts["suspensions"]
+        part.suspending.add(job.id)                               # a suspend waiting on its node
+        with pytest.raises(UsageError, match=f"job {job.id} is being suspended or resumed by another request"):
+            h.run(h.master.suspend(job.id, h.caller))
+        part.suspending.clear()
+        assert h.run(h.master.suspend(job.id, h.caller)).shown_state == "USUSP" and part.suspending == set()

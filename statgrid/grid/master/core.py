@@ -10,7 +10,7 @@ job the store says is RUN into: finished while we were away (attempt file says s
 running (its task is still in the scheduler, or its node still runs it), never started
 (no attempt file, no task: back to PEND), or lost (started, now gone: requeue or EXIT).
 
-Parts (parts.py): dependencies, run limits and calendars keep their own state in their own
+Parts (parts.py): dependencies, run limits, suspend/resume and calendars keep their own state in their own
 module and hear the core's hooks (a job submitted, a state changed, a dispatch planned, a
 reconfig). The rest is still mixins of this class (queuectl.py, flows.py, outcome.py,
 hostctl.py), being turned into parts one at a time (issue 25).
@@ -47,6 +47,7 @@ from statgrid.grid.master.calendars import Calendars
 from statgrid.grid.master.dependencies import Dependencies
 from statgrid.grid.master.parts import Parts
 from statgrid.grid.master.runlimits import RunLimits
+from statgrid.grid.master.suspend import Suspensions
 from statgrid.grid.master.outcome import ALIVE_TASK_STATES, Outcomes, _read_attempt  # noqa: F401 — tests read them here
 from statgrid.grid.master.store import JobFilter, JobStore
 from statgrid.job.jobdir import JobDir, attempt_path, attempts_root, jobs_root
@@ -167,7 +168,6 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
         self._load_watch: asyncio.Task | None = None
         self.children: dict[int, set[int]] = {}    # session job → its sub-tasks (Session.parallel)
         self.ended_parents: set[int] = set()       # parents whose sub-tasks are being ended (held, not started)
-        self.suspending: set[int] = set()          # jobs a suspend or resume is under way for (one at a time)
         # host → dispatch sequence number of its latest job start (policy.HostView.last_start): ties
         # among equally loaded hosts go to the one that started a job least recently. Memory only:
         # after a restart ties start again from grid.toml order, which is all this is for.
@@ -186,6 +186,7 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
         self.parts = Parts()
         self.dependencies: Dependencies = self.parts.add(Dependencies(self))
         self.runlimits: RunLimits = self.parts.add(RunLimits(self))
+        self.suspensions: Suspensions = self.parts.add(Suspensions(self))
         self.calendars: Calendars = self.parts.add(Calendars(self))
 
     # -- life cycle ------------------------------------------------------------------------------------

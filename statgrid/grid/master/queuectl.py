@@ -1,11 +1,11 @@
 """The master's scheduling verbs and rules beyond dispatch (issue 18), as a part of `Master`:
-the backlog's holds (dependencies themselves are a part: dependencies.py), sub-tasks of a session (MP CONNECT), fairshare
-usage charged at each attempt's end and `statgrid shares`, load
-thresholds from the hosts' monitors (closed_Busy), and LSF's verbs on one job: suspend/resume
-(bstop/bresume), modify (bmod), top/bottom (btop/bbot).
+the backlog's holds (dependencies, run limits and suspend/resume are parts: dependencies.py,
+runlimits.py, suspend.py), sub-tasks of a session (MP CONNECT), fairshare usage charged at each
+attempt's end and `statgrid shares`, load thresholds from the hosts' monitors (closed_Busy), and
+LSF's verbs on one job: modify (bmod), top/bottom (btop/bbot).
 
 A mixin: the methods use the Master's state (store, pending backlog, running jobs, engine,
-rights) and run on its loop, as the rest of the master does; master.py keeps the life cycle,
+rights) and run on its loop, as the rest of the master does; core.py keeps the life cycle,
 submit, dispatch and the engine's events.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ import math
 import time
 from pathlib import Path
 
-from statgrid.errors import NotFound, StatgridError, UsageError
+from statgrid.errors import NotFound, UsageError
 from statgrid.grid.interface import auth
 from statgrid.grid.scheduling import depend, fairshare
 from statgrid.grid.interface.auth import Caller
@@ -122,61 +122,12 @@ class QueueControl:
                 self.dispatch()
 
     async def suspend(self, job_id: int, caller: Caller) -> Job:
-        """Stop a running job's whole process tree (its cgroup frozen, else SIGSTOP to its process
-        group); it keeps its slot and memory, and suspended time counts neither as run time for
-        its run limit nor as fairshare usage (its CPU time stops by itself). Owner or admin."""
-        job = self.get(job_id)
-        self.rights.require_owner(caller, job.user, "suspend", f"job {job_id}")
-        current = self.running.get(job_id)
-        if current is None or current.suspend_ts is not None:
-            if current is not None:
-                return current                                   # already suspended
-            raise UsageError(f"job {job_id} is {job.state.value}: only a running job can be suspended.")
-        if current.kill_requested:
-            raise UsageError(f"job {job_id} is being killed ({current.exit_reason}); it cannot be suspended.")
-        if current.start_ts is None:
-            raise UsageError(f"job {job_id} is on its way to {current.host} and has not started yet; suspend it once "
-                             f"it runs (`statgrid job {job_id}` shows its start).")
-        current = await self._on_node(current, self.engine.suspend, f"job {job_id} is no longer running on "
-                                      f"{current.host} (it is ending); nothing was suspended.")
-        if current is None:
-            return self.get(job_id)
-        new = self._change(current, "suspend", {"by": caller.user}, suspend_ts=time.time())
-        if new is not None:
-            self.running[job_id] = new
-        return self.get(job_id)
-
-    async def _on_node(self, job: Job, call, failure: str) -> Job | None:
-        """engine.suspend or engine.resume of a job, one such request at a time per job (each may wait
-        on its node); the job's record afterwards, None if it ended meanwhile."""
-        if job.id in self.suspending:
-            raise UsageError(f"job {job.id} is being suspended or resumed by another request; try again.")
-        self.suspending.add(job.id)
-        try:
-            if not await call(job.host, job.task_key):
-                raise StatgridError(failure)
-        finally:
-            self.suspending.discard(job.id)
-        return self.running.get(job.id)
+        """LSF's bstop (suspend.py, a part)."""
+        return await self.suspensions.suspend(job_id, caller)
 
     async def resume(self, job_id: int, caller: Caller) -> Job:
-        """Continue a job `suspend` stopped. Owner or admin."""
-        job = self.get(job_id)
-        self.rights.require_owner(caller, job.user, "resume", f"job {job_id}")
-        current = self.running.get(job_id)
-        if current is None or current.suspend_ts is None:
-            raise UsageError(f"job {job_id} is {job.state.value}, not suspended: nothing to resume.")
-        current = await self._on_node(current, self.engine.resume, f"job {job_id} is no longer running on "
-                                      f"{current.host}; it stays shown suspended until it ends.")
-        if current is None:
-            return self.get(job_id)
-        now = time.time()
-        new = self._change(current, "resume", {"by": caller.user}, suspend_ts=None,
-                           suspended_s=current.suspended_s + max(0.0, now - (current.suspend_ts or now)))
-        if new is not None:
-            self.running[job_id] = new
-            self.runlimits.arm(new)
-        return self.get(job_id)
+        """LSF's bresume (suspend.py, a part)."""
+        return await self.suspensions.resume(job_id, caller)
 
     def modify(self, job_id: int, caller: Caller, changes: dict) -> Job:
         """LSF's bmod of a pending job: queue, job priority, run limit (-W), memory (--mem), name.
