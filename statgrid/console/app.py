@@ -266,12 +266,12 @@ def mount(app: FastAPI, master) -> Console:
 
     @app.get("/console/api/hosts/{host}")
     async def host_json(request: Request, host: HostName):
-        master._check_host(host)
+        master.check_host(host)
         return json_response(data.host_view(master, console, host))
 
     @app.get("/console/hosts/{host}", response_class=HTMLResponse)
     async def host_page(request: Request, host: HostName):
-        master._check_host(host)
+        master.check_host(host)
         return render("host.html", request, title=f"host {host}", view=data.host_view(master, console, host),
                       stream=urllib.parse.urlencode({"view": "host", "host": host}))
 
@@ -446,7 +446,7 @@ class _Viewer:
                 self.detail = self.owner_uid is not None
                 self.output, self.attempt = JobDir(directory).output, job["attempt"]
         if self.view == "host" and self.host is not None:
-            self.master._check_host(self.host)
+            self.master.check_host(self.host)
 
     def begin(self, sub: Subscription):
         """Watch the job's output and usage (job view, owner or administrator): its own hub."""

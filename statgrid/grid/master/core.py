@@ -9,6 +9,11 @@ Restart (kill -9, then `grid up`): the engine outlives the master, so `reconcile
 job the store says is RUN into: finished while we were away (attempt file says so), still
 running (its task is still in the scheduler, or its node still runs it), never started
 (no attempt file, no task: back to PEND), or lost (started, now gone: requeue or EXIT).
+
+Parts (parts.py): dependencies, run limits, suspend/resume and calendars keep their own state in their own
+module and hear the core's hooks (a job submitted, a state changed, a dispatch planned, a
+reconfig). The rest is still mixins of this class (queuectl.py, flows.py, outcome.py,
+hostctl.py), being turned into parts one at a time (issue 25).
 """
 from __future__ import annotations
 
@@ -38,6 +43,11 @@ from statgrid.grid.master.queuectl import QueueControl, _read_loads
 from statgrid.job.protocol import (AttemptFinished, AttemptLost, AttemptStarted, Identity, LaunchRequest, TaskErred,
                                     parse_task_key)
 from statgrid.grid.master.hostctl import HostControl, _cpu_list  # noqa: F401
+from statgrid.grid.master.calendars import Calendars
+from statgrid.grid.master.dependencies import Dependencies
+from statgrid.grid.master.parts import Parts
+from statgrid.grid.master.runlimits import RunLimits
+from statgrid.grid.master.suspend import Suspensions
 from statgrid.grid.master.outcome import ALIVE_TASK_STATES, Outcomes, _read_attempt  # noqa: F401 — tests read them here
 from statgrid.grid.master.store import JobFilter, JobStore
 from statgrid.job.jobdir import JobDir, attempt_path, attempts_root, jobs_root
@@ -47,8 +57,6 @@ log = logging.getLogger("statgrid.master")
 # A safety net, not the dispatch path: events can be lost while the Dask client reconnects, so
 # every SWEEP_S the master re-checks its RUN jobs the way a restart does. Jobs dispatched less
 # than SWEEP_MIN_AGE_S ago are left alone (their task may still be on its way to the scheduler).
-# Store events after which a job's dependents are re-checked: its state or start changed.
-STATE_EVENTS = ("dispatch", "start", "finish", "lost", "kill", "requeue", "dependency")
 SWEEP_S = 30.0
 SWEEP_MIN_AGE_S = 10.0
 
@@ -158,15 +166,8 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
         self.throttles = self.store.throttles()    # array id → its throttle (-J "a[1-100]%10")
         self.loads: dict[str, float] = {}          # host → its monitor's latest 1-minute load (hosts with max_load)
         self._load_watch: asyncio.Task | None = None
-        # job id → pending jobs whose dependency names it (re-checked when it changes state)
-        self.dependents: dict[int, set[int]] = {}
-        self._recheck: set[int] = set()            # jobs whose dependents are re-checked soon
         self.children: dict[int, set[int]] = {}    # session job → its sub-tasks (Session.parallel)
         self.ended_parents: set[int] = set()       # parents whose sub-tasks are being ended (held, not started)
-        self.runlimit_timers: dict[int, asyncio.TimerHandle] = {}   # job → its run limit's check
-        self.suspending: set[int] = set()          # jobs a suspend or resume is under way for (one at a time)
-        self._calendar: asyncio.Task | None = None
-        self._calendar_changed = asyncio.Event()
         # host → dispatch sequence number of its latest job start (policy.HostView.last_start): ties
         # among equally loaded hosts go to the one that started a job least recently. Memory only:
         # after a restart ties start again from grid.toml order, which is all this is for.
@@ -181,6 +182,12 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
             "out": str(cfg.home / "monitor"), "interval_s": cfg.monitor.interval_s,
             "libraries": {"data": str(cfg.libraries.data), "work": str(cfg.libraries.work),
                           "util": str(cfg.libraries.util)}}
+        # The parts (parts.py): each keeps its own state and hears the core's hooks.
+        self.parts = Parts()
+        self.dependencies: Dependencies = self.parts.add(Dependencies(self))
+        self.runlimits: RunLimits = self.parts.add(RunLimits(self))
+        self.suspensions: Suspensions = self.parts.add(Suspensions(self))
+        self.calendars: Calendars = self.parts.add(Calendars(self))
 
     # -- life cycle ------------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -198,8 +205,6 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
         except BaseException:
             await self.engine.close(stop_engine=False)   # jobs keep running; the next `grid up` adopts them
             raise
-        for job in self.running.values():
-            self._arm_runlimit(job)
         for parent_id in [p for p in self.children if p not in self.running]:
             parent = self.store.get(parent_id)          # ended while the master was down
             if parent is not None and parent.state.finished:
@@ -212,7 +217,7 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
         self.dispatch()
         self._sweeper = asyncio.create_task(self._sweep_forever())
         self._load_watch = asyncio.create_task(self._watch_loads())
-        self._calendar = asyncio.create_task(self._run_calendars())
+        await self.parts.start()
         if self.console is not None:
             self.console.start()
 
@@ -253,9 +258,10 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
         """`grid down`: no new dispatches; kill running jobs (rerunnable ones go back to PEND for the
         next `grid up`), wait for them to end, then stop the engine."""
         self.begin_shutdown()
-        for task in (self._sweeper, self._load_watch, self._calendar):
+        for task in (self._sweeper, self._load_watch):
             if task is not None:
                 task.cancel()
+        self.parts.stop()
         if stop_engine:
             for job in list(self.running.values()):
                 await self.kill(job.id, reason="grid down")
@@ -278,12 +284,7 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
             for child_id in self.children[job.id]:
                 self.pending.hold(child_id, f"its parent job {job.id} ended")
             asyncio.get_running_loop().call_soon(self._end_children, job)
-        if job.id in self.dependents and event in STATE_EVENTS:
-            # After the change is applied (the store calls this from inside it): the master's own
-            # state (pending, running) is updated by the caller right after.
-            if not self._recheck:
-                asyncio.get_running_loop().call_soon(self._recheck_dependents)
-            self._recheck.add(job.id)
+        self.parts.call("changed", job, event)    # after the sub-tasks' hold: their end is scheduled first
 
     def _publish_host(self, host: str, action: str) -> None:
         self.events.publish({"type": "host", "host": host, "action": action})
@@ -329,7 +330,7 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
         # Files are checked as the caller by the CLI, and as the caller by the node; the master
         # checks them itself only for its own account's requests (jobspec.validate).
         job = validate(req, self.cfg, time.time(), check_files=caller.uid == os.geteuid())
-        job = dataclasses.replace(job, depend=self._check_dependency(req.depend, job.user))
+        job = dataclasses.replace(job, depend=self.dependencies.check(req.depend, job.user))
         if req.parent_id is not None:
             self._check_parent(req.parent_id, caller)
         if array is not None:
@@ -352,10 +353,11 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
             def admit() -> None:                   # the master's memory, once the store has them
                 if array is not None and array.throttle:
                     self.throttles[jobs[0].flow_id] = array.throttle
-                verdict = self._dependency_verdict(jobs[0]) if jobs[0].depend else None    # once for an array
+                verdict = self.dependencies.verdict(jobs[0]) if jobs[0].depend else None    # once for an array
                 for j in jobs:
                     self.metrics.on_submit(j)
                     self._enqueue(j, verdict)
+                    self.parts.call("submitted", j)
                     if j.parent_id is not None:
                         self.children.setdefault(j.parent_id, set()).add(j.id)
                 self.dispatch()
@@ -392,6 +394,7 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
         if not self.pending:
             self.last_plan = Plan()
             return 0
+        self.parts.call("planning")
         hosts = self.host_views()
         chosen = plan(self.pending.lists, hosts, self.cfg.queues, count_running(self.running.values(), self.cfg.groups),
                       self.limits())
@@ -454,7 +457,7 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
             if new is not None:
                 self.running[job_id] = new
                 self.metrics.on_start(new)
-                self._arm_runlimit(new)
+                self.runlimits.arm(new)
                 if new.kill_requested:
                     self._spawn(self.engine.kill(new.host, new.task_key))
         elif isinstance(msg, AttemptFinished):
@@ -520,3 +523,17 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
                 waiting.remove(fut)
             if not waiting:
                 self.waiters.pop(job_id, None)
+
+    # -- calendars (a part: calendars.py) -----------------------------------------------------------------
+    def schedule_add(self, caller: Caller, cron_text: str, tz_name: str, request: JobRequest | None = None,
+                     flow: dict | None = None) -> dict:
+        return self.calendars.add(caller, cron_text, tz_name, request, flow)
+
+    def schedule(self, sched_id: int) -> dict:
+        return self.calendars.get(sched_id)
+
+    def schedules(self, user: str | None) -> list[dict]:
+        return self.calendars.list(user)
+
+    def schedule_remove(self, sched_id: int, caller: Caller) -> dict:
+        return self.calendars.remove(sched_id, caller)

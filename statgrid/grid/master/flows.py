@@ -1,7 +1,6 @@
-"""Flows, arrays and calendars (Platform Process Manager's), as a part of `Master`: a flow file's
-jobs submitted as one with their dependencies resolved to ids, shown and killed as one (an array
-from `-J "name[1-100]%10"` is shown the same way); calendars in the store that submit a job or a
-flow at cron-like times (cron.py) and survive restarts.
+"""Flows and arrays (Platform Process Manager's), as a part of `Master`: a flow file's jobs
+submitted as one with their dependencies resolved to ids, shown and killed as one (an array from
+`-J "name[1-100]%10"` is shown the same way). Calendars are a part of their own (calendars.py).
 
 A mixin: the methods use the Master's state and run on its loop (see queuectl.py).
 """
@@ -11,7 +10,6 @@ import asyncio
 import dataclasses
 import hashlib
 import json
-import logging
 import os
 import time
 
@@ -21,15 +19,11 @@ from statgrid.grid.scheduling import depend
 from statgrid.grid.security.auth import Caller
 from statgrid.grid.master.jobspec import JobRequest, check_bounds, validate
 from statgrid.job.lifecycle import JobState, shown_state
-from statgrid.job.record import JOB_ID_MAX, Job
-
-log = logging.getLogger("statgrid.master")
+from statgrid.job.record import Job
 
 FLOW_MAX_JOBS = 1000
-CALENDARS_MAX_PER_USER = 100
 KILL_YIELD_EVERY = 100                     # a flow's kill lets the loop serve others this often
 SUBMIT_KEY_MAX_CHARS = 128
-FIRINGS_KEEP_S = 30 * 86400.0              # a calendar's firings are kept this long (schedule_firings)
 
 
 class KeyConflict(StatgridError):
@@ -113,6 +107,7 @@ class Flows:
                 for j in added:
                     self.metrics.on_submit(j)
                     self._enqueue(j)
+                    self.parts.call("submitted", j)
                 self.dispatch()
             self.store.after_commit(admit)
         return self.flow(flow_id)
@@ -203,164 +198,6 @@ class Flows:
             if i % KILL_YIELD_EVERY == KILL_YIELD_EVERY - 1:
                 await asyncio.sleep(0)
         return self.flow(flow_id)
-
-    def schedule_add(self, caller: Caller, cron_text: str, tz_name: str, request: JobRequest | None = None,
-                     flow: dict | None = None) -> dict:
-        """A calendar: submit `request` (a job) or `flow` ({"name", "jobs": [(name, request, after)]})
-        as `caller` at every time of the cron-like `cron_text`, in time zone `tz_name`. Kept in the
-        store: it survives master restarts (a time missed while the master was down fires once when
-        it is back). Checked now as a submit would be."""
-        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-        from statgrid.grid.scheduling import cron
-
-        spec = cron.parse(cron_text)
-        try:
-            zone = ZoneInfo(tz_name)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise UsageError(f"time zone {tz_name!r} is not known here; give an IANA name such as UTC or "
-                             "Europe/Berlin (--tz).") from None
-        if (request is None) == (flow is None):
-            raise UsageError("a calendar submits one job or one flow.")
-        mine = self.store.con.execute("SELECT count(*) FROM schedules WHERE user = ?", (caller.user,)).fetchone()[0]
-        if mine >= CALENDARS_MAX_PER_USER:
-            raise UsageError(f"you have {mine} calendars, the most one user may have; remove some "
-                             "(`statgrid schedule list`, `statgrid schedule remove ID`).")
-        now = time.time()
-        if request is not None:
-            check_bounds(request)
-            if request.user and request.user != caller.user:      # as POST /jobs answers: 403, not a calendar
-                raise auth.Forbidden(f"you are {caller.user!r} and asked for a calendar that submits as "
-                                     f"{request.user!r}: a job runs as the person who submits it, so nobody (root "
-                                     "included) submits for another user; leave the user out, or log in as them.")
-            req = dataclasses.replace(request, user=caller.user)
-            validate(req, self.cfg, now, check_files=caller.uid == os.geteuid())
-            self._check_dependency(req.depend, caller.user)
-            payload = {"kind": "job", "request": dataclasses.asdict(req)}
-        else:
-            payload = {"kind": "flow", "flow": {"name": flow["name"], "jobs": [
-                [n, dataclasses.asdict(dataclasses.replace(r, user=caller.user)), a] for n, r, a in flow["jobs"]]}}
-            self._check_flow(flow["name"], flow["jobs"], caller)
-        next_ts = cron.next_after(spec, now, zone)
-        what = (f"flow {flow['name']} ({len(flow['jobs'])} jobs)" if flow is not None else " ".join(request.argv))
-        queue = None if flow is not None else request.queue or None
-        with self.store.transaction():
-            sched_id = self.store.con.execute(
-                "INSERT INTO schedules (user, cron, tz, kind, what, queue, token_id, spec, created_ts, next_ts) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (caller.user, spec.text, tz_name, payload["kind"], what[:500], queue, caller.token_id,
-                 json.dumps(payload), now, next_ts)).lastrowid
-        self._calendar_changed.set()
-        return self.schedule(sched_id)
-
-    _SCHEDULE_COLUMNS = "id, user, cron, tz, kind, what, queue, token_id, created_ts, next_ts, last_ts, last_result"
-
-    def schedule(self, sched_id: int) -> dict:
-        row = self.store.con.execute(f"SELECT {self._SCHEDULE_COLUMNS} FROM schedules WHERE id = ?",
-                                     (sched_id,)).fetchone() if 0 < sched_id <= JOB_ID_MAX else None
-        if row is None:
-            raise NotFound(f"calendar {sched_id} does not exist; see `statgrid schedule list`.")
-        return dict(row)
-
-    def schedules(self, user: str | None) -> list[dict]:
-        sql = f"SELECT {self._SCHEDULE_COLUMNS} FROM schedules" + (" WHERE user = ?" if user else "") + " ORDER BY id"
-        return [dict(r) for r in self.store.con.execute(sql, (user,) if user else ())]
-
-    def schedule_remove(self, sched_id: int, caller: Caller) -> dict:
-        rec = self.schedule(sched_id)
-        self.rights.require_owner(caller, rec["user"], "remove", f"calendar {sched_id}")
-        with self.store.transaction():
-            self.store.con.execute("DELETE FROM schedules WHERE id = ?", (sched_id,))
-            self.store.con.execute("DELETE FROM schedule_firings WHERE schedule_id = ?", (sched_id,))
-        self._calendar_changed.set()
-        return rec
-
-    async def _run_calendars(self) -> None:
-        """Fire every calendar whose time has come, then sleep until the next one (at most a minute,
-        or until a calendar is added or removed)."""
-        while True:
-            now = time.time()
-            due = [r[0] for r in self.store.con.execute("SELECT id FROM schedules WHERE next_ts <= ? ORDER BY next_ts",
-                                                        (now,))]
-            for sched_id in due:
-                try:
-                    self._fire(sched_id, now)
-                except Exception:                          # one calendar's fault must not stop the others
-                    log.exception("calendar %s", sched_id)
-                await asyncio.sleep(0)                     # requests are served between calendars
-            row = self.store.con.execute("SELECT min(next_ts) FROM schedules").fetchone()
-            wait_s = 60.0 if row[0] is None else min(60.0, max(0.0, row[0] - time.time()))
-            self._calendar_changed.clear()
-            try:
-                await asyncio.wait_for(self._calendar_changed.wait(), wait_s)
-            except asyncio.TimeoutError:
-                pass
-
-    def _fire(self, sched_id: int, now: float) -> None:
-        """One firing of a calendar, exactly once: what it submits, its record in schedule_firings
-        (with the job ids), the calendar's last result and its next time are one transaction. A
-        master killed before the commit left nothing of it, so the calendar is still due and fires
-        at the next start (caught up); killed after, it finds the firing done and its jobs pending.
-        A submit that fails (a revoked token, a job file gone) is recorded as the firing's result
-        and submits nothing; the next time is set either way, so a failing calendar is not due
-        again at once."""
-        from zoneinfo import ZoneInfo
-
-        from statgrid.grid.scheduling import cron
-
-        row = self.store.con.execute("SELECT user, cron, tz, spec, token_id, next_ts FROM schedules WHERE id = ?",
-                                     (sched_id,)).fetchone()
-        if row is None or row[5] is None or not self.accepting:
-            return
-        user, cron_text, tz_name, spec, token_id, due_ts = row
-        try:
-            next_ts = cron.next_after(cron.parse(cron_text), max(now, time.time()), ZoneInfo(tz_name))
-        except Exception as exc:
-            next_ts = None
-            log.error("calendar %s: %r: disabled", sched_id, exc)
-        payload = json.loads(spec)
-        job_ids: list[int] = []
-        with self.store.transaction():
-            if self.store.con.execute("SELECT 1 FROM schedule_firings WHERE schedule_id = ? AND due_ts = ?",
-                                      (sched_id, due_ts)).fetchone() is not None:
-                # fired already (its next time was set back by hand): not again, and not due at once
-                self.store.con.execute("UPDATE schedules SET next_ts = ? WHERE id = ?", (next_ts, sched_id))
-                return
-            try:
-                with self.store.transaction():             # a failed submit leaves none of its rows
-                    if token_id is not None:
-                        token = self.tokens.get(token_id)
-                        if token is None or token["revoked_ts"] is not None:
-                            raise StatgridError(f"token {token_id}, with which the calendar was made, was revoked: "
-                                                "nothing submitted; make the calendar again")
-                    uid = auth.uid_of(user)
-                    if uid is None:
-                        raise StatgridError(f"user {user!r} no longer has an account here")
-                    caller = self.rights.caller(uid, "calendar", user=user)
-                    if payload["kind"] == "job":
-                        job = self.submit(JobRequest(**payload["request"]), caller)
-                        job_ids = [r[0] for r in self.store.con.execute(
-                            "SELECT id FROM jobs WHERE flow_id = ? ORDER BY id", (job.flow_id,))] \
-                            if job.flow_id is not None else [job.id]
-                        result = f"job {job.id}"
-                    else:
-                        flow = payload["flow"]
-                        rec = self.submit_flow(flow["name"], [(n, JobRequest(**r), a) for n, r, a in flow["jobs"]],
-                                               caller)
-                        job_ids = [j["id"] for j in rec["jobs"]]
-                        result = f"flow {rec['id']}"
-            except Exception as exc:                       # said in the calendar; the master goes on
-                if not self.store.con.in_transaction:      # SQLite rolled all back (a full disk): not fired,
-                    raise                                  # still due; nothing written in autocommit
-                result, job_ids = f"failed: {exc}", []
-            self.store.con.execute("UPDATE schedules SET next_ts = ?, last_ts = ?, last_result = ? WHERE id = ?",
-                                   (next_ts, now, result[:1000], sched_id))
-            # (schedule_id, due_ts) is the key: the same time can never be recorded as fired twice
-            self.store.con.execute("INSERT INTO schedule_firings VALUES (?, ?, ?, ?, ?)",
-                                   (sched_id, due_ts, now, result[:1000], json.dumps(job_ids)))
-            self.store.con.execute("DELETE FROM schedule_firings WHERE schedule_id = ? AND due_ts < ?",
-                                   (sched_id, now - FIRINGS_KEEP_S))
-        self.audit.record(None, "calendar", f"calendar {sched_id}", detail=f"of {user}: {result}")
 
 
 def _flow_state(counts: dict[str, int], expected: int | None = None) -> str:

@@ -96,7 +96,7 @@ class HostControl:
     def close_host(self, host: str, caller: Caller, reason: str) -> dict:
         """LSF's badmin hclose: the host takes no new jobs; its running jobs go on. Administrators only."""
         self.rights.require_admin(caller, f"close host {host!r}")
-        self._check_host(host)
+        self.check_host(host)
         self.store.close_host(host, caller.user, reason)
         self.closed = self.store.closed_hosts()
         self._publish_host(host, "close")
@@ -105,7 +105,7 @@ class HostControl:
     def open_host(self, host: str, caller: Caller) -> None:
         """badmin hopen of a host an administrator closed; it takes jobs at once."""
         self.rights.require_admin(caller, f"open host {host!r}")
-        self._check_host(host)
+        self.check_host(host)
         if not self.cfg.hosts[host].open:
             raise UsageError(f"host {host!r} is closed in grid.toml (open = false), not by `statgrid host close`; "
                              "set open = true there and run `statgrid reconfig` (it opens the host at once).")
@@ -171,12 +171,12 @@ class HostControl:
         self.cfg = new
         self.rights = auth.Rights(new, grid_uid=self.rights.grid_uid)
         self.usage.half_life_s = new.scheduling.half_life_s
-        for job in self.running.values():              # a queue's RUNLIMIT may have changed
-            self._arm_runlimit(job)
+        self.parts.call("reconfigured", new)
         self.dispatch()
         return changes
 
-    def _check_host(self, host: str) -> None:
+    def check_host(self, host: str) -> None:
+        """Raise NotFound (404) unless `host` is one of grid.toml's hosts (the API and console ask)."""
         if host not in self.cfg.hosts:
             raise NotFound(f"host {host!r} does not exist; hosts: {', '.join(self.cfg.hosts)} (see `statgrid hosts`).")
 

@@ -167,7 +167,7 @@ class Outcomes:
                     if new is not None:
                         self.running[job.id] = new
                         self.metrics.on_start(new)
-                        self._arm_runlimit(new)
+                        self.runlimits.arm(new)
                 verdicts["running"].append(job.id)
             elif on_node[job.host] is None and not isinstance(attempt, AttemptLost):
                 # No live task, and no word from its node: settled at the host's deadline (fence.py),

@@ -1,28 +1,27 @@
 """The master's scheduling verbs and rules beyond dispatch (issue 18), as a part of `Master`:
-dependencies (held, released, ended when never met), sub-tasks of a session (MP CONNECT), fairshare
-usage charged at each attempt's end and `statgrid shares`, run limits (RUNLIMIT / -W), load
-thresholds from the hosts' monitors (closed_Busy), and LSF's verbs on one job: suspend/resume
-(bstop/bresume), modify (bmod), top/bottom (btop/bbot).
+the backlog's holds (dependencies, run limits and suspend/resume are parts: dependencies.py,
+runlimits.py, suspend.py), sub-tasks of a session (MP CONNECT), fairshare usage charged at each
+attempt's end and `statgrid shares`, load thresholds from the hosts' monitors (closed_Busy), and
+LSF's verbs on one job: modify (bmod), top/bottom (btop/bbot).
 
 A mixin: the methods use the Master's state (store, pending backlog, running jobs, engine,
-rights) and run on its loop, as the rest of the master does; master.py keeps the life cycle,
+rights) and run on its loop, as the rest of the master does; core.py keeps the life cycle,
 submit, dispatch and the engine's events.
 """
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import math
 import time
 from pathlib import Path
 
-from statgrid.errors import NotFound, StatgridError, UsageError
+from statgrid.errors import NotFound, UsageError
 from statgrid.grid.security import auth
 from statgrid.grid.scheduling import depend, fairshare
 from statgrid.grid.security.auth import Caller
 from statgrid.grid.master.jobspec import JobRequest, check_bounds, parse_array, validate
-from statgrid.job.record import JOB_ID_MAX, Job, JobState
+from statgrid.job.record import JOB_ID_MAX, Job
 
 log = logging.getLogger("statgrid.master")
 
@@ -38,14 +37,13 @@ class QueueControl:
         if not job.depend:
             self.pending.add(job)
             return
-        verdict = verdict or self._dependency_verdict(job)
+        verdict = verdict or self.dependencies.verdict(job)
         if verdict.outcome == depend.NEVER:
             self.pending.add(job, held=verdict.reason)
             self._end_unmeetable(job, verdict.reason)
         elif verdict.outcome == depend.WAIT:
             self.pending.add(job, held=f"dependency not met: {verdict.reason}")
-            for ref in depend.refs(_parsed_dependency(job.depend)):
-                self.dependents.setdefault(ref, set()).add(job.id)
+            self.dependencies.watch(job)
         else:
             self.pending.add(job)
 
@@ -74,54 +72,6 @@ class QueueControl:
     def _has_children(self, job_id: int) -> bool:
         return bool(self.children.get(job_id))
 
-    def _check_dependency(self, text: str, user: str) -> str | None:
-        """The canonical text of a -w expression (None: none): every job it names must exist.
-        Anyone may wait for anyone's job (its state is no secret: `statgrid jobs -u all`)."""
-        if not text.strip():
-            return None
-        expr = depend.parse(text)
-        for ref in depend.refs(expr):
-            if isinstance(ref, str):
-                raise UsageError(f"-w {text!r} names the job {ref!r}: outside a flow, name jobs by id, e.g. done(12) "
-                                 "(names are for a flow file's jobs).")
-            if ref not in self.pending and ref not in self.running and self.store.get(ref) is None:
-                raise UsageError(f"-w {text!r}: job {ref} does not exist; see `statgrid jobs -a -u all`.")
-        return depend.format_expr(expr)
-
-    def _dependency_verdict(self, job: Job) -> depend.Verdict:
-        expr = _parsed_dependency(job.depend)
-        views: dict[int, depend.JobView] = {}
-        for ref in depend.refs(expr):
-            other = self.pending.get(ref) or self.running.get(ref)
-            if other is not None:
-                views[ref] = depend.JobView(other.shown_state, other.start_ts is not None or other.state == JobState.RUN)
-                continue
-            found = self.store.state_of(ref)         # a finished job: its state alone, not its whole row
-            if found is not None:
-                views[ref] = depend.JobView(found[0], found[1])
-        return depend.evaluate(expr, views)
-
-    def _recheck_dependents(self) -> None:
-        """The jobs in _recheck changed state: their dependents may start now, or never."""
-        changed, self._recheck = self._recheck, set()
-        released = False
-        try:
-            for ref in changed:
-                for job_id in sorted(self.dependents.pop(ref, ())):
-                    job = self.pending.get(job_id)
-                    if job is None or job_id not in self.pending.held:
-                        continue
-                    try:
-                        self._enqueue(job)         # held again (WAIT), released (MET) or ended (NEVER)
-                    except Exception:              # one job's fault must not strand the others held
-                        log.exception("dependency re-check of job %s", job_id)
-                        self.dependents.setdefault(ref, set()).add(job_id)
-                        continue
-                    released = released or job_id not in self.pending.held
-        finally:
-            if released:
-                self.dispatch()
-
     def _end_unmeetable(self, job: Job, reason: str) -> None:
         """A dependency that can never be met ends the job (EXIT), rather than leave it pending forever."""
         self.pending.remove(job.id)
@@ -141,39 +91,7 @@ class QueueControl:
 
     def runlimit_s(self, job: Job) -> float:
         """The job's wall-time limit: its own (-W) or its queue's RUNLIMIT, the lower; 0: none."""
-        queue = self.cfg.queues.get(job.queue)
-        limits = [x for x in (job.runlimit_s, queue.runlimit_s if queue else 0.0) if x]
-        return min(limits) if limits else 0.0
-
-    def _arm_runlimit(self, job: Job) -> None:
-        """Check the job's run limit when it may be reached (suspended time does not count, so the
-        check re-arms itself until the job has run the whole limit)."""
-        limit = self.runlimit_s(job)
-        if not limit or job.start_ts is None:
-            return
-        left = limit - fairshare.run_so_far_s(job, time.time())
-        old = self.runlimit_timers.pop(job.id, None)
-        if old is not None:
-            old.cancel()                               # one timer per job: a resume or reconfig re-arms it
-        self.runlimit_timers[job.id] = asyncio.get_running_loop().call_later(
-            max(0.0, left) + 0.05, self._runlimit_due, job.id, job.attempt)
-
-    def _runlimit_due(self, job_id: int, attempt: int) -> None:
-        self.runlimit_timers.pop(job_id, None)
-        job = self.running.get(job_id)
-        if job is None or job.attempt != attempt or job.kill_requested or job.suspend_ts is not None:
-            return                                 # ended, requeued, being killed, or suspended (resume re-arms)
-        limit = self.runlimit_s(job)
-        ran = fairshare.run_so_far_s(job, time.time())
-        if not limit:
-            return
-        if ran < limit:
-            self._arm_runlimit(job)
-            return
-        source = "-W" if job.runlimit_s == limit else f"RUNLIMIT of queue {job.queue}"
-        reason = f"run limit reached: ran {_duration_text(ran)}, limit {_duration_text(limit)} ({source}); killed"
-        log.info("job %s: %s", job_id, reason)
-        self._spawn(self.kill(job_id, reason=reason, kill_as=JobState.EXIT))
+        return self.runlimits.limit_s(job)
 
     async def _watch_loads(self) -> None:
         """Hosts with max_load take no new job while their monitor's 1-minute load is over it (LSF's
@@ -204,61 +122,12 @@ class QueueControl:
                 self.dispatch()
 
     async def suspend(self, job_id: int, caller: Caller) -> Job:
-        """Stop a running job's whole process tree (its cgroup frozen, else SIGSTOP to its process
-        group); it keeps its slot and memory, and suspended time counts neither as run time for
-        its run limit nor as fairshare usage (its CPU time stops by itself). Owner or admin."""
-        job = self.get(job_id)
-        self.rights.require_owner(caller, job.user, "suspend", f"job {job_id}")
-        current = self.running.get(job_id)
-        if current is None or current.suspend_ts is not None:
-            if current is not None:
-                return current                                   # already suspended
-            raise UsageError(f"job {job_id} is {job.state.value}: only a running job can be suspended.")
-        if current.kill_requested:
-            raise UsageError(f"job {job_id} is being killed ({current.exit_reason}); it cannot be suspended.")
-        if current.start_ts is None:
-            raise UsageError(f"job {job_id} is on its way to {current.host} and has not started yet; suspend it once "
-                             f"it runs (`statgrid job {job_id}` shows its start).")
-        current = await self._on_node(current, self.engine.suspend, f"job {job_id} is no longer running on "
-                                      f"{current.host} (it is ending); nothing was suspended.")
-        if current is None:
-            return self.get(job_id)
-        new = self._change(current, "suspend", {"by": caller.user}, suspend_ts=time.time())
-        if new is not None:
-            self.running[job_id] = new
-        return self.get(job_id)
-
-    async def _on_node(self, job: Job, call, failure: str) -> Job | None:
-        """engine.suspend or engine.resume of a job, one such request at a time per job (each may wait
-        on its node); the job's record afterwards, None if it ended meanwhile."""
-        if job.id in self.suspending:
-            raise UsageError(f"job {job.id} is being suspended or resumed by another request; try again.")
-        self.suspending.add(job.id)
-        try:
-            if not await call(job.host, job.task_key):
-                raise StatgridError(failure)
-        finally:
-            self.suspending.discard(job.id)
-        return self.running.get(job.id)
+        """LSF's bstop (suspend.py, a part)."""
+        return await self.suspensions.suspend(job_id, caller)
 
     async def resume(self, job_id: int, caller: Caller) -> Job:
-        """Continue a job `suspend` stopped. Owner or admin."""
-        job = self.get(job_id)
-        self.rights.require_owner(caller, job.user, "resume", f"job {job_id}")
-        current = self.running.get(job_id)
-        if current is None or current.suspend_ts is None:
-            raise UsageError(f"job {job_id} is {job.state.value}, not suspended: nothing to resume.")
-        current = await self._on_node(current, self.engine.resume, f"job {job_id} is no longer running on "
-                                      f"{current.host}; it stays shown suspended until it ends.")
-        if current is None:
-            return self.get(job_id)
-        now = time.time()
-        new = self._change(current, "resume", {"by": caller.user}, suspend_ts=None,
-                           suspended_s=current.suspended_s + max(0.0, now - (current.suspend_ts or now)))
-        if new is not None:
-            self.running[job_id] = new
-            self._arm_runlimit(new)
-        return self.get(job_id)
+        """LSF's bresume (suspend.py, a part)."""
+        return await self.suspensions.resume(job_id, caller)
 
     def modify(self, job_id: int, caller: Caller, changes: dict) -> Job:
         """LSF's bmod of a pending job: queue, job priority, run limit (-W), memory (--mem), name.
@@ -335,10 +204,6 @@ class QueueControl:
         return {"queues": out, "half_life_s": self.cfg.scheduling.half_life_s}
 
 
-@functools.lru_cache(maxsize=4096)
-def _parsed_dependency(text: str) -> "depend.Expr":
-    return depend.parse(text)
-
 def _read_loads(root: Path, hosts: list[str], read_latest) -> dict[str, float]:
     """host → the 1-minute load average of its monitor's latest sample (hosts without one left out)."""
     out = {}
@@ -348,12 +213,3 @@ def _read_loads(root: Path, hosts: list[str], read_latest) -> dict[str, float]:
         if isinstance(node, dict) and isinstance(node.get("load_1m"), (int, float)):
             out[host] = float(node["load_1m"])
     return out
-
-def _duration_text(seconds: float) -> str:
-    """3725 → '1h02m05s'; 42.5 → '42.5s'."""
-    if seconds < 60:
-        return f"{seconds:.3g}s"
-    s = int(round(seconds))
-    h, rest = divmod(s, 3600)
-    m, sec = divmod(rest, 60)
-    return (f"{h}h{m:02d}m{sec:02d}s" if h else f"{m}m{sec:02d}s")
