@@ -48,21 +48,25 @@ cmdline).
 from __future__ import annotations
 
 import argparse
+import html
 import http.client
 import json
 import os
 import random
+import re
 import shutil
+import socket
+import ssl
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import fmt_stat, free_port, percentile, render_rows, rotated, stat_dict, summarize  # noqa: E402
-
-from console_viewers import Api, Viewer, close_viewers, connect_viewers, viewer_mix  # noqa: E402
+from _gridprocs import cpu_pct, leftovers  # noqa: E402
 
 from statgrid.config import load_config  # noqa: E402
 from statgrid.grid.interface.client import GridClient, Remote  # noqa: E402
@@ -73,6 +77,7 @@ USERS = ["root"] + [f"user{i:02d}" for i in range(1, 50)]      # root: finished 
 PENDING = 50
 STATGRID = [sys.executable, "-m", "statgrid"]
 GOAL_P99_MS, GOAL_VISIBLE_S, GOAL_CPU_PCT = 100.0, 1.0, 5.0
+WAIT_EVENT_S = 10.0
 
 
 # ---------------------------------------------------------------------------- the store
@@ -134,6 +139,162 @@ def fill_store(home: Path, n_jobs: int, seed: int = 17) -> dict:
         store.close()
     return {"finished_id": first_root_done or 1, "user": "user07"}
 
+
+# ---------------------------------------------------------------------------- HTTP
+class Api:
+    """The master's TCP address with the token; connections to it (HTTPS with the grid's CA, or HTTP)."""
+
+    def __init__(self, port: int, token: str, ca: Path | None):
+        self.host, self.port, self.token = "127.0.0.1", port, token
+        self.ctx = ssl.create_default_context(cafile=str(ca)) if ca is not None else None
+        self.headers = {"Authorization": f"Bearer {token}"}
+
+    @property
+    def url(self) -> str:
+        return f"{'https' if self.ctx else 'http'}://{self.host}:{self.port}"
+
+    def connect(self, timeout: float | None = 60) -> http.client.HTTPConnection:
+        if self.ctx is not None:
+            return http.client.HTTPSConnection(self.host, self.port, timeout=timeout, context=self.ctx)
+        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+
+    def get(self, conn: http.client.HTTPConnection, path: str) -> bytes:
+        conn.request("GET", path, headers=self.headers)
+        resp = conn.getresponse()
+        body = resp.read()
+        if resp.status != 200:
+            raise SystemExit(f"GET {path}: {resp.status} {body[:300]!r}")
+        return body
+
+    def get_once(self, path: str) -> bytes:
+        conn = self.connect()
+        try:
+            return self.get(conn, path)
+        finally:
+            conn.close()
+
+
+def stream_path(page_html: bytes) -> str:
+    """The stream a page opens (its `sse-connect`), as a browser reads the attribute."""
+    m = re.search(rb'sse-connect="([^"]+)"', page_html)
+    if not m:
+        raise SystemExit("a console page without sse-connect")
+    return html.unescape(m.group(1).decode())
+
+
+class Viewer(threading.Thread):
+    """One console page's stream, read line by line: each event's name, data and arrival time."""
+
+    def __init__(self, api: Api, kind: str, page: str):
+        super().__init__(name=f"viewer-{kind}", daemon=True)
+        self.api, self.kind, self.page = api, kind, page
+        self.events: list[tuple[float, str, str]] = []     # (perf_counter at its blank line, name, data); not samples
+        self.samples = 0
+        self.keepalives = 0
+        self.error: str | None = None
+        self.ready = threading.Event()
+        self.cond = threading.Condition()
+        self.conn: http.client.HTTPConnection | None = None
+        self.closing = False
+
+    def run(self) -> None:
+        try:
+            self.path = stream_path(self.api.get_once(self.page))
+            self.conn = self.api.connect(timeout=None)
+            self.conn.request("GET", self.path, headers={**self.api.headers, "Accept": "text/event-stream"})
+            resp = self.conn.getresponse()
+            if resp.status != 200:
+                raise RuntimeError(f"{self.path}: {resp.status} {resp.read(300)!r}")
+            name, data = None, []
+            while True:
+                line = resp.readline()
+                if not line:
+                    if not self.closing:
+                        self.error = "the master closed the stream"
+                    return
+                t = time.perf_counter()
+                line = line.rstrip(b"\n").decode()
+                if line.startswith(":"):
+                    self.keepalives += line != ": statgrid console"
+                    self.ready.set()
+                elif line.startswith("event: "):
+                    name = line[7:]
+                elif line.startswith("data: ") or line == "data:":
+                    data.append(line[6:])
+                elif line == "" and name is not None:
+                    if name == "sample":
+                        self.samples += 1
+                    else:
+                        with self.cond:
+                            self.events.append((t, name, "\n".join(data)))
+                            self.cond.notify_all()
+                    name, data = None, []
+        except Exception as exc:                       # noqa: BLE001 — reported by the run
+            if not self.closing:
+                self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            self.ready.set()
+
+    def mark(self) -> int:
+        with self.cond:
+            return len(self.events)
+
+    def wait_for(self, since: int, pred, timeout_s: float = WAIT_EVENT_S) -> float | None:
+        """Arrival time of the first event from index `since` on with pred(name, data), or None."""
+        deadline = time.perf_counter() + timeout_s
+        i = since
+        with self.cond:
+            while True:
+                while i < len(self.events):
+                    t, name, data = self.events[i]
+                    if pred(name, data):
+                        return t
+                    i += 1
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    return None
+                self.cond.wait(left)
+
+    def close(self) -> None:
+        self.closing = True
+        conn = self.conn
+        if conn is not None and conn.sock is not None:
+            try:
+                socket.socket.shutdown(conn.sock, socket.SHUT_RDWR)   # the plain socket's: unblocks the read
+            except OSError:
+                pass
+        self.join(10)
+        if conn is not None:
+            conn.close()
+
+
+def viewer_mix(n: int) -> list[str]:
+    """8 jobs, 6 grid, 3 queues, 3 job out of 20, scaled to n."""
+    base = {"jobs": 8, "grid": 6, "queues": 3, "job": 3}
+    counts = {k: v * n // 20 for k, v in base.items()}
+    for k in base:                                      # the rounding's remainder, jobs first
+        if sum(counts.values()) < n:
+            counts[k] += 1
+    return [k for k, c in counts.items() for _ in range(c)]
+
+
+def connect_viewers(api: Api, n: int, watched_job: int) -> list[Viewer]:
+    pages = {"jobs": "/console/jobs", "grid": "/console/grid", "queues": "/console/queues",
+             "job": f"/console/jobs/{watched_job}"}
+    viewers = [Viewer(api, kind, pages[kind]) for kind in viewer_mix(n)]
+    for v in viewers:
+        v.start()
+    for v in viewers:
+        if not v.ready.wait(60) or v.error:
+            raise SystemExit(f"viewer {v.kind} did not connect: {v.error}")
+    return viewers
+
+
+def close_viewers(viewers: list[Viewer]) -> list[str]:
+    errors = [f"{v.kind}: {v.error}" for v in viewers if v.error]
+    for v in viewers:
+        v.close()
+    return errors
 
 
 # ---------------------------------------------------------------------------- measurements
@@ -225,40 +386,6 @@ def trial(grid: GridClient, viewers: list[Viewer], watched: int, job_env: dict) 
         out["kill_first"] = None if None in first else max(first) - t0
         out["kill_jobs"] = None if None in killed else max(killed) - t0
     out["kill_call"] = t_call
-    return out
-
-
-def cpu_ticks(pid: int) -> int:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])           # utime, stime (fields 14 and 15 of proc(5))
-
-
-def cpu_pct(pid: int, seconds: float) -> float:
-    hz = os.sysconf("SC_CLK_TCK")
-    c0, t0 = cpu_ticks(pid), time.monotonic()
-    time.sleep(seconds)
-    c1, t1 = cpu_ticks(pid), time.monotonic()
-    return (c1 - c0) / hz / (t1 - t0) * 100
-
-
-def leftovers(home: Path, skip: set[int]) -> list[str]:
-    """Processes that still name the grid home in their environment or command line."""
-    needle = str(home).encode()
-    out = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) in skip:
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmd = f.read()
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                env = f.read()
-        except OSError:
-            continue
-        if needle in cmd or needle in env:
-            shown = cmd.replace(b"\0", b" ").decode(errors="replace")[:120]
-            out.append(f"{entry}: {shown}")
     return out
 
 

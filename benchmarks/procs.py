@@ -21,7 +21,9 @@ issue is statgrid / raw DuckDB ≤ 1.05.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import math
 import os
 import platform
 import shutil
@@ -29,239 +31,160 @@ import sys
 import tempfile
 import time
 import traceback
-import uuid
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (Poller, clean_process_state, fmt_bytes, hwm_bytes, mem_available_bytes,  # noqa: E402
-                     reset_hwm, rotated, rss_bytes, stat_dict, timed)
-from procs_checks import MEASURES, STATS, freq_values, run_checks, sort_digest, summary_values  # noqa: E402
-from procs_data import MEMBER, ensure_input, lit  # noqa: E402
-from procs_report import CASE_TITLES, print_case  # noqa: E402
-
-ALL_CASES = ("sort", "sort_unstable", "summary", "freq")
-ALL_SIDES = ("statgrid", "duckdb", "pandas", "polars")
-SORT_KEYS = [("k1", False), ("k2", True)]
-FREQ_TABLES = [["cat1"], ["cat1", "cat2"]]
+from _common import (Poller, clean_process_state, fmt_bytes, fmt_stat, hwm_bytes,  # noqa: E402
+                     mem_available_bytes, render_rows, reset_hwm, rotated, rss_bytes, stat_dict, summarize,
+                     timed)
+from _procs_sides import (ALL_CASES, ALL_SIDES, CASE_TITLES, GEN_COLUMNS, MEASURES, MEMBER, RATIO_GOAL,  # noqa: E402
+                          REL_TOL, SIDE_NOTES, SPILL_GOAL, STATS, WORK, Ctx, Env, generator_sql, lit, make_env)
 
 
-def qi(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+# ---------------------------------------------------------------------------- result digests (checks)
+def sort_digest(path: Path, stable: bool) -> dict:
+    """Row count, first/last keys, whether the file is sorted (and stable), and digests of the
+    key sequence and of the row order (id sequence) — equal across sides iff same output order."""
+    import numpy as np
+    import pyarrow.parquet as pq
+    t = pq.read_table(path, columns=["k1", "k2", "id"])
+    k1 = t.column("k1").to_numpy()
+    k2 = t.column("k2").to_numpy()
+    ids = t.column("id").to_numpy()
+    n = len(k1)
+    d1, d2 = np.diff(k1.astype(np.int64)), np.diff(k2.astype(np.int64))
+    # k1 ascending, k2 descending within k1; stable: id ascending within equal (k1, k2)
+    bad_order = (d1 < 0) | ((d1 == 0) & (d2 > 0))
+    ties = (d1 == 0) & (d2 == 0)
+    unstable_ties = ties & (np.diff(ids) < 0)
+    keys = hashlib.blake2b(np.ascontiguousarray(k1).tobytes() + np.ascontiguousarray(k2).tobytes(),
+                           digest_size=8).hexdigest()
+    order = hashlib.blake2b(np.ascontiguousarray(ids).tobytes(), digest_size=8).hexdigest()
+    ncols = len(pq.read_schema(path).names)
+    return {"rows": n, "columns": ncols,
+            "first": (int(k1[0]), int(k2[0])) if n else None, "last": (int(k1[-1]), int(k2[-1])) if n else None,
+            "sorted": not bool(bad_order.any()), "stable": not bool(unstable_ties.any()),
+            "keys_digest": keys, "order_digest": order, "id_sum": int(ids.sum())}
 
 
-# ---------------------------------------------------------------------------- context
-@dataclass
-class Ctx:
-    args: argparse.Namespace
-    data_dir: Path
-    src: Path                     # the input Parquet file
-    scratch: Path                 # statgrid home, raw-DuckDB temp dirs, baseline outputs
-    cfg: Any                      # statgrid Config
-    memsize_bytes: int
-    threads: int
-    row_group: int
-    rows: int
-
-
-@dataclass
-class Env:
-    """What a side needs inside the timed region; built and torn down outside it."""
-
-    side: str
-    handle: Any = None            # statgrid Session / duckdb connection / None
-    spill_dir: Path | None = None
-    out_dir: Path | None = None
-    notes: list[str] = field(default_factory=list)
-
-
-def src_ref(ctx: Ctx):
-    """The input as a statgrid DatasetRef, so the raw side can use statgrid's own SQL builders."""
-    from statgrid.libraries import DatasetRef, Library
-    return DatasetRef(Library("bench", ctx.data_dir), MEMBER)
-
-
-def copy_sql(ctx: Ctx, query: str, out: Path) -> str:
-    """statgrid's Session.write() COPY statement."""
-    from statgrid.libraries import parquet_copy_sql
-    return parquet_copy_sql(query, out, ctx.row_group)
-
-
-# ---------------------------------------------------------------------------- side set-up
-def quiet_log():
-    """A SessionLog that writes nothing but remembers warnings and the out-of-memory retry note."""
-    from statgrid.session import SessionLog
-
-    class QuietLog(SessionLog):
-        def __init__(self):
-            super().__init__(text=None, jsonl=None, listing=None)
-            self.captured: list[str] = []
-
-        def message(self, level: str, msg: str) -> None:
-            # ERROR lines repeat the step's exception, which the benchmark reports itself
-            oom_retry = level == "NOTE" and "runs with threads=1" in msg
-            if level == "WARNING" or oom_retry:
-                extra = (" [the timed call includes the failed attempt and runs on 1 thread: not comparable]"
-                         if oom_retry else "")
-                self.captured.append(f"{level}: {msg}{extra}")
-
-    return QuietLog()
-
-
-@contextmanager
-def statgrid_env(ctx: Ctx) -> Iterator[Env]:
-    from statgrid.session import Session
-    log = quiet_log()
-    s = Session(ctx.cfg, {"memsize": ctx.args.memsize, "threads": str(ctx.threads)}, log=log)
-    try:
-        s.libname("bench", ctx.data_dir)
-        # env.notes is the log's capture list itself, so notes survive a failing step
-        yield Env("statgrid", handle=s, spill_dir=Path(s.util.path), out_dir=Path(s.work.path),
-                  notes=log.captured)
-    finally:
-        s.close()
-
-
-@contextmanager
-def duckdb_env(ctx: Ctx) -> Iterator[Env]:
-    import duckdb
-    tmp = ctx.scratch / f"duckdb_util_{uuid.uuid4().hex[:8]}"
-    tmp.mkdir(mode=0o700)
-    out = ctx.scratch / "out"
-    out.mkdir(exist_ok=True)
-    con = duckdb.connect(config={"temp_directory": str(tmp)})
-    try:
-        con.execute(f"SET memory_limit = '{ctx.memsize_bytes}B'")
-        con.execute(f"SET threads = {ctx.threads}")
-        yield Env("duckdb", handle=con, spill_dir=tmp, out_dir=out)
-    finally:
-        con.close()
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-@contextmanager
-def plain_env(ctx: Ctx, side: str) -> Iterator[Env]:
-    out = ctx.scratch / "out"
-    out.mkdir(exist_ok=True)
-    yield Env(side, out_dir=out)
-
-
-def make_env(ctx: Ctx, side: str):
+def summary_values(side: str, res) -> dict[tuple[str, str, str], float]:
+    out = {}
     if side == "statgrid":
-        return statgrid_env(ctx)
-    if side == "duckdb":
-        return duckdb_env(ctx)
-    return plain_env(ctx, side)
+        for r in res.to_dicts():
+            for st in STATS:
+                out[(r["cat1"], r["variable"], st)] = r[st]
+    elif side in ("duckdb", "polars"):
+        rows = res.to_pylist() if side == "duckdb" else res.to_dicts()
+        for r in rows:
+            for v in MEASURES:
+                for st in STATS:
+                    out[(r["cat1"], v, st)] = r[f"{v}__{st}"]
+    elif side == "pandas":
+        names = {"n": "count", "mean": "mean", "std": "std", "min": "min", "max": "max"}
+        for cat in res.index:
+            for v in MEASURES:
+                for st in STATS:
+                    out[(str(cat), v, st)] = float(res.loc[cat, (v, names[st])])
+    return {k: (None if v is None else float(v)) for k, v in out.items()}
 
 
-# ---------------------------------------------------------------------------- the work (timed)
-def sort_statgrid(ctx: Ctx, env: Env, stable: bool) -> Path:
-    by = [f"{k} desc" if d else k for k, d in SORT_KEYS]
-    ref = env.handle.sort(f"bench.{MEMBER}", by=by, out="work.sorted", equals=stable)
-    return Path(ref.path)
-
-
-def sort_duckdb(ctx: Ctx, env: Env, stable: bool) -> Path:
-    from statgrid.procs.sort import sort_sql
-    out = env.out_dir / "duckdb_sorted.parquet"
-    env.handle.execute(copy_sql(ctx, sort_sql(src_ref(ctx), SORT_KEYS, nodupkey=False, equals=stable), out)).fetchone()
+def freq_values(side: str, res) -> dict[tuple, int]:
+    out: dict[tuple, int] = {}
+    if side == "statgrid":
+        for r in res[0].rows:
+            out[("cat1", r[0])] = int(r[1])
+        for r in res[1].rows:
+            out[("cat1*cat2", r[0], r[1])] = int(r[2])
+    elif side == "duckdb":
+        from statgrid.procs.freq import grouping_id
+        one = grouping_id(["cat1", "cat2"], ["cat1"])
+        for s, c1, c2, n in res:       # tables_sql's rows: (set, cat1, cat2, n)
+            out[("cat1", c1) if s == one else ("cat1*cat2", c1, c2)] = int(n)
+    elif side == "pandas":
+        for k, v in res[0].items():
+            out[("cat1", str(k))] = int(v)
+        for (a, b), v in res[1].items():
+            out[("cat1*cat2", str(a), str(b))] = int(v)
+    elif side == "polars":
+        for r in res[0].iter_rows():
+            out[("cat1", r[0])] = int(r[1])
+        for r in res[1].iter_rows():
+            out[("cat1*cat2", r[0], r[1])] = int(r[2])
     return out
 
 
-def sort_pandas(ctx: Ctx, env: Env, stable: bool) -> Path:
-    import pandas as pd
-    out = env.out_dir / "pandas_sorted.parquet"
-    df = pd.read_parquet(ctx.src)
-    df = df.sort_values([k for k, _ in SORT_KEYS], ascending=[not d for _, d in SORT_KEYS],
-                        kind="stable" if stable else "quicksort", na_position="last")
-    df.to_parquet(out, compression="zstd", row_group_size=ctx.row_group, index=False)
-    return out
+def close_enough(a: float | None, b: float | None, rel: float) -> bool:
+    if a is None or b is None or (isinstance(a, float) and math.isnan(a)) or (isinstance(b, float) and math.isnan(b)):
+        return (a is None or math.isnan(a)) and (b is None or math.isnan(b))
+    return abs(a - b) <= rel * max(abs(a), abs(b)) or a == b
 
 
-def sort_polars(ctx: Ctx, env: Env, stable: bool) -> Path:
-    import polars as pl
-    out = env.out_dir / "polars_sorted.parquet"
-    (pl.scan_parquet(ctx.src)
-       .sort([k for k, _ in SORT_KEYS], descending=[d for _, d in SORT_KEYS], nulls_last=True,
-             maintain_order=stable)
-       .sink_parquet(out, compression="zstd", row_group_size=ctx.row_group))
-    return out
+def run_checks(case: str, digests: dict[str, Any], rows: int) -> list[dict]:
+    """Compare every side's first-run result with statgrid's (or, without statgrid, the first one)."""
+    checks: list[dict] = []
 
+    def add(name: str, ok: bool, detail: str) -> None:
+        checks.append({"check": name, "ok": bool(ok), "detail": detail})
 
-def summary_statgrid(ctx: Ctx, env: Env):
-    return env.handle.means(f"bench.{MEMBER}", var=MEASURES, class_=["cat1"], stats=STATS, print=False)
-
-
-def summary_duckdb_sql(ctx: Ctx) -> str:
-    from statgrid.procs.summary import summary_sql
-    return summary_sql(src_ref(ctx).scan_sql(), MEASURES, groups=[], classes=["cat1"], stats=STATS, nway=True)
-
-
-def summary_duckdb(ctx: Ctx, env: Env):
-    return env.handle.sql(summary_duckdb_sql(ctx)).to_arrow_table()
-
-
-def summary_pandas(ctx: Ctx, env: Env):
-    import pandas as pd
-    df = pd.read_parquet(ctx.src, columns=["cat1"] + MEASURES)
-    return df.groupby("cat1", sort=True)[MEASURES].agg(["count", "mean", "std", "min", "max"])
-
-
-def summary_polars(ctx: Ctx, env: Env):
-    import polars as pl
-    aggs = []
-    for v in MEASURES:
-        c = pl.col(v)
-        aggs += [c.count().alias(f"{v}__n"), c.mean().alias(f"{v}__mean"), c.std().alias(f"{v}__std"),
-                 c.min().alias(f"{v}__min"), c.max().alias(f"{v}__max")]
-    return pl.scan_parquet(ctx.src).group_by("cat1").agg(aggs).sort("cat1").collect()
-
-
-def freq_statgrid(ctx: Ctx, env: Env):
-    return env.handle.freq(f"bench.{MEMBER}", tables=["*".join(t) for t in FREQ_TABLES], print=False)
-
-
-def freq_duckdb_sql(ctx: Ctx) -> str:
-    """statgrid's one statement for both tables (one scan, GROUPING SETS)."""
-    from statgrid.procs.freq import tables_sql
-    return tables_sql(src_ref(ctx).scan_sql(), FREQ_TABLES)
-
-
-def freq_duckdb(ctx: Ctx, env: Env):
-    return env.handle.execute(freq_duckdb_sql(ctx)).fetchall()
-
-
-def freq_pandas(ctx: Ctx, env: Env):
-    import pandas as pd
-    df = pd.read_parquet(ctx.src, columns=["cat1", "cat2"])
-    return [df["cat1"].value_counts(dropna=True).sort_index(), df.groupby(["cat1", "cat2"], sort=True).size()]
-
-
-def freq_polars(ctx: Ctx, env: Env):
-    import polars as pl
-    lf = pl.scan_parquet(ctx.src)
-    return pl.collect_all([lf.group_by("cat1").len().sort("cat1"),
-                           lf.group_by(["cat1", "cat2"]).len().sort(["cat1", "cat2"])])
-
-
-WORK: dict[str, dict[str, Callable]] = {
-    "sort": {"statgrid": lambda c, e: sort_statgrid(c, e, True), "duckdb": lambda c, e: sort_duckdb(c, e, True),
-             "pandas": lambda c, e: sort_pandas(c, e, True), "polars": lambda c, e: sort_polars(c, e, True)},
-    "sort_unstable": {"statgrid": lambda c, e: sort_statgrid(c, e, False),
-                      "duckdb": lambda c, e: sort_duckdb(c, e, False),
-                      "pandas": lambda c, e: sort_pandas(c, e, False),
-                      "polars": lambda c, e: sort_polars(c, e, False)},
-    "summary": {"statgrid": summary_statgrid, "duckdb": summary_duckdb, "pandas": summary_pandas,
-                "polars": summary_polars},
-    "freq": {"statgrid": freq_statgrid, "duckdb": freq_duckdb, "pandas": freq_pandas, "polars": freq_polars},
-}
-
-SIDE_NOTES = {
-    ("pandas", "sort_unstable"): "pandas ignores kind= for a multi-column sort (always a stable lexsort)",
-    ("pandas", "sort"): "pandas/polars run in memory without a memory cap",
-}
+    if not digests:
+        return checks
+    ref_side = "statgrid" if "statgrid" in digests else next(iter(digests))
+    ref = digests[ref_side]
+    if case in ("sort", "sort_unstable"):
+        stable = case == "sort"
+        for side, d in digests.items():
+            add(f"{side}: {d['rows']:,} rows, {d['columns']} columns", d["rows"] == rows and d["columns"] == 20,
+                f"expected {rows:,} rows × 20 columns")
+            add(f"{side}: sorted by k1, k2 desc", d["sorted"], "keys in order" if d["sorted"] else "OUT OF ORDER")
+            if stable:
+                add(f"{side}: stable (ties in input order)", d["stable"],
+                    "ties keep input order" if d["stable"] else "ties NOT in input order")
+            add(f"{side}: same rows (sum of id)", d["id_sum"] == rows * (rows - 1) // 2, "every input row once")
+        for side, d in digests.items():
+            if side == ref_side:
+                continue
+            same = d["rows"] == ref["rows"] and d["first"] == ref["first"] and d["last"] == ref["last"]
+            add(f"{ref_side} vs {side}: row count, first/last keys", same,
+                f"{ref_side} {ref['rows']:,} {ref['first']}…{ref['last']}; {side} {d['rows']:,} {d['first']}…{d['last']}")
+            add(f"{ref_side} vs {side}: identical key sequence", d["keys_digest"] == ref["keys_digest"],
+                f"{ref['keys_digest']} vs {d['keys_digest']}")
+            if stable:
+                add(f"{ref_side} vs {side}: identical row order", d["order_digest"] == ref["order_digest"],
+                    f"{ref['order_digest']} vs {d['order_digest']}")
+    elif case == "summary":
+        # The issue's check is against pandas; every other side is compared as well.
+        base_side = "pandas" if "pandas" in digests else ref_side
+        base = digests[base_side]
+        for side, vals in digests.items():
+            if side == base_side:
+                continue
+            keys_ok = set(vals) == set(base)
+            worst, worst_key = 0.0, None
+            for k in set(vals) & set(base):
+                a, b = vals[k], base[k]
+                if not close_enough(a, b, REL_TOL):
+                    err = abs(a - b) / max(abs(a), abs(b)) if a is not None and b is not None else math.inf
+                    if err >= worst:
+                        worst, worst_key = err, k
+            ok = keys_ok and worst_key is None
+            add(f"{side} vs {base_side}: n mean std min max of {len(MEASURES)} vars × "
+                f"{len({k[0] for k in vals})} classes within {REL_TOL:g} rel.", ok,
+                "agree" if ok else (f"groups differ: {sorted(set(vals) ^ set(base))[:4]}" if not keys_ok
+                                    else f"worst {worst:.3g} at {worst_key}: {vals[worst_key]!r} vs {base[worst_key]!r}"))
+        if "statgrid" in digests:
+            total = sum(v for (c, var, st), v in digests["statgrid"].items() if st == "n" and var == "x1")
+            add(f"statgrid: n(x1) sums to {rows:,}", total == rows, f"{total:,.0f}")
+    elif case == "freq":
+        for side, vals in digests.items():
+            n1 = sum(v for k, v in vals.items() if k[0] == "cat1")
+            n2 = sum(v for k, v in vals.items() if k[0] == "cat1*cat2")
+            add(f"{side}: table totals = rows", n1 == rows and n2 == rows, f"cat1 {n1:,}, cat1*cat2 {n2:,}")
+            if side != ref_side:
+                add(f"{ref_side} vs {side}: identical counts", vals == ref,
+                    f"{len(ref)} cells" if vals == ref else f"differ in {len(set(vals.items()) ^ set(ref.items()))} cells")
+    return checks
 
 
 # ---------------------------------------------------------------------------- measurement
@@ -372,8 +295,109 @@ def skip_reason(ctx: Ctx, case: str, side: str) -> str | None:
     return None
 
 
+# ---------------------------------------------------------------------------- input data
+def ensure_input(ctx_dir: Path, rows: int, threads: int, row_group: int) -> tuple[Path, bool]:
+    import duckdb
+    import pyarrow.parquet as pq
+    path = ctx_dir / f"{MEMBER}.parquet"
+    if path.exists():
+        try:
+            md = pq.read_metadata(path)
+            if md.num_rows == rows and md.schema.to_arrow_schema().names == GEN_COLUMNS:
+                return path, True
+            print(f"  {path} has {md.num_rows:,} rows / other columns; regenerating {rows:,} rows")
+        except Exception as exc:   # noqa: BLE001 — unreadable: regenerate
+            print(f"  {path} is not readable Parquet ({exc}); regenerating")
+    tmp = path.with_name(f".{MEMBER}.{os.getpid()}.tmp")
+    con = duckdb.connect()
+    try:
+        con.execute(f"SET threads = {threads}")
+        con.execute(f"COPY ({generator_sql(rows)}) TO {lit(str(tmp))} "
+                    f"(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {row_group})")
+        os.replace(tmp, path)
+    finally:
+        con.close()
+        tmp.unlink(missing_ok=True)
+    return path, False
+
 
 # ---------------------------------------------------------------------------- report
+def print_case(case: str, ctx: Ctx, sides: list[str], recs: dict[str, Record], ratios: dict[str, list],
+               checks: list[dict]) -> None:
+    a = ctx.args
+    print(f"\n== {case}: {CASE_TITLES[case]}")
+    print(f"   {ctx.rows:,} rows; memsize {a.memsize} ({ctx.memsize_bytes:,} B); threads {ctx.threads}; "
+          f"{a.runs} run(s), sides in rotated order")
+    is_sort = case in ("sort", "sort_unstable")
+    header = ["side", "wall s", "cpu s", "peak RSS (+ over start)"] + (["peak spill"] if is_sort else []) + ["STIMER real s"]
+    rows = [header]
+    for side in sides:
+        r = recs[side]
+        if r.skipped:
+            rows.append([side, "skipped (see below)"])
+            continue
+        if summarize(r.wall_s) is None:
+            rows.append([side, "FAILED (see below)"])
+            continue
+        spill = ""
+        sp = summarize(r.peak_spill_bytes)
+        if sp is not None:
+            spill = f"{fmt_bytes(sp.median)} ({sp.median / ctx.memsize_bytes:.2f}× memsize)"
+        elif is_sort:
+            spill = "— (in memory)"
+        grow = summarize([p - q for p, q in zip(r.peak_rss_bytes, r.rss_start_bytes) if p is not None and q is not None])
+        rss = summarize(r.peak_rss_bytes)
+        row = [side, fmt_stat(r.wall_s), fmt_stat(r.cpu_s),
+               f"{fmt_bytes(rss.max if rss else None)} (+{fmt_bytes(grow.max if grow else None)})"]
+        if is_sort:
+            row.append(spill)
+        row.append(fmt_stat(r.stimer_real_s) if side == "statgrid" else "")
+        rows.append(row)
+    print(render_rows(rows, indent="   "))
+    for side in sides:
+        if recs[side].skipped:
+            print(f"   - {side} skipped: {recs[side].skipped}")
+        for err in recs[side].errors:
+            print(f"   ! {side} failed in {err.splitlines()[0]}")
+            if "Out of Memory" in err or "out of memory" in err:
+                print(f"     (the engine ran out of memory at memsize {a.memsize} with {ctx.threads} threads: "
+                      "DuckDB's sort of these 20 columns needs roughly 80–100 MiB per thread; raise --memsize)")
+        for note in recs[side].notes:
+            print(f"   note {side}: {note}")
+    lines = []
+    for name, vals in ratios.items():
+        s = summarize(vals)
+        if s is None:
+            continue
+        extra = ""
+        if name == "statgrid / duckdb":
+            extra = f"   goal ≤ {RATIO_GOAL:.2f}: {'met' if s.median <= RATIO_GOAL else 'NOT met'} (median)"
+        lines.append([f"{name}:", fmt_stat(vals, digits=2) + extra])
+    if lines:
+        print("   ratios, computed per run:")
+        print(render_rows(lines, indent="     "))
+    if is_sort:
+        for side in ("statgrid", "duckdb"):
+            if side not in sides or recs[side].skipped:
+                continue
+            sp = summarize(recs[side].peak_spill_bytes)
+            if sp is None:
+                continue
+            ratio = sp.min / ctx.memsize_bytes
+            if ratio < SPILL_GOAL:
+                want = int(sp.min / SPILL_GOAL / 1024 ** 2)
+                print(f"   WARNING: {side} spilled only {fmt_bytes(sp.min)} = {ratio:.2f}× memsize (goal ≥ "
+                      f"{SPILL_GOAL:g}×): use a smaller --memsize (≈ {want}M or less) or more --rows. "
+                      f"Below ~{90 * ctx.threads}M at {ctx.threads} threads DuckDB's sort fails instead of "
+                      "spilling more, so at small --rows only more rows help.")
+    if checks:
+        bad = [c for c in checks if not c["ok"]]
+        print(f"   checks (run 1): {len(checks) - len(bad)}/{len(checks)} passed")
+        for c in checks:
+            if not c["ok"]:
+                print(f"     FAILED {c['check']}: {c['detail']}")
+
+
 # ---------------------------------------------------------------------------- main
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],

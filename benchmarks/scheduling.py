@@ -70,12 +70,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import fmt_stat, free_port, percentile, render_rows, stat_dict  # noqa: E402
-from scheduling_policy import part_a  # noqa: E402
+from _gridprocs import cpu_share, cpu_snapshot  # noqa: E402
+from _sched_policy import part_a  # noqa: E402
 
 from statgrid.config import load_config  # noqa: E402
 
 STATGRID = [sys.executable, "-m", "statgrid"]
 GOAL_E2E_JOBS_S, GOAL_SUBMIT_P99_MS = 100.0, 100.0
+
+# ---------------------------------------------------------------------------- part A: _sched_policy.py
+
 
 # ---------------------------------------------------------------------------- part B: a real grid
 B_HOSTS, B_SLOTS = 4, 8
@@ -172,54 +176,6 @@ class BenchGrid:
 
 
 # -- the grid's processes' CPU (utime + stime, and that of waited-for children: a launcher's jobs)
-def grid_processes(home: Path) -> dict[int, str]:
-    """pid → kind (master, scheduler, workers, launchers, other) of every process with this grid's
-    home in its environment (the embedded engine: statgrid.grid.execution.cluster, its worker processes, and
-    each worker's launcher, whose waited-for children are the jobs)."""
-    key = f"STATGRID_HOME={home}".encode()
-    out = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                if key not in f.read().split(b"\0"):
-                    continue
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if "scheduling.py" in cmd:
-            continue                                      # the probe: this benchmark's
-        out[int(entry)] = ("master" if " grid up" in cmd else "scheduler" if "statgrid.grid.execution.cluster" in cmd
-                           else "workers" if "multiprocessing.spawn" in cmd else "launchers" if "launcher.py" in cmd
-                           else "other")
-    return out
-
-
-def cpu_ticks(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return sum(int(x) for x in fields[11:15])          # utime, stime, cutime, cstime (proc(5) fields 14–17)
-
-
-def cpu_snapshot(home: Path) -> dict[int, tuple[str, int]]:
-    return {pid: (kind, t) for pid, kind in grid_processes(home).items() if (t := cpu_ticks(pid)) is not None}
-
-
-def cpu_share(before: dict, after: dict, seconds: float) -> dict[str, float]:
-    """kind → CPU used between the snapshots, in cores (1.0 = one core busy all the time)."""
-    hz = os.sysconf("SC_CLK_TCK")
-    out: dict[str, float] = {}
-    for pid, (kind, t) in after.items():
-        t0 = before.get(pid, (kind, 0))[1]
-        out[kind] = out.get(kind, 0.0) + (t - t0) / hz / seconds
-    return out
-
-
 # -- the probe: a second client, one submit every --probe-ms until SIGTERM
 def probe_main(args) -> None:
     from statgrid.grid.interface.client import GridClient
@@ -340,7 +296,7 @@ def run_side(bg: BenchGrid, grid, side: str, args, users: list) -> dict:
         if probe.stdout.readline().strip() != "ready":
             raise SystemExit("the probe client did not start")
         log0 = bg.log_size()
-        cpu0, c0 = cpu_snapshot(bg.home), time.monotonic()
+        cpu0, c0 = cpu_snapshot(bg.home, "scheduling.py"), time.monotonic()
         t_open = time.time()
         for h in B_NODES:
             grid.open_host(h)
@@ -354,7 +310,7 @@ def run_side(bg: BenchGrid, grid, side: str, args, users: list) -> dict:
                                  f"{time.monotonic() - c0:.0f} s; see {bg.home / 'grid' / 'master.log'}")
             time.sleep(0.5)                              # GET /queues walks the backlog: ~1 ms
         drain_s = time.monotonic() - c0
-        cpu = cpu_share(cpu0, cpu_snapshot(bg.home), drain_s)
+        cpu = cpu_share(cpu0, cpu_snapshot(bg.home, "scheduling.py"), drain_s)
         slow = bg.slow_callbacks(log0)
     finally:
         probe.send_signal(signal.SIGTERM)

@@ -1,5 +1,9 @@
 """grid.toml → typed configuration, resolved once.
 
+The package in parts: `units` (sizes, durations), `values` (one value's parser), `sections` (a
+table → fields, and the messages), `records` (the typed records), `load` (finding and reading
+grid.toml), `toml_text` (strings for the files statgrid writes). Import from `statgrid.config`.
+
 Lookup order for the file: an explicit path, then ``$STATGRID_CONFIG``, then
 ``$STATGRID_HOME/grid.toml``, then ``./grid.toml``. With no file the defaults below make a
 working grid whose home is ``$STATGRID_HOME`` or ``./statgrid-home``.
@@ -76,17 +80,21 @@ working grid whose home is ``$STATGRID_HOME`` or ``./statgrid-home``.
     interval = "1s"
 """
 from __future__ import annotations
-from statgrid.errors import ConfigError
-from statgrid.config.values import (CPU_NUMBERS_MAX, DEFAULT_ROW_GROUP_ROWS, FENCE_GRACE_MIN_S, KIB, MIN_MEMSIZE_BYTES,
-                                    NAME_RE, RESERVED_LIBRARY_NAMES, SLOTS_MAX, format_size, is_loopback, parse_cpus,
-                                    parse_duration_s, parse_limit_s, parse_size_bytes, toml_string)
-from statgrid.config.models import (Config, HostConfig, HostPreference, LibraryRoots, Libname, LimitsConfig,
-                                    MasterConfig, MonitorConfig, QueueConfig, SchedulingConfig, SessionOptions)
-from statgrid.config.loading import find_config_file, load_config, parse_host_preferences, parse_option_pairs
 
-__all__ = ["CPU_NUMBERS_MAX", "Config", "ConfigError", "DEFAULT_ROW_GROUP_ROWS", "FENCE_GRACE_MIN_S", "HostConfig",
-           "HostPreference", "KIB", "LibraryRoots", "Libname", "LimitsConfig", "MIN_MEMSIZE_BYTES", "MasterConfig",
-           "MonitorConfig", "NAME_RE", "QueueConfig", "RESERVED_LIBRARY_NAMES", "SLOTS_MAX", "SchedulingConfig",
-           "SessionOptions", "find_config_file", "format_size", "is_loopback", "load_config", "parse_cpus",
-           "parse_duration_s", "parse_host_preferences", "parse_limit_s", "parse_option_pairs", "parse_size_bytes",
-           "toml_string"]
+from statgrid.config.load import (RESERVED_LIBRARY_NAMES, find_config_file, load_config, parse_host_preferences,
+                                  parse_option_pairs)
+from statgrid.config.records import (Config, HostConfig, HostPreference, LibraryRoots, Libname, LimitsConfig,
+                                     MasterConfig, MonitorConfig, QueueConfig, SchedulingConfig, SessionOptions)
+from statgrid.config.sections import NAME_RE
+from statgrid.config.toml_text import toml_string
+from statgrid.config.units import KIB, format_size, parse_duration_s, parse_limit_s, parse_size_bytes
+from statgrid.config.values import (CPU_NUMBERS_MAX, DEFAULT_ROW_GROUP_ROWS, FENCE_GRACE_MIN_S, MIN_MEMSIZE_BYTES,
+                                    SLOTS_MAX, is_loopback, parse_cpus)
+from statgrid.errors import ConfigError
+
+__all__ = ["CPU_NUMBERS_MAX", "DEFAULT_ROW_GROUP_ROWS", "FENCE_GRACE_MIN_S", "KIB", "MIN_MEMSIZE_BYTES", "NAME_RE",
+           "RESERVED_LIBRARY_NAMES", "SLOTS_MAX", "Config", "ConfigError", "HostConfig", "HostPreference",
+           "LibraryRoots", "Libname", "LimitsConfig", "MasterConfig", "MonitorConfig", "QueueConfig",
+           "SchedulingConfig", "SessionOptions", "find_config_file", "format_size", "is_loopback", "load_config",
+           "parse_cpus", "parse_duration_s", "parse_host_preferences", "parse_limit_s", "parse_option_pairs",
+           "parse_size_bytes", "toml_string"]

@@ -1,80 +1,19 @@
-"""Values of grid.toml: sizes, durations, names, CPU lists, ports: each parser takes what TOML
-gives and returns the typed value, or raises ValueError saying what was expected."""
+"""Parsers of single grid.toml values (numbers, flags, names, ports, CPU lists).
+
+Each takes the raw TOML/CLI value and returns the typed value or raises ValueError(<what is
+allowed>); `sections.parse_section` turns that into a ConfigError naming key and value."""
 from __future__ import annotations
 
 import re
 from typing import Any, Mapping
 
-from statgrid.errors import ConfigError
+from statgrid.config.units import KIB, format_size, parse_duration_s, parse_size_bytes
 
-KIB = 1024
-_SIZE_UNITS = {"": 1, "B": 1, "K": KIB, "M": KIB**2, "G": KIB**3, "T": KIB**4}
-_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?\s*$", re.IGNORECASE)
 MIN_MEMSIZE_BYTES = 64 * KIB**2
 DEFAULT_ROW_GROUP_ROWS = 122_880
-# DuckDB catalog and schema names a library may not take
-RESERVED_LIBRARY_NAMES = frozenset({"main", "temp", "system", "memory", "information_schema", "pg_catalog"})
-NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,31}$")
-
-
-# ---------------------------------------------------------------- value parsers
-# Each parser takes the raw TOML/CLI value and returns the typed value or raises
-# ValueError(<what is allowed>); `_parse_section` turns that into a ConfigError.
-
-def parse_size_bytes(value: Any) -> int:
-    """'2G', '512M', '1.5GiB', '4096', 4096 → bytes (K/M/G/T are binary, as in SAS)."""
-    if isinstance(value, bool):
-        raise ValueError("a size such as 512M, 2G or a number of bytes")
-    if isinstance(value, int):
-        if value < 0:
-            raise ValueError("a size ≥ 0 such as 512M or 2G")
-        return value
-    m = _SIZE_RE.match(str(value))
-    if not m:
-        raise ValueError("a size such as 512M, 2G or a number of bytes")
-    return int(float(m.group(1)) * _SIZE_UNITS[m.group(2).upper()])
-
-
-_DURATION_UNITS = {"ms": 0.001, "s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
-
-
-def parse_duration_s(value: Any) -> float:
-    """30, '30', '30s', '500ms', '5m', '1h' → seconds (> 0)."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        seconds = float(value)
-    else:
-        m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(ms|s|min|m|h|d)?\s*", str(value))
-        if not m:
-            raise ValueError(f"a duration like 30s, 500ms, 5m or 1h, not {value!r}")
-        seconds = float(m.group(1)) * _DURATION_UNITS[m.group(2) or "s"]
-    if seconds <= 0:
-        raise ValueError(f"a positive duration, not {value!r}")
-    return seconds
-
-
-def format_size(n_bytes: int) -> str:
-    for unit in ("T", "G", "M", "K"):
-        if n_bytes >= _SIZE_UNITS[unit] and n_bytes % _SIZE_UNITS[unit] == 0:
-            return f"{n_bytes // _SIZE_UNITS[unit]}{unit}"
-    return str(n_bytes)
-
-
-_TOML_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
-
-
-def toml_string(text: str, what: str = "value") -> str:
-    """`text` as a TOML basic string, for the grid.toml files statgrid writes and reads back.
-    TOML 1.0 ("String"): escape the quote, the backslash and the control characters U+0000–U+001F
-    and U+007F; everything else stands as itself (JSON's escapes are not TOML's: JSON writes a
-    character beyond U+FFFF as a surrogate pair, which TOML refuses). A TOML file is UTF-8, so a
-    text with no UTF-8 form (a path holding a byte that is not UTF-8) cannot be written: ConfigError."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ConfigError(f"{what} {text!r} is not valid UTF-8 (it holds a byte that is not), so no TOML file can "
-                          "hold it; use a path of UTF-8 characters.") from None
-    return '"' + "".join(_TOML_ESCAPES.get(c) or (f"\\u{ord(c):04x}" if ord(c) < 0x20 or c == "\x7f" else c)
-                         for c in text) + '"'
+FENCE_GRACE_MIN_S = 10.0
+CPU_NUMBERS_MAX = 8192                  # CONFIG_NR_CPUS's upper bound (arch/x86/Kconfig, NR_CPUS_RANGE_END)
+SLOTS_MAX = 100_000                     # job slots of one host: far past any machine's CPUs
 
 
 def _memsize(value: Any) -> int:
@@ -139,8 +78,6 @@ def _names(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
-FENCE_GRACE_MIN_S = 10.0
-
 
 def _nonneg_float(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 or value == float("inf"):
@@ -185,13 +122,6 @@ def _shares(value: Any) -> tuple[tuple[str, int], ...]:
     return pairs
 
 
-def parse_limit_s(value: Any) -> float:
-    """A run limit: a duration as parse_duration_s, or 0 / "0" for none."""
-    if value in (0, "0", 0.0):
-        return 0.0
-    return parse_duration_s(value)
-
-
 def _engine_port(value: Any) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and value == 0:
         return 0
@@ -221,11 +151,6 @@ def is_loopback(address: str) -> bool:
     import ipaddress
 
     return ipaddress.ip_address(address).is_loopback
-
-
-CPU_NUMBERS_MAX = 8192                  # CONFIG_NR_CPUS's upper bound (arch/x86/Kconfig, NR_CPUS_RANGE_END)
-SLOTS_MAX = 100_000                     # job slots of one host: far past any machine's CPUs
-
 
 def parse_cpus(value: Any) -> tuple[int, ...]:
     """A CPU list as taskset/cpuset write it ("0-3,6") or a TOML list of numbers → sorted numbers."""

@@ -77,6 +77,13 @@ def check_columns(names: Sequence[str], available: Sequence[str], role: str, dsn
     return out
 
 
+def dataset_types(s, data: str) -> tuple[Any, dict[str, str]]:
+    """Data set `data` opened, and its variables' SQL types by name, in the data set's order (the
+    names a procedure checks its statements against, the types it picks numeric variables by)."""
+    src = s.dataset(data)
+    return src, dict(s.columns(src.scan_sql()))
+
+
 def column_names(s, ref) -> list[str]:
     """The variable names of data set `ref`, read from its Parquet footer.
 
@@ -138,11 +145,3 @@ def render_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: s
     out.append("  ".join("-" * w for w in widths))
     out += [line(r) for r in cells]
     return "\n".join(out) + "\n"
-
-
-def open_dataset(s, data: str) -> tuple[Any, list[str], dict[str, str]]:
-    """The data set `data` of session `s`, its column names in order and their SQL types: what
-    every procedure checks its statements against before it reads a row."""
-    src = s.dataset(data)
-    columns = s.columns(src.scan_sql())
-    return src, [c for c, _ in columns], dict(columns)

@@ -1,5 +1,22 @@
-"""PROC GLIMMIX for a binary response with a random intercept per subject (statsmodels
-BinomialBayesMixedGLM); it shares PROC MIXED's set-up and listing helpers (mixed.py)."""
+"""PROC GLIMMIX for a binary response: a logistic model with a random intercept per subject.
+
+GLIMMIX. glimmix() fits a logistic model with a random intercept per subject with statsmodels'
+BinomialBayesMixedGLM: method='vb' (variational Bayes, mean-field Gaussian approximation to the
+posterior) or 'map' (posterior mode with a Laplace approximation). SAS GLIMMIX's default,
+residual pseudo-likelihood (RSPL), is not available in statsmodels: the listing and the log say
+which method was used and that it is not RSPL. The priors are N(0, 10²) on each fixed effect and
+N(0, 1) on the log of the random-intercept standard deviation. Estimates are posterior means, their
+standard errors posterior standard deviations, with normal (z) tests. The random-intercept variance
+reported is exp(2m), m the posterior mean (VB) or mode (MAP) of the log standard deviation. With
+MAP the joint posterior mode often collapses that variance to ~0 (a known degenerate mode, not an
+estimate): that, or an optimiser that does not converge, is an error. As in SAS, the probability
+modelled is that of the first ordered response level unless event= names the level ('first',
+'last' or a value). The variance's standard error is the delta-method 2·v·sd(log SD). No Type 3
+tests are given: VB's mean-field posterior has no correlations between fixed effects to test with.
+
+The statements, the rows used and the fixed-effects design are those of PROC MIXED
+(statgrid.procs._mixed_setup); data are held in memory as there.
+"""
 from __future__ import annotations
 
 import math
@@ -11,22 +28,14 @@ import numpy as np
 
 from statgrid.errors import StatgridError
 from statgrid.procs import design as _design
-from statgrid.procs._base import (
-    ResultTable,
-    as_list,
-    format_value,
-    procedure,
-    render_table,
-)
-from statgrid.procs.mixed import Setup, _class_table, _kv, _setup, _solution_rows
-from statgrid.procs.mixed_fit import _blocks, _fixed
+from statgrid.procs._base import ResultTable, as_list, format_value, procedure, render_table
+from statgrid.procs._mixed_gls import _blocks
+from statgrid.procs._mixed_setup import Setup, _class_table, _fixed, _kv, _setup, _solution_rows
 
 FE_PRIOR_SD = 10.0      # GLIMMIX: prior SD of each fixed effect (logit scale)
 VC_PRIOR_SD = 1.0       # GLIMMIX: prior SD of log(random-intercept SD)
 SEED = 0                # GLIMMIX: statsmodels draws starting values; fixed for reproducible results
 
-
-# ---------------------------------------------------------------------------- GLIMMIX (binomial)
 GLIMMIX_METHODS = {
     "vb": "Variational Bayes (mean-field Gaussian), statsmodels BinomialBayesMixedGLM.fit_vb",
     "map": "Posterior mode with Laplace approximation, statsmodels BinomialBayesMixedGLM.fit_map",

@@ -46,9 +46,8 @@ import numpy as np
 
 from statgrid.config import format_size
 from statgrid.errors import StatgridError
-from statgrid.procs._base import open_dataset
-from statgrid.procs._base import (ResultTable, as_list, check_columns, format_value, is_numeric, procedure, qi,
-                                  render_table)
+from statgrid.procs._base import (ResultTable, as_list, check_columns, dataset_types, format_value, is_numeric,
+                                  procedure, qi, render_table)
 
 PERMUTATION_REPEATS = 5
 KMEANS_RESTARTS = 10
@@ -98,7 +97,8 @@ def forest(s, data: str, target: str, inputs: str | Sequence[str], kind: str | N
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import OneHotEncoder
 
-    src, names, types = open_dataset(s, data)
+    src, types = dataset_types(s, data)
+    names = list(types)
     if not isinstance(target, str) or len(target.split()) != 1:
         raise StatgridError(f"target={target!r} must name one variable.")
     tgt = check_columns([target], names, "TARGET", str(src))[0]
@@ -303,7 +303,8 @@ def fastclus(s, data: str, var: str | Sequence[str] | None, maxclusters: int, se
     pseudo_f, centers (k × p, the space clustered in), n_read, n_used, iterations, converged,
     streamed. out= adds CLUSTER (1-based) and DISTANCE (to the cluster's centre) to every row;
     outstat= one row per cluster: CLUSTER, _FREQ_, _RMSSTD_, _RADIUS_, _NEAR_, _GAP_, the means."""
-    src, names, types = open_dataset(s, data)
+    src, types = dataset_types(s, data)
+    names = list(types)
     variables = list(dict.fromkeys(check_columns(as_list(var), names, "VAR", str(src)))) if var else \
         [c for c, t in types.items() if is_numeric(t)]
     if not variables:

@@ -63,19 +63,7 @@ SAS's Type III hypotheses when every cell of the CLASS effects is filled (a nest
 contrasts are among the levels present); if some cell is empty the test is of the effect's
 columns in the GLM parameterization and a note says so.
 
-GLIMMIX. glimmix() fits a logistic model with a random intercept per subject with statsmodels'
-BinomialBayesMixedGLM: method='vb' (variational Bayes, mean-field Gaussian approximation to the
-posterior) or 'map' (posterior mode with a Laplace approximation). SAS GLIMMIX's default,
-residual pseudo-likelihood (RSPL), is not available in statsmodels: the listing and the log say
-which method was used and that it is not RSPL. The priors are N(0, 10²) on each fixed effect and
-N(0, 1) on the log of the random-intercept standard deviation. Estimates are posterior means, their
-standard errors posterior standard deviations, with normal (z) tests. The random-intercept variance
-reported is exp(2m), m the posterior mean (VB) or mode (MAP) of the log standard deviation. With
-MAP the joint posterior mode often collapses that variance to ~0 (a known degenerate mode, not an
-estimate): that, or an optimiser that does not converge, is an error. As in SAS, the probability
-modelled is that of the first ordered response level unless event= names the level ('first',
-'last' or a value). The variance's standard error is the delta-method 2·v·sd(log SD). No Type 3
-tests are given: VB's mean-field posterior has no correlations between fixed effects to test with.
+GLIMMIX: statgrid.procs.glimmix (the same set-up, another model).
 
 Data come from DuckDB into pandas in memory; rows × variables × 8 bytes above MEMSIZE is an error.
 Observations with a missing value in any variable the model uses are not used (as in SAS).
@@ -83,139 +71,21 @@ Observations with a missing value in any variable the model uses are not used (a
 from __future__ import annotations
 
 import math
-import re
-import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from statgrid.errors import StatgridError
-from statgrid.procs import design as _design
-from statgrid.procs._base import open_dataset
-from statgrid.procs._base import (
-    ResultTable,
-    as_list,
-    check_columns,
-    format_value,
-    is_numeric,
-    procedure,
-    render_table,
-)
-from statgrid.procs.design import Effect
-from statgrid.procs.mixed_fit import (INTERCEPT, Fixed, _blocks, _df_between_within, _df_containment, _fit_mixedlm,
-                                       _fixed, _gls, _p_f, _p_t, _type3)
+from statgrid.procs._base import ResultTable, as_list, check_columns, procedure, render_table
+from statgrid.procs._mixed_gls import (_blocks, _df_between_within, _df_containment, _fit_mixedlm, _gls, _p_f, _p_t,
+                                       _type3)
+from statgrid.procs._mixed_setup import Setup, _class_table, _fixed, _kv, _setup, _solution_rows
+from statgrid.procs.glimmix import glimmix  # noqa: F401  statgrid.procs.mixed.glimmix, as before the split
 
 BOUNDARY_TOL = 1e-6     # a variance component ≤ this · σ² is on the boundary (reported as 0)
 RANDOM_TYPES = ("vc", "un")
 REPEATED_TYPES = ("cs",)
-
-
-# ---------------------------------------------------------------------------- model specification
-
-
-def _parse_subject(text: str | Sequence[str] | None, names: Sequence[str], dsname: str) -> tuple[list[str], str]:
-    """'id', 'id(trt)', 'id*site' or a list → (columns, the name SAS would print)."""
-    if text is None:
-        return [], ""
-    if not isinstance(text, str):
-        cols = check_columns(list(text), names, "SUBJECT", dsname)
-        return cols, "*".join(cols)
-    token = text.strip()
-    cols = check_columns([p for p in re.split(r"[*()\s]+", token) if p], names, "SUBJECT", dsname)
-    if not cols:
-        raise StatgridError("subject= is empty; name the subject variable, e.g. subject='id'.")
-    return cols, token
-
-
-# ---------------------------------------------------------------------------- shared set-up
-@dataclass
-class Setup:
-    src: Any
-    dep: str
-    effects: list[Effect]
-    class_vars: list[str]
-    subject: list[str]
-    subject_name: str
-    design: Any = None        # statgrid.procs.design.Design of the MODEL effects
-    sql: str = ""             # the SELECT of the rows used (design.prepare)
-    table: Any = None         # those rows (Arrow)
-    df: Any = None            # and as pandas
-    n_read: int = 0
-    levels: dict[str, list] = field(default_factory=dict)     # every CLASS variable's levels
-
-
-def _setup(s, data, model, class_, subject, extra: list[str], role: str, numeric_dep: bool,
-           repeated: Sequence[str] = ()) -> Setup:
-    """Check the statements, and read the rows used (no missing value in any variable named, as SAS)
-    into memory: rows × variables × 8 bytes above MEMSIZE is an error. extra: numeric RANDOM
-    variables; repeated: the REPEATED effect's variables (any type)."""
-    src, names, types = open_dataset(s, data)
-    (dep,), effects = _design.parse_model(model, names, str(src), many_responses=False)
-    class_vars = check_columns(as_list(class_), names, "CLASS", str(src))
-    subj, subj_name = _parse_subject(subject, names, str(src))
-    extra = check_columns(extra, names, "RANDOM", str(src))
-    repeated = check_columns(list(repeated), names, "REPEATED", str(src))
-    if numeric_dep and not is_numeric(types[dep]):
-        raise StatgridError(f"dependent variable {dep!r} in {src} is {types[dep]}, not numeric.")
-    if dep in {v for e in effects for v in e.variables}:
-        raise StatgridError(f"dependent variable {dep!r} is also a fixed effect in model {model!r}.")
-    used = list(dict.fromkeys([dep, *[v for e in effects for v in e.variables], *class_vars, *subj, *extra,
-                               *repeated]))
-    n_read = s.con.sql(f"SELECT count(*) FROM ({src.scan_sql()})").fetchall()[0][0]
-    need = n_read * len(used) * 8
-    if need > s.options.memsize_bytes:
-        raise StatgridError(f"{role} holds its data in memory: {n_read} rows × {len(used)} variables × 8 bytes = "
-                            f"{need / 2**20:.1f} MiB, above memsize={s.options.memsize_bytes / 2**20:.1f} MiB; "
-                            "raise memsize or fit a sample or subset of the data.")
-    design, sql, where, _ = _design.prepare(s, src, effects, [dep] if numeric_dep else [], class_vars, extra=extra,
-                                            raw=[*subj, *repeated, *([] if numeric_dep else [dep])])
-    st = Setup(src, dep, [INTERCEPT, *effects], class_vars, subj, subj_name, design, sql)
-    st.table = s.fetch_arrow(sql)
-    st.df = st.table.to_pandas()[[c for c in used if c in st.table.column_names]]
-    st.n_read = n_read
-    if st.df.empty:
-        raise StatgridError(f"{src} has no observation with every variable of the model present "
-                            f"({st.n_read} read, all with a missing value); nothing to fit.")
-    others = _design.levels_of(s, f"SELECT * FROM ({src.scan_sql()}) WHERE {where}",
-                               [c for c in class_vars if c not in design.classes])
-    st.levels = {c: design.levels[c] if c in design.levels else others[c].to_pylist() for c in class_vars}
-    return st
-
-
-def _solution_rows(st: Setup, design: Fixed, est, se, dfs, stat_name: str, dist) -> tuple[list[str], list[list]]:
-    class_in = [v for v in st.class_vars if any(v in e.variables for e in design.effects)]
-    columns = ["Effect", *class_in, "Estimate", "StdErr", *(["DF"] if dfs is not None else []), stat_name,
-               "Probt" if dfs is not None else "Probz"]
-    pos = {j: k for k, j in enumerate(design.kept)}
-    rows = []
-    for j, (ei, lab) in enumerate(zip(design.col_effect, design.col_levels)):
-        e = design.effects[ei]
-        levels = [format_value(lab[v]) if v in lab else "" for v in class_in]
-        if j in pos:
-            k = pos[j]
-            t = float(est[k] / se[k]) if se[k] > 0 else float("nan")
-            df_e = dfs[ei] if dfs is not None else None
-            p = dist(t, df_e)
-            rows.append([e.name, *levels, float(est[k]), float(se[k]), *([df_e] if dfs is not None else []), t, p])
-        else:       # aliased: SAS shows 0 and missing values
-            rows.append([e.name, *levels, 0.0, None, *([None] if dfs is not None else []), None, None])
-    return columns, rows
-
-
-def _kv(pairs: Sequence[Sequence[Any]], title: str) -> str:
-    """A SAS-like two-column table without a header: label, value."""
-    w = max(len(str(k)) for k, _ in pairs)
-    return "\n".join([title, ""] + [f"{str(k).ljust(w)}  {format_value(v)}" for k, v in pairs]) + "\n"
-
-
-def _class_table(st: Setup) -> str:
-    if not st.class_vars:
-        return ""
-    rows = [[v, len(st.levels[v]), " ".join(format_value(x) for x in st.levels[v][:30])
-             + (" ..." if len(st.levels[v]) > 30 else "")] for v in st.class_vars]
-    return render_table(["Class", "Levels", "Values"], rows, title="Class Level Information")
 
 
 def _random_spec(s, data, class_, random, subject, repeated) -> tuple[list[str], list[str], Any, bool]:

@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from statgrid.errors import StatgridError
-from statgrid.procs._base import open_dataset
-from statgrid.procs._base import as_list, check_columns, is_numeric, procedure, qi
+from statgrid.procs._base import as_list, check_columns, dataset_types, is_numeric, procedure, qi
 
 TIES = ("mean", "low", "high", "dense")
 STDIZE = {   # method → (location SQL, scale SQL) over the window w
@@ -27,7 +26,8 @@ STDIZE = {   # method → (location SQL, scale SQL) over the window w
 
 
 def _check(s, data, var, by, role="VAR"):
-    src, names, types = open_dataset(s, data)
+    src, types = dataset_types(s, data)
+    names = list(types)
     groups = check_columns(as_list(by), names, "BY", str(src))
     variables = check_columns(as_list(var), names, role, str(src)) if var else \
         [c for c, t in types.items() if is_numeric(t) and c not in groups]

@@ -26,7 +26,8 @@ import numpy as np
 
 from statgrid.errors import StatgridError
 from statgrid.procs._aliasing import split_aliased
-from statgrid.procs._base import ResultTable, as_list, check_columns, is_numeric, procedure, qi, render_table
+from statgrid.procs._base import (ResultTable, as_list, check_columns, dataset_types, is_numeric, procedure, qi,
+                                  render_table)
 
 MAX_ALL_SUBSETS = 20      # SELECTION=ADJRSQ looks at every subset: 2^20 models is the most we allow
 
@@ -261,10 +262,8 @@ def reg(s, data: str, model: str, noint: bool = False, selection: str | None = N
     `stats`: n, df_model, df_error, sse, ssm, mse, rmse, rsquare, adj_rsquare, f_value, prob_f,
     dep_mean, coeff_var, aliased, selection steps, condition indices. selection: forward,
     backward, stepwise (sle/sls entry and stay levels) or adjrsq; outest= writes the estimates."""
-    src = s.dataset(data)
-    cols = s.columns(src.scan_sql())
-    names_all = [c for c, _ in cols]
-    types = dict(cols)
+    src, types = dataset_types(s, data)
+    names_all = list(types)
     dep_s, sep, regs_s = model.partition("=")
     if not sep or not dep_s.strip():
         raise StatgridError(f"model {model!r} is not 'y = x1 x2 ...'; name the dependent variable, '=', then "

@@ -14,8 +14,7 @@ from typing import Sequence
 import numpy as np
 
 from statgrid.errors import StatgridError
-from statgrid.procs._base import open_dataset
-from statgrid.procs._base import as_list, check_columns, is_numeric, procedure, qi
+from statgrid.procs._base import as_list, check_columns, dataset_types, is_numeric, procedure, qi
 
 _ROWNUM = "file_row_number"
 
@@ -26,7 +25,8 @@ def transpose(s, data: str, out: str, var: str | Sequence[str] | None = None, by
     """Transpose `var` (default: numeric variables not in BY/ID) within BY groups into `out`."""
     import pyarrow as pa
 
-    src, names, types = open_dataset(s, data)
+    src, types = dataset_types(s, data)
+    names = list(types)
     groups = check_columns(as_list(by), names, "BY", str(src))
     id_col = check_columns([id], names, "ID", str(src))[0] if id else None
     if var is None:

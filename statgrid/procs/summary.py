@@ -15,8 +15,8 @@ import itertools
 from typing import Sequence
 
 from statgrid.errors import StatgridError
-from statgrid.procs._base import open_dataset
-from statgrid.procs._base import ResultTable, as_list, check_columns, is_numeric, procedure, qi, render_table
+from statgrid.procs._base import (ResultTable, as_list, check_columns, dataset_types, is_numeric, procedure, qi,
+                                  render_table)
 from statgrid.procs._quantile import DEFAULT_QNTLDEF, check_qntldef, quantiles_sql
 
 # name → (SQL aggregate over {c}, listing label). {c} is the column cast to DOUBLE.
@@ -87,7 +87,8 @@ def summary_sql(scan: str, var: list[str], groups: list[str], classes: list[str]
 
 def _run(s, data, var, by, class_, stats, out, nway, print_, proc_label, qntldef):
     qntldef = check_qntldef(qntldef)
-    src, names, types = open_dataset(s, data)
+    src, types = dataset_types(s, data)
+    names = list(types)
     groups = check_columns(as_list(by), names, "BY", str(src))
     classes = check_columns(as_list(class_), names, "CLASS", str(src))
     if var is None:

@@ -52,17 +52,8 @@ from typing import Any
 from statgrid.errors import StatgridError
 from statgrid.procs import summary as _summary
 from statgrid.procs._quantile import DEFAULT_QNTLDEF, check_qntldef, quantiles_sql
-from statgrid.procs._base import open_dataset
-from statgrid.procs._base import (
-    ResultTable,
-    as_list,
-    check_columns,
-    format_value,
-    is_numeric,
-    procedure,
-    qi,
-    render_table,
-)
+from statgrid.procs._base import (ResultTable, as_list, check_columns, dataset_types, format_value, is_numeric,
+                                  procedure, qi, render_table)
 
 # statistic → (SQL aggregate of the DOUBLE column {c}, name in result columns and headings); the
 # aggregates MEANS also has come from summary.STATISTICS, so both procedures compute them alike
@@ -158,7 +149,8 @@ def tabulate(s, data: str, rows: str | Sequence[str], cols: str | Sequence[str] 
     cells; qntldef= is SAS's quantile definition 1–5 (QNTLDEF=, default 5); out= writes the
     long-form result (see the module docstring) as a data set."""
     qntldef = check_qntldef(qntldef)
-    src, names, types = open_dataset(s, data)
+    src, types = dataset_types(s, data)
+    names = list(types)
     row_cls = check_columns(as_list(rows), names, "CLASS", str(src))
     col_cls = check_columns(as_list(cols), names, "CLASS", str(src))
     variables = list(dict.fromkeys(check_columns(as_list(var), names, "VAR", str(src))))

@@ -18,8 +18,8 @@ from typing import Sequence
 import numpy as np
 
 from statgrid.errors import StatgridError
-from statgrid.procs._base import open_dataset
-from statgrid.procs._base import ResultTable, as_list, check_columns, is_numeric, procedure, qi, render_table
+from statgrid.procs._base import (ResultTable, as_list, check_columns, dataset_types, is_numeric, procedure, qi,
+                                  render_table)
 from statgrid.procs._quantile import DEFAULT_QNTLDEF, check_qntldef, quantiles_sql
 
 QUANTILES = [(100, "100% Max"), (99, "99%"), (95, "95%"), (90, "90%"), (75, "75% Q3"), (50, "50% Median"),
@@ -74,7 +74,8 @@ def univariate(s, data: str, var: str | Sequence[str] | None = None, by: str | S
     observation numbers (1-based, input order). qntldef: SAS's quantile definition 1–5 (PCTLDEF=,
     default 5; see procs/_quantile.py)."""
     qntldef = check_qntldef(qntldef)
-    src, names, types = open_dataset(s, data)
+    src, types = dataset_types(s, data)
+    names = list(types)
     groups = check_columns(as_list(by), names, "BY", str(src))
     variables = check_columns(as_list(var), names, "VAR", str(src)) if var else \
         [c for c, t in types.items() if is_numeric(t) and c not in groups]

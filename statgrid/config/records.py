@@ -1,4 +1,4 @@
-"""The typed records grid.toml resolves to (frozen dataclasses); loading.py builds them."""
+"""The typed configuration: one frozen record per grid.toml section, and `Config` holding them."""
 from __future__ import annotations
 
 import os
@@ -6,7 +6,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from statgrid.config.values import DEFAULT_ROW_GROUP_ROWS, KIB, format_size
+from statgrid.config.sections import _SESSION_KEYS, _parse_section
+from statgrid.config.units import KIB, format_size
+from statgrid.config.values import DEFAULT_ROW_GROUP_ROWS
 
 
 @dataclass(frozen=True)
@@ -30,8 +32,6 @@ class SessionOptions:
 
     def with_overrides(self, overrides: Mapping[str, Any], source: str = "--option") -> "SessionOptions":
         """Apply `key=value` overrides (SAS option names), validated like grid.toml's [session]."""
-        from statgrid.config.loading import _SESSION_KEYS, _parse_section  # loading imports these models
-
         parsed = _parse_section("session", {k.lower(): v for k, v in overrides.items()}, _SESSION_KEYS, source)
         return replace(self, **parsed)
 

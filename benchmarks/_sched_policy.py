@@ -1,5 +1,6 @@
-"""Part A of the scheduling benchmark: the policy alone (plan() and fairshare over an in-memory
-backlog and a PolicyMaster stand-in, no grid), timed per dispatch step; scheduling.py runs it."""
+"""Part A of benchmarks/scheduling.py: the policy alone, in this process (statgrid.grid.scheduling
+policy, backlog and fairshare; no store, no engine). scheduling.py's docstring says what is measured.
+"""
 from __future__ import annotations
 
 import dataclasses
@@ -8,17 +9,13 @@ import statistics
 import time
 
 from _common import fmt_stat, percentile, render_rows, rotated, stat_dict
-
 from statgrid.config import HostConfig, LimitsConfig, QueueConfig, SchedulingConfig, parse_host_preferences
 from statgrid.grid.scheduling import fairshare
 from statgrid.grid.scheduling.backlog import Backlog
-from statgrid.grid.scheduling.policy import Limits, count_running, host_views, plan
 from statgrid.job.record import Job, JobState
+from statgrid.grid.scheduling.policy import Limits, count_running, host_views, plan
 
 GOAL_POLICY_JOBS_S = 500.0
-
-
-# ---------------------------------------------------------------------------- part A: the policy alone
 A_HOSTS, A_SLOTS = 16, 8
 A_USERS, A_PER_USER = 50, 200
 A_RUN_S = 60.0                      # each job runs a minute of simulated time: an end every 60/128 s
@@ -201,3 +198,4 @@ def part_a(args) -> dict:
           f"with shares 1…5: {', '.join(f'{g} {n}' for g, n in groups.items())}")
     return {v: {k: stat_dict(vals) for k, vals in res[v].items()} for v in VARIANTS} | \
         {f"{v}_over_fifo": stat_dict(ratio[v]) for v in VARIANTS[1:]}
+

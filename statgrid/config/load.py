@@ -1,20 +1,23 @@
-"""Finding grid.toml and turning it into a Config: unknown keys, bad values and unsafe
-combinations are errors that name the key and say the fix."""
+"""Finding grid.toml and reading it into a `Config`: every section checked, every path made absolute."""
 from __future__ import annotations
 
 import os
 import sys
 import tomllib
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
+from statgrid.config.records import (Config, HostConfig, HostPreference, LibraryRoots, Libname, LimitsConfig,
+                                     MasterConfig, MonitorConfig, QueueConfig, SchedulingConfig, SessionOptions)
+from statgrid.config.sections import _SESSION_KEYS, _TOP_KEYS, _check_name, _parse_section, _table, _unknown
+from statgrid.config.units import parse_limit_s, parse_size_bytes, parse_duration_s
+from statgrid.config.values import (_address, _bool, _engine_port, _fence_grace, _int, _margin, _name_counts,
+                                    _names, _nonneg_float, _nonneg_int, _port, _positive_duration, _shares, _slots,
+                                    _string, is_loopback, parse_cpus)
 from statgrid.errors import ConfigError
-from statgrid.config.models import (Config, HostConfig, HostPreference, Libname, LibraryRoots, LimitsConfig,
-                                    MasterConfig, MonitorConfig, QueueConfig, SchedulingConfig, SessionOptions)
-from statgrid.config.values import (NAME_RE, RESERVED_LIBRARY_NAMES, _address, _bool, _bufsize, _engine_port,
-                                    _fence_grace, _int, _margin, _memsize, _name_counts, _names, _nonneg_float,
-                                    _nonneg_int, _port, _positive_duration, _shares, _slots, _string, is_loopback,
-                                    parse_cpus, parse_duration_s, parse_limit_s, parse_size_bytes)
+
+# DuckDB catalog and schema names a library may not take
+RESERVED_LIBRARY_NAMES = frozenset({"main", "temp", "system", "memory", "information_schema", "pg_catalog"})
 
 
 def _resolve_api_tls(master: "MasterConfig", raw: Mapping[str, Any], source: str) -> "MasterConfig":
@@ -24,68 +27,6 @@ def _resolve_api_tls(master: "MasterConfig", raw: Mapping[str, Any], source: str
                           "over the network in clear; the API listens beyond loopback only with TLS: set api_tls = "
                           'true (or listen = "127.0.0.1").')
     return master
-
-
-
-# (key → parser) tables; the dataclass field name is the key with its unit suffix.
-_SESSION_KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
-    "memsize": ("memsize_bytes", _memsize),
-    "threads": ("threads", _nonneg_int),
-    "bufsize": ("bufsize_rows", _bufsize),
-    "utilsize": ("utilsize_bytes", parse_size_bytes),
-}
-_HINTS = {
-    "session.sortsize": "DuckDB has no separate sort memory: sorts use memsize, and spill to UTIL. "
-                        "Set memsize instead",
-}
-_TOP_KEYS = ("grid", "libraries", "libname", "session", "master", "hosts", "queues", "monitor", "groups", "limits",
-             "scheduling")
-
-
-def _unknown(section: str, key: str, allowed: list[str], source: str) -> ConfigError:
-    hint = _HINTS.get(f"{section}.{key}")
-    where = f"{section}.{key}" if section else key
-    if hint:
-        return ConfigError(f"{source}: {where!r} is not an option: {hint}.")
-    scope = f"in [{section}]" if section else "at the top level"
-    return ConfigError(f"{source}: unknown key {where!r}; allowed {scope}: {', '.join(sorted(allowed))}.")
-
-
-def _parse_section(section: str, raw: Mapping[str, Any], keys: dict[str, tuple[str, Callable[[Any], Any]]],
-                   source: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in raw.items():
-        if key not in keys:
-            raise _unknown(section, key, list(keys), source)
-        field_name, parser = keys[key]
-        try:
-            out[field_name] = parser(value)
-        except ValueError as exc:
-            raise ConfigError(f"{source}: {section}.{key} = {_shown(value)} is not allowed: expected {exc}.") from None
-    return out
-
-
-def _shown(value: Any, max_chars: int = 80) -> str:
-    """repr() of a config value for a message, cut at max_chars (a 5000-digit number has no repr at
-    all past Python's int_max_str_digits: it is shown by its size)."""
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
-        return f"a number of {value.bit_length():,} bits"
-    text = repr(value)
-    return text if len(text) <= max_chars else text[:max_chars] + "…"
-
-
-def _table(raw: Mapping[str, Any], key: str, source: str) -> Mapping[str, Any]:
-    value = raw.get(key, {})
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"{source}: {key!r} must be a table ([{key}]), not {value!r}.")
-    return value
-
-
-def _check_name(kind: str, name: str, source: str) -> None:
-    if not NAME_RE.match(name):
-        raise ConfigError(f"{source}: {kind} name {name!r} is not allowed: use letters, digits and "
-                          "underscore, starting with a letter or underscore, at most 32 characters.")
-
 
 def parse_host_preferences(spec: str, hosts: Mapping[str, HostConfig], where: str) -> tuple[HostPreference, ...]:
     """LSF HOSTS syntax: 'node1+1 others+2', 'all', 'node1 node2'. Higher weight = preferred."""

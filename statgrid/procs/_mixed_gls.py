@@ -1,66 +1,19 @@
-"""The numerical core of PROC MIXED: fixed-effect design, subject blocks, GLS given the
-covariance, the statsmodels fit, denominator degrees of freedom and the Wald/F tests.
-The method and its sources are in mixed.py's docstring."""
+"""The estimation of a linear mixed model (statgrid.procs.mixed's docstring has the formulas): rows
+grouped by subject, the covariance parameters from statsmodels' MixedLM, GLS given them, batched
+over subjects, the DF methods, and the Wald tests."""
 from __future__ import annotations
 
-import dataclasses
 import math
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from statgrid.errors import StatgridError
-from statgrid.procs._aliasing import split_aliased
-from statgrid.procs.design import Effect
-
-if TYPE_CHECKING:  # only annotates: mixed.py imports this module
-    from statgrid.procs.mixed import Setup
-
+from statgrid.procs._mixed_setup import Fixed
 
 RANK_TOL = 1e-9         # singular values of unit-scaled columns below this count as zero (containment ranks)
 POLISH_GTOL = 1e-8      # gradient tolerance of the polishing fit
-INTERCEPT = Effect(())                 # mixed lists the intercept as an effect (its DF, its row)
-
-
-# ---------------------------------------------------------------------------- design matrices
-@dataclass
-class Fixed:
-    """The fixed-effects design of the rows used: PROC GLM's over-parameterized columns (design.py),
-    those aliased (_aliasing) left out of X, and the effect coding of the Type 3 tests."""
-
-    effects: list[Effect]               # INTERCEPT first, then the MODEL's effects
-    X: np.ndarray                       # kept (non-aliased) columns of the GLM parameterization
-    X_full: np.ndarray                  # every column of the GLM parameterization
-    col_effect: list[int]               # per GLM column: index of its effect
-    col_levels: list[dict[str, Any]]    # per GLM column: CLASS variable → level
-    kept: list[int]                     # GLM columns estimated (the others are aliased, estimate 0)
-    T: np.ndarray                       # GLM columns → sum-to-zero (Type III) columns
-    coded_effect: list[int]             # per sum-to-zero column: index of its effect
-
-    @property
-    def n_full(self) -> int:
-        return self.X_full.shape[1]
-
-    def reordered(self, order: np.ndarray) -> Fixed:
-        """The same design with its rows in `order`."""
-        return dataclasses.replace(self, X=self.X[order], X_full=self.X_full[order])
-
-
-def _fixed(st: Setup, memsize: int) -> Fixed:
-    d = st.design
-    n = len(st.df)
-    if n * d.width * 8 * 3 > memsize:
-        raise StatgridError(f"the fixed-effects design has {d.width} columns × {n} rows, above memsize; "
-                            "drop CLASS effects with many levels or raise memsize.")
-    X = d.matrix(st.table)
-    kept, _ = split_aliased(np.linalg.qr(X, mode="r"))
-    labels = d.column_labels()
-    T, _, slices = d.coding("effect")
-    coded = [0] + [i + 1 for i, sl in enumerate(slices) for _ in range(sl.start, sl.stop)]
-    return Fixed([INTERCEPT, *d.effects], X[:, kept], X, [0 if i is None else i + 1 for i, _ in labels],
-                 [lab for _, lab in labels], kept, T, coded)
 
 
 def _rank_scaled(A: np.ndarray, ref: np.ndarray) -> int:
