@@ -56,7 +56,7 @@ from statgrid.grid.security.auth import Caller
 from statgrid.grid.master.events import Subscription
 from statgrid.host.files import NotTrusted
 from statgrid.job.record import JOB_ID_MAX
-from statgrid.job.jobdir import JobDir
+from statgrid.job.jobdir import JobDir, usage_path
 from statgrid.job.lifecycle import SHOWN_NAMES
 
 COOKIE = "statgrid_console"
@@ -452,11 +452,10 @@ class _Viewer:
         """Watch the job's output and usage (job view, owner or administrator): its own hub."""
         if self.view != "job" or not self.detail:
             return None
-        from statgrid.grid.execution import usage
         from statgrid.grid.master.core import attempts_dir
 
         watch = self.console.watches.add(self.job_id, self.output, self.owner_uid,
-                                         usage.usage_path(attempts_dir(self.master.cfg), self.job_id, self.attempt or 1))
+                                         usage_path(attempts_dir(self.master.cfg), self.job_id, self.attempt or 1))
         watch.hub.subscribe(sub)
         return watch
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from statgrid.errors import UsageError
 from statgrid.grid.security.auth import Caller
 from statgrid.host.files import NotTrusted, read_untrusted
-from statgrid.job.jobdir import STIMER_LOG, JobDir
+from statgrid.job.jobdir import STIMER_LOG, JobDir, usage_path
 from statgrid.job.lifecycle import RUNNING_NAMES, UNFINISHED_NAMES
 from statgrid.job.record import JobState
 
@@ -226,7 +226,7 @@ def job_files_view(master: "Master", view: dict[str, Any]) -> None:
     steps = [s for s in (_step(r) for r in stimer_steps(directory, owner)) if s]
     view["steps_total"], view["steps"] = len(steps), steps[-STEPS_SHOWN_MAX:]
     if job["attempt"]:
-        view["usage"] = usage.rates(usage.read_series(usage.usage_path(attempts_dir(master.cfg), job["id"],
+        view["usage"] = usage.rates(usage.read_series(usage_path(attempts_dir(master.cfg), job["id"],
                                                                        job["attempt"])))
     output = JobDir(directory).output
     size = output_size(output)

@@ -12,7 +12,7 @@ from typing import Any
 
 # The states and their display rule are the lifecycle's; the store, API and CLI import them here.
 from statgrid.job.accounting import JobRusage
-from statgrid.job.lifecycle import FINISHED_STATES, JobState, shown_state, stored_state  # noqa: F401
+from statgrid.job.lifecycle import JobState, shown_state, stored_state  # noqa: F401
 from statgrid.job.protocol import task_key
 from statgrid.job.stimer import StepRecord
 

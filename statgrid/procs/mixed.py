@@ -81,7 +81,6 @@ from statgrid.procs._base import ResultTable, as_list, check_columns, procedure,
 from statgrid.procs._mixed_gls import (_blocks, _df_between_within, _df_containment, _fit_mixedlm, _gls, _p_f, _p_t,
                                        _type3)
 from statgrid.procs._mixed_setup import Setup, _class_table, _fixed, _kv, _setup, _solution_rows
-from statgrid.procs.glimmix import glimmix  # noqa: F401  statgrid.procs.mixed.glimmix, as before the split
 
 BOUNDARY_TOL = 1e-6     # a variance component ≤ this · σ² is on the boundary (reported as 0)
 RANDOM_TYPES = ("vc", "un")

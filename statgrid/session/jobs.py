@@ -16,8 +16,7 @@ from typing import Mapping
 
 from statgrid.config import Config
 from statgrid.errors import SessionTerminated, StatgridError, StepError
-from statgrid.job.kinds import (  # noqa: F401  (re-exported: callers and tests name them here)
-    JOB_KINDS, PARSE_MAX_BYTES, DeclaredMemsize, check_job_file, declared_memsize, declared_memsizes)
+from statgrid.job.kinds import check_job_file
 from statgrid.procs import sqlproc
 from statgrid.session import set_runner_session
 from statgrid.session.core import Session

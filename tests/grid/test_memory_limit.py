@@ -25,7 +25,7 @@ from statgrid.grid.execution import memlimit
 from statgrid.job import protocol
 from statgrid.grid.master.jobspec import JobRequest, validate
 from statgrid.grid.master.core import attempt_file
-from statgrid.session.jobs import declared_memsizes
+from statgrid.job.kinds import declared_memsizes
 from tests.conftest import scratch_dirs, wait_for
 from tests.support.gridtest import Grid, running
 from tests.support.multiuser import site_install  # noqa: F401 — a fixture, used by name

@@ -16,7 +16,7 @@ import pytest
 from statgrid.config import load_config
 from statgrid.errors import UsageError
 from statgrid.grid.master.jobspec import JobRequest, validate, with_declared_memsize
-from statgrid.session.jobs import PARSE_MAX_BYTES, declared_memsize
+from statgrid.job.kinds import PARSE_MAX_BYTES, declared_memsize
 from tests.conftest import run_cli, wait_for
 from tests.support.gridtest import Grid, running
 from tests.support.gridtoml import toml_text

@@ -19,8 +19,9 @@ import pytest
 
 from statgrid.grid.master import core as master
 from statgrid.grid.execution import node
+from statgrid.grid.master.outcome import _read_attempt
 from statgrid.job import protocol
-from statgrid.job.jobdir import JobDir
+from statgrid.job.jobdir import JobDir, attempt_path
 from statgrid.job.protocol import (AttemptFinished, AttemptLost, AttemptStarted, HostAction, HostEvent, Identity,
                                     IoCounters, LaunchExited, LaunchFailed, LaunchRequest, LaunchStarted,
                                     ProtocolError, Rusage, TaskErred, attempt_from_dict, job_event_from_dict)
@@ -175,14 +176,14 @@ def test_a_restarted_master_reads_attempt_files_of_version_1(tmp_path):
     }
     for attempt, old in zip(expected, (V1_STARTED, V1_FINISHED, V1_LAUNCH_ERROR, V1_LOST)):
         _legacy(tmp_path, attempt).write_text(json.dumps(_of_attempt(old, attempt)))   # as node.py wrote them
-        assert master._read_attempt(cfg, 7, attempt) == expected[attempt]
+        assert _read_attempt(cfg, 7, attempt) == expected[attempt]
     # Version 1's shape is read only without a version key: a version-2 file must be complete.
     _legacy(tmp_path, 5).write_text(json.dumps(_of_attempt({**V1_STARTED, "version": 2}, 5)))
-    assert master._read_attempt(cfg, 7, 5) is None
+    assert _read_attempt(cfg, 7, 5) is None
     with pytest.raises(ProtocolError, match=r"AttemptStarted: missing field 'identity'"):
         attempt_from_dict({**{k: v for k, v in V1_STARTED.items() if k != "state"}, "version": 2,
                            "type": "attempt.started"})
-    assert master._read_attempt(cfg, 7, 6) is None                           # no file: never started
+    assert _read_attempt(cfg, 7, 6) is None                           # no file: never started
 
 
 def test_attempt_files_of_version_2_in_the_job_directory_are_read(tmp_path):
@@ -191,15 +192,15 @@ def test_attempt_files_of_version_2_in_the_job_directory_are_read(tmp_path):
     cfg = SimpleNamespace(home=tmp_path)
     v2 = {**STARTED.to_dict(), "version": 2}
     _legacy(tmp_path, 2).write_text(json.dumps(v2))
-    assert master._read_attempt(cfg, 7, 2) == STARTED
+    assert _read_attempt(cfg, 7, 2) == STARTED
     finished = RECORDS[5]
     path = master.attempt_file(cfg, 7, 2)
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(finished.to_dict()))
-    assert master._read_attempt(cfg, 7, 2) == finished
+    assert _read_attempt(cfg, 7, 2) == finished
     # A record of another attempt (a user renamed an old file in their job directory) is not believed.
     _legacy(tmp_path, 3).write_text(json.dumps(v2))
-    assert master._read_attempt(cfg, 7, 3) is None
+    assert _read_attempt(cfg, 7, 3) is None
 
 
 @pytest.mark.root
@@ -211,15 +212,15 @@ def test_an_attempt_file_the_grid_did_not_write_is_not_believed(tmp_path):
     forged = _legacy(tmp_path, 2)
     forged.write_text(json.dumps(RECORDS[5].to_dict()))
     os.chown(forged, 65534, 65534)
-    assert master._read_attempt(cfg, 7, 2) is None
+    assert _read_attempt(cfg, 7, 2) is None
     forged.unlink()
     os.mkfifo(forged)
-    assert master._read_attempt(cfg, 7, 2) is None
+    assert _read_attempt(cfg, 7, 2) is None
     forged.unlink()
     target = tmp_path / "elsewhere.json"
     target.write_text(json.dumps(RECORDS[5].to_dict()))
     forged.symlink_to(target)
-    assert master._read_attempt(cfg, 7, 2) is None
+    assert _read_attempt(cfg, 7, 2) is None
 
 
 # -- identity: from the master's user, through the node and the launcher, unchanged ------------------------
@@ -241,7 +242,7 @@ def _request(tmp_path: Path, identity: Identity = SELF, argv=("sh", "-c", "echo 
     (tmp_path / "attempts").mkdir(exist_ok=True)
     return LaunchRequest(job_id=7, attempt=2, host="node1", argv=argv, env={"PATH": os.environ["PATH"]},
                          cwd=str(tmp_path), job_dir=str(tmp_path), work_roots=(), stdout=out, stderr=out,
-                         identity=identity, attempt_file=str(node.attempt_path(tmp_path / "attempts", 7, 2)))
+                         identity=identity, attempt_file=str(attempt_path(tmp_path / "attempts", 7, 2)))
 
 
 def test_run_job_carries_the_identity_through_the_real_launcher_unchanged(own_launcher, tmp_path):

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from statgrid.grid.execution import launcher, node, usage
+from statgrid.job.jobdir import usage_path
 from statgrid.grid.execution.engine import Engine
 from statgrid.job.protocol import AttemptFinished, AttemptLost, AttemptStarted
 from statgrid.host.procfs import parse_stat_state, process_group_alive, process_group_running
@@ -114,7 +115,7 @@ def test_suspend_stops_every_process_of_the_job_and_resume_lets_them_run(node_la
         else:
             assert [state(pid) for pid in job.tree] == ["T"] * len(job.tree)
         ticks, sampled = cpu_ticks(job.tree), usage.sample(job.started.pid, cgroup)
-        usage_file = usage.usage_path(tmp_path, 11, 1)
+        usage_file = usage_path(tmp_path, 11, 1)
         samples = len(usage.read_series(usage_file))
         time.sleep(0.5)
         node.sample_running()                                          # the node samples it as before ...

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from statgrid.grid.execution import launcher, node, usage
+from statgrid.job.jobdir import usage_path
 from tests.conftest import wait_for
 from tests.support.gridtest import Grid, running
 from tests.support.gridtoml import toml_text
@@ -112,7 +113,7 @@ def test_sample_of_a_gone_job_raises(tmp_path):
 # -- the file, read back --------------------------------------------------------------------------------
 
 def test_usage_path_and_append(tmp_path):
-    path = usage.usage_path(tmp_path, 17, 2)
+    path = usage_path(tmp_path, 17, 2)
     assert path == tmp_path / "17.2.usage.jsonl"
     old = os.umask(0)                                              # whatever the umask: 0600
     try:
@@ -284,7 +285,7 @@ def test_cgroup_memory_and_io_files(cgroup):
 
 def test_node_sampler_appends_until_the_last_sample(tmp_path):
     key = "statgrid-job-1-1"
-    path = usage.usage_path(tmp_path, 1, 1)
+    path = usage_path(tmp_path, 1, 1)
     with _process([sys.executable, "-c", BURN, "600"]) as proc:
         assert proc.stdout.readline() == "ready\n"
         node._running[key] = types.SimpleNamespace(job_id=1, pid=proc.pid, cgroup=None)
@@ -308,13 +309,13 @@ def test_node_sampler_skips_a_gone_job(tmp_path):
     proc = subprocess.Popen(["true"])
     proc.wait()
     node._running[key] = types.SimpleNamespace(job_id=2, pid=proc.pid, cgroup=None)
-    node._usage_paths[key] = usage.usage_path(tmp_path, 2, 1)
+    node._usage_paths[key] = usage_path(tmp_path, 2, 1)
     try:
         node.sample_running()
     finally:
         node._running.pop(key, None)
         node._usage_paths.pop(key, None)
-    assert not usage.usage_path(tmp_path, 2, 1).exists()
+    assert not usage_path(tmp_path, 2, 1).exists()
 
 
 # -- on a real grid ----------------------------------------------------------------------------------
@@ -345,7 +346,7 @@ def test_a_grid_job_has_a_usage_series(tmp_path_factory):
         [job] = grid.wait([job_id])
     assert job["state"] == "DONE", job
     path = grid.home / "grid" / "attempts" / f"{job_id}.1.usage.jsonl"
-    assert path == usage.usage_path(grid.home / "grid" / "attempts", job_id, 1)
+    assert path == usage_path(grid.home / "grid" / "attempts", job_id, 1)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     series = usage.read_series(path)
     assert any(s["cpu_s"] > 0 for s in series)

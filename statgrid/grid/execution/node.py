@@ -42,7 +42,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 
 from statgrid.grid.execution import usage
 from statgrid.host.files import write_json_atomic
-from statgrid.job.jobdir import JobDir, attempt_path  # noqa: F401 — attempt_path: tests name it here
+from statgrid.job.jobdir import JobDir, usage_path
 from statgrid.job.protocol import (AttemptFinished, AttemptLost, AttemptStarted, LaunchExited, LaunchFailed,
                                     LaunchRequest, LaunchStarted, decode, started_fields, to_event)
 
@@ -382,7 +382,7 @@ def run_job(spec: dict) -> AttemptStarted | AttemptFinished | AttemptLost:
                               identity=reply.identity, pid=reply.pid, pgid=reply.pgid, cgroup=reply.cgroup,
                               start_ts=reply.start_ts)
         _running[key] = info
-        _usage_paths[key] = usage.usage_path(attempt_file.parent, request.job_id, request.attempt)
+        _usage_paths[key] = usage_path(attempt_file.parent, request.job_id, request.attempt)
         if reply.identity != request.identity:     # the launcher must run the job for whom it was asked
             raise RuntimeError(f"the launcher started job {request.job_id} for {reply.identity!r}, "
                                f"not for {request.identity!r}")

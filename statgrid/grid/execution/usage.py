@@ -32,7 +32,6 @@ import time
 from pathlib import Path
 
 from statgrid.host.procfs import PROCFS_PATH
-from statgrid.job.jobdir import usage_path  # noqa: F401  (node.py, the console and tests take it from here)
 
 FIELDS = ("cpu_s", "rss_bytes", "read_bytes", "write_bytes")
 LINE_MAX_BYTES = 200       # a sample line is ~120 bytes; read_series reads this much per point wanted

@@ -40,12 +40,12 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from statgrid.errors import StatgridError, UsageError
 from statgrid.grid.security import auth
-from statgrid.grid.security.auth import Caller, Forbidden, NotAuthenticated
+from statgrid.grid.security.auth import Caller, Forbidden
 from statgrid.grid.interface.address import api_url
 from statgrid.grid.interface.answers import BodyLimit, FaultsAs500, body_error_message, error_response, validation_message
 from statgrid.grid.master.metrics import CONTENT_TYPE_LATEST
 from statgrid.host.files import NotTrusted, read_untrusted
-from statgrid.grid.master.jobspec import NAME_MAX_CHARS, JobRequest, NotBool, shown
+from statgrid.grid.master.jobspec import NAME_MAX_CHARS, JobRequest, NotBool
 from statgrid.grid.master.jobspec import check_name as jobspec_check_name
 from statgrid.grid.master.core import Master, NotFound, grid_dir, identity_of, job_dir
 from statgrid.job.record import JOB_ID_MAX, PAGE_MAX_JOBS, PEEK_MAX_BYTES, JobState

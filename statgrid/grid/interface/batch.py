@@ -20,7 +20,7 @@ from typing import Callable, Iterator
 
 from statgrid.errors import StatgridError
 from statgrid.grid.interface.client import GridClient
-from statgrid.job.record import FINISHED_STATES, JobState
+from statgrid.job.lifecycle import FINISHED_STATES, JobState
 
 POLL_S = 1.0                    # how long one poll waits for the unfinished jobs before it answers
 

@@ -30,7 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-from statgrid.config import Config, is_loopback
+from statgrid.config import Config
 from statgrid.errors import StatgridError
 from statgrid.grid.interface import localsock
 from statgrid.grid.security import auth

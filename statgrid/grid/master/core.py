@@ -42,13 +42,13 @@ from statgrid.grid.scheduling.policy import HostView, Limits, Plan, count_runnin
 from statgrid.grid.master.queuectl import QueueControl, _read_loads
 from statgrid.job.protocol import (AttemptFinished, AttemptLost, AttemptStarted, Identity, LaunchRequest, TaskErred,
                                     parse_task_key)
-from statgrid.grid.master.hostctl import HostControl, _cpu_list  # noqa: F401
+from statgrid.grid.master.hostctl import HostControl
 from statgrid.grid.master.calendars import Calendars
 from statgrid.grid.master.dependencies import Dependencies
 from statgrid.grid.master.parts import Parts
 from statgrid.grid.master.runlimits import RunLimits
 from statgrid.grid.master.suspend import Suspensions
-from statgrid.grid.master.outcome import ALIVE_TASK_STATES, Outcomes, _read_attempt  # noqa: F401 — tests read them here
+from statgrid.grid.master.outcome import Outcomes
 from statgrid.grid.master.store import JobFilter, JobStore
 from statgrid.job.jobdir import JobDir, attempt_path, attempts_root, jobs_root
 
