@@ -51,6 +51,7 @@ from markupsafe import escape
 from statgrid.console import data
 from statgrid.console.live import LOG_PAGE_BYTES, Console, output_size, read_output
 from statgrid.errors import StatgridError, UsageError
+from statgrid.job.lifecycle import FINISHED_NAMES
 from statgrid.grid.security import auth
 from statgrid.grid.security.auth import Caller
 from statgrid.grid.master.events import Subscription
@@ -87,6 +88,7 @@ def _templates():
     env.filters["ts"] = lambda ts: "-" if ts is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
     env.filters["secs"] = lambda s: "-" if s is None else f"{s:.1f}"
     env.filters["mib"] = lambda b: "-" if b is None else f"{b / 2**20:.1f}"
+    env.globals["FINISHED_NAMES"] = FINISHED_NAMES          # the lifecycle's, not spelled in a template
     return env
 
 

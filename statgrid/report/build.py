@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from statgrid.errors import StatgridError, UsageError
+from statgrid.job.accounting import JobRusage
 from statgrid.monitor import store
 from statgrid.report import series as series_mod
 from statgrid.report import tables
@@ -158,8 +159,8 @@ def node_throughput(jobs: list[dict], t0: float) -> Chart:
         for j in jobs:
             if j.get("host") != h or not j.get("start_ts") or not j.get("end_ts") or j["end_ts"] <= j["start_ts"]:
                 continue
-            ru = j.get("rusage") or {}
-            rate = (ru.get("logical_read_bytes", 0) + ru.get("logical_write_bytes", 0)) / (j["end_ts"] - j["start_ts"])
+            ru = JobRusage.parse(j.get("rusage")) or JobRusage()
+            rate = ru.logical_io_bytes / (j["end_ts"] - j["start_ts"])
             a, b = j["start_ts"] - t0, j["end_ts"] - t0
             for i in range(max(0, int(a // BIN_S)), min(nbins, int(b // BIN_S) + 1)):
                 lo, hi = max(a, i * BIN_S), min(b, (i + 1) * BIN_S)

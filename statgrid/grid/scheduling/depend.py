@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Mapping, Union
 
 from statgrid.errors import UsageError
-from statgrid.job.lifecycle import FINISHED_NAMES, SHOWN_NAMES
+from statgrid.job.lifecycle import FINISHED_NAMES, SHOWN_NAMES, JobState
 
 MAX_CHARS = 4096
 MAX_TERMS = 256
@@ -34,7 +34,7 @@ REF_MAX_CHARS = 128                   # jobspec.NAME_MAX_CHARS: a job name is at
 JOB_ID_MAX = 2**63 - 1                # SQLite's INTEGER, where job ids live
 KINDS = ("done", "ended", "exit", "started")
 STATES, FINISHED = SHOWN_NAMES, FINISHED_NAMES       # the lifecycle's (statgrid.job.lifecycle)
-FAILED = ("EXIT", "KILLED")
+FAILED = tuple(s for s in FINISHED_NAMES if s != JobState.DONE.value)   # EXIT and KILLED
 
 _EXAMPLE = "done(12) && ended(13)"
 _QUOTE_CHARS = 60
