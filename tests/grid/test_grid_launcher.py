@@ -14,6 +14,7 @@ import psutil
 import pytest
 
 import statgrid.grid.execution.launcher as launcher_mod
+from statgrid.grid.execution import cgroups
 from statgrid.grid.execution import node
 from statgrid.grid.master.core import identity_of
 from statgrid.job.protocol import AttemptLost, AttemptStarted, Identity, LaunchExited, LaunchRequest, LaunchStarted
@@ -230,7 +231,7 @@ def _wait_dir_gone(path: str, timeout_s: float = WAIT_S) -> None:
     ("0::/elsewhere\n", "40 30 0:30 /docker/abc /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n", None),
 ])
 def test_cgroup2_dir_from_proc_texts(cgroup_text, mountinfo_text, expected):
-    assert launcher_mod.cgroup2_dir(cgroup_text, mountinfo_text) == expected
+    assert cgroups.cgroup2_dir(cgroup_text, mountinfo_text) == expected
 
 
 def test_a_setsid_leftover_ends_with_the_job(launcher, tmp_path):

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from statgrid.grid.execution import launcher, node, usage
+from statgrid.grid.execution import cgroups, node, usage
 from statgrid.job.jobdir import usage_path
 from statgrid.grid.execution.engine import Engine
 from statgrid.job.protocol import AttemptFinished, AttemptLost, AttemptStarted
@@ -111,7 +111,7 @@ def test_suspend_stops_every_process_of_the_job_and_resume_lets_them_run(node_la
         assert node.suspend_job(key) and node.suspend_job(key)          # a second time changes nothing
         assert node.suspended_jobs() == [key]
         if cgroup:
-            assert launcher.cgroup_frozen(cgroup)
+            assert cgroups.cgroup_frozen(cgroup)
         else:
             assert [state(pid) for pid in job.tree] == ["T"] * len(job.tree)
         ticks, sampled = cpu_ticks(job.tree), usage.sample(job.started.pid, cgroup)
@@ -126,7 +126,7 @@ def test_suspend_stops_every_process_of_the_job_and_resume_lets_them_run(node_la
         assert node.resume_job(key) and node.resume_job(key)
         assert node.suspended_jobs() == []
         if cgroup:
-            assert not launcher.cgroup_frozen(cgroup)
+            assert not cgroups.cgroup_frozen(cgroup)
         frozen = {pid: cpu_ticks([pid]) for pid in job.children}
         wait_for(lambda: all(cpu_ticks([pid]) > frozen[pid] for pid in job.children), "every burner to run again")
         # The launcher did not take its stopped child for an ended one: the job runs on.

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from statgrid.grid.execution import launcher, node, usage
+from statgrid.grid.execution import cgroups, node, usage
 from statgrid.job.jobdir import usage_path
 from tests.conftest import wait_for
 from tests.support.gridtest import Grid, running
@@ -214,7 +214,7 @@ def test_sample_of_a_real_process():
 
 def _own_cgroup2_dir() -> str | None:
     try:
-        return launcher.cgroup2_dir(Path("/proc/self/cgroup").read_text(), Path("/proc/self/mountinfo").read_text())
+        return cgroups.cgroup2_dir(Path("/proc/self/cgroup").read_text(), Path("/proc/self/mountinfo").read_text())
     except OSError:
         return None
 
@@ -233,8 +233,8 @@ def cgroup():
     try:
         yield path
     finally:
-        launcher.kill_cgroup(path)
-        wait_for(lambda: launcher.remove_cgroup(path), f"cgroup {path} to be removed")
+        cgroups.kill_cgroup(path)
+        wait_for(lambda: cgroups.remove_cgroup(path), f"cgroup {path} to be removed")
 
 
 # The job's first process joins the cgroup, starts a child that burns CPU and holds memory, and
@@ -264,8 +264,8 @@ def test_sample_reads_the_jobs_cgroup(cgroup):
             assert grown_cg["rss_bytes"] >= 40 * MiB           # the child's memory is the cgroup's
     # The child's CPU counts for the cgroup; for the first process only once the child is reaped.
     assert grown_proc["cpu_s"] - first_proc["cpu_s"] < (grown_cg["cpu_s"] - first_cg["cpu_s"]) / 2
-    launcher.kill_cgroup(cgroup)                               # the child, left when its parent was killed
-    wait_for(lambda: not launcher.cgroup_populated(cgroup), "the cgroup to empty")
+    cgroups.kill_cgroup(cgroup)                               # the child, left when its parent was killed
+    wait_for(lambda: not cgroups.cgroup_populated(cgroup), "the cgroup to empty")
     assert usage.sample(proc.pid, cgroup)["cpu_s"] >= grown_cg["cpu_s"]    # the cgroup keeps its total
     os.rmdir(cgroup)
     with pytest.raises(ProcessLookupError):

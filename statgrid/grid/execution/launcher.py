@@ -89,10 +89,6 @@ cgroups = _load_stdlib_module("statgrid.grid.execution.cgroups")
 jobio = _load_stdlib_module("statgrid.grid.execution.jobio")          # after protocol, which it imports
 runas = _load_stdlib_module("statgrid.grid.execution.runas")
 LaunchError = runas.LaunchError
-# node.py and the tests reach the cgroup helpers through this module (launcher.kill_cgroup, ...).
-cgroup2_dir, cgroup_populated, kill_cgroup = cgroups.cgroup2_dir, cgroups.cgroup_populated, cgroups.kill_cgroup
-freeze_cgroup, cgroup_frozen, remove_cgroup = cgroups.freeze_cgroup, cgroups.cgroup_frozen, cgroups.remove_cgroup
-sweep_dead_servers = cgroups.sweep_dead_servers
 PR_SET_PDEATHSIG = 1
 CGROUP_RETRY_S = 0.2                     # how often removal of a killed job's cgroup is retried
 STATUS_MAX_BYTES = 4000                  # a child's set-up error: one write, under PIPE_BUF, so it arrives whole
@@ -115,7 +111,7 @@ def _kill_job(pid: int, cgroup: str | None = None) -> None:
         except (ProcessLookupError, PermissionError):
             pass
     if cgroup:
-        kill_cgroup(cgroup)
+        cgroups.kill_cgroup(cgroup)
 
 
 class Job:
@@ -188,7 +184,7 @@ class Server:
             if any(self._watched()):
                 waits.append(max(0.0, self.next_watch - time.monotonic()))
             events = self.sel.select(min(waits) if waits else None)
-            self.cgroups_to_remove = {c for c in self.cgroups_to_remove if not remove_cgroup(c)}
+            self.cgroups_to_remove = {c for c in self.cgroups_to_remove if not cgroups.remove_cgroup(c)}
             if time.monotonic() >= self.next_watch and any(self._watched()):
                 self._watch_memory()
             for key, _ in events:
@@ -423,7 +419,7 @@ class Server:
             except (ProcessLookupError, PermissionError):
                 pass
             if job is not None and job.cgroup:
-                kill_cgroup(job.cgroup)
+                cgroups.kill_cgroup(job.cgroup)
             before = None if io is not None else jobio.own_io()    # the zombie's counters were refused: see own_io
             _, status, ru = os.wait4(pid, 0)
             if before is not None:
@@ -434,7 +430,7 @@ class Server:
                 continue
             if job.mem_by_cgroup and job.limit_reason is None:
                 job.limit_reason = memlimit.oom_kill_reason(job.cgroup, job.mem_limit_bytes)
-            if job.cgroup and not remove_cgroup(job.cgroup):
+            if job.cgroup and not cgroups.remove_cgroup(job.cgroup):
                 self.cgroups_to_remove.add(job.cgroup)
             msg = protocol.LaunchExited(pid=pid, end_ts=end_ts, rusage=protocol.Rusage.from_wait4(ru), io=io,
                                         exit_code=os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
@@ -485,7 +481,7 @@ class Server:
                 break
             self.jobs.pop(pid, None)
         while left and time.monotonic() < deadline:
-            left = {c for c in left if not remove_cgroup(c)}
+            left = {c for c in left if not cgroups.remove_cgroup(c)}
             if left:
                 time.sleep(0.05)
         if self.cgroup_top is not None:

@@ -292,11 +292,11 @@ def fence_jobs(why: str) -> None:
 def _kill_all_of(info: AttemptStarted) -> None:
     """SIGKILL a job's process group, and its cgroup if it has one (what left the group too). A
     suspended job too: SIGKILL ends a stopped process, and a frozen one (cgroup.kill included)."""
-    from statgrid.grid.execution import launcher
+    from statgrid.grid.execution import cgroups
 
     _signal_group(info.pgid, signal.SIGKILL)
     if info.cgroup:
-        launcher.kill_cgroup(info.cgroup)
+        cgroups.kill_cgroup(info.cgroup)
 
 
 def cpus_seen(cpus: tuple[int, ...] = ()) -> int:
@@ -448,7 +448,7 @@ def _end_orphaned_job(info: AttemptStarted, wait_s: float = ORPHAN_WAIT_S) -> No
     outlives the leader while a member lives (the kernel does not reuse the id meanwhile, so the
     kill reaches only the job), and its cgroup holds even those that left the group. Waits (at most wait_s) until none is left, so that the
     session's WORK can be cleaned, then removes the job's cgroup and what the dead launcher left."""
-    from statgrid.grid.execution import launcher
+    from statgrid.grid.execution import cgroups
     from statgrid.host.procfs import process_group_alive
 
     pgid, cgroup = info.pgid, info.cgroup
@@ -458,15 +458,15 @@ def _end_orphaned_job(info: AttemptStarted, wait_s: float = ORPHAN_WAIT_S) -> No
     deadline = time.monotonic() + wait_s
     # A zombie does not count: the job's first process, re-parented when its launcher died, stays
     # one for as long as PID 1 does not reap it (a container's entrypoint that is not an init).
-    while process_group_alive(pgid) or (cgroup and launcher.cgroup_populated(cgroup)):
+    while process_group_alive(pgid) or (cgroup and cgroups.cgroup_populated(cgroup)):
         if time.monotonic() > deadline:
             logger.warning("job %s: processes of group %d still exist %.0f s after SIGKILL", info.job_id, pgid,
                            wait_s)
             break
         time.sleep(0.05)
     if cgroup:
-        launcher.remove_cgroup(cgroup)
-        launcher.sweep_dead_servers(os.path.dirname(os.path.dirname(cgroup)))
+        cgroups.remove_cgroup(cgroup)
+        cgroups.sweep_dead_servers(os.path.dirname(os.path.dirname(cgroup)))
 
 
 def kill_job(key: str, grace_s: float = KILL_GRACE_S) -> bool:
@@ -496,11 +496,11 @@ def _let_run(key: str, info: AttemptStarted) -> None:
     group, whoever stopped it (suspend_job, or the job itself with kill -STOP). The kernel holds
     the SIGTERM meanwhile: it is what each process handles first when it runs. (SIGKILL, and a
     signal whose default action ends the process, end a stopped or frozen one without this.)"""
-    from statgrid.grid.execution import launcher
+    from statgrid.grid.execution import cgroups
 
     _suspended.pop(key, None)
     if info.cgroup:
-        launcher.freeze_cgroup(info.cgroup, False)
+        cgroups.freeze_cgroup(info.cgroup, False)
     _signal_group(info.pgid, signal.SIGCONT)
 
 
@@ -519,12 +519,12 @@ def suspend_job(key: str, wait_s: float = SUSPEND_WAIT_S) -> bool:
     SIGSTOP its process group. Waits (at most wait_s) until the kernel has stopped them all, and
     says in the worker log if it has not by then. Suspending a suspended job changes nothing.
     Returns False if the job is not running here (ended already, or never started)."""
-    from statgrid.grid.execution import launcher
+    from statgrid.grid.execution import cgroups
 
     info = _running.get(key)
     if info is None:
         return False
-    if info.cgroup and launcher.freeze_cgroup(info.cgroup, True):
+    if info.cgroup and cgroups.freeze_cgroup(info.cgroup, True):
         how = SuspendedBy.FREEZE
     elif info.cgroup and not os.path.isdir(info.cgroup):
         return False                               # the launcher removed it: the job has ended
@@ -550,11 +550,11 @@ def suspend_job(key: str, wait_s: float = SUSPEND_WAIT_S) -> bool:
 
 
 def _all_stopped(info: AttemptStarted, how: SuspendedBy) -> bool:
-    from statgrid.grid.execution import launcher
+    from statgrid.grid.execution import cgroups
     from statgrid.host.procfs import process_group_running
 
     if how is SuspendedBy.FREEZE:
-        return launcher.cgroup_frozen(info.cgroup)
+        return cgroups.cgroup_frozen(info.cgroup)
     return not process_group_running(info.pgid)
 
 
@@ -562,14 +562,14 @@ def resume_job(key: str) -> bool:
     """Let a job that suspend_job stopped run again, undoing what it did: thaw its cgroup, or
     SIGCONT its process group. Resuming a job that is not suspended changes nothing. Returns
     False if the job is not running here (ended already, or never started)."""
-    from statgrid.grid.execution import launcher
+    from statgrid.grid.execution import cgroups
 
     info = _running.get(key)
     if info is None:
         return False
     how = _suspended.pop(key, None)
     if how is SuspendedBy.FREEZE:
-        return launcher.freeze_cgroup(info.cgroup, False)      # False: the cgroup is gone with the job
+        return cgroups.freeze_cgroup(info.cgroup, False)      # False: the cgroup is gone with the job
     if how is SuspendedBy.STOP:
         return _signal_group(info.pgid, signal.SIGCONT)
     return True
