@@ -51,7 +51,10 @@ class Token:
 
     def is_(self, *texts: str) -> bool:
         """True for a NAME or OP whose text is one of `texts` (names compared case-blind)."""
-        return self.kind in (NAME, OP, SEMI) and self.text.upper() in texts
+        if self.kind not in (NAME, OP, SEMI):
+            return False
+        up = self.text.upper()
+        return any(up == t.upper() for t in texts)
 
 
 class _Lines:
