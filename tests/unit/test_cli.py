@@ -144,10 +144,10 @@ def test_bad_options_are_usage_errors(home, tmp_path, args, message):
 
 def test_missing_job_file_is_usage_error(home, tmp_path):
     r = run_cli("run", str(tmp_path / "nope.py"))
-    assert r.returncode == 2 and "does not exist; give the path of a .py or .sql job" in " ".join(r.stderr.split())
+    assert r.returncode == 2 and "does not exist; give the path of a .py, .sql or .sas job" in " ".join(r.stderr.split())
     (tmp_path / "job.txt").write_text("x")
     r = run_cli("run", str(tmp_path / "job.txt"))
-    assert r.returncode == 2 and "neither .py nor .sql" in r.stderr
+    assert r.returncode == 2 and "is not .py, .sql or .sas" in r.stderr
 
 
 def test_bad_grid_toml_is_usage_error(home, tmp_path):
