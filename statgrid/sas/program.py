@@ -149,12 +149,10 @@ def _make_symbols() -> Any:
     return SymbolTables()
 
 
-def _make_formats() -> Any:
-    try:
-        from statgrid.sas.formats.catalog import FormatCatalog
-    except ImportError:
-        return None
-    return FormatCatalog()
+def _make_formats(session: Any, options: Any) -> Any:
+    from statgrid.sas.formats.catalog import FormatCatalog
+
+    return FormatCatalog(session=session, options=options)     # saved in and found in libraries (FMTSEARCH=)
 
 
 class Driver:
@@ -352,7 +350,7 @@ def run_program(text: str, session: Any, log_writer: Any = None, invocation: Inv
     options.started = True
     log.options = options
     program = ProgramState(session=session, log=log, options=options, symbols=_make_symbols(),
-                           formats=_make_formats())
+                           formats=_make_formats(session, options))
     program.titles[1] = "The SAS System"      # TITLE1 at startup (SAS 9.4, TITLE statement)
     log.titles, log.footnotes = program.titles, program.footnotes
     default_data, default_procs = _default_runners()
