@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from statgrid.sas.macro.evaluate import EvalError, eval_condition, eval_float, eval_int
-from test_sas_macro_harness import run
+from tests.unit.sas.test_sas_macro_harness import run
 
 
 @pytest.mark.parametrize("expr, expected", [

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from statgrid.sas.context import Fileref
 from statgrid.sas.macro.symbols import SymbolTables
-from test_sas_macro_harness import run
+from tests.unit.sas.test_sas_macro_harness import run
 
 
 def test_datalines_are_raw_and_reading_goes_on_after_them():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_sas_macro_harness import run
+from tests.unit.sas.test_sas_macro_harness import run
 
 
 def test_positional_and_keyword_parameters_with_defaults():

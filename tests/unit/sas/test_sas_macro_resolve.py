@@ -3,7 +3,7 @@ Language Reference: "%LET Statement", "Macro Variables", "Referencing Macro Vari
 "Macro Quoting", "%PUT Statement"). Expected values are the manual's."""
 from __future__ import annotations
 
-from test_sas_macro_harness import run
+from tests.unit.sas.test_sas_macro_harness import run
 
 
 def test_let_trims_unquoted_blanks_keeps_inner_and_quoted_ones():

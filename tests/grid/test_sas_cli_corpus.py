@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from conftest import run_cli, scratch_dirs
-from test_sas_corpus import PROGRAMS, autoexec_text, check_run, invocation_args, params, setup_dirs
+from tests.conftest import run_cli, scratch_dirs
+from tests.unit.sas.test_sas_corpus import PROGRAMS, autoexec_text, check_run, invocation_args, params, setup_dirs
 
 CLI_PROGRAMS = ["global_only", "macro_sysfunc", "data_by_first_last", "err_syntax_check_mode"]
 
