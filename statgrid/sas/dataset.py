@@ -288,7 +288,7 @@ def stored_columns(program: Any, spec: DatasetSpec) -> list[ColumnInfo]:
     return out
 
 
-def _expand(items: list, names: list[str], types: dict[str, str] | None = None) -> list[str]:
+def expand_var_list(items: list, names: list[str], types: dict[str, str] | None = None) -> list[str]:
     """Variable-list items → names among `names` (case-blind), in the list's order."""
     by_up = {n.upper(): n for n in names}
     order = [n.upper() for n in names]
@@ -334,14 +334,14 @@ def column_info(program: Any, spec: DatasetSpec) -> list[ColumnInfo]:
     types = {c.name.upper(): c.type for c in cols}
     keep = {n.upper() for n in names}
     if spec.keep is not None:
-        kept = _expand(spec.keep, names, types)
+        kept = expand_var_list(spec.keep, names, types)
         missing = [k for k in kept if k.upper() not in keep]
         if missing:
             raise SasError(f"The variable {missing[0]} in the DROP, KEEP, or RENAME list has never been referenced",
                            spec.line, spec.col, missing[0])
         keep = {k.upper() for k in kept}
     if spec.drop is not None:
-        dropped = {k.upper() for k in _expand(spec.drop, names, types)}
+        dropped = {k.upper() for k in expand_var_list(spec.drop, names, types)}
         keep -= dropped
     out = []
     for c in cols:
@@ -499,9 +499,9 @@ def write_dataset(program: Any, spec: DatasetSpec, data: Any, columns_meta: dict
     types = {n.upper(): ("char" if pa.types.is_string(table.schema.field(n).type) else "num") for n in names}
     keep = [n.upper() for n in names]
     if spec.keep is not None:
-        keep = [k.upper() for k in _expand(spec.keep, names, types)]
+        keep = [k.upper() for k in expand_var_list(spec.keep, names, types)]
     if spec.drop is not None:
-        dropped = {k.upper() for k in _expand(spec.drop, names, types)}
+        dropped = {k.upper() for k in expand_var_list(spec.drop, names, types)}
         keep = [k for k in keep if k not in dropped]
     meta = {k.upper(): v for k, v in (columns_meta or {}).items()}
     cols, arrays = [], []

@@ -175,13 +175,13 @@ def resolve_names(names: list[str], cols: list[ColumnInfo], spec: DatasetSpec, l
 
 def var_names(cur: TokenCursor, cols: list[ColumnInfo]) -> list[str]:
     """A variable list (`a b`, `x1-x3`, `a--c`, `_numeric_`, `pre:`) → names among `cols`."""
-    from statgrid.sas.dataset import _expand
+    from statgrid.sas.dataset import expand_var_list
     from statgrid.sas.parse.expr import parse_var_list
 
     items = parse_var_list(cur)
     names = [c.name for c in cols]
     types = {c.name.upper(): c.type for c in cols}
-    return _expand(items, names, types)
+    return expand_var_list(items, names, types)
 
 
 def fetch_rows(program: Any, sql: str) -> tuple[list[str], list[list[Any]]]:
@@ -238,15 +238,15 @@ def write_select(program: Any, spec: DatasetSpec, sql: str, cols: list[ColumnInf
     import json
 
     from statgrid.libraries import atomic_output, parquet_copy_sql, sql_ident
-    from statgrid.sas.dataset import COLUMNS_KEY, _expand, columns_metadata
+    from statgrid.sas.dataset import COLUMNS_KEY, expand_var_list, columns_metadata
 
     names = [c.name for c in cols]
     types = {c.name.upper(): c.type for c in cols}
     keep = [n.upper() for n in names]
     if spec.keep is not None:
-        keep = [k.upper() for k in _expand(spec.keep, names, types)]
+        keep = [k.upper() for k in expand_var_list(spec.keep, names, types)]
     if spec.drop is not None:
-        dropped = {k.upper() for k in _expand(spec.drop, names, types)}
+        dropped = {k.upper() for k in expand_var_list(spec.drop, names, types)}
         keep = [k for k in keep if k not in dropped]
     out_cols, select = [], []
     for c in cols:

@@ -21,13 +21,12 @@ Data sets checked are written to the library OUT (a tmp directory): WORK is remo
 Values: numbers compare to 1e-9 (relative), a numeric missing is null (Parquet keeps no special-missing
 letter); character values compare with trailing blanks removed, a blank value as "".
 
-A case whose program needs a part that is not in the tree yet (the PARTS probes below), or a feature the
-KNOWN_GAPS table names, is xfail(strict=True): when the part lands the case must pass or be looked at.
+A case whose program needs a feature the KNOWN_GAPS table names is xfail(strict=True): when the feature
+lands the case must pass or be looked at.
 Log lines are compared with wrapped NOTE/WARNING/ERROR continuation lines joined to their first line.
 """
 from __future__ import annotations
 
-import importlib
 import io
 import json
 import math
@@ -42,90 +41,9 @@ DATA = PROGRAMS / "data"
 
 
 # ----------------------------------------------------------------------------------------------- parts
-_IMPORT_RE = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import\s+([\w, ()]+)|import\s+(statgrid\.sas[\w.]*))", re.M)
-
-
-def _part_complete(package: str, attr: str | None = None) -> bool:
-    """The part `package` is in the tree and whole: it imports, has `attr`, and every statgrid.sas module
-    its files import (also lazily, inside functions) exists and loads. A part still being written (a
-    module it names not there yet, a file that does not load) counts as missing."""
-    try:
-        mod = importlib.import_module(package)
-    except Exception:  # noqa: BLE001 - a half-written module may fail in any way
-        return False
-    if attr is not None and not hasattr(mod, attr):
-        return False
-    if getattr(mod, "__file__", None) is None:       # a folder without __init__.py yet
-        return False
-    import statgrid
-
-    top = Path(statgrid.__file__).parent.parent
-    me = Path(mod.__file__)
-    files = sorted(me.parent.rglob("*.py")) if me.name == "__init__.py" else [me]
-    for path in files:
-        parts = path.relative_to(top).with_suffix("").parts
-        is_init = parts[-1] == "__init__"
-        name = ".".join(parts[:-1] if is_init else parts)
-        own = name if is_init else name.rpartition(".")[0]       # the package relative imports start from
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001
-            return False
-        for m in _IMPORT_RE.finditer(path.read_text()):
-            target, names, plain = m.group(1), m.group(2), m.group(3)
-            if plain:
-                targets = [plain]
-            elif target.startswith("."):
-                level = len(target) - len(target.lstrip("."))
-                base = own.split(".")
-                base = base[:len(base) - level + 1] if level > 1 else base
-                stem = ".".join(base + ([target.lstrip(".")] if target.lstrip(".") else []))
-                targets = [stem] + [f"{stem}.{n.split()[0]}" for n in names.strip("() ").split(",") if n.strip()]
-            else:
-                targets = [target] + [f"{target}.{n.split()[0]}" for n in names.strip("() ").split(",") if n.strip()]
-            for t in targets:
-                if not t.startswith("statgrid.sas"):
-                    continue
-                if not _loads(t):
-                    return False
-    return True
-
-
-def _loads(name: str) -> bool:
-    """`name` is a module that imports, or an attribute of one (`from pkg import name`)."""
-    try:
-        importlib.import_module(name)
-        return True
-    except ModuleNotFoundError as exc:
-        if exc.name != name:
-            return False
-    except Exception:  # noqa: BLE001
-        return False
-    parent, _, attr = name.rpartition(".")
-    try:
-        return hasattr(importlib.import_module(parent), attr)
-    except Exception:  # noqa: BLE001
-        return False
-
-
-def _proc(name: str) -> bool:
-    if not _part_complete("statgrid.sas.procs", "PROCS"):
-        return False
-    from statgrid.sas.procs import PROCS
-    return name in PROCS
-
-
-# feature a program needs → (probe, the part and owner that supplies it)
-PARTS = {
-    "macro": (lambda: _part_complete("statgrid.sas.macro", None) and
-              _part_complete("statgrid.sas.macro.processor", "MacroProcessor"), "macro processor (M)"),
-    "datastep": (lambda: _part_complete("statgrid.sas.datastep", "run_data_step") and
-                 _part_complete("statgrid.sas.dataset", "write_dataset"), "DATA step (D)"),
-    "functions": (lambda: _part_complete("statgrid.sas.functions", "FUNCTIONS"), "function registry (F)"),
-    "formats": (lambda: _part_complete("statgrid.sas.formats", "format_value"), "formats (F)"),
-    "format_catalog": (lambda: _part_complete("statgrid.sas.formats.catalog", "FormatCatalog"),
-                       "PROC FORMAT catalog (F)"),
-}
+# What a program's "needs" may name (documentation of which parts it exercises; every part is in the tree,
+# so a program that fails fails: no case is excused because a part is missing).
+NEEDS = {"macro", "datastep", "functions", "formats", "format_catalog"}
 
 
 # Programs whose parts exist but a feature of them does not work yet: name → reason (kept up to date by
@@ -134,19 +52,12 @@ KNOWN_GAPS: dict[str, str] = {
 }
 
 
-def missing_parts(needs: list[str]) -> list[str]:
-    out = []
+def check_needs(needs: list[str]) -> None:
+    from statgrid.sas.procs import PROCS
+
     for need in needs:
-        if need.startswith("proc:"):
-            if not _proc(need[5:]):
-                out.append(f"PROC {need[5:]} (Q)")
-        elif need in PARTS:
-            probe, what = PARTS[need]
-            if not probe():
-                out.append(what)
-        else:
-            raise AssertionError(f"unknown need {need!r}")
-    return out
+        known = need[5:] in PROCS if need.startswith("proc:") else need in NEEDS
+        assert known, f"unknown need {need!r}: a part or PROC statgrid does not have"
 
 
 # ----------------------------------------------------------------------------------------------- corpus
@@ -162,10 +73,8 @@ def params(cases=None):
     out = []
     for name, prog, spec in cases if cases is not None else corpus():
         marks = []
-        missing = missing_parts(spec.get("needs", []))
-        if missing:
-            marks.append(pytest.mark.xfail(strict=True, reason="not in the tree yet: " + ", ".join(missing)))
-        elif name in KNOWN_GAPS:
+        check_needs(spec.get("needs", []))
+        if name in KNOWN_GAPS:
             marks.append(pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[name]))
         out.append(pytest.param(prog, spec, id=name, marks=marks))
     return out
