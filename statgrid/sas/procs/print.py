@@ -149,7 +149,7 @@ def var_names_one(c, cols: list[ColumnInfo]) -> list[str]:
     """The variable list before the next format (`a b x1-x3` of `a b x1-x3 date9.`): the tokens up to
     where a format starts are read as one list."""
     from statgrid.sas.cursor import TokenCursor
-    from statgrid.sas.dataset import _expand
+    from statgrid.sas.dataset import expand_var_list
     from statgrid.sas.parse.expr import parse_var_list
 
     start = c.i
@@ -167,7 +167,7 @@ def var_names_one(c, cols: list[ColumnInfo]) -> list[str]:
     if not items or not sub.at_end():
         raise c.error("Syntax error in the statement", "a variable name or a format", sub.peek())
     c.i = k
-    return _expand(items, [x.name for x in cols], {x.name.upper(): x.type for x in cols})
+    return expand_var_list(items, [x.name for x in cols], {x.name.upper(): x.type for x in cols})
 
 
 def label_statement(c) -> dict[str, str]:
