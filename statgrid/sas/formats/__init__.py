@@ -107,10 +107,29 @@ def known_format(spec: FormatSpec, catalog: Any = None, informat: bool = False) 
     return spec.name in _NUMERIC_WRITERS or _user(spec, catalog, False) is not None
 
 
+def builtin_name(name: str, char: bool, informat: bool = False) -> bool:
+    """Whether `name` (no '$', upper case) is a SAS (in)format statgrid writes itself. A user format
+    cannot have such a name (SAS 9.4 Base Procedures, PROC FORMAT VALUE: "The name of a user-defined
+    format cannot be the same as the name of a format that is supplied by SAS"), so these names are
+    never looked up in a catalog."""
+    if char:
+        return name in CHAR_DEFAULTS
+    return name in (_NUMERIC_READERS if informat else _NUMERIC_WRITERS)
+
+
 def _user(spec: FormatSpec, catalog: Any, informat: bool) -> Any:
-    if catalog is None or not spec.name:
+    if catalog is None or not spec.name or builtin_name(spec.name, spec.char, informat):
         return None
     return catalog.get(("$" if spec.char else "") + spec.name, informat=informat)
+
+
+MAX_WIDTH = 32767          # SAS's widest format (and longest character value)
+
+
+def _bad_width(spec: FormatSpec, lo: int, hi: int) -> SasError:
+    # SAS: "ERROR 29-185: Width specified for format DATE is invalid."
+    name = ("$" if spec.char else "") + (spec.name or ("" if spec.char else "W.D"))
+    return SasError(f"Width specified for format {name} is invalid", 0, 0, spec.text, f"a width from {lo} to {hi}")
 
 
 def not_found(spec: FormatSpec, informat: bool = False, line: int = 0, col: int = 0) -> SasError:
@@ -130,6 +149,8 @@ def format_value(value: Any, spec: FormatSpec | str, catalog: Any = None, missin
         spec = parse_spec(spec)
     user = _user(spec, catalog, False)
     if user is not None:
+        if spec.width is not None and not 1 <= spec.width <= MAX_WIDTH:
+            raise _bad_width(spec, 1, MAX_WIDTH)
         return user.format(value, spec.width, catalog=catalog, missing=missing)
     if isinstance(value, str):
         if not spec.char:
@@ -139,13 +160,17 @@ def format_value(value: Any, spec: FormatSpec | str, catalog: Any = None, missin
                 raise not_found(spec)
         if spec.name not in CHAR_DEFAULTS:
             raise not_found(spec)
-        w = spec.width if spec.width is not None else len(value) or 1
+        if spec.width is not None and not 1 <= spec.width <= MAX_WIDTH:
+            raise _bad_width(spec, 1, MAX_WIDTH)
+        w = spec.width if spec.width is not None else min(len(value), MAX_WIDTH) or 1
         return pad(value, w)
     if value is None:
         value = MISSING
     if spec.char:
         if spec.name not in CHAR_DEFAULTS:
             raise not_found(spec)
+        if spec.width is not None and not 1 <= spec.width <= MAX_WIDTH:
+            raise _bad_width(spec, 1, MAX_WIDTH)
         spec = FormatSpec("BEST", spec.width, None, False)
     writer = _NUMERIC_WRITERS.get(spec.name)
     if writer is None:
@@ -153,10 +178,12 @@ def format_value(value: Any, spec: FormatSpec | str, catalog: Any = None, missin
     dflt, lo, hi = FORMAT_DEFAULTS.get(spec.name, (12, 1, 32))
     w = spec.width if spec.width is not None else dflt
     if not lo <= w <= hi:
-        # SAS: "ERROR 29-185: Width specified for format DATE is invalid."
-        raise SasError(f"Width specified for format {spec.name or 'W.D'} is invalid", 0, 0, spec.text,
-                       f"a width from {lo} to {hi}")
-    return writer(value if isinstance(value, float) else float(value), w, _dec(spec), missing)
+        raise _bad_width(spec, lo, hi)
+    v = value if isinstance(value, float) else float(value)
+    try:
+        return writer(v, w, min(_dec(spec), 31), missing)
+    except (ArithmeticError, ValueError):
+        return _n.stars(w)        # a value no SAS number can be (infinite, beyond the largest double)
 
 
 def default_format(value_or_type: Any = 0.0, length: int | None = None) -> FormatSpec:

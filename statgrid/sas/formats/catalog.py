@@ -18,7 +18,13 @@ LABEL TYPE HLO SEXCL EEXCL DEFAULT LENGTH MIN MAX FUZZ) into definitions; `cntlo
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
+import stat
+import tempfile
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -29,6 +35,29 @@ from statgrid.sas.values import MISSING, num_key, pad, special_missing
 
 CATALOG_SUFFIX = ".fmtcat.json"
 DEFAULT_CATALOG = "FORMATS"
+MAX_CATALOG_BYTES = 16 * 1024 * 1024     # a catalog file larger than this is not one statgrid wrote
+MAX_WIDTH = 32767                         # SAS's widths run from 1 to 32767
+MAX_NESTING = 16                          # nested formats ([fmt.] labels) deeper than this are a loop
+STAT_TTL_S = 2.0                          # how long a catalog file's stat is trusted
+_nesting = threading.local()
+
+
+class _Nested:
+    """Counts nested-format depth: a format whose labels lead back to itself is an ERROR naming it,
+    not a RecursionError."""
+
+    def __init__(self, fmt: "UserFormat", label: str):
+        self.fmt, self.label = fmt, label
+
+    def __enter__(self):
+        depth = getattr(_nesting, "depth", 0)
+        if depth >= MAX_NESTING:
+            raise SasError(f"The format {self.fmt.name} refers to itself through nested formats ([{self.label}])",
+                           0, 0, self.label, "nested formats that end in a SAS format; define the format again")
+        _nesting.depth = depth + 1
+
+    def __exit__(self, *exc):
+        _nesting.depth -= 1
 
 
 @dataclass
@@ -60,8 +89,9 @@ class FormatRange:
     def from_json(cls, d: dict) -> "FormatRange":
         def dec(v):
             if isinstance(v, dict) and "missing" in v:
-                return special_missing(v["missing"])
-            return v
+                code = v["missing"]
+                return MISSING if code == "." else special_missing(code)
+            return float(v) if isinstance(v, int) and not isinstance(v, bool) else v
         return cls(dec(d.get("start")), dec(d.get("end")), dec(d.get("label", "")), d.get("start_excl", False),
                    d.get("end_excl", False), d.get("low", False), d.get("high", False), d.get("other", False),
                    d.get("label_format"))
@@ -162,7 +192,8 @@ class UserFormat:
         if r.label_format:
             from statgrid.sas.formats import format_value, parse_spec
             spec = parse_spec(r.label_format)
-            text = format_value(value, spec, catalog, missing)
+            with _Nested(self, r.label_format):
+                text = format_value(value, spec, catalog, missing)
             return pad(text.strip() if width is None else text, w) if width is None else pad(text, w)
         return pad(str(r.label), w)
 
@@ -185,7 +216,8 @@ class UserFormat:
             raise InvalidData(text)
         if r.label_format:
             from statgrid.sas.formats import informat_value, parse_spec
-            return informat_value(t, parse_spec(r.label_format), catalog, whole=True)
+            with _Nested(self, r.label_format):
+                return informat_value(t, parse_spec(r.label_format), catalog, whole=True)
         if self.char:
             return str(r.label)
         lab = r.label
@@ -202,9 +234,11 @@ class UserFormat:
 
     @classmethod
     def from_json(cls, d: dict) -> "UserFormat":
-        return cls(d["name"], [FormatRange.from_json(r) for r in d.get("ranges", [])], d.get("informat", False),
-                   d.get("default"), d.get("min", 1), d.get("max", 40), d.get("fuzz", 1e-12),
-                   d.get("upcase", False), d.get("just", False), d.get("notsorted", False))
+        """A format from its JSON (checked: a malformed entry is SasError, never a crash)."""
+        try:
+            return _format_from_json(d)
+        except _Damaged as exc:
+            raise SasError(f"A format entry is damaged ({exc})", 0, 0, "", "a format written by statgrid") from None
 
     def sort_ranges(self) -> None:
         """SAS stores ranges in order of their start (unless NOTSORTED), OTHER last."""
@@ -231,29 +265,232 @@ def catalog_file(directory: str | os.PathLike, catalog: str = DEFAULT_CATALOG) -
     return Path(directory) / (catalog.lower() + CATALOG_SUFFIX)
 
 
-def read_catalog_file(path: str | os.PathLike) -> dict[tuple[str, bool], UserFormat]:
-    p = Path(path)
+class _Damaged(ValueError):
+    """What is wrong with a catalog file (read_catalog_file turns it into SasError)."""
+
+
+_NAME_RE = re.compile(r"^\$?[A-Za-z_][A-Za-z0-9_]{0,31}$")
+_MISSING_CODES = frozenset(".ABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+
+
+def _want(cond: bool, what: str) -> None:
+    if not cond:
+        raise _Damaged(what)
+
+
+def _flag(d: dict, key: str, default: bool = False) -> bool:
+    v = d.get(key, default)
+    _want(isinstance(v, bool), f"{key!r} is not true or false")
+    return v
+
+
+def _number(v: Any, what: str) -> float:
+    _want(isinstance(v, (int, float)) and not isinstance(v, bool), f"{what} is not a number")
+    x = float(v)
+    _want(not math.isinf(x), f"{what} is not a finite number")
+    return x
+
+
+def _width(v: Any, what: str, default: int | None) -> int | None:
+    if v is None:
+        return default
+    w = _number(v, what)
+    _want(w == int(w), f"{what} is not a whole number")
+    return max(1, min(int(w), MAX_WIDTH))
+
+
+def _value(v: Any, what: str, numeric: bool) -> Any:
+    """A range end or label from JSON: None, text, a number (JSON 1 is 1.0) or {"missing": code}."""
+    if v is None:
+        return None
+    if isinstance(v, dict):
+        code = v.get("missing")
+        _want(set(v) == {"missing"} and isinstance(code, str) and code.upper() in _MISSING_CODES,
+              f"{what} is not a missing value such as {{\"missing\": \".\"}}")
+        return MISSING if code == "." else special_missing(code.upper())
+    if isinstance(v, str):
+        _want(len(v) <= MAX_WIDTH, f"{what} is longer than 32767 characters")
+        return v
+    x = _number(v, what)
+    return x
+
+
+def _format_from_json(d: Any) -> UserFormat:
+    from statgrid.sas.formats import parse_spec
+
+    _want(isinstance(d, dict), "a format entry is not an object")
+    name = d.get("name")
+    _want(isinstance(name, str) and bool(_NAME_RE.match(name)), f"format name {name!r} is not a format name")
+    informat = _flag(d, "informat")
+    char = name.startswith("$")
+    numeric = not char and not informat
+    ranges = d.get("ranges", [])
+    _want(isinstance(ranges, list), f"format {name}: 'ranges' is not a list")
+    out = []
+    for i, r in enumerate(ranges):
+        where = f"format {name}, range {i + 1}"
+        _want(isinstance(r, dict), f"{where} is not an object")
+        start = _value(r.get("start"), f"{where}: start", numeric)
+        end = _value(r.get("end"), f"{where}: end", numeric)
+        label = _value(r.get("label", ""), f"{where}: label", numeric)
+        label = "" if label is None else label
+        if numeric:
+            for v in (start, end):
+                _want(v is None or isinstance(v, float), f"{where}: a numeric format's range holds text")
+        lf = r.get("label_format")
+        if lf is not None:
+            _want(isinstance(lf, str), f"{where}: label_format is not text")
+            try:
+                parse_spec(lf)
+            except SasError:
+                raise _Damaged(f"{where}: label_format {lf!r} is not a format") from None
+        out.append(FormatRange(start, end, label, _flag(r, "start_excl"), _flag(r, "end_excl"), _flag(r, "low"),
+                               _flag(r, "high"), _flag(r, "other"), lf))
+    fuzz = d.get("fuzz", 1e-12)
+    fuzz = 1e-12 if fuzz is None else _number(fuzz, f"format {name}: fuzz")
+    min_w = _width(d.get("min", 1), f"format {name}: min", 1)
+    max_w = _width(d.get("max", 40), f"format {name}: max", 40)
+    return UserFormat(name.upper(), out, informat, _width(d.get("default"), f"format {name}: default", None),
+                      min_w, max(max_w, min_w), abs(fuzz), _flag(d, "upcase"), _flag(d, "just"), _flag(d, "notsorted"))
+
+
+def _nested_loop(defs: dict[tuple[str, bool], UserFormat]) -> str | None:
+    """The name of a format whose bracketed labels lead back to itself within `defs`, or None."""
+    from statgrid.sas.formats import parse_spec
+
+    def refs(f: UserFormat) -> list[tuple[str, bool]]:
+        out = []
+        for r in f.ranges:
+            if r.label_format:
+                sp = parse_spec(r.label_format)
+                if sp.name:
+                    out.append(_key(("$" if sp.char else "") + sp.name, f.informat))
+        return out
+    state: dict[tuple[str, bool], int] = {}
+    for start in defs:
+        if state.get(start):
+            continue
+        stack = [(start, iter(refs(defs[start])))]
+        state[start] = 1
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[node] = 2
+                stack.pop()
+                continue
+            if nxt not in defs:
+                continue
+            if state.get(nxt) == 1:
+                return nxt[0]
+            if not state.get(nxt):
+                state[nxt] = 1
+                stack.append((nxt, iter(refs(defs[nxt]))))
+    return None
+
+
+def _damaged(p: Path, why: str) -> SasError:
+    return SasError(f"The format catalog {p} is damaged ({why}); remove the file, or define its formats again "
+                    "with PROC FORMAT after removing it", 0, 0, str(p), "a format catalog written by statgrid")
+
+
+def _read_bytes(p: Path) -> bytes | None:
+    """The file's bytes, or None when there is none. Never follows a symbolic link, never waits on a
+    FIFO or device, never reads more than MAX_CATALOG_BYTES."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        fd = os.open(p, flags)
     except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if os.path.islink(p):
+            raise _damaged(p, "it is a symbolic link, not a file") from None
+        raise SasError(f"The format catalog {p} cannot be read ({exc.strerror or exc}); check its permissions, "
+                       "or remove it and define its formats again", 0, 0, str(p)) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _damaged(p, "it is not a regular file")
+        if st.st_size > MAX_CATALOG_BYTES:
+            raise _damaged(p, f"it holds {st.st_size} bytes, more than a catalog's {MAX_CATALOG_BYTES}")
+        chunks, total = [], 0
+        while True:
+            b = os.read(fd, 1 << 20)
+            if not b:
+                break
+            total += len(b)
+            if total > MAX_CATALOG_BYTES:
+                raise _damaged(p, f"it holds more than a catalog's {MAX_CATALOG_BYTES} bytes")
+            chunks.append(b)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise SasError(f"The format catalog {p} cannot be read ({exc.strerror or exc}); remove it and define its "
+                       "formats again", 0, 0, str(p)) from None
+    finally:
+        os.close(fd)
+
+
+def read_catalog_file(path: str | os.PathLike) -> dict[tuple[str, bool], UserFormat]:
+    """The formats of a catalog file ({} when there is none). Anything that is not a catalog statgrid
+    wrote — a link, a FIFO, a device, a huge file, JSON of another shape, formats that refer to
+    themselves — is SasError naming the file and saying it is damaged."""
+    p = Path(path)
+    raw = _read_bytes(p)
+    if raw is None:
         return {}
-    except (OSError, ValueError) as exc:
-        raise SasError(f"Format catalog {p} cannot be read ({exc}); delete it or define its formats again") from None
-    out = {}
-    for d in data.get("formats", []):
-        f = UserFormat.from_json(d)
-        out[_key(f.name, f.informat)] = f
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:
+        raise _damaged(p, f"not JSON: {str(exc)[:80]}") from None
+    out: dict[tuple[str, bool], UserFormat] = {}
+    try:
+        _want(isinstance(data, dict), "the file is not a JSON object")
+        fmts = data.get("formats")
+        _want(isinstance(fmts, list), "it has no list of formats")
+        for d in fmts:
+            f = _format_from_json(d)
+            out[_key(f.name, f.informat)] = f
+    except _Damaged as exc:
+        raise _damaged(p, str(exc)) from None
+    loop = _nested_loop(out)
+    if loop is not None:
+        raise _damaged(p, f"format {loop} refers to itself through nested formats")
     return out
 
 
 def write_catalog_file(path: str | os.PathLike, formats: Iterable[UserFormat]) -> None:
-    """Atomic: a reader never sees half a catalog."""
+    """Atomic: a reader never sees half a catalog. The new catalog is written to a file of a random
+    name created for this write alone (O_EXCL, mode 0600 until done) in the same directory, then
+    renamed over the catalog's name: a link planted under either name is never written through."""
     p = Path(path)
-    tmp = p.with_name(p.name + f".tmp{os.getpid()}")
     data = {"statgrid_format_catalog": 1,
             "formats": [f.to_json() for f in sorted(formats, key=lambda f: (f.name, f.informat))]}
-    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-    os.replace(tmp, p)
+    text = json.dumps(data, indent=1).encode("utf-8")
+    try:
+        old = os.lstat(p)
+        mode = stat.S_IMODE(old.st_mode) if stat.S_ISREG(old.st_mode) else 0o644
+    except FileNotFoundError:
+        mode = 0o644
+    except OSError:
+        mode = 0o644
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix="." + p.name + ".", suffix=".tmp", dir=p.parent)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fchmod(fh.fileno(), mode)
+        os.replace(tmp, p)
+        tmp = None
+    except OSError as exc:
+        raise SasError(f"The format catalog {p} cannot be written ({exc.strerror or exc}); check that the "
+                       "library's directory is writable", 0, 0, str(p)) from None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
 
 def parse_fmtsearch(text: str) -> list[tuple[str, str]]:
@@ -277,15 +514,31 @@ class FormatCatalog:
     def __init__(self, session: Any = None, options: Any = None):
         self.session, self.options = session, options
         self._mem: dict[tuple[str, str], dict[tuple[str, bool], UserFormat]] = {}
-        self._files: dict[Path, tuple[float, dict]] = {}
+        # catalog file → (when its stat was taken, its stat key, its formats); trusted for STAT_TTL_S
+        self._files: dict[Path, tuple[float, tuple, dict]] = {}
+        self._order: tuple[str, list[tuple[str, str]]] | None = None
+        self.generation = 0          # bumped by define/delete/load_library: a cached lookup is stale
 
     # -- where ---------------------------------------------------------------------------------------
-    def _lib_dir(self, libref: str) -> Path | None:
+    def _library(self, libref: str) -> Any:
         s = self.session
         libs = (getattr(s, "libraries", None) or getattr(s, "libs", None)) if s is not None else None
         if libs is None or libref.lower() not in libs:
             return None
-        return Path(libs.get(libref.lower()).path)
+        return libs.get(libref.lower())
+
+    def _lib_dir(self, libref: str) -> Path | None:
+        lib = self._library(libref)
+        return None if lib is None else Path(lib.path)
+
+    def _check_writable(self, library: str, catalog: str) -> None:
+        """SAS: "ERROR: Write access to member LIB.FORMATS.CATALOG is denied." for a library assigned
+        with ACCESS=READONLY."""
+        lib = self._library(library)
+        if lib is not None and getattr(lib, "readonly", False):
+            member = f"{library.upper()}.{catalog.upper()}.CATALOG"
+            raise SasError(f"Write access to member {member} is denied", 0, 0, member,
+                           "a library assigned without ACCESS=READONLY")
 
     def _search_order(self) -> list[tuple[str, str]]:
         text = "(WORK LIBRARY)"
@@ -294,38 +547,71 @@ class FormatCatalog:
                 text = self.options.get("FMTSEARCH")
             except (KeyError, AttributeError):
                 pass
-        return parse_fmtsearch(text)
+        cached = self._order
+        if cached is not None and cached[0] == text:
+            return cached[1]
+        order = parse_fmtsearch(text)
+        self._order = (text, order)
+        return order
 
     def _file_formats(self, path: Path) -> dict:
-        try:
-            mtime = path.stat().st_mtime_ns
-        except OSError:
-            return {}
+        now = time.monotonic()
         cached = self._files.get(path)
-        if cached and cached[0] == mtime:
-            return cached[1]
-        defs = read_catalog_file(path)
-        self._files[path] = (mtime, defs)
+        if cached is not None and now - cached[0] < STAT_TTL_S:
+            return cached[2]
+        try:
+            st = os.stat(path)
+            key = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev)
+        except OSError:
+            key = ()
+        if cached is not None and cached[1] == key:
+            self._files[path] = (now, key, cached[2])
+            return cached[2]
+        defs = read_catalog_file(path) if key else {}
+        self._files[path] = (now, key, defs)
         return defs
+
+    def _changed(self, path: Path | None = None) -> None:
+        self.generation += 1
+        if path is None:
+            self._files.clear()
+        else:
+            self._files.pop(path, None)
 
     # -- public --------------------------------------------------------------------------------------
     def define(self, fmt: UserFormat, library: str = "WORK", catalog: str = DEFAULT_CATALOG,
                directory: str | os.PathLike | None = None) -> None:
         """Add or replace `fmt` in LIBRARY.CATALOG (PROC FORMAT LIBRARY=lib[.cat]); saved to the library's
-        directory (given, or the session's libref) so later programs find it."""
+        directory (given, or the session's libref) so later programs find it. A read-only library or
+        the name of a SAS format is an ERROR."""
+        from statgrid.sas.formats import builtin_name
+
+        bare = fmt.name.upper().lstrip("$")
+        if builtin_name(bare, fmt.name.startswith("$"), fmt.informat):
+            kind = "informat" if fmt.informat else "format"
+            raise SasError(f"The {kind} name {fmt.name.upper()} is the name of a SAS {kind}; a user-defined {kind} "
+                           f"cannot have the name of one supplied by SAS", 0, 0, fmt.name,
+                           f"another name for the {kind}")
+        self._check_writable(library, catalog)
         fmt.sort_ranges()
-        where = (library.upper(), catalog.upper())
-        self._mem.setdefault(where, {})[_key(fmt.name, fmt.informat)] = fmt
         d = Path(directory) if directory is not None else self._lib_dir(library)
         if d is not None:
             path = catalog_file(d, catalog)
             defs = dict(read_catalog_file(path))
             defs[_key(fmt.name, fmt.informat)] = fmt
+            loop = _nested_loop(defs)
+            if loop is not None:
+                raise SasError(f"The format {loop} would refer to itself through nested formats", 0, 0, fmt.name,
+                               "nested formats that end in a SAS format")
             write_catalog_file(path, defs.values())
-            self._files.pop(path, None)
+            self._changed(path)
+        where = (library.upper(), catalog.upper())
+        self._mem.setdefault(where, {})[_key(fmt.name, fmt.informat)] = fmt
+        self._changed()
 
     def delete(self, name: str, informat: bool = False, library: str = "WORK", catalog: str = DEFAULT_CATALOG) -> bool:
         """Remove a format (PROC DATASETS/CATALOG); True if it existed."""
+        self._check_writable(library, catalog)
         where = (library.upper(), catalog.upper())
         found = self._mem.get(where, {}).pop(_key(name, informat), None) is not None
         d = self._lib_dir(library)
@@ -335,6 +621,7 @@ class FormatCatalog:
             if defs.pop(_key(name, informat), None) is not None:
                 found = True
                 write_catalog_file(path, defs.values())
+        self._changed()
         return found
 
     def get(self, name: str, informat: bool = False) -> UserFormat | None:
@@ -371,6 +658,7 @@ class FormatCatalog:
         defs = read_catalog_file(catalog_file(path, catalog))
         where = (libref.upper() if libref else "#" + str(path), catalog.upper())
         self._mem.setdefault(where, {}).update(defs)
+        self._changed()
         return len(defs)
 
 

@@ -61,6 +61,8 @@ def best(x: float, w: int = 12, missing: str = ".") -> str:
         return missing_text(x, missing).rjust(w)
     if x == 0:
         return "0".rjust(w)
+    if math.isinf(x):
+        return stars(w)                      # no SAS number is infinite: nothing fits
     neg = x < 0
     a = -x if neg else x
     avail = w - (1 if neg else 0)
@@ -104,6 +106,10 @@ def best(x: float, w: int = 12, missing: str = ".") -> str:
         return (sign + e).rjust(w)
     e = _e_best(a, avail)
     if e is None:
+        if a < 1:
+            # SAS 9.4 BESTw.: a value between 0 and .01 in too narrow a field is rounded ("use a field
+            # width of at least 7 to avoid excessive rounding"): it is written as 0
+            return "0".rjust(w)
         return stars(w)
     return (sign + e).rjust(w)
 
@@ -228,8 +234,10 @@ def read_number(text: str, d: int = 0) -> float:
     if not _NUM_RE.match(t):
         raise InvalidData(text)
     v = float(t.replace("d", "e").replace("D", "e"))
+    if math.isinf(v):
+        raise InvalidData(text)           # beyond the largest double: invalid data, as SAS reads it
     if d and "." not in t and "e" not in t.lower() and "d" not in t.lower():
-        v = v / 10 ** d
+        v = v / 10 ** d if d <= 300 else 0.0
     return v
 
 

@@ -60,12 +60,38 @@ FUNCTIONS: dict[str, Function] = {}
 CALL_ROUTINES: dict[str, CallRoutine] = {}
 
 
+# SAS's longest character value: a character result is cut to this many characters
+MAX_CHAR = 32767
+
+
+def _guarded(name: str, fn: Callable[..., Any], returns: str) -> Callable[..., Any]:
+    """`fn` as the DATA step calls it: an arithmetic fault in its body (an overflow, a value no
+    calculation can use, a division by zero) is SAS's "Invalid argument to function X" NOTE with a
+    missing result, never a crash; a character result longer than SAS allows is cut to 32767."""
+    empty = "" if returns == "char" else MISSING
+
+    def call(rt, *args):
+        try:
+            r = fn(rt, *args)
+        except (ArithmeticError, ValueError):       # OverflowError, ZeroDivisionError, math domain errors
+            return invalid_argument(rt, name, None, empty)
+        if r.__class__ is str and len(r) > MAX_CHAR:
+            return r[:MAX_CHAR]
+        return r
+    call.__name__ = getattr(fn, "__name__", name)
+    call.__doc__ = fn.__doc__
+    call.__wrapped__ = fn
+    return call
+
+
 def function(name: str, min_args: int, max_args: int | None, returns: str = "num", char_length: int = 200,
              args: str = "n", out_args: tuple[int, ...] = (), aliases: tuple[str, ...] = ()):
-    """Decorator registering a function under `name` (and `aliases`)."""
+    """Decorator registering a function under `name` (and `aliases`). The registered callable is
+    guarded (see `_guarded`); functions that assign arguments (out_args) are registered as written."""
     def deco(fn):
         for n in (name, *aliases):
-            FUNCTIONS[n.upper()] = Function(n.upper(), fn, min_args, max_args, returns, char_length, args, out_args)
+            body = fn if out_args else _guarded(n.upper(), fn, returns)
+            FUNCTIONS[n.upper()] = Function(n.upper(), body, min_args, max_args, returns, char_length, args, out_args)
         return fn
     return deco
 

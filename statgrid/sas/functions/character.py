@@ -14,7 +14,7 @@ import string
 from typing import Any
 
 from statgrid.sas.formats.numeric import best, missing_text
-from statgrid.sas.functions import function, invalid_argument
+from statgrid.sas.functions import MAX_CHAR, function, invalid_argument
 from statgrid.sas.functions.numeric import to_num
 from statgrid.sas.values import MISSING
 
@@ -419,13 +419,22 @@ def f_tranwrd(rt, s, target, replacement):
     s, t, r = to_char(s), to_char(target), to_char(replacement)
     if t == "":
         return invalid_argument(rt, "TRANWRD", 2, s)
-    return s.replace(t, r if r != "" else " ")
+    return _replace(s, t, r if r != "" else " ")
+
+
+def _replace(s: str, t: str, r: str) -> str:
+    """s.replace(t, r), built only as far as SAS's 32767 characters (a long replacement of a short
+    target could otherwise build gigabytes)."""
+    grow = len(r) - len(t)
+    if grow <= 0 or len(s) + s.count(t) * grow <= MAX_CHAR:
+        return s.replace(t, r)
+    return s.replace(t, r, MAX_CHAR // grow + 1)[:MAX_CHAR]
 
 
 @function("TRANSTRN", 3, 3, returns="char", args="ccc")
 def f_transtrn(rt, s, target, replacement):
     s, t, r = to_char(s), to_char(target), to_char(replacement)
-    return s.replace(t, r) if t else s
+    return _replace(s, t, r) if t else s
 
 
 @function("TRANSLATE", 3, None, returns="char", char_length=0, args="c")
@@ -467,10 +476,15 @@ def f_reverse(rt, s):
 @function("REPEAT", 2, 2, returns="char", args="cn")
 def f_repeat(rt, s, n):
     """s followed by n more copies of itself (n + 1 in all)."""
-    k = _int(n)
+    k = to_num(n)
     if k != k or k < 0:
         return invalid_argument(rt, "REPEAT", 2, "")
-    return to_char(s) * (int(k) + 1)
+    s = to_char(s)
+    if not s:
+        return ""
+    # SAS's longest character value is 32767: build no more than that
+    copies = min(k + 1, MAX_CHAR // len(s) + 1)
+    return (s * int(copies))[:MAX_CHAR]
 
 
 @function("QUOTE", 1, 2, returns="char", args="cc")

@@ -123,6 +123,10 @@ def sas_round(x: float, unit: float = 1.0) -> float:
         return x
     unit = abs(unit)
     q = x / unit
+    if math.isinf(x):
+        raise OverflowError("ROUND of a value beyond the largest number")
+    if math.isinf(q) or abs(q) >= 2.0 ** 53:
+        return x                 # finer than x's own precision: x is already a multiple of unit
     eps = 1e-10 if abs(q) < 1e5 else abs(q) * 1e-15 * 4
     n = math.floor(abs(q) + 0.5 + eps)
     n = -n if q < 0 else n

@@ -47,10 +47,17 @@ def _yearcutoff(rt) -> int | None:
         return None
 
 
-def _spec(rt, text: Any, name: str):
+def _spec(rt, text: Any, name: str, strict: bool = False):
+    """The format named by `text`; None when it is not one (the caller's invalid-argument NOTE), or with
+    `strict` (PUT, INPUT: the format is written in the program) an ERROR naming the text."""
+    t = to_char(text).strip()
     try:
-        return parse_spec(to_char(text).strip(), getattr(rt, "line", 0), getattr(rt, "col", 0))
+        return parse_spec(t, getattr(rt, "line", 0), getattr(rt, "col", 0))
     except SasError:
+        if strict:
+            raise SasError(f"The {name} function's format {t!r} is not a valid format name", getattr(rt, "line", 0),
+                           getattr(rt, "col", 0), t,
+                           "a format such as 8.2, BEST12., DOLLAR10.2, $CHAR10. or a user format") from None
         return None
 
 
@@ -59,7 +66,7 @@ def _spec(rt, text: Any, name: str):
 def f_put(rt, value, fmt):
     """The value written with the format (the format's width; numeric formats right-aligned). A
     format unknown at run time is an ERROR naming it."""
-    spec = _spec(rt, fmt, "PUT")
+    spec = _spec(rt, fmt, "PUT", strict=True)
     if spec is None:
         return invalid_argument(rt, "PUT", 2, "")
     return format_value(value, spec, _catalog(rt), _missing_char(rt))
@@ -73,6 +80,8 @@ def f_putn(rt, value, fmt, w=None, d=None):
     if w is not None or d is not None:
         from statgrid.sas.formats import FormatSpec
         ww, dd = to_num(w) if w is not None else MISSING, to_num(d) if d is not None else MISSING
+        if ww == ww and not 1 <= ww <= 32767 or dd == dd and not 0 <= dd <= 31:
+            return invalid_argument(rt, "PUTN", 3 if ww == ww and not 1 <= ww <= 32767 else 4, "")
         spec = FormatSpec(spec.name, int(ww) if ww == ww else spec.width, int(dd) if dd == dd else spec.decimals)
     return format_value(to_num(value), spec, _catalog(rt), _missing_char(rt))
 
@@ -83,13 +92,15 @@ def f_putc(rt, value, fmt, w=None):
     if spec is None or not spec.char:
         return invalid_argument(rt, "PUTC", 2, "")
     if w is not None and to_num(w) == to_num(w):
+        if not 1 <= to_num(w) <= 32767:
+            return invalid_argument(rt, "PUTC", 3, "")
         from statgrid.sas.formats import FormatSpec
         spec = FormatSpec(spec.name, int(to_num(w)), None, True)
     return format_value(to_char(value), spec, _catalog(rt))
 
 
 def _input(rt, name: str, text: Any, fmt: Any, want: str | None):
-    spec = _spec(rt, fmt, name)
+    spec = _spec(rt, fmt, name, strict=want is None)
     if spec is None or (want == "num" and spec.char) or (want == "char" and not spec.char):
         return invalid_argument(rt, name, 2, "" if want == "char" else MISSING)
     try:
