@@ -35,15 +35,22 @@ def run(ctx: typer.Context, job: Path = typer.Argument(..., metavar="JOB", help=
         autoexec: Optional[str] = typer.Option(None, "-autoexec", metavar="FILE", help=".sas: a program run first "
                                                "(instead of grid.toml's [session] autoexec)."),
         set_names: List[str] = typer.Option([], "-set", metavar="NAME VALUE", help=".sas: environment variable "
-                                            "NAME=VALUE for the program (%SYSGET); repeatable."),
+                                            "NAME=VALUE for the program (%SYSGET); repeatable. A VALUE that "
+                                            "starts with '-': give the SAS options after `--` "
+                                            "(statgrid run prog.sas -- -set NAME -1)."),
         sas_log: Optional[Path] = typer.Option(None, "-log", metavar="FILE", help=".sas: write the log to FILE "
                                                "instead of the terminal."),
         sas_print: Optional[Path] = typer.Option(None, "-print", metavar="FILE", help=".sas: write the listing "
                                                  "to FILE instead of the terminal."),
-        work: Optional[str] = typer.Option(None, "-work", metavar="DIR", help=".sas: make WORK under DIR."),
+        work: Optional[str] = typer.Option(None, "-work", metavar="DIR", help=".sas: make WORK under DIR (an "
+                                           "existing directory)."),
         utilloc: Optional[str] = typer.Option(None, "-utilloc", metavar="DIR", help=".sas: make UTIL under DIR."),
+        sas_invocation: Optional[str] = typer.Option(None, "--sas-invocation", metavar="JSON", hidden=True,
+                                                     help="A grid job's SAS invocation options: a JSON list of "
+                                                     "the words after its program, read by the SAS parser only."),
         values: Optional[List[str]] = typer.Argument(None, metavar="[VALUE]...", hidden=True)) -> None:
-    """Run one job locally as a session; exit non-zero if it failed."""
+    """Run one job locally as a session; exit non-zero if it failed. A .sas program's SAS invocation options
+    may follow it (-sysparm V -set NAME VALUE …), or follow `--` to be read by the SAS parser alone."""
     from statgrid.session.jobs import run_job
 
     cfg = config(ctx)
@@ -51,8 +58,10 @@ def run(ctx: typer.Context, job: Path = typer.Argument(..., metavar="JOB", help=
         overrides = parse_option_pairs(option)
     except StatgridError as exc:
         fail(ctx, exc)
-    # SAS's invocation options, in the words SAS takes them (-set NAME VALUE: the VALUEs arrive as the
-    # trailing arguments, in order); a grid job's come here as the node runs `statgrid run prog.sas …`.
+    # SAS's invocation options, in the words SAS takes them. Given as this command's own options, click has
+    # read them (-set NAME: its VALUE arrives as the next trailing argument, in order); words after `--`
+    # beyond those VALUEs go to the SAS parser as they are; a grid job's come whole as --sas-invocation
+    # JSON (launch_argv), so no word of them is ever read as an option of this command.
     sas_args: list[str] = []
     for flag, value in (("-sysparm", sysparm), ("-memsize", memsize), ("-bufsize", bufsize),
                         ("-sortsize", sortsize), ("-autoexec", autoexec), ("-log", sas_log),
@@ -62,19 +71,28 @@ def run(ctx: typer.Context, job: Path = typer.Argument(..., metavar="JOB", help=
     if fullstimer:
         sas_args.append("-fullstimer")
     values = list(values or [])
-    if len(values) != len(set_names):
+    if len(values) < len(set_names):
         fail(ctx, UsageError(f"-set takes a name and a value (-set NAME VALUE); got {len(set_names)} name(s) and "
-                             f"the extra argument(s) {values!r}."))
+                             f"the value(s) {values!r}."))
     for name, value in zip(set_names, values):
         sas_args += ["-set", name, value]
+    sas_args += values[len(set_names):]        # after `--`: SAS words, read by parse_invocation only
+    if sas_invocation is not None:
+        if sas_args:
+            fail(ctx, UsageError("--sas-invocation gives all of a program's SAS invocation options; give no other "
+                                 f"SAS option with it (got {' '.join(sas_args)!r})."))
+        sas_args = _invocation_words(ctx, sas_invocation)
     invocation = None
+    text = None
     if job.suffix.lower() == ".sas":
         invocation = _invocation(ctx, sas_args)
+        text = _read_program(ctx, job, invocation, cfg, overrides)
     elif sas_args:
         fail(ctx, UsageError(f"{' '.join(sas_args)}: SAS invocation options apply to .sas programs, not to "
                              f"{str(job)!r}; use -o KEY=VALUE for session options."))
     # With --json, stdout carries only the JSON records: listing, log and the job's own
-    # print() output go to stderr.
+    # print() output go to stderr. -log/-print are opened only now, after the program was read and
+    # checked not to be either of them.
     out = sys.stdout
     text_stream = listing_stream = None
     try:
@@ -88,7 +106,7 @@ def run(ctx: typer.Context, job: Path = typer.Argument(..., metavar="JOB", help=
                     jsonl=out if as_json else None)
     try:
         with contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext():
-            outcome = run_job(job, cfg, overrides, log, invocation=invocation)
+            outcome = run_job(job, cfg, overrides, log, invocation=invocation, sas_text=text)
     except StatgridError as exc:
         fail(ctx, exc)
     finally:
@@ -97,6 +115,40 @@ def run(ctx: typer.Context, job: Path = typer.Argument(..., metavar="JOB", help=
             if stream not in (None, sys.stderr, sys.stdout):
                 stream.close()
     raise typer.Exit(outcome.exit_code)
+
+
+def _invocation_words(ctx: typer.Context, text: str) -> list[str]:
+    """--sas-invocation JSON → the words (a JSON list of strings)."""
+    try:
+        words = json.loads(text)
+    except ValueError:
+        words = None
+    if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+        fail(ctx, UsageError(f"--sas-invocation {text[:80]!r} is not a JSON list of strings (the words after a "
+                             "SAS program, e.g. [\"-sysparm\", \"3\"])."))
+    return words
+
+
+def _read_program(ctx: typer.Context, job: Path, invocation, cfg, overrides: dict) -> str:
+    """A .sas program's text, read before its -log/-print are opened for writing; refuses a -log/-print
+    that is the program, the autoexec or each other, a -work that does not exist (check_invocation_files)."""
+    from statgrid.job.kinds import check_job_file
+    from statgrid.sas.errors import SasError
+    from statgrid.sas.invocation import check_invocation_files
+    from statgrid.sas.program import read_sas_file
+
+    try:
+        check_job_file(job)
+        default_auto = next((v for k, v in overrides.items() if k.lower() == "autoexec"), cfg.session.autoexec)
+        check_invocation_files(invocation, job, default_auto)
+    except SasError as exc:
+        fail(ctx, UsageError(f"SAS invocation option: {exc.describe()}."))
+    except StatgridError as exc:
+        fail(ctx, exc)
+    try:
+        return read_sas_file(job)
+    except SasError as exc:
+        fail(ctx, UsageError(exc.describe() + "."))
 
 
 def _invocation(ctx: typer.Context, args: list[str]):

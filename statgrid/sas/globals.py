@@ -18,7 +18,7 @@ from statgrid.errors import LibraryError
 from statgrid.sas.context import Fileref, ProgramState
 from statgrid.sas.cursor import TokenCursor
 from statgrid.sas.errors import SasError, SasSyntaxError
-from statgrid.sas.lexer import NAME, NUM, OP, SEMI, STR, Token
+from statgrid.sas.lexer import NAME, NUM, OP, SEMI, STR
 from statgrid.sas.statement import Statement
 
 # What X, SYSTASK, CALL SYSTEM, %SYSEXEC and FILENAME PIPE say (the functions and the macro processor

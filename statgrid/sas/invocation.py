@@ -10,6 +10,9 @@ Standard library only (plus the options table), so the master imports it cheaply
 """
 from __future__ import annotations
 
+import os
+import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,12 @@ INVOCATION_OPTIONS: dict[str, bool] = {
 }
 INVOCATION_HELP = ("-sysparm V, -memsize 4G, -bufsize 64k, -sortsize 1G, -fullstimer, -autoexec FILE, "
                    "-set NAME VALUE, -log FILE, -print FILE, -work DIR, -utilloc DIR")
+# -set NAME VALUE: an environment variable of the program, read by %SYSGET(NAME) — a SAS name.
+_SET_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Words that are statgrid's own options, not SAS's (`statgrid submit a.sas -sysparm 3 -o memsize=1G`).
+_STATGRID_WORDS = frozenset({"-o", "-q", "-J", "-m", "-r", "-w", "-W", "-sp", "-c"})
+_STATGRID_HINT = ("; statgrid's own options (-o KEY=VALUE, -q, -J, --log-dir …) go before the job file, e.g. "
+                  "`statgrid submit -o memsize=4G prog.sas -sysparm 3`")
 
 
 @dataclass
@@ -58,8 +67,9 @@ def parse_invocation(args: list[str]) -> Invocation:
         word = args[i]
         name = word[1:].upper() if word.startswith("-") and len(word) > 1 else ""
         if name not in INVOCATION_OPTIONS:
-            raise SasError(f"{word!r} is not a SAS invocation option statgrid takes", text=word,
-                           expected=INVOCATION_HELP)
+            own = word.split("=", 1)[0] in _STATGRID_WORDS or word.startswith("--")
+            raise SasError(f"{word!r} is not a SAS invocation option statgrid takes"
+                           + (_STATGRID_HINT if own else ""), text=word, expected=INVOCATION_HELP)
         if not INVOCATION_OPTIONS[name]:
             inv.system[name] = None
             i += 1
@@ -70,6 +80,10 @@ def parse_invocation(args: list[str]) -> Invocation:
                            expected=f"{word} NAME VALUE" if need == 2 else f"{word} VALUE")
         value = args[i + 1]
         if name == "SET":
+            if not _SET_NAME_RE.fullmatch(value):
+                raise SasError(f"-set {value!r}: the name of an environment variable is a letter or '_' followed "
+                               "by letters, digits or '_'", text=value, expected="-set NAME VALUE, e.g. -set "
+                               "REGION north")
             inv.env[value] = args[i + 2]
         elif name == "MEMSIZE":
             inv.session_options["memsize"] = value
@@ -94,9 +108,64 @@ def parse_invocation(args: list[str]) -> Invocation:
 
 
 def invocation_for_file(inv: Invocation, cwd: str | Path) -> Invocation:
-    """Paths of `inv` made absolute against `cwd`."""
+    """Paths of `inv` made absolute against `cwd` (the directory the program runs in)."""
     def absolute(p: str) -> str:
         return str((Path(cwd) / p).absolute()) if p else p
     inv.autoexec, inv.log_path, inv.print_path = absolute(inv.autoexec), absolute(inv.log_path), absolute(inv.print_path)
     inv.work_root, inv.util_root = absolute(inv.work_root), absolute(inv.util_root)
     return inv
+
+
+def _same(a: str, b: str) -> bool:
+    """Whether paths `a` and `b` name the same file: os.path.samefile when both exist, else the same
+    resolved path (a file -log would create)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _is_regular(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def check_invocation_files(inv: Invocation, program: str | Path, autoexec: str = "") -> None:
+    """The files of `inv` (paths absolute, or relative to this process's directory), checked as whoever
+    will run the program, before anything is opened: -log/-print may name neither the program nor the
+    autoexec (`autoexec`: the one that runs when -autoexec is not given) nor each other — opening them
+    for writing would erase it; -log/-print's directory exists; -autoexec is a regular file; -work and
+    -utilloc are existing directories (SAS requires -WORK to exist; statgrid makes no directory for
+    it). Raises SasError naming the option and the path."""
+    auto = inv.autoexec or autoexec
+    inputs = [("the program", str(program))] + ([("the autoexec", auto)] if auto else [])
+    outputs = [(flag, p) for flag, p in (("-log", inv.log_path), ("-print", inv.print_path)) if p]
+    for flag, path in outputs:
+        for what, other in inputs:
+            if _same(path, other):
+                raise SasError(f"{flag} {path!r} is {what} ({other!r}): writing the {flag[1:]} there would erase "
+                               f"it", text=path, expected=f"another file for {flag}")
+        if os.path.isdir(path):
+            raise SasError(f"{flag} {path!r} is a directory", text=path, expected=f"{flag} FILE")
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(parent):
+            raise SasError(f"{flag} {path!r}: its directory {parent!r} does not exist", text=path,
+                           expected=f"{flag} FILE in an existing directory")
+    # the same device (-log /dev/null -print /dev/null) is no file to overwrite
+    if len(outputs) == 2 and _same(outputs[0][1], outputs[1][1]) and (
+            _is_regular(outputs[0][1]) or not os.path.exists(outputs[0][1])):
+        raise SasError(f"-log and -print name the same file {outputs[0][1]!r}: each would overwrite the other",
+                       text=outputs[0][1], expected="two different files for -log and -print")
+    if inv.autoexec:
+        if not os.path.exists(inv.autoexec):
+            raise SasError(f"-autoexec {inv.autoexec!r} does not exist", text=inv.autoexec,
+                           expected="-autoexec FILE (a SAS program)")
+        if not _is_regular(inv.autoexec):
+            raise SasError(f"-autoexec {inv.autoexec!r} is not a regular file (a directory, device or pipe)",
+                           text=inv.autoexec, expected="-autoexec FILE (a SAS program)")
+    for flag, path in (("-work", inv.work_root), ("-utilloc", inv.util_root)):
+        if path and not os.path.isdir(path):
+            raise SasError(f"{flag} {path!r} is not an existing directory (SAS requires it to exist; statgrid "
+                           "makes WORK under it, not it)", text=path, expected=f"{flag} DIR of an existing directory")

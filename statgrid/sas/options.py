@@ -32,7 +32,10 @@ def parse_size(text: str) -> int:
     m = _SIZE_RE.match(t)
     if not m:
         raise ValueError("a size such as 64K, 512M, 4G or MAX")
-    return int(m.group(1)) * _UNITS[m.group(2).upper()]
+    n = int(m.group(1)) * _UNITS[m.group(2).upper()]
+    if n > MAX_INT:
+        raise ValueError(f"a size such as 64K, 512M, 4G, at most {MAX_INT} bytes, or MAX")
+    return n
 
 
 def size_text(n: int) -> str:
@@ -40,17 +43,30 @@ def size_text(n: int) -> str:
     return "MAX" if n >= MAX_INT else str(n)
 
 
+def _bound(n: float) -> str:
+    """A bound of a numeric option as SAS writes it: MAX for the largest integer, else the exact number
+    (not 9.22337e+18)."""
+    return "MAX" if n >= MAX_INT else str(int(n)) if n == int(n) else repr(n)
+
+
 def _num(lo: float, hi: float, allow_max: bool = False) -> Callable[[str], int]:
     def parse(text: str) -> int:
         t = str(text).strip().upper()
         if allow_max and t == "MAX":
             return MAX_INT
+        whole = f"a whole number from {_bound(lo)} to {_bound(hi)}" + (" or MAX" if allow_max else "")
         try:
-            v = float(t)
+            v: float | int = int(t)               # exact: float() would round 9223372036854775807 up
         except ValueError:
-            raise ValueError(f"a number from {lo:g} to {hi:g}" + (" or MAX" if allow_max else "")) from None
-        if not lo <= v <= hi or v != int(v):
-            raise ValueError(f"a whole number from {lo:g} to {hi:g}" + (" or MAX" if allow_max else ""))
+            try:
+                v = float(t)
+            except ValueError:
+                raise ValueError(f"a number from {_bound(lo)} to {_bound(hi)}" + (" or MAX" if allow_max else "")) from None
+            if v != v or v in (float("inf"), float("-inf")) or v != int(v):
+                raise ValueError(whole) from None
+            v = int(v)
+        if not lo <= v <= hi:
+            raise ValueError(whole)
         return int(v)
     return parse
 

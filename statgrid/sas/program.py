@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
+import stat
 from typing import Any, Callable, Iterator
 
 from statgrid.errors import SessionTerminated, StatgridError, StepError
@@ -36,6 +36,9 @@ DATALINES_KEYWORDS = frozenset({"DATALINES", "CARDS", "LINES", "DATALINES4", "CA
 STATEMENT_BY_STATEMENT = frozenset({"SQL", "DATASETS"})
 SYSERR_ERROR = 1012          # SYSERR/SYSCC after an ERROR in a step (SAS 9.4 Macro Language Reference, SYSERR)
 SYSERR_WARNING = 4
+# The largest SAS program or autoexec read (whole, into memory): far past any real program, short of a
+# machine's memory. `-autoexec /dev/zero` was read until the run was OOM-killed.
+SAS_FILE_MAX_BYTES = 16 * 2**20
 
 StepRunner = Callable[[list[Statement], ProgramState], None]
 
@@ -56,8 +59,10 @@ class _StepFailed(StepError):
 class _Feed:
     """Statements pulled one at a time from the macro processor, with push-back of a step boundary."""
 
-    def __init__(self, source: Iterator[Statement], log: SasLog, echo: bool):
+    def __init__(self, source: Iterator[Statement], log: SasLog, echo: bool,
+                 on_error: Callable[[], None] | None = None):
         self.source, self.log, self.echo, self.back = source, log, echo, []
+        self.on_error = on_error           # an ERROR outside a step: SYSCC (the driver's)
         self.done = False
 
     def next(self) -> Statement | None:
@@ -65,19 +70,30 @@ class _Feed:
             return self.back.pop()
         if self.done:
             return None
+        errors = self.log.errors
         try:
             stmt = next(self.source)
         except StopIteration:
             self.done = True
+            self._errors_since(errors)
             return None
-        except SasError as exc:            # the macro processor could not go on
+        except SasError as exc:            # the macro processor (or the tokenizer) could not go on
             self.done = True
             self.log.sas_error(exc)
+            if self.on_error is not None:
+                self.on_error()
             return None
+        self._errors_since(errors)
         if self.echo and not stmt.source and not stmt.generated and stmt.tokens:
             last = stmt.tokens[-1].line + (len(stmt.datalines) + 1 if stmt.datalines is not None else 0)
             self.log.echo_through(last)
         return stmt
+
+    def _errors_since(self, errors: int) -> None:
+        """An ERROR the macro processor logged while making the statement (a literal the tokenizer refused,
+        a macro fault): SYSCC as for any ERROR outside a step."""
+        if self.on_error is not None and self.log.errors > errors:
+            self.on_error()
 
     def push(self, stmt: Statement) -> None:
         self.back.append(stmt)
@@ -322,11 +338,34 @@ class Driver:
         self._status()
 
 
-def read_autoexec(path: str) -> str:
+def read_sas_file(path: str | os.PathLike, what: str = "The SAS program file") -> str:
+    """The text of a SAS program or autoexec file: a regular file of at most SAS_FILE_MAX_BYTES (never a
+    FIFO, device or directory: it is read whole). Raises SasError naming the file."""
+    name = str(path)
     try:
-        return Path(path).read_text()
+        # O_NONBLOCK: opening a FIFO without a writer would wait forever; a regular file ignores it
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
-        raise SasError(f"The autoexec file {path!r} cannot be read: {exc.strerror}", text=path) from None
+        raise SasError(f"{what} {name!r} cannot be read: {exc.strerror}", text=name) from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SasError(f"{what} {name!r} is not a regular file (a directory, device or pipe); give a "
+                           "file of SAS statements", text=name)
+        if st.st_size > SAS_FILE_MAX_BYTES:
+            raise SasError(f"{what} {name!r} is {st.st_size:,} bytes, over the limit of {SAS_FILE_MAX_BYTES:,} "
+                           f"bytes (16 MiB)", text=name)
+        try:
+            data = f.read(SAS_FILE_MAX_BYTES + 1)
+        except OSError as exc:
+            raise SasError(f"{what} {name!r} cannot be read: {exc.strerror}", text=name) from None
+    if len(data) > SAS_FILE_MAX_BYTES:            # grew while read
+        raise SasError(f"{what} {name!r} is over the limit of {SAS_FILE_MAX_BYTES:,} bytes (16 MiB)", text=name)
+    return data.decode("utf-8", errors="replace")
+
+
+def read_autoexec(path: str) -> str:
+    return read_sas_file(path, "The autoexec file")
 
 
 def run_program(text: str, session: Any, log_writer: Any = None, invocation: Invocation | None = None, *,
@@ -370,12 +409,13 @@ def run_program(text: str, session: Any, log_writer: Any = None, invocation: Inv
             if auto:
                 log.note(f"AUTOEXEC processing beginning; file is {auto}.")
                 try:
-                    driver.run(_Feed(statements(read_autoexec(auto), auto), log, echo=False))
+                    driver.run(_Feed(statements(read_autoexec(auto), auto), log, echo=False,
+                                     on_error=driver._error_outside_step))
                 finally:
                     log.note("AUTOEXEC processing completed.")
                 log.put("")
             log.set_source(text)
-            driver.run(_Feed(statements(text, source), log, echo=True))
+            driver.run(_Feed(statements(text, source), log, echo=True, on_error=driver._error_outside_step))
             log.echo_rest()
         except EndSas:
             pass                             # SAS reads no further: the rest is not echoed
@@ -383,6 +423,7 @@ def run_program(text: str, session: Any, log_writer: Any = None, invocation: Inv
             code = exc.code
         except SasError as exc:              # an autoexec that cannot be read, a program that cannot be read
             log.sas_error(exc)
+            driver._error_outside_step()
     finally:
         session.log = saved_log
         for k, v in saved_env.items():

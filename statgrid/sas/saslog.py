@@ -304,10 +304,12 @@ class SasLog:
             pad = " " * max(0, (ls - width) // 2)
             lines = [(pad + ln).rstrip() if ln else "" for ln in lines]
         feet = self._footnote_lines()
-        while lines:
+        at = 0                                    # by index: re-slicing the rest each page was quadratic
+        while at < len(lines):
             head = self._title_lines(self.page)
             room = max(1, ps - len(head) - len(feet))
-            body, lines = lines[:room], lines[room:]
+            body = lines[at:at + room]
+            at += room
             page = head + body
             if feet:
                 page += [""] * (ps - len(page) - len(feet)) + feet

@@ -35,9 +35,10 @@ class JobOutcome:
 
 
 def run_job(path: str | os.PathLike, config: Config, overrides: Mapping[str, str] | None = None,
-            log: SessionLog | None = None, invocation=None) -> JobOutcome:
+            log: SessionLog | None = None, invocation=None, sas_text: str | None = None) -> JobOutcome:
     """Run a job file in this process as one session; returns its outcome (never raises for job errors).
-    `invocation`: a .sas program's SAS invocation options (statgrid.sas.invocation.Invocation)."""
+    `invocation`: a .sas program's SAS invocation options (statgrid.sas.invocation.Invocation); `sas_text`:
+    the program's text when the caller read it already (before opening a -log or -print file)."""
     job = check_job_file(path)
     overrides = dict(overrides or {})
     log = log or SessionLog()
@@ -66,7 +67,10 @@ def run_job(path: str | os.PathLike, config: Config, overrides: Mapping[str, str
         if sas:
             from statgrid.sas.program import run_program
 
-            exit_code = run_program(job.read_text(errors="replace"), session, log, invocation, header=False)
+            from statgrid.sas.program import read_sas_file
+
+            text = sas_text if sas_text is not None else read_sas_file(job)
+            exit_code = run_program(text, session, log, invocation, header=False)
             error = None if exit_code == 0 else f"the SAS program ended with exit code {exit_code} (see its log)"
         elif job.suffix.lower() == ".sql":
             sqlproc.sql(session, job.read_text(), keep_result=False)

@@ -101,3 +101,20 @@ def test_statgrid_run_exit_codes(home, tmp_path):
     assert "ERROR: Procedure NOSUCH not found" in (tmp_path / "bad.log").read_text()
     r = run_cli("run", str(good), "-set", "ONLYNAME")
     assert r.returncode == 2 and "-set takes a name and a value" in r.stderr
+
+
+@pytest.mark.root
+def test_sas_words_that_look_like_statgrid_options_stay_sas_words(grid, people):
+    """Review fault: -set NAME VALUE's VALUE went to the node's `statgrid run` as a word click read as its own
+    option (--log-dir moved the log out of the job directory, --option=memsize=1T changed the session).
+    They now travel as one opaque word read by the SAS parser alone: an environment variable's value."""
+    alice = people["alice"]
+    prog = write_as(alice, alice.home / "env.sas", "%put V=%sysget(SGV) W=%sysget(SGW);\n")
+    job_id = grid.submit("alice", str(prog), "-set", "SGV", "--log-dir", "-set", "SGW", "--option=memsize=1T",
+                         "-sysparm", "x")
+    rec = grid.wait("alice", job_id)
+    log = (grid.home / "jobs" / str(job_id) / "session.log").read_text()
+    assert rec["state"] == "DONE", (rec, log)
+    assert "V=--log-dir W=--option=memsize=1T" in log
+    bad = grid.cli("alice", "submit", str(prog), "-set", "A=B", "x")
+    assert bad.returncode == 2 and "the name of an environment variable" in bad.stderr, bad

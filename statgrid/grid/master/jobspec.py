@@ -8,6 +8,7 @@ characters are checked first (`check_bounds`), so no later message quotes a 10 M
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 import sys
@@ -242,7 +243,8 @@ def validate(req: JobRequest, cfg: Config, submit_ts: float, check_files: bool =
     if first.suffix.lower() in JOB_KINDS:
         kind = "session"
         job_file = check_job_file(first) if check_files else Path(os.path.normpath(first))
-        sas_options = _sas_invocation(req.argv) if first.suffix.lower() == ".sas" else {}
+        sas_options = (_sas_invocation(req.argv, req.cwd, job_file, cfg, req.options, check_files)
+                       if first.suffix.lower() == ".sas" else {})
         if len(req.argv) > 1 and first.suffix.lower() != ".sas":
             raise UsageError(f"job file {req.argv[0]!r} takes no arguments (got {' '.join(req.argv[1:])!r}); pass "
                              "values through environment variables or a dataset.")
@@ -386,19 +388,34 @@ def launch_argv(job: Job, cfg: Config, job_dir: Path) -> list[str]:
     argv = [sys.executable, "-m", "statgrid"]
     if cfg.source is not None:
         argv += ["--config", str(cfg.source)]
-    argv += ["run", job.argv[0], "--log-dir", str(job_dir)]
+    argv += ["run", "--log-dir", str(job_dir)]
     for k, v in job.options.items():
         argv += ["-o", f"{k}={v}"]
-    return argv + list(job.argv[1:])      # a .sas program's SAS invocation options (validate checked them)
+    if len(job.argv) > 1:
+        # A .sas program's SAS invocation options (validate read them with parse_invocation): one opaque
+        # word, which `statgrid run` hands to that same parser whole. Passed as words, click would read
+        # them again its own way (-set NAME VALUE: a VALUE such as '--option=memsize=1T' became an option).
+        argv += ["--sas-invocation", json.dumps(list(job.argv[1:]))]
+    return argv + ["--", job.argv[0]]     # `--`: the job's path is never read as an option
 
 
-def _sas_invocation(argv: list[str]) -> dict[str, str]:
+def _sas_invocation(argv: list[str], cwd: str = "", program: Path | None = None, cfg: Config | None = None,
+                    options: dict[str, str] | None = None, check_files: bool = False) -> dict[str, str]:
     """The session options (memsize) of a .sas program's SAS invocation options `prog.sas -sysparm 3 -memsize
-    4G`, checked with the parser `statgrid run` uses; UsageError naming a bad one."""
+    4G`, checked with the parser `statgrid run` uses; UsageError naming a bad one. check_files: also check,
+    as this process (the submitting user), its files as `statgrid run` will on the node: -autoexec a regular
+    file, -log/-print neither the program nor the autoexec nor each other, -work/-utilloc existing
+    directories (paths taken from the job's working directory `cwd`)."""
     from statgrid.sas.errors import SasError
-    from statgrid.sas.invocation import parse_invocation
+    from statgrid.sas.invocation import check_invocation_files, invocation_for_file, parse_invocation
 
     try:
-        return parse_invocation(list(argv[1:])).session_options
+        inv = parse_invocation(list(argv[1:]))
+        if check_files and program is not None:
+            auto = next((v for k, v in (options or {}).items() if k.lower() == "autoexec"),
+                        cfg.session.autoexec if cfg is not None else "")
+            check_invocation_files(invocation_for_file(inv, cwd), program,
+                                   str(Path(cwd, auto)) if auto else "")
+        return inv.session_options
     except SasError as exc:
         raise UsageError(f"SAS invocation option of {argv[0]!r}: {exc.describe()}.") from None

@@ -10,7 +10,6 @@ import pytest
 from statgrid.sas.context import FunctionRuntime
 from statgrid.sas.errors import SasError
 from statgrid.sas.functions import FUNCTIONS
-from statgrid.sas.values import MISSING
 
 INF = math.inf
 

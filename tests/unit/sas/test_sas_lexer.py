@@ -8,7 +8,7 @@ import pytest
 
 from statgrid.sas.cursor import TokenCursor
 from statgrid.sas.errors import SasSyntaxError
-from statgrid.sas.lexer import tokenize, split_statements
+from statgrid.sas.lexer import tokenize
 from statgrid.sas.statement import statements_of
 from statgrid.sas import values as v
 

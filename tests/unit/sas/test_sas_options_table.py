@@ -113,3 +113,21 @@ def test_bad_invocation_options(args, text):
     with pytest.raises(SasError) as exc:
         parse_invocation(args)
     assert text in str(exc.value)
+
+
+def test_numeric_option_bounds_are_written_exactly():
+    o = SasOptions()
+    with pytest.raises(SasError) as exc:
+        o.set("OBS", "-1")
+    assert "from 0 to MAX or MAX" in str(exc.value) and "e+18" not in str(exc.value)
+    with pytest.raises(SasError) as exc:
+        o.set("FIRSTOBS", "0")
+    assert "from 1 to MAX" in str(exc.value)
+    o.set("OBS", "9223372036854775807")                        # exact, not rounded up by float()
+    assert o.get("OBS") == 2**63 - 1
+    o.set("FIRSTOBS", "1e3")
+    assert o.get("FIRSTOBS") == 1000
+    with pytest.raises(SasError, match="from 64 to 256"):
+        o.set("LINESIZE", "1e400")
+    with pytest.raises(SasError, match="at most 9223372036854775807 bytes"):
+        o.set("SORTSIZE", "99999999999999999999T")
