@@ -124,6 +124,16 @@ class Libraries:
         self._libs[lname] = lib
         return lib
 
+    def clear(self, name: str) -> Library:
+        """LIBNAME name CLEAR: forget library `name` (its files stay); its SQL views go at the next
+        sync_views. WORK cannot be cleared: it is the session's own."""
+        lname = name.lower()
+        if lname == "work":
+            raise LibraryError("library WORK is the session's own scratch library and cannot be cleared.")
+        lib = self.get(lname)
+        del self._libs[lname]
+        return lib
+
     def get(self, name: str) -> Library:
         lname = name.lower() if isinstance(name, str) else name
         if lname not in self._libs:

@@ -15,8 +15,9 @@ from statgrid.job.record import JOB_ID_MAX, PEEK_MAX_BYTES
 
 
 def submit(ctx: typer.Context,
-           job: List[str] = typer.Argument(..., metavar="JOB [ARGS]...", help="A job file (.py/.sql: one session) "
-                                           "or a command and its arguments."),
+           job: List[str] = typer.Argument(..., metavar="JOB [ARGS]...", help="A job file (.py/.sql/.sas: one "
+                                           "session; a .sas program may be followed by SAS invocation options such "
+                                           "as -sysparm V -memsize 4G) or a command and its arguments."),
            queue: str = typer.Option("", "--queue", "-q", help="Queue (default: 'normal' or the first in grid.toml)."),
            name: str = typer.Option("", "--name", "-J", help="Job name (default: the file or command name)."),
            hosts: List[str] = typer.Option([], "--host", "-m", help="Run only on this host; repeatable (LSF -m)."),

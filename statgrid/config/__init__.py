@@ -26,6 +26,7 @@ working grid whose home is ``$STATGRID_HOME`` or ``./statgrid-home``.
     threads = 0                     # engine threads; 0 = every CPU this process may use
     bufsize = 122880                # rows per Parquet row group (the dataset I/O unit)
     utilsize = "0"                  # cap on UTIL spill bytes; 0 = engine default
+    autoexec = ""                   # a SAS program run before every .sas job (SAS's AUTOEXEC); "" = none
 
     [master]
     port = 8642                     # the HTTPS/HTTP API for remote clients (tokens); local users

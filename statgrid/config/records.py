@@ -19,12 +19,15 @@ class SessionOptions:
     threads: engine threads; 0 means every CPU this process may use.
     bufsize_rows: rows per Parquet row group written.
     utilsize_bytes: cap on spill in UTIL (DuckDB ``max_temp_directory_size``); 0 = engine default.
+    autoexec: a SAS program run before every .sas job of the session ("" none; a relative path is taken
+    from the job's working directory); a job's `-autoexec FILE` replaces it.
     """
 
     memsize_bytes: int = 2 * KIB**3
     threads: int = 0
     bufsize_rows: int = DEFAULT_ROW_GROUP_ROWS
     utilsize_bytes: int = 0
+    autoexec: str = ""
 
     @property
     def effective_threads(self) -> int:

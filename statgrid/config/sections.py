@@ -5,7 +5,7 @@ import re
 from typing import Any, Callable, Mapping
 
 from statgrid.config.units import parse_size_bytes
-from statgrid.config.values import _bufsize, _memsize, _nonneg_int
+from statgrid.config.values import _bufsize, _memsize, _nonneg_int, _string
 from statgrid.errors import ConfigError
 
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,31}$")
@@ -16,6 +16,7 @@ _SESSION_KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "threads": ("threads", _nonneg_int),
     "bufsize": ("bufsize_rows", _bufsize),
     "utilsize": ("utilsize_bytes", parse_size_bytes),
+    "autoexec": ("autoexec", _string),      # a SAS program run before each .sas job (SAS's AUTOEXEC)
 }
 _HINTS = {
     "session.sortsize": "DuckDB has no separate sort memory: sorts use memsize, and spill to UTIL. "

@@ -10,6 +10,7 @@ from typing import Any, Mapping
 from statgrid.config.units import KIB, format_size, parse_duration_s, parse_size_bytes
 
 MIN_MEMSIZE_BYTES = 64 * KIB**2
+MAX_MEMSIZE_BYTES = KIB**5              # 1 PiB: no machine has more; DuckDB's memory_limit refuses far larger values
 DEFAULT_ROW_GROUP_ROWS = 122_880
 FENCE_GRACE_MIN_S = 10.0
 CPU_NUMBERS_MAX = 8192                  # CONFIG_NR_CPUS's upper bound (arch/x86/Kconfig, NR_CPUS_RANGE_END)
@@ -18,6 +19,9 @@ SLOTS_MAX = 100_000                     # job slots of one host: far past any ma
 
 def _memsize(value: Any) -> int:
     n = parse_size_bytes(value)
+    if n > MAX_MEMSIZE_BYTES:
+        raise ValueError(f"at most 1 PiB ({format_size(MAX_MEMSIZE_BYTES)}: the largest engine memory limit statgrid "
+                         f"sets; {value!s:.40} is {n:.3g} bytes); use e.g. memsize=64G")
     if n < MIN_MEMSIZE_BYTES:
         raise ValueError(f"at least {format_size(MIN_MEMSIZE_BYTES)} (the engine needs that much to run a "
                          f"step); use memsize=512M or more")

@@ -1,5 +1,6 @@
-"""What a job file is, read without running it: the kinds statgrid runs, the checks a job file must
-pass before it is submitted or run, and the memsize its session declares.
+"""What a job file is, read without running it: the kinds statgrid runs (Python jobs, SQL scripts, SAS
+programs), the checks a job file must pass before it is submitted or run, and the memsize its session
+declares.
 
 Both the grid (checking a submission) and the session (running one) need these, so they live below
 both; only the standard library and statgrid.errors (itself standard library only) are used.
@@ -13,21 +14,21 @@ from pathlib import Path
 
 from statgrid.errors import UsageError
 
-JOB_KINDS = (".py", ".sql")
+JOB_KINDS = (".py", ".sql", ".sas")
 
 
 def check_job_file(path: str | os.PathLike) -> Path:
     p = Path(path)
     if p.is_dir():
-        raise UsageError(f"job file {str(p)!r} is a directory; give the path of a .py or .sql job in it.")
+        raise UsageError(f"job file {str(p)!r} is a directory; give the path of a .py, .sql or .sas job in it.")
     if not p.exists():
-        raise UsageError(f"job file {str(p)!r} does not exist; give the path of a .py or .sql job.")
+        raise UsageError(f"job file {str(p)!r} does not exist; give the path of a .py, .sql or .sas job.")
     if not p.is_file():
         raise UsageError(f"job file {str(p)!r} is not a regular file (a FIFO, a device or a socket); give the path "
-                         "of a .py or .sql job.")
+                         "of a .py, .sql or .sas job.")
     if p.suffix.lower() not in JOB_KINDS:
-        raise UsageError(f"job file {str(p)!r} is neither .py nor .sql; statgrid runs Python jobs that use "
-                         "statgrid.session() and SQL scripts.")
+        raise UsageError(f"job file {str(p)!r} is not .py, .sql or .sas; statgrid runs Python jobs that use "
+                         "statgrid.session(), SQL scripts and SAS programs.")
     if not os.access(p, os.R_OK):
         raise UsageError(f"job file {str(p)!r} is not readable by this user; check its permissions.")
     return p

@@ -28,6 +28,14 @@ _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NUM_RE = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _HEX_RE = re.compile(r"\d[0-9A-Fa-f]*[xX](?![A-Za-z0-9_])")
 _SPACE_RE = re.compile(r"\s+")
+_INF = float("inf")
+# The largest number SAS holds (an IEEE double; SAS's CONSTANT('BIG') on UNIX): a literal past it is an error.
+_LARGEST_TEXT = "a number at most 1.797693134862316E308, the largest number SAS accepts"
+
+
+def _too_big(literal: str) -> str:
+    shown = literal if len(literal) <= 40 else literal[:20] + "…" + literal[-8:]
+    return f"the numeric constant {shown} is too large for a SAS number"
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +59,10 @@ class Token:
 
     def is_(self, *texts: str) -> bool:
         """True for a NAME or OP whose text is one of `texts` (names compared case-blind)."""
-        return self.kind in (NAME, OP, SEMI) and self.text.upper() in texts
+        if self.kind not in (NAME, OP, SEMI):
+            return False
+        up = self.text.upper()
+        return any(up == t.upper() for t in texts)
 
 
 class _Lines:
@@ -126,12 +137,22 @@ def iter_tokens(text: str, line: int = 1, col: int = 1, source: str = "") -> Ite
             continue
         m = _HEX_RE.match(text, i)
         if m:
-            yield Token(NUM, m.group(), ln, cl, i, m.end(), float(int(m.group()[:-1], 16)))
+            digits = m.group()[:-1]
+            try:
+                value = float(int(digits, 16))    # int() of base 16 has no digit limit; float() does
+            except OverflowError:
+                value = _INF
+            if value == _INF:
+                raise fault(_too_big(m.group()), i, _LARGEST_TEXT)
+            yield Token(NUM, m.group(), ln, cl, i, m.end(), value)
             i, at_start = m.end(), False
             continue
         m = _NUM_RE.match(text, i)
         if m and (c != "." or (i + 1 < n and text[i + 1].isdigit())):
-            yield Token(NUM, m.group(), ln, cl, i, m.end(), float(m.group()))
+            value = float(m.group())
+            if value == _INF:                     # 1e400: Python reads it as inf
+                raise fault(_too_big(m.group()), i, _LARGEST_TEXT)
+            yield Token(NUM, m.group(), ln, cl, i, m.end(), value)
             i, at_start = m.end(), False
             continue
         m = _NAME_RE.match(text, i)

@@ -144,10 +144,10 @@ def test_bad_options_are_usage_errors(home, tmp_path, args, message):
 
 def test_missing_job_file_is_usage_error(home, tmp_path):
     r = run_cli("run", str(tmp_path / "nope.py"))
-    assert r.returncode == 2 and "does not exist; give the path of a .py or .sql job" in " ".join(r.stderr.split())
+    assert r.returncode == 2 and "does not exist; give the path of a .py, .sql or .sas job" in " ".join(r.stderr.split())
     (tmp_path / "job.txt").write_text("x")
     r = run_cli("run", str(tmp_path / "job.txt"))
-    assert r.returncode == 2 and "neither .py nor .sql" in r.stderr
+    assert r.returncode == 2 and "is not .py, .sql or .sas" in r.stderr
 
 
 def test_bad_grid_toml_is_usage_error(home, tmp_path):
@@ -255,3 +255,29 @@ def test_version_needs_no_command():
 
     r = run_cli("--version")
     assert r.returncode == 0 and r.stdout == f"statgrid {__version__}\n"
+
+
+def test_sas_log_or_print_naming_the_program_is_refused_and_erases_nothing(home, tmp_path):
+    prog = write_job(tmp_path, "p.sas", "%put hello;\n")
+    auto = write_job(tmp_path, "auto.sas", "%put auto;\n")
+    for args, text in [(["-log", str(prog)], "is the program"), (["-print", str(prog)], "is the program"),
+                       (["-autoexec", str(auto), "-log", str(auto)], "is the autoexec"),
+                       (["-log", str(tmp_path / "o.txt"), "-print", str(tmp_path / "o.txt")], "name the same file"),
+                       (["-work", str(tmp_path / "nosuch")], "is not an existing directory"),
+                       (["-autoexec", "/dev/zero"], "is not a regular file")]:
+        r = run_cli("run", str(prog), *args)
+        assert r.returncode == 2 and text in " ".join(r.stderr.split()), (args, r.stderr)
+    assert prog.read_text() == "%put hello;\n" and auto.read_text() == "%put auto;\n"
+    assert not (tmp_path / "o.txt").exists()
+    r = run_cli("run", str(prog), "-log", str(tmp_path / "p.log"), "-work", str(tmp_path))
+    assert r.returncode == 0 and "hello" in (tmp_path / "p.log").read_text()
+
+
+def test_absurd_memsize_is_a_usage_error_not_a_traceback(home, tmp_path):
+    prog = write_job(tmp_path, "p.sas", "%put hello;\n")
+    r = run_cli("run", str(prog), "-memsize", "99999999999999999999T")
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "MEMSIZE" in r.stderr, r.stderr
+    job = write_job(tmp_path, "job.sql", "SELECT 1;")
+    r = run_cli("run", str(job), "-o", "memsize=99999999999999999999T")
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "99999999999999999999T" in r.stderr and "at most 1 PiB" in r.stderr, r.stderr

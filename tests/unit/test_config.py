@@ -87,7 +87,7 @@ user_limit = 3
     ("[session]\nbufsize = '128k'\n",
      "session.bufsize = '128k' is not allowed: expected a number of rows per Parquet row group (default 122880); "
      "statgrid's bufsize counts rows, not bytes."),
-    ("[session]\nmemsiz = '2G'\n", "unknown key 'session.memsiz'; allowed in [session]: bufsize, memsize, threads, "
+    ("[session]\nmemsiz = '2G'\n", "unknown key 'session.memsiz'; allowed in [session]: autoexec, bufsize, memsize, threads, "
                                    "utilsize."),
     ("[session]\nsortsize = '1G'\n", "'session.sortsize' is not an option: DuckDB has no separate sort memory: sorts "
                                      "use memsize, and spill to UTIL. Set memsize instead."),

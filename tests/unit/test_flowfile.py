@@ -174,7 +174,7 @@ def job(body: str) -> str:
                                   '["python3", "extract.py"].'),
     (job('command = [" ", "x"]\n'), "job 'a': command: [' ', 'x'] starts with an empty program name; name a program "
                                     'first, e.g. command = ["python3", "extract.py"].'),
-    (job('file = "run.sh"\n'), "job 'a': file: 'run.sh' is not a job file (.py or .sql); to run another program write "
+    (job('file = "run.sh"\n'), "job 'a': file: 'run.sh' is not a job file (.py or .sql or .sas); to run another program write "
                                'command = ["run.sh"] instead.'),
     (job("file = 3\n"), 'job \'a\': file: 3 is not a file name; write e.g. file = "model.sql".'),
     (job('command = ["true"]\nafter = 3\n'), 'job \'a\': after: 3 is not text; write e.g. after = "done(extract)".'),

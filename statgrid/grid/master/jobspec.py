@@ -8,6 +8,7 @@ characters are checked first (`check_bounds`), so no later message quotes a 10 M
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 import sys
@@ -72,7 +73,8 @@ def _refuse_bool(value: Any) -> Any:
 
 @dataclass
 class JobRequest:
-    """What `statgrid submit` sends. `argv[0]` is a .py/.sql job file (a session job) or a command."""
+    """What `statgrid submit` sends. `argv[0]` is a .py/.sql/.sas job file (a session job; a .sas program may be
+    followed by SAS invocation options) or a command."""
 
     argv: list[str]
     cwd: str
@@ -221,7 +223,7 @@ def validate(req: JobRequest, cfg: Config, submit_ts: float, check_files: bool =
     the reason."""
     check_bounds(req)
     if not req.argv or not str(req.argv[0]).strip():
-        raise UsageError("nothing to run: give a job file (.py or .sql) or a command, e.g. "
+        raise UsageError("nothing to run: give a job file (.py, .sql or .sas) or a command, e.g. "
                          "`statgrid submit job.py` or `statgrid submit sleep 10`.")
     queue = req.queue or default_queue(cfg)
     if queue not in cfg.queues:
@@ -241,24 +243,26 @@ def validate(req: JobRequest, cfg: Config, submit_ts: float, check_files: bool =
     if first.suffix.lower() in JOB_KINDS:
         kind = "session"
         job_file = check_job_file(first) if check_files else Path(os.path.normpath(first))
-        if len(req.argv) > 1:
+        sas_options = (_sas_invocation(req.argv, req.cwd, job_file, cfg, req.options, check_files)
+                       if first.suffix.lower() == ".sas" else {})
+        if len(req.argv) > 1 and first.suffix.lower() != ".sas":
             raise UsageError(f"job file {req.argv[0]!r} takes no arguments (got {' '.join(req.argv[1:])!r}); pass "
                              "values through environment variables or a dataset.")
-        argv = [str(job_file.resolve() if check_files else job_file)]
+        argv = [str(job_file.resolve() if check_files else job_file), *req.argv[1:]]
         try:
-            cfg.session.with_overrides(req.options, source="-o")
+            cfg.session.with_overrides({**sas_options, **req.options}, source="-o")
         except ConfigError as exc:
             raise UsageError(str(exc)) from None
     else:
         kind = "command"
         if req.options:
             raise UsageError(f"-o {', '.join(f'{k}={v}' for k, v in req.options.items())}: session options apply to "
-                             "job files (.py/.sql), not to the command "
+                             "job files (.py/.sql/.sas), not to the command "
                              f"{req.argv[0]!r}.")
         path_env = req.env.get("PATH", os.environ.get("PATH", ""))
         if check_files and shutil.which(req.argv[0], path=path_env) is None and not (
                 os.sep in req.argv[0] and first.exists()):
-            raise UsageError(f"{req.argv[0]!r} is neither a job file (.py or .sql) nor a command on PATH; "
+            raise UsageError(f"{req.argv[0]!r} is neither a job file (.py, .sql or .sas) nor a command on PATH; "
                              "check the name, or give the path.")
         argv = list(req.argv)
     if not os.path.isabs(req.cwd):
@@ -273,7 +277,8 @@ def validate(req: JobRequest, cfg: Config, submit_ts: float, check_files: bool =
     if not mem_bytes and kind == "session":
         if check_files:
             req = with_declared_memsize(req, cfg)
-        memsize = cfg.session.with_overrides(req.options, source="-o").memsize_bytes   # -o, else grid.toml's
+        # -o, else a .sas program's -memsize, else grid.toml's
+        memsize = cfg.session.with_overrides({**sas_options, **req.options}, source="-o").memsize_bytes
         if req.memsize_bytes and "memsize" not in {k.lower() for k in req.options}:
             memsize = max(memsize, req.memsize_bytes) if req.memsize_default_too else req.memsize_bytes
         mem_bytes = int(memsize * (1 + cfg.scheduling.memory_margin)) + SESSION_ENGINE_BYTES
@@ -383,7 +388,34 @@ def launch_argv(job: Job, cfg: Config, job_dir: Path) -> list[str]:
     argv = [sys.executable, "-m", "statgrid"]
     if cfg.source is not None:
         argv += ["--config", str(cfg.source)]
-    argv += ["run", job.argv[0], "--log-dir", str(job_dir)]
+    argv += ["run", "--log-dir", str(job_dir)]
     for k, v in job.options.items():
         argv += ["-o", f"{k}={v}"]
-    return argv
+    if len(job.argv) > 1:
+        # A .sas program's SAS invocation options (validate read them with parse_invocation): one opaque
+        # word, which `statgrid run` hands to that same parser whole. Passed as words, click would read
+        # them again its own way (-set NAME VALUE: a VALUE such as '--option=memsize=1T' became an option).
+        argv += ["--sas-invocation", json.dumps(list(job.argv[1:]))]
+    return argv + ["--", job.argv[0]]     # `--`: the job's path is never read as an option
+
+
+def _sas_invocation(argv: list[str], cwd: str = "", program: Path | None = None, cfg: Config | None = None,
+                    options: dict[str, str] | None = None, check_files: bool = False) -> dict[str, str]:
+    """The session options (memsize) of a .sas program's SAS invocation options `prog.sas -sysparm 3 -memsize
+    4G`, checked with the parser `statgrid run` uses; UsageError naming a bad one. check_files: also check,
+    as this process (the submitting user), its files as `statgrid run` will on the node: -autoexec a regular
+    file, -log/-print neither the program nor the autoexec nor each other, -work/-utilloc existing
+    directories (paths taken from the job's working directory `cwd`)."""
+    from statgrid.sas.errors import SasError
+    from statgrid.sas.invocation import check_invocation_files, invocation_for_file, parse_invocation
+
+    try:
+        inv = parse_invocation(list(argv[1:]))
+        if check_files and program is not None:
+            auto = next((v for k, v in (options or {}).items() if k.lower() == "autoexec"),
+                        cfg.session.autoexec if cfg is not None else "")
+            check_invocation_files(invocation_for_file(inv, cwd), program,
+                                   str(Path(cwd, auto)) if auto else "")
+        return inv.session_options
+    except SasError as exc:
+        raise UsageError(f"SAS invocation option of {argv[0]!r}: {exc.describe()}.") from None

@@ -1,0 +1,526 @@
+"""SAS data set names and data set options, shared by the DATA step and the PROCs: `lib.mem(opts)`.
+
+- `parse_dataset(cursor) -> DatasetSpec`: a one- or two-level name (one-level: WORK, or USER when that
+  option names a library), the special names _NULL_, _LAST_ (the data set written last), _DATA_ (DATAn),
+  and the options KEEP= DROP= RENAME= WHERE= OBS= FIRSTOBS= IN= LABEL= COMPRESS= (others are kept as
+  written: SAS ignores many on this engine).
+- `input_sql(program, spec)`: a DuckDB SELECT of the data set as SAS sees it after its options, in SAS's
+  order (SAS 9.4 Data Set Options: DROP=/KEEP= first, then RENAME=, then WHERE= on the new names, then
+  FIRSTOBS=/OBS= counted among the rows WHERE keeps; the system options OBS=/FIRSTOBS= when the data set
+  has none). Columns come out as SAS types: numbers DOUBLE (dates as days since 1960, datetimes and times
+  as seconds), characters VARCHAR.
+- `column_info(program, spec)`: name, type, length, format, informat, label per column.
+- `DatasetWriter` / `write_dataset(...)`: atomic writes (batch by batch for the DATA step), nothing
+  replaced in syntax-check mode, `program.last` set, SAS's NOTE on the observations and variables.
+Column metadata lives in the Parquet key-value metadata `statgrid.columns` (statgrid/procs/sasdata.py).
+"""
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from statgrid.libraries import sql_ident
+from statgrid.sas.cursor import TokenCursor
+from statgrid.sas.errors import SasError
+from statgrid.sas.lexer import NAME, NUM, STR, tokenize
+from statgrid.sas.parse import ast as A
+from statgrid.sas.parse.expr import parse_expression, parse_var_list
+
+COLUMNS_KEY = "statgrid.columns"
+LABEL_KEY = "statgrid.label"
+MAX_OBS = 2**63 - 1
+LIST_OPTIONS = ("KEEP", "DROP")
+
+
+@dataclass
+class DatasetSpec:
+    libref: str                          # upper case; '' for _NULL_
+    member: str                          # upper case
+    options: dict[str, Any] = field(default_factory=dict)   # every option as written (upper-case keys)
+    keep: list | None = None             # variable-list items (parse_var_list), None: not given
+    drop: list | None = None
+    rename: dict[str, str] = field(default_factory=dict)    # OLD (upper) → new (as written)
+    where: A.Node | None = None
+    where_text: str = ""
+    obs: int | None = None
+    firstobs: int | None = None
+    in_var: str = ""                     # IN=: as written
+    label: str | None = None
+    line: int = 0
+    col: int = 0
+    is_view: bool = False                # DATA … / VIEW= target
+
+    @property
+    def is_null(self) -> bool:
+        return self.member == "_NULL_"
+
+    @property
+    def name(self) -> str:
+        return "_NULL_" if self.is_null else f"{self.libref}.{self.member}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+# -- parsing ---------------------------------------------------------------------------------------------------
+def parse_dataset(cur: TokenCursor, program: Any = None) -> DatasetSpec:
+    """`name`, `lib.name`, `_null_`, `_last_`, `_data_`, each with optional `(options)`."""
+    t = cur.peek()
+    if t.kind == STR:                    # a quoted physical path is not a data set here
+        raise cur.error("A quoted file name is not a data set name here; assign a LIBNAME and use lib.member",
+                        "a data set name such as work.a")
+    text = cur.dotted_name("a data set name")
+    parts = text.upper().split(".")
+    if len(parts) > 2:
+        raise SasError(f"Data set name {text} has too many levels", t.line, t.col, text, "LIBREF.MEMBER")
+    if len(parts) == 1:
+        lib, mem = default_libref(program), parts[0]
+    else:
+        lib, mem = parts
+    spec = DatasetSpec(lib, mem, line=t.line, col=t.col)
+    if mem == "_NULL_" and len(parts) == 1:
+        spec.libref = ""
+    elif mem == "_LAST_" and len(parts) == 1:
+        last = (getattr(program, "last", "") or "").upper()
+        if not last:
+            raise SasError("There is no last data set (_LAST_): no data set has been created yet",
+                           t.line, t.col, text)
+        spec.libref, spec.member = last.split(".") if "." in last else ("WORK", last)
+    elif mem == "_DATA_" and len(parts) == 1:
+        spec.member = next_data_name(program, spec.libref)
+    if cur.at("("):
+        cur.next()
+        _parse_options(cur, spec)
+    return spec
+
+
+def default_libref(program: Any) -> str:
+    try:
+        user = program.options.get("USER") if program is not None else None
+    except Exception:  # noqa: BLE001 - USER is not an option of this build
+        user = None
+    return str(user).upper() if user else "WORK"
+
+
+def next_data_name(program: Any, libref: str) -> str:
+    """_DATA_: DATA1, DATA2 … the first free name in the library (SAS's DATAn naming)."""
+    n = 1
+    while program is not None:
+        try:
+            if not program.session.ref(f"{libref}.data{n}").exists():
+                break
+        except Exception:  # noqa: BLE001
+            break
+        n += 1
+    return f"DATA{n}"
+
+
+def _parse_options(cur: TokenCursor, spec: DatasetSpec) -> None:
+    while not cur.accept(")"):
+        if cur.at_end():
+            raise cur.error("Syntax error in data set options", ")")
+        t = cur.expect_kind(NAME, "a data set option such as KEEP=")
+        opt = t.upper
+        cur.expect("=", expected=f"= after {opt}")
+        if opt in LIST_OPTIONS:
+            items = []
+            while not cur.at(")") and not cur.at_end() and not (cur.peek().kind == NAME and cur.peek(1).is_("=")):
+                got = parse_var_list(cur, stop=(")",))
+                if not got:
+                    raise cur.error(f"Syntax error in {opt}=", "variable names")
+                items += got
+            setattr(spec, opt.lower(), items)
+            spec.options[opt] = items
+        elif opt == "RENAME":
+            cur.expect("(", expected="( after RENAME=")
+            while not cur.accept(")"):
+                old = cur.expect_name("a variable name")
+                cur.expect("=", expected="=")
+                spec.rename[old.upper()] = cur.expect_name("a new variable name")
+            spec.options[opt] = dict(spec.rename)
+        elif opt == "WHERE":
+            cur.expect("(", expected="( after WHERE=")
+            start = cur.peek()
+            spec.where = parse_expression(cur, where=True)
+            end = cur.peek()
+            spec.where_text = " ".join(x.text for x in cur.tokens[cur.tokens.index(start):cur.tokens.index(end)])
+            cur.expect(")", expected=")")
+            spec.options[opt] = spec.where_text
+        elif opt in ("OBS", "FIRSTOBS"):
+            v = cur.next()
+            if v.is_("MAX"):
+                n = MAX_OBS
+            elif v.kind == NUM and float(v.value).is_integer() and v.value >= 0:
+                n = int(v.value)
+            else:
+                raise cur.error(f"Invalid value for {opt}=", "a whole number or MAX", v)
+            setattr(spec, opt.lower(), n)
+            spec.options[opt] = n
+        elif opt == "IN":
+            spec.in_var = cur.expect_name("a variable name for IN=")
+            spec.options[opt] = spec.in_var
+        elif opt == "LABEL":
+            v = cur.next()
+            spec.label = v.value if v.kind == STR else v.text
+            spec.options[opt] = spec.label
+        else:
+            spec.options[opt] = _option_value(cur)
+
+
+def _option_value(cur: TokenCursor) -> Any:
+    if cur.at("("):
+        depth, out = 0, []
+        while True:
+            t = cur.next()
+            out.append(t.text)
+            depth += t.is_("(") - t.is_(")")
+            if depth == 0 or cur.at_end():
+                return " ".join(out)
+    t = cur.next()
+    return t.value if t.kind in (STR, NUM) else t.text.upper()
+
+
+def parse_dataset_text(text: str, program: Any = None) -> DatasetSpec:
+    cur = TokenCursor(tokenize(text))
+    spec = parse_dataset(cur, program)
+    if not cur.at_end():
+        raise cur.error("Syntax error after the data set name", "end")
+    return spec
+
+
+# -- columns --------------------------------------------------------------------------------------------------
+@dataclass
+class ColumnInfo:
+    name: str                 # as stored (case kept)
+    type: str                 # 'num' | 'char'
+    length: int = 8
+    format: str = ""
+    informat: str = ""
+    label: str = ""
+    source: str = ""          # the stored column name (before RENAME=)
+    sql_type: str = "DOUBLE"  # the stored SQL type
+
+
+def dataset_path(program: Any, spec: DatasetSpec):
+    try:
+        ref = program.session.ref(f"{spec.libref}.{spec.member}")
+    except Exception as exc:  # noqa: BLE001 - a library that is not assigned
+        raise SasError(f"Libref {spec.libref} is not assigned", spec.line, spec.col, spec.libref,
+                       "a library assigned with LIBNAME") from exc
+    if not ref.exists() and view_path(ref).is_file():
+        return materialize_view(program, spec, ref)
+    return ref
+
+
+VIEW_SUFFIX = ".sasview.json"
+
+
+def view_path(ref) -> Any:
+    """Where a DATA step view (`DATA v / VIEW=v;`) keeps its program: beside the library's members."""
+    return ref.library.path / (ref.member + VIEW_SUFFIX)
+
+
+def save_view(program: Any, spec: DatasetSpec, statements: list) -> None:
+    """Store a DATA step view: the step's statements (after macro resolution) and their DATALINES."""
+    ref = program.session.libraries.for_write(f"{spec.libref}.{spec.member}")
+    body = [{"text": s.text, "line": s.line, "datalines": s.datalines} for s in statements]
+    view_path(ref).write_text(json.dumps({"version": 1, "statements": body}))
+    program.log.note(f"DATA STEP view saved on file {spec.name}.")
+
+
+def materialize_view(program: Any, spec: DatasetSpec, ref) -> Any:
+    """Run a stored DATA step view into a WORK member for this read (SAS runs the view's step each time it
+    is read; the member is replaced at every read)."""
+    from statgrid.sas.datastep import run_data_step
+    from statgrid.sas.statement import Statement, statements_of
+
+    cache = program.extras.setdefault("datastep_views", {})
+    if spec.name in cache:
+        return cache[spec.name]
+    stored = json.loads(view_path(ref).read_text())
+    member = f"_view_{spec.libref.lower()}_{spec.member.lower()}"[:32]
+    stmts: list[Statement] = statements_of(f"data work.{member};")
+    for item in stored["statements"]:
+        got = statements_of(item["text"], item["line"])
+        if got:
+            got[-1].datalines = item.get("datalines")
+        stmts += got
+    program.log.note(f"View {spec.name}.VIEW used.")
+    cache[spec.name] = None
+    try:
+        run_data_step(stmts, program)
+    finally:
+        cache.pop(spec.name, None)
+    out = program.session.ref(f"work.{member}")
+    cache[spec.name] = out
+    return out
+
+
+def stored_columns(program: Any, spec: DatasetSpec) -> list[ColumnInfo]:
+    """The columns as stored, with SAS types and metadata; ERROR when the data set does not exist."""
+    import pyarrow.parquet as pq
+    import pyarrow as pa
+
+    ref = dataset_path(program, spec)
+    if not ref.exists():
+        raise SasError(f"File {spec.libref}.{spec.member}.DATA does not exist", spec.line, spec.col, spec.name,
+                       "an existing data set")
+    schema = pq.read_schema(ref.path)
+    kv = schema.metadata or {}
+    meta = json.loads(kv.get(COLUMNS_KEY.encode(), b"{}") or b"{}")
+    out = []
+    for f in schema:
+        m = meta.get(f.name, {})
+        is_char = pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+        length = int(m.get("length") or (8 if not is_char else 8))
+        fmt = m.get("format") or ""
+        if not fmt and pa.types.is_date(f.type):
+            fmt = "DATE9."
+        elif not fmt and pa.types.is_timestamp(f.type):
+            fmt = "DATETIME19."
+        elif not fmt and pa.types.is_time(f.type):
+            fmt = "TIME8."
+        out.append(ColumnInfo(f.name, "char" if is_char else "num", length, fmt, m.get("informat") or "",
+                              m.get("label") or "", f.name, str(f.type)))
+    return out
+
+
+def expand_var_list(items: list, names: list[str], types: dict[str, str] | None = None) -> list[str]:
+    """Variable-list items → names among `names` (case-blind), in the list's order."""
+    by_up = {n.upper(): n for n in names}
+    order = [n.upper() for n in names]
+    out: list[str] = []
+    for item in items:
+        kind = item[0]
+        if kind == "name":
+            out.append(by_up.get(item[1].upper(), item[1]))
+        elif kind == "range":
+            out += expand_numbered(item[1], item[2])
+        elif kind == "dashes":
+            a, b = order.index(item[1]) if item[1] in order else -1, order.index(item[2]) if item[2] in order else -1
+            if a < 0 or b < 0:
+                raise SasError(f"Variable {item[1] if a < 0 else item[2]} in a -- list is not defined")
+            sel = order[a:b + 1]
+            if item[3] and types:
+                want = "num" if item[3] == "NUMERIC" else "char"
+                sel = [n for n in sel if types.get(n) == want]
+            out += [by_up[n] for n in sel]
+        elif kind == "special":
+            want = {"_NUMERIC_": "num", "_CHARACTER_": "char"}.get(item[1])
+            out += [by_up[n] for n in order if want is None or (types or {}).get(n) == want]
+        elif kind == "prefix":
+            out += [by_up[n] for n in order if n.startswith(item[1])]
+    return out
+
+
+def expand_numbered(a: str, b: str) -> list[str]:
+    """`x1-x10` → x1 … x10 (SAS: the same prefix, numbered suffixes; either direction)."""
+    import re
+    ma, mb = re.fullmatch(r"(.*?)(\d+)", a), re.fullmatch(r"(.*?)(\d+)", b)
+    if not ma or not mb or ma.group(1).upper() != mb.group(1).upper():
+        raise SasError(f"Invalid numbered range list {a}-{b}", text=f"{a}-{b}", expected="x1-x10")
+    i, j = int(ma.group(2)), int(mb.group(2))
+    step = 1 if j >= i else -1
+    return [f"{ma.group(1)}{k}" for k in range(i, j + step, step)]
+
+
+def column_info(program: Any, spec: DatasetSpec) -> list[ColumnInfo]:
+    """The columns SAS sees through the data set's options (DROP=/KEEP=, then RENAME=)."""
+    cols = stored_columns(program, spec)
+    names = [c.name for c in cols]
+    types = {c.name.upper(): c.type for c in cols}
+    keep = {n.upper() for n in names}
+    if spec.keep is not None:
+        kept = expand_var_list(spec.keep, names, types)
+        missing = [k for k in kept if k.upper() not in keep]
+        if missing:
+            raise SasError(f"The variable {missing[0]} in the DROP, KEEP, or RENAME list has never been referenced",
+                           spec.line, spec.col, missing[0])
+        keep = {k.upper() for k in kept}
+    if spec.drop is not None:
+        dropped = {k.upper() for k in expand_var_list(spec.drop, names, types)}
+        keep -= dropped
+    out = []
+    for c in cols:
+        if c.name.upper() not in keep:
+            continue
+        new = spec.rename.get(c.name.upper())
+        if new:
+            c.name = new
+        out.append(c)
+    for old in spec.rename:
+        if old not in {c.source.upper() for c in cols}:
+            raise SasError(f"Variable {old} is not on file {spec.name}", spec.line, spec.col, old)
+    return out
+
+
+def _sas_value_sql(c: ColumnInfo) -> str:
+    """The stored column converted to SAS's value (numbers DOUBLE: dates as SAS days, times as seconds)."""
+    q = sql_ident(c.source)
+    t = c.sql_type.lower()
+    if c.type == "char":
+        return q
+    if t.startswith("date32") or t == "date":
+        return f"CAST(date_diff('day', DATE '1960-01-01', {q}) AS DOUBLE)"
+    if t.startswith("timestamp"):
+        return f"(epoch_us(CAST({q} AS TIMESTAMP)) / 1e6 + 315619200.0)"
+    if t.startswith("time"):
+        return f"(epoch_us(CAST('1970-01-01' AS DATE) + {q}) / 1e6)"
+    if t == "double":
+        return f"CASE WHEN isnan({q}) THEN NULL ELSE {q} END"
+    return f"CAST({q} AS DOUBLE)"
+
+
+def input_sql(program: Any, spec: DatasetSpec, columns: list[ColumnInfo] | None = None,
+              row_number: str = "") -> str:
+    """A DuckDB SELECT of the data set through its options (see the module's note on the order).
+    `row_number`: a column name to add with the 1-based observation number in the file (for POINT=)."""
+    from statgrid.sas.where_sql import Column, register_udfs, where_sql
+
+    cols = columns if columns is not None else column_info(program, spec)
+    ref = dataset_path(program, spec)
+    sel = [f"{_sas_value_sql(c)} AS {sql_ident(c.name)}" for c in cols]
+    if row_number:
+        sel.append(f"CAST(file_row_number + 1 AS DOUBLE) AS {sql_ident(row_number)}")
+    sql = f"SELECT {', '.join(sel) or 'NULL AS __none'} FROM {ref.scan_sql(row_numbers=bool(row_number))}"
+    if spec.where is not None:
+        register_udfs(program.session.con)
+        colmap = {c.name.upper(): Column(sql_ident(c.name), c.type, c.length) for c in cols}
+        sql = f"SELECT * FROM ({sql}) WHERE {where_sql(spec.where, colmap, spec.name)}"
+    first = spec.firstobs if spec.firstobs is not None else _sysopt(program, "FIRSTOBS", 1)
+    obs = spec.obs if spec.obs is not None else _sysopt(program, "OBS", MAX_OBS)
+    if getattr(program, "syntax_check", False):
+        obs = 0
+    if first > 1 or obs < MAX_OBS:
+        count = max(0, obs - first + 1)
+        sql = f"SELECT * FROM ({sql}) LIMIT {count} OFFSET {first - 1}"
+    return sql
+
+
+def _sysopt(program: Any, name: str, default: int) -> int:
+    try:
+        v = program.options.get(name)
+        return int(v) if v is not None else default
+    except Exception:  # noqa: BLE001
+        return default
+
+
+# -- writing ---------------------------------------------------------------------------------------------------
+def columns_metadata(cols: list[ColumnInfo]) -> dict[str, dict]:
+    out = {}
+    for c in cols:
+        m = {"length": c.length}
+        if c.format:
+            m["format"] = c.format
+        if c.informat:
+            m["informat"] = c.informat
+        if c.label:
+            m["label"] = c.label
+        out[c.name] = m
+    return out
+
+
+class DatasetWriter:
+    """One output data set written batch by batch to a temporary file beside it, renamed into place by
+    `commit()` (atomic: a failed step leaves the old data set). In syntax-check mode nothing is replaced."""
+
+    def __init__(self, program: Any, spec: DatasetSpec, cols: list[ColumnInfo], label: str | None = None):
+        import pyarrow as pa
+
+        self.program, self.spec, self.cols = program, spec, cols
+        self.rows, self.writer, self.tmp = 0, None, None
+        fields = [pa.field(c.name, pa.string() if c.type == "char" else pa.float64()) for c in cols]
+        kv = {COLUMNS_KEY: json.dumps(columns_metadata(cols))}
+        if label or spec.label:
+            kv[LABEL_KEY] = label or spec.label
+        self.schema = pa.schema(fields, metadata=kv)
+        self.ref = None
+        if not spec.is_null:
+            try:
+                self.ref = program.session.libraries.for_write(f"{spec.libref}.{spec.member}")
+            except Exception as exc:  # noqa: BLE001
+                raise SasError(str(exc), spec.line, spec.col, spec.name) from None
+
+    def write(self, arrays: list) -> None:
+        """Append one batch: one pyarrow array (or Python list) per column, in `cols` order."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if self.ref is None:
+            return
+        batch = pa.RecordBatch.from_arrays([a if isinstance(a, pa.Array) else pa.array(a, f.type)
+                                            for a, f in zip(arrays, self.schema)], schema=self.schema)
+        if self.writer is None:
+            self.tmp = self.ref.path.with_name(f".{self.ref.path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+            self.writer = pq.ParquetWriter(str(self.tmp), self.schema, compression="zstd")
+        self.writer.write_batch(batch)
+        self.rows += batch.num_rows
+
+    def commit(self) -> None:
+        p, log = self.program, self.program.log
+        if self.ref is None:
+            return
+        if getattr(p, "syntax_check", False):
+            self.abort()
+            log.warning(f"Data set {self.spec.name} was not replaced because this step was stopped.")
+            return
+        if self.writer is None:
+            self.write([[] for _ in self.cols])
+        self.writer.close()
+        os.replace(self.tmp, self.ref.path)
+        self.writer = None
+        p.session.record_output(self.ref, self.rows)
+        p.last = self.spec.name
+        log.note(f"The data set {self.spec.name} has {self.rows} observations and {len(self.cols)} variables.")
+
+    def abort(self) -> None:
+        if self.writer is not None:
+            try:
+                self.writer.close()
+            finally:
+                self.writer = None
+        if self.tmp is not None:
+            try:
+                self.tmp.unlink()
+            except FileNotFoundError:
+                pass
+
+
+def write_dataset(program: Any, spec: DatasetSpec, data: Any, columns_meta: dict[str, dict] | None = None) -> None:
+    """Write an Arrow table or the result of a SELECT as data set `spec` (its KEEP=/DROP=/RENAME=
+    applied), atomically; columns_meta: {name: {"label","format","length","informat"}}."""
+    import pyarrow as pa
+
+    table = data if isinstance(data, pa.Table) else program.session.fetch_arrow(data)
+    names = table.column_names
+    types = {n.upper(): ("char" if pa.types.is_string(table.schema.field(n).type) else "num") for n in names}
+    keep = [n.upper() for n in names]
+    if spec.keep is not None:
+        keep = [k.upper() for k in expand_var_list(spec.keep, names, types)]
+    if spec.drop is not None:
+        dropped = {k.upper() for k in expand_var_list(spec.drop, names, types)}
+        keep = [k for k in keep if k not in dropped]
+    meta = {k.upper(): v for k, v in (columns_meta or {}).items()}
+    cols, arrays = [], []
+    for n in names:
+        if n.upper() not in keep:
+            continue
+        m = meta.get(n.upper(), {})
+        t = types[n.upper()]
+        new = spec.rename.get(n.upper(), n)
+        col = table.column(n)
+        if t == "num" and not pa.types.is_floating(col.type):
+            col = col.cast(pa.float64())
+        cols.append(ColumnInfo(new, t, int(m.get("length") or 8), m.get("format") or "", m.get("informat") or "",
+                               m.get("label") or ""))
+        arrays.append(col.combine_chunks() if hasattr(col, "combine_chunks") else col)
+    w = DatasetWriter(program, spec, cols)
+    try:
+        w.write(arrays)
+        w.commit()
+    except BaseException:
+        w.abort()
+        raise

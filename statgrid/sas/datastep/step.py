@@ -1,0 +1,518 @@
+"""One DATA step: parse, compile (the PDV, then Python source for one function), run the implicit loop,
+write the outputs, log SAS's NOTEs (SAS 9.4 Language Reference: Concepts, "DATA Step Processing")."""
+from __future__ import annotations
+
+from typing import Any
+
+from statgrid.sas import values as V
+from statgrid.sas.cursor import TokenCursor
+from statgrid.sas.dataset import ColumnInfo, DatasetSpec, DatasetWriter, parse_dataset
+from statgrid.sas.datastep import runtime as R
+from statgrid.sas.datastep.codegen import DEL, STOP, CodeGen
+from statgrid.sas.datastep.exprgen import ExprGen
+from statgrid.sas.datastep.inputs import SetReader
+from statgrid.sas.datastep.namespace import NamespaceMixin
+from statgrid.sas.datastep.pdv import PDV, ArrayInfo
+from statgrid.sas.errors import SasError
+from statgrid.sas.parse import dsast as D
+from statgrid.sas.parse.statements import Stream, parse_block
+
+# A DO WHILE/UNTIL loop or GOTO cycle running this many iterations in one pass of the step is stopped
+# with an ERROR (statgrid's guard against a hung node; SAS itself has none). Override per program with
+# the macro-free extras key program.extras['datastep']['loop_cap'].
+LOOP_CAP = 100_000_000
+OUT_BATCH = 65536
+
+
+def _load_functions() -> None:
+    import importlib
+    import pkgutil
+    try:
+        import statgrid.sas.functions as F
+    except ImportError:
+        return
+    for m in pkgutil.iter_modules(F.__path__):
+        importlib.import_module(f"statgrid.sas.functions.{m.name}")
+
+
+class Plan:
+    """What the code generator asks of the step: outputs, readers, PUT/INPUT/CALL sites."""
+
+    def __init__(self, step):
+        self.step = step
+        self.output_names = [o.name for o in step.outputs if not o.is_null]
+        self.readers: list = []
+        self.reader_of: dict[int, int] = {}
+
+    def output_index(self, name: str, st) -> int:
+        up = name.upper()
+        if "." not in up:
+            up = f"WORK.{up}"
+        for i, o in enumerate(self.step.outputs):
+            if o.name == up:
+                return i
+        raise SasError(f"Data set {name} is not in the DATA statement", st.line, st.col, name,
+                       "a data set named in the DATA statement")
+
+    def reader_index(self, st) -> int:
+        return self.reader_of[id(st)]
+
+    def call(self, gen, st, d):
+        self.step.textio_call(gen, st, d)
+
+    def put(self, gen, st, d):
+        self.step.textio.put(gen, st, d)
+
+    def input_index(self, st):
+        return self.step.textio.input_index(st)
+
+    def file_index(self, st):
+        return self.step.textio.file_index(st)
+
+
+class DataStep(NamespaceMixin):
+    def __init__(self, statements: list, program: Any):
+        self.program, self.log = program, program.log
+        self.first = statements[0]
+        self.statements = statements[1:]
+        self.outputs: list[DatasetSpec] = []
+        self.view = ""
+        self._parse_data_statement()
+        self.body = parse_block(Stream(statements[1:], program))
+        self.pdv = PDV()
+        self.notes = R.Notes()
+        self.ns: dict[str, Any] = {}
+        self.keep, self.drop, self.rename = None, set(), {}
+        self.by, self.notsorted = None, False
+        self.where = []
+        from statgrid.sas.datastep.textio import TextIO
+        self.textio = TextIO(self)
+
+    def _parse_data_statement(self) -> None:
+        cur = TokenCursor(self.first.tokens, self.first.source)
+        cur.next()                                       # DATA
+        while not cur.at_end() and not cur.at("/"):
+            self.outputs.append(parse_dataset(cur, self.program))
+        if cur.accept("/"):
+            while not cur.at_end():
+                opt = cur.next().upper
+                if cur.accept("="):
+                    val = cur.dotted_name("a view name")
+                    if opt == "VIEW":
+                        self.view = val.upper()
+        cur.expect_end("DATA")
+        if not self.outputs:                             # DATA; → DATA1, DATA2 … (SAS's _DATA_)
+            from statgrid.sas.dataset import next_data_name
+            self.outputs.append(DatasetSpec("WORK", next_data_name(self.program, "WORK")))
+
+    # -- compile phase --------------------------------------------------------------------------------------------
+    def declare(self, sts: list) -> None:
+        pdv = self.pdv
+        for st in sts:
+            if isinstance(st, D.Length):
+                for items, kind, n in st.items:
+                    for name in pdv.expand(items, st.line, st.col, declare=False):
+                        v = pdv.get(name)
+                        if v is not None and v.type is not None and v.length and not v.uninit:
+                            self.log.warning(f"Length of variable {v.name} cannot be changed because it is "
+                                             "already set; it keeps its length.")
+                            continue
+                        orig = next((i[1] for i in items if i[0] == 'name' and i[1].upper() == name), name)
+                        v = pdv.declare(orig, kind, n, st.line, st.col)
+                        v.length, v.len_explicit = n, True
+                if st.default:
+                    pdv.default_length = st.default
+            elif isinstance(st, D.Simple) and st.kind == "MISSING":
+                pdv.missing_letters |= {a.upper() for a in st.args}
+            elif isinstance(st, D.Retain):
+                for items, vals in st.items:
+                    names = pdv.expand(items, st.line, st.col, declare=False) if items else []
+                    if st.all_:
+                        names = list(pdv.order)
+                    for i, name in enumerate(names):
+                        orig = next((it[1] for it in items if it[0] == "name" and it[1].upper() == name), name)
+                        if isinstance(vals, tuple):
+                            init = vals[1]
+                        else:
+                            init = vals[i] if i < len(vals) else None
+                        if init is not None:
+                            v = pdv.declare(orig, "char" if isinstance(init, str) else "num",
+                                            max(len(init), 1) if isinstance(init, str) else 8, st.line, st.col)
+                            v.init = init
+                        else:
+                            v = pdv.declare(orig)
+                        v.retained = True
+            elif isinstance(st, D.Array):
+                self._array(st)
+            elif isinstance(st, D.SetStmt):
+                r = SetReader(self.program, pdv, st, self.by_for(st), self.notsorted)
+                r.declare()
+                self.plan.reader_of[id(st)] = len(self.plan.readers)
+                self.plan.readers.append(r)
+            elif isinstance(st, D.Assign):
+                self._declare_assign(st.target, st.expr)
+            elif isinstance(st, D.SumStmt):
+                if isinstance(st.target, D.Stmt.__class__) or True:
+                    from statgrid.sas.parse import ast as A
+                    if isinstance(st.target, A.Var):
+                        v = pdv.declare(st.target.text, "num")
+                        v.retained = True
+                        if v.init is None:
+                            v.init = 0.0
+                        v.uninit = False
+            elif isinstance(st, D.If):
+                self.expr.gen(st.cond)
+                self.declare([s for s in (st.then, st.else_) if s is not None])
+            elif isinstance(st, D.Do):
+                if st.kind == "iter" and st.specs:
+                    self._declare_assign(st.var, st.specs[0][0])
+                self.declare(st.body)
+            elif isinstance(st, D.Select):
+                self.declare([b for _, b in st.whens] + ([st.otherwise] if st.otherwise else []))
+            elif isinstance(st, D.Simple) and st.kind == "LABEL":
+                self.declare([st.args[1]])
+            elif isinstance(st, D.VarAttrs):
+                self._attrs(st)
+            elif isinstance(st, D.Input):
+                self.textio.declare_input(st)
+            elif isinstance(st, D.FileStmt) and st.kind == "INFILE" and isinstance(st.options.get("END"), str):
+                pdv.auto_var(st.options["END"])
+            elif isinstance(st, D.CallStmt):
+                from statgrid.sas.parse import ast as A
+                for a in st.args:
+                    if isinstance(a, A.Var) and pdv.get(a.name) is None:
+                        pdv.declare(a.text)
+            elif isinstance(st, D.Where):
+                self.where.append(st)
+
+    def _only_in_attributes(self, var) -> bool:
+        return var.name.upper() in getattr(self, "assigned_elsewhere", set())
+
+    def by_for(self, st):
+        return self.by
+
+    def _declare_assign(self, target, expr) -> None:
+        from statgrid.sas.parse import ast as A
+        pdv = self.pdv
+        _, kind, length = self.expr.gen(expr)
+        if isinstance(target, A.Var) and target.name not in pdv.arrays:
+            v = pdv.get(target.name)
+            if v is None or v.type is None:
+                t = "char" if kind == "char" else "num"
+                v = pdv.declare(target.text, t, (length if t == "char" else 8))
+            v.uninit = False
+
+    def _array(self, st) -> None:
+        pdv = self.pdv
+        kind = "char" if st.char else "num"
+        length = st.length or (8 if not st.char else 8)
+        if st.temporary:
+            n = 1
+            for dd in st.dims:
+                n *= dd
+            slots = []
+            for i in range(n):
+                v = pdv.temp_slot(kind, length)
+                init = st.init[i] if i < len(st.init) else None
+                v.init = init if init is not None else (" " * length if st.char else V.MISSING)
+                slots.append(v.slot)
+            pdv.arrays[st.name] = ArrayInfo(st.name, slots, list(st.dims), st.lower, st.char, True)
+            return
+        names = pdv.expand(st.elements, st.line, st.col, declare=False) if st.elements else []
+        implicit = not st.dims
+        if not names:
+            total = 1
+            for dd in st.dims:
+                total *= dd
+            names = [f"{st.name}{i}" for i in range(1, total + 1)]
+        dims = list(st.dims)
+        if dims == ["*"] or implicit:
+            dims = [len(names)]
+        slots = []
+        for i, name in enumerate(names):
+            orig = next((it[1] for it in st.elements if it[0] == "name" and it[1].upper() == name), name)
+            v = pdv.declare(orig, kind if (st.char or pdv.get(name) is None or pdv.get(name).type is None) else None,
+                            length if st.char or st.length else None, st.line, st.col)
+            if st.char and v.type != "char":
+                raise SasError(f"All variables in array list must be the same type, i.e., all numeric or character",
+                               st.line, st.col, name)
+            if i < len(st.init):
+                v.init, v.retained = st.init[i], True
+            slots.append(v.slot)
+        info = ArrayInfo(st.name, slots, dims, st.lower or [1], st.char or (bool(slots) and pdv.slots[slots[0]].type == "char"),
+                         implicit=implicit)
+        if implicit:
+            iv = pdv.declare("_I_", "num", auto=True)
+            info.index_var = "_I_"
+        pdv.arrays[st.name] = info
+
+    def _attrs(self, st) -> None:
+        pdv = self.pdv
+        if st.kind == "KEEP":
+            self.keep = (self.keep or []) + [("items", st.items)]
+        elif st.kind == "DROP":
+            self.drop_items = getattr(self, "drop_items", []) + [st.items]
+        elif st.kind == "RENAME":
+            for old, new in st.items:
+                self.rename[old] = new
+        elif st.kind == "LABEL":
+            for name, label in st.items:
+                pdv.declare(name).label = label
+        elif st.kind in ("FORMAT", "INFORMAT"):
+            for items, fmt in st.items:
+                for name in pdv.expand(items, st.line, st.col):
+                    v = pdv.get(name)
+                    if st.kind == "FORMAT":
+                        v.format = fmt
+                    else:
+                        v.informat = fmt
+        elif st.kind == "ATTRIB":
+            for items, attrs in st.items:
+                for name in pdv.expand(items, st.line, st.col, declare=False):
+                    orig = next((it[1] for it in items if it[0] == "name" and it[1].upper() == name), name)
+                    if "LENGTH" in attrs:
+                        kind, n = attrs["LENGTH"]
+                        v = pdv.declare(orig, kind, n, st.line, st.col)
+                        v.length, v.len_explicit = n, True
+                    else:
+                        v = pdv.declare(orig)
+                    v.format = attrs.get("FORMAT", v.format)
+                    v.informat = attrs.get("INFORMAT", v.informat)
+                    v.label = attrs.get("LABEL", v.label)
+
+    # -- outputs --------------------------------------------------------------------------------------------------
+    def output_columns(self, spec: DatasetSpec) -> list:
+        pdv = self.pdv
+        names = [n for n in pdv.order if not pdv.vars[n].auto]
+        if not getattr(self, "_warned_lists", False):
+            self._warned_lists = True
+            listed = [n for _, items in (self.keep or []) for n in pdv.expand(items, declare=False)]
+            listed += [n for items in getattr(self, "drop_items", []) for n in pdv.expand(items, declare=False)]
+            listed += list(self.rename)
+            for n in dict.fromkeys(listed):
+                var = pdv.get(n)
+                if var is None:
+                    self.log.warning(f"The variable {n.lower()} in the DROP, KEEP, or RENAME list has never "
+                                     "been referenced.")
+        if self.keep is not None:
+            kept = set()
+            for _, items in self.keep:
+                kept |= set(pdv.expand(items, declare=False))
+            names = [n for n in names if n in kept]
+        for items in getattr(self, "drop_items", []):
+            dropped = set(pdv.expand(items, declare=False))
+            names = [n for n in names if n not in dropped]
+        if spec.keep is not None:
+            kept = set(pdv.expand(spec.keep, declare=False))
+            for k in kept:
+                if k not in names:
+                    raise SasError(f"The variable {k} in the DROP, KEEP, or RENAME list has never been referenced",
+                                   spec.line, spec.col, k)
+            names = [n for n in names if n in kept]
+        if spec.drop is not None:
+            dropped = set(pdv.expand(spec.drop, declare=False))
+            names = [n for n in names if n not in dropped]
+        return names
+
+    # -- run ------------------------------------------------------------------------------------------------------
+    def compile(self) -> None:
+        _load_functions()
+        self.plan = Plan(self)
+        self.expr = ExprGen(self.pdv, self.ns, self.program, self.notes)
+        pdv = self.pdv
+        pdv.declare("_N_", "num", auto=True)
+        pdv.declare("_ERROR_", "num", auto=True)
+        bys = [s for s in self.textio._walk(self.body) if isinstance(s, D.By)]
+        if bys:
+            self.by, self.notsorted = bys[0].vars, bys[0].notsorted
+        self.declare(self.body)
+        for v in pdv.slots:
+            if v.type is None:
+                v.type, v.length = "num", 8
+            if v.type == "num" and not v.len_explicit and not v.from_input and not v.auto:
+                v.length = pdv.default_length     # LENGTH DEFAULT=n: numeric variables (SAS 9.4 Statements: LENGTH)
+            if v.type == "char" and not v.length:
+                v.length = pdv.default_length
+        for arr in pdv.arrays.values():
+            for sl in arr.slots:
+                pdv.slots[sl].uninit = False
+        for var in pdv.slots:
+            if var.uninit and not (var.auto or var.from_input or var.init is not None) and \
+                    not self._only_in_attributes(var):
+                self.log.note(f"Variable {var.name} is uninitialized.")
+        gen = CodeGen(pdv, self.expr, self.plan)
+        self.source = gen.generate(self.body)
+        self.reset = [(v.slot, v.missing) for v in pdv.slots
+                      if not (v.retained or v.from_input or v.auto or v.init is not None)]
+        for w in self.where:
+            if len(self.plan.readers) == 1:
+                r = self.plan.readers[0]
+                for ds in r.stmt.datasets:
+                    from statgrid.sas.parse import ast as A
+                    ds.where = w.expr if ds.where is None else A.Binary(w.line, w.col, "AND", ds.where, w.expr)
+            else:
+                raise SasError("A WHERE statement needs one SET or MERGE statement in the step", w.line, w.col, "WHERE")
+
+    def run(self) -> None:
+        self.program.extras.pop("datastep_views", None)       # a view is run again at each step's read
+        if self.view:
+            spec = next((o for o in self.outputs if o.name.endswith("." + self.view) or o.member == self.view), None)
+            if spec is None:
+                raise SasError(f"The view {self.view} is not among the data sets of the DATA statement",
+                               self.first.line, 0, self.view)
+            self.compile()                                     # a view is checked when it is stored
+            from statgrid.sas.dataset import save_view
+            if not self.program.syntax_check:
+                save_view(self.program, spec, self.statements)
+            return
+        self.compile()
+        if self.program.syntax_check:
+            # syntax-check mode after an ERROR: the step is compiled, not run (SAS 9.4 Language Reference:
+            # Concepts, "Processing in Syntax Check Mode"); no data set is replaced
+            for spec in self.outputs:
+                if not spec.is_null:
+                    self.log.warning(f"Data set {spec.name} was not replaced because this step was stopped.")
+            return
+        pdv, program = self.pdv, self.program
+        v = [var.missing if var.init is None else (V.pad(var.init, var.length) if var.type == "char" else var.init)
+             for var in pdv.slots]
+        writers, bufs, outs = [], [], []
+        try:
+            for spec in self.outputs:
+                names = self.output_columns(spec)
+                cols = []
+                for n in names:
+                    var = pdv.vars[n]
+                    new = self.rename.get(n) or spec.rename.get(n) or var.name
+                    cols.append(ColumnInfo(new, var.type, var.length, var.format, var.informat, var.label))
+                w = DatasetWriter(program, spec, cols)
+                writers.append(w)
+                slots = [pdv.vars[n].slot for n in names]
+                chars = [pdv.vars[n].type == "char" for n in names]
+                bufs.append((slots, chars, [[] for _ in names]))
+            ns = self._namespace(v, writers, bufs)
+            for r in self.plan.readers:
+                r.start(v, self.row_filter)
+            self.textio.start(v, ns)
+            code = compile("def _make(v):\n" + self.source + "\n    return _SEGS\n", f"<DATA step line {self.first.line}>", "exec")
+            exec(code, ns)
+            segs = ns["_make"](v)
+            self._loop(v, segs, ns, bufs)
+            for i in range(len(writers)):
+                self._flush(i, bufs, writers)
+            for r in self.plan.readers:
+                for ds, n in zip(r.stmt.datasets, r.counts):
+                    self.log.note(f"There were {n} observations read from the data set {ds.name}.")
+            self.notes.report(self.log)
+            self.textio.finish()
+            for w in writers:
+                w.commit()
+            if self.view:
+                pass
+        except BaseException:
+            for w in writers:
+                w.abort()
+            self.notes.report(self.log)
+            raise
+        finally:
+            for r in self.plan.readers:
+                r.close()
+
+    def row_filter(self, node, reader):
+        """A WHERE that SQL cannot say, as a Python predicate over one input row (a tuple in the reader's
+        column order): compiled like the step's own expressions, over a PDV of the row's columns."""
+        from statgrid.sas.context import FunctionRuntime
+        pdv = PDV()
+        for u in reader.columns:
+            var = self.pdv.get(u)
+            pdv.declare(var.name, var.type, var.length)
+        gen = ExprGen(pdv, self.ns, self.program, self.notes)
+        src = gen.as_bool(node)
+        for name, line, col in self.ns.get("_rt_sites", []):
+            if self.ns.get(name) is None:
+                self.ns[name] = FunctionRuntime(self.program, self.fn_state, line, col)
+        test = eval(f"lambda v: {src}", self.ns)
+        conv = [(i, var.length if var.type == "char" else 0) for i, var in enumerate(pdv.slots)]
+
+        def keep(row) -> bool:
+            vals = []
+            for i, length in conv:
+                x = row[i]
+                vals.append(V.pad(x or "", length) if length else (V.MISSING if x is None else x))
+            return bool(test(vals))
+        return keep
+
+    def _flush(self, i, bufs, writers):
+        slots, chars, cols = bufs[i]
+        if not cols or not cols[0]:
+            if not cols and getattr(self, "_nrows", [0] * len(bufs))[i]:
+                pass
+            return
+        arrays = []
+        for ch, col in zip(chars, cols):
+            if ch:
+                arrays.append([s.rstrip(" ") for s in col])
+            else:
+                arrays.append([None if x != x else x for x in col])
+        writers[i].write(arrays)
+        for col in cols:
+            col.clear()
+
+    def _outputter(self, i, slots, cols, bufs, writers):
+        pairs = list(zip(slots, [c.append for c in cols]))
+        first = cols[0] if cols else None
+        count = [0]
+        self.out_counts = getattr(self, "out_counts", {})
+
+        def out():
+            for s, app in pairs:
+                app(v_ref[0][s])
+            count[0] += 1
+            if first is not None and len(first) >= OUT_BATCH:
+                self._flush(i, bufs, writers)
+        v_ref = self._vref = getattr(self, "_vref", [None])
+        return out
+
+    def _loop(self, v, segs, ns, bufs) -> None:
+        self._vref[0] = v
+        ns["_SEGS_RT"] = segs
+        run_from = ns["RUN_FROM"]
+        has_output = self._has_output(self.body)
+        n_slot, err_slot = self.pdv.get("_N_").slot, self.pdv.get("_ERROR_").slot
+        reads = bool(self.plan.readers) or self.textio.reads
+        reset = self.reset
+        outs = [ns[f"OUT{i}"] for i in range(len(bufs))]
+        new_iteration = self.textio.new_iteration if self.textio.inputs else None
+        n = 0
+        while True:
+            n += 1
+            v[n_slot] = float(n)
+            v[err_slot] = 0.0
+            for slot, miss in reset:
+                v[slot] = miss
+            if new_iteration is not None:
+                new_iteration()
+            r = run_from(0)
+            if r == STOP:
+                break
+            if r != DEL and not has_output:
+                for o in outs:
+                    o()
+            if v[err_slot]:
+                self.textio.dump_pdv(v)
+            if not reads:
+                break
+
+    def _has_output(self, sts) -> bool:
+        for st in sts:
+            if isinstance(st, D.Simple) and st.kind == "OUTPUT":
+                return True
+            if isinstance(st, D.Simple) and st.kind == "LABEL" and self._has_output([st.args[1]]):
+                return True
+            if isinstance(st, D.If) and self._has_output([s for s in (st.then, st.else_) if s]):
+                return True
+            if isinstance(st, D.Do) and self._has_output(st.body):
+                return True
+            if isinstance(st, D.Select) and self._has_output([b for _, b in st.whens] + ([st.otherwise] if st.otherwise else [])):
+                return True
+        return False

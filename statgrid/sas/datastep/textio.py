@@ -1,0 +1,458 @@
+"""INPUT/INFILE and PUT/FILE at run time (SAS 9.4 Statements: INPUT — list, column, formatted; INFILE
+options DLM= DSD MISSOVER TRUNCOVER PAD LRECL= FIRSTOBS= OBS= END=; PUT — list, named, formatted,
+column pointers; FILE LOG/PRINT/a file). The invalid-data NOTE names the input line and the columns,
+prints the line and the PDV, and sets _ERROR_ = 1 (SAS 9.4 Language Reference: Concepts, "Invalid Data")."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from statgrid.sas import values as V
+from statgrid.sas.errors import SasError, SasRuntimeError
+from statgrid.sas.parse import ast as A
+from statgrid.sas.parse import dsast as D
+
+
+def _fmt(value, spec, catalog=None) -> str:
+    from statgrid.sas.formats import format_value
+    return format_value(value, spec, catalog)
+
+
+def _informat(text, spec, catalog=None, whole=False):
+    from statgrid.sas.formats import informat_value
+    return informat_value(text, spec, catalog, whole=whole)
+
+
+class LineSource:
+    """The input lines of INFILE/DATALINES with the options that shape them."""
+
+    def __init__(self, lines: list[str], opts: dict):
+        first = int(opts.get("FIRSTOBS", 1))
+        obs = opts.get("OBS")
+        self.lines = lines[first - 1:(int(obs) if obs not in (None, "MAX") else None)]
+        self.i = 0
+        self.lrecl = int(opts["LRECL"]) if "LRECL" in opts else None
+        self.pad = bool(opts.get("PAD")) or str(opts.get("RECFM", "")).upper() == "F"
+
+    def next(self) -> str | None:
+        if self.i >= len(self.lines):
+            return None
+        line = self.lines[self.i]
+        self.i += 1
+        if self.lrecl:
+            line = line[:self.lrecl]
+            if self.pad:
+                line = line.ljust(self.lrecl)
+        return line.rstrip("\r")
+
+    def at_end(self) -> bool:
+        return self.i >= len(self.lines)
+
+
+class TextIO:
+    def __init__(self, step):
+        self.step = step
+        self.inputs: list = []
+        self.files: list = []
+        self.reads = False
+        self.infile = None          # the current INFILE (opts, source)
+        self.held = None            # a line held by a trailing @ / @@
+        self.held_kind = ""
+        self.out_target = "LOG"
+        self.out_buf = ""
+        self.out_files: dict = {}
+        self.line_no = 0
+        self.cur_line = ""
+
+    # -- compile --------------------------------------------------------------------------------------------------
+    def declare_input(self, st) -> None:
+        pdv = self.step.pdv
+        self.reads = True
+        for it in st.items:
+            if it[0] != "var":
+                continue
+            _, target, char, mode, start, end, informat, amp = it
+            if isinstance(target, A.Var) and target.name not in pdv.arrays:
+                v = pdv.get(target.name)
+                if v is None or v.type is None:
+                    if char:
+                        if mode == "col":
+                            n = end - start + 1
+                        elif informat:
+                            from statgrid.sas.formats import parse_spec
+                            n = parse_spec(informat).width or 8
+                        else:
+                            n = 8
+                        v = pdv.declare(target.text, "char", n)
+                    else:
+                        v = pdv.declare(target.text, "num", 8)
+                v.uninit = False
+
+    def new_iteration(self) -> None:
+        """A line held by a single trailing @ is released when the DATA step loops; @@ keeps it."""
+        if self.held is not None and self.held_kind == "hold":
+            self.held = None
+
+    def input_index(self, st) -> int:
+        self.inputs.append(st)
+        return len(self.inputs) - 1
+
+    def file_index(self, st) -> int:
+        self.files.append(st)
+        return len(self.files) - 1
+
+    # -- run ------------------------------------------------------------------------------------------------------
+    def start(self, v, ns) -> None:
+        self.v, self.ns = v, ns
+        for i, st in enumerate(self.inputs):
+            ns[f"INPUT{i}"] = (lambda st=st: self.run_input(st))
+        for i, st in enumerate(self.files):
+            ns[f"FILESTMT{i}"] = (lambda st=st: self.run_file(st))
+        self.datalines = None
+        self.line_base = 0                   # DATALINES: the log's line numbers (the lines follow the statement)
+        for s in self.step.body:
+            if isinstance(s, D.Simple) and s.kind == "DATALINES":
+                self.datalines = (s.args[0].datalines if s.args and s.args[0] is not None else None) or []
+                last = s.args[0].tokens[-1].line if s.args and s.args[0] is not None and s.args[0].tokens else s.line
+                self.line_base = last
+        infiles = [s for s in self._walk(self.step.body) if isinstance(s, D.FileStmt) and s.kind == "INFILE"]
+        if self.inputs and not infiles:
+            if self.datalines is None:
+                raise SasError("No DATALINES or INFILE statement for the INPUT statement", self.inputs[0].line,
+                               self.inputs[0].col, "INPUT", "an INFILE statement or DATALINES")
+            self.infile = ({}, LineSource(self.datalines, {}), "DATALINES")
+
+    def _walk(self, sts):
+        for s in sts:
+            yield s
+            for attr in ("then", "else_", "otherwise"):
+                x = getattr(s, attr, None)
+                if isinstance(x, D.Stmt):
+                    yield from self._walk([x])
+            if isinstance(s, D.Do):
+                yield from self._walk(s.body)
+            if isinstance(s, D.Select):
+                yield from self._walk([b for _, b in s.whens])
+
+    def _lines_of(self, st) -> list[str]:
+        t = st.target
+        program = self.step.program
+        if t == "DATALINES":
+            return list(self.datalines or [])
+        paths = []
+        if isinstance(t, tuple) and t[0] == "path":
+            paths = [Path(t[1])]
+        elif isinstance(t, tuple) and t[0] == "ref":
+            ref = program.filerefs.get(t[1]) or program.filerefs.get(t[1].lower())
+            if ref is None:
+                raise SasRuntimeError(f"No logical assign for filename {t[1]}", st.line, st.col, t[1],
+                                      "a FILENAME statement before")
+            paths = list(ref.paths)
+        out = []
+        for p in paths:
+            try:
+                out += Path(p).read_text(errors="replace").split("\n")
+                if out and out[-1] == "":
+                    out.pop()
+            except OSError as exc:
+                raise SasRuntimeError(f"Physical file does not exist, {p}", st.line, st.col, str(p)) from exc
+        return out
+
+    def run_file(self, st) -> None:
+        if st.kind == "INFILE":
+            key = id(st)
+            if self.infile is None or self.infile[2:] != (key,):
+                src = LineSource(self._lines_of(st), st.options)
+                self.infile = (st.options, src, key)
+                self.line_base = self.line_base if st.target == "DATALINES" else 0
+                self.infile_name = st.target
+                self.reads = True
+            end = st.options.get("END")
+            if end:
+                var = self.step.pdv.get(end)
+                if var is not None:
+                    self.v[var.slot] = 1.0 if self.infile[1].at_end() else 0.0
+        else:
+            t = st.target
+            self.out_target = t if isinstance(t, str) else ("FILE", self._out_path(t))
+
+    def _out_path(self, t) -> str:
+        if t[0] == "path":
+            return t[1]
+        ref = self.step.program.filerefs.get(t[1]) or self.step.program.filerefs.get(t[1].lower())
+        if ref is None:
+            raise SasRuntimeError(f"No logical assign for filename {t[1]}", text=t[1])
+        return str(ref.paths[0])
+
+    def run_input(self, st) -> bool:
+        """One INPUT statement; True when the input is exhausted (the step stops)."""
+        if self.infile is None:
+            raise SasRuntimeError("INPUT without an INFILE statement before it", st.line, st.col, "INPUT")
+        opts, src = self.infile[0], self.infile[1]
+        pdv, v = self.step.pdv, self.v
+        if self.held is not None and self.held_kind == "hold2" and not self.held[0][self.held[1]:].strip():
+            self.held = None                    # @@ at the end of its line: the next INPUT reads a new line
+        if self.held is not None:
+            line, pos = self.held
+        else:
+            line = src.next()
+            if line is None:
+                return True
+            pos = 0
+            self.line_no += 1
+        self.held = None
+        dlm = opts.get("DLM") or opts.get("DELIMITER") or " "
+        if isinstance(dlm, list):
+            dlm = "".join(dlm)
+        dsd = bool(opts.get("DSD"))
+        if dsd and "DLM" not in opts and "DELIMITER" not in opts:
+            dlm = ","
+        missover = bool(opts.get("MISSOVER") or opts.get("TRUNCOVER"))
+        self.cur_line = line
+        for it in st.items:
+            kind = it[0]
+            if kind == "at":
+                pos = int(self._num(it[1])) - 1
+                continue
+            if kind == "plus":
+                pos += int(self._num(it[1]))
+                continue
+            if kind == "slash":
+                line = src.next() or ""
+                pos = 0
+                self.cur_line = line
+                continue
+            if kind in ("hold", "hold2"):
+                self.held, self.held_kind = (line, pos), kind
+                continue
+            _, target, char, mode, start, end, informat, amp = it
+            if mode == "col":
+                text = line[start - 1:end]
+                pos = end
+            elif mode == "fmt":
+                from statgrid.sas.formats import parse_spec
+                w = parse_spec(informat).width or 8
+                text = line[pos:pos + w]
+                pos += w
+            else:
+                text, pos = self._token(line, pos, dlm, dsd, amp)
+                if text is not None:
+                    start, end = pos - len(text) + (0 if not dsd else -1 if pos <= len(line) and dsd else 0), pos
+                    start = max(start, 0) + 1
+                if text is None:
+                    if missover:
+                        text = ""
+                    else:
+                        line = src.next()
+                        if line is None:
+                            self.step.log.note("LOST CARD.")
+                            return True
+                        self.cur_line, pos = line, 0
+                        text, pos = self._token(line, pos, dlm, dsd, amp)
+                        text = text or ""
+            self._store(target, char, informat, text, mode, start, end, st)
+        end = opts.get("END")
+        if end:                                   # END=: 1 once the current line is the last one
+            var = self.step.pdv.get(end)
+            if var is not None:
+                self.v[var.slot] = 1.0 if src.at_end() else 0.0
+        return False
+
+    def _token(self, line, pos, dlm, dsd, amp):
+        n = len(line)
+        if dsd:
+            if pos > n:
+                return None, pos
+            if pos < n and line[pos] == '"':
+                j = line.find('"', pos + 1)
+                j = n if j < 0 else j
+                tok = line[pos + 1:j]
+                k = j + 1
+                return tok, (k + 1 if k < n and line[k] in dlm else k)
+            j = pos
+            while j < n and line[j] not in dlm:
+                j += 1
+            return line[pos:j], j + 1
+        while pos < n and line[pos] in dlm:
+            pos += 1
+        if pos >= n:
+            return None, pos
+        j = pos
+        if amp:
+            k = line.find("  ", pos)
+            j = n if k < 0 else k
+        else:
+            while j < n and line[j] not in dlm:
+                j += 1
+        return line[pos:j], j
+
+    def _store(self, target, char, informat, text, mode, start, end, st) -> None:
+        from statgrid.sas.formats import InvalidData
+        x = self.step.expr
+        slot_src, kind, length = x.gen(target)
+        slot = int(slot_src[2:-1]) if slot_src.startswith("v[") and slot_src[2:-1].isdigit() else None
+        if slot is None:
+            slot = eval(slot_src.replace("v[", "(", 1)[:-1] + ")", self.ns, {"v": self.v}) if False else None
+        var = self.step.pdv.slots[slot] if slot is not None else None
+        if var is None:
+            raise SasRuntimeError("INPUT into an array element is not supported yet", st.line, st.col)
+        informat = informat or var.informat          # an INFORMAT/ATTRIB statement's informat (list input)
+        try:
+            if var.type == "char":
+                val = _informat(text, informat, whole=(mode == "list")) if informat else text.strip() if mode != "col" \
+                    else text.lstrip()
+                self.v[slot] = V.pad(val, var.length)
+            else:
+                if informat:
+                    val = _informat(text, informat, whole=(mode == "list"))
+                else:
+                    t = text.strip()
+                    if t in ("", "."):
+                        val = V.MISSING
+                    elif len(t) == 2 and t[0] == "." and (t[1].isalpha() or t[1] == "_"):
+                        val = V.special_missing(t[1])
+                    elif len(t) == 1 and t.upper() in self.step.pdv.missing_letters:
+                        val = V.special_missing(t)
+                    else:
+                        val = float(t)
+                self.v[slot] = val
+        except (InvalidData, ValueError):
+            self.v[slot] = V.MISSING if var.type == "num" else V.pad("", var.length)
+            cols = f"{start}-{end}" if start else ""
+            line_no = self.line_no + self.line_base
+            self.step.log.note(f"Invalid data for {var.name} in line {line_no} {cols}".rstrip() + ".")
+            rule = "".join("+" if i % 10 == 5 else (str(i // 10 % 10) if i % 10 == 0 else "-")
+                           for i in range(1, max(len(self.cur_line), 10) + 1))
+            self.step.log.put(f"{'RULE:':<10}{rule}")
+            self.step.log.put(f"{line_no:<10}{self.cur_line}")
+            self.v[self.step.pdv.get("_ERROR_").slot] = 1.0
+
+    def _num(self, x) -> float:
+        if isinstance(x, (int, float)):
+            return float(x)
+        s, kind, _ = self.step.expr.gen(x)
+        return float(eval(s, self.ns, {"v": self.v}))
+
+    # -- PUT -------------------------------------------------------------------------------------------------------
+    def put(self, gen, st, d) -> None:
+        key = gen.x.const(st)
+        parts = []
+        for it in st.items:
+            if it[0] in ("var", "named"):
+                s, kind, length = gen.x.gen(it[1])
+                parts.append(s)
+            elif it[0] in ("at", "plus") and not isinstance(it[1], (int, float)):
+                parts.append(gen.x.as_num(it[1]))
+        gen.emit(d, f"PUT({key}, ({', '.join(parts)}{',' if len(parts) == 1 else ''}))")
+        self.step.ns["PUT"] = self.run_put
+
+    def run_put(self, st, vals) -> None:
+        buf = list(self.out_buf)
+        pos = len(buf)
+        k = 0
+
+        def write(text, at=None):
+            nonlocal pos
+            if at is not None:
+                pos = at
+            if pos > len(buf):
+                buf.extend(" " * (pos - len(buf)))
+            buf[pos:pos + len(text)] = list(text)
+            pos += len(text)
+
+        lines = []
+        hold = False
+        for it in st.items:
+            kind = it[0]
+            if kind == "text":
+                write(it[1])
+            elif kind in ("var", "named"):
+                val = vals[k]
+                k += 1
+                target, fmt = it[1], it[2]
+                var = self.step.pdv.get(target.name) if isinstance(target, A.Var) else None
+                fmt = fmt or (var.format if var is not None else "")
+                text = self._render(val, fmt, list_style=not it[2])
+                if kind == "named":
+                    name = var.name if var is not None else getattr(target, "text", "")
+                    text = f"{name}={text.strip() if not it[2] else text}"
+                if it[3] is not None:
+                    write(text.rjust(it[3][1] - it[3][0] + 1) if not isinstance(val, str) else text, it[3][0] - 1)
+                else:
+                    write(text + (" " if not it[2] or kind == "named" else ""))
+            elif kind == "all":
+                for var in self._listed_vars():
+                    write(f"{var.name}={self._render(self.v[var.slot], var.format, True).strip()} ")
+            elif kind == "at":
+                x = it[1] if isinstance(it[1], (int, float)) else vals[k]
+                if not isinstance(it[1], (int, float)):
+                    k += 1
+                pos = int(x) - 1
+            elif kind == "plus":
+                x = it[1] if isinstance(it[1], (int, float)) else vals[k]
+                if not isinstance(it[1], (int, float)):
+                    k += 1
+                pos += int(x)
+            elif kind == "slash":
+                lines.append("".join(buf).rstrip())
+                buf, pos = [], 0
+            elif kind in ("hold", "hold2"):
+                hold = True
+        if hold:
+            self.out_buf = "".join(buf)
+        else:
+            lines.append("".join(buf).rstrip())
+            self.out_buf = ""
+        for line in lines:
+            self._emit(line)
+
+    def _render(self, val, fmt, list_style) -> str:
+        if isinstance(val, str):
+            if fmt:
+                try:
+                    return _fmt(val, fmt, self.step.program.formats)
+                except Exception:  # noqa: BLE001
+                    return val
+            return val.rstrip(" ") if list_style else val
+        if isinstance(val, bool):
+            val = 1.0 if val else 0.0
+        try:
+            text = _fmt(val, fmt or "BEST12.", self.step.program.formats)
+        except Exception:  # noqa: BLE001
+            text = "." if val != val else f"{val:g}"
+        return text.strip() if (list_style and not fmt) else text
+
+    def _emit(self, line: str) -> None:
+        t = self.out_target
+        if t == "LOG":
+            self.step.log.put(line)
+        elif t == "PRINT":
+            self.step.log.listing(line) if hasattr(self.step.log, "listing") else self.step.log.put(line)
+        else:
+            path = t[1]
+            fh = self.out_files.get(path)
+            if fh is None:
+                fh = self.out_files[path] = open(path, "w")
+            fh.write(line + "\n")
+
+    def finish(self) -> None:
+        if self.out_buf:
+            self._emit(self.out_buf.rstrip())
+            self.out_buf = ""
+        for fh in self.out_files.values():
+            fh.close()
+        target = getattr(self, "infile_name", None)
+        if self.inputs and self.infile is not None and isinstance(target, tuple):
+            self.step.log.note(f"{self.infile[1].i} records were read from the infile "
+                               f"{target[1] if target[0] == 'path' else target[1].upper()}.")
+
+    def dump_pdv(self, v) -> None:
+        """SAS's PDV listing after an error in an observation: the variables, then FIRST./LAST., then
+        _ERROR_ and _N_ (temporary array elements and IN=/END= variables are not shown)."""
+        parts = [f"{x.name}={self._render(v[x.slot], x.format, True).strip() or ' '}" for x in self._listed_vars()]
+        self.step.log.put(" ".join(parts))
+
+    def _listed_vars(self) -> list:
+        slots = self.step.pdv.slots
+        plain = [x for x in slots if not x.auto]
+        firsts = [x for x in slots if x.auto and x.name.upper().startswith(("FIRST.", "LAST."))]
+        return plain + firsts + [self.step.pdv.get("_ERROR_"), self.step.pdv.get("_N_")]

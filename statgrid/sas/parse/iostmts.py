@@ -1,0 +1,157 @@
+"""PUT, INPUT, FILE and INFILE statements of the DATA step (SAS 9.4 Statements: PUT, INPUT — list, column,
+formatted and named styles, pointer controls — FILE, INFILE)."""
+from __future__ import annotations
+
+from statgrid.sas.lexer import NAME, NUM, STR
+from statgrid.sas.parse import dsast as D
+from statgrid.sas.parse.expr import ExprParser, parse_expression
+
+
+def _pointer(cur, items) -> bool:
+    """@n @(expr) +n +(expr) / #n and trailing @ @@; True if one was taken."""
+    if cur.at("@@"):
+        cur.next()
+        items.append(("hold2",))
+        return True
+    if cur.at("@"):
+        cur.next()
+        if cur.at_end():
+            items.append(("hold",))
+        elif cur.at("("):
+            cur.next()
+            items.append(("at", parse_expression(cur)))
+            cur.expect(")")
+        elif cur.peek().kind == NUM:
+            items.append(("at", cur.next().value))
+        elif cur.peek().kind == NAME:
+            t = cur.next()
+            from statgrid.sas.parse import ast as A
+            items.append(("at", A.Var(t.line, t.col, t.upper, t.text)))
+        else:
+            items.append(("hold",))
+        return True
+    if cur.at("+"):
+        cur.next()
+        if cur.at("("):
+            cur.next()
+            items.append(("plus", parse_expression(cur)))
+            cur.expect(")")
+        else:
+            t = cur.next()
+            items.append(("plus", float(t.value) if t.kind == NUM else 0.0))
+        return True
+    if cur.at("/"):
+        cur.next()
+        items.append(("slash",))
+        return True
+    if cur.at("#"):
+        cur.next()
+        items.append(("line", cur.expect_kind(NUM, "a line number").value))
+        return True
+    return False
+
+
+def parse_put(cur, stream, t):
+    items = []
+    while not cur.at_end():
+        if _pointer(cur, items):
+            continue
+        tok = cur.peek()
+        if tok.kind == STR:
+            cur.next()
+            items.append(("text", tok.value))
+            continue
+        if tok.is_("_ALL_"):
+            cur.next()
+            items.append(("all",))
+            continue
+        if tok.is_("_PAGE_"):
+            cur.next()
+            continue
+        # a variable or array element, named (`x=`), optionally with a format or columns
+        target = ExprParser(cur).primary()
+        named = bool(cur.at("=") and cur.next())
+        fmt = cur.format_name() if cur.at_format() else ""
+        colon = False
+        if not fmt and cur.at(":") and cur.next():
+            colon = True
+            fmt = cur.format_name()
+        cols = None
+        if not fmt and cur.peek().kind == NUM and not named:
+            start = int(cur.next().value)
+            end = start
+            if cur.at("-") and cur.peek(1).kind == NUM:
+                cur.next()
+                end = int(cur.next().value)
+            cols = (start, end)
+        items.append(("named" if named else "var", target, fmt, cols, colon))
+    cur.expect_end("PUT")
+    return D.Put(t.line, t.col, items)
+
+
+def parse_input(cur, stream, t):
+    items = []
+    while not cur.at_end():
+        if _pointer(cur, items):
+            continue
+        tok = cur.peek()
+        if tok.kind != NAME:
+            raise cur.error("Syntax error in INPUT", "a variable name or a pointer control")
+        target = ExprParser(cur).primary()
+        char = bool(cur.accept("$"))
+        amp = bool(cur.accept("&"))
+        colon = bool(cur.accept(":"))
+        amp = amp or bool(cur.accept("&"))
+        mode, start, end, informat = "list", 0, 0, ""
+        if cur.at_format():
+            informat = cur.format_name()
+            if char and not informat.startswith("$"):
+                informat = "$" + informat           # `name $10.`: the $ belongs to the informat
+            mode = "list" if colon or amp else "fmt"
+            char = char or informat.startswith("$")
+        elif cur.peek().kind == NUM and not colon:
+            n = cur.next()
+            if "." in n.text:
+                start = int(float(n.text))
+            else:
+                start = int(n.value)
+            end = start
+            if cur.at("-") and cur.peek(1).kind == NUM:
+                cur.next()
+                end = int(cur.next().value)
+            mode = "col"
+            if cur.at(".") or (cur.peek().kind == NUM and cur.peek().text.startswith(".")):
+                cur.next()
+        items.append(("var", target, char, mode, start, end, informat, amp))
+    cur.expect_end("INPUT")
+    return D.Input(t.line, t.col, items)
+
+
+def parse_file(kind):
+    def handler(cur, stream, t):
+        tok = cur.next()
+        if tok.kind == STR:
+            target = ("path", tok.value)
+        elif tok.is_("LOG", "PRINT", "DATALINES", "CARDS", "DATALINES4", "CARDS4"):
+            target = tok.upper if tok.upper in ("LOG", "PRINT") else "DATALINES"
+        elif tok.kind == NAME:
+            target = ("ref", tok.upper)
+        else:
+            raise cur.error(f"Syntax error in {kind}", "a file, a fileref, LOG, PRINT or DATALINES", tok)
+        options = {}
+        while not cur.at_end():
+            key = cur.expect_name("an option").upper()
+            if cur.accept("="):
+                v = cur.next()
+                if v.is_("("):
+                    parts = []
+                    while not cur.accept(")"):
+                        parts.append(cur.next().value)
+                    options[key] = parts
+                else:
+                    options[key] = v.value if v.kind in (STR, NUM) else v.text
+            else:
+                options[key] = True
+        cur.expect_end(kind)
+        return D.FileStmt(t.line, t.col, kind, target, options)
+    return handler

@@ -1,0 +1,27 @@
+"""The Base SAS procedures of a SAS program (issue 26, item 7), in SAS 9.4's layout (Base Procedures
+Guide): PRINT, CONTENTS, DATASETS, DELETE, SORT, FORMAT, OPTIONS.
+
+`PROCS[name](statements, program)`: `statements` are the PROC statement and those after it up to RUN;
+or QUIT; (exclusive) — a list, or for DATASETS the driver's lazy iterator (its statements run as they
+come, until QUIT;). An unknown option or statement raises SasError naming it, its line and column; the
+driver (statgrid/sas/program.py) logs it and goes on in syntax-check mode. Listings go through
+`program.log.listing(text)` (titles, page headers and centring are the log's), data sets through the
+data-set layer (statgrid/sas/dataset.py).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from statgrid.sas.procs import contents, datasets, format as format_proc, options, print as print_proc, sort
+
+PROCS: dict[str, Callable[[Any, Any], None]] = {
+    "PRINT": print_proc.run,
+    "CONTENTS": contents.run,
+    "DATASETS": datasets.run,
+    "DELETE": datasets.run_delete,
+    "SORT": sort.run,
+    "FORMAT": format_proc.run,
+    "OPTIONS": options.run,
+}
+
+__all__ = ["PROCS"]

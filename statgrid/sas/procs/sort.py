@@ -1,0 +1,127 @@
+"""PROC SORT (SAS 9.4 Base Procedures, SORT): DATA=, OUT=, BY with DESCENDING, NODUPKEY, NODUPRECS
+(NODUP), DUPOUT=, EQUALS/NOEQUALS, SORTSIZE=, and SAS's NOTEs:
+
+    NOTE: There were 5 observations read from the data set WORK.RAW.
+    NOTE: 2 observations with duplicate key values were deleted.
+    NOTE: The data set OUT.UNIQ has 3 observations and 3 variables.
+
+The order is statgrid/procs/sort.py's (a missing value sorts lowest: first ascending, last descending;
+EQUALS keeps the input order within equal keys through the file's row number), run by DuckDB with
+SORTSIZE= as its memory limit (it spills to UTIL beyond). NODUPKEY keeps the first observation of each
+BY group; NODUPRECS deletes an observation equal in every variable to the one just before it in the
+sorted order (SAS compares adjacent observations only). DUPOUT= gets what either deletes. Without OUT=
+the input is replaced, atomically.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from statgrid.libraries import sql_ident
+from statgrid.sas.dataset import input_sql
+from statgrid.sas.errors import SasError
+from statgrid.sas.procs.common import (SORTED_KEY, DATASET, FLAG, SIZE, cursor, input_dataset, observations_read, open_input,
+                                       parse_options, proc_statement, resolve_names, sortsize, statement_error,
+                                       by_list, write_select)
+
+OPTIONS = {"DATA": DATASET, "OUT": DATASET, "DUPOUT": DATASET, "NODUPKEY": FLAG, "NODUPRECS": FLAG,
+           "EQUALS": FLAG, "NOEQUALS": FLAG, "SORTSIZE": SIZE, "FORCE": FLAG, "REVERSE": FLAG,
+           "TAGSORT": FLAG, "THREADS": FLAG, "NOTHREADS": FLAG, "PRESORTED": FLAG, "OVERWRITE": FLAG,
+           "DATECOPY": FLAG, "SORTSEQ": "value", "ASCII": FLAG, "EBCDIC": FLAG}
+ALIASES = {"NODUP": "NODUPRECS", "NODUPREC": "NODUPRECS", "NODUPLICATES": "NODUPRECS", "DUPOUT": "DUPOUT"}
+_ROW = "__sas_sort_row"
+_DUP = "__sas_sort_dup"
+
+
+def run(statements: list, program: Any) -> None:
+    first, *rest = list(statements)
+    cur = proc_statement(first)
+    opts = parse_options(cur, OPTIONS, program, "PROC SORT", ALIASES)
+    by = None
+    for stmt in rest:
+        kw = stmt.keyword
+        c = cursor(stmt)
+        c.next()
+        if kw == "BY":
+            by = by_list(c)
+        else:
+            raise statement_error(stmt, "SORT", ("BY",))
+    if by is None:
+        t = first.tokens[0]
+        raise SasError("No BY statement was specified for PROC SORT", t.line, t.col, "", "a BY statement")
+    if opts.get("NODUPKEY") and opts.get("NODUPRECS"):
+        pass                                        # SAS accepts both: NODUPKEY decides
+    if "SORTSIZE" in opts:
+        from statgrid.sas.options import parse_size
+        try:
+            size = parse_size(opts.get("SORTSIZE"))
+        except ValueError as exc:
+            line, col = opts.value_at["SORTSIZE"]
+            raise SasError("Invalid value for SORTSIZE=", line, col, opts.get("SORTSIZE"), str(exc)) from None
+        saved = program.options.get("SORTSIZE")
+        program.options.values["SORTSIZE"] = size   # the procedure's own, for this step only
+        try:
+            _sort(program, first, opts, by)
+        finally:
+            program.options.values["SORTSIZE"] = saved
+    else:
+        _sort(program, first, opts, by)
+
+
+def _sort(program: Any, first, opts, by: list[tuple[str, bool]]) -> None:
+    src = input_dataset(program, opts, "DATA", first)
+    cols, sql = open_input(program, src)
+    line = first.line
+    keys = resolve_names([n for n, _ in by], cols, src, line)
+    desc = [d for _, d in by]
+    equals = not opts.get("NOEQUALS")
+    nodupkey, noduprecs = bool(opts.get("NODUPKEY")), bool(opts.get("NODUPRECS")) and not opts.get("NODUPKEY")
+    out = opts.get("OUT") or src
+    dupout = opts.get("DUPOUT")
+    if dupout is not None and not (nodupkey or noduprecs):
+        program.log.warning("DUPOUT= is ignored without NODUPKEY or NODUPRECS.")
+        dupout = None
+
+    # SAS: a missing value is smaller than any other (first ascending, last descending)
+    order = ", ".join(f"{sql_ident(c.name)} DESC NULLS LAST" if d else f"{sql_ident(c.name)} ASC NULLS FIRST"
+                      for c, d in zip(keys, desc))
+    # the observation's number in the file: the tie-breaker that makes the sort stable (EQUALS)
+    numbered = input_sql(program, src, cols, row_number=_ROW)
+    tie = f", {_ROW}" if equals or nodupkey or noduprecs else ""
+    if not tie:
+        numbered = sql
+    names = ", ".join(sql_ident(c.name) for c in cols)
+    sorted_kv = {SORTED_KEY: " ".join(("DESCENDING " if d else "") + c.name for c, d in zip(keys, desc))
+                 + (" NODUPKEY" if nodupkey else " NODUPRECS" if noduprecs else "")}
+    if out.keep is not None or out.drop is not None or out.rename:
+        sorted_kv = {}                     # SAS keeps the sort flag only when every variable stays as it is
+    n_in = int(program.session.execute(f"SELECT count(*) FROM ({sql})").fetchall()[0][0])
+    with sortsize(program):
+        if nodupkey or noduprecs:
+            if nodupkey:
+                part = ", ".join(sql_ident(c.name) for c in keys)
+                flag = f"row_number() OVER (PARTITION BY {part} ORDER BY {_ROW}) > 1"
+                marked = f"SELECT *, {flag} AS {_DUP} FROM ({numbered})"
+            else:
+                same = " AND ".join(f"{sql_ident(c.name)} IS NOT DISTINCT FROM lag({sql_ident(c.name)}) OVER w"
+                                    for c in cols) or "TRUE"
+                marked = (f"SELECT *, coalesce(row_number() OVER w > 1 AND {same}, FALSE) AS {_DUP} "
+                          f"FROM ({numbered}) WINDOW w AS (ORDER BY {order}, {_ROW})")
+            program.session.execute(f"CREATE OR REPLACE TEMP TABLE __sas_sorted AS "
+                                    f"SELECT {names}, {_DUP} FROM ({marked}) ORDER BY {order}{tie}")
+            try:
+                n_dup = int(program.session.execute(
+                    f"SELECT count(*) FROM __sas_sorted WHERE {_DUP}").fetchall()[0][0])
+                observations_read(program, n_in, src)
+                what = "observations with duplicate key values" if nodupkey else "duplicate observations"
+                program.log.note(f"{n_dup} {what} were deleted.")
+                # rowid keeps the sorted order the table was filled in
+                write_select(program, out, f"SELECT {names} FROM __sas_sorted WHERE NOT {_DUP} ORDER BY rowid", cols,
+                             sorted_kv)
+                if dupout is not None:
+                    write_select(program, dupout, f"SELECT {names} FROM __sas_sorted WHERE {_DUP} ORDER BY rowid",
+                                 cols)
+            finally:
+                program.session.execute("DROP TABLE IF EXISTS __sas_sorted")
+        else:
+            observations_read(program, n_in, src)
+            write_select(program, out, f"SELECT {names} FROM ({numbered}) ORDER BY {order}{tie}", cols, sorted_kv)

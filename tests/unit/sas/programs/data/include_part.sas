@@ -1,0 +1,4 @@
+data out.included;
+  x = 1;
+  y = 'from include';
+run;

@@ -1,0 +1,24 @@
+data out.grid;
+  do row = 1 to 2;
+    do col = 'a', 'b';
+      output;
+    end;
+  end;
+run;
+data out.loops(keep=k sq);
+  k = 0;
+  do while (k < 10);
+    k + 1;
+    if mod(k, 2) = 0 then continue;
+    if k > 7 then leave;
+    sq = k ** 2;
+    output;
+  end;
+run;
+data out.until;
+  x = 1;
+  do until (x > 20);
+    x = x * 3;
+  end;
+  do j = 10 to 1 by -4; end;    /* ends with J one step past the bound */
+run;

@@ -1,0 +1,5 @@
+libname ro "%sysget(OUTDIR)" access=readonly;
+data ro.t;
+  x = 1;
+run;
+%put syserr=&syserr syscc=&syscc;

@@ -1,0 +1,3 @@
+data out.f;
+  y = nosuchfn(3);
+run;

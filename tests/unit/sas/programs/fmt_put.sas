@@ -1,0 +1,15 @@
+data out.fmts;
+  length a $12 b $9 c $5 d $10 e $8 g $5 h $12 i $15;
+  a = put(1234567.891, comma12.2);
+  b = put('15MAR2021'd, date9.);
+  c = put(42, z5.);
+  d = put(1234.5, dollar10.2);
+  e = put(3.14159, 8.3);
+  g = put(-5, z5.);
+  h = put(12, best12.);
+  i = put(1e10, comma15.);
+  n = input('1,234', comma5.);
+  dt = input('01JAN2020', date9.);
+  j = put(dt, yymmdd10.);
+  k = put(dt, mmddyy10.);
+run;

@@ -1,0 +1,23 @@
+data out.chars;
+  length s $16 a b c d g h i j k l m n o r t u $20;
+  s = '  Hello, World';
+  a = upcase(s);          b = strip(s);
+  c = scan(s, 2, ', ');   d = substr(strip(s), 1, 5);
+  g = compress('a-b c', '- ');
+  h = compbl('a   b    c');
+  i = catx('-', 'x', ' y ', 'z');
+  j = cats('a ', ' b', 1);
+  k = tranwrd('the cat the', 'the', 'a');
+  l = translate('abc', 'xy', 'ab');
+  m = propcase('jOHN smith');
+  n = reverse('abc');
+  o = repeat('ab', 2);
+  r = lowcase('ABC');
+  t = left('  x');
+  u = trim('ab  ') || '|';
+  e = index(s, 'World');
+  f = length(s);
+  p = find('banana', 'an', 3);
+  q = verify('123a5', '0123456789');
+  substr(s, 3, 1) = 'J';       /* SUBSTR on the left of = */
+run;

@@ -1,0 +1,17 @@
+data out.dates;
+  d = '15MAR2021'd;
+  y = year(d); m = month(d); dd = day(d); wd = weekday(d); q = qtr(d);
+  n1 = intnx('month', d, 1);
+  n2 = intnx('month', d, 1, 'end');
+  n3 = intnx('year', d, -1, 'same');
+  n4 = intnx('week', d, 0);
+  c1 = intck('month', '31JAN2021'd, '01FEB2021'd);
+  c2 = intck('year', '31DEC2020'd, '01JAN2021'd);
+  c3 = intck('day', '01JAN2021'd, d);
+  c4 = intck('week', '14MAR2021'd, '28MAR2021'd);
+  dt = dhms(d, 10, 30, 0);
+  dp = datepart(dt);
+  tp = timepart(dt);
+  md = mdy(2, 29, 2020);
+  lit = '01JAN1960:00:01:00'dt;
+run;

@@ -1,0 +1,15 @@
+data out.nums;
+  x = 7.456;
+  r1 = round(x, 0.1);   r2 = round(-2.5);
+  i1 = int(-3.7);       c1 = ceil(2.1);     f1 = floor(-2.1);
+  m1 = mod(10, 3);      m2 = mod(-10, 3);
+  mx = max(3, ., 9);    mn = min(3, ., 9);  av = mean(2, ., 4);
+  nn = n(1, ., 3);      nm = nmiss(1, ., 3);
+  sd = std(2, 4, 4, 4, 5, 5, 7, 9);
+  s = sum(1, 2, .);     ab = abs(-4);
+  e = exp(0);  l = log(exp(2));  l10 = log10(1000);  sq = sqrt(16);
+  pw = 2 ** 10;
+  z = fuzz(2.9999999999999);
+  co = coalesce(., ., 5);
+  dz = x / 0;
+run;

@@ -1,0 +1,11 @@
+data nums;
+   do i = 1 to 5; output; end;
+run;
+OPTIONS OBS=2;
+data out.first2;
+   set nums;
+run;
+options obs=max firstobs=4;
+data out.last2; set nums; run;
+options firstobs=1 memsize=8G;   * MEMSIZE cannot change after start: a WARNING;
+data out.all; set nums; run;

@@ -1,0 +1,10 @@
+data out.a; x = 1; run;
+data out.b; x = 2; run;
+data out.c; x = 3; run;
+data out.d; x = 4; run;
+proc datasets library=out nolist;
+  delete a;
+  change b=b2;
+quit;
+proc delete data=out.c;
+run;
