@@ -99,7 +99,8 @@ class Flows(Part):
         shown as one (`flow`), killed as one (`kill_flow`). `jobs`: (name in the flow, request,
         dependency over names or ""), dependencies first (flowfile.py orders them so). `key`: the
         submit's idempotency key: sent again with the same flow, it answers the flow it made."""
-        if not self.master.accepting:
+        m = self.master
+        if not m.accepting:
             raise StatgridError("the master is shutting down; submit again after `statgrid grid up`.")
         from statgrid.grid.master.jobspec import check_name
 
@@ -112,8 +113,8 @@ class Flows(Part):
         prepared = self.check(name, jobs, caller)
         now = time.time()
         ids: dict[str, int] = {}
-        with self.master.store.transaction():                 # the flow and all its jobs, or nothing
-            flow_id = self.master.store.add_flow("flow", caller.user, name, 0, now, {"jobs": [n for n, _, _ in prepared]})
+        with m.store.transaction():                    # the flow and all its jobs, or nothing
+            flow_id = m.store.add_flow("flow", caller.user, name, 0, now, {"jobs": [n for n, _, _ in prepared]})
 
             def resolve(i: int, job: Job, inserted: list[Job]) -> Job:
                 if i:
@@ -122,18 +123,18 @@ class Flows(Part):
                 return dataclasses.replace(job, flow_id=flow_id, submit_ts=now, position=now,
                                            depend=None if expr is None else depend.format_expr(depend.resolve(expr, ids)))
 
-            added = self.master.store.add_many([j for _, j, _ in prepared], prepare=resolve)
+            added = m.store.add_many([j for _, j, _ in prepared], prepare=resolve)
             if key is not None:
-                self.master.store.record_submit_key(caller.user, key, digest, "flow",
-                                             {"flow_id": flow_id, "job_ids": [j.id for j in added]})
+                m.store.record_submit_key(caller.user, key, digest, "flow",
+                                          {"flow_id": flow_id, "job_ids": [j.id for j in added]})
 
             def admit() -> None:
                 for j in added:
-                    self.master.metrics.on_submit(j)
-                    self.master._enqueue(j)
-                    self.master.parts.call("submitted", j)
-                self.master.dispatch()
-            self.master.store.after_commit(admit)
+                    m.metrics.on_submit(j)
+                    m._enqueue(j)
+                    m.parts.call("submitted", j)
+                m.dispatch()
+            m.store.after_commit(admit)
         return self.flow(flow_id)
 
     def check(self, name: str, jobs: list[tuple[str, JobRequest, str]], caller: Caller) -> list:
@@ -173,19 +174,20 @@ class Flows(Part):
         """A flow or an array as one: its record, its state (RUN while any job runs, PEND while any
         waits, DONE when all are DONE, else EXIT, or KILLED if any was killed), jobs per state, and
         its jobs' ids, names, states and dependencies (at most FLOW_MAX_JOBS shown)."""
-        flow = self.master.store.flow(flow_id)
+        m = self.master
+        flow = m.store.flow(flow_id)
         if flow is None:
             raise NotFound(f"flow {flow_id} does not exist; see `statgrid flow list`.")
-        rows = self.master.store.con.execute("SELECT id, name, state, suspend_ts, depend, exit_reason, host FROM jobs "
-                                      "WHERE flow_id = ? ORDER BY id LIMIT ?", (flow_id, FLOW_MAX_JOBS)).fetchall()
-        counts = dict(self.master.store.con.execute("SELECT state, count(*) FROM jobs WHERE flow_id = ? GROUP BY state",
-                                             (flow_id,)).fetchall())
+        rows = m.store.con.execute("SELECT id, name, state, suspend_ts, depend, exit_reason, host FROM jobs "
+                                   "WHERE flow_id = ? ORDER BY id LIMIT ?", (flow_id, FLOW_MAX_JOBS)).fetchall()
+        counts = dict(m.store.con.execute("SELECT state, count(*) FROM jobs WHERE flow_id = ? GROUP BY state",
+                                          (flow_id,)).fetchall())
         jobs = [{"id": r[0], "name": r[1], "state": shown_state(r[2], r[3]),
                  "depend": r[4], "exit_reason": r[5], "host": r[6]} for r in rows]
         for rec in jobs:
             if rec["state"] == "PEND":
-                p = self.master.pending.get(rec["id"])
-                rec["pend_reason"] = self.master.pend_reason(p) if p is not None else None
+                p = m.pending.get(rec["id"])
+                rec["pend_reason"] = m.pend_reason(p) if p is not None else None
         spec_jobs = flow["spec"].get("jobs")
         expected = len(spec_jobs) if isinstance(spec_jobs, list) else spec_jobs
         return {**{k: flow[k] for k in ("id", "kind", "user", "name", "throttle", "submit_ts")},
@@ -193,15 +195,16 @@ class Flows(Part):
 
     def flows(self, user: str | None, limit: int = 100) -> list[dict]:
         """The newest flows and arrays (of `user`; None: everyone's), each with its state and counts."""
+        m = self.master
         # expected: how many jobs the flow was made with (SQLite reads it out of the spec)
         sql = ("SELECT id, kind, user, name, throttle, submit_ts, CASE kind WHEN 'flow' THEN "
                "json_array_length(spec, '$.jobs') ELSE json_extract(spec, '$.jobs') END AS expected FROM flows"
                + (" WHERE user = ?" if user else "") + " ORDER BY id DESC LIMIT ?")
-        rows = [dict(r) for r in self.master.store.con.execute(sql, ((user,) if user else ()) + (limit,))]
+        rows = [dict(r) for r in m.store.con.execute(sql, ((user,) if user else ()) + (limit,))]
         counts: dict[int, dict[str, int]] = {r["id"]: {} for r in rows}
         if rows:                                   # one grouped count for the page (jobs_flow index)
             marks = ", ".join("?" * len(rows))
-            for flow_id, state, n in self.master.store.con.execute(
+            for flow_id, state, n in m.store.con.execute(
                     f"SELECT flow_id, state, count(*) FROM jobs WHERE flow_id IN ({marks}) GROUP BY flow_id, state",
                     [r["id"] for r in rows]):
                 counts[flow_id][state] = n
@@ -211,14 +214,15 @@ class Flows(Part):
     async def kill_flow(self, flow_id: int, caller: Caller) -> dict:
         """Kill every unfinished job of a flow or array: pending ones first (none of them starts in the
         gaps a running one leaves), then running ones. Owner or admin."""
-        flow = self.master.store.flow(flow_id)
+        m = self.master
+        flow = m.store.flow(flow_id)
         if flow is None:
             raise NotFound(f"flow {flow_id} does not exist; see `statgrid flow list`.")
-        self.master.rights.require_owner(caller, flow["user"], "kill", f"flow {flow_id}")
-        ids = [r[0] for r in self.master.store.con.execute("SELECT id FROM jobs WHERE flow_id = ? AND state IN ('PEND', 'RUN') "
-                                                    "ORDER BY state = 'RUN', id", (flow_id,))]
+        m.rights.require_owner(caller, flow["user"], "kill", f"flow {flow_id}")
+        ids = [r[0] for r in m.store.con.execute("SELECT id FROM jobs WHERE flow_id = ? AND state IN ('PEND', 'RUN') "
+                                                 "ORDER BY state = 'RUN', id", (flow_id,))]
         for i, job_id in enumerate(ids):
-            await self.master.kill(job_id, caller, reason=f"flow {flow_id} killed by {caller.user}")
+            await m.kill(job_id, caller, reason=f"flow {flow_id} killed by {caller.user}")
             if i % KILL_YIELD_EVERY == KILL_YIELD_EVERY - 1:
                 await asyncio.sleep(0)
         return self.flow(flow_id)
