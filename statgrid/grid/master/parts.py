@@ -1,9 +1,9 @@
 """The master's parts and the hooks the core calls them at.
 
 A part (sub-tasks, dependencies, run limits, suspend/resume, calendars, flows and arrays, fairshare
-usage, load thresholds) keeps its own state in its own module and is told of the
-core's few moments through these hooks, rather than being a mixin of `Master` reading and
-writing the core's attributes. The core owns the job's lifecycle (every state change goes
+usage, load thresholds) keeps its own state in its own module and is told of the core's few
+moments through these hooks, rather than being a mixin of `Master` reading and writing the
+core's attributes. The core owns the job's lifecycle (every state change goes
 through `Master._change`, statgrid/job/lifecycle.py); a part asks the master's public methods
 for changes and never changes a job's row itself.
 
