@@ -9,17 +9,23 @@ Flux's job-manager tests are the model.
         h.event(h.started(job))
         h.event(h.finished(job, exit_code=0))
         assert h.job(job.id).state is JobState.DONE
+
+`host` adds keys to [hosts.node1] (e.g. "max_load = 2.0"), `extra` adds tables to grid.toml (e.g.
+queues); `restart()` stops the master as a `kill -9` would leave it (its jobs run on) and starts a
+new one on the same store, through Master.start: the parts' restored and reconciled hooks, the
+reconcile (with what `attempt_file` holds), the first dispatch.
 """
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from pathlib import Path
 
 from statgrid.config import load_config
 from statgrid.grid.security.auth import Caller
-from statgrid.grid.master.core import Master, identity_of
+from statgrid.grid.master.core import Master, attempt_file, identity_of
 from statgrid.grid.master.jobspec import JobRequest
 from statgrid.job.protocol import AttemptFinished, AttemptLost, AttemptStarted, IoCounters, LaunchRequest, Rusage
 from statgrid.job.record import Job
@@ -27,9 +33,12 @@ from statgrid.job.record import Job
 TOML = """
 [hosts.node1]
 slots = {slots}
+{host}
 
 [monitor]
 enabled = false
+
+{extra}
 """
 
 
@@ -87,20 +96,27 @@ class RecordingEngine:
     async def close(self, stop_engine: bool) -> None:
         pass
 
+    async def start(self) -> None:
+        pass
+
+    async def prepare(self, work_roots, monitor, cpus, fence_grace_s) -> None:
+        pass
+
 
 class MasterHarness:
     """A Master on a store under `root`, with a RecordingEngine, run on a loop of its own."""
 
-    def __init__(self, root: Path, slots: int = 1):
+    def __init__(self, root: Path, slots: int = 1, host: str = "", extra: str = ""):
         home = root / "home"
         home.mkdir(parents=True, exist_ok=True)
-        (root / "grid.toml").write_text(TOML.format(slots=slots))
+        (root / "grid.toml").write_text(TOML.format(slots=slots, host=host, extra=extra))
         self.cfg = load_config(root / "grid.toml", {"STATGRID_HOME": str(home)})
         self.root = root
         self.loop = asyncio.new_event_loop()
         self.master = self.run(self._make())
         self.engine: RecordingEngine = self.master.engine
         self.caller: Caller = self.master.rights.caller(os.getuid(), "socket")
+        self._started = False                            # the master went through Master.start (restart)
 
     async def _make(self) -> Master:
         master = Master(self.cfg)
@@ -117,9 +133,24 @@ class MasterHarness:
         return self
 
     def __exit__(self, *exc) -> None:
-        self.master.store.close()
-        self.master.audit.close()
+        self._close()
         self.loop.close()
+
+    def _close(self) -> None:
+        if self._started:                               # its tasks (sweep, parts) cancelled, its store closed
+            self.run(self.master.stop(stop_engine=False))
+        else:
+            self.master.store.close()
+            self.master.audit.close()
+
+    def restart(self) -> Master:
+        """A new master on the same store, started (Master.start) as after a `kill -9` of the old one."""
+        self._close()
+        self.master = self.run(self._make())
+        self.engine = self.master.engine
+        self.run(self.master.start())
+        self._started = True
+        return self.master
 
     # -- acting -------------------------------------------------------------------------------------------
     def submit(self, *argv: str, **kw) -> Job:
@@ -138,6 +169,12 @@ class MasterHarness:
 
     def kill(self, job_id: int) -> Job:
         return self.run(self.master.kill(job_id, self.caller))
+
+    def attempt_file(self, record) -> Path:
+        """Write a node's attempt record where the master's reconcile reads it (attempt_file)."""
+        path = attempt_file(self.cfg, record.job_id, record.attempt)
+        path.write_text(json.dumps(record.to_dict()))
+        return path
 
     # -- records a node would send ---------------------------------------------------------------------------
     def started(self, job: Job, pid: int = 4242, start_ts: float | None = None) -> AttemptStarted:

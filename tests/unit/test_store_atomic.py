@@ -173,7 +173,7 @@ def test_a_flow_an_older_store_kept_part_of_is_never_listed_done(db):
         for j in db.add_many([dataclasses.replace(job(f"j{i}"), flow_id=flow_id) for i in range(n)]):
             assert db.update(dataclasses.replace(j, state=JobState.DONE), JobState.PEND, 0, "finish")
     master = types.SimpleNamespace(store=db)
-    states = {f["name"]: f["state"] for f in Flows.flows(master, None)}
+    states = {f["name"]: f["state"] for f in Flows(master).flows(None)}
     assert states == {"empty": "INCOMPLETE", "part": "INCOMPLETE", "arr": "DONE"}
 
 

@@ -79,7 +79,7 @@ class Calendars(Part):
         else:
             payload = {"kind": "flow", "flow": {"name": flow["name"], "jobs": [
                 [n, dataclasses.asdict(dataclasses.replace(r, user=caller.user)), a] for n, r, a in flow["jobs"]]}}
-            self.master._check_flow(flow["name"], flow["jobs"], caller)
+            self.master.flows_part.check(flow["name"], flow["jobs"], caller)
         next_ts = cron.next_after(spec, now, zone)
         what = (f"flow {flow['name']} ({len(flow['jobs'])} jobs)" if flow is not None else " ".join(request.argv))
         queue = None if flow is not None else request.queue or None

@@ -10,10 +10,12 @@ job the store says is RUN into: finished while we were away (attempt file says s
 running (its task is still in the scheduler, or its node still runs it), never started
 (no attempt file, no task: back to PEND), or lost (started, now gone: requeue or EXIT).
 
-Parts (parts.py): dependencies, run limits, suspend/resume and calendars keep their own state in their own
-module and hear the core's hooks (a job submitted, a state changed, a dispatch planned, a
-reconfig). The rest is still mixins of this class (queuectl.py, flows.py, outcome.py,
-hostctl.py), being turned into parts one at a time (issue 25).
+Parts (parts.py): sub-tasks, dependencies, run limits, suspend/resume, calendars, flows and arrays,
+fairshare usage and load thresholds keep their own state in their own module and hear the core's
+hooks (jobs restored and reconciled at a start, a job submitted, a state changed, a dispatch
+planned, a reconfig). What is left as mixins of this class is the core's own verbs split over
+files: outcomes and the restart's reconcile (outcome.py), hosts (hostctl.py), the verbs on
+pending jobs (queuectl.py).
 """
 from __future__ import annotations
 
@@ -35,19 +37,21 @@ from statgrid.grid.master.events import Broadcaster
 from statgrid.grid.execution.fence import Silences
 from statgrid.grid.master.jobspec import ARRAY_ENV_MAX_BYTES, JobRequest, check_bounds, launch_argv, parse_array, validate
 from statgrid.job.record import Job, JobState
-from statgrid.grid.scheduling import fairshare
 from statgrid.grid.scheduling.backlog import Backlog
 from statgrid.grid.master.flows import Flows, check_submit_key, request_digest
 from statgrid.grid.scheduling.policy import HostView, Limits, Plan, count_running, host_views, plan
-from statgrid.grid.master.queuectl import QueueControl, _read_loads
+from statgrid.grid.master.queuectl import QueueControl
 from statgrid.job.protocol import (AttemptFinished, AttemptLost, AttemptStarted, Identity, LaunchRequest, TaskErred,
                                     parse_task_key)
 from statgrid.grid.master.hostctl import HostControl
 from statgrid.grid.master.calendars import Calendars
 from statgrid.grid.master.dependencies import Dependencies
+from statgrid.grid.master.loads import LoadThresholds
 from statgrid.grid.master.parts import Parts
 from statgrid.grid.master.runlimits import RunLimits
+from statgrid.grid.master.subtasks import SubTasks
 from statgrid.grid.master.suspend import Suspensions
+from statgrid.grid.master.usage import FairshareUsage
 from statgrid.grid.master.outcome import Outcomes
 from statgrid.grid.master.store import JobFilter, JobStore
 from statgrid.job.jobdir import JobDir, attempt_path, attempts_root, jobs_root
@@ -134,7 +138,7 @@ def _lookup_identity(user: str) -> Identity:
     return Identity(user=user, uid=entry.pw_uid, gid=entry.pw_gid, groups=groups)
 
 
-class Master(Outcomes, HostControl, QueueControl, Flows):
+class Master(Outcomes, HostControl, QueueControl):
     def __init__(self, cfg: Config):
         self.cfg = cfg
         make_grid_dirs(cfg)
@@ -162,12 +166,6 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
         self.closed = self.store.closed_hosts()    # host → who closed it, why, when (`statgrid host close`)
         self.pending = Backlog()                   # the store's PEND jobs, kept here: dispatch reads no rows
         self.last_plan = Plan()                    # the latest dispatch's decisions: why each pending job waits
-        self.usage = fairshare.UsageBook(self.store.usage(), cfg.scheduling.half_life_s)
-        self.throttles = self.store.throttles()    # array id → its throttle (-J "a[1-100]%10")
-        self.loads: dict[str, float] = {}          # host → its monitor's latest 1-minute load (hosts with max_load)
-        self._load_watch: asyncio.Task | None = None
-        self.children: dict[int, set[int]] = {}    # session job → its sub-tasks (Session.parallel)
-        self.ended_parents: set[int] = set()       # parents whose sub-tasks are being ended (held, not started)
         # host → dispatch sequence number of its latest job start (policy.HostView.last_start): ties
         # among equally loaded hosts go to the one that started a job least recently. Memory only:
         # after a restart ties start again from grid.toml order, which is all this is for.
@@ -182,22 +180,25 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
             "out": str(cfg.home / "monitor"), "interval_s": cfg.monitor.interval_s,
             "libraries": {"data": str(cfg.libraries.data), "work": str(cfg.libraries.work),
                           "util": str(cfg.libraries.util)}}
-        # The parts (parts.py): each keeps its own state and hears the core's hooks.
+        # The parts (parts.py): each keeps its own state and hears the core's hooks, in this order.
+        # Sub-tasks first: a parent's end holds its pending sub-tasks, and schedules their end,
+        # before any other part hears of it (the dependents' re-check dispatches).
         self.parts = Parts()
+        self.subtasks: SubTasks = self.parts.add(SubTasks(self))
         self.dependencies: Dependencies = self.parts.add(Dependencies(self))
         self.runlimits: RunLimits = self.parts.add(RunLimits(self))
         self.suspensions: Suspensions = self.parts.add(Suspensions(self))
         self.calendars: Calendars = self.parts.add(Calendars(self))
+        self.flows_part: Flows = self.parts.add(Flows(self))
+        self.usage: FairshareUsage = self.parts.add(FairshareUsage(self))
+        self.thresholds: LoadThresholds = self.parts.add(LoadThresholds(self))
 
     # -- life cycle ------------------------------------------------------------------------------------
     async def start(self) -> None:
         self.running = {j.id: j for j in self.store.select(JobFilter(states=(JobState.RUN,)))}
         for job in self.store.select(JobFilter(states=(JobState.PEND,))):
             self._enqueue(job)
-        # Before reconcile: a parent it finds ended while the master was away ends its sub-tasks.
-        for job in [*self.running.values(), *self.pending.values()]:
-            if job.parent_id is not None:
-                self.children.setdefault(job.parent_id, set()).add(job.id)
+        self.parts.call("restored")                     # before the reconcile, which may end some of them
         await self.engine.start()
         try:
             await self.engine.prepare(self.work_roots, self.monitor, self.cpus, self.cfg.master.fence_grace_s)
@@ -205,18 +206,9 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
         except BaseException:
             await self.engine.close(stop_engine=False)   # jobs keep running; the next `grid up` adopts them
             raise
-        for parent_id in [p for p in self.children if p not in self.running]:
-            parent = self.store.get(parent_id)          # ended while the master was down
-            if parent is not None and parent.state.finished:
-                self._end_children(parent)
-        if any(h.max_load > 0 for h in self.cfg.hosts.values()):
-            from statgrid.monitor.store import read_latest
-
-            self.loads = await asyncio.to_thread(_read_loads, self.cfg.home / "monitor",
-                                                 [h.name for h in self.cfg.hosts.values() if h.max_load > 0], read_latest)
+        await self.parts.reconciled()                   # before the first dispatch
         self.dispatch()
         self._sweeper = asyncio.create_task(self._sweep_forever())
-        self._load_watch = asyncio.create_task(self._watch_loads())
         await self.parts.start()
         if self.console is not None:
             self.console.start()
@@ -258,9 +250,8 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
         """`grid down`: no new dispatches; kill running jobs (rerunnable ones go back to PEND for the
         next `grid up`), wait for them to end, then stop the engine."""
         self.begin_shutdown()
-        for task in (self._sweeper, self._load_watch):
-            if task is not None:
-                task.cancel()
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         self.parts.stop()
         if stop_engine:
             for job in list(self.running.values()):
@@ -278,13 +269,7 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
 
     def _on_store_change(self, job: Job, event: str) -> None:
         self._publish_job(job, event)
-        if job.state.finished and self._has_children(job.id):
-            # Held now, killed soon: the dispatch that follows this change must not start a
-            # pending sub-task in the slot its parent has just freed.
-            for child_id in self.children[job.id]:
-                self.pending.hold(child_id, f"its parent job {job.id} ended")
-            asyncio.get_running_loop().call_soon(self._end_children, job)
-        self.parts.call("changed", job, event)    # after the sub-tasks' hold: their end is scheduled first
+        self.parts.call("changed", job, event)
 
     def _publish_host(self, host: str, action: str) -> None:
         self.events.publish({"type": "host", "host": host, "action": action})
@@ -318,7 +303,7 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
         check_bounds(req)                          # first: no message below quotes a 10 MB or control-character value
         key = check_submit_key(key)
         digest = request_digest("job", dataclasses.asdict(req)) if key else ""
-        replay = self._replayed(caller, key, "job", digest)
+        replay = self.flows_part.replayed(caller, key, "job", digest)
         if replay is not None:
             return self.get(replay["job_ids"][0])
         if req.user and req.user != caller.user:
@@ -332,7 +317,7 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
         job = validate(req, self.cfg, time.time(), check_files=caller.uid == os.geteuid())
         job = dataclasses.replace(job, depend=self.dependencies.check(req.depend, job.user))
         if req.parent_id is not None:
-            self._check_parent(req.parent_id, caller)
+            self.subtasks.check_parent(req.parent_id, caller)
         if array is not None:
             env_bytes = sum(len(k) + len(v) + 2 for k, v in job.env.items())
             if env_bytes * len(array.indices) > ARRAY_ENV_MAX_BYTES:
@@ -340,26 +325,16 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
                                  f"bytes is over {ARRAY_ENV_MAX_BYTES // 2**20} MiB; submit from a smaller environment "
                                  "(`env -i PATH=$PATH HOME=$HOME statgrid submit …`) or split the array.")
         with self.store.transaction():             # an array and all its jobs, and the key, or nothing
-            if array is None:
-                jobs = [self.store.add(job)]
-            else:
-                flow_id = self.store.add_flow("array", job.user, array.name, array.throttle, job.submit_ts,
-                                              {"name": req.name, "jobs": len(array.indices)})
-                jobs = self.store.add_many([dataclasses.replace(job, name=f"{array.name}[{i}]", flow_id=flow_id,
-                                                                array_index=i) for i in array.indices])
+            jobs = [self.store.add(job)] if array is None else self.flows_part.add_array(job, array, req.name)
             if key is not None:
                 self.store.record_submit_key(caller.user, key, digest, "job", {"job_ids": [j.id for j in jobs]})
 
             def admit() -> None:                   # the master's memory, once the store has them
-                if array is not None and array.throttle:
-                    self.throttles[jobs[0].flow_id] = array.throttle
                 verdict = self.dependencies.verdict(jobs[0]) if jobs[0].depend else None    # once for an array
                 for j in jobs:
                     self.metrics.on_submit(j)
                     self._enqueue(j, verdict)
-                    self.parts.call("submitted", j)
-                    if j.parent_id is not None:
-                        self.children.setdefault(j.parent_id, set()).add(j.id)
+                    self.parts.call("submitted", j)    # a sub-task joins its parent's (subtasks.py)
                 self.dispatch()
             self.store.after_commit(admit)
         return self.running.get(jobs[0].id) or self.pending.get(jobs[0].id) or self.get(jobs[0].id)
@@ -374,7 +349,7 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
         # is settled (its node's report, or the deadline): a job given to the new worker would otherwise
         # fall under the old worker's deadline, which may come before that worker's node fences it.
         up = [h for h in self.engine.workers if h not in self.stale and h not in self.silences.hosts]
-        return host_views(self.cfg.hosts, up, running, self.last_start, self.closed, reserved, self.loads,
+        return host_views(self.cfg.hosts, up, running, self.last_start, self.closed, reserved, self.thresholds.loads,
                           self.engine.threads_seen)
 
     def limits(self, now_ts: float | None = None) -> Limits:
@@ -382,7 +357,7 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
         cfg = self.cfg
         usage = self.usage.at(time.time() if now_ts is None else now_ts, self.running.values()) \
             if any(q.fairshare for q in cfg.queues.values()) else {}
-        return Limits(cfg.groups, cfg.limits, cfg.scheduling, self.throttles, usage)
+        return Limits(cfg.groups, cfg.limits, cfg.scheduling, self.flows_part.throttles, usage)
 
     def dispatch(self) -> int:
         """Run the policy over the pending jobs and start what it chose. Returns the jobs started."""
@@ -523,6 +498,20 @@ class Master(Outcomes, HostControl, QueueControl, Flows):
                 waiting.remove(fut)
             if not waiting:
                 self.waiters.pop(job_id, None)
+
+    # -- flows and arrays (a part: flows.py) --------------------------------------------------------------
+    def submit_flow(self, name: str, jobs: list[tuple[str, JobRequest, str]], caller: Caller,
+                    key: str | None = None) -> dict:
+        return self.flows_part.submit_flow(name, jobs, caller, key)
+
+    def flow(self, flow_id: int) -> dict:
+        return self.flows_part.flow(flow_id)
+
+    def flows(self, user: str | None, limit: int = 100) -> list[dict]:
+        return self.flows_part.flows(user, limit)
+
+    async def kill_flow(self, flow_id: int, caller: Caller) -> dict:
+        return await self.flows_part.kill_flow(flow_id, caller)
 
     # -- calendars (a part: calendars.py) -----------------------------------------------------------------
     def schedule_add(self, caller: Caller, cron_text: str, tz_name: str, request: JobRequest | None = None,

@@ -1,8 +1,12 @@
-"""Flows and arrays (Platform Process Manager's), as a part of `Master`: a flow file's jobs
-submitted as one with their dependencies resolved to ids, shown and killed as one (an array from
-`-J "name[1-100]%10"` is shown the same way). Calendars are a part of their own (calendars.py).
+"""Flows and arrays (Platform Process Manager's), a part of the master (parts.py): a flow file's
+jobs submitted as one (all or none) with their dependencies resolved to ids, shown and killed as
+one; an array from `-J "name[1-100]%10"` is shown and killed the same way, and its throttle (at
+most 10 of its jobs run at once) is kept here for the policy. Calendars are a part of their own
+(calendars.py). Also the submits' idempotency keys (a retried submit answers what the first made).
 
-A mixin: the methods use the Master's state and run on its loop (see queuectl.py).
+Its own state: the arrays' throttles (array id → how many of its jobs may run at once). It adds
+jobs to the store in one transaction and hands them to the master's backlog (`_enqueue`) and
+dispatch once committed, as the core's submit does; it kills through the master's public `kill`.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from statgrid.grid.security import auth
 from statgrid.grid.scheduling import depend
 from statgrid.grid.security.auth import Caller
 from statgrid.grid.master.jobspec import JobRequest, check_bounds, validate
+from statgrid.grid.master.parts import Part
 from statgrid.job.lifecycle import JobState, shown_state
 from statgrid.job.record import Job
 
@@ -49,15 +54,34 @@ def request_digest(kind: str, body) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-class Flows:
-    def _replayed(self, caller: Caller, key: str | None, kind: str, digest: str) -> dict | None:
+class Flows(Part):
+    name = "flows"
+
+    def __init__(self, master):
+        # the Master (core.py) holding this part; not imported here: core.py imports this module
+        self.master = master
+        self.throttles: dict[int, int] = master.store.throttles()   # array id → its throttle (-J "a[1-100]%10")
+
+    def add_array(self, job: Job, array, spec_name: str) -> list[Job]:
+        """An array's jobs (jobspec.parse_array of -J `spec_name`), each a copy of `job`, added in the
+        caller's transaction; its throttle is kept once that has committed."""
+        store = self.master.store
+        flow_id = store.add_flow("array", job.user, array.name, array.throttle, job.submit_ts,
+                                 {"name": spec_name, "jobs": len(array.indices)})
+        jobs = store.add_many([dataclasses.replace(job, name=f"{array.name}[{i}]", flow_id=flow_id, array_index=i)
+                               for i in array.indices])
+        if array.throttle:
+            store.after_commit(lambda: self.throttles.__setitem__(flow_id, array.throttle))
+        return jobs
+
+    def replayed(self, caller: Caller, key: str | None, kind: str, digest: str) -> dict | None:
         """What the caller's earlier submit with `key` made ({"job_ids": [...], "flow_id": …}), or
         None if there is none. The same key with another request is refused (KeyConflict): a
         client reusing a key by mistake must not get the jobs of another submit back. Keys are
         the caller's own: another user's same key is another key."""
         if key is None:
             return None
-        known = self.store.submit_key(caller.user, key)
+        known = self.master.store.submit_key(caller.user, key)
         if known is None:
             return None
         if known["kind"] != kind or known["digest"] != digest:
@@ -75,21 +99,22 @@ class Flows:
         shown as one (`flow`), killed as one (`kill_flow`). `jobs`: (name in the flow, request,
         dependency over names or ""), dependencies first (flowfile.py orders them so). `key`: the
         submit's idempotency key: sent again with the same flow, it answers the flow it made."""
-        if not self.accepting:
+        m = self.master
+        if not m.accepting:
             raise StatgridError("the master is shutting down; submit again after `statgrid grid up`.")
         from statgrid.grid.master.jobspec import check_name
 
         check_name("flow name", name, "give a shorter name with printable characters", allow_empty=False)
         key = check_submit_key(key)
         digest = request_digest("flow", [name, [[n, dataclasses.asdict(r), a] for n, r, a in jobs]]) if key else ""
-        replay = self._replayed(caller, key, "flow", digest)
+        replay = self.replayed(caller, key, "flow", digest)
         if replay is not None:
             return self.flow(replay["flow_id"])
-        prepared = self._check_flow(name, jobs, caller)
+        prepared = self.check(name, jobs, caller)
         now = time.time()
         ids: dict[str, int] = {}
-        with self.store.transaction():                 # the flow and all its jobs, or nothing
-            flow_id = self.store.add_flow("flow", caller.user, name, 0, now, {"jobs": [n for n, _, _ in prepared]})
+        with m.store.transaction():                    # the flow and all its jobs, or nothing
+            flow_id = m.store.add_flow("flow", caller.user, name, 0, now, {"jobs": [n for n, _, _ in prepared]})
 
             def resolve(i: int, job: Job, inserted: list[Job]) -> Job:
                 if i:
@@ -98,21 +123,21 @@ class Flows:
                 return dataclasses.replace(job, flow_id=flow_id, submit_ts=now, position=now,
                                            depend=None if expr is None else depend.format_expr(depend.resolve(expr, ids)))
 
-            added = self.store.add_many([j for _, j, _ in prepared], prepare=resolve)
+            added = m.store.add_many([j for _, j, _ in prepared], prepare=resolve)
             if key is not None:
-                self.store.record_submit_key(caller.user, key, digest, "flow",
-                                             {"flow_id": flow_id, "job_ids": [j.id for j in added]})
+                m.store.record_submit_key(caller.user, key, digest, "flow",
+                                          {"flow_id": flow_id, "job_ids": [j.id for j in added]})
 
             def admit() -> None:
                 for j in added:
-                    self.metrics.on_submit(j)
-                    self._enqueue(j)
-                    self.parts.call("submitted", j)
-                self.dispatch()
-            self.store.after_commit(admit)
+                    m.metrics.on_submit(j)
+                    m._enqueue(j)
+                    m.parts.call("submitted", j)
+                m.dispatch()
+            m.store.after_commit(admit)
         return self.flow(flow_id)
 
-    def _check_flow(self, name: str, jobs: list[tuple[str, JobRequest, str]], caller: Caller) -> list:
+    def check(self, name: str, jobs: list[tuple[str, JobRequest, str]], caller: Caller) -> list:
         """Every job of a flow checked as a submit: [(name, Job to store, its dependency Expr or None)]."""
         from statgrid.grid.master.jobspec import check_name
 
@@ -134,7 +159,7 @@ class Flows:
                 raise auth.Forbidden(f"you are {caller.user!r} and asked to submit as {req.user!r}: nobody submits for "
                                      "another user.")
             req = dataclasses.replace(req, user=caller.user, name=job_name, depend="")
-            job = validate(req, self.cfg, now, check_files=caller.uid == os.geteuid())
+            job = validate(req, self.master.cfg, now, check_files=caller.uid == os.geteuid())
             expr = depend.parse(after) if after.strip() else None
             for ref in depend.refs(expr) if expr is not None else ():
                 if ref not in seen:
@@ -149,19 +174,20 @@ class Flows:
         """A flow or an array as one: its record, its state (RUN while any job runs, PEND while any
         waits, DONE when all are DONE, else EXIT, or KILLED if any was killed), jobs per state, and
         its jobs' ids, names, states and dependencies (at most FLOW_MAX_JOBS shown)."""
-        flow = self.store.flow(flow_id)
+        m = self.master
+        flow = m.store.flow(flow_id)
         if flow is None:
             raise NotFound(f"flow {flow_id} does not exist; see `statgrid flow list`.")
-        rows = self.store.con.execute("SELECT id, name, state, suspend_ts, depend, exit_reason, host FROM jobs "
-                                      "WHERE flow_id = ? ORDER BY id LIMIT ?", (flow_id, FLOW_MAX_JOBS)).fetchall()
-        counts = dict(self.store.con.execute("SELECT state, count(*) FROM jobs WHERE flow_id = ? GROUP BY state",
-                                             (flow_id,)).fetchall())
+        rows = m.store.con.execute("SELECT id, name, state, suspend_ts, depend, exit_reason, host FROM jobs "
+                                   "WHERE flow_id = ? ORDER BY id LIMIT ?", (flow_id, FLOW_MAX_JOBS)).fetchall()
+        counts = dict(m.store.con.execute("SELECT state, count(*) FROM jobs WHERE flow_id = ? GROUP BY state",
+                                          (flow_id,)).fetchall())
         jobs = [{"id": r[0], "name": r[1], "state": shown_state(r[2], r[3]),
                  "depend": r[4], "exit_reason": r[5], "host": r[6]} for r in rows]
         for rec in jobs:
             if rec["state"] == "PEND":
-                p = self.pending.get(rec["id"])
-                rec["pend_reason"] = self.pend_reason(p) if p is not None else None
+                p = m.pending.get(rec["id"])
+                rec["pend_reason"] = m.pend_reason(p) if p is not None else None
         spec_jobs = flow["spec"].get("jobs")
         expected = len(spec_jobs) if isinstance(spec_jobs, list) else spec_jobs
         return {**{k: flow[k] for k in ("id", "kind", "user", "name", "throttle", "submit_ts")},
@@ -169,15 +195,16 @@ class Flows:
 
     def flows(self, user: str | None, limit: int = 100) -> list[dict]:
         """The newest flows and arrays (of `user`; None: everyone's), each with its state and counts."""
+        m = self.master
         # expected: how many jobs the flow was made with (SQLite reads it out of the spec)
         sql = ("SELECT id, kind, user, name, throttle, submit_ts, CASE kind WHEN 'flow' THEN "
                "json_array_length(spec, '$.jobs') ELSE json_extract(spec, '$.jobs') END AS expected FROM flows"
                + (" WHERE user = ?" if user else "") + " ORDER BY id DESC LIMIT ?")
-        rows = [dict(r) for r in self.store.con.execute(sql, ((user,) if user else ()) + (limit,))]
+        rows = [dict(r) for r in m.store.con.execute(sql, ((user,) if user else ()) + (limit,))]
         counts: dict[int, dict[str, int]] = {r["id"]: {} for r in rows}
         if rows:                                   # one grouped count for the page (jobs_flow index)
             marks = ", ".join("?" * len(rows))
-            for flow_id, state, n in self.store.con.execute(
+            for flow_id, state, n in m.store.con.execute(
                     f"SELECT flow_id, state, count(*) FROM jobs WHERE flow_id IN ({marks}) GROUP BY flow_id, state",
                     [r["id"] for r in rows]):
                 counts[flow_id][state] = n
@@ -187,14 +214,15 @@ class Flows:
     async def kill_flow(self, flow_id: int, caller: Caller) -> dict:
         """Kill every unfinished job of a flow or array: pending ones first (none of them starts in the
         gaps a running one leaves), then running ones. Owner or admin."""
-        flow = self.store.flow(flow_id)
+        m = self.master
+        flow = m.store.flow(flow_id)
         if flow is None:
             raise NotFound(f"flow {flow_id} does not exist; see `statgrid flow list`.")
-        self.rights.require_owner(caller, flow["user"], "kill", f"flow {flow_id}")
-        ids = [r[0] for r in self.store.con.execute("SELECT id FROM jobs WHERE flow_id = ? AND state IN ('PEND', 'RUN') "
-                                                    "ORDER BY state = 'RUN', id", (flow_id,))]
+        m.rights.require_owner(caller, flow["user"], "kill", f"flow {flow_id}")
+        ids = [r[0] for r in m.store.con.execute("SELECT id FROM jobs WHERE flow_id = ? AND state IN ('PEND', 'RUN') "
+                                                 "ORDER BY state = 'RUN', id", (flow_id,))]
         for i, job_id in enumerate(ids):
-            await self.kill(job_id, caller, reason=f"flow {flow_id} killed by {caller.user}")
+            await m.kill(job_id, caller, reason=f"flow {flow_id} killed by {caller.user}")
             if i % KILL_YIELD_EVERY == KILL_YIELD_EVERY - 1:
                 await asyncio.sleep(0)
         return self.flow(flow_id)

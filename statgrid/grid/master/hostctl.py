@@ -170,7 +170,6 @@ class HostControl:
                                                               if name not in b_map else "changed"))
         self.cfg = new
         self.rights = auth.Rights(new, grid_uid=self.rights.grid_uid)
-        self.usage.half_life_s = new.scheduling.half_life_s
         self.parts.call("reconfigured", new)
         self.dispatch()
         return changes

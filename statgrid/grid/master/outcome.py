@@ -76,7 +76,7 @@ class Outcomes:
                                pid=outcome.pid or job.pid)
             if new is None:
                 return
-            self._charge(new)
+            self.usage.charge(new)
             if rerun:
                 self._back_to_pending(new, "grid down")
         self.running.pop(job.id, None)
@@ -102,7 +102,7 @@ class Outcomes:
         with self.store.transaction():
             new = self._change(job, "lost", {"reason": reason}, to=state, exit_reason=reason, end_ts=time.time())
             if new is not None:
-                self._charge(new)
+                self.usage.charge(new)
         if new is not None:
             self.running.pop(job.id, None)
             self.metrics.on_end(new)
@@ -115,7 +115,7 @@ class Outcomes:
             if new is None:
                 return
             if job.state == JobState.RUN:
-                self._charge(dataclasses.replace(job, end_ts=time.time()))
+                self.usage.charge(dataclasses.replace(job, end_ts=time.time()))
 
             def requeued() -> None:                # in memory once committed (_finish may hold it open)
                 self.running.pop(job.id, None)

@@ -1,16 +1,24 @@
 """The master's parts and the hooks the core calls them at.
 
-A part (calendars, and in time dependencies, run limits, fairshare usage, load thresholds,
-suspend/resume, sub-tasks, flows) keeps its own state in its own module and is told of the
-core's few moments through these hooks, rather than being a mixin of `Master` reading and
-writing the core's attributes. The core owns the job's lifecycle (every state change goes
+A part (sub-tasks, dependencies, run limits, suspend/resume, calendars, flows and arrays, fairshare
+usage, load thresholds) keeps its own state in its own module and is told of the core's few
+moments through these hooks, rather than being a mixin of `Master` reading and writing the
+core's attributes. The core owns the job's lifecycle (every state change goes
 through `Master._change`, statgrid/job/lifecycle.py); a part asks the master's public methods
 for changes and never changes a job's row itself.
 
 Hooks, each a no-op unless a part overrides it; the core calls every registered part in the
 order they were registered:
 
-- `start()` (async): the master has reconciled its jobs and is about to serve; start tasks here.
+- `restored()`: at the master's start, its RUN and PEND jobs were read from the store (`running`
+  and `pending` hold them), before it reconciles them with the engine: rebuild what a part keeps
+  of them in memory here (the reconcile may end some, and their hooks then fire).
+- `reconciled()` (async): at the master's start, its jobs were reconciled with the engine (jobs
+  that ended or were lost while it was away are settled), before its first dispatch: settle
+  what a part's own state says about them, read what the first dispatch needs. Not called after
+  the sweep's periodic re-checks. Like `start`, a fault here stops the master's start.
+- `start()` (async): the master has reconciled its jobs, made its first dispatch and is about to
+  serve; start tasks here.
 - `stop()`: the master is shutting down; cancel tasks here (no awaits: the loop may be closing).
 - `submitted(job)`: a job was committed to the store and admitted (PEND or about to dispatch).
 - `changed(job, event)`: the store committed `event` (a lifecycle event name, or "submit") on
@@ -30,13 +38,19 @@ if TYPE_CHECKING:                          # names for the annotations only: no 
 
 log = logging.getLogger("statgrid.master")
 
-HOOKS = ("submitted", "changed", "planning", "reconfigured")
+HOOKS = ("restored", "submitted", "changed", "planning", "reconfigured")
 
 
 class Part:
     """A part of the master: its state, its verbs, and the hooks it overrides."""
 
     name = "part"
+
+    def restored(self) -> None:
+        pass
+
+    async def reconciled(self) -> None:
+        pass
 
     async def start(self) -> None:
         pass
@@ -88,6 +102,10 @@ class Parts:
                 getattr(part, hook)(*args)
             except Exception:
                 log.exception("part %s: hook %s failed", part.name, hook)
+
+    async def reconciled(self) -> None:
+        for part in self:
+            await part.reconciled()
 
     async def start(self) -> None:
         for part in self:

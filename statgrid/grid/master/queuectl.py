@@ -1,27 +1,24 @@
-"""The master's scheduling verbs and rules beyond dispatch (issue 18), as a part of `Master`:
-the backlog's holds (dependencies, run limits and suspend/resume are parts: dependencies.py,
-runlimits.py, suspend.py), sub-tasks of a session (MP CONNECT), fairshare usage charged at each
-attempt's end and `statgrid shares`, load thresholds from the hosts' monitors (closed_Busy), and
-LSF's verbs on one job: modify (bmod), top/bottom (btop/bbot).
+"""The master's verbs on pending jobs (issue 18): the backlog's admission and holds, LSF's verbs on
+one job — modify (bmod), top/bottom (btop/bbot) — and the public doors of the parts that have verbs of
+their own (parts.py: suspend/resume, run limits, fairshare shares). Sub-tasks, dependencies, run
+limits, suspend/resume, fairshare usage and load thresholds are parts: subtasks.py, dependencies.py,
+runlimits.py, suspend.py, usage.py, loads.py.
 
-A mixin: the methods use the Master's state (store, pending backlog, running jobs, engine,
-rights) and run on its loop, as the rest of the master does; core.py keeps the life cycle,
-submit, dispatch and the engine's events.
+The core's own verbs split over files, a mixin of Master: the methods use the Master's state
+(store, pending backlog, running jobs, engine, rights) and run on its loop, as the rest of the
+master does; core.py keeps the life cycle, submit, dispatch and the engine's events.
 """
 from __future__ import annotations
 
-import asyncio
 import logging
 import math
 import time
-from pathlib import Path
 
-from statgrid.errors import NotFound, UsageError
-from statgrid.grid.security import auth
-from statgrid.grid.scheduling import depend, fairshare
+from statgrid.errors import UsageError
+from statgrid.grid.scheduling import depend
 from statgrid.grid.security.auth import Caller
 from statgrid.grid.master.jobspec import JobRequest, check_bounds, parse_array, validate
-from statgrid.job.record import JOB_ID_MAX, Job
+from statgrid.job.record import Job
 
 log = logging.getLogger("statgrid.master")
 
@@ -31,8 +28,9 @@ class QueueControl:
         """A PEND job joins the backlog — held out of dispatch while its dependency is not met (ended
         EXIT when it can never be met), or while its parent job has ended (it is being killed).
         `verdict`: its dependency's, when the caller evaluated it already (the elements of an array)."""
-        if job.parent_id is not None and job.parent_id in self.ended_parents:
-            self.pending.add(job, held=f"its parent job {job.parent_id} ended")
+        hold = self.subtasks.hold_reason(job)
+        if hold is not None:
+            self.pending.add(job, held=hold)
             return
         if not job.depend:
             self.pending.add(job)
@@ -47,31 +45,6 @@ class QueueControl:
         else:
             self.pending.add(job)
 
-    def _check_parent(self, parent_id: int, caller: Caller) -> None:
-        """A sub-task (MP CONNECT) belongs to a running job of the caller's own."""
-        parent = self.running.get(parent_id)
-        if parent is None:
-            job = self.store.get(parent_id) if 0 < parent_id <= JOB_ID_MAX else None
-            raise UsageError(f"parent job {parent_id} " + ("does not exist" if job is None else
-                                                           f"is {job.shown_state}, not running")
-                             + ": sub-tasks are handed to the grid by a running session job.")
-        if parent.user != caller.user:
-            raise auth.Forbidden(f"job {parent_id} belongs to {parent.user!r}; you ({caller.user!r}) cannot add "
-                                 "sub-tasks to it.")
-
-    def _end_children(self, parent: Job) -> None:
-        """A session's sub-tasks end with it (MP CONNECT's remote sessions end at the parent's SIGNOFF)."""
-        self.ended_parents.add(parent.id)
-        for job_id in sorted(self.children.pop(parent.id, ())):
-            if job_id not in self.pending and job_id not in self.running:
-                continue
-            if job_id in self.pending:
-                self.pending.hold(job_id, f"its parent job {parent.id} ended")
-            self._spawn(self.kill(job_id, reason=f"its parent job {parent.id} ended ({parent.shown_state})"))
-
-    def _has_children(self, job_id: int) -> bool:
-        return bool(self.children.get(job_id))
-
     def _end_unmeetable(self, job: Job, reason: str) -> None:
         """A dependency that can never be met ends the job (EXIT), rather than leave it pending forever."""
         self.pending.remove(job.id)
@@ -81,45 +54,9 @@ class QueueControl:
             self.metrics.on_end(new)
             self._wake(new)
 
-    def _charge(self, job: Job) -> None:
-        """Fairshare: the slot-seconds an attempt ran count against its user in its queue."""
-        if job.start_ts is None:
-            return
-        now = time.time()
-        usage_s, as_of = self.usage.charge(job.queue, job.user, fairshare.run_so_far_s(job, now), now)
-        self.store.set_usage(job.queue, job.user, usage_s, as_of)
-
     def runlimit_s(self, job: Job) -> float:
         """The job's wall-time limit: its own (-W) or its queue's RUNLIMIT, the lower; 0: none."""
         return self.runlimits.limit_s(job)
-
-    async def _watch_loads(self) -> None:
-        """Hosts with max_load take no new job while their monitor's 1-minute load is over it (LSF's
-        load thresholds, closed_Busy). The loads come from each host's monitor (latest.json), read
-        once per monitor interval while any host has a threshold; a host that turns busy or idle
-        again is announced, and an idle one gets jobs at once."""
-        from statgrid.monitor.store import read_latest
-
-        root = self.cfg.home / "monitor"
-        while True:
-            await asyncio.sleep(max(0.5, self.cfg.monitor.interval_s))
-            watched = [h.name for h in self.cfg.hosts.values() if h.max_load > 0]
-            if not watched:
-                self.loads = {}
-                continue
-            try:
-                loads = await asyncio.to_thread(_read_loads, root, watched, read_latest)
-            except Exception as exc:                         # a monitor file half written: next time
-                log.debug("loads: %r", exc)
-                continue
-            before = {n for n, v in self.host_views().items() if v.busy}
-            self.loads = loads
-            views = self.host_views()
-            after = {n for n, v in views.items() if v.busy}
-            for host in sorted(before ^ after):
-                self._publish_host(host, "busy" if host in after else "idle")
-            if before - after:
-                self.dispatch()
 
     async def suspend(self, job_id: int, caller: Caller) -> Job:
         """LSF's bstop (suspend.py, a part)."""
@@ -180,36 +117,5 @@ class QueueControl:
         return self.get(job_id)
 
     def shares(self, queue: str | None = None) -> dict:
-        """`statgrid shares`: {"queues": [{"queue", "fairshare", "rows": [fairshare.ShareRow dicts]}]}
-        for every queue with fairshare (or the one asked for)."""
-        if queue is not None and queue not in self.cfg.queues:
-            raise NotFound(f"queue {queue!r} does not exist; queues: {', '.join(self.cfg.queues)} (see `statgrid queues`).")
-        now = time.time()
-        usage = self.usage.at(now, self.running.values())
-        running: dict[tuple[str, str], int] = {}
-        pending: dict[tuple[str, str], int] = {}
-        for job in self.running.values():
-            running[(job.queue, job.user)] = running.get((job.queue, job.user), 0) + 1
-        for job in self.pending.values():
-            pending[(job.queue, job.user)] = pending.get((job.queue, job.user), 0) + 1
-        out = []
-        for q in self.cfg.queues.values():
-            if (queue is not None and q.name != queue) or not q.fairshare:
-                continue
-            users = {u for (qn, u) in [*running, *pending, *usage] if qn == q.name}
-            users |= {n for n, _ in q.fairshare if n != fairshare.DEFAULT and n not in self.cfg.groups}
-            rows = fairshare.share_rows(q, users, running, pending, usage, self.cfg.groups, self.cfg.scheduling)
-            out.append({"queue": q.name, "fairshare": [list(p) for p in q.fairshare],
-                        "rows": [r.to_dict() for r in rows]})
-        return {"queues": out, "half_life_s": self.cfg.scheduling.half_life_s}
-
-
-def _read_loads(root: Path, hosts: list[str], read_latest) -> dict[str, float]:
-    """host → the 1-minute load average of its monitor's latest sample (hosts without one left out)."""
-    out = {}
-    for host in hosts:
-        rows = read_latest(root / host) or {}
-        node = (rows.get("node") or [None])[-1]
-        if isinstance(node, dict) and isinstance(node.get("load_1m"), (int, float)):
-            out[host] = float(node["load_1m"])
-    return out
+        """`statgrid shares` (usage.py, a part)."""
+        return self.usage.shares(queue)
