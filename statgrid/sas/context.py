@@ -35,6 +35,8 @@ class ProgramState:
     syscc: int = 0                     # SYSCC: the program's condition code (0, 4 warning, 8+ error)
     syserr: int = 0                    # SYSERR of the last step
     extras: dict[str, Any] = field(default_factory=dict)      # parts' own program-wide state, by part name
+    data_step: Any = None              # run_data_step(statements, program), set by the driver: dataset.py runs
+                                       # a DATA step view through it without importing the DATA step
 
 
 @dataclass

@@ -37,3 +37,12 @@ class SasSyntaxError(SasError):
 
 class SasRuntimeError(SasError):
     """A fault while a step runs (a data set that does not exist, a file that cannot be opened…)."""
+
+
+class ProgramAbort(Exception):
+    """ABORT ABEND n / ABORT RETURN n (raised by the DATA step): the program ends with exit code `code`
+    (SAS 9.4 Statements, ABORT). The step's ERROR is logged by whoever raises it."""
+
+    def __init__(self, code: int = 1, message: str = ""):
+        super().__init__(message or f"ABORT with return code {code}")
+        self.code, self.message = code, message

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator
 
 from statgrid.errors import SessionTerminated, StatgridError, StepError
 from statgrid.sas.context import ProgramState
-from statgrid.sas.errors import SasError
+from statgrid.sas.errors import ProgramAbort, SasError
 from statgrid.sas.globals import EndSas, is_global, run_global
 from statgrid.sas.invocation import Invocation
 from statgrid.sas.options import SasOptions
@@ -41,15 +41,6 @@ SYSERR_WARNING = 4
 SAS_FILE_MAX_BYTES = 16 * 2**20
 
 StepRunner = Callable[[list[Statement], ProgramState], None]
-
-
-class ProgramAbort(Exception):
-    """ABORT ABEND n / ABORT RETURN n (raised by the DATA step): the program ends with exit code `code`
-    (SAS 9.4 Statements, ABORT). The step's ERROR is logged by whoever raises it."""
-
-    def __init__(self, code: int = 1, message: str = ""):
-        super().__init__(message or f"ABORT with return code {code}")
-        self.code, self.message = code, message
 
 
 class _StepFailed(StepError):
@@ -393,7 +384,8 @@ def run_program(text: str, session: Any, log_writer: Any = None, invocation: Inv
     program.titles[1] = "The SAS System"      # TITLE1 at startup (SAS 9.4, TITLE statement)
     log.titles, log.footnotes = program.titles, program.footnotes
     default_data, default_procs = _default_runners()
-    driver = Driver(program, data_step or default_data, procs if procs is not None else default_procs)
+    program.data_step = data_step or default_data          # a DATA step view runs through it when read
+    driver = Driver(program, program.data_step, procs if procs is not None else default_procs)
     saved_log, saved_env = session.log, {k: os.environ.get(k) for k in inv.env}
     session.log = log
     os.environ.update(inv.env)               # -set NAME VALUE: an environment variable (%SYSGET)

@@ -27,7 +27,7 @@ import textwrap
 from datetime import datetime
 from typing import Any, TextIO
 
-from statgrid.session.stimer import StepRecord
+from statgrid.job.stimer import StepRecord
 
 _NUMBER_WIDTH = 11          # '1          data a;': the line number left-justified in 11 columns
 _TIME_LABEL = 20            # 'real time           0.01 seconds'
@@ -138,7 +138,8 @@ class SasLog:
         self.header_done = True
         self._text(self._header_line(title, left=str(1), right=sas_datetime_header(self.started)))
         self._text("")
-        from statgrid import __version__
+        from importlib.metadata import version
+        __version__ = version("statgrid")          # the installed package's, without importing statgrid's top
         u = platform.uname()
         for msg in [f"statgrid {__version__}: SAS language front end (SAS 9.4 syntax; not SAS, a trademark of "
                     "SAS Institute Inc.).",

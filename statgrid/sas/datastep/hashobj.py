@@ -95,7 +95,8 @@ class HashObject:
         raise SasRuntimeError(f"Unknown method {m} for hash object {self.name}", text=m)
 
     def _load(self, text: str) -> None:
-        from statgrid.sas.dataset import input_sql, parse_dataset_text
+        from statgrid.sas.dataset import input_sql
+        from statgrid.sas.parse.dsname import parse_dataset_text
         program = self.step.program
         spec = parse_dataset_text(text, program)
         cur = program.session.con.cursor()
@@ -120,7 +121,8 @@ class HashObject:
 
     def _output(self, text: str) -> None:
         import pyarrow as pa
-        from statgrid.sas.dataset import parse_dataset_text, write_dataset
+        from statgrid.sas.dataset import write_dataset
+        from statgrid.sas.parse.dsname import parse_dataset_text
         vars_ = list(self.kvars) + [d for d in self.dvars if d not in self.kvars]
         kn = len(self.kvars)
         items = list(self.table.items())

@@ -24,8 +24,7 @@ class NamespaceMixin:
         for name, line, col in ns.get("_rt_sites", []):
             ns[name] = FunctionRuntime(self.program, state, line, col)
         self.fn_state = state
-        from statgrid.sas.datastep import step as _step
-        cap = self.program.extras.get("datastep", {}).get("loop_cap", _step.LOOP_CAP)
+        cap = self.program.extras.get("datastep", {}).get("loop_cap", R.LOOP_CAP)
         self.hashes = getattr(self, 'hashes', {})
 
         def loop_error(line, col):
@@ -38,7 +37,7 @@ class NamespaceMixin:
                                   "the BY value is zero or missing", line, col, "BY")
 
         def abort(args, line, col):
-            from statgrid.sas.program import ProgramAbort
+            from statgrid.sas.errors import ProgramAbort
             code = next((a for a in args if isinstance(a, float)), None)
             if "ABEND" in args or "RETURN" in args:
                 raise ProgramAbort(int(code if code is not None else (12 if "ABEND" in args else 8)),

@@ -9,6 +9,11 @@ from collections import Counter, deque
 from statgrid.sas.errors import SasRuntimeError
 from statgrid.sas.values import MISSING, num_key
 
+# A DO WHILE/UNTIL loop or GOTO cycle running this many iterations in one pass of the step is stopped
+# with an ERROR (statgrid's guard against a hung node; SAS itself has none). Override per program with
+# the macro-free extras key program.extras['datastep']['loop_cap'].
+LOOP_CAP = 100_000_000
+
 nan = MISSING
 
 

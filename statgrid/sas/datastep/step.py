@@ -6,7 +6,8 @@ from typing import Any
 
 from statgrid.sas import values as V
 from statgrid.sas.cursor import TokenCursor
-from statgrid.sas.dataset import ColumnInfo, DatasetSpec, DatasetWriter, parse_dataset
+from statgrid.sas.dataset import ColumnInfo, DatasetWriter
+from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
 from statgrid.sas.datastep import runtime as R
 from statgrid.sas.datastep.codegen import DEL, STOP, CodeGen
 from statgrid.sas.datastep.exprgen import ExprGen
@@ -17,10 +18,6 @@ from statgrid.sas.errors import SasError
 from statgrid.sas.parse import dsast as D
 from statgrid.sas.parse.statements import Stream, parse_block
 
-# A DO WHILE/UNTIL loop or GOTO cycle running this many iterations in one pass of the step is stopped
-# with an ERROR (statgrid's guard against a hung node; SAS itself has none). Override per program with
-# the macro-free extras key program.extras['datastep']['loop_cap'].
-LOOP_CAP = 100_000_000
 OUT_BATCH = 65536
 
 
@@ -102,7 +99,7 @@ class DataStep(NamespaceMixin):
                         self.view = val.upper()
         cur.expect_end("DATA")
         if not self.outputs:                             # DATA; → DATA1, DATA2 … (SAS's _DATA_)
-            from statgrid.sas.dataset import next_data_name
+            from statgrid.sas.parse.dsname import next_data_name
             self.outputs.append(DatasetSpec("WORK", next_data_name(self.program, "WORK")))
 
     # -- compile phase --------------------------------------------------------------------------------------------

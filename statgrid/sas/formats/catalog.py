@@ -18,375 +18,27 @@ LABEL TYPE HLO SEXCL EEXCL DEFAULT LENGTH MIN MAX FUZZ) into definitions; `cntlo
 from __future__ import annotations
 
 import json
-import math
 import os
-import re
 import stat
 import tempfile
-import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 from statgrid.sas.errors import SasError
-from statgrid.sas.formats.numeric import InvalidData, best, missing_text
-from statgrid.sas.values import MISSING, num_key, pad, special_missing
+from statgrid.sas.formats.numeric import best, missing_text
+from statgrid.sas.formats.userformat import (Damaged, FormatRange, UserFormat, format_from_json,
+                                             format_key, nested_loop, want_field)
+from statgrid.sas.values import MISSING, special_missing
 
 CATALOG_SUFFIX = ".fmtcat.json"
 DEFAULT_CATALOG = "FORMATS"
 MAX_CATALOG_BYTES = 16 * 1024 * 1024     # a catalog file larger than this is not one statgrid wrote
-MAX_WIDTH = 32767                         # SAS's widths run from 1 to 32767
-MAX_NESTING = 16                          # nested formats ([fmt.] labels) deeper than this are a loop
 STAT_TTL_S = 2.0                          # how long a catalog file's stat is trusted
-_nesting = threading.local()
-
-
-class _Nested:
-    """Counts nested-format depth: a format whose labels lead back to itself is an ERROR naming it,
-    not a RecursionError."""
-
-    def __init__(self, fmt: "UserFormat", label: str):
-        self.fmt, self.label = fmt, label
-
-    def __enter__(self):
-        depth = getattr(_nesting, "depth", 0)
-        if depth >= MAX_NESTING:
-            raise SasError(f"The format {self.fmt.name} refers to itself through nested formats ([{self.label}])",
-                           0, 0, self.label, "nested formats that end in a SAS format; define the format again")
-        _nesting.depth = depth + 1
-
-    def __exit__(self, *exc):
-        _nesting.depth -= 1
-
-
-@dataclass
-class FormatRange:
-    """One `start-end = label` of a VALUE or INVALUE. start/end: float (numeric format), str (character
-    format, and the input side of every INVALUE), None with low/high set for LOW/HIGH. `label`: str for
-    a format, float (or '_SAME_'/'_ERROR_') for a numeric informat. `label_format`: the format text of a
-    bracketed label ('DATE9.')."""
-    start: Any = None
-    end: Any = None
-    label: Any = ""
-    start_excl: bool = False
-    end_excl: bool = False
-    low: bool = False
-    high: bool = False
-    other: bool = False
-    label_format: str | None = None
-
-    def to_json(self) -> dict:
-        def enc(v):
-            if isinstance(v, float) and v != v:
-                return {"missing": getattr(v, "code", ".")}
-            return v
-        return {"start": enc(self.start), "end": enc(self.end), "label": enc(self.label),
-                "start_excl": self.start_excl, "end_excl": self.end_excl, "low": self.low, "high": self.high,
-                "other": self.other, "label_format": self.label_format}
-
-    @classmethod
-    def from_json(cls, d: dict) -> "FormatRange":
-        def dec(v):
-            if isinstance(v, dict) and "missing" in v:
-                code = v["missing"]
-                return MISSING if code == "." else special_missing(code)
-            return float(v) if isinstance(v, int) and not isinstance(v, bool) else v
-        return cls(dec(d.get("start")), dec(d.get("end")), dec(d.get("label", "")), d.get("start_excl", False),
-                   d.get("end_excl", False), d.get("low", False), d.get("high", False), d.get("other", False),
-                   d.get("label_format"))
-
-
-@dataclass
-class UserFormat:
-    """A format (`informat=False`) or informat from PROC FORMAT. name: upper case, '$' first for a
-    character one. For an informat, `char` means the result is character ($ informat)."""
-    name: str
-    ranges: list[FormatRange] = field(default_factory=list)
-    informat: bool = False
-    default: int | None = None          # DEFAULT=
-    min_width: int = 1
-    max_width: int = 40
-    fuzz: float = 1e-12
-    upcase: bool = False                # INVALUE (UPCASE)
-    just: bool = False                  # INVALUE (JUST): left-align the input first
-    notsorted: bool = False
-
-    @property
-    def char(self) -> bool:
-        return self.name.startswith("$")
-
-    @property
-    def default_width(self) -> int:
-        if self.default:
-            return self.default
-        widths = [len(str(r.label)) for r in self.ranges if not r.label_format and isinstance(r.label, str)]
-        w = max(widths, default=1)
-        if self.informat or self.char:
-            return max(1, min(w, self.max_width))
-        return max(1, min(max(w, 1), self.max_width))
-
-    # -- matching ----------------------------------------------------------------------------------
-    def _contains(self, r: FormatRange, v: Any, numeric: bool) -> bool:
-        if r.other:
-            return False
-        if numeric:
-            if v != v:                               # missing: only an explicit . or .A range matches
-                if r.low or r.high:
-                    return False
-                return (isinstance(r.start, float) and r.start != r.start
-                        and num_key(r.start) == num_key(v))
-            if not r.low:
-                s = r.start
-                if not isinstance(s, float) or s != s:
-                    return False
-                if (v < s - self.fuzz) or (r.start_excl and abs(v - s) <= self.fuzz):
-                    return False
-            if not r.high:
-                e = r.end if r.end is not None else r.start
-                if not isinstance(e, float) or e != e:
-                    return False
-                if (v > e + self.fuzz) or (r.end_excl and abs(v - e) <= self.fuzz):
-                    return False
-            return True
-        key = v.rstrip(" ")
-        if not r.low:
-            s = str(r.start).rstrip(" ")
-            if key < s or (r.start_excl and key == s):
-                return False
-        if not r.high:
-            e = str(r.end if r.end is not None else r.start).rstrip(" ")
-            if key > e or (r.end_excl and key == e):
-                return False
-        return True
-
-    def match(self, v: Any) -> FormatRange | None:
-        """The range `v` falls in (the first that contains it, then OTHER), or None."""
-        numeric = not isinstance(v, str)
-        if numeric and v is None:
-            v = MISSING
-        for r in self.ranges:
-            if self._contains(r, v, numeric):
-                return r
-        for r in self.ranges:
-            if r.other:
-                return r
-        return None
-
-    # -- use ---------------------------------------------------------------------------------------
-    def format(self, value: Any, width: int | None = None, catalog: Any = None, missing: str = ".") -> str:
-        """The label of `value`, in `width` (default width if None) characters, left-aligned."""
-        w = width or self.default_width
-        if isinstance(value, str) and not self.char:
-            try:                                             # SAS converts, as for any numeric format
-                value = float(value) if value.strip() else MISSING
-            except ValueError:
-                value = MISSING
-        r = self.match(value)
-        if r is None:
-            if isinstance(value, str):
-                return pad(value, w)
-            if value != value:
-                return missing_text(value, missing).rjust(w)
-            return best(float(value), w)
-        if r.label_format:
-            from statgrid.sas.formats import format_value, parse_spec
-            spec = parse_spec(r.label_format)
-            with _Nested(self, r.label_format):
-                text = format_value(value, spec, catalog, missing)
-            return pad(text.strip() if width is None else text, w) if width is None else pad(text, w)
-        return pad(str(r.label), w)
-
-    def read(self, text: str, catalog: Any = None) -> Any:
-        """INVALUE: `text` → the label of its range (a number, or text for a $ informat); `_SAME_`
-        reads the text as is (w.d / $w.), `_ERROR_` or no match → InvalidData for a numeric informat
-        whose text is not a number."""
-        t = text.strip() if self.just else text.rstrip(" ")
-        if self.just:
-            t = t.lstrip(" ")
-        if self.upcase:
-            t = t.upper()
-        r = self.match(t)
-        if r is None or r.label == "_SAME_":
-            if self.char:
-                return t.lstrip(" ")
-            from statgrid.sas.formats.numeric import read_number
-            return read_number(t)
-        if r.label == "_ERROR_":
-            raise InvalidData(text)
-        if r.label_format:
-            from statgrid.sas.formats import informat_value, parse_spec
-            with _Nested(self, r.label_format):
-                return informat_value(t, parse_spec(r.label_format), catalog, whole=True)
-        if self.char:
-            return str(r.label)
-        lab = r.label
-        if isinstance(lab, str):
-            from statgrid.sas.formats.numeric import read_number
-            return read_number(lab)
-        return float(lab)
-
-    # -- storage -----------------------------------------------------------------------------------
-    def to_json(self) -> dict:
-        return {"name": self.name, "informat": self.informat, "default": self.default, "min": self.min_width,
-                "max": self.max_width, "fuzz": self.fuzz, "upcase": self.upcase, "just": self.just,
-                "notsorted": self.notsorted, "ranges": [r.to_json() for r in self.ranges]}
-
-    @classmethod
-    def from_json(cls, d: dict) -> "UserFormat":
-        """A format from its JSON (checked: a malformed entry is SasError, never a crash)."""
-        try:
-            return _format_from_json(d)
-        except _Damaged as exc:
-            raise SasError(f"A format entry is damaged ({exc})", 0, 0, "", "a format written by statgrid") from None
-
-    def sort_ranges(self) -> None:
-        """SAS stores ranges in order of their start (unless NOTSORTED), OTHER last."""
-        if self.notsorted:
-            return
-        numeric = not self.char and not self.informat
-
-        def key(r: FormatRange):
-            if r.other:
-                return (2, (0, 0.0) if numeric else "")
-            if r.low:
-                return (0, (-1, 0.0) if numeric else "")
-            if numeric:
-                return (1, num_key(r.start if isinstance(r.start, float) else MISSING))
-            return (1, str(r.start))
-        self.ranges.sort(key=key)
-
-
-def _key(name: str, informat: bool) -> tuple[str, bool]:
-    return (name.upper(), bool(informat))
 
 
 def catalog_file(directory: str | os.PathLike, catalog: str = DEFAULT_CATALOG) -> Path:
     return Path(directory) / (catalog.lower() + CATALOG_SUFFIX)
-
-
-class _Damaged(ValueError):
-    """What is wrong with a catalog file (read_catalog_file turns it into SasError)."""
-
-
-_NAME_RE = re.compile(r"^\$?[A-Za-z_][A-Za-z0-9_]{0,31}$")
-_MISSING_CODES = frozenset(".ABCDEFGHIJKLMNOPQRSTUVWXYZ_")
-
-
-def _want(cond: bool, what: str) -> None:
-    if not cond:
-        raise _Damaged(what)
-
-
-def _flag(d: dict, key: str, default: bool = False) -> bool:
-    v = d.get(key, default)
-    _want(isinstance(v, bool), f"{key!r} is not true or false")
-    return v
-
-
-def _number(v: Any, what: str) -> float:
-    _want(isinstance(v, (int, float)) and not isinstance(v, bool), f"{what} is not a number")
-    x = float(v)
-    _want(not math.isinf(x), f"{what} is not a finite number")
-    return x
-
-
-def _width(v: Any, what: str, default: int | None) -> int | None:
-    if v is None:
-        return default
-    w = _number(v, what)
-    _want(w == int(w), f"{what} is not a whole number")
-    return max(1, min(int(w), MAX_WIDTH))
-
-
-def _value(v: Any, what: str, numeric: bool) -> Any:
-    """A range end or label from JSON: None, text, a number (JSON 1 is 1.0) or {"missing": code}."""
-    if v is None:
-        return None
-    if isinstance(v, dict):
-        code = v.get("missing")
-        _want(set(v) == {"missing"} and isinstance(code, str) and code.upper() in _MISSING_CODES,
-              f"{what} is not a missing value such as {{\"missing\": \".\"}}")
-        return MISSING if code == "." else special_missing(code.upper())
-    if isinstance(v, str):
-        _want(len(v) <= MAX_WIDTH, f"{what} is longer than 32767 characters")
-        return v
-    x = _number(v, what)
-    return x
-
-
-def _format_from_json(d: Any) -> UserFormat:
-    from statgrid.sas.formats import parse_spec
-
-    _want(isinstance(d, dict), "a format entry is not an object")
-    name = d.get("name")
-    _want(isinstance(name, str) and bool(_NAME_RE.match(name)), f"format name {name!r} is not a format name")
-    informat = _flag(d, "informat")
-    char = name.startswith("$")
-    numeric = not char and not informat
-    ranges = d.get("ranges", [])
-    _want(isinstance(ranges, list), f"format {name}: 'ranges' is not a list")
-    out = []
-    for i, r in enumerate(ranges):
-        where = f"format {name}, range {i + 1}"
-        _want(isinstance(r, dict), f"{where} is not an object")
-        start = _value(r.get("start"), f"{where}: start", numeric)
-        end = _value(r.get("end"), f"{where}: end", numeric)
-        label = _value(r.get("label", ""), f"{where}: label", numeric)
-        label = "" if label is None else label
-        if numeric:
-            for v in (start, end):
-                _want(v is None or isinstance(v, float), f"{where}: a numeric format's range holds text")
-        lf = r.get("label_format")
-        if lf is not None:
-            _want(isinstance(lf, str), f"{where}: label_format is not text")
-            try:
-                parse_spec(lf)
-            except SasError:
-                raise _Damaged(f"{where}: label_format {lf!r} is not a format") from None
-        out.append(FormatRange(start, end, label, _flag(r, "start_excl"), _flag(r, "end_excl"), _flag(r, "low"),
-                               _flag(r, "high"), _flag(r, "other"), lf))
-    fuzz = d.get("fuzz", 1e-12)
-    fuzz = 1e-12 if fuzz is None else _number(fuzz, f"format {name}: fuzz")
-    min_w = _width(d.get("min", 1), f"format {name}: min", 1)
-    max_w = _width(d.get("max", 40), f"format {name}: max", 40)
-    return UserFormat(name.upper(), out, informat, _width(d.get("default"), f"format {name}: default", None),
-                      min_w, max(max_w, min_w), abs(fuzz), _flag(d, "upcase"), _flag(d, "just"), _flag(d, "notsorted"))
-
-
-def _nested_loop(defs: dict[tuple[str, bool], UserFormat]) -> str | None:
-    """The name of a format whose bracketed labels lead back to itself within `defs`, or None."""
-    from statgrid.sas.formats import parse_spec
-
-    def refs(f: UserFormat) -> list[tuple[str, bool]]:
-        out = []
-        for r in f.ranges:
-            if r.label_format:
-                sp = parse_spec(r.label_format)
-                if sp.name:
-                    out.append(_key(("$" if sp.char else "") + sp.name, f.informat))
-        return out
-    state: dict[tuple[str, bool], int] = {}
-    for start in defs:
-        if state.get(start):
-            continue
-        stack = [(start, iter(refs(defs[start])))]
-        state[start] = 1
-        while stack:
-            node, it = stack[-1]
-            nxt = next(it, None)
-            if nxt is None:
-                state[node] = 2
-                stack.pop()
-                continue
-            if nxt not in defs:
-                continue
-            if state.get(nxt) == 1:
-                return nxt[0]
-            if not state.get(nxt):
-                state[nxt] = 1
-                stack.append((nxt, iter(refs(defs[nxt]))))
-    return None
 
 
 def _damaged(p: Path, why: str) -> SasError:
@@ -444,15 +96,15 @@ def read_catalog_file(path: str | os.PathLike) -> dict[tuple[str, bool], UserFor
         raise _damaged(p, f"not JSON: {str(exc)[:80]}") from None
     out: dict[tuple[str, bool], UserFormat] = {}
     try:
-        _want(isinstance(data, dict), "the file is not a JSON object")
+        want_field(isinstance(data, dict), "the file is not a JSON object")
         fmts = data.get("formats")
-        _want(isinstance(fmts, list), "it has no list of formats")
+        want_field(isinstance(fmts, list), "it has no list of formats")
         for d in fmts:
-            f = _format_from_json(d)
-            out[_key(f.name, f.informat)] = f
-    except _Damaged as exc:
+            f = format_from_json(d)
+            out[format_key(f.name, f.informat)] = f
+    except Damaged as exc:
         raise _damaged(p, str(exc)) from None
-    loop = _nested_loop(out)
+    loop = nested_loop(out)
     if loop is not None:
         raise _damaged(p, f"format {loop} refers to itself through nested formats")
     return out
@@ -598,27 +250,27 @@ class FormatCatalog:
         if d is not None:
             path = catalog_file(d, catalog)
             defs = dict(read_catalog_file(path))
-            defs[_key(fmt.name, fmt.informat)] = fmt
-            loop = _nested_loop(defs)
+            defs[format_key(fmt.name, fmt.informat)] = fmt
+            loop = nested_loop(defs)
             if loop is not None:
                 raise SasError(f"The format {loop} would refer to itself through nested formats", 0, 0, fmt.name,
                                "nested formats that end in a SAS format")
             write_catalog_file(path, defs.values())
             self._changed(path)
         where = (library.upper(), catalog.upper())
-        self._mem.setdefault(where, {})[_key(fmt.name, fmt.informat)] = fmt
+        self._mem.setdefault(where, {})[format_key(fmt.name, fmt.informat)] = fmt
         self._changed()
 
     def delete(self, name: str, informat: bool = False, library: str = "WORK", catalog: str = DEFAULT_CATALOG) -> bool:
         """Remove a format (PROC DATASETS/CATALOG); True if it existed."""
         self._check_writable(library, catalog)
         where = (library.upper(), catalog.upper())
-        found = self._mem.get(where, {}).pop(_key(name, informat), None) is not None
+        found = self._mem.get(where, {}).pop(format_key(name, informat), None) is not None
         d = self._lib_dir(library)
         if d is not None:
             path = catalog_file(d, catalog)
             defs = dict(read_catalog_file(path))
-            if defs.pop(_key(name, informat), None) is not None:
+            if defs.pop(format_key(name, informat), None) is not None:
                 found = True
                 write_catalog_file(path, defs.values())
         self._changed()
@@ -626,7 +278,7 @@ class FormatCatalog:
 
     def get(self, name: str, informat: bool = False) -> UserFormat | None:
         """The format (or informat) `name` ('$SEXF' for a character one) in FMTSEARCH order, or None."""
-        key = _key(name, informat)
+        key = format_key(name, informat)
         for lib, cat in self._search_order():
             f = self._mem.get((lib, cat), {}).get(key)
             if f is not None:
@@ -706,7 +358,7 @@ def formats_from_cntlin(rows: Iterable[dict]) -> list[UserFormat]:
         if char and not name.startswith("$"):
             name = "$" + name
         hlo = _text(row.get("HLO")).upper()
-        key = _key(name, informat)
+        key = format_key(name, informat)
         fmt = found.get(key)
         if fmt is None:
             fmt = UserFormat(name, informat=informat)

@@ -14,7 +14,7 @@ import string
 from typing import Any
 
 from statgrid.sas.formats.numeric import best, missing_text
-from statgrid.sas.functions import MAX_CHAR, function, invalid_argument
+from statgrid.sas.functions.registry import MAX_CHAR, function, invalid_argument
 from statgrid.sas.functions.numeric import to_num
 from statgrid.sas.values import MISSING
 

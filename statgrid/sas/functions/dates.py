@@ -19,7 +19,7 @@ from typing import Any
 
 from statgrid.sas.formats import calendar as _cal
 from statgrid.sas.formats.dates import expand_year
-from statgrid.sas.functions import function, invalid_argument
+from statgrid.sas.functions.registry import function, invalid_argument
 from statgrid.sas.functions.numeric import to_num
 from statgrid.sas.values import MISSING, date_to_sas, datetime_to_sas
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from statgrid.sas.errors import SasError
-from statgrid.sas.functions import function, invalid_argument
+from statgrid.sas.functions.registry import function, invalid_argument
 from statgrid.sas.functions.character import to_char
 from statgrid.sas.functions.numeric import to_num
 from statgrid.sas.values import MISSING, datetime_to_sas

@@ -14,7 +14,7 @@ import math
 from typing import Any
 
 from statgrid.sas.formats.numeric import InvalidData, read_number
-from statgrid.sas.functions import call_routine, function, invalid_argument
+from statgrid.sas.functions.registry import call_routine, function, invalid_argument
 from statgrid.sas.values import MISSING, num_key
 
 FUZZ = 1e-12

@@ -41,7 +41,7 @@ import math
 import time
 from typing import Any
 
-from statgrid.sas.functions import call_routine, function, invalid_argument
+from statgrid.sas.functions.registry import call_routine, function, invalid_argument
 from statgrid.sas.functions.numeric import to_num
 from statgrid.sas.values import MISSING
 

@@ -16,7 +16,7 @@ from typing import Any
 from statgrid.sas.errors import SasError
 from statgrid.sas.formats import InvalidData, format_value, informat_value, parse_spec
 from statgrid.sas.formats.numeric import best
-from statgrid.sas.functions import call_routine, function, invalid_argument
+from statgrid.sas.functions.registry import call_routine, function, invalid_argument
 from statgrid.sas.functions.character import to_char
 from statgrid.sas.functions.numeric import to_num
 from statgrid.sas.values import MISSING

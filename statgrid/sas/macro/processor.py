@@ -120,7 +120,7 @@ class MacroProcessor:
 
     def _abort(self, exc: AbortProgram) -> None:
         try:
-            from statgrid.sas.program import ProgramAbort
+            from statgrid.sas.errors import ProgramAbort
         except ImportError:
             return
         raise ProgramAbort(exc.code)

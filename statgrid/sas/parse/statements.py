@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from statgrid.sas.cursor import TokenCursor
-from statgrid.sas.dataset import parse_dataset
+from statgrid.sas.parse.dsname import parse_dataset
 from statgrid.sas.errors import SasSyntaxError
 from statgrid.sas.lexer import NAME, NUM, STR
 from statgrid.sas.parse import ast as A

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from statgrid.sas.cursor import TokenCursor
-from statgrid.sas.dataset import (ColumnInfo, DatasetSpec, DatasetWriter, column_info, input_sql,
-                                  parse_dataset)
+from statgrid.sas.dataset import ColumnInfo, DatasetWriter, column_info, input_sql
+from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME, NUM, STR
 from statgrid.sas.statement import Statement

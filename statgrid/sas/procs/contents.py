@@ -26,7 +26,9 @@ import re
 from datetime import datetime
 from typing import Any
 
-from statgrid.sas.dataset import LABEL_KEY, ColumnInfo, DatasetSpec, column_info, dataset_path, write_dataset
+from statgrid.sas.dataset import LABEL_KEY, ColumnInfo, column_info, dataset_path, write_dataset
+
+from statgrid.sas.parse.dsname import DatasetSpec
 from statgrid.sas.errors import SasError
 from statgrid.sas.procs.common import (DATASET, FLAG, ProcOptions, input_dataset, parse_options,
                                        proc_statement, statement_error)

@@ -24,7 +24,8 @@ import shutil
 from typing import Any
 
 from statgrid.libraries import atomic_output, parquet_copy_sql, sql_ident
-from statgrid.sas.dataset import COLUMNS_KEY, LABEL_KEY, ColumnInfo, DatasetSpec, column_info, input_sql, parse_dataset
+from statgrid.sas.dataset import COLUMNS_KEY, LABEL_KEY, ColumnInfo, column_info, input_sql
+from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME
 from statgrid.sas.procs.common import (DATASET, FLAG, LIBREF, ProcOptions, cursor, parse_options, proc_statement,

@@ -22,8 +22,8 @@ from typing import Any
 
 from statgrid.sas.dataset import input_sql, column_info, write_dataset
 from statgrid.sas.errors import SasError
-from statgrid.sas.formats.catalog import (DEFAULT_CATALOG, FormatRange, UserFormat, cntlout_rows,
-                                          formats_from_cntlin)
+from statgrid.sas.formats.catalog import DEFAULT_CATALOG, cntlout_rows, formats_from_cntlin
+from statgrid.sas.formats.userformat import FormatRange, UserFormat
 from statgrid.sas.formats.numeric import best
 from statgrid.sas.lexer import NAME, NUM, STR
 from statgrid.sas.procs.common import (DATASET, FLAG, cursor, fetch_rows, observations_read, parse_options,

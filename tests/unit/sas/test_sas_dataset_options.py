@@ -10,7 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from statgrid.sas.context import ProgramState
-from statgrid.sas.dataset import (COLUMNS_KEY, column_info, input_sql, parse_dataset_text, write_dataset)
+from statgrid.sas.dataset import COLUMNS_KEY, column_info, input_sql, write_dataset
+from statgrid.sas.parse.dsname import parse_dataset_text
 from statgrid.sas.errors import SasError
 
 

@@ -205,8 +205,8 @@ run;
 
 
 def test_runaway_loop_is_stopped(session, monkeypatch):
-    from statgrid.sas.datastep import step
-    monkeypatch.setattr(step, "LOOP_CAP", 1000)
+    from statgrid.sas.datastep import runtime
+    monkeypatch.setattr(runtime, "LOOP_CAP", 1000)
     code, log = run(session, """data _null_;
   x = 1;
   do while (x > 0); x = x + 1; end;

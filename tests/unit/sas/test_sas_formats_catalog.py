@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from statgrid.sas.formats import InvalidData, format_value, informat_value
-from statgrid.sas.formats.catalog import (FormatCatalog, FormatRange, UserFormat, catalog_file, cntlout_rows,
-                                          formats_from_cntlin, parse_fmtsearch)
+from statgrid.sas.formats.catalog import (FormatCatalog, catalog_file, cntlout_rows, formats_from_cntlin, parse_fmtsearch)
+from statgrid.sas.formats.userformat import FormatRange, UserFormat
 from statgrid.sas.options import SasOptions
 from statgrid.sas.values import MISSING, special_missing
 

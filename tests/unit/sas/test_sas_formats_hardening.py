@@ -13,7 +13,8 @@ import pytest
 from statgrid.sas.errors import SasError
 from statgrid.sas.formats import FORMAT_DEFAULTS, _NUMERIC_WRITERS, format_value, informat_value
 from statgrid.sas.formats import catalog as catmod
-from statgrid.sas.formats.catalog import FormatCatalog, FormatRange, UserFormat, catalog_file, read_catalog_file
+from statgrid.sas.formats.catalog import FormatCatalog, catalog_file, read_catalog_file
+from statgrid.sas.formats.userformat import FormatRange, UserFormat
 from statgrid.sas.options import SasOptions
 
 

@@ -9,7 +9,8 @@ import pytest
 
 from statgrid.sas.context import FunctionRuntime
 from statgrid.sas.errors import SasError
-from statgrid.sas.formats.catalog import FormatCatalog, FormatRange, UserFormat
+from statgrid.sas.formats.catalog import FormatCatalog
+from statgrid.sas.formats.userformat import FormatRange, UserFormat
 from statgrid.sas.functions import CALL_ROUTINES, call_function
 from statgrid.sas.macro.symbols import SymbolTables
 from statgrid.sas.options import SasOptions

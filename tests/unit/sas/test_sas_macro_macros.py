@@ -206,7 +206,7 @@ def test_if_condition_error_stops_the_macro():
 
 
 def test_abort_ends_the_program():
-    from statgrid.sas.program import ProgramAbort
+    from statgrid.sas.errors import ProgramAbort
     with pytest.raises(ProgramAbort) as exc:
         run("%macro m; %abort abend 3; %mend;\n%m\ndata a; run;\n")
     assert exc.value.code == 3

@@ -10,7 +10,8 @@ import pytest
 
 from statgrid.sas.errors import SasError
 from statgrid.sas.invocation import parse_invocation
-from statgrid.sas.program import ProgramAbort, plain_statements, run_program
+from statgrid.sas.errors import ProgramAbort
+from statgrid.sas.program import plain_statements, run_program
 from statgrid.sas.saslog import SasLog
 from statgrid.session.log import SessionLog
 
