@@ -323,6 +323,7 @@ class MacroProcessor:
             return
         stmt = Statement(toks, body, line, source, generated)
         if generated:
+            self.engine.echo_to(self.engine.call_line)    # the source through the macro's call comes first
             self._mprint(first[0].macro, body)
         kw = stmt.keyword
         if kw in DATALINES_KEYWORDS and len(toks) == 2 and toks[1].kind == SEMI:

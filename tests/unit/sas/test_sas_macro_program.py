@@ -6,15 +6,11 @@ from __future__ import annotations
 
 import io
 
-import pytest
-
 from statgrid.sas.invocation import Invocation
 from statgrid.sas.program import run_program
 from statgrid.sas.saslog import SasLog
 from statgrid.session.log import SessionLog
 
-pytest.importorskip("statgrid.sas.datastep")
-pytest.importorskip("statgrid.sas.functions")
 
 
 def go(session, text, invocation=None):
@@ -93,3 +89,13 @@ def test_macro_error_makes_the_exit_code_one(session):
     code, log = go(session, "%put %eval(a + 1);\n")
     assert code == 1
     assert any(ln.startswith("ERROR: A character operand was found") for ln in log)
+
+
+def test_the_source_through_a_macro_call_is_echoed_before_the_steps_it_generates(session):
+    # SAS's log: the word scanner echoes each source line as it reads it, so the line holding %gen(2)
+    # comes before the NOTEs of the steps the macro generates (SAS 9.4 Macro Language Reference, MPRINT).
+    code, log = go(session, "%macro gen(k);\n%do i = 1 %to &k; data t&i; x = &i; run; %end;\n%mend;\n%gen(2)\n")
+    assert code == 0
+    call = next(i for i, ln in enumerate(log) if ln.startswith("4 ") and "%gen(2)" in ln)
+    first_note = next(i for i, ln in enumerate(log) if ln.startswith("NOTE: The data set WORK.T1 has 1 observations"))
+    assert call < first_note, log
