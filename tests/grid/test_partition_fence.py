@@ -352,7 +352,7 @@ def test_a_host_whose_silence_is_unsettled_takes_no_new_job():
         hosts = {"node1": HostConfig("node1", slots=2), "node2": HostConfig("node2", slots=2)}
         master = types.SimpleNamespace(
             running={}, stale=set(), silences=Silences(30.0, lambda host, s: None), last_start={}, closed={},
-            loads={}, cfg=types.SimpleNamespace(hosts=hosts),
+            thresholds=types.SimpleNamespace(loads={}), cfg=types.SimpleNamespace(hosts=hosts),
             engine=types.SimpleNamespace(workers={"node1": "tcp://a", "node2": "tcp://b"}, threads_seen={}))
         assert {n: v.up for n, v in Master.host_views(master).items()} == {"node1": True, "node2": True}
         master.silences.lost("node2", 3.0, {(7, 1)})          # its old worker went silent; a new one is in workers
