@@ -152,6 +152,18 @@ def expand_var_list(items: list, names: list[str], types: dict[str, str] | None 
     return out
 
 
+def output_names(spec: DatasetSpec, names: list[str], types: dict[str, str]) -> list[str]:
+    """The upper-case names an output data set keeps of `names` after its KEEP= and DROP= options (SAS
+    applies both before RENAME=); the DATA step's writer and the PROCs' writer share it."""
+    keep = [n.upper() for n in names]
+    if spec.keep is not None:
+        keep = [k.upper() for k in expand_var_list(spec.keep, names, types)]
+    if spec.drop is not None:
+        dropped = {k.upper() for k in expand_var_list(spec.drop, names, types)}
+        keep = [k for k in keep if k not in dropped]
+    return keep
+
+
 def expand_numbered(a: str, b: str) -> list[str]:
     """`x1-x10` → x1 … x10 (SAS: the same prefix, numbered suffixes; either direction)."""
     import re
@@ -333,12 +345,7 @@ def write_dataset(program: Any, spec: DatasetSpec, data: Any, columns_meta: dict
     table = data if isinstance(data, pa.Table) else program.session.fetch_arrow(data)
     names = table.column_names
     types = {n.upper(): ("char" if pa.types.is_string(table.schema.field(n).type) else "num") for n in names}
-    keep = [n.upper() for n in names]
-    if spec.keep is not None:
-        keep = [k.upper() for k in expand_var_list(spec.keep, names, types)]
-    if spec.drop is not None:
-        dropped = {k.upper() for k in expand_var_list(spec.drop, names, types)}
-        keep = [k for k in keep if k not in dropped]
+    keep = output_names(spec, names, types)
     meta = {k.upper(): v for k, v in (columns_meta or {}).items()}
     cols, arrays = [], []
     for n in names:

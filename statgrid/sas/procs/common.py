@@ -238,16 +238,11 @@ def write_select(program: Any, spec: DatasetSpec, sql: str, cols: list[ColumnInf
     import json
 
     from statgrid.libraries import atomic_output, parquet_copy_sql, sql_ident
-    from statgrid.sas.dataset import COLUMNS_KEY, expand_var_list, columns_metadata
+    from statgrid.sas.dataset import COLUMNS_KEY, columns_metadata, output_names
 
     names = [c.name for c in cols]
     types = {c.name.upper(): c.type for c in cols}
-    keep = [n.upper() for n in names]
-    if spec.keep is not None:
-        keep = [k.upper() for k in expand_var_list(spec.keep, names, types)]
-    if spec.drop is not None:
-        dropped = {k.upper() for k in expand_var_list(spec.drop, names, types)}
-        keep = [k for k in keep if k not in dropped]
+    keep = output_names(spec, names, types)
     out_cols, select = [], []
     for c in cols:
         if c.name.upper() not in keep:
