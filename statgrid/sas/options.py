@@ -155,6 +155,8 @@ OPTION_DEFS: tuple[OptionDef, ...] = (
     _v("DKROCOND", "WARN", _choice("ERROR", "WARN", "WARNING", "NOWARN", "NOWARNING")),
     _v("MINDELIMITER", " ", _text), _v("VARLENCHK", "WARN", _choice("NOWARN", "WARN", "ERROR")),
     _v("QUOTELENMAX", "", _text), _v("ORIENTATION", "PORTRAIT", _choice("PORTRAIT", "LANDSCAPE")),
+    # statgrid's own: how DATA steps run (statgrid/sas/datastep/engines.py)
+    _v("DSENGINE", "AUTO", _choice("AUTO", "PYTHON", "SQL", "NUMBA")),
 )
 _BY_NAME: dict[str, OptionDef] = {}
 for _d in OPTION_DEFS:

@@ -370,6 +370,10 @@ class DataStep(NamespaceMixin):
                 if not spec.is_null:
                     self.log.warning(f"Data set {spec.name} was not replaced because this step was stopped.")
             return
+        from statgrid.sas.datastep.engines import run_fast
+        self.engine = run_fast(self)
+        if self.engine != "PYTHON":
+            return
         pdv, program = self.pdv, self.program
         v = [var.missing if var.init is None else (V.pad(var.init, var.length) if var.type == "char" else var.init)
              for var in pdv.slots]

@@ -1,0 +1,47 @@
+"""Which engine runs a compiled DATA step (issue 26, "Performance").
+
+Three engines run the same compiled step (its PDV, its statements, its outputs) with the same results:
+
+- SQL (sqlplan.py): a step whose rows do not depend on each other — one SET, assignments, IF, KEEP/DROP —
+  becomes one DuckDB query written straight to the output's Parquet file; the hash-object lookup pattern
+  becomes a join.
+- NUMBA (compiled/): a step whose rows depend on each other (RETAIN, sum statements, BY groups with
+  FIRST./LAST., DO loops with OUTPUT, arrays, RANUNI/RAND) becomes one machine-code loop over column
+  batches (numba), the character columns it only carries through taken by row index.
+- PYTHON (step.py, codegen.py): the generated Python function run once per row; every statement of the
+  language; the reference the other two are checked against.
+
+The statgrid system option DSENGINE= chooses: AUTO (default) tries SQL, then NUMBA where the step works
+through enough rows to repay compiling it, then PYTHON; PYTHON runs every step in Python; SQL or NUMBA
+runs each step that engine can take in it, whatever its size, and the rest in Python (tests run the
+corpus so). An engine that cannot take a step says why in `reason` and leaves no trace.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+ENGINES = ("SQL", "NUMBA")
+
+
+def _engine(name: str):
+    if name == "SQL":
+        from statgrid.sas.datastep import sqlplan
+        return sqlplan
+    from statgrid.sas.datastep import compiled
+    return compiled
+
+
+def run_fast(step: Any) -> str:
+    """Run the compiled `step` in the first engine that takes it; returns that engine's name, or
+    "PYTHON" when none did (the caller then runs it row by row)."""
+    choice = str(step.program.options.get("DSENGINE") or "AUTO").upper()
+    used = "PYTHON"
+    if choice != "PYTHON":
+        for name in ENGINES:
+            if choice not in ("AUTO", name):
+                continue
+            if _engine(name).try_run(step, forced=choice == name):
+                used = name
+                break
+    step.program.extras.setdefault("datastep_engines", []).append((step.first.line, used))
+    return used
