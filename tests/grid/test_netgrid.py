@@ -299,15 +299,16 @@ def test_a_node_whose_link_goes_down_fences_its_jobs_before_they_run_elsewhere(g
     # unavail came before the fence: the plain job still ran when node3 was seen unavail (asserted
     # above); how long that took is the machine's load, printed, not asserted
     print(f"node3 unavail {unavail_s:.1f} s after its link went down")
-    # node3 back: if the engine dropped its worker (worker-ttl, about when the master's own deadline
-    # passed) its node daemon exits and, restarted (Restart=always), rejoins; if not, it is a member still
-    _until("node3 back or its node daemon gone", lambda: grid.nodes["node3"].poll() is not None
-           or grid.hosts()["node3"]["state"] == "ok")
-    if grid.nodes["node3"].poll() is not None:
-        grid.nodes.pop("node3")
-        grid.node_up("node3")
-    grid.wait_hosts({"node3": "ok"})
     grid.on("grid1", "kill", rerun)
+    # node3 back. Its worker may outlive the outage (the master sees it in contact again) and still be
+    # dropped by the engine seconds later, when a connection broken during the outage is found dead:
+    # its node daemon then exits, for its service manager to restart it (seen on a loaded machine,
+    # just as the next test's job reached node3). So node3 is restarted here, as an operator would
+    # after a fence, and the next test starts with three workers whose connections are new.
+    grid.node_down("node3")
+    grid.wait_hosts({"node3": "unavail"})
+    grid.node_up("node3")
+    grid.wait_hosts({"node3": "ok"})
 
 
 @pytest.mark.netns
