@@ -151,16 +151,20 @@ def _group(int_text: str, sep: str = ",") -> str:
     return sep.join(reversed(out))
 
 
+def _signed_fixed(x: float, d: int) -> tuple[bool, str]:
+    """(negative, |x| with d decimals); a negative that rounds to zero shows no sign (SAS: -0.001 in 5.2
+    is ' 0.00')."""
+    neg = x < 0
+    s = _fixed(-x if neg else x, d)
+    return neg and s.strip("0.") != "", s
+
+
 def comma(x: float, w: int = 6, d: int = 0, missing: str = ".", prefix: str = "") -> str:
     """COMMAw.d (prefix '' ) and DOLLARw.d (prefix '$'): commas every three digits; when that does not
     fit, the commas (and dollar sign) go first, then w.d's own fallback."""
     if x != x:
         return missing_text(x, missing).rjust(w)
-    neg = x < 0
-    a = -x if neg else x
-    s = _fixed(a, d)
-    if neg and s.strip("0.") == "":
-        neg = False
+    neg, s = _signed_fixed(x, d)
     int_part, _, frac = s.partition(".")
     body = _group(int_part) + ("." + frac if frac else "")
     text = ("-" if neg else "") + prefix + body
@@ -194,11 +198,7 @@ def z_format(x: float, w: int = 1, d: int = 0, missing: str = ".") -> str:
     """Zw.d: like w.d with leading zeros (put(1350, z8.) → '00001350'; -1.5 in z8.2 → '-0001.50')."""
     if x != x:
         return missing_text(x, missing).rjust(w)
-    neg = x < 0
-    a = -x if neg else x
-    s = _fixed(a, d)
-    if neg and s.strip("0.") == "":
-        neg = False
+    neg, s = _signed_fixed(x, d)
     width = w - (1 if neg else 0)
     if len(s) > width:
         return w_d(x, w, d, missing)

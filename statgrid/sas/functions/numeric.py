@@ -59,50 +59,25 @@ def _fuzz_int(x: float) -> float | None:
     return float(r) if abs(x - r) <= FUZZ else None
 
 
-@function("INT", 1, 1)
-def f_int(rt, x):
-    """The integer part, truncated toward 0; within 1E-12 of an integer → that integer."""
-    x = to_num(x)
-    if x != x:
-        return MISSING
-    f = _fuzz_int(x)
-    return f if f is not None else float(math.trunc(x))
+def _to_integer(name: str, op, fuzzed: bool, doc: str) -> None:
+    """Register INT/CEIL/FLOOR (fuzzed: within 1E-12 of an integer → that integer, as SAS documents)
+    and their Z forms (no fuzzing)."""
+    def fn(rt, x):
+        x = to_num(x)
+        if x != x:
+            return MISSING
+        f = _fuzz_int(x) if fuzzed else None
+        return f if f is not None else float(op(x))
+    fn.__name__, fn.__doc__ = f"f_{name.lower()}", doc
+    function(name, 1, 1)(fn)
 
 
-@function("INTZ", 1, 1)
-def f_intz(rt, x):
-    x = to_num(x)
-    return MISSING if x != x else float(math.trunc(x))
-
-
-@function("CEIL", 1, 1)
-def f_ceil(rt, x):
-    x = to_num(x)
-    if x != x:
-        return MISSING
-    f = _fuzz_int(x)
-    return f if f is not None else float(math.ceil(x))
-
-
-@function("CEILZ", 1, 1)
-def f_ceilz(rt, x):
-    x = to_num(x)
-    return MISSING if x != x else float(math.ceil(x))
-
-
-@function("FLOOR", 1, 1)
-def f_floor(rt, x):
-    x = to_num(x)
-    if x != x:
-        return MISSING
-    f = _fuzz_int(x)
-    return f if f is not None else float(math.floor(x))
-
-
-@function("FLOORZ", 1, 1)
-def f_floorz(rt, x):
-    x = to_num(x)
-    return MISSING if x != x else float(math.floor(x))
+_to_integer("INT", math.trunc, True, "The integer part, truncated toward 0; within 1E-12 of an integer → that integer.")
+_to_integer("INTZ", math.trunc, False, "The integer part, truncated toward 0 (no fuzzing).")
+_to_integer("CEIL", math.ceil, True, "The smallest integer >= x; within 1E-12 of an integer → that integer.")
+_to_integer("CEILZ", math.ceil, False, "The smallest integer >= x (no fuzzing).")
+_to_integer("FLOOR", math.floor, True, "The largest integer <= x; within 1E-12 of an integer → that integer.")
+_to_integer("FLOORZ", math.floor, False, "The largest integer <= x (no fuzzing).")
 
 
 @function("FUZZ", 1, 1)
@@ -111,8 +86,8 @@ def f_fuzz(rt, x):
     x = to_num(x)
     if x != x:
         return MISSING
-    r = round(x)
-    return float(r) if abs(x - r) <= 1e-12 else x
+    f = _fuzz_int(x)
+    return f if f is not None else x
 
 
 def sas_round(x: float, unit: float = 1.0) -> float:

@@ -203,19 +203,20 @@ def _symbols(rt):
     return sym
 
 
-def _valid_macro_name(name: str) -> bool:
-    return bool(name) and len(name) <= 32 and (name[0].isalpha() or name[0] == "_") and \
-        all(c.isalnum() or c == "_" for c in name)
+def _macro_name(rt, arg) -> str:
+    """CALL SYMPUT(X)'s first argument, stripped; SAS's ERROR (which stops the step) if it is no name."""
+    name = to_char(arg).strip()
+    if not (name and len(name) <= 32 and (name[0].isalpha() or name[0] == "_")
+            and all(c.isalnum() or c == "_" for c in name)):
+        raise SasError(f"Symbolic variable name {name or '(blank)'} must begin with a letter or underscore and "
+                       "contain only letters, digits and underscores", getattr(rt, "line", 0), getattr(rt, "col", 0),
+                       name)
+    return name
 
 
 @call_routine("SYMPUT", 2, 2, args="ca")
 def call_symput(rt, args):
-    name = to_char(args[0]).strip()
-    if not _valid_macro_name(name):
-        # SAS: "ERROR: Symbolic variable name X must begin with a letter or underscore." and stops
-        raise SasError(f"Symbolic variable name {name or '(blank)'} must begin with a letter or underscore and "
-                       "contain only letters, digits and underscores", getattr(rt, "line", 0), getattr(rt, "col", 0),
-                       name)
+    name = _macro_name(rt, args[0])
     v = args[1]
     text = v if isinstance(v, str) else best(float(v), 12)
     _symbols(rt).symput(name.upper(), text)
@@ -224,11 +225,7 @@ def call_symput(rt, args):
 
 @call_routine("SYMPUTX", 2, 3, args="cac")
 def call_symputx(rt, args):
-    name = to_char(args[0]).strip()
-    if not _valid_macro_name(name):
-        raise SasError(f"Symbolic variable name {name or '(blank)'} must begin with a letter or underscore and "
-                       "contain only letters, digits and underscores", getattr(rt, "line", 0), getattr(rt, "col", 0),
-                       name)
+    name = _macro_name(rt, args[0])
     v = args[1]
     text = v.strip(" ") if isinstance(v, str) else best(float(v), 32).strip()
     scope = to_char(args[2]).strip().upper()[:1] if len(args) > 2 else ""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from statgrid.sas.macro.scanner import (comment_end, is_name_start, name_at, paren_end, semicolon_end,
+from statgrid.sas.macro.scanner import (comment_end, is_name_start, name_at, paren_end, semicolon_end, top_level,
                                          skip_space, skip_space_comments, split_args, string_end)
 
 STATEMENTS = frozenset({"LET", "PUT", "GLOBAL", "LOCAL", "IF", "DO", "GOTO", "GO", "RETURN", "ABORT", "MACRO",
@@ -137,7 +137,7 @@ class Parser:
     def block(self, i: int, enders: frozenset[str]) -> tuple[list, int, str]:
         """Nodes from i up to one of `enders` (whose offset is returned with it; '' at the end of text)."""
         nodes: list = []
-        t, n = self.text, len(self.text)
+        n = len(self.text)
         while True:
             j, kw = self.text_end(i)
             if j > i:
@@ -387,21 +387,7 @@ class Parser:
 
 def _top_equal(text: str) -> int:
     """The first '=' outside parentheses and quotes (the %LET's), -1 if none."""
-    depth, j, n = 0, 0, len(text)
-    while j < n:
-        c = text[j]
-        if c in "'\"":
-            e = string_end(text, j)
-            j = j + 1 if e < 0 else e
-            continue
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "=" and depth <= 0:
-            return j
-        j += 1
-    return -1
+    return next((j for j, c, depth in top_level(text) if c == "=" and depth <= 0), -1)
 
 
 def _semicolon_in(text: str, i: int, j: int) -> int:

@@ -60,16 +60,17 @@ def comment_end(text: str, i: int) -> int:
     return len(text) if j < 0 else j + 2
 
 
-def paren_end(text: str, i: int, quotes: bool = True) -> int:
-    """text[i] is '(': the index after its matching ')', -1 when there is none. Quoted strings are
-    skipped (unless `quotes` is False); %( %) %' %" are escapes (%STR's marks), not parentheses."""
+def top_level(text: str, i: int = 0, escapes: str = "", quotes: bool = True):
+    """(index, character, depth) for each character of text from i that is not inside a quoted string
+    (unless `quotes` is False) and not part of a `%x` escape with x in `escapes` (%STR's marks); depth
+    is the parenthesis depth after that character (a '(' counts itself)."""
     depth, n, j = 0, len(text), i
     while j < n:
         c = text[j]
-        if c == "%" and j + 1 < n and text[j + 1] in "()'\"%":
+        if c == "%" and j + 1 < n and text[j + 1] in escapes:
             j += 2
             continue
-        if c in "'\"" and quotes:
+        if quotes and c in "'\"":
             e = string_end(text, j)
             j = j + 1 if e < 0 else e
             continue
@@ -77,32 +78,26 @@ def paren_end(text: str, i: int, quotes: bool = True) -> int:
             depth += 1
         elif c == ")":
             depth -= 1
-            if depth == 0:
-                return j + 1
+        yield j, c, depth
         j += 1
+
+
+def paren_end(text: str, i: int, quotes: bool = True) -> int:
+    """text[i] is '(': the index after its matching ')', -1 when there is none. Quoted strings are
+    skipped (unless `quotes` is False); %( %) %' %" are escapes (%STR's marks), not parentheses."""
+    for j, c, depth in top_level(text, i, "()'\"%", quotes):
+        if c == ")" and depth == 0:
+            return j + 1
     return -1
 
 
 def split_args(text: str) -> list[str]:
     """The arguments of a call, split at commas outside parentheses and quoted strings ('' → [''])."""
-    out, depth, start, j, n = [], 0, 0, 0, len(text)
-    while j < n:
-        c = text[j]
-        if c == "%" and j + 1 < n and text[j + 1] in "()'\"%,":
-            j += 2
-            continue
-        if c in "'\"":
-            e = string_end(text, j)
-            j = j + 1 if e < 0 else e
-            continue
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "," and depth == 0:
+    out, start = [], 0
+    for j, c, depth in top_level(text, 0, "()'\"%,"):
+        if c == "," and depth == 0:
             out.append(text[start:j])
             start = j + 1
-        j += 1
     out.append(text[start:])
     return out
 

@@ -114,30 +114,31 @@ class Between(Node):
 
 
 @dataclass(slots=True)
-class Contains(Node):
+class PatternOp(Node):
+    """`operand [NOT] op pattern`: CONTAINS (`?`), LIKE, and `=*` (SOUNDEX of both sides equal)."""
     operand: Node
     pattern: Node
     negated: bool = False
 
 
 @dataclass(slots=True)
-class Like(Node):
-    operand: Node
-    pattern: Node
-    negated: bool = False
+class Contains(PatternOp):
+    pass
+
+
+@dataclass(slots=True)
+class Like(PatternOp):
+    pass
+
+
+@dataclass(slots=True)
+class SoundsLike(PatternOp):
+    pass
 
 
 @dataclass(slots=True)
 class IsMissing(Node):
     operand: Node
-    negated: bool = False
-
-
-@dataclass(slots=True)
-class SoundsLike(Node):
-    """`=*`: SOUNDEX of both sides equal."""
-    operand: Node
-    pattern: Node
     negated: bool = False
 
 
