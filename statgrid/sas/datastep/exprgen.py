@@ -146,7 +146,7 @@ class ExprGen:
         return f"{_ARITH[n.op].upper()}({a}, {b}, {(n.line, n.col)!r})", "num", 8
 
     def _operands(self, left, right):
-        (a, ka, la), (b, kb, lb) = self.gen(left), self.gen(right)
+        (a, ka, _), (b, kb, _) = self.gen(left), self.gen(right)
         if ka == "char" and kb == "char":
             return a, b, "char"
         if ka == "char":
@@ -225,7 +225,6 @@ class ExprGen:
             if lag[0] == "DIF":
                 if kind == "char":
                     raise SasError("DIF needs a numeric argument", n.line, n.col, name)
-                tmp = self.const(None)
                 return f"SUB({src}, {q}({src}), {(n.line, n.col)!r})", "num", 8
             return f"{q}({src})", kind, length
         from statgrid.sas.functions import lookup_function

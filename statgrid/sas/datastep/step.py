@@ -231,7 +231,7 @@ class DataStep(NamespaceMixin):
             v = pdv.declare(orig, kind if (st.char or pdv.get(name) is None or pdv.get(name).type is None) else None,
                             length if st.char or st.length else None, st.line, st.col)
             if st.char and v.type != "char":
-                raise SasError(f"All variables in array list must be the same type, i.e., all numeric or character",
+                raise SasError("All variables in array list must be the same type, i.e., all numeric or character",
                                st.line, st.col, name)
             if i < len(st.init):
                 v.init, v.retained = st.init[i], True
@@ -239,7 +239,7 @@ class DataStep(NamespaceMixin):
         info = ArrayInfo(st.name, slots, dims, st.lower or [1], st.char or (bool(slots) and pdv.slots[slots[0]].type == "char"),
                          implicit=implicit)
         if implicit:
-            iv = pdv.declare("_I_", "num", auto=True)
+            pdv.declare("_I_", "num", auto=True)
             info.index_var = "_I_"
         pdv.arrays[st.name] = info
 
@@ -377,7 +377,7 @@ class DataStep(NamespaceMixin):
         pdv, program = self.pdv, self.program
         v = [var.missing if var.init is None else (V.pad(var.init, var.length) if var.type == "char" else var.init)
              for var in pdv.slots]
-        writers, bufs, outs = [], [], []
+        writers, bufs = [], []
         try:
             for spec in self.outputs:
                 names = self.output_columns(spec)

@@ -188,7 +188,6 @@ class TextIO:
         if self.infile is None:
             raise SasRuntimeError("INPUT without an INFILE statement before it", st.line, st.col, "INPUT")
         opts, src = self.infile[0], self.infile[1]
-        pdv, v = self.step.pdv, self.v
         if self.held is not None and self.held_kind == "hold2" and not self.held[0][self.held[1]:].strip():
             self.held = None                    # @@ at the end of its line: the next INPUT reads a new line
         if self.held is not None:

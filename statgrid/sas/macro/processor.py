@@ -35,6 +35,9 @@ _SPACE_RE = re.compile(r"\s+")
 _INCLUDE_RE = re.compile(r"^%inc(lude)?\b", re.I)
 
 
+_CLOSERS = {"sq": "'", "dq": '"', "comment": "*/"}     # what ends each state of the scan
+
+
 class Reader:
     """One open-code text (the program, the autoexec, an %INCLUDEd file) and where reading is."""
 
@@ -247,19 +250,13 @@ class MacroProcessor:
                     state = {"'": "sq", '"': "dq", "/*": "comment"}[g]
                     i = m.end()
                     continue
-                if state in ("sq", "dq"):
-                    k = text.find("'" if state == "sq" else '"', i)
+                closer = _CLOSERS.get(state)
+                if closer is not None:                  # inside a string or a /* */ comment: to its end
+                    k = text.find(closer, i)
                     if k < 0:
                         i = n
                         break
-                    state, i = "code", k + 1
-                    continue
-                if state == "comment":
-                    k = text.find("*/", i)
-                    if k < 0:
-                        i = n
-                        break
-                    state, i = "code", k + 2
+                    state, i = "code", k + len(closer)
                     continue
                 if state == "star":
                     k = text.find(";", i)
