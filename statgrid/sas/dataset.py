@@ -22,6 +22,7 @@ from typing import Any
 from statgrid.libraries import sql_ident
 from statgrid.sas.errors import SasError
 from statgrid.sas.parse.dsname import MAX_OBS, DatasetSpec
+from statgrid.sas.parse.varlist import expand_numbered
 
 COLUMNS_KEY = "statgrid.columns"
 LABEL_KEY = "statgrid.label"
@@ -162,17 +163,6 @@ def output_names(spec: DatasetSpec, names: list[str], types: dict[str, str]) -> 
         dropped = {k.upper() for k in expand_var_list(spec.drop, names, types)}
         keep = [k for k in keep if k not in dropped]
     return keep
-
-
-def expand_numbered(a: str, b: str) -> list[str]:
-    """`x1-x10` → x1 … x10 (SAS: the same prefix, numbered suffixes; either direction)."""
-    import re
-    ma, mb = re.fullmatch(r"(.*?)(\d+)", a), re.fullmatch(r"(.*?)(\d+)", b)
-    if not ma or not mb or ma.group(1).upper() != mb.group(1).upper():
-        raise SasError(f"Invalid numbered range list {a}-{b}", text=f"{a}-{b}", expected="x1-x10")
-    i, j = int(ma.group(2)), int(mb.group(2))
-    step = 1 if j >= i else -1
-    return [f"{ma.group(1)}{k}" for k in range(i, j + step, step)]
 
 
 def column_info(program: Any, spec: DatasetSpec) -> list[ColumnInfo]:

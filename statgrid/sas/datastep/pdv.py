@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from statgrid.sas.dataset import expand_numbered
+from statgrid.sas.parse.varlist import expand_numbered
 from statgrid.sas.errors import SasError
 from statgrid.sas.values import MISSING
 

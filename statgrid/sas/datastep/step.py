@@ -221,7 +221,7 @@ class DataStep(NamespaceMixin):
             total = 1
             for dd in st.dims:
                 total *= dd
-            names = [f"{st.name}{i}" for i in range(1, total + 1)]
+            names = [f"{st.text or st.name}{i}" for i in range(1, total + 1)]
         dims = list(st.dims)
         if dims == ["*"] or implicit:
             dims = [len(names)]

@@ -67,6 +67,7 @@ class TextIO:
     def declare_input(self, st) -> None:
         pdv = self.step.pdv
         self.reads = True
+        st.items[:] = [e for it in st.items for e in self._array_elements(it)]
         for it in st.items:
             if it[0] != "var":
                 continue
@@ -86,6 +87,20 @@ class TextIO:
                     else:
                         v = pdv.declare(target.text, "num", 8)
                 v.uninit = False
+
+    def _array_elements(self, it) -> list:
+        """An INPUT item `a{*}` as one item per element of array A, in its order (SAS reads them all)."""
+        target = it[1] if it[0] == "var" else None
+        if not (isinstance(target, A.Index) and target.subs == ["*"]):
+            return [it]
+        arr = self.step.pdv.arrays.get(target.name)
+        if arr is None:
+            raise SasError(f"Undeclared array referenced: {target.name}", target.line, target.col, target.name,
+                           "an ARRAY statement before")
+        import itertools
+        subs = itertools.product(*(range(lo, lo + n) for lo, n in zip(arr.lower, arr.dims)))
+        return [(it[0], A.Index(target.line, target.col, target.name,
+                                [A.Num(target.line, target.col, float(k)) for k in sub]), *it[2:]) for sub in subs]
 
     def new_iteration(self) -> None:
         """A line held by a single trailing @ is released when the DATA step loops; @@ keeps it."""
@@ -206,6 +221,10 @@ class TextIO:
         if dsd and "DLM" not in opts and "DELIMITER" not in opts:
             dlm = ","
         missover = bool(opts.get("MISSOVER") or opts.get("TRUNCOVER"))
+        # a column or formatted field that the line ends inside: TRUNCOVER reads what is there, MISSOVER
+        # sets the variable to missing (SAS 9.4 Statements: INFILE, MISSOVER and TRUNCOVER); PAD or RECFM=F
+        # lines are padded to LRECL, so no field is cut
+        only_missover = bool(opts.get("MISSOVER")) and not opts.get("TRUNCOVER") and not src.pad
         self.cur_line = line
         for it in st.items:
             kind = it[0]
@@ -225,12 +244,12 @@ class TextIO:
                 continue
             _, target, char, mode, start, end, informat, amp = it
             if mode == "col":
-                text = line[start - 1:end]
+                text = line[start - 1:end] if not (only_missover and end > len(line)) else ""
                 pos = end
             elif mode == "fmt":
                 from statgrid.sas.formats import parse_spec
                 w = parse_spec(informat).width or 8
-                text = line[pos:pos + w]
+                text = line[pos:pos + w] if not (only_missover and pos + w > len(line)) else ""
                 pos += w
             else:
                 text, pos = self._token(line, pos, dlm, dsd, amp)
@@ -288,12 +307,12 @@ class TextIO:
         from statgrid.sas.formats import InvalidData
         x = self.step.expr
         slot_src, kind, length = x.gen(target)
-        slot = int(slot_src[2:-1]) if slot_src.startswith("v[") and slot_src[2:-1].isdigit() else None
-        if slot is None:
-            slot = eval(slot_src.replace("v[", "(", 1)[:-1] + ")", self.ns, {"v": self.v}) if False else None
-        var = self.step.pdv.slots[slot] if slot is not None else None
-        if var is None:
-            raise SasRuntimeError("INPUT into an array element is not supported yet", st.line, st.col)
+        if not (slot_src.startswith("v[") and slot_src.endswith("]")):
+            raise SasRuntimeError("INPUT reads into a variable or an array element", st.line, st.col)
+        # a variable (v[7]) or an array element (v[IX1(…, subscript, …)]: its subscript evaluated now)
+        inner = slot_src[2:-1]
+        slot = int(inner) if inner.isdigit() else int(eval(inner, self.ns, {"v": self.v}))
+        var = self.step.pdv.slots[slot]
         informat = informat or var.informat          # an INFORMAT/ATTRIB statement's informat (list input)
         try:
             if var.type == "char":

@@ -80,6 +80,7 @@ class Array(Stmt):
     init: list             # initial values
     temporary: bool = False
     lower: list = field(default_factory=list)   # lower bounds per dimension (1 unless `lo:hi`)
+    text: str = ""         # the name as written: `array x{3}` makes x1-x3 (SAS keeps the case)
 
 
 @dataclass

@@ -5,6 +5,7 @@ from __future__ import annotations
 from statgrid.sas.lexer import NAME, NUM, STR
 from statgrid.sas.parse import dsast as D
 from statgrid.sas.parse.expr import ExprParser, parse_expression
+from statgrid.sas.parse.varlist import expand_numbered
 
 
 def _pointer(cur, items) -> bool:
@@ -94,10 +95,13 @@ def parse_input(cur, stream, t):
     while not cur.at_end():
         if _pointer(cur, items):
             continue
+        if cur.at("("):                             # (variables) (informats): a formatted list
+            items += _input_group(cur)
+            continue
         tok = cur.peek()
         if tok.kind != NAME:
             raise cur.error("Syntax error in INPUT", "a variable name or a pointer control")
-        target = ExprParser(cur).primary()
+        targets = _input_targets(cur)
         char = bool(cur.accept("$"))
         amp = bool(cur.accept("&"))
         colon = bool(cur.accept(":"))
@@ -122,9 +126,48 @@ def parse_input(cur, stream, t):
             mode = "col"
             if cur.at(".") or (cur.peek().kind == NUM and cur.peek().text.startswith(".")):
                 cur.next()
-        items.append(("var", target, char, mode, start, end, informat, amp))
+        if len(targets) > 1 and mode == "col":
+            raise cur.error("A numbered variable list cannot be read with column input", "list or formatted input")
+        items += [("var", t, char, mode, start, end, informat, amp) for t in targets]
     cur.expect_end("INPUT")
     return D.Input(t.line, t.col, items)
+
+
+def _input_targets(cur) -> list:
+    """One INPUT variable or array element, or a numbered list `x1-x5` (its variables in order)."""
+    from statgrid.sas.parse import ast as A
+    target = ExprParser(cur).primary()
+    if isinstance(target, A.Var) and cur.at("-") and cur.peek(1).kind == NAME:
+        cur.next()
+        last = cur.next()
+        return [A.Var(target.line, target.col, n.upper(), n) for n in expand_numbered(target.text, last.text)]
+    return [target]
+
+
+def _input_group(cur) -> list:
+    """`(variables) (informats)`: SAS's formatted list — each variable takes the next informat of the
+    list, the list used again from its start when the variables outnumber it; `:` before an informat
+    reads that value as list input (SAS 9.4 Statements: INPUT, Formatted)."""
+    cur.expect("(")
+    targets = []
+    while not cur.at(")"):
+        if cur.at_end() or cur.peek().kind != NAME:
+            raise cur.error("Syntax error in INPUT", "a variable name in the list of variables")
+        targets += _input_targets(cur)
+    cur.expect(")")
+    cur.expect("(", expected="(informats) after the list of variables")
+    formats = []                                   # (informat, list input?)
+    while not cur.at(")"):
+        colon = bool(cur.accept(":"))
+        if not cur.at_format():
+            raise cur.error("Syntax error in INPUT", "an informat such as 8. or $10. in the list of informats")
+        formats.append((cur.format_name(), colon))
+        cur.accept(",")
+    cur.expect(")")
+    if not formats:
+        raise cur.error("Syntax error in INPUT", "at least one informat in the list of informats")
+    return [("var", t, fmt.startswith("$"), "list" if colon else "fmt", 0, 0, fmt, False)
+            for t, (fmt, colon) in zip(targets, formats * (len(targets) // len(formats) + 1))]
 
 
 def parse_file(kind):

@@ -349,7 +349,8 @@ def _length(cur, stream, t):
 
 
 def _array(cur, stream, t):
-    name = cur.expect_name("an array name").upper()
+    text = cur.expect_name("an array name")
+    name = text.upper()
     dims, lower = [], []
     if cur.at("{", "[", "("):
         close = {"{": "}", "[": "]", "(": ")"}[cur.next().text]
@@ -383,7 +384,7 @@ def _array(cur, stream, t):
     if cur.accept("("):
         init = _init_list(cur)
     cur.expect_end("ARRAY")
-    return D.Array(t.line, t.col, name, dims, char, length, elements, init, temporary, lower)
+    return D.Array(t.line, t.col, name, dims, char, length, elements, init, temporary, lower, text)
 
 
 def _varlist_stmt(kind):
