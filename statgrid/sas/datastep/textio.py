@@ -316,8 +316,10 @@ class TextIO:
         informat = informat or var.informat          # an INFORMAT/ATTRIB statement's informat (list input)
         try:
             if var.type == "char":
-                val = _informat(text, informat, whole=(mode == "list")) if informat else text.strip() if mode != "col" \
-                    else text.lstrip()
+                if informat:
+                    val = _informat(text, informat, whole=(mode == "list"))
+                else:                              # list and column input read a character value as $w. does
+                    val = _informat(text.strip() if mode != "col" else text, "$.", whole=True)
                 self.v[slot] = V.pad(val, var.length)
             else:
                 if informat:

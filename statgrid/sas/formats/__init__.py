@@ -244,7 +244,10 @@ def informat_value(text: str, spec: FormatSpec | str, catalog: Any = None, yearc
         w = spec.width
         t = text if whole or w is None else text[:w]
         if spec.name == "":
-            return t.lstrip(" ")
+            # $w. trims leading blanks and reads a single period as a blank (SAS 9.4 Formats and
+            # Informats: $w. informat; $CHARw. does neither)
+            t = t.lstrip(" ")
+            return "" if t.rstrip(" ") == "." else t
         if spec.name == "CHAR":
             return t
         raise not_found(spec, informat=True)

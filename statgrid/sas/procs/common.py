@@ -173,6 +173,31 @@ def resolve_names(names: list[str], cols: list[ColumnInfo], spec: DatasetSpec, l
     return out
 
 
+def check_by_sorted(program: Any, spec: DatasetSpec, cols: list[ColumnInfo], by: list[tuple[str, bool]]) -> None:
+    """SAS's ERROR when the data set is not sorted by the BY variables (a PROC's BY statement): the first
+    observation whose key sorts before the one before it, found by one query over the input."""
+    from statgrid.libraries import sql_ident
+
+    types = {c.name.upper(): c.type for c in cols}
+    keys = []
+    for name, desc in by:
+        q = sql_ident(next((c.name for c in cols if c.name.upper() == name.upper()), name))
+        # a missing value sorts lowest (SAS): NULL and '' before everything
+        k = f"coalesce({q}, '')" if types.get(name.upper()) == "char" else f"coalesce({q}, -'inf'::DOUBLE)"
+        keys.append((k, desc, name))
+    lags = ", ".join(f"{k} AS __k{j}, lag({k}) OVER (ORDER BY __r) AS __p{j}" for j, (k, _, _) in enumerate(keys))
+    cond, eq = [], []
+    for j, (_, desc, _) in enumerate(keys):
+        cond.append("(" + " AND ".join(eq + [f"__k{j} {'>' if desc else '<'} __p{j}"]) + ")")
+        eq.append(f"__k{j} = __p{j}")
+    sql = (f"SELECT min(__r) FROM (SELECT __r, {lags} FROM (SELECT *, row_number() OVER () AS __r FROM "
+           f"({input_sql(program, spec, cols)}))) WHERE {' OR '.join(cond)}")
+    if program.session.execute(sql).fetchone()[0] is not None:
+        how = "descending" if by[0][1] else "ascending"
+        raise SasError(f"Data set {spec.name} is not sorted in {how} sequence", spec.line, spec.col, spec.name,
+                       "data sorted by the BY variables (PROC SORT)")
+
+
 def var_names(cur: TokenCursor, cols: list[ColumnInfo]) -> list[str]:
     """A variable list (`a b`, `x1-x3`, `a--c`, `_numeric_`, `pre:`) → names among `cols`."""
     from statgrid.sas.dataset import expand_var_list
