@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from statgrid.sas.procs import contents, datasets, format as format_proc, means, options, print as print_proc, sort
+from statgrid.sas.procs import contents, datasets, format as format_proc, freq, means, options, print as print_proc, sort
 
 PROCS: dict[str, Callable[[Any, Any], None]] = {
     "PRINT": print_proc.run,
@@ -23,6 +23,7 @@ PROCS: dict[str, Callable[[Any, Any], None]] = {
     "FORMAT": format_proc.run,
     "OPTIONS": options.run,
     "MEANS": means.run,
+    "FREQ": freq.run,
     "SUMMARY": means.run_summary,
 }
 

@@ -248,6 +248,26 @@ def _missing_char(program: Any) -> str:
         return "."
 
 
+# -- listing pieces ---------------------------------------------------------------------------------------
+def by_rule(text: str, ls: int = 72) -> str:
+    """SAS's BY line: the text between runs of dashes across the line."""
+    body = f" {text} "
+    left = max(1, (ls - len(body)) // 2)
+    right = max(1, ls - len(body) - left)
+    return "-" * left + body + "-" * right
+
+
+def simple_table(header: list[str], body: list[list[str]], n_left: int, closing_rule: bool = True) -> list[str]:
+    """A statistics table as MEANS and FREQ print it: the header, a rule, the rows (the first n_left
+    columns left-aligned, the others right-aligned), and a closing rule."""
+    widths = [max([len(h)] + [len(r[j]) for r in body]) for j, h in enumerate(header)]
+
+    def line(cells):
+        return "  ".join(c.ljust(w) if j < n_left else c.rjust(w) for j, (c, w) in enumerate(zip(cells, widths)))
+    rule = "-" * len(line(header))
+    return [line(header), rule] + [line(r).rstrip() for r in body] + ([rule] if closing_rule else [])
+
+
 # -- writing ----------------------------------------------------------------------------------------------
 SORTED_KEY = "statgrid.sortedby"     # PROC SORT's BY list, shown by CONTENTS as SAS's Sort Information
 
@@ -316,3 +336,29 @@ def sortsize(program: Any) -> Iterator[int]:
         yield limit
     finally:
         session.con.execute(f"SET memory_limit = '{cap}B'")
+
+
+def write_rows(program, spec: DatasetSpec, cols: list[ColumnInfo], rows: list[list]) -> None:
+    """Rows computed in Python (a PROC's OUT= of one row per group: few) written as data set `spec`, as
+    write_select writes (column metadata, atomic, KEEP=/DROP=/RENAME=, the NOTE)."""
+    import pyarrow as pa
+
+    from statgrid.libraries import sql_ident
+
+    arrays = []
+    for j, c in enumerate(cols):
+        vals = [r[j] for r in rows]
+        if c.type == "char":
+            arrays.append(pa.array([None if v is None else str(v) for v in vals], pa.string()))
+        else:
+            arrays.append(pa.array([None if v is None or (isinstance(v, float) and v != v) else float(v)
+                                    for v in vals], pa.float64()))
+    table = pa.Table.from_arrays(arrays, names=[f"c{j}" for j in range(len(cols))])
+    con = program.session.con
+    name = "__sas_proc_rows"
+    con.register(name, table)
+    try:
+        select = ", ".join(f"c{j} AS {sql_ident(c.name)}" for j, c in enumerate(cols))
+        write_select(program, spec, f"SELECT {select} FROM {name}", cols)
+    finally:
+        con.unregister(name)

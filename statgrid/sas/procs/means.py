@@ -36,9 +36,10 @@ from statgrid.sas.dataset import ColumnInfo
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME, NUM
 from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
-from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, check_by_sorted, cursor, fetch_rows,
+from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, by_rule, check_by_sorted, cursor, fetch_rows,
                                        format_cell, input_dataset, observations_read, open_input, parse_options,
-                                       proc_statement, resolve_names, statement_error, var_names, write_select)
+                                       proc_statement, resolve_names, simple_table, statement_error, var_names,
+                                       write_rows)
 
 # keyword → (listing header, AUTONAME suffix)
 LABELS: dict[str, tuple[str, str]] = {
@@ -446,30 +447,7 @@ def _write(program, o: OutRequest, groups: list[Group], masks, byc, classc, idc,
         cols = head + [c for _, _, c in outs]
         rows = [list(g.by) + list(g.classes) + list(g.ids) + [g.type, g.freq]
                 + [g.values[i].get(s) for s, i, _ in outs] for g in chosen]
-    _write_rows(program, o.spec, cols, rows)
-
-
-def _write_rows(program, spec: DatasetSpec, cols: list[ColumnInfo], rows: list[list]) -> None:
-    """The OUT= rows (one per group: few) through DuckDB from an Arrow table, written as the PROCs write."""
-    import pyarrow as pa
-
-    arrays = []
-    for j, c in enumerate(cols):
-        vals = [r[j] for r in rows]
-        if c.type == "char":
-            arrays.append(pa.array([None if v is None else str(v) for v in vals], pa.string()))
-        else:
-            arrays.append(pa.array([None if v is None or (isinstance(v, float) and v != v) else float(v)
-                                    for v in vals], pa.float64()))
-    table = pa.Table.from_arrays(arrays, names=[f"c{j}" for j in range(len(cols))])
-    con = program.session.con
-    name = "__sas_means_out"
-    con.register(name, table)
-    try:
-        select = ", ".join(f"c{j} AS {sql_ident(c.name)}" for j, c in enumerate(cols))
-        write_select(program, spec, f"SELECT {select} FROM {name}", cols)
-    finally:
-        con.unregister(name)
+    write_rows(program, o.spec, cols, rows)
 
 
 # -- the listing -------------------------------------------------------------------------------------------
@@ -488,7 +466,7 @@ def _print(program, proc, groups: list[Group], byc, classc, varc, stats, masks, 
         lines = []
         if byc:
             text = " ".join(f"{c.name}={format_cell(program, v, c.format, c.type)}" for c, v in zip(byc, key))
-            lines += [_rule(text), ""]
+            lines += [by_rule(text), ""]
         k = len(classc)
         for m in sorted({g.type for g in mine}):
             shown = [c for i, c in enumerate(classc) if m >> (k - 1 - i) & 1]
@@ -504,7 +482,7 @@ def _print(program, proc, groups: list[Group], byc, classc, varc, stats, masks, 
                     body.append(row)
             if len(varc) == 1:
                 lines += [f"Analysis Variable : {varc[0].name}" + (f" {varc[0].label}" if varc[0].label else ""), ""]
-            lines += _table(header, body, len(shown) + (1 if classc else 0) + (1 if len(varc) > 1 else 0))
+            lines += simple_table(header, body, len(shown) + (1 if classc else 0) + (1 if len(varc) > 1 else 0))
             lines.append("")
         blocks.append("\n".join(lines))
     program.log.listing(f"The {proc} Procedure\n\n" + "\n".join(blocks))
@@ -524,17 +502,3 @@ def _num(v, stat: str, maxdec, program) -> str:
         if len(text) <= 12:
             return text
     return format_cell(program, v, "BEST12.", "num")
-
-
-def _table(header: list[str], body: list[list[str]], n_left: int) -> list[str]:
-    widths = [max([len(h)] + [len(r[j]) for r in body]) for j, h in enumerate(header)]
-    def line(cells):
-        return "  ".join(c.ljust(w) if j < n_left else c.rjust(w) for j, (c, w) in enumerate(zip(cells, widths)))
-    rule = "-" * len(line(header))
-    return [line(header), rule] + [line(r).rstrip() for r in body] + [rule]
-
-
-def _rule(text: str) -> str:
-    body = f" {text} "
-    side = max(1, (72 - len(body)) // 2)
-    return "-" * side + body + "-" * side

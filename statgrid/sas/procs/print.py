@@ -30,7 +30,7 @@ from statgrid.sas.dataset import ColumnInfo, column_info, input_sql
 from statgrid.sas.errors import SasError
 from statgrid.sas.formats.numeric import best, missing_text, w_d
 from statgrid.sas.lexer import STR
-from statgrid.sas.procs.common import (DATASET, FLAG, TEXT, by_list, cursor, fetch_rows, format_cell,
+from statgrid.sas.procs.common import (DATASET, FLAG, TEXT, by_list, by_rule, cursor, fetch_rows, format_cell,
                                        input_dataset, observations_read, parse_options, proc_statement,
                                        resolve_names, statement_error, var_names)
 
@@ -383,7 +383,7 @@ class Printer:
             n_line = ""
             if self.opts.get("N"):
                 n_line = f"N = {len(rows) if by_groups else n_total}"
-            prefix = [_by_rule(head, self.ls), ""] if head is not None else []
+            prefix = [by_rule(head, self.ls), ""] if head is not None else []
             lines = prefix + self.render(rows, ids, shown, pos, sum_lines, n_line)
             used = len(pages[-1]) + (1 if pages[-1] else 0)
             if used + len(lines) <= room:
@@ -427,14 +427,6 @@ class Printer:
         head = max(1, max(titles) if titles else 0) + 1
         foot = (1 + max(feet)) if feet else 0
         return max(5, ps - head - foot)
-
-
-def _by_rule(text: str, ls: int) -> str:
-    """SAS's BY line: the text between runs of dashes across the line."""
-    body = f" {text} "
-    left = max(1, (ls - len(body)) // 2)
-    right = max(1, ls - len(body) - left)
-    return "-" * left + body + "-" * right
 
 
 def _centre(text: str, width: int) -> str:

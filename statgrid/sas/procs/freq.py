@@ -1,0 +1,397 @@
+"""PROC FREQ (SAS 9.4 Base SAS Procedures / SAS/STAT: FREQ) on statgrid's frequency engine (procs/freq.py).
+
+    PROC FREQ <DATA=> <NOPRINT> <ORDER=INTERNAL|FREQ|DATA|FORMATTED> <PAGE> <NLEVELS>;
+      BY vars; WEIGHT var; WHERE expr;
+      TABLES requests </ LIST MISSING MISSPRINT NOCOL NOROW NOPERCENT NOCUM NOFREQ NOPRINT SPARSE
+                          OUT= OUTPCT CHISQ EXACT FISHER>;
+
+Requests: `a`, `a*b`, `a*b*c` (strata of a's values, rows b, columns c), `(a b)*c` = `a*c b*c`.
+Without TABLES, one-way tables of every variable not in BY or WEIGHT.
+
+SAS's documented rules kept here: an observation with a missing value in a request's variables is left
+out of the table's percents and statistics and reported as "Frequency Missing = n" unless MISSING makes
+missing a level (MISSPRINT shows the missing levels' counts without percents). OUT= holds the LAST
+request of the TABLES statement: BY variables, the request's variables, COUNT, PERCENT (of the whole
+table's non-missing total; missing combinations are rows with COUNT and a missing PERCENT) and, with
+OUTPCT on a two-way or larger request, PCT_ROW and PCT_COL (within each stratum's two-way table) and,
+for n > 2, PCT_TABL (of the stratum's table). Levels are in ascending internal order (missing first)
+unless ORDER=FREQ (descending count) or ORDER=DATA (first appearance). A WEIGHT variable sums weights;
+observations whose weight is missing or not positive are left out. CHISQ on a two-way table prints
+Pearson's and the likelihood-ratio chi-square, the continuity-adjusted one and Fisher's exact test for
+2×2 tables, the Mantel-Haenszel chi-square, phi, the contingency coefficient and Cramer's V.
+Not built: grouping levels by formatted values (levels are the stored values), the OUTPUT statement,
+EXACT beyond Fisher's test on 2×2 tables (a NOTE says so).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from statgrid.libraries import sql_ident
+from statgrid.sas.dataset import ColumnInfo
+from statgrid.sas.errors import SasError
+from statgrid.sas.lexer import NAME
+from statgrid.sas.parse.dsname import parse_dataset
+from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, by_rule, check_by_sorted, cursor, fetch_rows,
+                                       format_cell, input_dataset, observations_read, open_input, parse_options,
+                                       proc_statement, resolve_names, simple_table, statement_error, write_rows)
+
+OPTIONS = {"DATA": DATASET, "NOPRINT": FLAG, "ORDER": VALUE, "PAGE": FLAG, "NLEVELS": FLAG, "COMPRESS": FLAG,
+           "FORMCHAR": VALUE}
+TABLE_OPTIONS = {"LIST", "MISSING", "MISSPRINT", "NOCOL", "NOROW", "NOPERCENT", "NOCUM", "NOFREQ", "NOPRINT",
+                 "SPARSE", "OUTPCT", "CHISQ", "EXACT", "FISHER", "OUT", "NOWARN", "EXPECTED", "DEVIATION",
+                 "CELLCHI2", "TOTPCT", "CUMCOL", "MEASURES", "ALL", "NOSPARSE", "FORMAT"}
+STATEMENTS = ("TABLES", "TABLE", "BY", "WEIGHT", "WHERE", "FORMAT", "LABEL", "ATTRIB", "EXACT", "OUTPUT", "TEST")
+
+
+@dataclass
+class TablesStmt:
+    requests: list                              # lists of variable names
+    options: dict = field(default_factory=dict)
+
+
+def run(statements: list, program: Any) -> None:
+    first, *rest = list(statements)
+    cur = proc_statement(first)
+    opts = parse_options(cur, OPTIONS, program, "PROC FREQ")
+    src = input_dataset(program, opts, "DATA", first)
+    cols, _ = open_input(program, src)
+    by, weight, tables = [], None, []
+    for stmt in rest:
+        kw, c = stmt.keyword, cursor(stmt)
+        c.next()
+        if kw in ("TABLES", "TABLE"):
+            tables.append(_tables(c, program))
+        elif kw == "BY":
+            by = by_list(c)
+        elif kw == "WEIGHT":
+            weight = c.expect_kind(NAME, "a weight variable").text
+        elif kw == "WHERE":
+            from statgrid.sas.parse.expr import parse_expression
+            node = parse_expression(c, where=True)
+            if src.where is None:
+                src.where = node
+        elif kw in ("FORMAT", "LABEL", "ATTRIB", "EXACT", "TEST"):
+            if kw == "EXACT":
+                program.log.note("PROC FREQ: the EXACT statement's tests other than Fisher's on 2x2 tables "
+                                 "are not computed by statgrid.")
+            continue
+        else:
+            raise statement_error(stmt, "FREQ", STATEMENTS)
+    _run(program, first, src, cols, opts, by, weight, tables)
+
+
+def _tables(c, program) -> TablesStmt:
+    requests: list[list[str]] = []
+    while not c.at_end() and not c.at("/"):
+        terms: list[list[str]] = []
+        while True:
+            if c.accept("("):
+                group = []
+                while not c.accept(")"):
+                    group.append(c.expect_kind(NAME, "a variable name").text)
+                terms.append(group)
+            else:
+                terms.append([c.expect_kind(NAME, "a variable name in a table request").text])
+            if not c.accept("*"):
+                break
+        combos: list[list[str]] = [[]]
+        for alternatives in terms:
+            combos = [a + [b] for a in combos for b in alternatives]
+        requests += combos
+    options: dict[str, Any] = {}
+    if c.accept("/"):
+        while not c.at_end():
+            t = c.expect_kind(NAME, "a TABLES option")
+            name = t.upper
+            if name not in TABLE_OPTIONS:
+                raise SasError(f"The option {t.text} is not recognized in the TABLES statement", t.line, t.col, t.text,
+                               "one of " + ", ".join(sorted(TABLE_OPTIONS)))
+            if name == "OUT":
+                c.expect("=")
+                options["OUT"] = parse_dataset(c, program)
+            elif name == "FORMAT" and c.accept("="):
+                c.next()
+            else:
+                options[name] = True
+    return TablesStmt(requests, options)
+
+
+def _run(program, first, src, cols, opts, by, weight, tables) -> None:
+    line = first.line
+    byc = resolve_names([n for n, _ in by], cols, src, line)
+    wc = resolve_names([weight], cols, src, line)[0] if weight else None
+    if not tables:
+        used = {c.name.upper() for c in byc} | ({wc.name.upper()} if wc else set())
+        tables = [TablesStmt([[c.name] for c in cols if c.name.upper() not in used])]
+    if byc:
+        check_by_sorted(program, src, cols, by)
+    cols_by_name = {c.name.upper(): c for c in cols}
+    _, base = open_input(program, src)
+    n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
+    if wc is not None and wc.type != "num":
+        raise SasError(f"Variable {wc.name} in the WEIGHT statement must be numeric", line, 0, wc.name, "a numeric variable")
+    order = str(opts.get("ORDER", "INTERNAL")).upper()
+    printing = not opts.get("NOPRINT")
+    listing: list[str] = []
+    outputs = []
+    for ts in tables:
+        for i, req in enumerate(ts.requests):
+            varc = resolve_names(req, cols, src, line)
+            for v in varc:
+                if v.name.upper() in {b.name.upper() for b in byc}:
+                    raise SasError(f"Variable {v.name} is a BY variable and cannot be in a table request", line, 0,
+                                   v.name, "a variable not in the BY statement")
+            groups = _counts(program, base, byc, varc, wc, order)
+            if printing and not ts.options.get("NOPRINT"):
+                for key, cells in groups:
+                    listing.append(_print(program, byc, key, varc, cells, ts.options))
+            if "OUT" in ts.options and i == len(ts.requests) - 1:
+                outputs.append((ts.options["OUT"], varc, groups, ts.options))
+    observations_read(program, n_read, src)
+    if listing:
+        program.log.listing("The FREQ Procedure\n\n" + "\n".join(listing))
+    for spec, varc, groups, topts in outputs:
+        _write(program, spec, byc, varc, groups, topts, cols_by_name)
+
+
+def _counts(program, base, byc, varc, wc, order) -> list[tuple[tuple, list[tuple]]]:
+    """Per BY group: [(levels…, count)] in the table's level order (missing first)."""
+    keys = [sql_ident(c.name) for c in byc + varc]
+    count = f"sum(CAST({sql_ident(wc.name)} AS DOUBLE))" if wc else "count(*)"
+    where = f" WHERE {sql_ident(wc.name)} > 0" if wc else ""
+    sql = (f"SELECT {', '.join(keys)}, {count} AS __n, min(__r) AS __first FROM "
+           f"(SELECT *, row_number() OVER () AS __r FROM ({base})){where} GROUP BY {', '.join(keys)}")
+    _, rows = fetch_rows(program, sql)
+    nb = len(byc)
+    out: dict[tuple, list] = {}
+    for r in rows:
+        levels = tuple(None if (c.type == "char" and (v is None or str(v).strip() == "")) else v
+                       for c, v in zip(varc, r[nb:nb + len(varc)]))
+        out.setdefault(tuple(r[:nb]), []).append((*levels, float(r[-2]), r[-1]))
+    from statgrid.sas.values import num_key
+
+    def level_key(v, c):
+        if c.type == "char":
+            return (v is not None, "" if v is None else str(v))
+        return num_key(float("nan") if v is None else float(v))
+
+    result = []
+    for key in sorted(out, key=lambda k: tuple(level_key(v, c) for v, c in zip(k, byc))):
+        cells = out[key]
+        if order == "FREQ":
+            cells.sort(key=lambda r: (not _is_missing(r, len(varc)), -r[-2],   # missing levels first, as always
+                                      tuple(level_key(v, c) for v, c in zip(r, varc))))
+        elif order == "DATA":
+            cells.sort(key=lambda r: r[-1])
+        else:
+            cells.sort(key=lambda r: tuple(level_key(v, c) for v, c in zip(r, varc)))
+        result.append((key, [r[:-1] for r in cells]))
+    return result
+
+
+def _is_missing(cell, n) -> bool:
+    return any(v is None or (isinstance(v, float) and v != v) for v in cell[:n])
+
+
+# -- OUT= --------------------------------------------------------------------------------------------------
+def _write(program, spec, byc, varc, groups, topts, cols_by_name) -> None:
+    n = len(varc)
+    missing_level = bool(topts.get("MISSING"))
+    outpct = bool(topts.get("OUTPCT")) and n >= 2
+    head = [ColumnInfo(c.name, c.type, c.length, c.format, c.informat, c.label) for c in byc + varc]
+    cols = head + [ColumnInfo("COUNT", "num", 8, label="Frequency Count"),
+                   ColumnInfo("PERCENT", "num", 8, label="Percent of Total Frequency")]
+    if outpct:
+        cols += [ColumnInfo("PCT_ROW", "num", 8, label="Percent of Row Frequency"),
+                 ColumnInfo("PCT_COL", "num", 8, label="Percent of Column Frequency")]
+        if n > 2:
+            cols.append(ColumnInfo("PCT_TABL", "num", 8, label="Percent of Two-Way Table Frequency"))
+    rows = []
+    for key, cells in groups:
+        counted = [c for c in cells if missing_level or not _is_missing(c, n)]
+        total = sum(c[-1] for c in counted)
+        strata: dict[tuple, dict] = {}
+        for c in counted:
+            s = strata.setdefault(c[:n - 2], {"total": 0.0, "row": {}, "col": {}})
+            s["total"] += c[-1]
+            s["row"][c[n - 2]] = s["row"].get(c[n - 2], 0.0) + c[-1]
+            s["col"][c[n - 1]] = s["col"].get(c[n - 1], 0.0) + c[-1]
+        for c in cells:
+            miss = not missing_level and _is_missing(c, n)
+            row = list(key) + [("" if v is None and col.type == "char" else v) for v, col in zip(c[:n], varc)]
+            row += [c[-1], None if miss or not total else 100.0 * c[-1] / total]
+            if outpct:
+                s = strata.get(c[:n - 2]) if not miss else None
+                if s is None:
+                    row += [None, None] + ([None] if n > 2 else [])
+                else:
+                    rt, ct = s["row"].get(c[n - 2]), s["col"].get(c[n - 1])
+                    row += [100.0 * c[-1] / rt if rt else None, 100.0 * c[-1] / ct if ct else None]
+                    if n > 2:
+                        row.append(100.0 * c[-1] / s["total"] if s["total"] else None)
+            rows.append(row)
+    write_rows(program, spec, cols, rows)
+
+
+# -- the listing -------------------------------------------------------------------------------------------
+def _cell_text(program, v, c: ColumnInfo) -> str:
+    if v is None and c.type == "char":
+        return ""
+    return format_cell(program, v, c.format, c.type)
+
+
+def _print(program, byc, key, varc, cells, topts) -> str:
+    lines = []
+    if byc:
+        text = " ".join(f"{c.name}={_cell_text(program, v, c)}" for c, v in zip(byc, key))
+        lines += [by_rule(text), ""]
+    if len(varc) == 1 or topts.get("LIST"):
+        lines += _one_way(program, varc, cells, topts)
+    else:
+        lines += _crosstabs(program, varc, cells, topts)
+    return "\n".join(lines) + "\n"
+
+
+def _one_way(program, varc, cells, topts) -> list[str]:
+    n = len(varc)
+    missing_level, missprint = bool(topts.get("MISSING")), bool(topts.get("MISSPRINT"))
+    counted = [c for c in cells if missing_level or not _is_missing(c, n)]
+    total = sum(c[-1] for c in counted)
+    n_missing = sum(c[-1] for c in cells if not missing_level and _is_missing(c, n))
+    show_pct, show_cum = not topts.get("NOPERCENT"), not topts.get("NOCUM")
+    header = [c.name for c in varc] + ["Frequency"] + (["Percent"] if show_pct else [])
+    header += (["Cumulative Frequency"] if show_cum else []) + (["Cumulative Percent"] if show_cum and show_pct else [])
+    body, cum = [], 0.0
+    for c in cells:
+        miss = not missing_level and _is_missing(c, n)
+        if miss and not missprint:
+            continue
+        row = [_cell_text(program, v, col) for v, col in zip(c[:n], varc)] + [_count(c[-1])]
+        if miss:
+            row += (["."] if show_pct else []) + (["."] if show_cum else []) + (["."] if show_cum and show_pct else [])
+        else:
+            cum += c[-1]
+            row += ([f"{100.0 * c[-1] / total:.2f}"] if show_pct else [])
+            row += ([_count(cum)] if show_cum else []) + ([f"{100.0 * cum / total:.2f}"] if show_cum and show_pct else [])
+        body.append(row)
+    lines = simple_table(header, body, n, closing_rule=False)
+    if n_missing:
+        lines += ["", f"Frequency Missing = {_count(n_missing)}"]
+    return lines
+
+
+def _crosstabs(program, varc, cells, topts) -> list[str]:
+    n = len(varc)
+    missing_level = bool(topts.get("MISSING"))
+    counted = [c for c in cells if missing_level or not _is_missing(c, n)]
+    n_missing = sum(c[-1] for c in cells if not missing_level and _is_missing(c, n))
+    a, b = varc[n - 2], varc[n - 1]
+    out: list[str] = []
+    strata = list(dict.fromkeys(c[:n - 2] for c in counted)) or [()]
+    for s in strata:
+        mine = [c for c in counted if c[:n - 2] == s]
+        rlev = list(dict.fromkeys(c[n - 2] for c in mine))
+        clev = sorted(dict.fromkeys(c[n - 1] for c in mine), key=lambda v: (v is not None, v if v is not None else 0))
+        cnt = {(c[n - 2], c[n - 1]): c[-1] for c in mine}
+        total = sum(cnt.values())
+        rsum = {r: sum(cnt.get((r, k), 0.0) for k in clev) for r in rlev}
+        csum = {k: sum(cnt.get((r, k), 0.0) for r in rlev) for k in clev}
+        if s:
+            title = f"Table {strata.index(s) + 1} of {a.name} by {b.name}"
+            ctrl = " ".join(f"{v.name}={_cell_text(program, x, v)}" for v, x in zip(varc[:n - 2], s))
+            out += [title, f"Controlling for {ctrl}", ""]
+        else:
+            out += [f"Table of {a.name} by {b.name}", ""]
+        parts = ["Frequency"] + ([] if topts.get("NOPERCENT") else ["Percent"])
+        parts += ([] if topts.get("NOROW") else ["Row Pct"]) + ([] if topts.get("NOCOL") else ["Col Pct"])
+        width = max(8, max((len(_cell_text(program, v, b)) for v in clev), default=1) + 1)
+        lw = max(9, len(a.name) + 1, max(len(p) for p in parts) + 1)
+        out.append(f"{a.name}     {b.name}")
+        out.append("")
+        head = [f"{p:<{lw}}|" for p in parts]
+        head[-1] = f"{parts[-1]:<{lw}}|" + "".join(f"{_cell_text(program, v, b):>{width}}|" for v in clev) + "  Total"
+        out += head
+        sep = "-" * lw + "+" + ("-" * width + "+") * len(clev)
+        out.append(sep)
+        for r in rlev:
+            vals = [[_count(cnt.get((r, k), 0.0)) for k in clev] + [_count(rsum[r])]]
+            if not topts.get("NOPERCENT"):
+                vals.append([f"{100 * cnt.get((r, k), 0.0) / total:.2f}" for k in clev] + [f"{100 * rsum[r] / total:.2f}"])
+            if not topts.get("NOROW"):
+                vals.append([f"{100 * cnt.get((r, k), 0.0) / rsum[r]:.2f}" if rsum[r] else "." for k in clev] + [""])
+            if not topts.get("NOCOL"):
+                vals.append([f"{100 * cnt.get((r, k), 0.0) / csum[k]:.2f}" if csum[k] else "." for k in clev] + [""])
+            for j, v in enumerate(vals):
+                label = _cell_text(program, r, a) if j == 0 else ""
+                out.append(f"{label:>{lw - 1}} |" + "".join(f"{x:>{width - 1}} |" for x in v[:-1]) + f"{v[-1]:>7}")
+            out.append(sep)
+        out.append(f"{'Total':<{lw}}" + " " + "".join(f"{_count(csum[k]):>{width}}" for k in clev) + f"{_count(total):>8}")
+        if not topts.get("NOPERCENT"):
+            out.append(" " * (lw + 1) + "".join(f"{100 * csum[k] / total:>{width}.2f}" for k in clev) + f"{100.0:>8.2f}")
+        if n_missing:
+            out += ["", f"Frequency Missing = {_count(n_missing)}"]
+        out.append("")
+        if topts.get("CHISQ") or topts.get("FISHER") or topts.get("ALL"):
+            out += _chisq(a, b, rlev, clev, cnt)
+    return out
+
+
+def _chisq(a, b, rlev, clev, cnt) -> list[str]:
+    import numpy as np
+
+    from statgrid.procs.freq import chi_square
+
+    m = np.array([[cnt.get((r, k), 0.0) for k in clev] for r in rlev])
+    st = chi_square(m)
+    nobs = m.sum()
+    rows = [["Chi-Square", str(st["df"]), _f4(st["chisq"]), _p(st["chisq_p"])],
+            ["Likelihood Ratio Chi-Square", str(st["df"]), _f4(st["lr_chisq"]), _p(st["lr_chisq_p"])]]
+    from scipy.special import chdtrc
+    if m.shape == (2, 2) and nobs > 0:
+        exp = np.outer(m.sum(axis=1), m.sum(axis=0)) / nobs
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cont = float((np.maximum(np.abs(m - exp) - 0.5, 0) ** 2 / exp).sum())
+        rows.append(["Continuity Adj. Chi-Square", "1", _f4(cont), _p(float(chdtrc(1, cont)))])
+    if len(rlev) > 1 and len(clev) > 1 and all(isinstance(v, (int, float)) for v in list(rlev) + list(clev)):
+        # Mantel-Haenszel: (n-1) r², r Pearson's correlation of the row and column scores (the values)
+        rs, cs = np.array(rlev, dtype=float), np.array(clev, dtype=float)
+        n = m.sum()
+        mr, mc = (m.sum(axis=1) @ rs) / n, (m.sum(axis=0) @ cs) / n
+        cov = ((rs - mr)[:, None] * (cs - mc)[None, :] * m).sum()
+        vr, vc = (m.sum(axis=1) * (rs - mr) ** 2).sum(), (m.sum(axis=0) * (cs - mc) ** 2).sum()
+        if vr > 0 and vc > 0:
+            mh = (n - 1) * cov ** 2 / (vr * vc)
+            rows.append(["Mantel-Haenszel Chi-Square", "1", _f4(mh), _p(float(chdtrc(1, mh)))])
+    rows += [["Phi Coefficient", "", _f4(st["phi"]), ""], ["Contingency Coefficient", "", _f4(st["contingency"]), ""],
+             ["Cramer's V", "", _f4(st["cramers_v"]), ""]]
+    out = [f"Statistics for Table of {a.name} by {b.name}", ""]
+    out += simple_table(["Statistic", "DF", "Value", "Prob"], rows, 1, closing_rule=False)
+    if m.shape == (2, 2) and nobs > 0:
+        from scipy.stats import fisher_exact
+        _, two = fisher_exact(m)
+        _, left = fisher_exact(m, alternative="less")
+        _, right = fisher_exact(m, alternative="greater")
+        out += ["", "Fisher's Exact Test", "", f"Cell (1,1) Frequency (F)  {_count(m[0, 0])}",
+                f"Left-sided Pr <= F        {_p(left)}", f"Right-sided Pr >= F       {_p(right)}",
+                f"Two-sided Pr <= P         {_p(two)}"]
+    if not math.isnan(st.get("cells_expected_lt5_pct", math.nan)) and st["cells_expected_lt5_pct"] > 20:
+        out += ["", f"WARNING: {st['cells_expected_lt5_pct']:.0f}% of the cells have expected counts less than 5. "
+                "Chi-Square may not be a valid test."]
+    out += ["", f"Sample Size = {_count(nobs)}", ""]
+    return out
+
+
+def _count(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def _f4(x) -> str:
+    return "." if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.4f}"
+
+
+def _p(x) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "."
+    return "<.0001" if x < 0.0001 else f"{x:.4f}"
