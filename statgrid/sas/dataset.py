@@ -314,6 +314,25 @@ class DatasetWriter:
         p.last = self.spec.name
         log.note(f"The data set {self.spec.name} has {self.rows} observations and {len(self.cols)} variables.")
 
+    def adopt(self, write) -> None:
+        """Commit a Parquet file that another writer made (the DATA step's SQL engine: DuckDB COPY): `write(tmp)`
+        writes this data set's rows, with this writer's schema and key-value metadata, to the temporary path
+        `tmp` beside the data set and returns the row count; then the same atomic rename, record and NOTE as
+        commit(). A failing `write` leaves nothing (its exception goes on)."""
+        p = self.program
+        if self.ref is None:
+            return
+        self.tmp = self.ref.path.with_name(f".{self.ref.path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+        try:
+            self.rows = int(write(self.tmp))
+            os.replace(self.tmp, self.ref.path)
+        except BaseException:
+            self.abort()
+            raise
+        p.session.record_output(self.ref, self.rows)
+        p.last = self.spec.name
+        p.log.note(f"The data set {self.spec.name} has {self.rows} observations and {len(self.cols)} variables.")
+
     def abort(self) -> None:
         if self.writer is not None:
             try:
