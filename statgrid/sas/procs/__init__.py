@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from statgrid.sas.procs import contents, datasets, format as format_proc, freq, means, options, print as print_proc, sort
+from statgrid.sas.procs import contents, datasets, format as format_proc, freq, means, sql, options, print as print_proc, sort
 
 PROCS: dict[str, Callable[[Any, Any], None]] = {
     "PRINT": print_proc.run,
@@ -24,6 +24,7 @@ PROCS: dict[str, Callable[[Any, Any], None]] = {
     "OPTIONS": options.run,
     "MEANS": means.run,
     "FREQ": freq.run,
+    "SQL": sql.run,
     "SUMMARY": means.run_summary,
 }
 

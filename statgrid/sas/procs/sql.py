@@ -1,0 +1,512 @@
+"""PROC SQL (SAS 9.4 SQL Procedure User's Guide): its statements run one by one as they come, until QUIT;
+the query text is SAS's dialect, translated by sqltext.py and run by DuckDB over the data-set layer.
+
+    PROC SQL <NOPRINT> <OUTOBS=n> <INOBS=n> <NUMBER> <NOEXEC> <FEEDBACK> …;
+      SELECT …;                                  the rows to the listing (labels as headers, formats kept)
+      SELECT … INTO :a, :b | :list SEPARATED BY ', ' | :v1 - :v9 <TRIMMED> FROM …;   macro variables
+      CREATE TABLE name AS SELECT …;             column modifiers FORMAT= LABEL= LENGTH= INFORMAT= kept
+      CREATE VIEW name AS SELECT …;              stored, run again at each read
+      INSERT INTO name <(cols)> VALUES (…) <VALUES (…)> | SELECT … | SET c=v, …;
+      UPDATE name SET c = expr, … <WHERE …>;   DELETE FROM name <WHERE …>;   DROP TABLE|VIEW a, b;
+      DESCRIBE TABLE name;  RESET options;  VALIDATE SELECT …;
+SQLOBS (rows of the last statement) and SQLRC are set. NOTEs as SAS writes them ("Table WORK.X created,
+with 3 rows and 2 columns.", "3 rows were inserted into WORK.X.", "No rows were selected."). A computed
+column without a name is _TEMA001, _TEMA002 … as in SAS. Not built: remerging summary statistics with
+detail rows (a query that needs it is DuckDB's error), ALTER TABLE, indexes (CREATE INDEX is accepted with
+a NOTE: statgrid's data sets have none).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from statgrid.libraries import sql_ident
+from statgrid.sas.dataset import ColumnInfo, column_info
+from statgrid.sas.errors import SasError
+from statgrid.sas.lexer import NAME, OP, SEMI, STR
+from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
+from statgrid.sas.procs.common import FLAG, VALUE, cursor, format_cell, parse_options, proc_statement, write_select
+from statgrid.sas.procs.sqltext import SqlText
+
+OPTIONS = {"NOPRINT": FLAG, "PRINT": FLAG, "OUTOBS": VALUE, "INOBS": VALUE, "NUMBER": FLAG, "NONUMBER": FLAG,
+           "EXEC": FLAG, "NOEXEC": FLAG, "FEEDBACK": FLAG, "NOFEEDBACK": FLAG, "DOUBLE": FLAG, "NODOUBLE": FLAG,
+           "ERRORSTOP": FLAG, "NOERRORSTOP": FLAG, "STIMER": FLAG, "NOSTIMER": FLAG, "THREADS": FLAG,
+           "NOTHREADS": FLAG, "WARNRECURS": FLAG, "NOWARNRECURS": FLAG, "UNDO_POLICY": VALUE, "FLOW": FLAG,
+           "NOFLOW": FLAG, "SORTMSG": FLAG, "NOSORTMSG": FLAG, "PROMPT": FLAG, "NOPROMPT": FLAG, "REMERGE": FLAG,
+           "NOREMERGE": FLAG, "IPASSTHRU": FLAG, "NOIPASSTHRU": FLAG, "CONSTDATETIME": FLAG, "DQUOTE": VALUE,
+           "EXITCODE": FLAG, "BUFFERSIZE": VALUE, "CAPTURESQL": VALUE, "STOPONTRUNC": FLAG}
+MODIFIERS = ("FORMAT", "LABEL", "LENGTH", "INFORMAT", "TRANSCODE")
+
+
+def run(statements: Any, program: Any) -> None:
+    it = iter(statements)
+    first = next(it)
+    state = {"opts": parse_options(proc_statement(first), OPTIONS, program, "PROC SQL")}
+    con = program.session.con
+    before = con.execute("SELECT current_setting('default_null_order')").fetchone()[0]
+    con.execute("SET default_null_order = 'nulls_first_on_asc_last_on_desc'")   # SAS: missing sorts lowest
+    try:
+        for stmt in it:
+            stmt = _Statement(stmt)
+            try:
+                _statement(program, stmt, state)
+                _symbol(program, "SQLRC", "0")
+            except SasError:
+                _symbol(program, "SQLRC", "8")
+                raise
+            except Exception as exc:  # noqa: BLE001 - the engine's message, as SAS shows the SQL error
+                _symbol(program, "SQLRC", "8")
+                t = stmt.tokens[0]
+                msg = str(exc).split("\n")[0]
+                raise SasError(f"PROC SQL: {msg}", t.line, t.col, t.text, "", stmt.source) from None
+    finally:
+        con.execute(f"SET default_null_order = '{before}'")
+
+
+class _Statement:
+    """A statement without its closing semicolon (the translation reads tokens to the end)."""
+
+    def __init__(self, stmt):
+        self.tokens = [t for t in stmt.tokens if t.kind != SEMI]
+        self.keyword, self.source, self.line = stmt.keyword, stmt.source, stmt.line
+
+
+def _symbol(program: Any, name: str, value: str) -> None:
+    try:
+        program.symbols.set_global(name, value)
+    except Exception:  # noqa: BLE001 - a program without macro symbols
+        pass
+
+
+def _statement(program: Any, stmt, state: dict) -> None:
+    kw = stmt.keyword
+    toks = stmt.tokens
+    opts = state["opts"]
+    if kw == "SELECT":
+        _select(program, stmt, opts)
+    elif kw == "CREATE":
+        _create(program, stmt, opts)
+    elif kw == "INSERT":
+        _insert(program, stmt)
+    elif kw == "DELETE":
+        _delete(program, stmt)
+    elif kw == "UPDATE":
+        _update(program, stmt)
+    elif kw == "DROP":
+        _drop(program, stmt)
+    elif kw == "DESCRIBE":
+        _describe(program, stmt)
+    elif kw == "RESET":
+        c = cursor(stmt)
+        c.next()
+        new = parse_options(c, OPTIONS, program, "RESET")
+        opts.values.update(new.values)
+        if "PRINT" in new:
+            opts.values.pop("NOPRINT", None)
+    elif kw == "VALIDATE":
+        text = SqlText(program, toks, stmt.source)
+        program.session.con.execute(f"EXPLAIN {text.translate(1)}")
+        program.log.note("PROC SQL statement has valid syntax.")
+    elif kw == "TITLE" or kw.startswith("TITLE") or kw.startswith("FOOTNOTE"):
+        return
+    else:
+        t = toks[0]
+        raise SasError(f"Statement {t.text.upper()} is not valid in PROC SQL", t.line, t.col, t.text,
+                       "SELECT, CREATE, INSERT, UPDATE, DELETE, DROP, DESCRIBE, RESET, VALIDATE or QUIT",
+                       stmt.source)
+
+
+# -- SELECT ------------------------------------------------------------------------------------------------
+def _split_top(toks: list, a: int, b: int, sep: str = ",") -> list[tuple[int, int]]:
+    parts, depth, start = [], 0, a
+    for k in range(a, b):
+        t = toks[k]
+        if t.text == "(":
+            depth += 1
+        elif t.text == ")":
+            depth -= 1
+        elif depth == 0 and t.kind == OP and t.text == sep:
+            parts.append((start, k))
+            start = k + 1
+    parts.append((start, b))
+    return parts
+
+
+def _find_top(toks: list, a: int, b: int, *words: str) -> int:
+    depth = 0
+    for k in range(a, b):
+        t = toks[k]
+        if t.text == "(":
+            depth += 1
+        elif t.text == ")":
+            depth -= 1
+        elif depth == 0 and t.kind == NAME and t.upper in words:
+            return k
+    return -1
+
+
+class Query:
+    """A SELECT's pieces: the translated SQL with output names fixed, each column's modifiers, the INTO
+    targets (removed from the SQL)."""
+
+    def __init__(self, program: Any, stmt, start: int):
+        self.program, self.stmt = program, stmt
+        toks = stmt.tokens
+        end = len(toks)
+        self.into: list = []
+        into = _find_top(toks, start, end, "INTO")
+        frm = _find_top(toks, start, end, "FROM")
+        stop = into if into >= 0 else frm if frm >= 0 else _first_clause(toks, start + 1, end)
+        text = SqlText(program, toks, stmt.source)
+        text._prescan(start, end)
+        items, self.modifiers, self.names = [], [], []
+        distinct = ""
+        k0 = start + 1
+        if k0 < end and toks[k0].is_("DISTINCT"):
+            distinct, k0 = "DISTINCT ", k0 + 1
+        for n, (a, b) in enumerate(_split_top(toks, k0, stop)):
+            mods: dict[str, str] = {}
+            # column modifiers at the end of the item: FORMAT=fmt LABEL='x' LENGTH=n
+            while b - a >= 3:
+                k = next((j for j in range(b - 2, a, -1) if toks[j].kind == NAME and toks[j].upper in MODIFIERS
+                          and toks[j + 1].text == "="), -1)
+                if k < 0:
+                    break
+                val = "".join(x.text for x in toks[k + 2:b]) if toks[k + 2].kind != STR else toks[k + 2].value
+                mods[toks[k].upper] = str(val).upper() if toks[k].upper in ("FORMAT", "INFORMAT") else str(val)
+                b = k
+            alias = None
+            if b - a >= 2 and toks[b - 2].is_("AS"):
+                alias = toks[b - 1].text if toks[b - 1].kind == NAME else str(toks[b - 1].value)
+                b -= 2
+            sql = text.translate_sub(a, b)
+            plain = b - a == 1 and toks[a].kind == NAME or (b - a == 3 and toks[a + 1].text == "."
+                                                             and toks[a + 2].kind == NAME)
+            star = toks[b - 1].text == "*" and (b - a == 1 or toks[b - 2].text == ".")
+            if alias is None and not plain and not star:
+                alias = f"_TEMA{len([m for m in self.names if m and m.startswith('_TEMA')]) + 1:03d}"
+            src = text.columns.get("".join(x.text for x in toks[a:b]).upper()) if plain else None
+            items.append(sql + (f" AS {sql_ident(alias)}" if alias else ""))
+            self.names.append(alias or (toks[b - 1].text if plain else None))
+            self.modifiers.append((mods, src, star))
+        if into >= 0:
+            self.into = _into(toks, into + 1, frm if frm >= 0 else end)
+        rest = text.translate_sub(frm, end) if frm >= 0 else ""
+        self.sql = f"SELECT {distinct}{', '.join(items)} {rest}"
+        # SAS returns DISTINCT and GROUP BY results sorted (it sorts to find them); DuckDB's hash order is
+        # arbitrary: without ORDER BY, sort by the group keys (DISTINCT: by every column), missing first
+        if _find_top(toks, start, end, "ORDER", "UNION", "EXCEPT", "INTERSECT", "OUTER") < 0:
+            group = _find_top(toks, start, end, "GROUP")
+            if group >= 0:
+                stop_g = _find_top(toks, group + 2, end, "HAVING")
+                keys = text.translate_sub(group + 2, stop_g if stop_g >= 0 else end)
+                self.sql += f" ORDER BY {keys}"
+            elif distinct:
+                self.sql = f"SELECT * FROM ({self.sql}) ORDER BY ALL"
+        self.text = text
+
+    def columns(self) -> list[ColumnInfo]:
+        """The result's columns with SAS attributes: a plain column keeps its source's, modifiers win; the
+        columns a `*` brings keep their sources'."""
+        desc = self.program.session.con.execute(f"SELECT * FROM ({self.sql}) LIMIT 0").description
+        named = {n.upper(): (mods, src) for n, (mods, src, star) in zip(self.names, self.modifiers)
+                 if n and not star}
+        out: list[ColumnInfo] = []
+        for name, typ, *_ in desc:
+            mods, src = named.get(str(name).upper(), ({}, self.text.columns.get(str(name).upper())))
+            ctype = "char" if str(typ).upper() in ("STRING", "VARCHAR") else "num"
+            if src is not None and src.type != ctype:
+                src = None
+            length = int(mods.get("LENGTH", src.length if src is not None else 8 if ctype == "num" else 200))
+            out.append(ColumnInfo(str(name), ctype, length,
+                                  mods.get("FORMAT", src.format if src is not None else ""),
+                                  mods.get("INFORMAT", src.informat if src is not None else ""),
+                                  mods.get("LABEL", src.label if src is not None else "")))
+        return out
+
+
+def _first_clause(toks, a, b) -> int:
+    k = _find_top(toks, a, b, "WHERE", "GROUP", "HAVING", "ORDER")
+    return b if k < 0 else k
+
+
+def _into(toks: list, a: int, b: int) -> list[dict]:
+    """INTO targets: [{'names': [...], 'sep': str|None, 'trimmed': bool}]."""
+    out = []
+    for x, y in _split_top(toks, a, b):
+        k = x
+        if toks[k].text != ":":
+            raise SasError("Syntax error in INTO: a macro variable name starts with ':'", toks[k].line,
+                           toks[k].col, toks[k].text, ":name")
+        names = [toks[k + 1].text]
+        k += 2
+        if k < y and toks[k].text == "-":
+            k += 1
+            if toks[k].text == ":":
+                k += 1
+            last = toks[k].text
+            k += 1
+            from statgrid.sas.parse.varlist import expand_numbered
+            names = expand_numbered(names[0], last)
+            target = {"names": names, "sep": None, "range": True}
+        else:
+            target = {"names": names, "sep": None, "range": False}
+        if k < y and toks[k].is_("SEPARATED"):
+            k += 2                                      # SEPARATED BY
+            target["sep"] = str(toks[k].value)
+            k += 1
+        target["trimmed"] = any(t.is_("TRIMMED") for t in toks[k:y])
+        out.append(target)
+    return out
+
+
+def _select(program, stmt, opts) -> None:
+    q = Query(program, stmt, 0)
+    cols = q.columns()
+    limit = f" LIMIT {int(opts.get('OUTOBS'))}" if opts.get("OUTOBS") is not None else ""
+    table = program.session.fetch_arrow(f"SELECT * FROM ({q.sql}){limit}")
+    rows = [list(r.values()) for r in table.to_pylist()]
+    _symbol(program, "SQLOBS", str(len(rows)))
+    if q.into:
+        _assign_into(program, q.into, cols, rows)
+        return
+    if not rows:
+        program.log.note("No rows were selected.")
+        return
+    if opts.get("NOPRINT"):
+        return
+    program.log.listing(_listing(program, cols, rows, bool(opts.get("NUMBER"))))
+
+
+def _text(program, v, c: ColumnInfo, fmt_default: str = "BEST8.") -> str:
+    if c.type == "char":
+        return format_cell(program, v, c.format, "char")
+    return format_cell(program, v, c.format or fmt_default, "num")
+
+
+def _assign_into(program, targets, cols, rows) -> None:
+    for j, target in enumerate(targets):
+        c = cols[j] if j < len(cols) else None
+        if c is None:
+            break
+        values = [_text(program, r[j], c) for r in rows]
+        if target["sep"] is not None:
+            _symbol(program, target["names"][0], target["sep"].join(v.strip() for v in values))
+        elif target["range"]:
+            for name, v in zip(target["names"], values):
+                _symbol(program, name, v.strip())
+        elif values:
+            # one value: SAS keeps its blanks (a number is BEST8., right-aligned) unless TRIMMED
+            v = values[0] if c.type == "char" else values[0].rjust(8)
+            _symbol(program, target["names"][0], v.strip() if target["trimmed"] else v)
+    if not rows:
+        program.log.note("No rows were selected.")
+
+
+def _listing(program, cols: list[ColumnInfo], rows: list[list], number: bool) -> str:
+    heads = [c.label or ("" if c.name.startswith("_TEMA") else c.name) for c in cols]
+    cells = [[_text(program, v, c) for v, c in zip(r, cols)] for r in rows]
+    if number:
+        heads = ["Row"] + heads
+        cells = [[str(i)] + r for i, r in enumerate(cells, 1)]
+    widths = [max([len(h)] + [len(r[j]) for r in cells]) for j, h in enumerate(heads)]
+    right = [False] * len(heads)
+    for j, c in enumerate(([ColumnInfo("Row", "num", 8)] if number else []) + cols):
+        right[j] = c.type == "num"
+    line = "  ".join(h.center(w) for h, w in zip(heads, widths))
+    rule = "-" * len(line.rstrip())
+    body = ["  ".join(x.rjust(w) if r else x.ljust(w) for x, w, r in zip(row, widths, right)).rstrip()
+            for row in cells]
+    return "\n".join([line.rstrip(), rule] + body)
+
+
+# -- CREATE, INSERT, UPDATE, DELETE, DROP, DESCRIBE ------------------------------------------------------------
+def _target(program, stmt, k: int) -> tuple[DatasetSpec, int]:
+    c = cursor(stmt)
+    c.i = k
+    spec = parse_dataset(c, program)
+    return spec, c.i
+
+
+def _create(program, stmt, opts) -> None:
+    toks = stmt.tokens
+    if len(toks) < 3:
+        raise SasError("Syntax error in CREATE", toks[0].line, toks[0].col, "CREATE", "CREATE TABLE name AS SELECT …")
+    what = toks[1].upper
+    if what in ("INDEX", "UNIQUE"):
+        program.log.note("statgrid's data sets have no indexes: CREATE INDEX is accepted and does nothing.")
+        return
+    if what not in ("TABLE", "VIEW"):
+        raise SasError(f"CREATE {toks[1].text} is not supported in PROC SQL", toks[1].line, toks[1].col,
+                       toks[1].text, "CREATE TABLE or CREATE VIEW")
+    spec, k = _target(program, stmt, 2)
+    if k < len(toks) and toks[k].is_("LIKE"):
+        src, _ = _target(program, stmt, k + 1)
+        cols = column_info(program, src)
+        from statgrid.sas.dataset import input_sql
+        write_select(program, spec, f"SELECT * FROM ({input_sql(program, src, cols)}) WHERE FALSE", cols)
+        return
+    if not (k < len(toks) and toks[k].is_("AS")):
+        raise SasError("CREATE TABLE needs AS SELECT … (or LIKE)", toks[k - 1].line, toks[k - 1].col,
+                       toks[k - 1].text, "AS SELECT")
+    if what == "VIEW":
+        _create_view(program, stmt, spec, k + 1)
+        return
+    q = Query(program, stmt, k + 1)
+    cols = q.columns()
+    _write(program, spec, q.sql, cols, "created")
+
+
+def _write(program, spec: DatasetSpec, sql: str, cols: list[ColumnInfo], verb: str) -> int:
+    before = program.log.note
+    notes = []
+    program.log.note = notes.append                   # the data-set layer's NOTE is SAS SQL's own here
+    try:
+        rows = write_select(program, spec, sql, cols)
+    finally:
+        program.log.note = before
+    for n in notes:
+        if not n.startswith("The data set "):
+            program.log.note(n)
+    _symbol(program, "SQLOBS", str(rows))
+    if verb == "created":
+        program.log.note(f"Table {spec.name} created, with {rows} rows and {len(cols)} columns.")
+    return rows
+
+
+def _create_view(program, stmt, spec: DatasetSpec, k: int) -> None:
+    from statgrid.sas.dataset import view_path
+    ref = program.session.libraries.for_write(f"{spec.libref}.{spec.member}")
+    text = " ".join(t.text for t in stmt.tokens[k:])
+    Query(program, stmt, k).columns()                 # checked now, as SAS checks a view when it is defined
+    view_path(ref).write_text(json.dumps({"version": 1, "sql": text, "line": stmt.line}))
+    program.log.note(f"SQL view {spec.name} has been defined.")
+
+
+def _existing(program, spec: DatasetSpec) -> tuple[list[ColumnInfo], str]:
+    from statgrid.sas.dataset import input_sql
+    cols = column_info(program, spec)
+    return cols, input_sql(program, DatasetSpec(spec.libref, spec.member), cols)
+
+
+def _insert(program, stmt) -> None:
+    toks = stmt.tokens
+    if not toks[1].is_("INTO"):
+        raise SasError("Syntax error in INSERT", toks[1].line, toks[1].col, toks[1].text, "INSERT INTO")
+    spec, k = _target(program, stmt, 2)
+    cols, current = _existing(program, spec)
+    names = [c.name for c in cols]
+    if k < len(toks) and toks[k].text == "(":
+        close = next(j for j in range(k, len(toks)) if toks[j].text == ")")
+        names = [t.text for t in toks[k + 1:close] if t.kind == NAME]
+        k = close + 1
+    text = SqlText(program, toks, stmt.source)
+    if toks[k].is_("VALUES"):
+        rows = []
+        j = k
+        while j < len(toks) and toks[j].is_("VALUES"):
+            close = text._close(j + 1, len(toks))
+            rows.append("(" + ", ".join(text.translate_sub(a, b) for a, b in _split_top(toks, j + 2, close)) + ")")
+            j = close + 1
+        new = f"SELECT * FROM (VALUES {', '.join(rows)}) AS v({', '.join(sql_ident(n) for n in names)})"
+    elif toks[k].is_("SET"):
+        sets = []
+        for a, b in _split_top(toks, k + 1, len(toks)):
+            sets.append(f"{text.translate_sub(a + 2, b)} AS {sql_ident(toks[a].text)}")
+        new = f"SELECT {', '.join(sets)}"
+        names = [toks[a].text for a, _ in _split_top(toks, k + 1, len(toks))]
+    else:
+        q = Query(program, stmt, k)
+        new = q.sql
+        desc = program.session.con.execute(f"SELECT * FROM ({new}) LIMIT 0").description
+        new = f"SELECT * FROM ({new}) AS v({', '.join(sql_ident(n) for n in names[:len(desc)])})"
+    chosen = {n.upper() for n in names}
+    sel = ", ".join((f"CAST(v.{sql_ident(next(n for n in names if n.upper() == c.name.upper()))} AS "
+                     f"{'VARCHAR' if c.type == 'char' else 'DOUBLE'})") if c.name.upper() in chosen
+                    else f"NULL AS {sql_ident(c.name)}" for c in cols)
+    added = program.session.con.execute(f"SELECT count(*) FROM ({new}) AS v").fetchone()[0]
+    union = f"SELECT * FROM ({current}) UNION ALL SELECT {sel} FROM ({new}) AS v"
+    _write(program, DatasetSpec(spec.libref, spec.member), union, cols, "inserted")
+    _symbol(program, "SQLOBS", str(added))
+    program.log.note(f"{added} rows were inserted into {spec.name}.")
+
+
+def _where_of(program, stmt, k: int) -> str:
+    toks = stmt.tokens
+    if k < len(toks) and toks[k].is_("WHERE"):
+        return SqlText(program, toks, stmt.source).translate(k + 1)
+    return ""
+
+
+def _delete(program, stmt) -> None:
+    spec, k = _target(program, stmt, 2)
+    cols, current = _existing(program, spec)
+    cond = _where_of(program, stmt, k)
+    alias = spec.member.lower()
+    if cond:
+        n = program.session.con.execute(f"SELECT count(*) FROM ({current}) AS {alias} WHERE {cond}").fetchone()[0]
+        keep = f"SELECT * FROM ({current}) AS {alias} WHERE NOT coalesce(({cond}), FALSE)"
+    else:
+        n = program.session.con.execute(f"SELECT count(*) FROM ({current})").fetchone()[0]
+        keep = f"SELECT * FROM ({current}) WHERE FALSE"
+    _write(program, DatasetSpec(spec.libref, spec.member), keep, cols, "deleted")
+    _symbol(program, "SQLOBS", str(n))
+    program.log.note(f"{n} rows were deleted from {spec.name}.")
+
+
+def _update(program, stmt) -> None:
+    toks = stmt.tokens
+    spec, k = _target(program, stmt, 1)
+    cols, current = _existing(program, spec)
+    if not toks[k].is_("SET"):
+        raise SasError("Syntax error in UPDATE", toks[k].line, toks[k].col, toks[k].text, "SET")
+    w = _find_top(toks, k + 1, len(toks), "WHERE")
+    end = w if w >= 0 else len(toks)
+    text = SqlText(program, toks, stmt.source)
+    text._prescan(0, len(toks))
+    for c in cols:
+        text.columns.setdefault(c.name.upper(), c)
+    sets = {}
+    for a, b in _split_top(toks, k + 1, end):
+        sets[toks[a].text.upper()] = text.translate_sub(a + 2, b)
+    cond = text.translate(w + 1) if w >= 0 else "TRUE"
+    alias = spec.member.lower()
+    sel = ", ".join(f"CASE WHEN coalesce(({cond}), FALSE) THEN CAST(({sets[c.name.upper()]}) AS "
+                    f"{'VARCHAR' if c.type == 'char' else 'DOUBLE'}) ELSE {sql_ident(c.name)} END AS {sql_ident(c.name)}"
+                    if c.name.upper() in sets else sql_ident(c.name) for c in cols)
+    n = program.session.con.execute(f"SELECT count(*) FROM ({current}) AS {alias} WHERE {cond}").fetchone()[0]
+    _write(program, DatasetSpec(spec.libref, spec.member), f"SELECT {sel} FROM ({current}) AS {alias}", cols, "updated")
+    _symbol(program, "SQLOBS", str(n))
+    program.log.note(f"{n} rows were updated in {spec.name}.")
+
+
+def _drop(program, stmt) -> None:
+    toks = stmt.tokens
+    kind = toks[1].upper if len(toks) > 1 else ""
+    if kind not in ("TABLE", "VIEW", "INDEX"):
+        raise SasError("Syntax error in DROP", toks[0].line, toks[0].col, "DROP", "DROP TABLE or DROP VIEW")
+    if kind == "INDEX":
+        return
+    from statgrid.sas.dataset import view_path
+    for a, b in _split_top(toks, 2, len(toks)):
+        spec, _ = _target(program, stmt, a)
+        ref = program.session.libraries.for_write(f"{spec.libref}.{spec.member}")
+        path = view_path(ref) if kind == "VIEW" else ref.path
+        if not path.exists():
+            program.log.warning(f"File {spec.name}.{'VIEW' if kind == 'VIEW' else 'DATA'} does not exist.")
+            continue
+        path.unlink()
+        program.log.note(f"{'View' if kind == 'VIEW' else 'Table'} {spec.name} has been dropped.")
+
+
+def _describe(program, stmt) -> None:
+    spec, _ = _target(program, stmt, 2)
+    cols = column_info(program, spec)
+    lines = [f"NOTE: SQL table {spec.name} was created like:", "", f"create table {spec.name}( bufsize=65536 )"]
+    parts = []
+    for c in cols:
+        t = f"char({c.length})" if c.type == "char" else "num"
+        extra = (f" format={c.format}" if c.format else "") + (f" label='{c.label}'" if c.label else "")
+        parts.append(f"  {c.name} {t}{extra}")
+    lines += [",\n".join(parts), "  );"]
+    program.log.put("\n".join(lines))

@@ -1,0 +1,7 @@
+data work.a; x = 1; run;
+proc sql;
+  create table out.bad as select nosuchcol from work.a;
+quit;
+proc sql;
+  create table out.bad2 as select fipname(x) as f from work.a;
+quit;
