@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from statgrid.sas.procs import contents, datasets, format as format_proc, freq, means, sql, options, print as print_proc, sort
+from statgrid.sas.procs import append, contents, datasets, format as format_proc, freq, means, sql, options, print as print_proc, sort
 
 PROCS: dict[str, Callable[[Any, Any], None]] = {
     "PRINT": print_proc.run,
@@ -25,6 +25,8 @@ PROCS: dict[str, Callable[[Any, Any], None]] = {
     "MEANS": means.run,
     "FREQ": freq.run,
     "SQL": sql.run,
+    "APPEND": append.run,
+    "CIMPORT": append.run_cimport,
     "SUMMARY": means.run_summary,
 }
 
