@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from statgrid.sas.procs import append, contents, datasets, format as format_proc, freq, means, sql, options, print as print_proc, sort
+from statgrid.sas.procs import (append, contents, datasets, format as format_proc, freq, means, options,
+                                print as print_proc, rank, sort, sql, transpose)
 
 PROCS: dict[str, Callable[[Any, Any], None]] = {
     "PRINT": print_proc.run,
@@ -26,6 +27,8 @@ PROCS: dict[str, Callable[[Any, Any], None]] = {
     "FREQ": freq.run,
     "SQL": sql.run,
     "APPEND": append.run,
+    "TRANSPOSE": transpose.run,
+    "RANK": rank.run,
     "CIMPORT": append.run_cimport,
     "SUMMARY": means.run_summary,
 }

@@ -192,7 +192,7 @@ def check_by_sorted(program: Any, spec: DatasetSpec, cols: list[ColumnInfo], by:
         eq.append(f"__k{j} = __p{j}")
     sql = (f"SELECT min(__r) FROM (SELECT __r, {lags} FROM (SELECT *, row_number() OVER () AS __r FROM "
            f"({input_sql(program, spec, cols)}))) WHERE {' OR '.join(cond)}")
-    if program.session.execute(sql).fetchone()[0] is not None:
+    if program.session.execute(sql).fetchall()[0][0] is not None:
         how = "descending" if by[0][1] else "ascending"
         raise SasError(f"Data set {spec.name} is not sorted in {how} sequence", spec.line, spec.col, spec.name,
                        "data sorted by the BY variables (PROC SORT)")

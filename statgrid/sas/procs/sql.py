@@ -43,7 +43,7 @@ def run(statements: Any, program: Any) -> None:
     first = next(it)
     state = {"opts": parse_options(proc_statement(first), OPTIONS, program, "PROC SQL")}
     con = program.session.con
-    before = con.execute("SELECT current_setting('default_null_order')").fetchone()[0]
+    before = con.execute("SELECT current_setting('default_null_order')").fetchall()[0][0]
     con.execute("SET default_null_order = 'nulls_first_on_asc_last_on_desc'")   # SAS: missing sorts lowest
     try:
         for stmt in it:
@@ -424,7 +424,7 @@ def _insert(program, stmt) -> None:
     sel = ", ".join((f"CAST(v.{sql_ident(next(n for n in names if n.upper() == c.name.upper()))} AS "
                      f"{'VARCHAR' if c.type == 'char' else 'DOUBLE'})") if c.name.upper() in chosen
                     else f"NULL AS {sql_ident(c.name)}" for c in cols)
-    added = program.session.con.execute(f"SELECT count(*) FROM ({new}) AS v").fetchone()[0]
+    added = program.session.con.execute(f"SELECT count(*) FROM ({new}) AS v").fetchall()[0][0]
     union = f"SELECT * FROM ({current}) UNION ALL SELECT {sel} FROM ({new}) AS v"
     _write(program, DatasetSpec(spec.libref, spec.member), union, cols, "inserted")
     _symbol(program, "SQLOBS", str(added))
@@ -444,10 +444,10 @@ def _delete(program, stmt) -> None:
     cond = _where_of(program, stmt, k)
     alias = spec.member.lower()
     if cond:
-        n = program.session.con.execute(f"SELECT count(*) FROM ({current}) AS {alias} WHERE {cond}").fetchone()[0]
+        n = program.session.con.execute(f"SELECT count(*) FROM ({current}) AS {alias} WHERE {cond}").fetchall()[0][0]
         keep = f"SELECT * FROM ({current}) AS {alias} WHERE NOT coalesce(({cond}), FALSE)"
     else:
-        n = program.session.con.execute(f"SELECT count(*) FROM ({current})").fetchone()[0]
+        n = program.session.con.execute(f"SELECT count(*) FROM ({current})").fetchall()[0][0]
         keep = f"SELECT * FROM ({current}) WHERE FALSE"
     _write(program, DatasetSpec(spec.libref, spec.member), keep, cols, "deleted")
     _symbol(program, "SQLOBS", str(n))
@@ -474,7 +474,7 @@ def _update(program, stmt) -> None:
     sel = ", ".join(f"CASE WHEN coalesce(({cond}), FALSE) THEN CAST(({sets[c.name.upper()]}) AS "
                     f"{'VARCHAR' if c.type == 'char' else 'DOUBLE'}) ELSE {sql_ident(c.name)} END AS {sql_ident(c.name)}"
                     if c.name.upper() in sets else sql_ident(c.name) for c in cols)
-    n = program.session.con.execute(f"SELECT count(*) FROM ({current}) AS {alias} WHERE {cond}").fetchone()[0]
+    n = program.session.con.execute(f"SELECT count(*) FROM ({current}) AS {alias} WHERE {cond}").fetchall()[0][0]
     _write(program, DatasetSpec(spec.libref, spec.member), f"SELECT {sel} FROM ({current}) AS {alias}", cols, "updated")
     _symbol(program, "SQLOBS", str(n))
     program.log.note(f"{n} rows were updated in {spec.name}.")
