@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from statgrid.sas.procs import (append, contents, datasets, format as format_proc, freq, importexport, means, options,
-                                print as print_proc, rank, sort, sql, transpose)
+                                print as print_proc, rank, reg, sort, sql, transpose)
 
 PROCS: dict[str, Callable[[Any, Any], None]] = {
     "PRINT": print_proc.run,
@@ -29,6 +29,7 @@ PROCS: dict[str, Callable[[Any, Any], None]] = {
     "APPEND": append.run,
     "TRANSPOSE": transpose.run,
     "RANK": rank.run,
+    "REG": reg.run,
     "IMPORT": importexport.run_import,
     "EXPORT": importexport.run_export,
     "CIMPORT": append.run_cimport,

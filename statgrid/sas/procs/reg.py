@@ -1,0 +1,300 @@
+"""PROC REG (SAS/STAT: REG) on statgrid's least-squares engine (procs/regression.py: QR, selection, VIF,
+collinearity — accurate to R).
+
+    PROC REG <DATA=> <OUTEST=ds> <NOPRINT> <SIMPLE>;
+      MODEL y = x1 x2 … </ NOINT SELECTION=NONE|FORWARD|BACKWARD|STEPWISE|ADJRSQ SLE= SLS= INCLUDE=
+                           STB VIF COLLIN>;
+      BY vars; WHERE expr; OUTPUT OUT=ds P=name R=name;  (several MODEL statements: MODEL1, MODEL2 …)
+
+The listing has SAS's tables: observations read and used, Analysis of Variance, the fit statistics
+(Root MSE, Dependent Mean, Coeff Var, R-Square, Adj R-Sq), Parameter Estimates (with Standardized Estimate
+and Variance Inflation when asked), the selection steps. OUTEST= has SAS's layout: _MODEL_, _TYPE_=PARMS,
+_DEPVAR_, _RMSE_, Intercept, the regressors' estimates and the dependent variable as -1 (BY variables first).
+OUTPUT OUT= is the input with the predicted value and the residual of every observation (missing where a
+regressor is missing; the residual also where y is). Each BY group is fitted on its own.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from statgrid.libraries import sql_ident
+from statgrid.sas.dataset import ColumnInfo
+from statgrid.sas.errors import SasError
+from statgrid.sas.lexer import NAME
+from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
+from statgrid.sas.procs.common import (DATASET, FLAG, by_list, by_rule, check_by_sorted, cursor, fetch_rows,
+                                       input_dataset, observations_read, open_input, parse_options, proc_statement,
+                                       resolve_names, statement_error, write_rows, write_select)
+
+OPTIONS = {"DATA": DATASET, "OUTEST": DATASET, "NOPRINT": FLAG, "SIMPLE": FLAG, "CORR": FLAG, "ALL": FLAG,
+           "PLOTS": "value", "OUTSSCP": DATASET, "TABLEOUT": FLAG}
+MODEL_OPTIONS = {"NOINT", "SELECTION", "SLE", "SLS", "SLENTRY", "SLSTAY", "INCLUDE", "STB", "VIF", "COLLIN",
+                 "COLLINOINT", "CLB", "P", "R", "TOL", "DETAILS", "NOPRINT", "SS1", "SS2"}
+STATEMENTS = ("MODEL", "BY", "WHERE", "OUTPUT", "VAR", "ID", "FREQ", "WEIGHT", "RUN", "QUIT", "TITLE")
+
+
+def run(statements: list, program: Any) -> None:
+    first, *rest = list(statements)
+    opts = parse_options(proc_statement(first), OPTIONS, program, "PROC REG")
+    src = input_dataset(program, opts, "DATA", first)
+    cols, _ = open_input(program, src)
+    models, by, outputs = [], [], []
+    for stmt in rest:
+        kw, c = stmt.keyword, cursor(stmt)
+        c.next()
+        if kw == "MODEL":
+            models.append(_model(c, cols, len(models) + 1))
+        elif kw == "BY":
+            by = by_list(c)
+        elif kw == "WHERE":
+            from statgrid.sas.parse.expr import parse_expression
+            node = parse_expression(c, where=True)
+            if src.where is None:
+                src.where = node
+        elif kw == "OUTPUT":
+            outputs.append(_output(c, program, len(models)))
+        elif kw in ("VAR", "ID"):
+            continue
+        elif kw in ("FREQ", "WEIGHT"):
+            t = stmt.tokens[0]
+            raise SasError(f"The {kw} statement of PROC REG is not supported by statgrid yet", t.line, t.col, kw,
+                           "an unweighted model")
+        else:
+            raise statement_error(stmt, "REG", STATEMENTS)
+    if not models:
+        t = first.tokens[0]
+        raise SasError("No MODEL statement was given to PROC REG", t.line, t.col, "REG", "MODEL y = x …;")
+    byc = resolve_names([n for n, _ in by], cols, src, first.line)
+    if byc:
+        check_by_sorted(program, src, cols, by)
+    cols, base = open_input(program, src)
+    n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
+    keys = [[]]
+    if byc:
+        _, keys = fetch_rows(program, f"SELECT DISTINCT {', '.join(sql_ident(b.name) for b in byc)} FROM ({base}) "
+                                      f"ORDER BY ALL")
+    observations_read(program, n_read, src)
+    est_rows: list[list] = []
+    fits: dict[tuple[int, tuple], Any] = {}
+    listing: list[str] = []
+    from statgrid.procs.regression import reg as api_reg
+    fit_fn = getattr(api_reg, "__wrapped__", api_reg)
+    tmp = DatasetSpec("WORK", "_SGREG_GROUP")
+    try:
+        for key in keys:
+            group_sql = f"SELECT * FROM ({base})" + (f" WHERE {_literal_cond(byc, key)}" if byc else "")
+            _quiet(program, lambda: write_select(program, tmp, group_sql, cols))
+            for m in models:
+                result = fit_fn(program.session, "work._sgreg_group", f"{m['dep']} = {' '.join(m['regs'])}",
+                                noint=m["noint"], selection=m["selection"], sle=m["sle"], sls=m["sls"],
+                                include=m["include"], stb=m["stb"], vif=m["vif"], collin=m["collin"], print=False)
+                fits[(m["index"], tuple(key))] = (m, result)
+                if not opts.get("NOPRINT"):
+                    listing.append(_listing(program, byc, key, m, result))
+                est_rows.append(list(key) + [m["label"], "PARMS", m["dep"], result.stats["rmse"]]
+                                + _estimates(m, result))
+    finally:
+        _drop(program, tmp)
+    if listing:
+        program.log.listing("\n".join(listing))
+    if opts.get("OUTEST") is not None:
+        names = []
+        for m in models:
+            names += [n for n in (["Intercept"] if not m["noint"] else []) + m["regs"] + [m["dep"]] if n not in names]
+        cols_out = [ColumnInfo(b.name, b.type, b.length, b.format, "", b.label) for b in byc] + [
+            ColumnInfo("_MODEL_", "char", 8), ColumnInfo("_TYPE_", "char", 8), ColumnInfo("_DEPVAR_", "char", 32),
+            ColumnInfo("_RMSE_", "num", 8, label="Root mean squared error")] + [ColumnInfo(n, "num", 8) for n in names]
+        rows = []
+        k = 0
+        for key in keys:
+            for m in models:
+                r = est_rows[k]
+                k += 1
+                head, values = r[:len(byc) + 4], dict(r[len(byc) + 4])
+                rows.append(head + [values.get(n.upper()) for n in names])
+        write_rows(program, opts.get("OUTEST"), cols_out, rows)
+    for out in outputs:
+        _write_output(program, out, models, byc, keys, fits, cols, base)
+
+
+def _literal_cond(byc, key) -> str:
+    from statgrid.libraries import sql_literal
+    parts = []
+    for b, v in zip(byc, key):
+        lit = "NULL" if v is None else (sql_literal(str(v)) if b.type == "char" else repr(float(v)))
+        parts.append(f"{sql_ident(b.name)} IS NOT DISTINCT FROM {lit}")
+    return " AND ".join(parts)
+
+
+def _quiet(program, fn) -> Any:
+    """Run fn without its data-set NOTE (an internal member the user never named)."""
+    before = program.log.note
+    program.log.note = lambda *a, **k: None
+    try:
+        return fn()
+    finally:
+        program.log.note = before
+
+
+def _drop(program, spec: DatasetSpec) -> None:
+    try:
+        ref = program.session.libraries.for_write(f"{spec.libref}.{spec.member}")
+        ref.path.unlink(missing_ok=True)
+    except Exception:  # noqa: BLE001 - nothing to remove
+        pass
+
+
+def _model(c, cols, index: int) -> dict:
+    label = f"MODEL{index}"
+    if c.peek().kind == NAME and c.peek(1).text == ":":
+        label = c.next().text.upper()
+        c.next()
+    dep = c.expect_kind(NAME, "the dependent variable").text
+    c.expect("=", expected="= after the dependent variable")
+    regs = []
+    while not c.at_end() and not c.at("/"):
+        regs += var_names_one(c, cols)
+    m = {"index": index, "label": label, "dep": dep, "regs": regs, "noint": False, "selection": None, "sle": 0.15,
+         "sls": 0.15, "include": 0, "stb": False, "vif": False, "collin": False}
+    if c.accept("/"):
+        while not c.at_end():
+            t = c.expect_kind(NAME, "a MODEL option")
+            o = t.upper
+            if o not in MODEL_OPTIONS:
+                raise SasError(f"The option {t.text} is not recognized in the MODEL statement", t.line, t.col, t.text,
+                               "one of " + ", ".join(sorted(MODEL_OPTIONS)))
+            if c.accept("="):
+                v = c.next()
+                val = v.value if v.kind != NAME else v.upper
+                if o == "SELECTION":
+                    m["selection"] = {"F": "forward", "B": "backward", "S": "stepwise", "STEPWISE": "stepwise",
+                                      "FORWARD": "forward", "BACKWARD": "backward", "ADJRSQ": "adjrsq",
+                                      "NONE": None}.get(str(val).upper(), str(val).lower())
+                elif o in ("SLE", "SLENTRY"):
+                    m["sle"] = float(val)
+                elif o in ("SLS", "SLSTAY"):
+                    m["sls"] = float(val)
+                elif o == "INCLUDE":
+                    m["include"] = int(float(val))
+            elif o in ("NOINT", "STB", "VIF", "COLLIN"):
+                m[o.lower()] = True
+            elif o == "COLLINOINT":
+                m["collin"] = True
+    return m
+
+
+def var_names_one(c, cols) -> list[str]:
+    from statgrid.sas.dataset import expand_var_list
+    from statgrid.sas.parse.expr import parse_var_list
+    items = parse_var_list(c, stop=("/",))
+    if not items:
+        t = c.next()
+        raise SasError("Syntax error in the MODEL statement", t.line, t.col, t.text, "regressor names")
+    return expand_var_list(items, [x.name for x in cols], {x.name.upper(): x.type for x in cols})
+
+
+def _output(c, program, n_models: int) -> dict:
+    out: dict[str, Any] = {"spec": None, "p": None, "r": None, "model": n_models}
+    while not c.at_end():
+        t = c.expect_kind(NAME, "OUT=, P= or R=")
+        c.expect("=")
+        o = t.upper
+        if o == "OUT":
+            out["spec"] = parse_dataset(c, program)
+        elif o in ("P", "PREDICTED", "PRED"):
+            out["p"] = c.expect_kind(NAME, "a variable name").text
+        elif o in ("R", "RESIDUAL"):
+            out["r"] = c.expect_kind(NAME, "a variable name").text
+        else:
+            raise SasError(f"The OUTPUT keyword {t.text} is not supported by statgrid's PROC REG", t.line, t.col,
+                           t.text, "OUT=, P= or R=")
+    if out["spec"] is None:
+        from statgrid.sas.parse.dsname import next_data_name
+        out["spec"] = DatasetSpec("WORK", next_data_name(program, "WORK"))
+    return out
+
+
+def _estimates(m, result) -> list:
+    values = {}
+    for row in result.rows:
+        values[str(row[0]).upper()] = row[2]
+    for name in (["Intercept"] if not m["noint"] else []) + m["regs"]:
+        values.setdefault(name.upper(), None)     # a variable the selection left out: missing
+    values[m["dep"].upper()] = -1.0
+    return [values]
+
+
+def _write_output(program, out, models, byc, keys, fits, cols, base) -> None:
+    m = models[max(0, out["model"] - 1)]
+    cases = []
+    for key in keys:
+        _, result = fits[(m["index"], tuple(key))]
+        est = {str(r[0]).upper(): r[2] for r in result.rows}
+        pred = " + ".join([repr(float(est.get("INTERCEPT", 0.0) or 0.0))] +
+                          [f"{repr(float(est.get(x.upper()) or 0.0))} * CAST({sql_ident(x)} AS DOUBLE)"
+                           for x in m["regs"] if est.get(x.upper()) is not None])
+        guard = " OR ".join(f"{sql_ident(x)} IS NULL" for x in m["regs"] if est.get(x.upper()) is not None) or "FALSE"
+        p = f"CASE WHEN {guard} THEN NULL ELSE {pred} END"
+        cond = _literal_cond(byc, key) if byc else "TRUE"
+        cases.append((cond, p))
+    p_expr = "CASE " + " ".join(f"WHEN {cond} THEN {p}" for cond, p in cases) + " END" if byc else cases[0][1]
+    select = [sql_ident(c.name) for c in cols]
+    extra = []
+    if out["p"]:
+        select.append(f"{p_expr} AS {sql_ident(out['p'])}")
+        extra.append(ColumnInfo(out["p"], "num", 8, label=f"Predicted Value of {m['dep']}"))
+    if out["r"]:
+        select.append(f"{sql_ident(m['dep'])} - ({p_expr}) AS {sql_ident(out['r'])}")
+        extra.append(ColumnInfo(out["r"], "num", 8, label="Residual"))
+    write_select(program, out["spec"], f"SELECT {', '.join(select)} FROM ({base})", cols + extra)
+
+
+# -- the listing -------------------------------------------------------------------------------------------
+def _num(x, d: int = 5) -> str:
+    if x is None or x != x:
+        return "."
+    return f"{x:.{d}f}" if abs(x) < 1e8 else f"{x:.4E}"
+
+
+def _p(x) -> str:
+    if x is None or x != x:
+        return "."
+    return "<.0001" if x < 0.0001 else f"{x:.4f}"
+
+
+def _listing(program, byc, key, m, result) -> str:
+    st = result.stats
+    lines = ["The REG Procedure", f"Model: {m['label']}", f"Dependent Variable: {m['dep']}", ""]
+    if byc:
+        lines = [by_rule(" ".join(f"{b.name}={v}" for b, v in zip(byc, key))), ""] + lines
+    lines += [f"Number of Observations Read  {st['n'] + st['n_missing']:>10}",
+              f"Number of Observations Used  {st['n']:>10}"]
+    if st["n_missing"]:
+        lines.append(f"Number of Observations with Missing Values  {st['n_missing']}")
+    lines += ["", "Analysis of Variance", "",
+              f"{'Source':<18}{'DF':>6}{'Sum of Squares':>18}{'Mean Square':>16}{'F Value':>10}{'Pr > F':>10}",
+              f"{'Model':<18}{st['df_model']:>6}{_num(st['ssm']):>18}"
+              f"{_num(st['ssm'] / st['df_model'] if st['df_model'] else float('nan')):>16}"
+              f"{_num(st['f_value'], 2):>10}{_p(st['prob_f']):>10}",
+              f"{'Error':<18}{st['df_error']:>6}{_num(st['sse']):>18}{_num(st['mse']):>16}",
+              f"{'Corrected Total':<18}{st['df_model'] + st['df_error']:>6}{_num(st['sst']):>18}", "",
+              f"{'Root MSE':<16}{_num(st['rmse']):>14}    {'R-Square':<10}{st['rsquare']:>8.4f}",
+              f"{'Dependent Mean':<16}{_num(st['dep_mean']):>14}    {'Adj R-Sq':<10}{st['adj_rsquare']:>8.4f}",
+              f"{'Coeff Var':<16}{_num(st['coeff_var']):>14}", "", "Parameter Estimates", ""]
+    head = f"{'Variable':<12}{'DF':>4}{'Parameter Estimate':>20}{'Standard Error':>16}{'t Value':>10}{'Pr > |t|':>10}"
+    extra = [c for c in result.columns if c in ("StandardizedEst", "VarianceInflation")]
+    head += "".join(f"{'Standardized Estimate' if c == 'StandardizedEst' else 'Variance Inflation':>23}" for c in extra)
+    lines.append(head)
+    for row in result.rows:
+        r = dict(zip(result.columns, row))
+        line = (f"{r['Variable']:<12}{r['DF']:>4}{_num(r['Estimate']):>20}{_num(r['StdErr']):>16}"
+                f"{_num(r['tValue'], 2):>10}{_p(r['Probt']):>10}")
+        line += "".join(f"{_num(r[c]):>23}" for c in extra)
+        lines.append(line)
+    if st.get("selection"):
+        lines += ["", f"Summary of {str(m['selection']).capitalize()} Selection", "",
+                  f"{'Step':<6}{'Action':<10}{'Variable':<20}{'Pr > F':>10}"]
+        for k, step in enumerate(st["selection"], 1):
+            action, name, p = (list(step) + [None, None, None])[:3]
+            lines.append(f"{k:<6}{str(action):<10}{str(name):<20}{_p(p):>10}")
+    return "\n".join(lines) + "\n"
