@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from statgrid.sas.procs import (append, contents, datasets, format as format_proc, freq, importexport, means, options,
-                                print as print_proc, rank, reg, sort, sql, transpose)
+                                models, print as print_proc, rank, reg, sort, sql, transpose)
 
 PROCS: dict[str, Callable[[Any, Any], None]] = {
     "PRINT": print_proc.run,
@@ -30,6 +30,10 @@ PROCS: dict[str, Callable[[Any, Any], None]] = {
     "TRANSPOSE": transpose.run,
     "RANK": rank.run,
     "REG": reg.run,
+    "LOGISTIC": models.run_logistic,
+    "GLM": models.run_glm,
+    "GENMOD": models.run_genmod,
+    "MIXED": models.run_mixed,
     "IMPORT": importexport.run_import,
     "EXPORT": importexport.run_export,
     "CIMPORT": append.run_cimport,

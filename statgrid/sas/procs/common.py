@@ -362,3 +362,31 @@ def write_rows(program, spec: DatasetSpec, cols: list[ColumnInfo], rows: list[li
         write_select(program, spec, f"SELECT {select} FROM {name}", cols)
     finally:
         con.unregister(name)
+
+
+def by_condition(byc, key) -> str:
+    """SQL true for the rows of one BY group (`key`: its values, in BY order; missing matches missing)."""
+    from statgrid.libraries import sql_ident, sql_literal
+    parts = []
+    for b, v in zip(byc, key):
+        lit = "NULL" if v is None else (sql_literal(str(v)) if b.type == "char" else repr(float(v)))
+        parts.append(f"{sql_ident(b.name)} IS NOT DISTINCT FROM {lit}")
+    return " AND ".join(parts)
+
+
+def without_notes(program, fn) -> Any:
+    """Run fn without its data-set NOTE (an internal member the user never named)."""
+    before = program.log.note
+    program.log.note = lambda *a, **k: None
+    try:
+        return fn()
+    finally:
+        program.log.note = before
+
+
+def drop_member(program, spec: DatasetSpec) -> None:
+    try:
+        ref = program.session.libraries.for_write(f"{spec.libref}.{spec.member}")
+        ref.path.unlink(missing_ok=True)
+    except Exception:  # noqa: BLE001 - nothing to remove
+        pass

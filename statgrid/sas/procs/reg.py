@@ -22,9 +22,10 @@ from statgrid.sas.dataset import ColumnInfo
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME
 from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
-from statgrid.sas.procs.common import (DATASET, FLAG, by_list, by_rule, check_by_sorted, cursor, fetch_rows,
-                                       input_dataset, observations_read, open_input, parse_options, proc_statement,
-                                       resolve_names, statement_error, write_rows, write_select)
+from statgrid.sas.procs.common import (DATASET, FLAG, by_condition, by_list, by_rule, check_by_sorted, cursor,
+                                       drop_member, fetch_rows, input_dataset, observations_read, open_input,
+                                       parse_options, proc_statement, resolve_names, statement_error, without_notes,
+                                       write_rows, write_select)
 
 OPTIONS = {"DATA": DATASET, "OUTEST": DATASET, "NOPRINT": FLAG, "SIMPLE": FLAG, "CORR": FLAG, "ALL": FLAG,
            "PLOTS": "value", "OUTSSCP": DATASET, "TABLEOUT": FLAG}
@@ -82,8 +83,8 @@ def run(statements: list, program: Any) -> None:
     tmp = DatasetSpec("WORK", "_SGREG_GROUP")
     try:
         for key in keys:
-            group_sql = f"SELECT * FROM ({base})" + (f" WHERE {_literal_cond(byc, key)}" if byc else "")
-            _quiet(program, lambda: write_select(program, tmp, group_sql, cols))
+            group_sql = f"SELECT * FROM ({base})" + (f" WHERE {by_condition(byc, key)}" if byc else "")
+            without_notes(program, lambda: write_select(program, tmp, group_sql, cols))
             for m in models:
                 result = fit_fn(program.session, "work._sgreg_group", f"{m['dep']} = {' '.join(m['regs'])}",
                                 noint=m["noint"], selection=m["selection"], sle=m["sle"], sls=m["sls"],
@@ -94,7 +95,7 @@ def run(statements: list, program: Any) -> None:
                 est_rows.append(list(key) + [m["label"], "PARMS", m["dep"], result.stats["rmse"]]
                                 + _estimates(m, result))
     finally:
-        _drop(program, tmp)
+        drop_member(program, tmp)
     if listing:
         program.log.listing("\n".join(listing))
     if opts.get("OUTEST") is not None:
@@ -115,33 +116,6 @@ def run(statements: list, program: Any) -> None:
         write_rows(program, opts.get("OUTEST"), cols_out, rows)
     for out in outputs:
         _write_output(program, out, models, byc, keys, fits, cols, base)
-
-
-def _literal_cond(byc, key) -> str:
-    from statgrid.libraries import sql_literal
-    parts = []
-    for b, v in zip(byc, key):
-        lit = "NULL" if v is None else (sql_literal(str(v)) if b.type == "char" else repr(float(v)))
-        parts.append(f"{sql_ident(b.name)} IS NOT DISTINCT FROM {lit}")
-    return " AND ".join(parts)
-
-
-def _quiet(program, fn) -> Any:
-    """Run fn without its data-set NOTE (an internal member the user never named)."""
-    before = program.log.note
-    program.log.note = lambda *a, **k: None
-    try:
-        return fn()
-    finally:
-        program.log.note = before
-
-
-def _drop(program, spec: DatasetSpec) -> None:
-    try:
-        ref = program.session.libraries.for_write(f"{spec.libref}.{spec.member}")
-        ref.path.unlink(missing_ok=True)
-    except Exception:  # noqa: BLE001 - nothing to remove
-        pass
 
 
 def _model(c, cols, index: int) -> dict:
@@ -235,7 +209,7 @@ def _write_output(program, out, models, byc, keys, fits, cols, base) -> None:
                            for x in m["regs"] if est.get(x.upper()) is not None])
         guard = " OR ".join(f"{sql_ident(x)} IS NULL" for x in m["regs"] if est.get(x.upper()) is not None) or "FALSE"
         p = f"CASE WHEN {guard} THEN NULL ELSE {pred} END"
-        cond = _literal_cond(byc, key) if byc else "TRUE"
+        cond = by_condition(byc, key) if byc else "TRUE"
         cases.append((cond, p))
     p_expr = "CASE " + " ".join(f"WHEN {cond} THEN {p}" for cond, p in cases) + " END" if byc else cases[0][1]
     select = [sql_ident(c.name) for c in cols]
