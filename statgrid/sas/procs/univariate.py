@@ -1,0 +1,175 @@
+"""PROC UNIVARIATE (Base SAS Procedures: UNIVARIATE) on procs/univariate.py (moments, quantiles, extremes,
+normality tests — checked against R).
+
+    PROC UNIVARIATE <DATA=> <NORMAL> <NOPRINT> <PCTLDEF=1-5> <NEXTROBS=n>;
+      VAR vars; BY vars; WHERE expr;
+      OUTPUT OUT=ds <stat=names …> <PCTLPTS=p …  PCTLPRE=prefixes <PCTLNAME=suffixes>>;
+
+OUTPUT OUT= has one observation per BY group: the BY variables, then each requested statistic
+(`mean=m1 m2` names it for the VAR variables in order), then the PCTLPTS= percentiles named PCTLPRE +
+the percentile (`p` for 2.5 is `2_5`, as SAS names it) for each VAR variable with a prefix. Statistics:
+N NMISS MEAN STD VAR SUM MIN MAX RANGE MEDIAN Q1 Q3 QRANGE P1 P5 P10 P90 P95 P99
+CV STDMEAN USS CSS SKEWNESS KURTOSIS — from the same aggregates as MEANS, percentiles by PCTLDEF=.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from statgrid.libraries import sql_ident
+from statgrid.procs._quantile import DEFAULT_QNTLDEF, quantiles_sql
+from statgrid.procs.summary import STATISTICS
+from statgrid.sas.dataset import ColumnInfo
+from statgrid.sas.errors import SasError
+from statgrid.sas.lexer import NAME, NUM
+from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
+from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_condition, by_list, by_rule, check_by_sorted, cursor,
+                                       drop_member, fetch_rows, input_dataset, observations_read, open_input,
+                                       parse_options, proc_statement, resolve_names, var_names, without_notes,
+                                       write_select)
+
+OPTIONS = {"DATA": DATASET, "NORMAL": FLAG, "NOPRINT": FLAG, "PCTLDEF": VALUE, "NEXTROBS": VALUE, "PLOT": FLAG,
+           "PLOTS": FLAG, "FREQ": FLAG, "ALPHA": VALUE, "CIBASIC": FLAG, "ROUND": VALUE, "VARDEF": VALUE,
+           "ROBUSTSCALE": FLAG, "TRIMMED": VALUE, "WINSORIZED": VALUE, "MODES": FLAG, "NOBYPLOT": FLAG}
+SQL_STATS = {"N": "n", "NMISS": "nmiss", "MEAN": "mean", "STD": "std", "STDDEV": "std", "VAR": "var", "SUM": "sum",
+             "MIN": "min", "MAX": "max", "RANGE": "range", "CV": "cv", "STDMEAN": "stderr", "USS": "uss",
+             "CSS": "css", "SKEWNESS": "skewness", "KURTOSIS": "kurtosis"}
+PCT_STATS = {"MEDIAN": 50, "Q1": 25, "Q3": 75, "P1": 1, "P5": 5, "P10": 10, "P90": 90, "P95": 95, "P99": 99}
+
+
+def run(statements: list, program: Any) -> None:
+    first, *rest = list(statements)
+    opts = parse_options(proc_statement(first), OPTIONS, program, "PROC UNIVARIATE")
+    src = input_dataset(program, opts, "DATA", first)
+    cols, _ = open_input(program, src)
+    by, var, outputs = [], None, []
+    for stmt in rest:
+        kw, c = stmt.keyword, cursor(stmt)
+        c.next()
+        if kw == "VAR":
+            var = (var or []) + var_names(c, cols)
+        elif kw == "BY":
+            by = by_list(c)
+        elif kw == "WHERE":
+            from statgrid.sas.parse.expr import parse_expression
+            node = parse_expression(c, where=True)
+            if src.where is None:
+                src.where = node
+        elif kw == "OUTPUT":
+            outputs.append(_output(c, program))
+        elif kw in ("HISTOGRAM", "QQPLOT", "PPPLOT", "PROBPLOT", "INSET", "ID", "FORMAT", "LABEL", "CDFPLOT"):
+            continue                                   # graphics and labels: nothing to compute here
+        else:
+            t = stmt.tokens[0]
+            raise SasError(f"Statement {t.text.upper()} is not valid or not supported in PROC UNIVARIATE", t.line,
+                           t.col, t.text, "VAR, BY, WHERE or OUTPUT")
+    line = first.line
+    byc = resolve_names([n for n, _ in by], cols, src, line)
+    used = {b.name.upper() for b in byc}
+    varc = resolve_names(var, cols, src, line) if var is not None else \
+        [c for c in cols if c.type == "num" and c.name.upper() not in used]
+    if byc:
+        check_by_sorted(program, src, cols, by)
+    cols, base = open_input(program, src)
+    n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
+    qdef = int(opts.get("PCTLDEF", DEFAULT_QNTLDEF))
+    if not opts.get("NOPRINT"):
+        _print(program, src, base, cols, byc, varc, opts, qdef)
+    observations_read(program, n_read, src)
+    for out in outputs:
+        _write(program, out, base, byc, varc, qdef)
+
+
+def _output(c, program) -> dict:
+    out: dict[str, Any] = {"spec": None, "stats": [], "pctlpts": [], "pctlpre": [], "pctlname": []}
+    while not c.at_end():
+        t = c.expect_kind(NAME, "OUT=, a statistic keyword, PCTLPTS= or PCTLPRE=")
+        c.expect("=")
+        key = t.upper
+        if key == "OUT":
+            out["spec"] = parse_dataset(c, program)
+        elif key == "PCTLPTS":
+            while c.peek().kind == NUM or c.at(","):
+                tok = c.next()
+                if tok.kind == NUM:
+                    out["pctlpts"].append(float(tok.value))
+            if c.peek().kind == NAME and c.peek().is_("TO"):
+                raise SasError("PCTLPTS= with TO/BY is not supported by statgrid yet", t.line, t.col, "TO",
+                               "the percentiles listed one by one")
+        elif key in ("PCTLPRE", "PCTLNAME"):
+            while c.peek().kind == NAME and not c.peek(1).is_("="):
+                out[key.lower()].append(c.next().text)
+        elif key in SQL_STATS or key in PCT_STATS or key == "QRANGE":
+            names = []
+            while c.peek().kind == NAME and not c.peek(1).is_("="):
+                names.append(c.next().text)
+            out["stats"].append((key, names))
+        else:
+            raise SasError(f"The OUTPUT keyword {t.text} is not supported by statgrid's PROC UNIVARIATE", t.line,
+                           t.col, t.text, "OUT=, PCTLPTS=, PCTLPRE= or a statistic such as MEAN=")
+    if out["spec"] is None:
+        from statgrid.sas.parse.dsname import next_data_name
+        out["spec"] = DatasetSpec("WORK", next_data_name(program, "WORK"))
+    if out["pctlpts"] and not out["pctlpre"]:
+        raise SasError("PCTLPTS= needs PCTLPRE= to name the percentile variables", 0, 0, "PCTLPRE",
+                       "PCTLPRE=prefix for each VAR variable")
+    return out
+
+
+def _pct_name(p: float) -> str:
+    text = f"{p:g}"
+    return text.replace(".", "_")
+
+
+def _write(program, out, base, byc, varc, qdef: int) -> None:
+    select, cols = [sql_ident(b.name) for b in byc], [ColumnInfo(b.name, b.type, b.length, b.format, "", b.label)
+                                                      for b in byc]
+    for key, names in out["stats"]:
+        for j, name in enumerate(names):
+            if j >= len(varc):
+                break
+            v = varc[j]
+            c = f"CAST({sql_ident(v.name)} AS DOUBLE)"
+            if key in SQL_STATS:
+                expr = STATISTICS[SQL_STATS[key]][0].format(c=c)
+            elif key == "QRANGE":
+                expr = f"(list_extract({quantiles_sql(c, [75], qdef)}, 1) - list_extract({quantiles_sql(c, [25], qdef)}, 1))"
+            else:
+                expr = f"list_extract({quantiles_sql(c, [PCT_STATS[key]], qdef)}, 1)"
+            select.append(f"{expr} AS {sql_ident(name)}")
+            cols.append(ColumnInfo(name, "num", 8))
+    for j, prefix in enumerate(out["pctlpre"]):
+        if j >= len(varc):
+            break
+        v = varc[j]
+        c = f"CAST({sql_ident(v.name)} AS DOUBLE)"
+        for k, p in enumerate(out["pctlpts"]):
+            suffix = out["pctlname"][k] if k < len(out["pctlname"]) else _pct_name(p)
+            if not float(p).is_integer():
+                raise SasError(f"PCTLPTS={p:g}: statgrid computes whole-number percentiles only", 0, 0, f"{p:g}",
+                               "percentiles 0 … 100 in whole numbers")
+            select.append(f"list_extract({quantiles_sql(c, [int(p)], qdef)}, 1) AS {sql_ident(prefix + suffix)}")
+            cols.append(ColumnInfo(prefix + suffix, "num", 8))
+    keys = ", ".join(sql_ident(b.name) for b in byc)
+    group = f" GROUP BY {keys} ORDER BY {', '.join(sql_ident(b.name) + ' NULLS FIRST' for b in byc)}" if byc else ""
+    write_select(program, out["spec"], f"SELECT {', '.join(select)} FROM ({base}){group}", cols)
+
+
+def _print(program, src, base, cols, byc, varc, opts, qdef: int) -> None:
+    """The engine's listing (moments, quantiles, extremes, normality tests) per BY group."""
+    from statgrid.procs.univariate import univariate
+    fn = getattr(univariate, "__wrapped__", univariate)
+    tmp = DatasetSpec("WORK", "_SGUNI_GROUP")
+    keys: list = [[]]
+    if byc:
+        _, keys = fetch_rows(program, f"SELECT DISTINCT {', '.join(sql_ident(b.name) for b in byc)} FROM ({base}) "
+                                      "ORDER BY ALL")
+    try:
+        for key in keys:
+            if byc:
+                program.log.listing(by_rule(" ".join(f"{b.name}={v}" for b, v in zip(byc, key))))
+            sql = f"SELECT * FROM ({base})" + (f" WHERE {by_condition(byc, key)}" if byc else "")
+            without_notes(program, lambda: write_select(program, tmp, sql, cols))
+            fn(program.session, "work._sguni_group", var=[v.name for v in varc], normal=bool(opts.get("NORMAL")),
+               nextrobs=int(opts.get("NEXTROBS", 5)), print=True, qntldef=qdef)
+    finally:
+        drop_member(program, tmp)
