@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from statgrid.sas.procs import (append, contents, datasets, format as format_proc, freq, importexport, means, options,
-                                models, print as print_proc, rank, reg, sort, sql, transpose,
-                                univariate)
+                                models, print as print_proc, rank, reg, sort, sql, tabulate,
+                                transpose, univariate)
 
 PROCS: dict[str, Callable[[Any, Any], None]] = {
     "PRINT": print_proc.run,
@@ -36,6 +36,7 @@ PROCS: dict[str, Callable[[Any, Any], None]] = {
     "GENMOD": models.run_genmod,
     "MIXED": models.run_mixed,
     "UNIVARIATE": univariate.run,
+    "TABULATE": tabulate.run,
     "IMPORT": importexport.run_import,
     "EXPORT": importexport.run_export,
     "CIMPORT": append.run_cimport,

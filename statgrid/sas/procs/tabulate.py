@@ -1,0 +1,340 @@
+"""PROC TABULATE (Base SAS Procedures: TABULATE): tables of statistics over CLASS levels.
+
+    PROC TABULATE <DATA=> <OUT=ds> <MISSING> <FORMAT=fmt> <NOSEPS> <ORDER=>;
+      CLASS vars </ MISSING>; VAR vars; BY vars; WHERE expr; KEYLABEL kw='text' …;
+      TABLE <<page,> row,> column </ BOX= RTS= MISSTEXT= PRINTMISS>;
+
+Dimension expressions: a space concatenates, `*` crosses, parentheses group, ALL is the total over a
+CLASS variable's levels, a statistic keyword (N NMISS SUM MEAN STD VAR MIN MAX RANGE MEDIAN Q1 Q3 P1 … P99
+PCTN PCTSUM USS CSS CV STDERR) names the cell's statistic (default: SUM for an analysis variable, N
+otherwise), `F=fmt` (or `*f=fmt`) the cell's format, `name='label'` a heading. Each cell's value comes from
+one aggregate over the CLASS variables it crosses; observations with a missing CLASS value are left out
+unless MISSING. PCTN and PCTSUM are percentages of the whole table's N or SUM.
+OUT= has SAS's layout: the CLASS variables, _TYPE_ (a string of 0/1 per CLASS variable), _PAGE_, _TABLE_,
+then one variable per analysis variable and statistic used (x_Mean, x_Sum, N, PctN_…), one observation per
+combination of CLASS levels a cell needs.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+from statgrid.libraries import sql_ident
+from statgrid.procs._quantile import DEFAULT_QNTLDEF, quantiles_sql
+from statgrid.procs.summary import STATISTICS
+from statgrid.sas.dataset import ColumnInfo
+from statgrid.sas.errors import SasError
+from statgrid.sas.lexer import NAME, STR
+from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, cursor, fetch_rows, format_cell,
+                                       input_dataset, observations_read, open_input, parse_options, proc_statement,
+                                       resolve_names, var_names, write_rows)
+
+OPTIONS = {"DATA": DATASET, "OUT": DATASET, "MISSING": FLAG, "FORMAT": VALUE, "NOSEPS": FLAG, "ORDER": VALUE,
+           "QMETHOD": VALUE, "QNTLDEF": VALUE, "PCTLDEF": VALUE, "VARDEF": VALUE, "FORMCHAR": VALUE,
+           "CONTENTS": VALUE, "STYLE": VALUE, "NOTRAP": FLAG, "EXCLNPWGT": FLAG, "DEPTH": VALUE}
+SQL_STATS = {"N": "n", "NMISS": "nmiss", "SUM": "sum", "MEAN": "mean", "STD": "std", "STDDEV": "std", "VAR": "var",
+             "MIN": "min", "MAX": "max", "RANGE": "range", "USS": "uss", "CSS": "css", "CV": "cv",
+             "STDERR": "stderr"}
+PCT = {"MEDIAN": 50, "P50": 50, "Q1": 25, "P25": 25, "Q3": 75, "P75": 75, "P1": 1, "P5": 5, "P10": 10, "P90": 90,
+       "P95": 95, "P99": 99}
+STAT_NAMES = {"N": "N", "NMISS": "NMiss", "SUM": "Sum", "MEAN": "Mean", "STD": "Std", "STDDEV": "Std", "VAR": "Var",
+              "MIN": "Min", "MAX": "Max", "RANGE": "Range", "USS": "USS", "CSS": "CSS", "CV": "CV",
+              "STDERR": "StdErr", "MEDIAN": "Median", "Q1": "Q1", "Q3": "Q3", "PCTN": "PctN", "PCTSUM": "PctSum",
+              **{k: k for k in PCT if k.startswith("P")}}
+KEYWORDS = set(SQL_STATS) | set(PCT) | {"PCTN", "PCTSUM"}
+
+
+@dataclass
+class Elem:
+    kind: str                    # class, var, stat, all, fmt
+    name: str = ""
+    label: str | None = None
+
+
+@dataclass
+class Cell:
+    classes: tuple               # CLASS variable names (upper) the cell crosses
+    var: str | None
+    stat: str
+    fmt: str
+    path: list = field(default_factory=list)
+
+
+def run(statements: list, program: Any) -> None:
+    first, *rest = list(statements)
+    opts = parse_options(proc_statement(first), OPTIONS, program, "PROC TABULATE")
+    src = input_dataset(program, opts, "DATA", first)
+    cols, _ = open_input(program, src)
+    classes, vars_, tables, labels = [], [], [], {}
+    class_missing = bool(opts.get("MISSING"))
+    for stmt in rest:
+        kw, c = stmt.keyword, cursor(stmt)
+        c.next()
+        if kw == "CLASS":
+            while not c.at_end() and not c.at("/"):
+                classes.append(c.expect_kind(NAME, "a CLASS variable").text)
+            if c.accept("/"):
+                class_missing = class_missing or any(t.is_("MISSING") for t in c.tokens[c.i:])
+        elif kw == "VAR":
+            vars_ += [n for n in var_names(c, cols)]
+        elif kw in ("TABLE", "TABLES"):
+            tables.append(_table(c))
+        elif kw == "KEYLABEL":
+            while not c.at_end():
+                k = c.next().upper
+                c.expect("=")
+                labels[k] = str(c.next().value)
+        elif kw == "WHERE":
+            from statgrid.sas.parse.expr import parse_expression
+            node = parse_expression(c, where=True)
+            if src.where is None:
+                src.where = node
+        elif kw == "BY":
+            by_list(c)
+            t = stmt.tokens[0]
+            raise SasError("The BY statement of PROC TABULATE is not supported by statgrid yet", t.line, t.col, "BY",
+                           "a CLASS variable (one more table dimension) instead")
+        elif kw in ("FORMAT", "LABEL", "KEYWORD", "CLASSLEV", "FREQ", "WEIGHT"):
+            if kw in ("FREQ", "WEIGHT"):
+                t = stmt.tokens[0]
+                raise SasError(f"The {kw} statement of PROC TABULATE is not supported by statgrid yet", t.line,
+                               t.col, kw, "an unweighted table")
+            continue
+        else:
+            t = stmt.tokens[0]
+            raise SasError(f"Statement {t.text.upper()} is not valid in PROC TABULATE", t.line, t.col, t.text,
+                           "CLASS, VAR, TABLE, KEYLABEL, WHERE")
+    if not tables:
+        t = first.tokens[0]
+        raise SasError("PROC TABULATE needs a TABLE statement", t.line, t.col, "TABULATE", "TABLE row, column;")
+    classc = resolve_names(classes, cols, src, first.line)
+    varc = resolve_names(vars_, cols, src, first.line)
+    cnames = {c.name.upper(): c for c in classc}
+    vnames = {c.name.upper(): c for c in varc}
+    cols, base = open_input(program, src)
+    n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
+    if not class_missing and classc:
+        keep = " AND ".join(f"{sql_ident(c.name)} IS NOT NULL" + (f" AND {sql_ident(c.name)} <> ''" if c.type == "char"
+                                                                   else "") for c in classc)
+        base = f"SELECT * FROM ({base}) WHERE {keep}"
+    qdef = int(opts.get("QNTLDEF", opts.get("PCTLDEF", DEFAULT_QNTLDEF)))
+    default_fmt = str(opts.get("FORMAT") or "BEST12.")
+    out_rows: dict[tuple, dict] = {}
+    out_stats: list[tuple[str | None, str]] = []
+    listing = []
+    for t_index, dims in enumerate(tables, 1):
+        expanded = [_expand(d, cnames, vnames) for d in dims]
+        while len(expanded) < 2:
+            expanded.insert(0, [[]])
+        cells = _cells(expanded, default_fmt)
+        values = _values(program, base, cells, classc, vnames, qdef)
+        for cell, results in values:
+            key = (cell.var, cell.stat)
+            if key not in out_stats:
+                out_stats.append(key)
+            for levels, value in results.items():
+                type_str = "".join("1" if c.name.upper() in cell.classes else "0" for c in classc)
+                row = out_rows.setdefault((t_index, type_str, levels), {})
+                row[key] = value
+        if not opts.get("NOPRINT"):
+            listing.append(_render(program, values, cnames, vnames, labels))
+    observations_read(program, n_read, src)
+    if listing:
+        program.log.listing("\n\n".join(listing))
+    if opts.get("OUT") is not None:
+        out_cols = [ColumnInfo(c.name, c.type, c.length, c.format, "", c.label) for c in classc]
+        out_cols += [ColumnInfo("_TYPE_", "char", max(1, len(classc))), ColumnInfo("_PAGE_", "num", 8),
+                     ColumnInfo("_TABLE_", "num", 8)]
+        names = []
+        for var, stat in out_stats:
+            names.append(f"{vnames[var].name}_{STAT_NAMES[stat]}" if var else STAT_NAMES[stat])
+        out_cols += [ColumnInfo(n, "num", 8) for n in names]
+        rows = []
+        def order(kv):
+            (t_index, type_str, levels) = kv[0]
+            return (t_index, type_str, [(v is not None, v if v is not None else 0) for _, v in levels])
+        for (t_index, type_str, levels), vals in sorted(out_rows.items(), key=order):
+            lv = dict(levels)
+            rows.append([lv.get(c.name.upper()) for c in classc] + [type_str, 1.0, float(t_index)]
+                        + [vals.get(k) for k in out_stats])
+        write_rows(program, opts.get("OUT"), out_cols, rows)
+
+
+# -- TABLE parsing -----------------------------------------------------------------------------------------
+def _table(c) -> list:
+    dims, cur = [], []
+    depth = 0
+    while not c.at_end() and not (c.at("/") and depth == 0):
+        t = c.next()
+        if t.text == "(":
+            depth += 1
+        elif t.text == ")":
+            depth -= 1
+        if t.text == "," and depth == 0:
+            dims.append(cur)
+            cur = []
+            continue
+        cur.append(t)
+    dims.append(cur)
+    if c.accept("/"):
+        while not c.at_end():
+            c.next()                                    # BOX=, RTS=, MISSTEXT= …: layout only
+    return dims
+
+
+def _expand(tokens: list, cnames, vnames) -> list[list[Elem]]:
+    """A dimension expression → its heading paths (each a list of elements)."""
+    pos = [0]
+
+    def peek():
+        return tokens[pos[0]] if pos[0] < len(tokens) else None
+
+    def concat() -> list[list[Elem]]:
+        paths: list[list[Elem]] = []
+        while peek() is not None and peek().text != ")":
+            paths += cross()
+        return paths
+
+    def cross() -> list[list[Elem]]:
+        paths = factor()
+        while peek() is not None and peek().text == "*":
+            pos[0] += 1
+            right = factor()
+            paths = [a + b for a in paths for b in right]
+        return paths
+
+    def factor() -> list[list[Elem]]:
+        t = peek()
+        if t is None:
+            raise SasError("A TABLE dimension ends too early", 0, 0, "", "a variable or statistic")
+        pos[0] += 1
+        if t.text == "(":
+            inner = concat()
+            if peek() is None or peek().text != ")":
+                raise SasError("A '(' in the TABLE statement is not closed", t.line, t.col, "(", ")")
+            pos[0] += 1
+            return inner
+        if t.kind != NAME:
+            raise SasError(f"Syntax error in the TABLE statement at {t.text}", t.line, t.col, t.text,
+                           "a CLASS or VAR variable, ALL, or a statistic")
+        up = t.upper
+        if up in ("F", "FORMAT") and peek() is not None and peek().text == "=":
+            pos[0] += 1
+            fmt = []
+            while peek() is not None and peek().text not in ("*", ")", ",") and not (peek().kind == NAME and fmt
+                                                                                    and fmt[-1].endswith(".")):
+                fmt.append(peek().text)
+                pos[0] += 1
+                if fmt[-1].endswith(".") or (len(fmt) > 1 and fmt[-2] == "."):
+                    break
+            return [[Elem("fmt", "".join(fmt).upper())]]
+        label = None
+        if peek() is not None and peek().text == "=" and pos[0] + 1 < len(tokens) and tokens[pos[0] + 1].kind == STR:
+            label = str(tokens[pos[0] + 1].value)
+            pos[0] += 2
+        if up == "ALL":
+            return [[Elem("all", "ALL", label)]]
+        if up in cnames:
+            return [[Elem("class", up, label)]]
+        if up in vnames:
+            return [[Elem("var", up, label)]]
+        if up in KEYWORDS:
+            return [[Elem("stat", up, label)]]
+        raise SasError(f"{t.text} in the TABLE statement is not a CLASS or VAR variable or a statistic", t.line,
+                       t.col, t.text, "a variable of the CLASS or VAR statement, ALL, or a statistic keyword")
+
+    return concat() or [[]]
+
+
+def _cells(dims: list[list[list[Elem]]], default_fmt: str) -> list[Cell]:
+    cells = []
+    for combo in itertools.product(*dims):
+        path = [e for p in combo for e in p]
+        classes = tuple(dict.fromkeys(e.name for e in path if e.kind == "class"))
+        var = next((e.name for e in path if e.kind == "var"), None)
+        stat = next((e.name for e in path if e.kind == "stat"), None) or ("SUM" if var else "N")
+        fmt = next((e.name for e in reversed(path) if e.kind == "fmt"), default_fmt)
+        cells.append(Cell(classes, var, stat, fmt, list(combo)))
+    return cells
+
+
+def _values(program, base, cells: list[Cell], classc, vnames, qdef: int) -> list[tuple[Cell, dict]]:
+    """Each cell's value for every combination of its CLASS variables' levels: {((name, level), …): value}."""
+    out = []
+    totals: dict[str | None, float] = {}
+    for cell in cells:
+        keys = [sql_ident(next(c.name for c in classc if c.name.upper() == n)) for n in cell.classes]
+        agg = _agg(cell, vnames, qdef)
+        group = f" GROUP BY {', '.join(keys)}" if keys else ""
+        sql = f"SELECT {', '.join(keys + [agg])} FROM ({base}){group}"
+        _, rows = fetch_rows(program, sql)
+        if cell.stat in ("PCTN", "PCTSUM"):
+            tkey = cell.var if cell.stat == "PCTSUM" else None
+            if tkey not in totals:
+                tot_agg = "count(*)" if cell.stat == "PCTN" else f"sum(CAST({sql_ident(vnames[cell.var].name)} AS DOUBLE))"
+                totals[tkey] = float(fetch_rows(program, f"SELECT {tot_agg} FROM ({base})")[1][0][0] or 0.0)
+            denom = totals[tkey]
+            rows = [r[:-1] + [100.0 * float(r[-1] or 0) / denom if denom else None] for r in rows]
+        results = {}
+        for r in rows:
+            levels = tuple(zip(cell.classes, r[:len(keys)]))
+            results[levels] = None if r[-1] is None else float(r[-1])
+        out.append((cell, results))
+    return out
+
+
+def _agg(cell: Cell, vnames, qdef: int) -> str:
+    if cell.var is None:
+        if cell.stat not in ("N", "PCTN"):
+            raise SasError(f"The statistic {cell.stat} needs an analysis variable (VAR) in the same cell", 0, 0,
+                           cell.stat, "a VAR variable crossed with the statistic")
+        return "count(*)"
+    c = f"CAST({sql_ident(vnames[cell.var].name)} AS DOUBLE)"
+    if cell.stat == "PCTN":
+        return f"count({c})"
+    if cell.stat == "PCTSUM":
+        return f"sum({c})"
+    if cell.stat in SQL_STATS:
+        return STATISTICS[SQL_STATS[cell.stat]][0].format(c=c)
+    return f"list_extract({quantiles_sql(c, [PCT[cell.stat]], qdef)}, 1)"
+
+
+# -- listing -----------------------------------------------------------------------------------------------
+def _render(program, values, cnames, vnames, labels) -> str:
+    """Row headings down, column headings across (the last dimension), one line per row level combination."""
+    def heading(path, levels):
+        parts = []
+        for e in path:
+            if e.kind == "class":
+                lv = dict(levels).get(e.name)
+                c = cnames[e.name]
+                parts.append(f"{e.label or c.name}={format_cell(program, lv, c.format, c.type)}")
+            elif e.kind == "all":
+                parts.append(e.label or labels.get("ALL", "All"))
+            elif e.kind in ("var", "stat"):
+                parts.append(e.label or labels.get(e.name, vnames[e.name].name if e.kind == "var" else STAT_NAMES[e.name]))
+        return " ".join(parts)
+
+    header, body = [""], {}
+    col_keys = []
+    for cell, results in values:
+        cp, rp = cell.path[-1], cell.path[-2] if len(cell.path) >= 2 else []
+        for levels, v in sorted(results.items(), key=lambda kv: str(kv[0])):
+            col_levels = tuple((n, lv) for n, lv in levels if any(e.kind == "class" and e.name == n for e in cp))
+            row_levels = tuple((n, lv) for n, lv in levels if any(e.kind == "class" and e.name == n for e in rp))
+            ck = (id(cp), col_levels)
+            if ck not in col_keys:
+                col_keys.append(ck)
+                header.append(heading(cp, col_levels))
+            rk = (id(rp), row_levels)
+            body.setdefault(rk, {"label": heading(rp, row_levels), "cells": {}})
+            body[rk]["cells"][ck] = format_cell(program, v, cell.fmt, "num").strip()
+    table = [header] + [[b["label"]] + [b["cells"].get(k, "") for k in col_keys] for b in body.values()]
+    widths = [max(len(r[j]) for r in table) for j in range(len(header))]
+    lines = []
+    for i, r in enumerate(table):
+        lines.append("  ".join(x.ljust(w) if j == 0 else x.rjust(w) for j, (x, w) in enumerate(zip(r, widths))).rstrip())
+        if i == 0:
+            lines.append("-" * len(lines[0]))
+    return "\n".join(lines)
