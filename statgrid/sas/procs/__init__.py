@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from statgrid.sas.procs import (append, contents, datasets, format as format_proc, freq, importexport, means, options,
+from statgrid.sas.procs import (analytics, append, contents, datasets, format as format_proc, freq, importexport, means, options,
                                 models, print as print_proc, rank, reg, sort, sql, tabulate,
                                 transpose, univariate)
 
@@ -37,6 +37,11 @@ PROCS: dict[str, Callable[[Any, Any], None]] = {
     "MIXED": models.run_mixed,
     "UNIVARIATE": univariate.run,
     "TABULATE": tabulate.run,
+    "SURVEYSELECT": analytics.run_surveyselect,
+    "STDIZE": analytics.run_stdize,
+    "FASTCLUS": analytics.run_fastclus,
+    "HPCLUS": analytics.run_hpclus,
+    "GLIMMIX": analytics.run_glimmix,
     "IMPORT": importexport.run_import,
     "EXPORT": importexport.run_export,
     "CIMPORT": append.run_cimport,

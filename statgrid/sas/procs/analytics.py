@@ -1,0 +1,256 @@
+"""PROC SURVEYSELECT, STDIZE, FASTCLUS, HPCLUS and GLIMMIX in SAS programs, on statgrid's procedures
+(procs/reshape.py, rank.py, mining.py, glimmix.py). The input (with its data-set options and WHERE) is
+read once into a WORK member the procedure reads; OUT= is written by the procedure.
+
+- SURVEYSELECT DATA= OUT= METHOD=SRS N=|SAMPRATE= SEED=; STRATA vars.  (URS, SYS: an ERROR naming them)
+- STDIZE DATA= OUT= METHOD=STD|RANGE|MEAN|MEDIAN|MAXABS|IQR|MAD REPLACE; VAR vars; BY vars.
+- FASTCLUS DATA= MAXCLUSTERS=k MAXITER= OUT= OUTSTAT= SEED= (REPLACE=RANDOM) ; VAR vars.
+- HPCLUS DATA= MAXCLUSTERS=k MAXITER= SEED= STANDARDIZE=STD; INPUT vars </ LEVEL=INTERVAL>; SCORE OUT=.
+- GLIMMIX DATA= METHOD=; CLASS; MODEL y<(EVENT='v')> = effects / DIST=BINARY|BINOMIAL S;
+  RANDOM INTERCEPT / SUBJECT=.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from statgrid.errors import StatgridError
+from statgrid.sas.errors import SasError
+from statgrid.sas.lexer import NAME
+from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
+from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, cursor, drop_member, input_dataset,
+                                       observations_read, open_input, parse_options, proc_statement, var_names,
+                                       without_notes, write_select)
+
+TEMP = "_sgproc_input"
+
+
+def _prepared(program, first, opts) -> tuple[Any, list, str]:
+    src = input_dataset(program, opts, "DATA", first)
+    cols, base = open_input(program, src)
+    return src, cols, base
+
+
+def _stage(program, src, cols, base) -> str:
+    """The input as a WORK member (the procedures read members), its observations-read NOTE written."""
+    n = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
+    observations_read(program, n, src)
+    without_notes(program, lambda: write_select(program, DatasetSpec("WORK", TEMP.upper()), base, cols))
+    return f"work.{TEMP}"
+
+
+def _name(spec: DatasetSpec | None) -> str | None:
+    return None if spec is None else f"{spec.libref}.{spec.member}".lower()
+
+
+def _call(program, first, fn, *args, **kwargs):
+    f = getattr(fn, "__wrapped__", fn)
+    try:
+        return f(program.session, *args, **kwargs)
+    except StatgridError as exc:
+        t = first.tokens[0]
+        raise SasError(str(exc), t.line, t.col, t.text, "") from None
+    finally:
+        drop_member(program, DatasetSpec("WORK", TEMP.upper()))
+
+
+def _where(c, src) -> None:
+    from statgrid.sas.parse.expr import parse_expression
+    node = parse_expression(c, where=True)
+    if src.where is None:
+        src.where = node
+
+
+def _out_spec(program, opts, key="OUT") -> DatasetSpec:
+    spec = opts.get(key)
+    if spec is None:
+        from statgrid.sas.parse.dsname import next_data_name
+        spec = DatasetSpec("WORK", next_data_name(program, "WORK"))
+    return spec
+
+
+def run_surveyselect(statements: list, program: Any) -> None:
+    first, *rest = list(statements)
+    opts = parse_options(proc_statement(first), {"DATA": DATASET, "OUT": DATASET, "METHOD": VALUE, "M": VALUE,
+                                                 "N": VALUE, "SAMPSIZE": VALUE, "SAMPRATE": VALUE, "RATE": VALUE,
+                                                 "SEED": VALUE, "NOPRINT": FLAG, "STATS": FLAG, "OUTALL": FLAG,
+                                                 "SELECTALL": FLAG}, program, "PROC SURVEYSELECT",
+                         {"M": "METHOD", "SAMPSIZE": "N", "RATE": "SAMPRATE"})
+    src, cols, base = _prepared(program, first, opts)
+    strata = None
+    for stmt in rest:
+        kw, c = stmt.keyword, cursor(stmt)
+        c.next()
+        if kw == "STRATA":
+            strata = var_names(c, cols)
+        elif kw == "WHERE":
+            _where(c, src)
+        elif kw in ("ID", "CONTROL"):
+            continue
+        else:
+            t = stmt.tokens[0]
+            raise SasError(f"Statement {t.text.upper()} is not supported in PROC SURVEYSELECT", t.line, t.col,
+                           t.text, "STRATA or WHERE")
+    method = str(opts.get("METHOD", "SRS")).upper()
+    if method != "SRS":
+        line, col = opts.value_at.get("METHOD", (first.line, 0))
+        raise SasError(f"METHOD={method} is not supported by statgrid's PROC SURVEYSELECT", line, col, method,
+                       "METHOD=SRS (simple random sampling without replacement)")
+    cols, base = open_input(program, src)
+    data = _stage(program, src, cols, base)
+    from statgrid.procs.reshape import surveyselect
+    n = opts.get("N")
+    rate = opts.get("SAMPRATE")
+    if rate is not None and float(rate) > 1:
+        rate = float(rate) / 100.0                   # SAMPRATE=10 means 10 percent
+    seed = opts.get("SEED")
+    _call(program, first, surveyselect, data, _name(_out_spec(program, opts)), n=int(float(n)) if n is not None else None,
+          rate=float(rate) if rate is not None else None, strata=strata, method="srs",
+          seed=int(float(seed)) if seed is not None else None)
+
+
+def run_stdize(statements: list, program: Any) -> None:
+    first, *rest = list(statements)
+    opts = parse_options(proc_statement(first), {"DATA": DATASET, "OUT": DATASET, "METHOD": VALUE, "REPLACE": FLAG,
+                                                 "REPONLY": FLAG, "MISSING": VALUE, "OUTSTAT": DATASET},
+                         program, "PROC STDIZE")
+    src, cols, base = _prepared(program, first, opts)
+    var, by = None, None
+    for stmt in rest:
+        kw, c = stmt.keyword, cursor(stmt)
+        c.next()
+        if kw == "VAR":
+            var = var_names(c, cols)
+        elif kw == "BY":
+            by = [n for n, _ in by_list(c)]
+        elif kw == "WHERE":
+            _where(c, src)
+        else:
+            t = stmt.tokens[0]
+            raise SasError(f"Statement {t.text.upper()} is not supported in PROC STDIZE", t.line, t.col, t.text,
+                           "VAR, BY or WHERE")
+    cols, base = open_input(program, src)
+    data = _stage(program, src, cols, base)
+    from statgrid.procs.rank import standardize
+    _call(program, first, standardize, data, _name(_out_spec(program, opts)), var=var, by=by,
+          method=str(opts.get("METHOD", "STD")).lower(), replace=bool(opts.get("REPLACE")))
+
+
+def _clus(program, first, opts, src, var, out, outstat, standardize=False) -> None:
+    cols, base = open_input(program, src)
+    data = _stage(program, src, cols, base)
+    from statgrid.procs.mining import fastclus
+    k = opts.get("MAXCLUSTERS")
+    if k is None:
+        t = first.tokens[0]
+        raise SasError("MAXCLUSTERS= is required", t.line, t.col, "MAXCLUSTERS", "MAXCLUSTERS=k")
+    _call(program, first, fastclus, data, var, int(float(k)), seed=int(float(opts.get("SEED", 1))),
+          maxiter=int(float(opts.get("MAXITER", 100))), standardize=standardize, out=_name(out),
+          outstat=_name(outstat), print=not opts.get("NOPRINT"))
+
+
+def run_fastclus(statements: list, program: Any) -> None:
+    first, *rest = list(statements)
+    opts = parse_options(proc_statement(first), {"DATA": DATASET, "OUT": DATASET, "OUTSTAT": DATASET,
+                                                 "MAXCLUSTERS": VALUE, "MAXC": VALUE, "MAXITER": VALUE, "SEED": VALUE,
+                                                 "NOPRINT": FLAG, "REPLACE": VALUE, "CONVERGE": VALUE,
+                                                 "DRIFT": FLAG, "LIST": FLAG, "DISTANCE": FLAG, "SHORT": FLAG,
+                                                 "SUMMARY": FLAG, "RANDOM": VALUE}, program, "PROC FASTCLUS",
+                         {"MAXC": "MAXCLUSTERS"})
+    src, cols, _ = _prepared(program, first, opts)
+    var = None
+    for stmt in rest:
+        kw, c = stmt.keyword, cursor(stmt)
+        c.next()
+        if kw == "VAR":
+            var = var_names(c, cols)
+        elif kw == "WHERE":
+            _where(c, src)
+        elif kw in ("ID", "FREQ", "WEIGHT", "BY"):
+            t = stmt.tokens[0]
+            raise SasError(f"The {kw} statement of PROC FASTCLUS is not supported by statgrid yet", t.line, t.col,
+                           kw, "VAR and WHERE")
+        else:
+            t = stmt.tokens[0]
+            raise SasError(f"Statement {t.text.upper()} is not valid in PROC FASTCLUS", t.line, t.col, t.text, "VAR")
+    _clus(program, first, opts, src, var, opts.get("OUT"), opts.get("OUTSTAT"))
+
+
+def run_hpclus(statements: list, program: Any) -> None:
+    first, *rest = list(statements)
+    opts = parse_options(proc_statement(first), {"DATA": DATASET, "MAXCLUSTERS": VALUE, "MAXITER": VALUE,
+                                                 "SEED": VALUE, "STANDARDIZE": VALUE, "NOPRINT": FLAG,
+                                                 "NOC": VALUE, "DISTANCE": VALUE, "OUTITERINFO": FLAG,
+                                                 "IMPUTE": VALUE, "IMPUTENOM": VALUE},
+                         program, "PROC HPCLUS")
+    src, cols, _ = _prepared(program, first, opts)
+    var, out = [], None
+    for stmt in rest:
+        kw, c = stmt.keyword, cursor(stmt)
+        c.next()
+        if kw == "INPUT":
+            while not c.at_end() and not c.at("/"):
+                var += var_names(c, cols)
+            if c.accept("/"):
+                level = " ".join(t.upper for t in c.tokens[c.i:])
+                if "NOMINAL" in level:
+                    raise SasError("HPCLUS with nominal inputs (k-modes) is not supported by statgrid", stmt.line,
+                                   0, "NOMINAL", "LEVEL=INTERVAL inputs")
+        elif kw == "SCORE":
+            c.expect_kind(NAME, "OUT=")
+            c.expect("=")
+            out = parse_dataset(c, program)
+        elif kw == "WHERE":
+            _where(c, src)
+        elif kw in ("PERFORMANCE", "ID", "FREQ"):
+            continue
+        else:
+            t = stmt.tokens[0]
+            raise SasError(f"Statement {t.text.upper()} is not valid in PROC HPCLUS", t.line, t.col, t.text,
+                           "INPUT, SCORE OUT=, WHERE")
+    _clus(program, first, opts, src, var or None, out, None,
+          standardize=str(opts.get("STANDARDIZE", "NONE")).upper() in ("STD", "RANGE"))
+
+
+def run_glimmix(statements: list, program: Any) -> None:
+    first, *rest = list(statements)
+    opts = parse_options(proc_statement(first), {"DATA": DATASET, "METHOD": VALUE, "NOPRINT": FLAG, "PLOTS": VALUE,
+                                                 "NOCLPRINT": FLAG, "ORDER": VALUE, "ITDETAILS": FLAG},
+                         program, "PROC GLIMMIX")
+    src, cols, _ = _prepared(program, first, opts)
+    from statgrid.sas.procs.models import _model, _options_after_slash
+    classes, model, random, ropts = [], None, None, {}
+    for stmt in rest:
+        kw, c = stmt.keyword, cursor(stmt)
+        c.next()
+        if kw == "CLASS":
+            classes += [t.text for t in c.tokens[c.i:] if t.kind == NAME]
+        elif kw == "MODEL":
+            model = _model(c)
+        elif kw == "RANDOM":
+            words = []
+            while not c.at_end() and not c.at("/"):
+                words.append(c.next().text)
+            random = " ".join(words)
+            ropts = _options_after_slash(c) if c.accept("/") else {}
+        elif kw == "WHERE":
+            _where(c, src)
+        else:
+            t = stmt.tokens[0]
+            raise SasError(f"Statement {t.text.upper()} is not supported in statgrid's PROC GLIMMIX", t.line, t.col,
+                           t.text, "CLASS, MODEL, RANDOM, WHERE")
+    if model is None or random is None:
+        t = first.tokens[0]
+        raise SasError("PROC GLIMMIX needs a MODEL and a RANDOM statement", t.line, t.col, "GLIMMIX",
+                       "MODEL y = effects / DIST=BINARY; RANDOM INTERCEPT / SUBJECT=s;")
+    dep, effects, dep_opts, mopts = model
+    dist = str(mopts.get("DIST", mopts.get("D", "BINARY"))).upper()
+    if dist not in ("BINARY", "BINOMIAL", "BIN", "B"):
+        raise SasError(f"DIST={dist} is not supported by statgrid's PROC GLIMMIX", first.line, 0, dist,
+                       "DIST=BINARY with a random intercept")
+    subject = ropts.get("SUBJECT", ropts.get("SUB"))
+    cols, base = open_input(program, src)
+    data = _stage(program, src, cols, base)
+    from statgrid.procs.glimmix import glimmix
+    _call(program, first, glimmix, data, f"{dep} = {effects}", random.lower(), subject, class_=classes or None,
+          event=dep_opts.get("EVENT", "first"), print=not opts.get("NOPRINT"))
+

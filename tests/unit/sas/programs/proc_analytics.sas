@@ -1,0 +1,28 @@
+/* SURVEYSELECT, STDIZE, FASTCLUS, HPCLUS and GLIMMIX reach statgrid's procedures */
+data work.a;
+  do i = 1 to 60;
+    s = mod(i, 2);
+    x = i; y = mod(i * 7, 13);
+    b = (mod(i * 11, 7) > 3);
+    subj = mod(i, 6);
+    output;
+  end;
+run;
+proc surveyselect data=work.a out=out.samp method=srs n=5 seed=42;
+  strata s;
+run;
+proc stdize data=work.a(keep=i x y) out=out.std method=range;
+  var x;
+run;
+proc fastclus data=work.a maxclusters=2 out=out.clus noprint;
+  var x;
+run;
+proc hpclus data=work.a maxclusters=2 noprint;
+  input x / level=interval;
+  score out=out.hp;
+run;
+proc glimmix data=work.a;
+  class subj;
+  model b(event='1') = x / dist=binary s;
+  random intercept / subject=subj;
+run;
