@@ -68,7 +68,7 @@ class _Statement:
 
     def __init__(self, stmt):
         self.tokens = [t for t in stmt.tokens if t.kind != SEMI]
-        self.keyword, self.source, self.line = stmt.keyword, stmt.source, stmt.line
+        self.keyword, self.source, self.line, self.text = stmt.keyword, stmt.source, stmt.line, stmt.text
 
 
 def _symbol(program: Any, name: str, value: str) -> None:
@@ -377,7 +377,12 @@ def _write(program, spec: DatasetSpec, sql: str, cols: list[ColumnInfo], verb: s
 def _create_view(program, stmt, spec: DatasetSpec, k: int) -> None:
     from statgrid.sas.dataset import view_path
     ref = program.session.libraries.for_write(f"{spec.libref}.{spec.member}")
-    text = " ".join(t.text for t in stmt.tokens[k:])
+    # the query after AS SELECT, as written (its SELECT keyword left out: materialize_view puts it back)
+    start = stmt.tokens[k + 1].pos - stmt.tokens[0].pos if k + 1 < len(stmt.tokens) else len(stmt.text)
+    text = stmt.text[start:].rstrip().rstrip(";")
+    if not stmt.tokens[k].is_("SELECT"):
+        raise SasError("CREATE VIEW needs AS SELECT …", stmt.tokens[k].line, stmt.tokens[k].col, stmt.tokens[k].text,
+                       "SELECT")
     Query(program, stmt, k).columns()                 # checked now, as SAS checks a view when it is defined
     view_path(ref).write_text(json.dumps({"version": 1, "sql": text, "line": stmt.line}))
     program.log.note(f"SQL view {spec.name} has been defined.")
@@ -510,3 +515,23 @@ def _describe(program, stmt) -> None:
         parts.append(f"  {c.name} {t}{extra}")
     lines += [",\n".join(parts), "  );"]
     program.log.put("\n".join(lines))
+
+
+def materialize_view(program: Any, stored: dict, member: str) -> None:
+    """Run a stored SQL view's query into WORK.member (dataset.materialize_view calls this for a view
+    CREATE VIEW wrote): the query text is tokenized again and run as CREATE TABLE would."""
+    from statgrid.sas.statement import statements_of
+
+    stmts = statements_of(f"select {stored['sql']};", int(stored.get("line", 1)))
+    if not stmts:
+        raise SasError("The stored SQL view is empty", 0, 0, member, "a view made by CREATE VIEW")
+    stmt = _Statement(stmts[0])
+    q = Query(program, stmt, 0)
+    cols = q.columns()
+    con = program.session.con
+    before = con.execute("SELECT current_setting('default_null_order')").fetchall()[0][0]
+    con.execute("SET default_null_order = 'nulls_first_on_asc_last_on_desc'")
+    try:
+        write_select(program, DatasetSpec("WORK", member.upper()), q.sql, cols)
+    finally:
+        con.execute(f"SET default_null_order = '{before}'")
