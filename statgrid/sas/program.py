@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator
 
 from statgrid.errors import SessionTerminated, StatgridError, StepError
 from statgrid.sas.context import ProgramState
-from statgrid.sas.errors import ProgramAbort, SasError
+from statgrid.sas.errors import ProgramAbort, SasError, SasRuntimeError
 from statgrid.sas.globals import EndSas, is_global, run_global
 from statgrid.sas.invocation import Invocation
 from statgrid.sas.options import SasOptions
@@ -285,7 +285,7 @@ class Driver:
         if p.extras.get("driver", {}).pop("cancel", False):
             log.note(f"The {('DATA step' if step == 'DATA' else 'procedure')} was not run because of RUN CANCEL.")
             return
-        warnings0, failed, abort = log.warnings, False, None
+        warnings0, failed, abort, runtime, forced_check = log.warnings, False, None, False, False
         try:
             with session.step(step):
                 try:
@@ -296,10 +296,15 @@ class Driver:
                         if exc.message:
                             log.error(exc.message)
                     elif isinstance(exc, SasError):
-                        log.sas_error(exc)
+                        runtime = isinstance(exc, SasRuntimeError) or getattr(exc, "runtime", False)
+                        forced_check = getattr(exc, "syntax_check", False)     # ABORT (no argument)
+                        if not getattr(exc, "logged", False):
+                            log.sas_error(exc)
                     else:
                         log.error(str(exc))
                     log.note("The SAS System stopped processing this step because of errors.")
+                    for text in getattr(exc, "after", ()):     # the DATA step's data sets (run-time ERROR)
+                        log.warning(text)
                     log.step_failure_reported()
                     raise _StepFailed(step, str(exc)) from None
         except StepError:
@@ -309,24 +314,52 @@ class Driver:
         if abort is not None:
             raise abort
         if failed:
-            self._after_error()
+            # syntax-check mode only after a syntax or semantic (compile-time) ERROR, and only in a step that
+            # creates a data set: never after an execution-time ERROR, never from DATA _NULL_ (SAS 9.4
+            # Language Reference: Concepts, "Syntax Check Mode")
+            first = statements[0] if isinstance(statements, list) and statements else None
+            check = not runtime and not (step == "DATA" and first is not None and _data_null_only(first))
+            self._after_error(check=check or forced_check)
         else:
             p.syserr = SYSERR_WARNING if log.warnings > warnings0 else 0
             p.syscc = max(p.syscc, p.syserr)
         self._status()
 
-    def _after_error(self) -> None:
+    def _after_error(self, check: bool = True) -> None:
         """SAS in batch after a step's ERROR: SYSERR/SYSCC set; OBS=0 and syntax-check mode on (unless
-        NOSYNTAXCHECK)."""
+        NOSYNTAXCHECK, or `check` false: an execution-time ERROR, DATA _NULL_)."""
         p = self.program
         p.syserr = SYSERR_ERROR
         p.syscc = max(p.syscc, SYSERR_ERROR)
-        if not p.syntax_check and p.options.get("SYNTAXCHECK"):
+        if check and not p.syntax_check and p.options.get("SYNTAXCHECK"):
             p.syntax_check = True
             p.options.set("OBS", "0")
             self.log.note("SAS set option OBS=0 and will continue to check statements. This might cause NOTE: "
                           "No observations in data set.")
         self._status()
+
+
+def _data_null_only(first: Statement) -> bool:
+    """A DATA statement whose only data set is _NULL_ (SAS cannot enter syntax-check mode from it: no data
+    set is created)."""
+    names, depth, prev_dot = [], 0, False
+    for t in first.tokens[1:]:
+        if t.text == "(":
+            depth += 1
+        elif t.text == ")":
+            depth -= 1
+        elif depth == 0:
+            if t.text in ("/", ";"):
+                break
+            if t.text == ".":
+                prev_dot = True
+                continue
+            if prev_dot and names:
+                names[-1] += "." + t.text.upper()
+            else:
+                names.append(t.text.upper())
+            prev_dot = False
+    return bool(names) and all(n == "_NULL_" for n in names)
 
 
 def read_sas_file(path: str | os.PathLike, what: str = "The SAS program file") -> str:

@@ -168,6 +168,11 @@ class CodeGen:
             arr = self.pdv.arrays.get(st.array)
             if arr is None:
                 raise SasError(f"Array {st.array} is not defined", st.line, st.col, st.array)
+            if not arr.implicit or not arr.index_var:
+                # SAS 9.4 Statements, DO OVER: "array-name specifies an implicitly subscripted array"
+                raise SasError(f"DO OVER needs an implicitly subscripted array; {st.array} is explicitly "
+                               "subscripted (use DO i = 1 TO DIM(array))", st.line, st.col, st.array,
+                               "an array defined without a dimension")
             iv = self.pdv.get(arr.index_var)
             self.emit(d, f"v[{iv.slot}] = 1.0")
             self.emit(d, f"while v[{iv.slot}] <= {len(arr.slots)}:")

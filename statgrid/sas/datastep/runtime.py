@@ -26,6 +26,7 @@ class Notes:
         self.char2num: Counter = Counter()
         self.num2char: Counter = Counter()
         self.invalid_math: Counter = Counter()
+        self.on_error = None               # the running step's "set _ERROR_ to 1" (a math fault)
 
     def report(self, log) -> None:
         if self.char2num:
@@ -75,9 +76,14 @@ def make_ops(notes: Notes, log):
             miss[site] += 1
             return nan
         if b == 0:
+            # SAS: the NOTE (once), _ERROR_ = 1 (the PDV is written), the place counted in the step's
+            # "Mathematical operations could not be performed" NOTE
             if not notes.divzero:
                 log.note(f"Division by zero detected at line {site[0]} column {site[1]}.")
             notes.divzero.append(site)
+            notes.invalid_math[site] += 1
+            if notes.on_error is not None:
+                notes.on_error()
             return nan
         return a / b
 
@@ -89,9 +95,13 @@ def make_ops(notes: Notes, log):
             r = a ** b
         except (OverflowError, ZeroDivisionError):
             notes.invalid_math[site] += 1
+            if notes.on_error is not None:
+                notes.on_error()
             return nan
         if isinstance(r, complex):
             notes.invalid_math[site] += 1
+            if notes.on_error is not None:
+                notes.on_error()
             return nan
         return float(r)
 

@@ -17,6 +17,7 @@ from statgrid.sas.datastep.pdv import PDV, ArrayInfo
 from statgrid.sas.errors import SasError
 from statgrid.sas.parse import dsast as D
 from statgrid.sas.parse.statements import Stream, parse_block
+from statgrid.sas.procs.common import observations_read
 
 OUT_BATCH = 65536
 
@@ -30,6 +31,23 @@ def _load_functions() -> None:
         return
     for m in pkgutil.iter_modules(F.__path__):
         importlib.import_module(f"statgrid.sas.functions.{m.name}")
+
+
+def stored_numbers(col, n: int) -> list:
+    """Numbers as a numeric variable of length n (3..7) stores them: the first n bytes of the IEEE double,
+    the low-order mantissa bytes dropped (SAS 9.4 Companion for UNIX, "Numeric variables": a length under 8
+    keeps the sign, the exponent and the high-order mantissa bytes); the PDV keeps full precision until the
+    value is written. Missing values stay missing."""
+    import numpy as np
+
+    a = np.asarray(col, dtype=np.float64)
+    miss = np.isnan(a)
+    u = a.view(np.uint64) & np.uint64((0xFFFFFFFFFFFFFFFF << (8 * (8 - n))) & 0xFFFFFFFFFFFFFFFF)
+    out = u.view(np.float64).tolist()
+    if miss.any():
+        for k in np.flatnonzero(miss).tolist():
+            out[k] = None
+    return out
 
 
 class Plan:
@@ -55,7 +73,25 @@ class Plan:
         return self.reader_of[id(st)]
 
     def call(self, gen, st, d):
+        self._conversions(st)
         self.step.textio_call(gen, st, d)
+
+    def _conversions(self, st) -> None:
+        """A numeric value where a CALL routine takes a character argument (CALL SYMPUT's value) is
+        converted with BEST12.: SAS's "Numeric values have been converted to character values" NOTE
+        counts its place, as for any other conversion."""
+        from statgrid.sas.functions import lookup_call
+        from statgrid.sas.parse import ast as A
+        r = lookup_call(st.name, st.line, st.col)
+        types = r.args or "a"
+        pdv = self.step.pdv
+        for i, a in enumerate(st.args):
+            if (types[i] if i < len(types) else types[-1]) != "c":
+                continue
+            numeric = isinstance(a, A.Num) or (isinstance(a, A.Var) and a.name not in pdv.arrays
+                                               and pdv.get(a.name) is not None and pdv.get(a.name).type == "num")
+            if numeric:
+                self.step.notes.num2char[(a.line, a.col)] += 1
 
     def put(self, gen, st, d):
         self.step.textio.put(gen, st, d)
@@ -144,6 +180,7 @@ class DataStep(NamespaceMixin):
             elif isinstance(st, D.SetStmt):
                 r = SetReader(self.program, pdv, st, self.by_for(st), self.notsorted)
                 r.declare()
+                self._varlenchk(r, st)
                 self.plan.reader_of[id(st)] = len(self.plan.readers)
                 self.plan.readers.append(r)
             elif isinstance(st, D.Assign):
@@ -175,12 +212,39 @@ class DataStep(NamespaceMixin):
             elif isinstance(st, D.FileStmt) and st.kind == "INFILE" and isinstance(st.options.get("END"), str):
                 pdv.auto_var(st.options["END"])
             elif isinstance(st, D.CallStmt):
+                from statgrid.sas.functions.registry import call_sets
                 from statgrid.sas.parse import ast as A
-                for a in st.args:
+                sets = call_sets(st.name, len(st.args))
+                for i, a in enumerate(st.args):
                     if isinstance(a, A.Var) and pdv.get(a.name) is None:
                         pdv.declare(a.text)
+                    if i in sets and isinstance(a, A.Var):
+                        pdv.get(a.name).uninit = False      # assigned by the routine (CALL MISSING, RANUNI…)
             elif isinstance(st, D.Where):
                 self.where.append(st)
+
+    def _varlenchk(self, reader, st) -> None:
+        """VARLENCHK=WARN|ERROR (SAS 9.4 System Options: VARLENCHK=): a character variable read by SET or
+        MERGE from a data set where it is longer than the variable's length (set by its first definition or
+        a LENGTH statement before) is cut: SAS's WARNING (or ERROR), once per variable; BY variables aside."""
+        mode = str(self.program.options.get("VARLENCHK") or "WARN").upper()
+        if mode == "NOWARN":
+            return
+        by = {n.upper() for n, _ in (reader.by or [])}
+        warned = getattr(self, "_varlen_warned", set())
+        self._varlen_warned = warned
+        for info in reader.infos:
+            for c in info:
+                if c.type != "char" or c.name.upper() in by or c.name.upper() in warned:
+                    continue
+                var = self.pdv.get(c.name)
+                if var is not None and var.type == "char" and var.length and c.length and c.length > var.length:
+                    warned.add(c.name.upper())
+                    msg = (f"Multiple lengths were specified for the variable {var.name} by input data set(s). "
+                           "This can cause truncation of data.")
+                    if mode == "ERROR":
+                        raise SasError(msg, st.line, st.col, var.name)
+                    self.log.warning(msg)
 
     def _only_in_attributes(self, var) -> bool:
         return var.name.upper() in getattr(self, "assigned_elsewhere", set())
@@ -239,8 +303,16 @@ class DataStep(NamespaceMixin):
         info = ArrayInfo(st.name, slots, dims, st.lower or [1], st.char or (bool(slots) and pdv.slots[slots[0]].type == "char"),
                          implicit=implicit)
         if implicit:
-            pdv.declare("_I_", "num", auto=True)
-            info.index_var = "_I_"
+            iv = getattr(st, "index_var", "")
+            if iv:                  # ARRAY a(j) …: j is an ordinary variable (written out unless dropped)
+                var = pdv.get(iv)
+                if var is None or var.type is None:
+                    var = pdv.declare(iv, "num", 8, st.line, st.col)
+                var.uninit = False
+                info.index_var = var.name.upper()
+            else:
+                pdv.declare("_I_", "num", auto=True)
+                info.index_var = "_I_"
         pdv.arrays[st.name] = info
 
     def _attrs(self, st) -> None:
@@ -365,19 +437,26 @@ class DataStep(NamespaceMixin):
         self.compile()
         if self.program.syntax_check:
             # syntax-check mode after an ERROR: the step is compiled, not run (SAS 9.4 Language Reference:
-            # Concepts, "Processing in Syntax Check Mode"); no data set is replaced
+            # Concepts, "Syntax Check Mode"); an existing data set is not replaced, a new one gets its
+            # descriptor: the variables, 0 observations
             for spec in self.outputs:
                 if not spec.is_null:
-                    self.log.warning(f"Data set {spec.name} was not replaced because this step was stopped.")
+                    self._syntax_check_output(spec)
             return
         from statgrid.sas.datastep.engines import run_fast
-        self.engine = run_fast(self)
+        if self._short_numeric_outputs():
+            # a numeric variable stored in fewer than 8 bytes: only this engine cuts the stored value
+            self.engine = "PYTHON"
+            self.program.extras.setdefault("datastep_engines", []).append((self.first.line, "PYTHON"))
+        else:
+            self.engine = run_fast(self)
         if self.engine != "PYTHON":
             return
         pdv, program = self.pdv, self.program
         v = [var.missing if var.init is None else (V.pad(var.init, var.length) if var.type == "char" else var.init)
              for var in pdv.slots]
         writers, bufs = [], []
+        self._stored_len = []
         try:
             for spec in self.outputs:
                 names = self.output_columns(spec)
@@ -391,26 +470,42 @@ class DataStep(NamespaceMixin):
                 slots = [pdv.vars[n].slot for n in names]
                 chars = [pdv.vars[n].type == "char" for n in names]
                 bufs.append((slots, chars, [[] for _ in names]))
+                self._stored_len.append([8 if c.type == "char" else int(c.length or 8) for c in cols])
             ns = self._namespace(v, writers, bufs)
+            self._error_hooks(v)
             for r in self.plan.readers:
-                r.start(v, self.row_filter)
+                try:
+                    r.start(v, self.row_filter)
+                except SasError as exc:
+                    if exc.message.startswith("BY variables are not properly sorted"):
+                        # SAS's words; the check runs before the first row is read, so neither the PDV
+                        # nor the observations before the unsorted one can be written as SAS does
+                        self.log.error(exc.message + ".")
+                        exc.logged = True
+                    raise
             self.textio.start(v, ns)
             code = compile("def _make(v):\n" + self.source + "\n    return _SEGS\n", f"<DATA step line {self.first.line}>", "exec")
             exec(code, ns)
             segs = ns["_make"](v)
-            self._loop(v, segs, ns, bufs)
+            try:
+                self._loop(v, segs, ns, bufs)
+            except SasError as exc:
+                self._runtime_error(exc, v)
+                raise
             for i in range(len(writers)):
                 self._flush(i, bufs, writers)
             for r in self.plan.readers:
                 for ds, n in zip(r.stmt.datasets, r.counts):
-                    self.log.note(f"There were {n} observations read from the data set {ds.name}.")
+                    observations_read(self.program, n, ds)     # with its WHERE clause echoed
             self.notes.report(self.log)
             self.textio.finish()
             for w in writers:
                 w.commit()
             if self.view:
                 pass
-        except BaseException:
+        except BaseException as exc:
+            if getattr(exc, "runtime", False):
+                exc.after = self._keep_partial(writers, bufs)
             for w in writers:
                 w.abort()
             self.notes.report(self.log)
@@ -418,6 +513,121 @@ class DataStep(NamespaceMixin):
         finally:
             for r in self.plan.readers:
                 r.close()
+
+    def _short_numeric_outputs(self) -> bool:
+        for spec in self.outputs:
+            if spec.is_null:
+                continue
+            for n in self.output_columns(spec):
+                var = self.pdv.vars[n]
+                if var.type == "num" and (var.length or 8) < 8:
+                    return True
+        return False
+
+    def _errors_limit(self) -> int:
+        try:
+            return int(float(self.program.options.get("ERRORS")))
+        except (TypeError, ValueError):
+            return 20
+
+    def _error_observation(self, v) -> None:
+        """An observation with _ERROR_ = 1: its PDV, for the first ERRORS= (20) such observations; then
+        SAS's WARNING, once (SAS 9.4 System Options: ERRORS=)."""
+        self._err_obs = getattr(self, "_err_obs", 0) + 1
+        limit = self._errors_limit()
+        if self._err_obs <= limit:
+            self.textio.dump_pdv(v)
+        elif self._err_obs == limit + 1:
+            self.log.warning("Limit set by ERRORS= option reached.  Further errors of this type will not be printed.")
+
+    def _error_hooks(self, v) -> None:
+        """A math fault (an invalid argument to a function, a division by zero) sets _ERROR_ to 1, so the
+        observation's PDV is written, and counts its place for the step-end NOTE (SAS 9.4 Language
+        Reference: Concepts, "Execution-Time Errors": illegal arguments to functions, illegal mathematical
+        operations)."""
+        err_slot = self.pdv.get("_ERROR_").slot
+        notes = self.notes
+
+        def on_error():
+            v[err_slot] = 1.0
+
+        limit = self._errors_limit()
+
+        def on_invalid(line, col, math=True):
+            """Returns whether the NOTE is written: not past ERRORS= observations with errors."""
+            v[err_slot] = 1.0
+            if math:
+                notes.invalid_math[(line, col)] += 1
+            return getattr(self, "_err_obs", 0) < limit
+        notes.on_error = on_error
+        self.fn_state["_on_invalid"] = on_invalid
+
+    def _syntax_check_output(self, spec) -> None:
+        program = self.program
+        try:
+            exists = program.session.libraries.for_write(f"{spec.libref}.{spec.member}").path.exists()
+        except Exception:  # noqa: BLE001  (a library that cannot be written: nothing is created)
+            exists = True
+        if exists:
+            self.log.warning(f"Data set {spec.name} was not replaced because this step was stopped.")
+            return
+        pdv = self.pdv
+        cols = []
+        for n in self.output_columns(spec):
+            var = pdv.vars[n]
+            new = self.rename.get(n) or spec.rename.get(n) or var.name
+            cols.append(ColumnInfo(new, var.type, var.length, var.format, var.informat, var.label))
+        w = DatasetWriter(program, spec, cols)
+        program.syntax_check = False           # the writer replaces nothing in syntax-check mode: this is new
+        try:
+            w.commit()
+        finally:
+            program.syntax_check = True
+
+    def _keep_partial(self, writers, bufs) -> list:
+        """After an execution-time ERROR SAS keeps what a new data set got so far ("WARNING: The data set X
+        may be incomplete.  When this step was stopped there were n observations and m variables.") and
+        leaves an existing one as it was ("WARNING: Data set X was not replaced because this step was
+        stopped."). Returns those WARNINGs: the driver writes them after its "stopped processing" NOTE."""
+        out = []
+        for i, w in enumerate(writers):
+            ref = getattr(w, "ref", None)
+            if ref is None:
+                continue
+            if ref.path.exists():
+                out.append(f"Data set {w.spec.name} was not replaced because this step was stopped.")
+                continue
+            try:
+                self._flush(i, bufs, writers)
+                log = self.log
+                log.note = lambda *a, **k: None      # commit's "has n observations" NOTE: SAS writes the WARNING
+                try:
+                    w.commit()
+                finally:
+                    del log.note
+            except Exception:  # noqa: BLE001  (nothing kept: the step's ERROR stands)
+                continue
+            out.append(f"The data set {w.spec.name} may be incomplete.  When this step was stopped there were "
+                       f"{w.rows} observations and {len(w.cols)} variables.")
+        return out
+
+    def _runtime_error(self, exc, v) -> None:
+        """An ERROR while the step runs (array subscript out of range, a hash method's fault…): SAS writes
+        the ERROR, then the PDV with _ERROR_=1, and stops this step only; it does not enter syntax-check
+        mode (SAS 9.4 Language Reference: Concepts, "Execution-Time Errors")."""
+        msg = getattr(exc, "message", str(exc))
+        if " at line " in msg:
+            self.log.error(msg if msg.endswith(".") else msg + ".")
+        else:
+            self.log.sas_error(exc)
+        v[self.pdv.get("_ERROR_").slot] = 1.0
+        self.textio.dump_pdv(v)
+        exc.runtime = True          # the driver: logged already, no syntax-check mode…
+        exc.logged = True
+        if msg.startswith("Execution terminated by an ABORT statement"):
+            # …except after ABORT, which in batch sets OBS=0 and checks the rest of the job (SAS 9.4
+            # Statements: ABORT, without arguments)
+            exc.syntax_check = True
 
     def row_filter(self, node, reader):
         """A WHERE that SQL cannot say, as a Python predicate over one input row (a tuple in the reader's
@@ -450,9 +660,12 @@ class DataStep(NamespaceMixin):
                 pass
             return
         arrays = []
-        for ch, col in zip(chars, cols):
+        lens = self._stored_len[i] if i < len(getattr(self, "_stored_len", ())) else [8] * len(cols)
+        for ch, col, n in zip(chars, cols, lens):
             if ch:
                 arrays.append([s.rstrip(" ") for s in col])
+            elif n < 8:
+                arrays.append(stored_numbers(col, n))
             else:
                 arrays.append([None if x != x else x for x in col])
         writers[i].write(arrays)
@@ -500,7 +713,7 @@ class DataStep(NamespaceMixin):
                 for o in outs:
                     o()
             if v[err_slot]:
-                self.textio.dump_pdv(v)
+                self._error_observation(v)
             if not reads:
                 break
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_right
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -90,13 +91,56 @@ class UserFormat:
     upcase: bool = False                # INVALUE (UPCASE)
     just: bool = False                  # INVALUE (JUST): left-align the input first
     notsorted: bool = False
+    # lookup caches, rebuilt when the ranges list (or FUZZ=) changes: (key, numeric index, OTHER, width)
+    _cache: Any = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def char(self) -> bool:
         return self.name.startswith("$")
 
+    def _cached(self) -> tuple:
+        key = (id(self.ranges), len(self.ranges), self.fuzz, self.default, self.max_width, self.informat)
+        c = self._cache
+        if c is None or c[0] != key:
+            other = next((r for r in self.ranges if r.other), None)
+            c = self._cache = (key, self._numeric_index(), other, self._default_width())
+        return c
+
+    def _numeric_index(self):
+        """(range starts less FUZZ, ranges) sorted by start, for a binary search, when the numeric ranges
+        do not overlap (then at most one contains a value: list order cannot matter); None otherwise (and
+        for small formats, character formats, ranges of special missing values mixed with LOW/HIGH), where
+        match() scans the ranges in order as before."""
+        if len(self.ranges) < 8:
+            return None
+        items = []
+        for r in self.ranges:
+            if r.other:
+                continue
+            s = r.start
+            e = r.end if r.end is not None else r.start
+            if not (r.low or r.high) and isinstance(s, float) and s != s:
+                continue                             # a missing-value range: only missing values match it
+            lo = -math.inf if r.low else s
+            hi = math.inf if r.high else e
+            if not isinstance(lo, float) or not isinstance(hi, float) or lo != lo or hi != hi:
+                return None
+            items.append((lo, hi, r))
+        items.sort(key=lambda t: (t[0], t[1]))
+        f = self.fuzz
+        for a, b in zip(items, items[1:]):
+            if a[1] + f < b[0] - f:
+                continue
+            if a[1] == b[0] and (a[2].end_excl or b[2].start_excl) and a[0] <= a[1]:
+                continue
+            return None                               # overlapping (or too close for FUZZ=): scan
+        return [t[0] - f for t in items], [t[2] for t in items]
+
     @property
     def default_width(self) -> int:
+        return self._cached()[3]
+
+    def _default_width(self) -> int:
         if self.default:
             return self.default
         widths = [len(str(r.label)) for r in self.ranges if not r.label_format and isinstance(r.label, str)]
@@ -144,6 +188,14 @@ class UserFormat:
         numeric = not isinstance(v, str)
         if numeric and v is None:
             v = MISSING
+        _, index, other, _ = self._cached()
+        if numeric and index is not None and v == v:
+            starts, rs = index
+            k = bisect_right(starts, v) - 1
+            for j in (k, k - 1):                     # k-1: a value within FUZZ= of an exclusive start
+                if j >= 0 and self._contains(rs[j], v, True):
+                    return rs[j]
+            return other
         for r in self.ranges:
             if self._contains(r, v, numeric):
                 return r

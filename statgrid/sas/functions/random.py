@@ -41,7 +41,7 @@ import math
 import time
 from typing import Any
 
-from statgrid.sas.functions.registry import call_routine, function, invalid_argument
+from statgrid.sas.functions.registry import CALL_SETS, call_routine, function, invalid_argument
 from statgrid.sas.functions.numeric import to_num
 from statgrid.sas.values import MISSING
 
@@ -184,6 +184,7 @@ class _SeedVar:
 
 
 def _ranroutine(name: str, nparams: int, draw, check=None):
+    CALL_SETS[name.upper()] = (0, -1)      # the seed variable and the variate
     @call_routine(name, 2 + nparams, None if name == "RANTBL" else 2 + nparams, args="n")
     def fn(rt, args):
         seed, params = to_num(args[0]), [to_num(p) for p in args[1:-1]]

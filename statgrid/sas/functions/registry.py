@@ -17,7 +17,8 @@ A `CallRoutine` is called `fn(rt, args: list)` and returns a list of new argumen
 argument is unchanged) or None; the DATA step assigns them back.
 
 Invalid arguments give SAS's NOTE ("NOTE: Invalid argument to function X at line N column M.") through
-`invalid_argument`, set rt.state['_ERROR_'] = 1 (the DATA step sets _ERROR_ from it) and the result is
+`invalid_argument`, set rt.state['_ERROR_'] = 1 and call rt.state['_on_invalid'] (the DATA step sets
+_ERROR_ and counts the place for its "Mathematical operations could not be performed" NOTE); the result is
 missing. Standard library only (numpy only where a stream is drawn in bulk).
 """
 from __future__ import annotations
@@ -64,6 +65,28 @@ CALL_ROUTINES: dict[str, CallRoutine] = {}
 MAX_CHAR = 32767
 
 
+# The guarded call running (name, arguments): SAS 9.4's NOTE shows the values, "Invalid argument to
+# function LOG(-1) at line 3 column 7." Nested calls are finished before their caller starts.
+_CALL: list = [None]
+# Functions whose NOTE shows no values (a value read with an informat, a macro variable's name) and that
+# are not "mathematical operations" in the step's summary NOTE.
+_NOT_MATH = frozenset({"INPUT", "INPUTN", "INPUTC", "SYMGET"})
+
+
+def _arg_text(a: Any) -> str:
+    if isinstance(a, str):
+        return "'" + a.rstrip(" ").replace("'", "''") + "'"
+    try:
+        x = float(a)
+    except (TypeError, ValueError):
+        return str(a)
+    if x != x:
+        return "."
+    if abs(x) < 1e15 and x == int(x):
+        return str(int(x))
+    return f"{x:.12g}"
+
+
 def _guarded(name: str, fn: Callable[..., Any], returns: str) -> Callable[..., Any]:
     """`fn` as the DATA step calls it: an arithmetic fault in its body (an overflow, a value no
     calculation can use, a division by zero) is SAS's "Invalid argument to function X" NOTE with a
@@ -71,6 +94,7 @@ def _guarded(name: str, fn: Callable[..., Any], returns: str) -> Callable[..., A
     empty = "" if returns == "char" else MISSING
 
     def call(rt, *args):
+        _CALL[0] = (name, args)                 # for the NOTE's argument values (invalid_argument)
         try:
             r = fn(rt, *args)
         except (ArithmeticError, ValueError):       # OverflowError, ZeroDivisionError, math domain errors
@@ -94,6 +118,19 @@ def function(name: str, min_args: int, max_args: int | None, returns: str = "num
             FUNCTIONS[n.upper()] = Function(n.upper(), body, min_args, max_args, returns, char_length, args, out_args)
         return fn
     return deco
+
+
+# The arguments a CALL routine assigns, by routine: "all", or 0-based positions (-1: the last). A variable
+# given there is not "uninitialized" (SAS writes that NOTE only for variables nothing assigns).
+CALL_SETS: dict[str, Any] = {"MISSING": "all", "SORTN": "all", "SORTC": "all"}
+
+
+def call_sets(name: str, nargs: int) -> set[int]:
+    """0-based positions of the arguments CALL `name` assigns (for a call with `nargs` arguments)."""
+    sets = CALL_SETS.get(name.upper(), ())
+    if sets == "all":
+        return set(range(nargs))
+    return {i if i >= 0 else nargs + i for i in sets}
 
 
 def call_routine(name: str, min_args: int, max_args: int | None, args: str = "a"):
@@ -148,12 +185,20 @@ def invalid_argument(rt: Any, name: str, which: int | None = None, result: Any =
     if line:
         where = f" at line {line} column {col}"
     arg = f"{ORDINALS.get(which, '')} " if which else ""
-    msg = f"Invalid {arg}argument to function {name.upper()}{where}."
+    uname = name.upper()
+    shown, cur = "", _CALL[0]
+    if not which and cur is not None and cur[0] == uname and uname not in _NOT_MATH:
+        shown = "(" + ",".join(_arg_text(a) for a in cur[1]) + ")"
+    msg = f"Invalid {arg}argument to function {uname}{shown}{where}."
     state = getattr(rt, "state", None)
-    if isinstance(state, dict):
-        state["_ERROR_"] = 1
     program = getattr(rt, "program", None)
     log = getattr(program, "log", None) if program is not None else None
-    if log is not None and hasattr(log, "note"):
+    show = True
+    if isinstance(state, dict):
+        state["_ERROR_"] = 1
+        hook = state.get("_on_invalid")        # the DATA step: _ERROR_ = 1, the step-end summary count,
+        if hook is not None:                   # and whether ERRORS= still lets the NOTE through
+            show = hook(line, col, isinstance(result, float) and uname not in _NOT_MATH) is not False
+    if show and log is not None and hasattr(log, "note"):
         log.note(msg)
     return result

@@ -214,7 +214,7 @@ def _macro_name(rt, arg) -> str:
     return name
 
 
-@call_routine("SYMPUT", 2, 2, args="ca")
+@call_routine("SYMPUT", 2, 2, args="cc")
 def call_symput(rt, args):
     name = _macro_name(rt, args[0])
     v = args[1]

@@ -352,7 +352,15 @@ def _array(cur, stream, t):
     text = cur.expect_name("an array name")
     name = text.upper()
     dims, lower = [], []
-    if cur.at("{", "[", "("):
+    index_var = ""
+    if cur.at("(") and cur.peek(1).kind == "NAME" and cur.peek(2).text == ")" \
+            and cur.peek(1).upper not in ("_TEMPORARY_",):
+        # an implicit array's index variable: ARRAY name (index-variable) elements (SAS 9.4 Statements:
+        # ARRAY, implicit; DO OVER and a bare reference to the array use it)
+        cur.next()
+        index_var = cur.next().text
+        cur.next()
+    elif cur.at("{", "[", "("):
         close = {"{": "}", "[": "]", "(": ")"}[cur.next().text]
         while not cur.accept(close):
             if cur.accept(","):
@@ -384,7 +392,9 @@ def _array(cur, stream, t):
     if cur.accept("("):
         init = _init_list(cur)
     cur.expect_end("ARRAY")
-    return D.Array(t.line, t.col, name, dims, char, length, elements, init, temporary, lower, text)
+    node = D.Array(t.line, t.col, name, dims, char, length, elements, init, temporary, lower, text)
+    node.index_var = index_var
+    return node
 
 
 def _varlist_stmt(kind):

@@ -216,8 +216,87 @@ def fetch_rows(program: Any, sql: str) -> tuple[list[str], list[list[Any]]]:
     return table.column_names, [list(r) for r in zip(*cols)] if cols else []
 
 
-def observations_read(program: Any, n: int, spec: DatasetSpec) -> None:
-    program.log.note(f"There were {n} observations read from the data set {spec.name}.")
+def observations_read(program: Any, n: int, spec: DatasetSpec, where: Any = None) -> None:
+    """SAS's NOTE on the rows a step read, with the WHERE clause that chose them on the next line
+    ("      WHERE (cd='BB') and (amt>500);"): `where` (an expression node), else the data set's WHERE=."""
+    node = where if where is not None else getattr(spec, "where", None)
+    text = f"There were {n} observations read from the data set {spec.name}."
+    if node is not None:
+        try:
+            text += f"\nWHERE {where_text(node)};"
+        except Exception:  # noqa: BLE001  (a node the echo cannot show: the NOTE without it)
+            pass
+    program.log.note(text)
+
+
+_WHERE_CMP = {"EQ": "=", "NE": " not = ", "LT": "<", "LE": "<=", "GT": ">", "GE": ">="}
+
+
+def where_text(node: Any) -> str:
+    """A WHERE expression as SAS echoes it in the log: comparisons without blanks (x>1), the operands of
+    AND/OR each in parentheses, lower-case logical words, character constants in single quotes,
+    function names in upper case."""
+    from statgrid.sas.parse import ast as A
+
+    def lit(n):
+        if isinstance(n, A.Str):
+            return "'" + n.value.replace("'", "''") + "'"
+        if isinstance(n, A.Num):
+            if n.text:
+                return n.text
+            x = n.value
+            return "." if x != x else (str(int(x)) if x == int(x) else repr(x))
+        return None
+
+    def part(n):                      # an operand of AND/OR: itself in parentheses
+        return f"({r(n)})"
+
+    def operand(n):                   # an operand of an operator: parentheses round another operation
+        if isinstance(n, (A.Binary, A.Compare, A.In, A.Between, A.PatternOp, A.IsMissing, A.Unary)):
+            return f"({r(n)})"
+        return r(n)
+
+    def chain(n, op):
+        if isinstance(n, A.Binary) and n.op == op:
+            return chain(n.left, op) + chain(n.right, op)
+        return [n]
+
+    def r(n):
+        t = lit(n)
+        if t is not None:
+            return t
+        if isinstance(n, A.Var):
+            return n.text or n.name
+        if isinstance(n, A.Call):
+            return f"{n.name.upper()}(" + ", ".join(r(a) for a in n.args) + ")"
+        if isinstance(n, A.Binary):
+            if n.op in ("AND", "OR"):
+                return f" {n.op.lower()} ".join(part(x) for x in chain(n, n.op))
+            op = {"MIN": "><", "MAX": "<>"}.get(n.op, n.op)
+            return f"{operand(n.left)}{op}{operand(n.right)}"
+        if isinstance(n, A.Compare):
+            op = _WHERE_CMP[n.op] + (":" if n.colon else "")
+            return f"{operand(n.left)}{op}{operand(n.right)}"
+        if isinstance(n, A.Unary):
+            if n.op == "NOT":
+                return f"not {part(n.operand)}"
+            return f"{n.op}{operand(n.operand)}"
+        if isinstance(n, A.In):
+            items = []
+            for it in n.items:
+                items.append(f"{r(it[1])}:{r(it[2])}" if isinstance(it, tuple) else r(it))
+            return f"{operand(n.operand)}{' not' if n.negated else ''} in ({', '.join(items)})"
+        if isinstance(n, A.Between):
+            return (f"{operand(n.operand)}{' not' if n.negated else ''} between {operand(n.low)} "
+                    f"and {operand(n.high)}")
+        if isinstance(n, A.IsMissing):
+            return f"{operand(n.operand)} is{' not' if n.negated else ''} null"
+        if isinstance(n, A.PatternOp):
+            word = {"Contains": "contains", "Like": "like", "SoundsLike": "=*"}.get(type(n).__name__, "contains")
+            return f"{operand(n.operand)}{' not' if n.negated else ''} {word} {r(n.pattern)}"
+        raise TypeError(type(n).__name__)
+
+    return r(node)
 
 
 def open_input(program: Any, spec: DatasetSpec) -> tuple[list[ColumnInfo], str]:

@@ -94,6 +94,12 @@ def _sort(program: Any, first, opts, by: list[tuple[str, bool]]) -> None:
                  + (" NODUPKEY" if nodupkey else " NODUPRECS" if noduprecs else "")}
     if out.keep is not None or out.drop is not None or out.rename:
         sorted_kv = {}                     # SAS keeps the sort flag only when every variable stays as it is
+    if (opts.get("OUT") is None and not (nodupkey or noduprecs or opts.get("FORCE")) and not src.options
+            and src.where is None and _stored_sort(program, src) == sorted_kv.get(SORTED_KEY, "").upper()):
+        # SAS 9.4 Base Procedures, SORT: PROC SORT checks the stored sort information first and does not
+        # sort a data set already sorted so (FORCE sorts anyway; with OUT= it copies)
+        program.log.note("Input data set is already sorted, no sorting done.")
+        return
     n_in = int(program.session.execute(f"SELECT count(*) FROM ({sql})").fetchall()[0][0])
     with sortsize(program):
         if nodupkey or noduprecs:
@@ -125,3 +131,21 @@ def _sort(program: Any, first, opts, by: list[tuple[str, bool]]) -> None:
         else:
             observations_read(program, n_in, src)
             write_select(program, out, f"SELECT {names} FROM ({numbered}) ORDER BY {order}{tie}", cols, sorted_kv)
+
+
+def _stored_sort(program: Any, src) -> str | None:
+    """The BY list of the data set's stored sort flag (upper case, without NODUPKEY/NODUPRECS), or None."""
+    import pyarrow.parquet as pq
+
+    from statgrid.sas.dataset import dataset_path
+    try:
+        ref = dataset_path(program, src)
+        if not ref.exists():
+            return None
+        kv = pq.read_schema(ref.path).metadata or {}
+    except Exception:  # noqa: BLE001  (a view, a file that cannot be read: sort it)
+        return None
+    flag = (kv.get(SORTED_KEY.encode()) or b"").decode()
+    if not flag:
+        return None
+    return flag.partition(" NODUP")[0].strip().upper()

@@ -85,7 +85,7 @@ def test_one_argument_functions_propagate_missing():
 def test_invalid_argument_note_and_missing_result():
     r = rt(12, 7)
     assert miss(FUNCTIONS["LOG"].fn(r, 0.0))
-    assert r.program.log.notes == ["Invalid argument to function LOG at line 12 column 7."]
+    assert r.program.log.notes == ["Invalid argument to function LOG(0) at line 12 column 7."]
     assert r.state["_ERROR_"] == 1
     r2 = rt(3, 5)
     assert miss(FUNCTIONS["SQRT"].fn(r2, -1.0)) and miss(FUNCTIONS["MOD"].fn(r2, 1.0, 0.0))

@@ -1,0 +1,11 @@
+options errors=2;
+data out.e;
+  do i = 1 to 4;
+    y = log(0);
+    output;
+  end;
+run;
+data out.f;
+  set out.e;
+  z = log(-i);
+run;
