@@ -6,6 +6,7 @@ import pyarrow.parquet as pq
 from statgrid.libraries import parquet_copy_sql, sql_ident
 from statgrid.sas.dataset import ColumnInfo, DatasetWriter, column_info, input_sql
 from statgrid.sas.errors import SasError
+from statgrid.sas.procs.common import observations_read
 from statgrid.sas.where_sql import WhereNotSql
 from statgrid.sas.datastep.sqlplan.exprsql import Refuse
 from statgrid.sas.datastep.sqlplan import hashjoin, rowwise
@@ -35,7 +36,7 @@ class Job:
         self.step, self.spec, self.names = step, spec, names
         self.program = step.program
         self.con = step.program.session.con
-        self.reads: list[tuple[str, int]] = []           # the NOTEs "There were n observations read …"
+        self.reads: list[tuple[object, int]] = []        # (data set, n): the NOTEs "There were n observations read …"
 
     def writer(self) -> DatasetWriter:
         pdv, step, spec = self.step.pdv, self.step, self.spec
@@ -58,8 +59,8 @@ class Job:
             got = pq.read_schema(tmp)
             if not got.equals(w.schema, check_metadata=True):
                 raise Refuse(f"the file DuckDB wrote has the schema {got}, not the writer's {w.schema}")
-            for name, n in self.reads:
-                self.step.log.note(f"There were {n} observations read from the data set {name}.")
+            for ds, n in self.reads:
+                observations_read(self.program, n, ds)     # with its WHERE clause echoed, as the Python engine
             self.step.notes.report(self.step.log)
             return rows
         w.adopt(write)
@@ -133,7 +134,7 @@ class RowJob(Job):
             raise Refuse(f"missing values in the input columns {', '.join(cols)}")
         bounds = {c: float(b) if b is not None else 0.0 for c, b in zip(cols, row[2:])}
         rp, _ = rowwise.plan_rowwise(self.step, bounds)
-        self.reads = [(self.ds.name, int(row[0]))]
+        self.reads = [(self.ds, int(row[0]))]
         sel = []
         for n in self.names:
             var = self.step.pdv.vars[n]
@@ -173,7 +174,7 @@ class HashJob(Job):
         n_l, n_b = _read_row(self.con, f"SELECT ({_count_sql(self.l_sql)}), ({_count_sql(self.b_sql)})")
         # the hash's load NOTE comes first (the first iteration), then each SET's count: `if 0 then set L`
         # never reads
-        self.reads = [(self.l_spec.name, int(n_l)), (self.a_ds.name, 0), (self.b_ds.name, int(n_b))]
+        self.reads = [(self.l_spec, int(n_l)), (self.a_ds, 0), (self.b_ds, int(n_b))]
 
 
 def prepare(step) -> Job:

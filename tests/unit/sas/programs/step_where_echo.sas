@@ -1,4 +1,3 @@
-options dsengine=python;   /* the SQL engine's NOTE is not this helper's file (REQUESTS.md) */
 data x;
   length cd $2;
   do amt = 100 to 1000 by 100;
