@@ -127,20 +127,33 @@ def test_arithmetic_missing_notes_and_functions(session, tmp_path):
     log, d = compare(session, tmp_path, """
 data out.o;
   set out.inp(keep=i x y);
-  a = x + 1;  b = x * y - 2;  c2 = -x;  e = x ** 2;  f = (x - 1) / (i - i);
+  a = x + 1;  b = x * y - 2;  c2 = -x;  e = x ** 2;  f = (x - 1) / (i + 1);
   h2 = 0;
   k = abs(x) + int(y * 3.3) + ceil(y) + floor(-y) + round(y, 0.01) + round(x * 7) + round(y * 13, 5);
   m = mod(i, 4) + min(x, y, .) + max(x, 2) + sum(x, y, 1) + mean(x, y) + n(x, y) + nmiss(x, y, .);
   s = sqrt(y) + exp(y) + log(y) + log10(y) + missing(x) + log2(y) + sign(x - 1) + coalesce(., x, 3);
   z = intz(-y) + ceilz(y) + floorz(-y) + fuzz(y * 10);
-  p = (-8) ** (1/3);
+  p = 8 ** (1/3);
   q = x >< y;  r = x <> y;
   t = (x > 0.5) + (x = .) + (x < y) + (x ne 1) + (x ge y) + (x le 0);
   u = x in (1, 2.75, .) ; w = i not in (3:5, 20);
   v = not x and y or i;
 run;
 """)
-    assert "Missing values were generated" in log and "Division by zero detected" in log
+    assert "Missing values were generated" in log
+
+
+def test_math_errors_are_left_to_python(session, tmp_path):
+    """A division by zero or an invalid power sets _ERROR_ and dumps the PDV, which only the Python engine
+    writes: the compiled step stops and the Python engine runs it (numba_steps=0), with the same log."""
+    log, _ = compare(session, tmp_path, """
+data out.o;
+  set out.inp(keep=i x);
+  f = (x - 1) / (i - i);
+  p = (-8) ** (1/3);
+run;
+""", numba_steps=0)
+    assert "Division by zero detected" in log and "_ERROR_=1" in log
     assert "Mathematical operations could not be performed" in log
 
 

@@ -258,8 +258,8 @@ class KernelGen:
             self.e(f"    m{site} += 1")
             self.e(f"    {t} = np.nan")
             self.e(f"elif {b} == 0:")
-            self.e(f"    if ist[{S.DIVZERO}] == 0: ist[{S.DIVZERO}] = {site + 1}")
-            self.e(f"    {t} = np.nan")
+            # a division by zero sets _ERROR_ and dumps the PDV: only the Python engine writes that
+            self.e(f"    return {S.ST_BAIL}")
             self.e("else:")
             self.e(f"    {t} = {a} / {b}")
             return t, "num"

@@ -254,7 +254,8 @@ class Runner:
             step.notes.divzero.append((line, col))
         if plan.has_set:
             ds = plan.reader.stmt.datasets[0]
-            log.note(f"There were {int(self.ist[S.ROWSREAD])} observations read from the data set {ds.name}.")
+            from statgrid.sas.procs.common import observations_read
+            observations_read(self.program, int(self.ist[S.ROWSREAD]), ds)      # its WHERE echoed, as in Python
         self._counts()
         step.notes.report(log)
 
