@@ -67,13 +67,31 @@ def save_view(program: Any, spec: DatasetSpec, statements: list) -> None:
     program.log.note(f"DATA STEP view saved on file {spec.name}.")
 
 
+def _view_cache(program: Any) -> dict:
+    """The views materialized for the step that runs now: {view name: WORK member}. A view runs once per
+    step that reads it (a PROC asks for the data set's path more than once); the next step runs it again.
+    The step is known by the session's count of finished steps (a view's own DATA step runs inside the
+    reading step, so it does not count)."""
+    session = program.session
+    steps = getattr(session, "steps", None)
+    gen = (len(steps) if steps is not None else None, id(getattr(session, "_current", None)))
+    holder = program.extras.get("datastep_view_cache")
+    if holder is None or holder[0] != gen:
+        holder = program.extras["datastep_view_cache"] = (gen, {})
+    return holder[1]
+
+
 def materialize_view(program: Any, spec: DatasetSpec, ref) -> Any:
-    """Run a stored DATA step view into a WORK member for this read (SAS runs the view's step each time it
-    is read; the member is replaced at every read)."""
+    """Run a stored DATA step view into an internal WORK member for the step that reads it (SAS runs the
+    view's step each time a step reads it: once per reading step here, the member kept for that step).
+    The log has SAS's "View WORK.VW.VIEW used." and the NOTEs of the view's own reads; the internal
+    member's "data set … has N observations" NOTE is not logged, and _LAST_ is left as it was."""
     from statgrid.sas.statement import Statement, statements_of
 
-    cache = program.extras.setdefault("datastep_views", {})
+    cache = _view_cache(program)
     if spec.name in cache:
+        if cache[spec.name] is None:
+            raise SasError(f"The view {spec.name} reads itself.", spec.line, spec.col, spec.name)
         return cache[spec.name]
     stored = json.loads(view_path(ref).read_text())
     member = f"_view_{spec.libref.lower()}_{spec.member.lower()}"[:32]
@@ -84,13 +102,31 @@ def materialize_view(program: Any, spec: DatasetSpec, ref) -> Any:
             got[-1].datalines = item.get("datalines")
         stmts += got
     program.log.note(f"View {spec.name}.VIEW used.")
+    if program.data_step is None:
+        raise SasError(f"View {spec.name} cannot be read here: no DATA step runs in this program.")
     cache[spec.name] = None
+    log, last = program.log, getattr(program, "last", None)
+    internal = f"The data set WORK.{member.upper()} "
+    own_note = "note" in vars(log)
+    note = log.note
+
+    def quiet_note(text, *args, **kwargs):
+        if isinstance(text, str) and text.upper().startswith(internal.upper()):
+            return None
+        return note(text, *args, **kwargs)
+
+    log.note = quiet_note
     try:
-        if program.data_step is None:
-            raise SasError(f"View {spec.name} cannot be read here: no DATA step runs in this program.")
         program.data_step(stmts, program)
-    finally:
+    except BaseException:
         cache.pop(spec.name, None)
+        raise
+    finally:
+        if own_note:
+            log.note = note
+        else:
+            del log.note
+        program.last = last
     out = program.session.ref(f"work.{member}")
     cache[spec.name] = out
     return out

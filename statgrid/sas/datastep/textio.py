@@ -22,30 +22,110 @@ def _informat(text, spec, catalog=None, whole=False):
     return informat_value(text, spec, catalog, whole=whole)
 
 
-class LineSource:
-    """The input lines of INFILE/DATALINES with the options that shape them."""
+def _decode(raw: bytes, encoding: str | None) -> str:
+    """One record's bytes as text: UTF-8, or Latin-1 (byte n is character n) for a record that is not
+    UTF-8 or when ENCODING= names Latin-1 (or the record format is fixed, whose columns are bytes)."""
+    if encoding == "latin-1":
+        return raw.decode("latin-1")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
 
-    def __init__(self, lines: list[str], opts: dict):
+
+def _encoding_of(opts: dict) -> str | None:
+    enc = str(opts.get("ENCODING", "")).strip().upper().replace("-", "").replace("_", "")
+    if enc in ("LATIN1", "WLATIN1", "ISO88591", "ANY", "ASCIIANY"):
+        return "latin-1"
+    if enc in ("UTF8",):
+        return "utf-8"
+    return "latin-1" if _recfm(opts) == "F" else None
+
+
+def _recfm(opts: dict) -> str:
+    return str(opts.get("RECFM", "V")).upper()
+
+
+DEFAULT_LRECL_F = 256                  # SAS's LRECL for RECFM=F when none is given (UNIX hosts)
+CHUNK = 1 << 16
+
+
+def file_records(path, opts: dict):
+    """The records of one external file, read as they are needed (the file is never held whole).
+    RECFM=V (the default): records end at a newline, a carriage return before it dropped. RECFM=F:
+    records of exactly LRECL bytes, newline bytes are data (the last record may be shorter)."""
+    encoding = _encoding_of(opts)
+    if _recfm(opts) == "F":
+        lrecl = int(opts.get("LRECL") or DEFAULT_LRECL_F)
+        with open(path, "rb") as fh:
+            while True:
+                raw = fh.read(lrecl)
+                if not raw:
+                    return
+                yield _decode(raw, encoding)
+    else:
+        with open(path, "rb", buffering=CHUNK) as fh:
+            for raw in fh:
+                if raw.endswith(b"\n"):
+                    raw = raw[:-1]
+                if raw.endswith(b"\r"):
+                    raw = raw[:-1]
+                yield _decode(raw, encoding)
+
+
+class LineSource:
+    """The input records of INFILE/DATALINES with the options that shape them, taken one at a time from an
+    iterator (a file is streamed) with one record read ahead for END= and EOF= (at_end())."""
+
+    def __init__(self, lines, opts: dict):
         first = int(opts.get("FIRSTOBS", 1))
         obs = opts.get("OBS")
-        self.lines = lines[first - 1:(int(obs) if obs not in (None, "MAX") else None)]
-        self.i = 0
+        self.left = None if obs in (None, "MAX") else max(int(obs) - first + 1, 0)   # OBS= is a record number
+        self._it = iter(lines)
+        for _ in range(first - 1):
+            if next(self._it, None) is None:
+                break
+        self.i = 0                      # records read
+        self.min_len: int | None = None
+        self.max_len: int | None = None
         self.lrecl = int(opts["LRECL"]) if "LRECL" in opts else None
-        self.pad = bool(opts.get("PAD")) or str(opts.get("RECFM", "")).upper() == "F"
+        self.pad = bool(opts.get("PAD")) or _recfm(opts) == "F"
+        if self.pad and self.lrecl is None and _recfm(opts) == "F":
+            self.lrecl = DEFAULT_LRECL_F
+        self.fixed = _recfm(opts) == "F"
+        self._ahead = self._pull()
+
+    def _pull(self) -> str | None:
+        if self.left is not None:
+            if self.left <= 0:
+                return None
+            self.left -= 1
+        return next(self._it, None)
 
     def next(self) -> str | None:
-        if self.i >= len(self.lines):
+        line = self._ahead
+        if line is None:
             return None
-        line = self.lines[self.i]
+        self._ahead = self._pull()
         self.i += 1
+        if not self.fixed:
+            line = line.rstrip("\r")
         if self.lrecl:
             line = line[:self.lrecl]
-            if self.pad:
-                line = line.ljust(self.lrecl)
-        return line.rstrip("\r")
+        n = len(line)
+        self.min_len = n if self.min_len is None else min(self.min_len, n)
+        self.max_len = n if self.max_len is None else max(self.max_len, n)
+        if self.lrecl and self.pad:
+            line = line.ljust(self.lrecl)
+        return line
 
     def at_end(self) -> bool:
-        return self.i >= len(self.lines)
+        return self._ahead is None
+
+    def close(self) -> None:
+        close = getattr(self._it, "close", None)
+        if close is not None:
+            close()
 
 
 class TextIO:
@@ -62,6 +142,8 @@ class TextIO:
         self.out_files: dict = {}
         self.line_no = 0
         self.cur_line = ""
+        self.flowed = False          # FLOWOVER took a new line for a list-input value (a NOTE at the end)
+        self.opened: dict = {}       # INFILE statement id → (options, LineSource, id, target), in open order
 
     # -- compile --------------------------------------------------------------------------------------------------
     def declare_input(self, st) -> None:
@@ -148,36 +230,65 @@ class TextIO:
             if isinstance(s, D.Select):
                 yield from self._walk([b for _, b in s.whens])
 
-    def _lines_of(self, st) -> list[str]:
+    def _paths_of(self, st) -> list:
         t = st.target
         program = self.step.program
-        if t == "DATALINES":
-            return list(self.datalines or [])
-        paths = []
         if isinstance(t, tuple) and t[0] == "path":
-            paths = [Path(t[1])]
-        elif isinstance(t, tuple) and t[0] == "ref":
+            return [Path(t[1])]
+        if isinstance(t, tuple) and t[0] == "ref":
             ref = program.filerefs.get(t[1]) or program.filerefs.get(t[1].lower())
             if ref is None:
                 raise SasRuntimeError(f"No logical assign for filename {t[1]}", st.line, st.col, t[1],
                                       "a FILENAME statement before")
-            paths = list(ref.paths)
-        out = []
+            return [Path(p) for p in ref.paths]
+        return []
+
+    def _lines_of(self, st):
+        """The records of an INFILE: DATALINES' lines, or the files' records streamed one after another
+        (a fileref of several files reads them in order). A missing file is an error when the INFILE
+        statement first runs, before any record is read."""
+        if st.target == "DATALINES":
+            return list(self.datalines or [])
+        paths = self._paths_of(st)
         for p in paths:
-            try:
-                out += Path(p).read_text(errors="replace").split("\n")
-                if out and out[-1] == "":
-                    out.pop()
-            except OSError as exc:
-                raise SasRuntimeError(f"Physical file does not exist, {p}", st.line, st.col, str(p)) from exc
-        return out
+            if not p.is_file():
+                raise SasRuntimeError(f"Physical file does not exist, {p}", st.line, st.col, str(p))
+        self.infile_paths = paths
+
+        def records():
+            for p in paths:
+                self._note_infile(st, p)
+                yield from file_records(p, st.options)
+        return records()
+
+    def _infile_label(self, target) -> str:
+        """How SAS names an infile in its NOTEs: a fileref by name, a physical file quoted."""
+        return f"'{target[1]}'" if target[0] == "path" else target[1].upper()
+
+    def _note_infile(self, st, path) -> None:
+        """SAS's NOTE when an INFILE opens a file: its name and attributes (SAS 9.4 Companion for UNIX)."""
+        opts = st.options
+        recfm = _recfm(opts)
+        lrecl = int(opts.get("LRECL") or (DEFAULT_LRECL_F if recfm == "F" else 32767))
+        import datetime as _dt
+        try:
+            info = path.stat()
+            size = info.st_size
+            when = _dt.datetime.fromtimestamp(info.st_mtime).strftime("%d%b%Y:%H:%M:%S")
+        except OSError:
+            size, when = 0, ""
+        self.step.log.note(f"The infile {self._infile_label(st.target)} is:\nFilename={path},\n"
+                           f"RECFM={recfm},LRECL={lrecl},File Size (bytes)={size},\nLast Modified={when}")
 
     def run_file(self, st) -> None:
         if st.kind == "INFILE":
             key = id(st)
             if self.infile is None or self.infile[2:] != (key,):
-                src = LineSource(self._lines_of(st), st.options)
-                self.infile = (st.options, src, key)
+                opened = self.opened.get(key)      # an INFILE read before in this step goes on where it was
+                if opened is None:
+                    opened = self.opened[key] = (st.options, LineSource(self._lines_of(st), st.options), key,
+                                                 st.target)
+                self.infile = opened[:3]
                 self.line_base = self.line_base if st.target == "DATALINES" else 0
                 self.infile_name = st.target
                 self.reads = True
@@ -250,6 +361,7 @@ class TextIO:
                 from statgrid.sas.formats import parse_spec
                 w = parse_spec(informat).width or 8
                 text = line[pos:pos + w] if not (only_missover and pos + w > len(line)) else ""
+                start, end = pos + 1, pos + w               # the columns the invalid-data NOTE names
                 pos += w
             else:
                 text, pos = self._token(line, pos, dlm, dsd, amp)
@@ -264,6 +376,8 @@ class TextIO:
                         if line is None:
                             self.step.log.note("LOST CARD.")
                             return True
+                        self.flowed = True
+                        self.line_no += 1
                         self.cur_line, pos = line, 0
                         text, pos = self._token(line, pos, dlm, dsd, amp)
                         text = text or ""
@@ -343,7 +457,17 @@ class TextIO:
             rule = "".join("+" if i % 10 == 5 else (str(i // 10 % 10) if i % 10 == 0 else "-")
                            for i in range(1, max(len(self.cur_line), 10) + 1))
             self.step.log.put(f"{'RULE:':<10}{rule}")
-            self.step.log.put(f"{line_no:<10}{self.cur_line}")
+            cur = self.cur_line
+            if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in cur):
+                # a record with unprintable bytes: SAS shows it as CHAR (. for those), ZONE and NUMR
+                # (the high and low half of each byte in hexadecimal)
+                codes = [ord(c) & 0xFF if ord(c) < 256 else 0x3F for c in cur]
+                chars = "".join(c if 32 <= ord(c) < 127 or ord(c) >= 160 else "." for c in cur)
+                self.step.log.put(f"{line_no:<4}{'CHAR':<6}{chars}")
+                self.step.log.put(f"{'':<4}{'ZONE':<6}{''.join(f'{b >> 4:X}' for b in codes)}")
+                self.step.log.put(f"{'':<4}{'NUMR':<6}{''.join(f'{b & 15:X}' for b in codes)}")
+            else:
+                self.step.log.put(f"{line_no:<10}{cur}")
             self.v[self.step.pdv.get("_ERROR_").slot] = 1.0
 
     def _num(self, x) -> float:
@@ -353,7 +477,43 @@ class TextIO:
         return float(eval(s, self.ns, {"v": self.v}))
 
     # -- PUT -------------------------------------------------------------------------------------------------------
+    def _expand_put(self, st) -> None:
+        """Compile-time shape of a PUT: each `(variables) (formats)` group becomes one item per variable
+        (with its format, `=` for named output) and the strings and pointer controls between them, the
+        format list used again from its start while variables remain (SAS 9.4 Statements: PUT, Formatted);
+        an unknown format is SAS's ERROR 48-59 ("The format X was not found or could not be loaded.")."""
+        pdv = self.step.pdv
+        items = []
+        for it in st.items:
+            if it[0] != "group":
+                items.append(it)
+                continue
+            _, names, elements, line, col = it
+            listed = [n for n in pdv.expand(names, line, col, declare=False)
+                      if n in pdv.vars and not pdv.vars[n].auto]
+            k, i = 0, 0
+            while i < len(listed):
+                e = elements[k % len(elements)]
+                k += 1
+                if e[0] in ("fmt", "eq"):
+                    v = pdv.vars[listed[i]]
+                    target = A.Var(line, col, listed[i], v.name)
+                    items.append(("named" if e[0] == "eq" else "var", target, e[1], None, False))
+                    i += 1
+                else:
+                    items.append(e)
+        st.items[:] = items
+        from statgrid.sas.formats import known_format, not_found, parse_spec
+        catalog = self.step.program.formats
+        for it in st.items:
+            if it[0] in ("var", "named") and it[2]:
+                spec = parse_spec(it[2])
+                if not known_format(spec, catalog):
+                    target = it[1]
+                    raise not_found(spec, line=getattr(target, "line", st.line), col=getattr(target, "col", st.col))
+
     def put(self, gen, st, d) -> None:
+        self._expand_put(st)
         key = gen.x.const(st)
         parts = []
         for it in st.items:
@@ -399,6 +559,12 @@ class TextIO:
                     write(text.rjust(it[3][1] - it[3][0] + 1) if not isinstance(val, str) else text, it[3][0] - 1)
                 else:
                     write(text + (" " if not it[2] or kind == "named" else ""))
+            elif kind == "infile":                 # _INFILE_: the current input record
+                text = self.cur_line
+                if it[1] is not None:
+                    write(text[:it[1][1] - it[1][0] + 1].ljust(it[1][1] - it[1][0] + 1), it[1][0] - 1)
+                else:
+                    write(text + " ")
             elif kind == "all":
                 for var in self._listed_vars():
                     write(f"{var.name}={self._render(self.v[var.slot], var.format, True).strip()} ")
@@ -454,16 +620,28 @@ class TextIO:
                 fh = self.out_files[path] = open(path, "w")
             fh.write(line + "\n")
 
+    def _close_infiles(self) -> None:
+        """Per file read: SAS's "N records were read from the infile X." with the shortest and longest
+        record when any was read; the files closed."""
+        for _, src, _, target in self.opened.values():
+            if self.inputs and isinstance(target, tuple):
+                text = f"{src.i} records were read from the infile {self._infile_label(target)}."
+                if src.i:
+                    text += (f"\nThe minimum record length was {src.min_len}."
+                             f"\nThe maximum record length was {src.max_len}.")
+                self.step.log.note(text)
+            src.close()
+        self.opened.clear()
+
     def finish(self) -> None:
         if self.out_buf:
             self._emit(self.out_buf.rstrip())
             self.out_buf = ""
         for fh in self.out_files.values():
             fh.close()
-        target = getattr(self, "infile_name", None)
-        if self.inputs and self.infile is not None and isinstance(target, tuple):
-            self.step.log.note(f"{self.infile[1].i} records were read from the infile "
-                               f"{target[1] if target[0] == 'path' else target[1].upper()}.")
+        self._close_infiles()
+        if self.flowed:
+            self.step.log.note("SAS went to a new line when INPUT statement reached past the end of a line.")
 
     def dump_pdv(self, v) -> None:
         """SAS's PDV listing after an error in an observation: the variables, then FIRST./LAST., then

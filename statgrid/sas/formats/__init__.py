@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from statgrid.sas.errors import SasError
+from statgrid.sas.formats import binary as _b
+from statgrid.sas.formats import charfmt as _c
 from statgrid.sas.formats import dates as _d
 from statgrid.sas.formats import numeric as _n
 from statgrid.sas.formats.numeric import InvalidData, best
@@ -69,6 +71,7 @@ FORMAT_DEFAULTS: dict[str, tuple[int, int, int]] = {
     "DATETIME": (16, 7, 40), "TIME": (8, 2, 20), "HHMM": (5, 2, 20), "COMMAX": (6, 1, 32),
 }
 CHAR_DEFAULTS: dict[str, tuple[int, int, int]] = {"": (1, 1, 32767), "CHAR": (8, 1, 32767)}
+CHAR_DEFAULTS.update(_c.CHAR_RANGES)                # $QUOTE. $UPCASE. (formats/charfmt.py)
 
 
 def _dec(spec: FormatSpec) -> int:
@@ -100,7 +103,7 @@ def known_format(spec: FormatSpec, catalog: Any = None, informat: bool = False) 
     """Whether `spec` names a built-in (in)format or a user one in `catalog`."""
     if informat:
         if spec.char:
-            return spec.name in ("", "CHAR") or _user(spec, catalog, True) is not None
+            return spec.name in ("", "CHAR", "EBCDIC") or _user(spec, catalog, True) is not None
         return spec.name in _NUMERIC_READERS or _user(spec, catalog, True) is not None
     if spec.char:
         return spec.name in CHAR_DEFAULTS or _user(spec, catalog, False) is not None
@@ -162,6 +165,8 @@ def format_value(value: Any, spec: FormatSpec | str, catalog: Any = None, missin
             raise not_found(spec)
         if spec.width is not None and not 1 <= spec.width <= MAX_WIDTH:
             raise _bad_width(spec, 1, MAX_WIDTH)
+        if spec.name in _c.CHAR_WRITERS:
+            return _c.CHAR_WRITERS[spec.name](value, spec.width)
         w = spec.width if spec.width is not None else min(len(value), MAX_WIDTH) or 1
         return pad(value, w)
     if value is None:
@@ -220,6 +225,8 @@ _NUMERIC_READERS: dict[str, Callable[[str, int, int], float]] = {
 INFORMAT_DEFAULTS: dict[str, int] = {"": 12, "F": 12, "BEST": 12, "D": 12, "E": 12, "COMMA": 12, "DOLLAR": 12,
                                      "PERCENT": 6, "DATE": 7, "DDMMYY": 6, "MMDDYY": 6, "YYMMDD": 6,
                                      "DATETIME": 18, "TIME": 8, "ANYDTDTE": 9}
+_NUMERIC_READERS.update(_b.READERS)                # binary informats (formats/binary.py)
+INFORMAT_DEFAULTS.update(_b.DEFAULTS)
 
 
 def _read_percent(text: str, d: int) -> float:
@@ -250,6 +257,8 @@ def informat_value(text: str, spec: FormatSpec | str, catalog: Any = None, yearc
             return "" if t.rstrip(" ") == "." else t
         if spec.name == "CHAR":
             return t
+        if spec.name == "EBCDIC":
+            return _b.ebcdic(t if w is not None or whole else t[:1])
         raise not_found(spec, informat=True)
     reader = _NUMERIC_READERS.get(spec.name)
     if reader is None:

@@ -69,6 +69,21 @@ def parse_put(cur, stream, t):
         if tok.is_("_PAGE_"):
             cur.next()
             continue
+        if tok.is_("_INFILE_") and not cur.peek(1).is_("="):
+            cur.next()                              # the current input record (SAS 9.4 Statements: PUT)
+            cols = None
+            if cur.peek().kind == NUM:
+                start = int(cur.next().value)
+                end = start
+                if cur.at("-") and cur.peek(1).kind == NUM:
+                    cur.next()
+                    end = int(cur.next().value)
+                cols = (start, end)
+            items.append(("infile", cols))
+            continue
+        if cur.at("("):                             # (variables) (formats): SAS's formatted list
+            items.append(_put_group(cur))
+            continue
         # a variable or array element, named (`x=`), optionally with a format or columns
         target = ExprParser(cur).primary()
         named = bool(cur.at("=") and cur.next())
@@ -88,6 +103,56 @@ def parse_put(cur, stream, t):
         items.append(("named" if named else "var", target, fmt, cols, colon))
     cur.expect_end("PUT")
     return D.Put(t.line, t.col, items)
+
+
+def _put_group(cur):
+    """`(variable-list) (format-list)` of PUT: the format list holds formats, `=` (named output, with an
+    optional format), character strings, pointer controls and `n*` repeats (SAS 9.4 Statements: PUT,
+    Formatted, "How to Group Variables and Formats"). Kept as ("group", variable-list items, elements);
+    the variables are expanded when the step is compiled (the list may be `_ALL_` or `a--b`)."""
+    from statgrid.sas.parse.expr import parse_var_list
+    cur.expect("(")
+    names = parse_var_list(cur, stop=(")",))
+    if not names:
+        raise cur.error("Syntax error in PUT", "a list of variables in parentheses")
+    cur.expect(")")
+    cur.expect("(", expected="(formats) after the list of variables")
+    elements = _format_list(cur, "PUT")
+    return ("group", names, elements, cur.peek().line, cur.peek().col)
+
+
+def _format_list(cur, stmt: str) -> list:
+    """The elements of a format (or informat) list up to its `)`: ("fmt", name, colon), ("eq", format)
+    (PUT only), ("text", string) and pointer items, `n*element` repeated n times."""
+    elements: list = []
+    while not cur.at(")"):
+        if cur.at_end():
+            raise cur.error(f"Syntax error in {stmt}", "a ) to close the list of formats")
+        if cur.accept(","):
+            continue
+        repeat = 1
+        if cur.peek().kind == NUM and cur.peek(1).is_("*"):
+            repeat = int(cur.next().value)
+            cur.next()
+        one: list = []
+        if _pointer(cur, one):
+            pass
+        elif cur.peek().kind == STR and stmt == "PUT":
+            one.append(("text", cur.next().value))
+        elif stmt == "PUT" and cur.at("="):
+            cur.next()
+            one.append(("eq", cur.format_name() if cur.at_format() else ""))
+        else:
+            colon = bool(cur.accept(":"))
+            if not cur.at_format():
+                what = "a format such as 8. or $10." if stmt == "PUT" else "an informat such as 8. or $10."
+                raise cur.error(f"Syntax error in {stmt}", f"{what} in the list")
+            one.append(("fmt", cur.format_name(), colon))
+        elements += one * repeat
+    cur.expect(")")
+    if not any(e[0] in ("fmt", "eq") for e in elements):
+        raise cur.error(f"Syntax error in {stmt}", "at least one format in the list of formats")
+    return elements
 
 
 def parse_input(cur, stream, t):
@@ -124,8 +189,15 @@ def parse_input(cur, stream, t):
                 cur.next()
                 end = int(cur.next().value)
             mode = "col"
-            if cur.at(".") or (cur.peek().kind == NUM and cur.peek().text.startswith(".")):
+            if cur.at(".") and cur.peek(1).kind == NUM:
+                cur.next()                          # `4-6 .2` written with a blank after the point
+                informat = f"{end - start + 1}.{int(cur.next().value)}"
+            elif cur.at("."):
                 cur.next()
+            elif cur.peek().kind == NUM and cur.peek().text.startswith("."):
+                d = cur.next().text[1:]             # `.2`: that many implied decimal places (an explicit
+                if d.isdigit() and not char:        # point in the field wins: SAS 9.4 Statements, INPUT, Column)
+                    informat = f"{end - start + 1}.{int(d)}"
         if len(targets) > 1 and mode == "col":
             raise cur.error("A numbered variable list cannot be read with column input", "list or formatted input")
         items += [("var", t, char, mode, start, end, informat, amp) for t in targets]
@@ -156,18 +228,18 @@ def _input_group(cur) -> list:
         targets += _input_targets(cur)
     cur.expect(")")
     cur.expect("(", expected="(informats) after the list of variables")
-    formats = []                                   # (informat, list input?)
-    while not cur.at(")"):
-        colon = bool(cur.accept(":"))
-        if not cur.at_format():
-            raise cur.error("Syntax error in INPUT", "an informat such as 8. or $10. in the list of informats")
-        formats.append((cur.format_name(), colon))
-        cur.accept(",")
-    cur.expect(")")
-    if not formats:
-        raise cur.error("Syntax error in INPUT", "at least one informat in the list of informats")
-    return [("var", t, fmt.startswith("$"), "list" if colon else "fmt", 0, 0, fmt, False)
-            for t, (fmt, colon) in zip(targets, formats * (len(targets) // len(formats) + 1))]
+    elements = _format_list(cur, "INPUT")
+    out, k, i = [], 0, 0
+    while i < len(targets):                        # each variable takes the next informat, the list used
+        e = elements[k % len(elements)]            # again from its start; pointer controls between them
+        k += 1
+        if e[0] == "fmt":
+            fmt, colon = e[1], e[2]
+            out.append(("var", targets[i], fmt.startswith("$"), "list" if colon else "fmt", 0, 0, fmt, False))
+            i += 1
+        else:
+            out.append(e)
+    return out
 
 
 def parse_file(kind):
