@@ -95,15 +95,25 @@ def materialize_view(program: Any, spec: DatasetSpec, ref) -> Any:
         return cache[spec.name]
     stored = json.loads(view_path(ref).read_text())
     member = f"_view_{spec.libref.lower()}_{spec.member.lower()}"[:32]
-    stmts: list[Statement] = statements_of(f"data work.{member};")
-    for item in stored["statements"]:
-        got = statements_of(item["text"], item["line"])
-        if got:
-            got[-1].datalines = item.get("datalines")
-        stmts += got
+    if "sql" in stored:                                   # a PROC SQL view (CREATE VIEW … AS SELECT)
+        if program.sql_view is None:
+            raise SasError(f"View {spec.name} cannot be read here: PROC SQL is not available in this program.")
+
+        def run() -> None:
+            program.sql_view(program, stored, member)
+    else:
+        stmts: list[Statement] = statements_of(f"data work.{member};")
+        for item in stored["statements"]:
+            got = statements_of(item["text"], item["line"])
+            if got:
+                got[-1].datalines = item.get("datalines")
+            stmts += got
+        if program.data_step is None:
+            raise SasError(f"View {spec.name} cannot be read here: no DATA step runs in this program.")
+
+        def run() -> None:
+            program.data_step(stmts, program)
     program.log.note(f"View {spec.name}.VIEW used.")
-    if program.data_step is None:
-        raise SasError(f"View {spec.name} cannot be read here: no DATA step runs in this program.")
     cache[spec.name] = None
     log, last = program.log, getattr(program, "last", None)
     internal = f"The data set WORK.{member.upper()} "
@@ -117,7 +127,7 @@ def materialize_view(program: Any, spec: DatasetSpec, ref) -> Any:
 
     log.note = quiet_note
     try:
-        program.data_step(stmts, program)
+        run()
     except BaseException:
         cache.pop(spec.name, None)
         raise

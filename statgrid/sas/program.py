@@ -418,6 +418,8 @@ def run_program(text: str, session: Any, log_writer: Any = None, invocation: Inv
     log.titles, log.footnotes = program.titles, program.footnotes
     default_data, default_procs = _default_runners()
     program.data_step = data_step or default_data          # a DATA step view runs through it when read
+    from statgrid.sas.procs.sql import materialize_view as run_sql_view
+    program.sql_view = run_sql_view                        # a PROC SQL view runs through it when read
     driver = Driver(program, program.data_step, procs if procs is not None else default_procs)
     saved_log, saved_env = session.log, {k: os.environ.get(k) for k in inv.env}
     session.log = log
