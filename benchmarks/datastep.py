@@ -355,12 +355,15 @@ def measure(ctx: Ctx, case: Case, side: str, rec: Record, want_digest: bool) -> 
 
 
 def warm_up(ctx: Ctx) -> None:
-    """Untimed: import and first-use costs of both sides (the DATA step compiler, functions, PROC SORT)."""
+    """Untimed: import and first-use costs of both sides (the DATA step compiler, functions, PROC SORT, and
+    numba's start-up: the warm-up step is forced onto the NUMBA engine, which AUTO gives only large steps)."""
     s = open_session(ctx)
     try:
-        run_sas(ctx, s, "data work.w; set bench.small(obs=10); by g; retain t; t + x1; u = ranuni(1); "
+        run_sas(ctx, s, "options dsengine=numba;\n"
+                        "data work.w; set bench.small(obs=10); by g; retain t; t + x1; u = ranuni(1); "
                         "r = rand('uniform'); array z{2} z1-z2; do k = 1 to 2; z{k} = k; end; run;\n"
-                        "proc sort data=work.w out=work.w2; by k descending x1; run;")
+                        "proc sort data=work.w out=work.w2; by k descending x1; run;\n"
+                        "options dsengine=auto;\n")
         s.write("work.w3", f"SELECT * FROM {src(s, 'small')} LIMIT 10")
     finally:
         s.close()

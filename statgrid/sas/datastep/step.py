@@ -423,7 +423,6 @@ class DataStep(NamespaceMixin):
                 raise SasError("A WHERE statement needs one SET or MERGE statement in the step", w.line, w.col, "WHERE")
 
     def run(self) -> None:
-        self.program.extras.pop("datastep_views", None)       # a view is run again at each step's read
         if self.view:
             spec = next((o for o in self.outputs if o.name.endswith("." + self.view) or o.member == self.view), None)
             if spec is None:
