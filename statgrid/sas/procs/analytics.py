@@ -19,7 +19,7 @@ from statgrid.sas.lexer import NAME
 from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, cursor, drop_member, input_dataset,
                                        observations_read, open_input, parse_options, proc_statement, var_names,
-                                       without_notes, write_select)
+                                       where_statement, without_notes, write_select)
 
 TEMP = "_sgproc_input"
 
@@ -53,13 +53,6 @@ def _call(program, first, fn, *args, **kwargs):
         drop_member(program, DatasetSpec("WORK", TEMP.upper()))
 
 
-def _where(c, src) -> None:
-    from statgrid.sas.parse.expr import parse_expression
-    node = parse_expression(c, where=True)
-    if src.where is None:
-        src.where = node
-
-
 def _out_spec(program, opts, key="OUT") -> DatasetSpec:
     spec = opts.get(key)
     if spec is None:
@@ -83,7 +76,7 @@ def run_surveyselect(statements: list, program: Any) -> None:
         if kw == "STRATA":
             strata = var_names(c, cols)
         elif kw == "WHERE":
-            _where(c, src)
+            where_statement(c, src)
         elif kw in ("ID", "CONTROL"):
             continue
         else:
@@ -123,7 +116,7 @@ def run_stdize(statements: list, program: Any) -> None:
         elif kw == "BY":
             by = [n for n, _ in by_list(c)]
         elif kw == "WHERE":
-            _where(c, src)
+            where_statement(c, src)
         else:
             t = stmt.tokens[0]
             raise SasError(f"Statement {t.text.upper()} is not supported in PROC STDIZE", t.line, t.col, t.text,
@@ -164,7 +157,7 @@ def run_fastclus(statements: list, program: Any) -> None:
         if kw == "VAR":
             var = var_names(c, cols)
         elif kw == "WHERE":
-            _where(c, src)
+            where_statement(c, src)
         elif kw in ("ID", "FREQ", "WEIGHT", "BY"):
             t = stmt.tokens[0]
             raise SasError(f"The {kw} statement of PROC FASTCLUS is not supported by statgrid yet", t.line, t.col,
@@ -200,7 +193,7 @@ def run_hpclus(statements: list, program: Any) -> None:
             c.expect("=")
             out = parse_dataset(c, program)
         elif kw == "WHERE":
-            _where(c, src)
+            where_statement(c, src)
         elif kw in ("PERFORMANCE", "ID", "FREQ"):
             continue
         else:
@@ -233,7 +226,7 @@ def run_glimmix(statements: list, program: Any) -> None:
             random = " ".join(words)
             ropts = _options_after_slash(c) if c.accept("/") else {}
         elif kw == "WHERE":
-            _where(c, src)
+            where_statement(c, src)
         else:
             t = stmt.tokens[0]
             raise SasError(f"Statement {t.text.upper()} is not supported in statgrid's PROC GLIMMIX", t.line, t.col,

@@ -469,3 +469,25 @@ def drop_member(program, spec: DatasetSpec) -> None:
         ref.path.unlink(missing_ok=True)
     except Exception:  # noqa: BLE001 - nothing to remove
         pass
+
+
+def where_statement(cur: TokenCursor, spec: DatasetSpec) -> None:
+    """A PROC's WHERE statement (after WHERE): its expression on the input, unless a WHERE= data set option
+    already chose the rows (SAS: the data set option wins)."""
+    from statgrid.sas.parse.expr import parse_expression
+
+    start = cur.i
+    node = parse_expression(cur, where=True)
+    if spec.where is None:
+        spec.where = node
+        spec.where_text = " ".join(t.text for t in cur.tokens[start:cur.i])
+
+
+def by_keys(program: Any, byc: list[ColumnInfo], sql: str) -> list[list]:
+    """The BY groups' values in BY order (missing first), or [[]] without BY: a PROC fitted per group."""
+    if not byc:
+        return [[]]
+    from statgrid.libraries import sql_ident
+    _, keys = fetch_rows(program, f"SELECT DISTINCT {', '.join(sql_ident(b.name) for b in byc)} FROM ({sql}) "
+                                  "ORDER BY ALL")
+    return keys

@@ -30,8 +30,8 @@ from statgrid.sas.dataset import LABEL_KEY, ColumnInfo, column_info, dataset_pat
 
 from statgrid.sas.parse.dsname import DatasetSpec
 from statgrid.sas.errors import SasError
-from statgrid.sas.procs.common import (DATASET, FLAG, ProcOptions, input_dataset, parse_options,
-                                       proc_statement, statement_error)
+from statgrid.sas.procs.common import (DATASET, FLAG, ProcOptions, input_dataset, parse_options, proc_statement,
+                                       statement_error)
 
 OPTIONS = {"DATA": DATASET, "OUT": DATASET, "OUT2": DATASET, "SHORT": FLAG, "VARNUM": FLAG, "POSITION": FLAG,
            "NODS": FLAG, "NOPRINT": FLAG, "DIRECTORY": FLAG, "DETAILS": FLAG, "NODETAILS": FLAG,

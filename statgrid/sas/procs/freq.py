@@ -35,7 +35,8 @@ from statgrid.sas.lexer import NAME
 from statgrid.sas.parse.dsname import parse_dataset
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, by_rule, check_by_sorted, cursor, fetch_rows,
                                        format_cell, input_dataset, observations_read, open_input, parse_options,
-                                       proc_statement, resolve_names, simple_table, statement_error, write_rows)
+                                       proc_statement, resolve_names, simple_table, statement_error, where_statement,
+                                       write_rows)
 
 OPTIONS = {"DATA": DATASET, "NOPRINT": FLAG, "ORDER": VALUE, "PAGE": FLAG, "NLEVELS": FLAG, "COMPRESS": FLAG,
            "FORMCHAR": VALUE}
@@ -68,10 +69,7 @@ def run(statements: list, program: Any) -> None:
         elif kw == "WEIGHT":
             weight = c.expect_kind(NAME, "a weight variable").text
         elif kw == "WHERE":
-            from statgrid.sas.parse.expr import parse_expression
-            node = parse_expression(c, where=True)
-            if src.where is None:
-                src.where = node
+            where_statement(c, src)
         elif kw in ("FORMAT", "LABEL", "ATTRIB", "EXACT", "TEST"):
             if kw == "EXACT":
                 program.log.note("PROC FREQ: the EXACT statement's tests other than Fisher's on 2x2 tables "

@@ -39,7 +39,7 @@ from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, by_rule, check_by_sorted, cursor, fetch_rows,
                                        format_cell, input_dataset, observations_read, open_input, parse_options,
                                        proc_statement, resolve_names, simple_table, statement_error, var_names,
-                                       write_rows)
+                                       where_statement, write_rows)
 
 # keyword → (listing header, AUTONAME suffix)
 LABELS: dict[str, tuple[str, str]] = {
@@ -130,10 +130,7 @@ def run(statements: list, program: Any, proc: str = "MEANS") -> None:
         elif kw == "OUTPUT":
             req.outputs.append(_output(c, program, cols))
         elif kw == "WHERE":
-            from statgrid.sas.parse.expr import parse_expression
-            node = parse_expression(c, where=True)
-            if src.where is None:
-                src.where = node
+            where_statement(c, src)
         elif kw in ("FORMAT", "LABEL", "ATTRIB"):
             continue                                          # the listing uses the data set's own
         elif kw in ("FREQ", "WEIGHT"):

@@ -22,13 +22,12 @@ from __future__ import annotations
 from typing import Any
 
 from statgrid.errors import StatgridError
-from statgrid.libraries import sql_ident
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME, STR
 from statgrid.sas.parse.dsname import DatasetSpec
-from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_condition, by_list, by_rule, check_by_sorted, cursor,
-                                       drop_member, fetch_rows, input_dataset, observations_read, open_input,
-                                       parse_options, proc_statement, resolve_names, without_notes, write_select)
+from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_condition, by_keys, by_list, by_rule, check_by_sorted,
+                                       cursor, drop_member, input_dataset, observations_read, open_input, parse_options,
+                                       proc_statement, resolve_names, where_statement, without_notes, write_select)
 
 TEMP = "_sgmodel_group"
 PROC_OPTIONS = {
@@ -134,10 +133,7 @@ def _run(statements: list, program: Any, proc: str) -> None:
         elif kw == "BY":
             spec["by"] = by_list(c)
         elif kw == "WHERE":
-            from statgrid.sas.parse.expr import parse_expression
-            node = parse_expression(c, where=True)
-            if src.where is None:
-                src.where = node
+            where_statement(c, src)
         elif kw == "LSMEANS" and proc == "GLM":
             while not c.at_end() and not c.at("/"):
                 spec["lsmeans"].append(c.next().text)
@@ -170,10 +166,7 @@ def _run(statements: list, program: Any, proc: str) -> None:
         check_by_sorted(program, src, cols, spec["by"])
     cols, base = open_input(program, src)
     n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
-    keys: list = [[]]
-    if byc:
-        _, keys = fetch_rows(program, f"SELECT DISTINCT {', '.join(sql_ident(b.name) for b in byc)} FROM ({base}) "
-                                      "ORDER BY ALL")
+    keys = by_keys(program, byc, base)
     observations_read(program, n_read, src)
     tmp = DatasetSpec("WORK", TEMP.upper())
     try:

@@ -31,8 +31,8 @@ from statgrid.sas.errors import SasError
 from statgrid.sas.formats.numeric import best, missing_text, w_d
 from statgrid.sas.lexer import STR
 from statgrid.sas.procs.common import (DATASET, FLAG, TEXT, by_list, by_rule, cursor, fetch_rows, format_cell,
-                                       input_dataset, observations_read, parse_options, proc_statement,
-                                       resolve_names, statement_error, var_names)
+                                       input_dataset, observations_read, parse_options, proc_statement, resolve_names,
+                                       statement_error, var_names)
 
 OPTIONS = {"DATA": DATASET, "OBS": TEXT, "NOOBS": FLAG, "LABEL": FLAG, "SPLIT": TEXT, "N": FLAG,
            "UNIFORM": FLAG, "DOUBLE": FLAG, "WIDTH": "value", "HEADING": "value", "ROWS": "value",

@@ -18,7 +18,7 @@ from statgrid.sas.dataset import ColumnInfo, input_sql
 from statgrid.sas.errors import SasError
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, check_by_sorted, cursor, input_dataset,
                                        observations_read, open_input, parse_options, proc_statement, resolve_names,
-                                       statement_error, var_names, write_select)
+                                       statement_error, var_names, where_statement, write_select)
 
 OPTIONS = {"DATA": DATASET, "OUT": DATASET, "GROUPS": VALUE, "TIES": VALUE, "DESCENDING": FLAG, "FRACTION": FLAG,
            "F": FLAG, "PERCENT": FLAG, "P": FLAG, "NPLUS1": FLAG, "FN1": FLAG, "N1": FLAG, "SAVAGE": FLAG,
@@ -49,10 +49,7 @@ def run(statements: list, program: Any) -> None:
         elif kw == "RANKS":
             ranks = [t.text for t in c.tokens[c.i:] if t.kind == "NAME"]
         elif kw == "WHERE":
-            from statgrid.sas.parse.expr import parse_expression
-            node = parse_expression(c, where=True)
-            if src.where is None:
-                src.where = node
+            where_statement(c, src)
         elif kw in ("FORMAT", "LABEL", "ATTRIB"):
             continue
         else:

@@ -22,9 +22,9 @@ from statgrid.sas.dataset import ColumnInfo
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME
 from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
-from statgrid.sas.procs.common import (DATASET, FLAG, by_condition, by_list, by_rule, check_by_sorted, cursor,
-                                       drop_member, fetch_rows, input_dataset, observations_read, open_input,
-                                       parse_options, proc_statement, resolve_names, statement_error, without_notes,
+from statgrid.sas.procs.common import (DATASET, FLAG, by_condition, by_keys, by_list, by_rule, check_by_sorted, cursor,
+                                       drop_member, input_dataset, observations_read, open_input, parse_options,
+                                       proc_statement, resolve_names, statement_error, where_statement, without_notes,
                                        write_rows, write_select)
 
 OPTIONS = {"DATA": DATASET, "OUTEST": DATASET, "NOPRINT": FLAG, "SIMPLE": FLAG, "CORR": FLAG, "ALL": FLAG,
@@ -48,10 +48,7 @@ def run(statements: list, program: Any) -> None:
         elif kw == "BY":
             by = by_list(c)
         elif kw == "WHERE":
-            from statgrid.sas.parse.expr import parse_expression
-            node = parse_expression(c, where=True)
-            if src.where is None:
-                src.where = node
+            where_statement(c, src)
         elif kw == "OUTPUT":
             outputs.append(_output(c, program, len(models)))
         elif kw in ("VAR", "ID"):
@@ -70,10 +67,7 @@ def run(statements: list, program: Any) -> None:
         check_by_sorted(program, src, cols, by)
     cols, base = open_input(program, src)
     n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
-    keys = [[]]
-    if byc:
-        _, keys = fetch_rows(program, f"SELECT DISTINCT {', '.join(sql_ident(b.name) for b in byc)} FROM ({base}) "
-                                      f"ORDER BY ALL")
+    keys = by_keys(program, byc, base)
     observations_read(program, n_read, src)
     est_rows: list[list] = []
     fits: dict[tuple[int, tuple], Any] = {}

@@ -19,9 +19,9 @@ from typing import Any
 from statgrid.libraries import sql_ident
 from statgrid.sas.dataset import input_sql
 from statgrid.sas.errors import SasError
-from statgrid.sas.procs.common import (SORTED_KEY, DATASET, FLAG, SIZE, cursor, input_dataset, observations_read, open_input,
-                                       parse_options, proc_statement, resolve_names, sortsize, statement_error,
-                                       by_list, write_select)
+from statgrid.sas.procs.common import (DATASET, FLAG, SIZE, SORTED_KEY, by_list, cursor, input_dataset,
+                                       observations_read, open_input, parse_options, proc_statement, resolve_names,
+                                       sortsize, statement_error, write_select)
 
 OPTIONS = {"DATA": DATASET, "OUT": DATASET, "DUPOUT": DATASET, "NODUPKEY": FLAG, "NODUPRECS": FLAG,
            "EQUALS": FLAG, "NOEQUALS": FLAG, "SORTSIZE": SIZE, "FORCE": FLAG, "REVERSE": FLAG,

@@ -26,9 +26,9 @@ from statgrid.procs.summary import STATISTICS
 from statgrid.sas.dataset import ColumnInfo
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME, STR
-from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, cursor, fetch_rows, format_cell,
-                                       input_dataset, observations_read, open_input, parse_options, proc_statement,
-                                       resolve_names, var_names, write_rows)
+from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, cursor, fetch_rows, format_cell, input_dataset,
+                                       observations_read, open_input, parse_options, proc_statement, resolve_names,
+                                       var_names, where_statement, write_rows)
 
 OPTIONS = {"DATA": DATASET, "OUT": DATASET, "MISSING": FLAG, "FORMAT": VALUE, "NOSEPS": FLAG, "ORDER": VALUE,
            "QMETHOD": VALUE, "QNTLDEF": VALUE, "PCTLDEF": VALUE, "VARDEF": VALUE, "FORMCHAR": VALUE,
@@ -86,10 +86,7 @@ def run(statements: list, program: Any) -> None:
                 c.expect("=")
                 labels[k] = str(c.next().value)
         elif kw == "WHERE":
-            from statgrid.sas.parse.expr import parse_expression
-            node = parse_expression(c, where=True)
-            if src.where is None:
-                src.where = node
+            where_statement(c, src)
         elif kw == "BY":
             by_list(c)
             t = stmt.tokens[0]

@@ -18,9 +18,9 @@ from typing import Any
 
 from statgrid.sas.dataset import ColumnInfo
 from statgrid.sas.errors import SasError
-from statgrid.sas.procs.common import (DATASET, FLAG, TEXT, by_list, check_by_sorted, cursor, fetch_rows,
-                                       format_cell, input_dataset, observations_read, open_input, parse_options,
-                                       proc_statement, resolve_names, statement_error, var_names, write_rows)
+from statgrid.sas.procs.common import (DATASET, FLAG, TEXT, by_list, check_by_sorted, cursor, fetch_rows, format_cell,
+                                       input_dataset, observations_read, open_input, parse_options, proc_statement,
+                                       resolve_names, statement_error, var_names, where_statement, write_rows)
 
 OPTIONS = {"DATA": DATASET, "OUT": DATASET, "PREFIX": TEXT, "SUFFIX": TEXT, "NAME": TEXT, "LABEL": TEXT,
            "LET": FLAG, "DELIMITER": TEXT, "DELIM": TEXT}
@@ -45,10 +45,7 @@ def run(statements: list, program: Any) -> None:
         elif kw == "IDLABEL":
             idlabel = var_names(c, cols)[0]
         elif kw == "WHERE":
-            from statgrid.sas.parse.expr import parse_expression
-            node = parse_expression(c, where=True)
-            if src.where is None:
-                src.where = node
+            where_statement(c, src)
         elif kw in ("FORMAT", "LABEL", "ATTRIB"):
             continue
         else:

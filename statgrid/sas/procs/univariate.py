@@ -22,9 +22,9 @@ from statgrid.sas.dataset import ColumnInfo
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME, NUM
 from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
-from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_condition, by_list, by_rule, check_by_sorted, cursor,
-                                       drop_member, fetch_rows, input_dataset, observations_read, open_input,
-                                       parse_options, proc_statement, resolve_names, var_names, without_notes,
+from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_condition, by_keys, by_list, by_rule, check_by_sorted,
+                                       cursor, drop_member, input_dataset, observations_read, open_input, parse_options,
+                                       proc_statement, resolve_names, var_names, where_statement, without_notes,
                                        write_select)
 
 OPTIONS = {"DATA": DATASET, "NORMAL": FLAG, "NOPRINT": FLAG, "PCTLDEF": VALUE, "NEXTROBS": VALUE, "PLOT": FLAG,
@@ -50,10 +50,7 @@ def run(statements: list, program: Any) -> None:
         elif kw == "BY":
             by = by_list(c)
         elif kw == "WHERE":
-            from statgrid.sas.parse.expr import parse_expression
-            node = parse_expression(c, where=True)
-            if src.where is None:
-                src.where = node
+            where_statement(c, src)
         elif kw == "OUTPUT":
             outputs.append(_output(c, program))
         elif kw in ("HISTOGRAM", "QQPLOT", "PPPLOT", "PROBPLOT", "INSET", "ID", "FORMAT", "LABEL", "CDFPLOT"):
@@ -159,10 +156,7 @@ def _print(program, src, base, cols, byc, varc, opts, qdef: int) -> None:
     from statgrid.procs.univariate import univariate
     fn = getattr(univariate, "__wrapped__", univariate)
     tmp = DatasetSpec("WORK", "_SGUNI_GROUP")
-    keys: list = [[]]
-    if byc:
-        _, keys = fetch_rows(program, f"SELECT DISTINCT {', '.join(sql_ident(b.name) for b in byc)} FROM ({base}) "
-                                      "ORDER BY ALL")
+    keys = by_keys(program, byc, base)
     try:
         for key in keys:
             if byc:
