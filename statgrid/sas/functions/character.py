@@ -524,3 +524,23 @@ def f_byte(rt, n):
     if k != k or not 0 <= k <= 255:
         return invalid_argument(rt, "BYTE", result="")
     return chr(int(k))
+
+
+def _choice(cond: Any, true: Any, false: Any, missing: Any) -> Any:
+    """IFC/IFN's pick: `true` when cond is neither 0 nor missing, `missing` (if given) when it is missing,
+    else `false` (SAS 9.4 Functions: IFC, IFN; every argument is evaluated, as in SAS)."""
+    x = to_num(cond)
+    if x != x:
+        return false if missing is None else missing
+    return true if x != 0 else false
+
+
+@function("IFC", 3, 4, returns="char", args="ncc")
+def f_ifc(rt, cond, true, false, missing=None):
+    return to_char(_choice(cond, true, false, missing))
+
+
+@function("IFN", 3, 4, args="nnn")
+def f_ifn(rt, cond, true, false, missing=None):
+    v = _choice(cond, true, false, missing)
+    return MISSING if v is None else to_num(v)
