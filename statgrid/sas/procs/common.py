@@ -491,3 +491,18 @@ def by_keys(program: Any, byc: list[ColumnInfo], sql: str) -> list[list]:
     _, keys = fetch_rows(program, f"SELECT DISTINCT {', '.join(sql_ident(b.name) for b in byc)} FROM ({sql}) "
                                   "ORDER BY ALL")
     return keys
+
+
+def by_group_members(program: Any, byc: list[ColumnInfo], cols: list[ColumnInfo], sql: str,
+                     member: str) -> Iterator[tuple[list, str]]:
+    """For a PROC fitted per BY group by a procedure that reads a data set: each group's rows of `sql`
+    written to WORK.member (no NOTE: the user never named it), yielding (the group's BY values, 'work.member')
+    in BY order — one group, all rows, without BY. The member is removed when the loop ends, however."""
+    spec = DatasetSpec("WORK", member.upper())
+    try:
+        for key in by_keys(program, byc, sql):
+            rows = f"SELECT * FROM ({sql})" + (f" WHERE {by_condition(byc, key)}" if byc else "")
+            without_notes(program, lambda: write_select(program, spec, rows, cols))
+            yield key, f"work.{member.lower()}"
+    finally:
+        drop_member(program, spec)

@@ -25,9 +25,9 @@ from statgrid.errors import StatgridError
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME, STR
 from statgrid.sas.parse.dsname import DatasetSpec
-from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_condition, by_keys, by_list, by_rule, check_by_sorted,
-                                       cursor, drop_member, input_dataset, observations_read, open_input, parse_options,
-                                       proc_statement, resolve_names, where_statement, without_notes, write_select)
+from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_group_members, by_list, by_rule, check_by_sorted,
+                                       cursor, input_dataset, observations_read, open_input, parse_options,
+                                       proc_statement, resolve_names, where_statement)
 
 TEMP = "_sgmodel_group"
 PROC_OPTIONS = {
@@ -166,22 +166,15 @@ def _run(statements: list, program: Any, proc: str) -> None:
         check_by_sorted(program, src, cols, spec["by"])
     cols, base = open_input(program, src)
     n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
-    keys = by_keys(program, byc, base)
     observations_read(program, n_read, src)
-    tmp = DatasetSpec("WORK", TEMP.upper())
-    try:
-        for key in keys:
-            if byc:
-                program.log.listing(by_rule(" ".join(f"{b.name}={v}" for b, v in zip(byc, key))))
-            sql = f"SELECT * FROM ({base})" + (f" WHERE {by_condition(byc, key)}" if byc else "")
-            without_notes(program, lambda: write_select(program, tmp, sql, cols))
-            try:
-                _fit(program, proc, opts, spec, f"work.{TEMP}")
-            except StatgridError as exc:
-                t = first.tokens[0]
-                raise SasError(str(exc), t.line, t.col, proc, "") from None
-    finally:
-        drop_member(program, tmp)
+    for key, data in by_group_members(program, byc, cols, base, TEMP):
+        if byc:
+            program.log.listing(by_rule(" ".join(f"{b.name}={v}" for b, v in zip(byc, key))))
+        try:
+            _fit(program, proc, opts, spec, data)
+        except StatgridError as exc:
+            t = first.tokens[0]
+            raise SasError(str(exc), t.line, t.col, proc, "") from None
 
 
 def _fit(program, proc, opts, spec, data: str) -> None:

@@ -22,10 +22,10 @@ from statgrid.sas.dataset import ColumnInfo
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME
 from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
-from statgrid.sas.procs.common import (DATASET, FLAG, by_condition, by_keys, by_list, by_rule, check_by_sorted, cursor,
-                                       drop_member, input_dataset, observations_read, open_input, parse_options,
-                                       proc_statement, resolve_names, statement_error, where_statement, without_notes,
-                                       write_rows, write_select)
+from statgrid.sas.procs.common import (DATASET, FLAG, by_condition, by_group_members, by_list, by_rule, check_by_sorted,
+                                       cursor, input_dataset, observations_read, open_input, parse_options,
+                                       proc_statement, resolve_names, statement_error, where_statement, write_rows,
+                                       write_select)
 
 OPTIONS = {"DATA": DATASET, "OUTEST": DATASET, "NOPRINT": FLAG, "SIMPLE": FLAG, "CORR": FLAG, "ALL": FLAG,
            "PLOTS": "value", "OUTSSCP": DATASET, "TABLEOUT": FLAG}
@@ -67,29 +67,24 @@ def run(statements: list, program: Any) -> None:
         check_by_sorted(program, src, cols, by)
     cols, base = open_input(program, src)
     n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
-    keys = by_keys(program, byc, base)
     observations_read(program, n_read, src)
+    keys: list[list] = []
     est_rows: list[list] = []
     fits: dict[tuple[int, tuple], Any] = {}
     listing: list[str] = []
     from statgrid.procs.regression import reg as api_reg
     fit_fn = getattr(api_reg, "__wrapped__", api_reg)
-    tmp = DatasetSpec("WORK", "_SGREG_GROUP")
-    try:
-        for key in keys:
-            group_sql = f"SELECT * FROM ({base})" + (f" WHERE {by_condition(byc, key)}" if byc else "")
-            without_notes(program, lambda: write_select(program, tmp, group_sql, cols))
-            for m in models:
-                result = fit_fn(program.session, "work._sgreg_group", f"{m['dep']} = {' '.join(m['regs'])}",
-                                noint=m["noint"], selection=m["selection"], sle=m["sle"], sls=m["sls"],
-                                include=m["include"], stb=m["stb"], vif=m["vif"], collin=m["collin"], print=False)
-                fits[(m["index"], tuple(key))] = (m, result)
-                if not opts.get("NOPRINT"):
-                    listing.append(_listing(program, byc, key, m, result))
-                est_rows.append(list(key) + [m["label"], "PARMS", m["dep"], result.stats["rmse"]]
-                                + _estimates(m, result))
-    finally:
-        drop_member(program, tmp)
+    for key, data in by_group_members(program, byc, cols, base, "_sgreg_group"):
+        keys.append(key)
+        for m in models:
+            result = fit_fn(program.session, data, f"{m['dep']} = {' '.join(m['regs'])}",
+                            noint=m["noint"], selection=m["selection"], sle=m["sle"], sls=m["sls"],
+                            include=m["include"], stb=m["stb"], vif=m["vif"], collin=m["collin"], print=False)
+            fits[(m["index"], tuple(key))] = (m, result)
+            if not opts.get("NOPRINT"):
+                listing.append(_listing(program, byc, key, m, result))
+            est_rows.append(list(key) + [m["label"], "PARMS", m["dep"], result.stats["rmse"]]
+                            + _estimates(m, result))
     if listing:
         program.log.listing("\n".join(listing))
     if opts.get("OUTEST") is not None:

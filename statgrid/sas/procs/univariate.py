@@ -22,10 +22,9 @@ from statgrid.sas.dataset import ColumnInfo
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME, NUM
 from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
-from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_condition, by_keys, by_list, by_rule, check_by_sorted,
-                                       cursor, drop_member, input_dataset, observations_read, open_input, parse_options,
-                                       proc_statement, resolve_names, var_names, where_statement, without_notes,
-                                       write_select)
+from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_group_members, by_list, by_rule, check_by_sorted,
+                                       cursor, input_dataset, observations_read, open_input, parse_options,
+                                       proc_statement, resolve_names, var_names, where_statement, write_select)
 
 OPTIONS = {"DATA": DATASET, "NORMAL": FLAG, "NOPRINT": FLAG, "PCTLDEF": VALUE, "NEXTROBS": VALUE, "PLOT": FLAG,
            "PLOTS": FLAG, "FREQ": FLAG, "ALPHA": VALUE, "CIBASIC": FLAG, "ROUND": VALUE, "VARDEF": VALUE,
@@ -155,15 +154,8 @@ def _print(program, src, base, cols, byc, varc, opts, qdef: int) -> None:
     """The engine's listing (moments, quantiles, extremes, normality tests) per BY group."""
     from statgrid.procs.univariate import univariate
     fn = getattr(univariate, "__wrapped__", univariate)
-    tmp = DatasetSpec("WORK", "_SGUNI_GROUP")
-    keys = by_keys(program, byc, base)
-    try:
-        for key in keys:
-            if byc:
-                program.log.listing(by_rule(" ".join(f"{b.name}={v}" for b, v in zip(byc, key))))
-            sql = f"SELECT * FROM ({base})" + (f" WHERE {by_condition(byc, key)}" if byc else "")
-            without_notes(program, lambda: write_select(program, tmp, sql, cols))
-            fn(program.session, "work._sguni_group", var=[v.name for v in varc], normal=bool(opts.get("NORMAL")),
-               nextrobs=int(opts.get("NEXTROBS", 5)), print=True, qntldef=qdef)
-    finally:
-        drop_member(program, tmp)
+    for key, data in by_group_members(program, byc, cols, base, "_sguni_group"):
+        if byc:
+            program.log.listing(by_rule(" ".join(f"{b.name}={v}" for b, v in zip(byc, key))))
+        fn(program.session, data, var=[v.name for v in varc], normal=bool(opts.get("NORMAL")),
+           nextrobs=int(opts.get("NEXTROBS", 5)), print=True, qntldef=qdef)
