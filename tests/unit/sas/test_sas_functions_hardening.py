@@ -10,22 +10,9 @@ import pytest
 from statgrid.sas.context import FunctionRuntime
 from statgrid.sas.errors import SasError
 from statgrid.sas.functions import FUNCTIONS
+from tests.unit.sas.standins import Program
 
 INF = math.inf
-
-
-class Log:
-    def __init__(self):
-        self.notes = []
-
-    def note(self, msg):
-        self.notes.append(msg)
-
-
-class Program:
-    def __init__(self):
-        self.log, self.extras, self.symbols, self.options, self.formats, self.session = Log(), {}, None, None, None, None
-        self.filerefs = {}
 
 
 def call(name, *args):

@@ -10,22 +10,9 @@ from statgrid.sas.context import FunctionRuntime
 from statgrid.sas.errors import SasError
 from statgrid.sas.functions import CALL_ROUTINES, FUNCTIONS, call_function, lookup_call, lookup_function
 from statgrid.sas.values import MISSING, special_missing
+from tests.unit.sas.standins import Program
 
 M = MISSING
-
-
-class Log:
-    def __init__(self):
-        self.notes = []
-
-    def note(self, msg):
-        self.notes.append(msg)
-
-
-class Program:
-    def __init__(self):
-        self.log, self.extras, self.symbols, self.options, self.formats, self.session = Log(), {}, None, None, None, None
-        self.filerefs = {}
 
 
 def rt(line=0, col=0):

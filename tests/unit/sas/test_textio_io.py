@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 
-import pytest
 
 from statgrid.sas.program import run_program
 from statgrid.sas.saslog import SasLog
