@@ -12,7 +12,8 @@ import pytest
 from tests.conftest import run_cli, scratch_dirs
 from tests.unit.sas.test_sas_corpus import PROGRAMS, autoexec_text, check_run, invocation_args, params, setup_dirs
 
-CLI_PROGRAMS = ["global_only", "macro_sysfunc", "data_by_first_last", "err_syntax_check_mode"]
+CLI_PROGRAMS = ["global_only", "macro_sysfunc", "data_by_first_last", "err_syntax_check_mode", "proc_means_summary",
+                "proc_sql", "proc_freq", "proc_sql_view"]
 
 
 def cli_cases():
