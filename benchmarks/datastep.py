@@ -96,6 +96,8 @@ class Case:
     sums: tuple[str, ...]                           # columns whose sums both sides must agree on
     goal: str
     order_digest: bool = False                      # compare the output's row order (id sequence)
+    other_sums: tuple[str, ...] | None = None       # the other side's names of `sums` (default: the same)
+    other_rows_per_row: int = 1                     # the other side writes this many rows per SAS row
 
 
 def src(s, member: str) -> str:
@@ -293,8 +295,14 @@ def run_sas(ctx: Ctx, s, text: str) -> tuple[str, list[str]]:
     return out, [line for line in out.splitlines() if line.startswith("WARNING")]
 
 
-def digest(s, case: Case) -> dict:
-    """Row count, column names, column sums, (sort) a digest of the id sequence — of work.out."""
+def _sql_term(c: str) -> str:
+    """A column name quoted; an expression over columns (a case's own SQL) as it is."""
+    return f'"{c}"' if c.isidentifier() else c
+
+
+def digest(s, case: Case, side: str = "sas") -> dict:
+    """Row count, column names, column sums, (sort) a digest of the id sequence — of work.out. The sums
+    are keyed by the SAS side's column names; the other side's may be named apart (case.other_sums)."""
     import duckdb
 
     path = Path(s.dataset("work.out").path)
@@ -302,7 +310,8 @@ def digest(s, case: Case) -> dict:
     try:
         rel = con.sql(f"SELECT * FROM read_parquet('{path}')")
         cols = sorted(c.lower() for c in rel.columns)
-        agg = ", ".join(f'sum("{c}")::DOUBLE' for c in case.sums)
+        names = case.other_sums if side != "sas" and case.other_sums else case.sums
+        agg = ", ".join(f'sum({_sql_term(c)})::DOUBLE' for c in names)
         row = con.execute(f"SELECT count(*), {agg} FROM read_parquet('{path}')").fetchone()
         out = {"rows": row[0], "columns": cols, "sums": dict(zip(case.sums, row[1:]))}
         if case.order_digest:
@@ -317,9 +326,9 @@ def compare(case: Case, d: dict[str, dict]) -> list[str]:
     """What differs between the sides' digests (empty: they agree)."""
     a, b = d["sas"], d["api"]
     bad = []
-    if a["rows"] != b["rows"]:
+    if a["rows"] * case.other_rows_per_row != b["rows"]:
         bad.append(f"row count: SAS {a['rows']:,} vs other {b['rows']:,}")
-    if a["columns"] != b["columns"]:
+    if a["columns"] != b["columns"] and not case.other_sums:
         bad.append(f"columns: SAS {a['columns']} vs other {b['columns']}")
     for c in case.sums:
         x, y = a["sums"].get(c), b["sums"].get(c)
@@ -349,7 +358,7 @@ def measure(ctx: Ctx, case: Case, side: str, rec: Record, want_digest: bool) -> 
         rec.cpu_s.append(time.process_time() - c0)
         rec.peak_rss.append(hwm_bytes() or 0)
         rec.rss_before.append(before)
-        return digest(s, case) if want_digest else None
+        return digest(s, case, side) if want_digest else None
     finally:
         s.close()
 
@@ -418,32 +427,36 @@ def profile(ctx: Ctx, case: Case) -> None:
 
 
 # ---------------------------------------------------------------------------- main
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+def parse_args(argv: list[str] | None, all_cases: tuple[str, ...] = ALL_CASES, doc: str | None = None
+               ) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=(doc or __doc__).split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rows", type=int, default=10_000_000, help="rows of the input (default 10,000,000)")
     p.add_argument("--runs", type=int, default=3, help="interleaved runs per case (default 3)")
     p.add_argument("--memsize", default="1G", help="statgrid memsize of every session (default 1G)")
     p.add_argument("--threads", type=int, default=2, help="engine threads of every session (default 2)")
-    p.add_argument("--cases", default=",".join(ALL_CASES), help=f"comma list of {', '.join(ALL_CASES)}")
+    p.add_argument("--cases", default=",".join(all_cases), help=f"comma list of {', '.join(all_cases)}")
     p.add_argument("--json", type=Path, default=None, help="write raw timings and ratios here")
-    p.add_argument("--profile", choices=ALL_CASES, default=None,
+    p.add_argument("--profile", choices=all_cases, default=None,
                    help="instead of the benchmark: cProfile the SAS side of this case once")
     a = p.parse_args(argv)
     a.cases = [c.strip() for c in a.cases.split(",") if c.strip()]
-    bad = [c for c in a.cases if c not in ALL_CASES]
+    bad = [c for c in a.cases if c not in all_cases]
     if bad or not a.cases:
-        p.error(f"unknown case {bad[0] if bad else '(none)'}; choose from {', '.join(ALL_CASES)}")
+        p.error(f"unknown case {bad[0] if bad else '(none)'}; choose from {', '.join(all_cases)}")
     if a.rows < 1000 or a.runs < 1 or a.threads < 1:
         p.error("--rows must be ≥ 1000, --runs and --threads ≥ 1")
     return a
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+def main(argv: list[str] | None = None, cases: dict[str, Case] | None = None, title: str = "datastep",
+         doc: str | None = None) -> int:
+    """Run the benchmark over `cases` (default: the DATA step cases; benchmarks/sas_procs.py passes its own)."""
+    cases = cases or CASES
+    args = parse_args(argv, tuple(cases), doc)
     import duckdb
 
-    data_dir = Path(tempfile.mkdtemp(prefix="statgrid-bench-datastep-"))
+    data_dir = Path(tempfile.mkdtemp(prefix=f"statgrid-bench-{title}-"))
     failed = 0
     try:
         home = data_dir / "sghome"
@@ -462,7 +475,7 @@ def main(argv: list[str] | None = None) -> int:
         con.close()
         ctx = Ctx(args, lib, cfg, args.rows, max(args.rows // 10, 1), max(args.rows // INNER, 1), opts.memsize_bytes)
         import statgrid
-        print(f"statgrid datastep benchmark — python {platform.python_version()}, duckdb {duckdb.__version__}, "
+        print(f"statgrid {title} benchmark — python {platform.python_version()}, duckdb {duckdb.__version__}, "
               f"statgrid {statgrid.__version__}, {len(os.sched_getaffinity(0))} CPUs, load average "
               f"{os.getloadavg()[0]:.1f}, MemAvailable {fmt_bytes(mem_available_bytes())}")
         print(f"input: {args.rows:,} rows in bench.big ({fmt_bytes((lib / 'big.parquet').stat().st_size)}), "
@@ -470,14 +483,14 @@ def main(argv: list[str] | None = None) -> int:
               f"sessions: memsize {args.memsize}, threads {args.threads}")
         if args.profile:
             warm_up(ctx)
-            profile(ctx, CASES[args.profile])
+            profile(ctx, cases[args.profile])
             return 0
         warm_up(ctx)
         report: dict[str, Any] = {"args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
                                   "versions": {"python": platform.python_version(), "duckdb": duckdb.__version__},
                                   "cpus": len(os.sched_getaffinity(0)), "cases": {}}
         for key in args.cases:
-            case = CASES[key]
+            case = cases[key]
             recs = {side: Record() for side in SIDES}
             digests: dict[str, dict] = {}
             print(f"\n{key}: ", end="", flush=True)
