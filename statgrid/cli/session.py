@@ -31,6 +31,8 @@ def run(ctx: typer.Context, job: Path = typer.Argument(..., metavar="JOB", help=
         bufsize: Optional[str] = typer.Option(None, "-bufsize", metavar="SIZE", help=".sas: BUFSIZE= (kept for "
                                               "GETOPTION; statgrid's I/O unit is -o bufsize=ROWS)."),
         sortsize: Optional[str] = typer.Option(None, "-sortsize", metavar="SIZE", help=".sas: SORTSIZE=."),
+        dsengine: Optional[str] = typer.Option(None, "-dsengine", metavar="ENGINE", help=".sas: DSENGINE= (AUTO, "
+                                               "PYTHON, SQL or NUMBA: the DATA step engine)."),
         fullstimer: bool = typer.Option(False, "-fullstimer", help=".sas: FULLSTIMER (every step's full record)."),
         autoexec: Optional[str] = typer.Option(None, "-autoexec", metavar="FILE", help=".sas: a program run first "
                                                "(instead of grid.toml's [session] autoexec)."),
@@ -64,7 +66,7 @@ def run(ctx: typer.Context, job: Path = typer.Argument(..., metavar="JOB", help=
     # JSON (launch_argv), so no word of them is ever read as an option of this command.
     sas_args: list[str] = []
     for flag, value in (("-sysparm", sysparm), ("-memsize", memsize), ("-bufsize", bufsize),
-                        ("-sortsize", sortsize), ("-autoexec", autoexec), ("-log", sas_log),
+                        ("-sortsize", sortsize), ("-dsengine", dsengine), ("-autoexec", autoexec), ("-log", sas_log),
                         ("-print", sas_print), ("-work", work), ("-utilloc", utilloc)):
         if value is not None:
             sas_args += [flag, str(value)]

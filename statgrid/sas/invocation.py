@@ -23,9 +23,9 @@ from statgrid.sas.options import SasOptions
 # name → takes a value; what `statgrid run` accepts after a .sas program (cli/session.py declares each)
 INVOCATION_OPTIONS: dict[str, bool] = {
     "SYSPARM": True, "MEMSIZE": True, "BUFSIZE": True, "SORTSIZE": True, "FULLSTIMER": False,
-    "AUTOEXEC": True, "SET": True, "LOG": True, "PRINT": True, "WORK": True, "UTILLOC": True,
+    "AUTOEXEC": True, "SET": True, "LOG": True, "PRINT": True, "WORK": True, "UTILLOC": True, "DSENGINE": True,
 }
-INVOCATION_HELP = ("-sysparm V, -memsize 4G, -bufsize 64k, -sortsize 1G, -fullstimer, -autoexec FILE, "
+INVOCATION_HELP = ("-sysparm V, -memsize 4G, -bufsize 64k, -sortsize 1G, -fullstimer, -dsengine AUTO, -autoexec FILE, "
                    "-set NAME VALUE, -log FILE, -print FILE, -work DIR, -utilloc DIR")
 # -set NAME VALUE: an environment variable of the program, read by %SYSGET(NAME) — a SAS name.
 _SET_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -67,6 +67,7 @@ def _submit_and_launch(tmp_path: Path, words: list[str], options: dict | None = 
     ["-set", "B", "-o", "-sysparm", "--json"],
     ["-sysparm", "--", "-set", "C", "--sas-invocation"],
     ["-SYSPARM", "lower", "-Memsize", "1G"],
+    ["-dsengine", "python", "-sysparm", "1"],
 ])
 def test_launch_argv_is_read_back_by_run_as_submit_read_it(home, tmp_path, monkeypatch, words):
     (tmp_path / "jobdir").mkdir()
@@ -102,6 +103,22 @@ def test_run_takes_sas_words_after_double_dash_through_parse_invocation(home, tm
     assert seen["invocation"].env == {"A": "-1"}
     bad = _through_run(["run", str(prog), "--sas-invocation", "{}"], monkeypatch)
     assert bad["exit_code"] == 2 and "not a JSON list of strings" in bad["output"]
+
+
+def test_dsengine_is_an_invocation_option_of_run(home, tmp_path):
+    """`statgrid run prog.sas -dsengine ENGINE` sets the DSENGINE system option, as an OPTIONS statement
+    would; a value that is no engine is refused before anything runs, naming it."""
+    from statgrid.cli.app import app
+
+    prog = tmp_path / "a.sas"
+    prog.write_text("data _null_; e = getoption('dsengine'); put 'engine=' e; run;\n")
+    for engine in ("python", "SQL"):
+        result = CliRunner().invoke(app, ["run", str(prog), "-dsengine", engine])
+        assert result.exit_code == 0, result.output
+        assert f"engine={engine.upper()}" in result.output
+    bad = CliRunner().invoke(app, ["run", str(prog), "-dsengine", "fast"])
+    assert bad.exit_code != 0 and "fast" in bad.output and "DSENGINE" in bad.output
+    assert "engine=" not in bad.output
 
 
 # ---------------------------------------------------------------- 5, 8: -set names; statgrid's options
