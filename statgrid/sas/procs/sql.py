@@ -11,9 +11,9 @@ the query text is SAS's dialect, translated by sqltext.py and run by DuckDB over
       DESCRIBE TABLE name;  RESET options;  VALIDATE SELECT …;
 SQLOBS (rows of the last statement) and SQLRC are set. NOTEs as SAS writes them ("Table WORK.X created,
 with 3 rows and 2 columns.", "3 rows were inserted into WORK.X.", "No rows were selected."). A computed
-column without a name is _TEMA001, _TEMA002 … as in SAS. Not built: remerging summary statistics with
-detail rows (a query that needs it is DuckDB's error), ALTER TABLE, indexes (CREATE INDEX is accepted with
-a NOTE: statgrid's data sets have none).
+column without a name is _TEMA001, _TEMA002 … as in SAS. A query that needs its summary statistics remerged
+with the detail rows gets them, with SAS's NOTE (see Query; NOREMERGE: SAS's ERROR). Not built: ALTER TABLE,
+indexes (CREATE INDEX is accepted with a NOTE: statgrid's data sets have none).
 """
 from __future__ import annotations
 
@@ -147,10 +147,52 @@ def _find_top(toks: list, a: int, b: int, *words: str) -> int:
 
 class Query:
     """A SELECT's pieces: the translated SQL with output names fixed, each column's modifiers, the INTO
-    targets (removed from the SQL)."""
+    targets (removed from the SQL).
 
-    def __init__(self, program: Any, stmt, start: int):
+    Remerging (SAS SQL Procedure User's Guide, "Remerging Summary Statistics"): a query that selects a
+    column neither grouped nor summarized beside a summary function (`select g, x, x / sum(x) from t group
+    by g`; HAVING with no GROUP BY) is answered by SAS with every detail row and its group's statistics,
+    and a NOTE. Such a query is the one DuckDB refuses to bind ("must appear in the GROUP BY clause"): it
+    is then built again with its aggregates as window functions over the groups (PARTITION BY the GROUP BY
+    keys, or the whole table), GROUP BY dropped and HAVING a QUALIFY. NOREMERGE makes it SAS's ERROR."""
+
+    def __init__(self, program: Any, stmt, start: int, remerge: bool = True):
         self.program, self.stmt = program, stmt
+        self.remerged = False
+        self._build(start, over=None)
+        if self._needs_remerge():
+            toks = stmt.tokens
+            if not remerge:
+                t = toks[start]
+                raise SasError("The query requires remerging summary statistics back with the original data. "
+                               "This is disallowed due to the NOREMERGE proc option or NOSQLREMERGE system option",
+                               t.line, t.col, t.text, "a GROUP BY of every selected column that is not summarized, "
+                               "or PROC SQL REMERGE", stmt.source)
+            end = len(toks)
+            group = _find_top(toks, start, end, "GROUP")
+            keys = ""
+            if group >= 0:
+                stop_g = _find_top(toks, group + 2, end, "HAVING", "ORDER")
+                keys = self.text.translate_sub(group + 2, stop_g if stop_g >= 0 else end)
+            self._build(start, over=f"OVER (PARTITION BY {keys})" if keys else "OVER ()")
+            self.remerged = True
+            program.log.note("The query requires remerging summary statistics back with the original data.")
+
+    def _needs_remerge(self) -> bool:
+        import duckdb
+        toks = self.stmt.tokens
+        if _find_top(toks, 0, len(toks), "UNION", "EXCEPT", "INTERSECT", "OUTER") >= 0:
+            return False
+        try:
+            self.program.session.con.execute(f"SELECT * FROM ({self.sql}) LIMIT 0")
+        except duckdb.BinderException as exc:
+            return "must appear in the GROUP BY clause" in str(exc) or "must be part of an aggregate" in str(exc)
+        except duckdb.Error:
+            return False
+        return False
+
+    def _build(self, start: int, over: str | None) -> None:
+        program, stmt = self.program, self.stmt
         toks = stmt.tokens
         end = len(toks)
         self.into: list = []
@@ -159,6 +201,7 @@ class Query:
         stop = into if into >= 0 else frm if frm >= 0 else _first_clause(toks, start + 1, end)
         text = SqlText(program, toks, stmt.source)
         text._prescan(start, end)
+        text.over = over
         items, self.modifiers, self.names = [], [], []
         distinct = ""
         k0 = start + 1
@@ -191,15 +234,26 @@ class Query:
             self.modifiers.append((mods, src, star))
         if into >= 0:
             self.into = _into(toks, into + 1, frm if frm >= 0 else end)
-        rest = text.translate_sub(frm, end) if frm >= 0 else ""
+        group = _find_top(toks, start, end, "GROUP")
+        stop_g = _find_top(toks, group + 2, end, "HAVING") if group >= 0 else -1
+        if over is None or frm < 0:
+            rest = text.translate_sub(frm, end) if frm >= 0 else ""
+        else:                                   # remerged: no GROUP BY; HAVING filters the detail rows
+            having = _find_top(toks, frm, end, "HAVING")
+            tail = _find_top(toks, frm, end, "ORDER")
+            cut = min(k for k in (group, having, tail, end) if k >= 0)
+            rest = text.translate_sub(frm, cut)
+            if having >= 0:
+                rest += " QUALIFY " + text.translate_sub(having + 1, tail if tail >= 0 else end)
+            if tail >= 0:
+                rest += " " + text.translate_sub(tail, end)
         self.sql = f"SELECT {distinct}{', '.join(items)} {rest}"
         # SAS returns DISTINCT and GROUP BY results sorted (it sorts to find them); DuckDB's hash order is
         # arbitrary: without ORDER BY, sort by the group keys (DISTINCT: by every column), missing first
         if _find_top(toks, start, end, "ORDER", "UNION", "EXCEPT", "INTERSECT", "OUTER") < 0:
-            group = _find_top(toks, start, end, "GROUP")
             if group >= 0:
-                stop_g = _find_top(toks, group + 2, end, "HAVING")
-                keys = text.translate_sub(group + 2, stop_g if stop_g >= 0 else end)
+                stop_k = stop_g if stop_g >= 0 else end
+                keys = text.translate_sub(group + 2, stop_k)
                 self.sql += f" ORDER BY {keys}"
             elif distinct:
                 self.sql = f"SELECT * FROM ({self.sql}) ORDER BY ALL"
@@ -261,7 +315,7 @@ def _into(toks: list, a: int, b: int) -> list[dict]:
 
 
 def _select(program, stmt, opts) -> None:
-    q = Query(program, stmt, 0)
+    q = Query(program, stmt, 0, remerge=not opts.get("NOREMERGE"))
     cols = q.columns()
     limit = f" LIMIT {int(opts.get('OUTOBS'))}" if opts.get("OUTOBS") is not None else ""
     table = program.session.fetch_arrow(f"SELECT * FROM ({q.sql}){limit}")
@@ -352,7 +406,7 @@ def _create(program, stmt, opts) -> None:
     if what == "VIEW":
         _create_view(program, stmt, spec, k + 1)
         return
-    q = Query(program, stmt, k + 1)
+    q = Query(program, stmt, k + 1, remerge=not opts.get("NOREMERGE"))
     cols = q.columns()
     _write(program, spec, q.sql, cols, "created")
 

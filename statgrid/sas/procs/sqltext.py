@@ -67,6 +67,13 @@ FUNCTIONS: dict[str, str | dict[int, str]] = {
     "MISSING": {1: "({0} IS NULL)"},
 }
 AGGREGATE_OR_ROW = {"SUM", "MIN", "MAX", "MEAN"}     # one argument: the aggregate; several: SAS's row function
+# The aggregates of FUNCTIONS as window functions ({over}: the window), for a query SAS remerges
+WINDOWED: dict[str, dict[int, str]] = {
+    "COUNT": {0: "count(*) {over}", 1: "count({0}) {over}"}, "FREQ": {0: "count(*) {over}", 1: "count({0}) {over}"},
+    "N": {1: "count({0}) {over}"}, "AVG": {1: "avg({0}) {over}"}, "STD": {1: "stddev_samp({0}) {over}"},
+    "VAR": {1: "var_samp({0}) {over}"}, "RANGE": {1: "(max({0}) {over} - min({0}) {over})"},
+    "NMISS": {1: "(count(*) {over} - count({0}) {over})"},
+}
 
 
 @dataclass
@@ -82,6 +89,9 @@ class SqlText:
         self.program, self.toks, self.source = program, tokens, source
         self.columns: dict[str, Any] = {}          # every source column by upper-case name (and alias.name)
         self.aliases: dict[str, str] = {}
+        # remerging (a query SAS answers by remerging summary statistics with the detail rows): the window
+        # its aggregates are computed over, e.g. "OVER (PARTITION BY g)"; None: aggregates as written
+        self.over: str | None = None
 
     def error(self, tok, message: str, expected: str = "") -> SasError:
         return SasError(message, tok.line, tok.col, tok.text, expected, self.source)
@@ -100,6 +110,15 @@ class SqlText:
             t = toks[i]
             up = t.upper if t.kind == NAME else t.text
             nxt = toks[i + 1] if i + 1 < end else None
+            if t.kind == OP and t.text == "(" and self.over and nxt is not None and nxt.is_("SELECT"):
+                k = self._close(i, end)            # a subquery's aggregates are its own, never remerged
+                over, self.over = self.over, None
+                try:
+                    out.append("(" + self.translate_sub(i + 1, k) + ")")
+                finally:
+                    self.over = over
+                i = k + 1
+                continue
             if t.kind == OP and t.text == "(":
                 depth += 1
                 out.append("(")
@@ -246,7 +265,7 @@ class SqlText:
 
     def translate_sub(self, i: int, end: int) -> str:
         sub = SqlText(self.program, self.toks, self.source)
-        sub.columns, sub.aliases = self.columns, self.aliases
+        sub.columns, sub.aliases, sub.over = self.columns, self.aliases, self.over
         return sub.translate(i, end)
 
     def _close(self, i: int, end: int) -> int:
@@ -298,11 +317,12 @@ class SqlText:
             fn = "sas_input_c" if fmt.startswith("$") else "sas_input_n"
             return after, f"{fn}(CAST({value} AS VARCHAR), '{fmt}')"
         args = [self.translate_sub(a, b) for a, b in ranges]
+        over = f" {self.over}" if self.over else ""
         if name == "COUNT" and ranges and self.toks[ranges[0][0]].is_("DISTINCT"):
-            return after, f"count({args[0]})"
+            return after, f"count({args[0]}){over}"
         if name in AGGREGATE_OR_ROW:
             if len(args) == 1:
-                return after, {"SUM": "sum", "MIN": "min", "MAX": "max", "MEAN": "avg"}[name] + f"({args[0]})"
+                return after, {"SUM": "sum", "MIN": "min", "MAX": "max", "MEAN": "avg"}[name] + f"({args[0]}){over}"
             if name == "SUM":
                 present = " AND ".join(f"({a}) IS NULL" for a in args)
                 return after, f"(CASE WHEN {present} THEN NULL ELSE {' + '.join(f'coalesce({a}, 0)' for a in args)} END)"
@@ -312,6 +332,10 @@ class SqlText:
                 return after, f"(CASE WHEN {n} = 0 THEN NULL ELSE ({s}) / ({n}) END)"
             return after, ("least" if name == "MIN" else "greatest") + f"({', '.join(args)})"
         spec = FUNCTIONS[name]
+        if self.over and name in WINDOWED:
+            n_args = 0 if len(args) == 1 and self.toks[ranges[0][0]].text == "*" else len(args)
+            spec = {k: v.replace("{over}", self.over) for k, v in WINDOWED[name].items()}
+            args = [] if n_args == 0 else args
         if isinstance(spec, dict):
             tmpl = spec.get(len(args))
             if tmpl is None:
