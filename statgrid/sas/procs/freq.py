@@ -141,17 +141,23 @@ def _run(program, first, src, cols, opts, by, weight, tables) -> None:
                 if v.name.upper() in {b.name.upper() for b in byc}:
                     raise SasError(f"Variable {v.name} is a BY variable and cannot be in a table request", line, 0,
                                    v.name, "a variable not in the BY statement")
-            groups = _counts(program, base, byc, varc, wc, order)
-            if printing and not ts.options.get("NOPRINT"):
+            shown = printing and not ts.options.get("NOPRINT")
+            out = "OUT" in ts.options and i == len(ts.requests) - 1
+            groups = _counts(program, base, byc, varc, wc, order) if shown else None
+            if shown:
                 for key, cells in groups:
                     listing.append(_print(program, byc, key, varc, cells, ts.options))
-            if "OUT" in ts.options and i == len(ts.requests) - 1:
+            if out:
                 outputs.append((ts.options["OUT"], varc, groups, ts.options))
     observations_read(program, n_read, src)
     if listing:
         program.log.listing("The FREQ Procedure\n\n" + "\n".join(listing))
     for spec, varc, groups, topts in outputs:
-        _write(program, spec, byc, varc, groups, topts, cols_by_name)
+        if groups is None:                       # not printed: OUT= straight from the engine
+            from statgrid.sas.procs.freq_out import write_out
+            write_out(program, spec, base, byc, varc, wc, topts, order)
+        else:
+            _write(program, spec, byc, varc, groups, topts, cols_by_name)
 
 
 def _counts(program, base, byc, varc, wc, order) -> list[tuple[tuple, list[tuple]]]:

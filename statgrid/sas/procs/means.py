@@ -329,18 +329,27 @@ def _aggregate_sql(filtered: str, byc, classc, idc, varc, stats, masks, qntldef:
         aggs.append(f"{'min' if idmin else 'max'}({sql_ident(c.name)}) AS __id{j}")
     keys = [sql_ident(c.name) for c in byc]
     cls = [sql_ident(c.name) for c in classc]
-    if k:
+    one = k and len(masks) == 1 and (masks[0] or keys)     # one type (NWAY): a plain GROUP BY, no grouping sets
+    if one:
+        m = masks[0]
+        inside = [cl for i, cl in enumerate(cls) if m >> (k - 1 - i) & 1]
+        type_expr = str(m)
+        group_by = f" GROUP BY {', '.join(keys + inside)}"
+        cls_select = [cl if cl in inside else f"NULL AS {cl}" for cl in cls]
+    elif k:
         type_expr = f"{(1 << k) - 1} - GROUPING({', '.join(cls)})"
         sets = ", ".join("(" + ", ".join(keys + [cl for i, cl in enumerate(cls) if m >> (k - 1 - i) & 1]) + ")"
                          for m in masks)
         group_by = f" GROUP BY GROUPING SETS ({sets})"
+        cls_select = cls
     else:
         type_expr = "0"
         group_by = f" GROUP BY {', '.join(keys)}" if keys else ""
-    select = keys + cls + [f"{type_expr} AS __type", "count(*) AS __freq"] + aggs
+        cls_select = cls
+    select = keys + cls_select + [f"{type_expr} AS __type", "count(*) AS __freq"] + aggs
     order = [f"{x} NULLS FIRST" for x in keys] + ["__type"] + [f"{x} NULLS FIRST" for x in cls]
     sql = f"SELECT {', '.join(select)} FROM ({filtered}){group_by}"
-    if k:                                        # GROUPING SETS may return a type for an empty input only once
+    if k and not one:                            # GROUPING SETS may return a type for an empty input only once
         sql = f"SELECT * FROM ({sql}) WHERE __type IN ({', '.join(str(m) for m in masks)})"
     return f"{sql} ORDER BY {', '.join(order)}"
 
