@@ -2,7 +2,7 @@
 
 LIBNAME (a directory as a statgrid library; engines BASE/V9 accepted; ACCESS=READONLY; CLEAR; LIST),
 FILENAME (a file, several files read as one stream, a directory, TEMP; CLEAR; LIST), OPTIONS,
-TITLE1–10 / FOOTNOTE1–10, ENDSAS, ODS (accepted with a NOTE), DM (ignored in batch) and X / SYSTASK,
+TITLE1–10 / FOOTNOTE1–10, ENDSAS, ODS (statgrid/sas/ods.py: OUTPUT, SELECT/EXCLUDE, LISTING, TRACE; others a NOTE), DM (ignored in batch) and X / SYSTASK,
 which are refused: a grid job gets no shell through a statement. Behaviour from SAS 9.4 Global Statements:
 Reference. Standard library only.
 """
@@ -308,14 +308,9 @@ def shell_statement(stmt: Statement, program: ProgramState) -> None:
 
 
 def ods_statement(stmt: Statement, program: ProgramState) -> None:
-    toks = stmt.tokens
-    what = toks[1].upper if len(toks) > 1 and toks[1].kind == NAME else ""
-    if what == "OUTPUT":
-        program.log.warning("ODS OUTPUT is not supported yet on statgrid: no output data set is created from "
-                            "procedure tables; use the procedure's OUT= option instead.")
-    else:
-        program.log.note(f"ODS {what} statement accepted; statgrid writes procedure output to the listing "
-                         "(.lst) only.".replace("ODS  ", "ODS "))
+    from statgrid.sas import ods
+
+    ods.statement(stmt, program)
 
 
 def dm_statement(stmt: Statement, program: ProgramState) -> None:

@@ -290,7 +290,13 @@ class Driver:
             with session.step(step):
                 try:
                     runner(statements, p)
+                    if step.startswith("PROC "):
+                        from statgrid.sas import ods
+                        ods.end_step(p)              # every PROC ends its ODS selections (harmless if done)
                 except (SasError, StatgridError, ProgramAbort) as exc:
+                    if step.startswith("PROC "):
+                        from statgrid.sas import ods
+                        ods.end_step(p, failed=True)
                     if isinstance(exc, ProgramAbort):
                         abort = exc
                         if exc.message:

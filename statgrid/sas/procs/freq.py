@@ -33,6 +33,7 @@ from statgrid.sas.dataset import ColumnInfo
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME
 from statgrid.sas.parse.dsname import parse_dataset
+from statgrid.sas import ods
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, by_rule, check_by_sorted, cursor, fetch_rows,
                                        format_cell, input_dataset, observations_read, open_input, parse_options,
                                        proc_statement, resolve_names, simple_table, statement_error, where_statement,
@@ -52,6 +53,7 @@ class TablesStmt:
     options: dict = field(default_factory=dict)
 
 
+@ods.proc_step
 def run(statements: list, program: Any) -> None:
     first, *rest = list(statements)
     cur = proc_statement(first)
@@ -132,7 +134,8 @@ def _run(program, first, src, cols, opts, by, weight, tables) -> None:
         raise SasError(f"Variable {wc.name} in the WEIGHT statement must be numeric", line, 0, wc.name, "a numeric variable")
     order = str(opts.get("ORDER", "INTERNAL")).upper()
     printing = not opts.get("NOPRINT")
-    listing: list[str] = []
+    listing = ods.Listing(program, "FREQ")
+    listing.title()
     outputs = []
     for ts in tables:
         for i, req in enumerate(ts.requests):
@@ -146,12 +149,13 @@ def _run(program, first, src, cols, opts, by, weight, tables) -> None:
             groups = _counts(program, base, byc, varc, wc, order) if shown else None
             if shown:
                 for key, cells in groups:
-                    listing.append(_print(program, byc, key, varc, cells, ts.options))
+                    table = _freq_table(varc, cells, ts.options)
+                    table.by = list(zip(byc, key))
+                    listing.table(table, _print(program, byc, key, varc, cells, ts.options).split("\n"))
             if out:
                 outputs.append((ts.options["OUT"], varc, groups, ts.options))
     observations_read(program, n_read, src)
-    if listing:
-        program.log.listing("The FREQ Procedure\n\n" + "\n".join(listing))
+    listing.flush()
     for spec, varc, groups, topts in outputs:
         if groups is None:                       # not printed: OUT= straight from the engine
             from statgrid.sas.procs.freq_out import write_out
@@ -240,6 +244,47 @@ def _write(program, spec, byc, varc, groups, topts, cols_by_name) -> None:
 
 
 # -- the listing -------------------------------------------------------------------------------------------
+def _freq_table(varc, cells, topts) -> ods.OdsTable:
+    """SAS's OneWayFreqs (one variable, or LIST) or CrossTabFreqs table (Base SAS FREQ, "ODS Table Names")
+    with SAS's columns: Table, the variables, Frequency, Percent, and CumFrequency/CumPercent (one-way) or
+    _TYPE_, _TABLE_, RowPercent, ColPercent, Missing (cross-tabulations: the cells, then row, column and
+    overall totals)."""
+    n = len(varc)
+    missing_level = bool(topts.get("MISSING"))
+    counted = [c for c in cells if missing_level or not _is_missing(c, n)]
+    total = sum(c[-1] for c in counted) or 1.0
+    name = " * ".join(v.name for v in varc)
+    col = ods.OdsColumn
+    vcols = [col(v.name, type=v.type) for v in varc]
+    if n == 1 or topts.get("LIST"):
+        rows, cum = [], 0.0
+        for c in counted:
+            cum += c[-1]
+            rows.append([f"Table {name}", *c[:n], c[-1], 100 * c[-1] / total, cum, 100 * cum / total])
+        return ods.OdsTable("OneWayFreqs", "", [col("Table", type="char"), *vcols, col("Frequency"), col("Percent"),
+                                                col("CumFrequency"), col("CumPercent")], rows, "Freq")
+    a, b = n - 2, n - 1
+    rows = []
+    for s in list(dict.fromkeys(c[:a] for c in counted)) or [()]:
+        mine = [c for c in counted if c[:a] == s]
+        tot = sum(c[-1] for c in mine) or 1.0
+        rsum, csum = {}, {}
+        for c in mine:
+            rsum[c[a]] = rsum.get(c[a], 0.0) + c[-1]
+            csum[c[b]] = csum.get(c[b], 0.0) + c[-1]
+        miss = sum(c[-1] for c in cells if c[:a] == s and not missing_level and _is_missing(c, n))
+        for c in mine:
+            rows.append([*s, c[a], c[b], "11", c[-1], 100 * c[-1] / tot, 100 * c[-1] / rsum[c[a]],
+                         100 * c[-1] / csum[c[b]], None])
+        rows += [[*s, r, None, "10", v, 100 * v / tot, None, None, None] for r, v in rsum.items()]
+        rows += [[*s, None, k, "01", v, 100 * v / tot, None, None, None] for k, v in csum.items()]
+        rows.append([*s, None, None, "00", sum(rsum.values()), 100.0, None, None, miss])
+    rows = [[f"Table {name}", *r[:n], r[n], 1, *r[n + 1:]] for r in rows]
+    return ods.OdsTable("CrossTabFreqs", "", [col("Table", type="char"), *vcols, col("_TYPE_", type="char"),
+                                              col("_TABLE_"), col("Frequency"), col("Percent"), col("RowPercent"),
+                                              col("ColPercent"), col("Missing")], rows, "Freq")
+
+
 def _cell_text(program, v, c: ColumnInfo) -> str:
     if v is None and c.type == "char":
         return ""

@@ -36,6 +36,7 @@ from statgrid.sas.dataset import ColumnInfo
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME, NUM
 from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
+from statgrid.sas import ods
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, by_rule, check_by_sorted, cursor, fetch_rows,
                                        format_cell, input_dataset, observations_read, open_input, parse_options,
                                        proc_statement, resolve_names, simple_table, statement_error, var_names,
@@ -95,6 +96,7 @@ class Request:
     outputs: list = field(default_factory=list)
 
 
+@ods.proc_step
 def run(statements: list, program: Any, proc: str = "MEANS") -> None:
     first, *rest = list(statements)
     cur = proc_statement(first)
@@ -462,17 +464,17 @@ def _print(program, proc, groups: list[Group], byc, classc, varc, stats, masks, 
         return
     maxdec = opts.get("MAXDEC")
     heads = [LABELS[s][0].format(p=f"{100 * (1 - alpha):g}") for s in stats]
-    blocks: list[str] = []
+    listing = ods.Listing(program, proc)
+    listing.title()
     by_keys: list[tuple] = []
     for g in groups:
         if g.type in masks and (not by_keys or by_keys[-1] != g.by):
             by_keys.append(g.by)
     for key in by_keys:
         mine = [g for g in groups if g.by == key and g.type in masks]
-        lines = []
         if byc:
             text = " ".join(f"{c.name}={format_cell(program, v, c.format, c.type)}" for c, v in zip(byc, key))
-            lines += [by_rule(text), ""]
+            listing.text(by_rule(text), "")
         k = len(classc)
         for m in sorted({g.type for g in mine}):
             shown = [c for i, c in enumerate(classc) if m >> (k - 1 - i) & 1]
@@ -486,12 +488,31 @@ def _print(program, proc, groups: list[Group], byc, classc, varc, stats, masks, 
                     row = (cells if i == 0 else [""] * len(cells)) + ([v.name] if len(varc) > 1 else [])
                     row += [_num(g.values[i].get(s), s, maxdec, program) for s in stats]
                     body.append(row)
+            lines = []
             if len(varc) == 1:
                 lines += [f"Analysis Variable : {varc[0].name}" + (f" {varc[0].label}" if varc[0].label else ""), ""]
             lines += simple_table(header, body, len(shown) + (1 if classc else 0) + (1 if len(varc) > 1 else 0))
-            lines.append("")
-        blocks.append("\n".join(lines))
-    program.log.listing(f"The {proc} Procedure\n\n" + "\n".join(blocks))
+            table = _summary_table(proc, [g for g in mine if g.type == m], shown, classc, varc, stats)
+            table.by = list(zip(byc, key))
+            listing.table(table, lines)
+    listing.flush()
+
+
+def _summary_table(proc, groups, shown, classc, varc, stats) -> ods.OdsTable:
+    """SAS's Summary table (Base SAS MEANS, "ODS Table Names"): the CLASS variables, NObs, then per analysis
+    variable VName_x (several variables) and x_N, x_Mean, x_StdDev … (the statistics' ODS suffixes)."""
+    cols = [ods.OdsColumn(c.name, type=c.type) for c in shown] + ([ods.OdsColumn("NObs")] if classc else [])
+    for v in varc:
+        if len(varc) > 1:
+            cols.append(ods.OdsColumn(f"VName_{v.name}", type="char"))
+        cols += [ods.OdsColumn(f"{v.name}_{LABELS[s][1]}", label=LABELS[s][0]) for s in stats]
+    rows = []
+    for g in groups:
+        row = [g.classes[classc.index(c)] for c in shown] + ([g.freq] if classc else [])
+        for i, v in enumerate(varc):
+            row += ([v.name] if len(varc) > 1 else []) + [g.values[i].get(s) for s in stats]
+        rows.append(row)
+    return ods.OdsTable("Summary", "", cols, rows, proc.capitalize())
 
 
 def _num(v, stat: str, maxdec, program) -> str:

@@ -22,12 +22,14 @@ from __future__ import annotations
 from typing import Any
 
 from statgrid.errors import StatgridError
+from statgrid.sas import ods
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME, STR
 from statgrid.sas.parse.dsname import DatasetSpec
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_group_members, by_list, by_rule, check_by_sorted,
                                        cursor, input_dataset, observations_read, open_input, parse_options,
                                        proc_statement, resolve_names, where_statement)
+from statgrid.sas.procs.modeltables import TITLES, tables as model_tables
 
 TEMP = "_sgmodel_group"
 PROC_OPTIONS = {
@@ -108,6 +110,7 @@ def run_mixed(statements: list, program: Any) -> None:
     _run(statements, program, "MIXED")
 
 
+@ods.proc_step
 def _run(statements: list, program: Any, proc: str) -> None:
     first, *rest = list(statements)
     opts = parse_options(proc_statement(first), PROC_OPTIONS[proc], program, f"PROC {proc}", {"DESC": "DESCENDING"})
@@ -167,20 +170,32 @@ def _run(statements: list, program: Any, proc: str) -> None:
     cols, base = open_input(program, src)
     n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
     observations_read(program, n_read, src)
+    listing = ods.Listing(program, TITLES[proc])
     for key, data in by_group_members(program, byc, cols, base, TEMP):
-        if byc:
-            program.log.listing(by_rule(" ".join(f"{b.name}={v}" for b, v in zip(byc, key))))
         try:
-            _fit(program, proc, opts, spec, data)
+            result = _fit(program, proc, opts, spec, data)
         except StatgridError as exc:
             t = first.tokens[0]
             raise SasError(str(exc), t.line, t.col, proc, "") from None
+        if not opts.get("NOPRINT"):
+            _publish(listing, proc, spec, result, list(zip(byc, key)))
+    listing.flush()
 
 
-def _fit(program, proc, opts, spec, data: str) -> None:
+def _publish(listing, proc: str, spec: dict, result: Any, by: list) -> None:
+    """The fit's tables (modeltables.py) to the listing and ODS OUTPUT, after the BY line and the title."""
+    if by:
+        listing.text(by_rule(" ".join(f"{b.name}={v}" for b, v in by)), "")
+    listing.title()
+    for table in model_tables(proc, result, spec["class"]):
+        table.by = by
+        listing.table(table)
+
+
+def _fit(program, proc, opts, spec, data: str) -> Any:
     dep, effects, dep_opts, mopts = spec["model"]
     s = program.session
-    printing = not opts.get("NOPRINT")
+    printing = False                   # the listing is made from the ODS tables (_publish)
     classes = spec["class"] or None
     if proc == "LOGISTIC":
         from statgrid.procs.logistic import logistic
@@ -189,7 +204,7 @@ def _fit(program, proc, opts, spec, data: str) -> None:
         selection = {"S": "stepwise", "F": "forward", "B": "backward"}.get(
             str(mopts.get("SELECTION", "")).upper(), str(mopts.get("SELECTION", "")).lower() or None)
         fn = getattr(logistic, "__wrapped__", logistic)
-        fn(s, data, f"{dep} = {effects}", class_=classes, param=str(spec["class_opts"].get("PARAM", "effect")).lower(),
+        return fn(s, data, f"{dep} = {effects}", class_=classes, param=str(spec["class_opts"].get("PARAM", "effect")).lower(),
            event=dep_opts.get("EVENT"), descending=bool(opts.get("DESCENDING") or dep_opts.get("DESCENDING")),
            selection=selection if selection != "none" else None, sle=float(mopts.get("SLE", mopts.get("SLENTRY", 0.05))),
            sls=float(mopts.get("SLS", mopts.get("SLSTAY", 0.05))), include=int(float(mopts.get("INCLUDE", 0))),
@@ -199,7 +214,7 @@ def _fit(program, proc, opts, spec, data: str) -> None:
         from statgrid.procs.glm import glm
         ss = " ".join(k[2:] for k in ("SS1", "SS2", "SS3", "SS4") if mopts.get(k)) or "1 3"
         fn = getattr(glm, "__wrapped__", glm)
-        fn(s, data, f"{dep} = {effects}", class_=classes, noint=bool(mopts.get("NOINT")),
+        return fn(s, data, f"{dep} = {effects}", class_=classes, noint=bool(mopts.get("NOINT")),
            lsmeans=spec["lsmeans"] or None, ss=ss, outstat=_name(opts.get("OUTSTAT")), print=printing)
     elif proc == "GENMOD":
         from statgrid.procs.genmod import genmod
@@ -207,7 +222,7 @@ def _fit(program, proc, opts, spec, data: str) -> None:
         if "/" in dep:
             dep, trials = [x.strip() for x in dep.split("/", 1)]
         fn = getattr(genmod, "__wrapped__", genmod)
-        fn(s, data, f"{dep} = {effects}", dist=str(mopts.get("DIST", mopts.get("D", "normal"))).lower(),
+        return fn(s, data, f"{dep} = {effects}", dist=str(mopts.get("DIST", mopts.get("D", "normal"))).lower(),
            link=str(mopts["LINK"]).lower() if "LINK" in mopts else None, class_=classes, trials=trials,
            offset=mopts.get("OFFSET"), noint=bool(mopts.get("NOINT")),
            scale=str(mopts["SCALE"]).lower() if "SCALE" in mopts else None,
@@ -217,7 +232,7 @@ def _fit(program, proc, opts, spec, data: str) -> None:
         fn = getattr(mixed, "__wrapped__", mixed)
         ropts, popts = spec["random_opts"], spec["repeated_opts"]
         subject = ropts.get("SUBJECT", ropts.get("SUB")) or popts.get("SUBJECT", popts.get("SUB"))
-        fn(s, data, f"{dep} = {effects}", class_=classes, random=spec["random"], subject=subject,
+        return fn(s, data, f"{dep} = {effects}", class_=classes, random=spec["random"], subject=subject,
            repeated=spec["repeated"], type=str(popts.get("TYPE", "cs")).lower(),
            method=str(opts.get("METHOD", "REML")).lower(), maxiter=int(float(opts.get("MAXITER", 200))),
            print=printing, random_type=str(ropts.get("TYPE", "vc")).lower())

@@ -18,6 +18,8 @@ from __future__ import annotations
 from typing import Any
 
 from statgrid.libraries import sql_ident
+from statgrid.sas import ods
+from statgrid.sas.ods import OdsColumn as Col, OdsTable
 from statgrid.sas.dataset import ColumnInfo
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME
@@ -34,6 +36,7 @@ MODEL_OPTIONS = {"NOINT", "SELECTION", "SLE", "SLS", "SLENTRY", "SLSTAY", "INCLU
 STATEMENTS = ("MODEL", "BY", "WHERE", "OUTPUT", "VAR", "ID", "FREQ", "WEIGHT", "RUN", "QUIT", "TITLE")
 
 
+@ods.proc_step
 def run(statements: list, program: Any) -> None:
     first, *rest = list(statements)
     opts = parse_options(proc_statement(first), OPTIONS, program, "PROC REG")
@@ -71,7 +74,7 @@ def run(statements: list, program: Any) -> None:
     keys: list[list] = []
     est_rows: list[list] = []
     fits: dict[tuple[int, tuple], Any] = {}
-    listing: list[str] = []
+    listing = ods.Listing(program, "REG")
     from statgrid.procs.regression import reg as api_reg
     fit_fn = getattr(api_reg, "__wrapped__", api_reg)
     for key, data in by_group_members(program, byc, cols, base, "_sgreg_group"):
@@ -82,11 +85,10 @@ def run(statements: list, program: Any) -> None:
                             include=m["include"], stb=m["stb"], vif=m["vif"], collin=m["collin"], print=False)
             fits[(m["index"], tuple(key))] = (m, result)
             if not opts.get("NOPRINT"):
-                listing.append(_listing(program, byc, key, m, result))
+                _publish(listing, byc, key, m, result)
             est_rows.append(list(key) + [m["label"], "PARMS", m["dep"], result.stats["rmse"]]
                             + _estimates(m, result))
-    if listing:
-        program.log.listing("\n".join(listing))
+    listing.flush()
     if opts.get("OUTEST") is not None:
         names = []
         for m in models:
@@ -212,52 +214,73 @@ def _write_output(program, out, models, byc, keys, fits, cols, base) -> None:
     write_select(program, out["spec"], f"SELECT {', '.join(select)} FROM ({base})", cols + extra)
 
 
-# -- the listing -------------------------------------------------------------------------------------------
+# -- the tables (SAS/STAT REG, "ODS Table Names"): one record feeds the listing and ODS OUTPUT ---------------
+def _publish(listing, byc, key, m, result) -> None:
+    if byc:
+        listing.text(by_rule(" ".join(f"{b.name}={v}" for b, v in zip(byc, key))), "")
+    listing.title()
+    listing.text(f"Model: {m['label']}", f"Dependent Variable: {m['dep']}", "")
+    by = list(zip(byc, key))
+    for table in reg_tables(m, result):
+        table.by = by
+        listing.table(table)
+
+
+def reg_tables(m, result) -> list[OdsTable]:
+    """NObs, ANOVA, FitStatistics, ParameterEstimates and (with SELECTION=) SelectionSummary, with SAS's
+    column names; Model and Dependent are in the data sets, not the listing's columns."""
+    st, label, dep = result.stats, m["label"], m["dep"]
+    head = [Col("Model", type="char", hidden=True), Col("Dependent", type="char", hidden=True)]
+
+    def table(name, title, cols, rows, headings=True):
+        return OdsTable(name, title, head + cols, [[label, dep] + r for r in rows], "Reg",
+                        f"Reg.{label}.Fit.{dep}.{name}", headings=headings)
+
+    n_read = st["n"] + st["n_missing"]
+    nobs = [["Number of Observations Read", n_read], ["Number of Observations Used", st["n"]]]
+    if st["n_missing"]:
+        nobs.append(["Number of Observations with Missing Values", st["n_missing"]])
+    ms_model = st["ssm"] / st["df_model"] if st["df_model"] else None
+    anova = [["Model", st["df_model"], st["ssm"], ms_model, st["f_value"], st["prob_f"]],
+             ["Error", st["df_error"], st["sse"], st["mse"], None, None],
+             ["Corrected Total", st["df_model"] + st["df_error"], st["sst"], None, None, None]]
+    fit = [["Root MSE", _num(st["rmse"]), st["rmse"], "R-Square", f"{st['rsquare']:.4f}", st["rsquare"]],
+           ["Dependent Mean", _num(st["dep_mean"]), st["dep_mean"], "Adj R-Sq", f"{st['adj_rsquare']:.4f}",
+            st["adj_rsquare"]],
+           ["Coeff Var", _num(st["coeff_var"]), st["coeff_var"], "", "", None]]
+    out = [table("NObs", "", [Col("Label", "", "char"), Col("N", "", fmt="int")], nobs, headings=False),
+           table("ANOVA", "Analysis of Variance", [
+               Col("Source", type="char"), Col("DF", fmt="int"), Col("SS", "Sum of Squares", fmt="d5"),
+               Col("MS", "Mean Square", fmt="d5"), Col("FValue", "F Value", fmt="d2"),
+               Col("ProbF", "Pr > F", fmt="p")], anova),
+           table("FitStatistics", "", [
+               Col("Label1", "", "char"), Col("cValue1", "", "char", right=True), Col("nValue1", hidden=True),
+               Col("Label2", "", "char"), Col("cValue2", "", "char", right=True), Col("nValue2", hidden=True)],
+               fit, headings=False)]
+    extra = [c for c in result.columns if c in ("StandardizedEst", "VarianceInflation")]
+    cols = [Col("Variable", type="char"), Col("DF", fmt="int"), Col("Estimate", "Parameter Estimate", fmt="d5"),
+            Col("StdErr", "Standard Error", fmt="d5"), Col("tValue", "t Value", fmt="d2"),
+            Col("Probt", "Pr > |t|", fmt="p")]
+    cols += [Col(c, "Standardized Estimate" if c == "StandardizedEst" else "Variance Inflation", fmt="d5")
+             for c in extra]
+    rows = []
+    for row in result.rows:
+        r = dict(zip(result.columns, row))
+        rows.append([r["Variable"], r["DF"], r["Estimate"], r["StdErr"], r["tValue"], r["Probt"]]
+                    + [r[c] for c in extra])
+    out.append(table("ParameterEstimates", "Parameter Estimates", cols, rows))
+    if st.get("selection"):
+        steps = []
+        for k, step in enumerate(st["selection"], 1):
+            action, name, p = (list(step) + [None, None, None])[:3]
+            steps.append([k, name if action != "removed" else "", name if action == "removed" else "", p])
+        out.append(table("SelectionSummary", f"Summary of {str(m['selection']).capitalize()} Selection", [
+            Col("Step", fmt="int"), Col("VarEntered", "Variable Entered", "char"),
+            Col("VarRemoved", "Variable Removed", "char"), Col("ProbF", "Pr > F", fmt="p")], steps))
+    return out
+
+
 def _num(x, d: int = 5) -> str:
     if x is None or x != x:
         return "."
     return f"{x:.{d}f}" if abs(x) < 1e8 else f"{x:.4E}"
-
-
-def _p(x) -> str:
-    if x is None or x != x:
-        return "."
-    return "<.0001" if x < 0.0001 else f"{x:.4f}"
-
-
-def _listing(program, byc, key, m, result) -> str:
-    st = result.stats
-    lines = ["The REG Procedure", f"Model: {m['label']}", f"Dependent Variable: {m['dep']}", ""]
-    if byc:
-        lines = [by_rule(" ".join(f"{b.name}={v}" for b, v in zip(byc, key))), ""] + lines
-    lines += [f"Number of Observations Read  {st['n'] + st['n_missing']:>10}",
-              f"Number of Observations Used  {st['n']:>10}"]
-    if st["n_missing"]:
-        lines.append(f"Number of Observations with Missing Values  {st['n_missing']}")
-    lines += ["", "Analysis of Variance", "",
-              f"{'Source':<18}{'DF':>6}{'Sum of Squares':>18}{'Mean Square':>16}{'F Value':>10}{'Pr > F':>10}",
-              f"{'Model':<18}{st['df_model']:>6}{_num(st['ssm']):>18}"
-              f"{_num(st['ssm'] / st['df_model'] if st['df_model'] else float('nan')):>16}"
-              f"{_num(st['f_value'], 2):>10}{_p(st['prob_f']):>10}",
-              f"{'Error':<18}{st['df_error']:>6}{_num(st['sse']):>18}{_num(st['mse']):>16}",
-              f"{'Corrected Total':<18}{st['df_model'] + st['df_error']:>6}{_num(st['sst']):>18}", "",
-              f"{'Root MSE':<16}{_num(st['rmse']):>14}    {'R-Square':<10}{st['rsquare']:>8.4f}",
-              f"{'Dependent Mean':<16}{_num(st['dep_mean']):>14}    {'Adj R-Sq':<10}{st['adj_rsquare']:>8.4f}",
-              f"{'Coeff Var':<16}{_num(st['coeff_var']):>14}", "", "Parameter Estimates", ""]
-    head = f"{'Variable':<12}{'DF':>4}{'Parameter Estimate':>20}{'Standard Error':>16}{'t Value':>10}{'Pr > |t|':>10}"
-    extra = [c for c in result.columns if c in ("StandardizedEst", "VarianceInflation")]
-    head += "".join(f"{'Standardized Estimate' if c == 'StandardizedEst' else 'Variance Inflation':>23}" for c in extra)
-    lines.append(head)
-    for row in result.rows:
-        r = dict(zip(result.columns, row))
-        line = (f"{r['Variable']:<12}{r['DF']:>4}{_num(r['Estimate']):>20}{_num(r['StdErr']):>16}"
-                f"{_num(r['tValue'], 2):>10}{_p(r['Probt']):>10}")
-        line += "".join(f"{_num(r[c]):>23}" for c in extra)
-        lines.append(line)
-    if st.get("selection"):
-        lines += ["", f"Summary of {str(m['selection']).capitalize()} Selection", "",
-                  f"{'Step':<6}{'Action':<10}{'Variable':<20}{'Pr > F':>10}"]
-        for k, step in enumerate(st["selection"], 1):
-            action, name, p = (list(step) + [None, None, None])[:3]
-            lines.append(f"{k:<6}{str(action):<10}{str(name):<20}{_p(p):>10}")
-    return "\n".join(lines) + "\n"

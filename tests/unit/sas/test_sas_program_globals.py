@@ -116,7 +116,7 @@ def test_title_and_footnote_numbering(session):
 
 
 def test_ods_is_accepted_with_a_note(session):
-    code, log, _ = run(session, "ods listing;\nods output Summary=work.s;\n")
+    code, log, _ = run(session, "ods listing;\nods html;\nods output Summary=work.s;\n")
     assert code == 0
-    assert "NOTE: ODS LISTING statement accepted" in log
-    assert "WARNING: ODS OUTPUT is not supported yet on statgrid" in log
+    assert "NOTE: ODS HTML statement accepted" in log
+    assert "not supported" not in log

@@ -1,0 +1,181 @@
+"""The tables of PROC LOGISTIC, GLM, GENMOD and MIXED as SAS's ODS holds them (SAS/STAT 9.4 User's Guide, each
+chapter's "ODS Table Names"), made from the engines' results (procs/logistic.py, glm.py, genmod.py, mixed.py):
+one record per table feeds the listing and ODS OUTPUT (statgrid/sas/ods.py).
+
+    LOGISTIC  NObs, FitStatistics, GlobalTests, Type3 (with CLASS), ParameterEstimates, OddsRatios, Association
+    GLM       NObs, ClassLevels, OverallANOVA, FitStatistics, ModelANOVA (Type I and III), ParameterEstimates,
+              LSMeans                                                   (Dependent in every data set)
+    GENMOD    NObs, ClassLevels, ModelFit, ParameterEstimates
+    MIXED     NObs, ClassLevels (engine's), CovParms, FitStatistics, SolutionF, Tests3
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from statgrid.sas.ods import OdsColumn as Col, OdsTable
+
+TITLES = {"LOGISTIC": "LOGISTIC", "GLM": "GLM", "GENMOD": "GENMOD", "MIXED": "Mixed"}
+
+
+def _t(proc: str, name: str, title: str, cols: list[Col], rows: list[list], headings: bool = True) -> OdsTable:
+    return OdsTable(name, title, cols, [list(r) for r in rows], TITLES[proc].capitalize(), headings=headings)
+
+
+def _nobs(proc: str, read: int, used: int) -> OdsTable:
+    return _t(proc, "NObs", "", [Col("Label", "", "char"), Col("N", "", fmt="int")],
+              [["Number of Observations Read", read], ["Number of Observations Used", used]], headings=False)
+
+
+def _class_levels(proc: str, levels: dict[str, list]) -> OdsTable:
+    rows = [[c, len(v), " ".join(str(x) for x in v)] for c, v in levels.items()]
+    return _t(proc, "ClassLevels", "Class Level Information",
+              [Col("Class", type="char"), Col("Levels", fmt="int"), Col("Values", type="char")], rows)
+
+
+def _split(name: str) -> tuple[str, str]:
+    """'c a' → ('c', 'a'): an engine's parameter name as SAS's variable and class level."""
+    head, _, rest = str(name).partition(" ")
+    return head, rest
+
+
+def tables(proc: str, result: Any, classes: list[str]) -> list[OdsTable]:
+    return {"LOGISTIC": logistic_tables, "GLM": glm_tables, "GENMOD": genmod_tables,
+            "MIXED": mixed_tables}[proc](result, classes)
+
+
+# ------------------------------------------------------------------------------------------ LOGISTIC
+def logistic_tables(r: Any, classes: list[str]) -> list[OdsTable]:
+    st, p = r.stats, "LOGISTIC"
+    out = [_nobs(p, st["n"] + st["n_missing"], st["n"]),
+           _t(p, "FitStatistics", "Model Fit Statistics", [
+               Col("Criterion", type="char"), Col("InterceptOnly", "Intercept Only", fmt="d3"),
+               Col("InterceptAndCovariates", "Intercept and Covariates", fmt="d3")], st["fit"]),
+           _t(p, "GlobalTests", "Testing Global Null Hypothesis: BETA=0", [
+               Col("Test", type="char"), Col("ChiSq", "Chi-Square", fmt="d4"), Col("DF", fmt="int"),
+               Col("ProbChiSq", "Pr > ChiSq", fmt="p")], st["global"])]
+    if classes and st["type3"]:
+        out.append(_t(p, "Type3", "Type 3 Analysis of Effects", [
+            Col("Effect", type="char"), Col("DF", fmt="int"), Col("WaldChiSq", "Wald Chi-Square", fmt="d4"),
+            Col("ProbChiSq", "Pr > ChiSq", fmt="p")], st["type3"]))
+    cols = [Col("Variable", "Parameter", "char")] + ([Col("ClassVal0", "", "char")] if classes else [])
+    cols += [Col("DF", fmt="int"), Col("Estimate", fmt="d4"), Col("StdErr", "Standard Error", fmt="d4"),
+             Col("WaldChiSq", "Wald Chi-Square", fmt="d4"), Col("ProbChiSq", "Pr > ChiSq", fmt="p"),
+             Col("_ESTTYPE_", type="char", hidden=True)]
+    rows = [[*(_split(x[0]) if classes else (x[0],)), *x[1:], "MLE"] for x in r.rows]
+    out.append(_t(p, "ParameterEstimates", "Analysis of Maximum Likelihood Estimates", cols, rows))
+    if st["odds_ratios"]:
+        out.append(_t(p, "OddsRatios", "Odds Ratio Estimates", [
+            Col("Effect", type="char"), Col("OddsRatioEst", "Point Estimate", fmt="d3"),
+            Col("LowerCL", "95% Wald Lower", fmt="d3"), Col("UpperCL", "95% Wald Upper", fmt="d3")],
+            st["odds_ratios"]))
+    a = st["association"]
+    pairs = [("Percent Concordant", f"{a['concordant_pct']:.1f}", a["concordant_pct"], "Somers' D",
+              f"{a['somers_d']:.3f}", a["somers_d"]),
+             ("Percent Discordant", f"{a['discordant_pct']:.1f}", a["discordant_pct"], "Gamma",
+              f"{a['gamma']:.3f}", a["gamma"]),
+             ("Percent Tied", f"{a['tied_pct']:.1f}", a["tied_pct"], "Tau-a", f"{a['tau_a']:.3f}", a["tau_a"]),
+             ("Pairs", str(a["pairs"]), a["pairs"], "c", f"{a['c']:.3f}", a["c"])]
+    out.append(_t(p, "Association", "Association of Predicted Probabilities and Observed Responses", [
+        Col("Label1", "", "char"), Col("cValue1", "", "char", right=True), Col("nValue1", hidden=True),
+        Col("Label2", "", "char"), Col("cValue2", "", "char", right=True), Col("nValue2", hidden=True)],
+        pairs, headings=False))
+    return out
+
+
+# ------------------------------------------------------------------------------------------ GLM
+def glm_tables(r: Any, classes: list[str]) -> list[OdsTable]:
+    p = "GLM"
+    levels = r.stats.get("class_levels") or {}
+    deps = list(dict.fromkeys(row[0] for row in r.rows))
+    first = r.stats[deps[0]]
+    out = ([_class_levels(p, levels)] if levels else []) + [
+        _nobs(p, first["n"] + first["n_missing"], first["n"])]
+    dep_col = Col("Dependent", type="char", hidden=True)
+    for y in deps:
+        st = r.stats[y]
+        ms = st["ssm"] / st["df_model"] if st["df_model"] else None
+        out.append(_t(p, "OverallANOVA", f"Dependent Variable: {y}", [
+            dep_col, Col("Source", type="char"), Col("DF", fmt="int"), Col("SS", "Sum of Squares", fmt="d7"),
+            Col("MS", "Mean Square", fmt="d7"), Col("FValue", "F Value", fmt="d2"),
+            Col("ProbF", "Pr > F", fmt="p")], [
+            [y, "Model", st["df_model"], st["ssm"], ms, st["f_value"], st["prob_f"]],
+            [y, "Error", st["df_error"], st["sse"], st["mse"], None, None],
+            [y, "Corrected Total", st["df_model"] + st["df_error"], st["sst"], None, None, None]]))
+        out.append(_t(p, "FitStatistics", "", [
+            dep_col, Col("RSquare", "R-Square", fmt="d6"), Col("CV", "Coeff Var", fmt="d6"),
+            Col("RootMSE", "Root MSE", fmt="d6"), Col("DepMean", f"{y} Mean", fmt="d6")],
+            [[y, st["rsquare"], st["coeff_var"], st["rmse"], st["dep_mean"]]]))
+        for key, kind, label in (("type1", 1, "Type I SS"), ("type3", 3, "Type III SS")):
+            if st[key]:
+                out.append(_t(p, "ModelANOVA", "", [
+                    dep_col, Col("HypothesisType", fmt="int", hidden=True), Col("Source", type="char"),
+                    Col("DF", fmt="int"), Col("SS", label, fmt="d7"), Col("MS", "Mean Square", fmt="d7"),
+                    Col("FValue", "F Value", fmt="d2"), Col("ProbF", "Pr > F", fmt="p")],
+                    [[y, kind, *row] for row in st[key]]))
+        est = [[y, row[1], row[2], 1.0 if row[3] == "B" else 0.0, *row[4:]] for row in r.rows if row[0] == y]
+        out.append(_t(p, "ParameterEstimates", "", [
+            dep_col, Col("Parameter", type="char"), Col("Estimate", fmt="d9"), Col("Biased", "", fmt="b"),
+            Col("StdErr", "Standard Error", fmt="d9"), Col("tValue", "t Value", fmt="d2"),
+            Col("Probt", "Pr > |t|", fmt="p")], est))
+        for effect, rows in st["lsmeans"].items():
+            names = [v for v in effect.replace("*", " ").split()]
+            out.append(_t(p, "LSMeans", "Least Squares Means", [
+                Col("Effect", type="char", hidden=True), dep_col, *[Col(n, type="char") for n in names],
+                Col("LSMean", f"{y} LSMEAN", fmt="d8"), Col("StdErr", "Standard Error", fmt="d8"),
+                Col("Probt", "Pr > |t|", fmt="p")],
+                [[effect, y, *[str(v) for v in row[:len(names)]], row[len(names)], row[len(names) + 1],
+                  row[len(names) + 3]] for row in rows]))
+    return out
+
+
+# ------------------------------------------------------------------------------------------ GENMOD
+def genmod_tables(r: Any, classes: list[str]) -> list[OdsTable]:
+    st, p = r.stats, "GENMOD"
+    if "deviance" not in st:                     # a fit of another shape (REPEATED/GEE): its own listing
+        return []
+    levels = st.get("class_levels") or {}
+    per = (lambda v: v / st["df"] if st["df"] else None)
+    fit = [["Deviance", st["df"], st["deviance"], st["deviance_df"]],
+           ["Scaled Deviance", st["df"], st["scaled_deviance"], per(st["scaled_deviance"])],
+           ["Pearson Chi-Square", st["df"], st["pearson_chisq"], st["pearson_df"]],
+           ["Scaled Pearson X2", st["df"], st["scaled_pearson"], per(st["scaled_pearson"])],
+           ["Log Likelihood", None, st["loglik"], None], ["Full Log Likelihood", None, st["loglik"], None],
+           ["AIC (smaller is better)", None, st["aic"], None], ["AICC (smaller is better)", None, st["aicc"], None],
+           ["BIC (smaller is better)", None, st["bic"], None]]
+    cols = [Col("Parameter", type="char")] + ([Col("Level1", "", "char")] if classes else [])
+    cols += [Col("DF", fmt="int"), Col("Estimate", fmt="d4"), Col("StdErr", "Standard Error", fmt="d4"),
+             Col("LowerWaldCL", "Wald 95% Lower", fmt="d4"), Col("UpperWaldCL", "Wald 95% Upper", fmt="d4"),
+             Col("ChiSq", "Wald Chi-Square", fmt="d2"), Col("ProbChiSq", "Pr > ChiSq", fmt="p")]
+    rows = [[*(_split(x[0]) if classes else (x[0],)), *x[1:]] for x in r.rows]
+    return ([_class_levels(p, levels)] if levels else []) + [
+        _nobs(p, st["n"] + st["n_missing"], st["n"]),
+        _t(p, "ModelFit", "Criteria For Assessing Goodness Of Fit", [
+            Col("Criterion", type="char"), Col("DF", fmt="int"), Col("Value", fmt="d4"),
+            Col("ValueDF", "Value/DF", fmt="d4")], fit),
+        _t(p, "ParameterEstimates", "Analysis Of Maximum Likelihood Parameter Estimates", cols, rows)]
+
+
+# ------------------------------------------------------------------------------------------ MIXED
+def mixed_tables(r: Any, classes: list[str]) -> list[OdsTable]:
+    st, p = r.stats, "MIXED"
+    show_subject = any(c["Subject"] for c in st["covparms"])
+    cp_cols = [Col("CovParm", "Cov Parm", "char")] + ([Col("Subject", type="char")] if show_subject else [])
+    cp_rows = [[c["CovParm"], *([c["Subject"]] if show_subject else []), c["Estimate"]] for c in st["covparms"]]
+    sol_cols = [Col(c, type="char") for c in r.columns[:r.columns.index("Estimate")]] + [
+        Col("Estimate", fmt="d4"), Col("StdErr", "Standard Error", fmt="d4"), Col("DF", fmt="best"),
+        Col("tValue", "t Value", fmt="d2"), Col("Probt", "Pr > |t|", fmt="p")]
+    out = [_t(p, "NObs", "", [Col("Label", "", "char"), Col("N", "", fmt="int")],
+              [["Number of Observations Read", st["n_read"]], ["Number of Observations Used", st["n_used"]],
+               ["Number of Observations Not Used", st["n_read"] - st["n_used"]]], headings=False),
+           _t(p, "CovParms", "Covariance Parameter Estimates", cp_cols + [Col("Estimate", fmt="d4")], cp_rows),
+           _t(p, "FitStatistics", "Fit Statistics", [Col("Descr", "", "char"), Col("Value", "", fmt="d1")],
+              [[k if i == 0 else f"{k} (Smaller is Better)", v] for i, (k, v) in enumerate(st["fit"].items())],
+              headings=False),
+           _t(p, "SolutionF", "Solution for Fixed Effects", sol_cols,
+              [[*row[:len(sol_cols) - 5], *row[len(sol_cols) - 5:]] for row in r.rows])]
+    if st["type3"]:
+        out.append(_t(p, "Tests3", "Type 3 Tests of Fixed Effects", [
+            Col("Effect", type="char"), Col("NumDF", "Num DF", fmt="best"), Col("DenDF", "Den DF", fmt="best"),
+            Col("FValue", "F Value", fmt="d2"), Col("ProbF", "Pr > F", fmt="p")],
+            [[t["Effect"], t["NumDF"], t["DenDF"], t["FValue"], t["ProbF"]] for t in st["type3"]]))
+    return out
