@@ -44,19 +44,29 @@ def _sse(R, n, names, cols, p) -> tuple[float, int]:
 @procedure("PROCEDURE GLM")
 def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noint: bool = False,
         lsmeans: str | Sequence[str] | None = None, ss: str = "1 3", outstat: str | None = None,
-        print: bool = True) -> ResultTable:
+        print: bool = True, contrasts: Sequence | None = None, estimates: Sequence | None = None,
+        tests: Sequence | None = None) -> ResultTable:
     """Least squares of 'y1 y2 = a b a*b x' (A|B|C, @n and nesting B(A) as in SAS) with class_ variables.
     Returns the parameter estimates of every response (Dependent, Parameter, Estimate, Biased,
-    StdErr, tValue, Probt); `stats[response]` holds the ANOVA, fit, Type I/III tables and LS-means.
-    outstat= writes the SS table (_NAME_, _SOURCE_, _TYPE_ SS1/SS3/ERROR, DF, SS, F, PROB) as OUTSTAT=."""
+    StdErr, tValue, Probt); `stats[response]` holds the ANOVA, fit, Type I/III/IV tables and LS-means.
+    outstat= writes the SS table (_NAME_, _SOURCE_, _TYPE_ SS1/SS3/SS4/ERROR, DF, SS, F, PROB) as OUTSTAT=.
+
+    ss: any of 1, 3, 4 (Type IV equals Type III when every cell of the crossings has data, as SAS
+    documents; with empty cells it is refused). SAS's CONTRAST, ESTIMATE and TEST statements:
+      contrasts = [(label, [row, …])], a row {effect: [coefficients…]} ('intercept' too; fewer
+                  coefficients than the effect's columns are padded with zeros): F test of L·b = 0;
+      estimates = [(label, row, divisor)]: L·b / divisor with its standard error and t test;
+      tests     = [([h effects…], e effect)]: each H effect's mean square over E's (Type III,
+                  or Type I when only ss='1').
+    A row that is not estimable is reported so (None values), as SAS prints 'Non-est'."""
     src = s.dataset(data)
     names_all = [c for c, _ in s.columns(src.scan_sql())]
     responses, effects = _design.parse_model(model, names_all, str(src))
     if not effects and noint:
         raise StatgridError("a model with noint=True needs at least one effect.")
     want_ss = {t for t in str(ss).replace(",", " ").split()}
-    if not want_ss <= {"1", "3"}:
-        raise StatgridError(f"ss={ss!r}: GLM here gives Type I and III sums of squares; write ss='1 3', '1' or '3'.")
+    if not want_ss <= {"1", "3", "4"}:
+        raise StatgridError(f"ss={ss!r}: GLM gives Type I, III and IV sums of squares; write e.g. ss='1 3' or '4'.")
     design, sql, _, n_missing = _design.prepare(s, src, effects, responses, class_, intercept=not noint)
     lsm_effects = _design.parse_effects(" ".join(as_list(lsmeans)), names_all, "lsmeans")
     for e in lsm_effects:
@@ -83,6 +93,9 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
     empty_cells = [e.name for i, (e, sl) in enumerate(zip(effects, slices))
                    if len(design.effect_classes(e)) > 1 and not design.present_coded(i)
                    and (empty[sl].any() or design.effect_width(e) < design.grid_size(e))]
+    if empty_cells and "4" in want_ss:
+        raise StatgridError(f"Type IV sums of squares with empty cells ({', '.join(empty_cells)}) are not built: "
+                            "statgrid's Type IV equals Type III when every cell has data; use ss='1 3'.")
     if empty_cells and "3" in want_ss:
         s.log.note(f"Some cells of {', '.join(empty_cells)} have no observations: the Type III sums of squares "
                    "here test sum-to-zero hypotheses, which differ from SAS's Type III/IV with empty cells.")
@@ -115,7 +128,7 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
             sse, rank = _sse(Ry, n, names, cols, p)
             type1.append([e.name, rank - prev_rank, max(prev_sse - sse, 0.0)])
             prev_sse, prev_rank = sse, rank
-        if "3" in want_ss:
+        if want_ss & {"3", "4"}:
             Re = np.hstack([R[:, :p] @ T, R[:, [p + i]]])
             enames = list(eff_names)
             full_sse, full_rank = _sse(Re, n, enames, list(range(len(enames))), len(enames))
@@ -125,7 +138,7 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
                 type3.append([e.name, full_rank - rank, max(sse - full_sse, 0.0)])
         mse = fit.mse
         tables = {}
-        for label, rows_ss in (("1", type1), ("3", type3)):
+        for label, rows_ss in (("1", type1), ("3", type3), ("4", type3)):
             if label not in want_ss:
                 continue
             tables[label] = [[src_, df, ssv, ssv / df if df else None,
@@ -139,13 +152,18 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
         ssm = fit.sst - fit.sse
         f_model = (ssm / fit.df_model) / mse if fit.df_model > 0 and mse > 0 else float("nan")
         lsm = {e.name: _lsmeans(design, e, fit, null, cov_means, mse) for e in lsm_effects}
+        htype = "3" if want_ss & {"3", "4"} else "1"
+        extra = {"contrasts": [_contrast(design, label, spec, fit, null, mse) for label, spec in contrasts or []],
+                 "estimates": [_estimate(design, label, spec, div, fit, null, mse)
+                               for label, spec, div in estimates or []],
+                 "tests": [_test(tables[htype], h, e, htype) for h, e in tests or []]}
         per_response[y] = {"n": n, "n_missing": n_missing, "df_model": fit.df_model, "df_error": fit.df_error,
                            "ssm": ssm, "sse": fit.sse, "sst": fit.sst, "mse": mse, "rmse": math.sqrt(mse),
                            "f_value": f_model, "prob_f": _p_f(f_model, fit.df_model, fit.df_error),
                            "rsquare": fit.rsquare, "dep_mean": fit.dep_mean,
                            "coeff_var": 100 * math.sqrt(mse) / fit.dep_mean if fit.dep_mean else float("nan"),
-                           "type1": tables.get("1", []), "type3": tables.get("3", []), "lsmeans": lsm,
-                           "aliased": fit.aliased}
+                           "type1": tables.get("1", []), "type3": tables.get("3", []),
+                           "type4": tables.get("4", []), "lsmeans": lsm, "aliased": fit.aliased, **extra}
     result = ResultTable(["Dependent", "Parameter", "Estimate", "Biased", "StdErr", "tValue", "Probt"], out_rows)
     result.stats = per_response
     result.stats["class_levels"] = {c: design.levels[c] for c in design.classes}
@@ -195,6 +213,80 @@ def _lsmeans(design, effect, fit, null, cov_means, mse) -> list[list]:
     return rows
 
 
+def _l_row(design, spec: dict) -> np.ndarray:
+    """One row of L over the over-parameterized columns from {effect: coefficients} (SAS's CONTRAST and
+    ESTIMATE syntax: an effect's coefficients in the order of its levels, missing trailing ones 0)."""
+    L = np.zeros(design.width)
+    by_name = {e.name.upper(): (e, sl) for e, sl in zip(design.effects, design.slices())}
+    for name, coeffs in spec.items():
+        coeffs = [float(c) for c in coeffs]
+        if name.upper() == "INTERCEPT":
+            if not design.intercept or len(coeffs) != 1:
+                raise StatgridError("INTERCEPT takes one coefficient, in a model with an intercept.")
+            L[0] = coeffs[0]
+            continue
+        if name.upper() not in by_name:
+            raise StatgridError(f"effect {name!r} of a CONTRAST or ESTIMATE is not in the model; its effects: "
+                                f"{', '.join(e.name for e in design.effects)}.")
+        e, sl = by_name[name.upper()]
+        width = sl.stop - sl.start
+        if len(coeffs) > width:
+            raise StatgridError(f"effect {name!r} has {width} levels; {len(coeffs)} coefficients were given.")
+        L[sl.start:sl.start + len(coeffs)] = coeffs
+    return L
+
+
+def _estimable(L: np.ndarray, null: np.ndarray) -> bool:
+    return not (null.size and np.max(np.abs(L @ null)) > ESTIMABLE_TOL * max(1.0, np.abs(L).max()))
+
+
+def _contrast(design, label: str, rows: Sequence[dict], fit, null, mse) -> list:
+    """[label, DF, SS, MS, F, p]: SS = (Lb)' (L G L')⁻ (Lb), G the generalized inverse of X'X from R."""
+    L = np.array([_l_row(design, r) for r in rows])
+    if not all(_estimable(r, null) for r in L):
+        return [label, None, None, None, None, None]
+    lb = L @ fit.estimate
+    A = L[:, fit.kept] @ fit.rinv
+    V = A @ A.T
+    df = int(np.linalg.matrix_rank(V))
+    if df == 0:
+        return [label, 0, 0.0, None, None, None]
+    ssv = float(lb @ np.linalg.pinv(V) @ lb)
+    f = (ssv / df) / mse if mse > 0 else float("nan")
+    return [label, df, ssv, ssv / df, f, _p_f(f, df, fit.df_error)]
+
+
+def _estimate(design, label: str, spec: dict, divisor: float, fit, null, mse) -> list:
+    """[label, estimate, SE, t, p] of L·b / divisor."""
+    L = _l_row(design, spec) / float(divisor or 1.0)
+    if not _estimable(L, null):
+        return [label, None, None, None, None]
+    est = float(L @ fit.estimate)
+    se = math.sqrt(mse) * float(np.linalg.norm(fit.rinv.T @ L[fit.kept]))
+    t = est / se if se > 0 else float("nan")
+    return [label, est, se, t, _p_t(t, fit.df_error)]
+
+
+def _test(table: list, h: Sequence[str], e: str, htype: str) -> dict:
+    """TEST H= E=: each H effect's mean square over E's, from the Type `htype` table rows
+    [source, DF, SS, MS, F, p]."""
+    rows = {r[0].upper(): r for r in table}
+    missing = [x for x in [*h, e] if x.upper() not in rows]
+    if missing:
+        raise StatgridError(f"TEST: effect {missing[0]!r} is not in the model; its effects: "
+                            f"{', '.join(r[0] for r in table)}.")
+    err = rows[e.upper()]
+    label = {"1": "Type I SS", "3": "Type III SS"}[htype]
+    roman = {"1": "I", "3": "III"}[htype]
+    out = []
+    for name in h:
+        r = rows[name.upper()]
+        f = r[3] / err[3] if r[1] and err[1] and err[3] else None
+        out.append([r[0], r[1], r[2], r[3], f, _p_f(f, r[1], err[1]) if f is not None else None])
+    return {"rows": out, "label": label, "error": err[0], "error_df": err[1],
+            "title": f"Tests of Hypotheses Using the Type {roman} MS for {err[0]} as an Error Term"}
+
+
 def _null_space(R: np.ndarray) -> np.ndarray:
     _, sv, vt = np.linalg.svd(R, full_matrices=True)
     tol = max(R.shape) * np.finfo(float).eps * (sv[0] if sv.size else 0.0) * 1e3
@@ -219,9 +311,18 @@ def _listing(t: ResultTable, design, responses, n, n_missing) -> str:
             ["Corrected Total", st["df_model"] + st["df_error"], st["sst"], None, None, None]]))
         parts.append(render_table(["R-Square", "Coeff Var", "Root MSE", f"{y} Mean"],
                                   [[st["rsquare"], st["coeff_var"], st["rmse"], st["dep_mean"]]]))
-        for key, label in (("type1", "Type I SS"), ("type3", "Type III SS")):
+        for key, label in (("type1", "Type I SS"), ("type3", "Type III SS"), ("type4", "Type IV SS")):
             if st[key]:
                 parts.append(render_table(["Source", "DF", label, "Mean Square", "F Value", "Pr > F"], st[key]))
+        if st["contrasts"]:
+            parts.append(render_table(["Contrast", "DF", "Contrast SS", "Mean Square", "F Value", "Pr > F"],
+                                      st["contrasts"]))
+        if st["estimates"]:
+            parts.append(render_table(["Parameter", "Estimate", "Standard Error", "t Value", "Pr > |t|"],
+                                      st["estimates"]))
+        for test in st["tests"]:
+            parts.append(render_table(["Source", "DF", test["label"], "Mean Square", "F Value", "Pr > F"],
+                                      test["rows"], title=test["title"]))
         est = [r[1:] for r in t.rows if r[0] == y]
         parts.append(render_table(["Parameter", "Estimate", "", "Standard Error", "t Value", "Pr > |t|"], est))
         if st["aliased"]:
