@@ -233,7 +233,56 @@ def _l_row(design, spec: dict) -> np.ndarray:
         if len(coeffs) > width:
             raise StatgridError(f"effect {name!r} has {width} levels; {len(coeffs)} coefficients were given.")
         L[sl.start:sl.start + len(coeffs)] = coeffs
+    _fill_containing(design, L, {n.upper() for n in spec})
     return L
+
+
+def _fill_containing(design, L: np.ndarray, given: set[str]) -> None:
+    """SAS GLM's CONTRAST/ESTIMATE rule (as rule 4 of its LS-means): an effect not given that contains a given
+    classification effect (a*b contains a) gets the given effect's coefficients divided equally among its
+    columns at each level. When it contains two given effects that are not inside each other (a and b in
+    a*b), each is spread so and their common part (the intercept, or the effect of their shared variables)
+    taken off once, so that the filled effect has both as its margins (the LS-mean of a level: intercept 1,
+    a 1 0 0, b .5 .5 fills a*b with .5 at that level); with more than two, nothing is filled."""
+    slices = dict(zip(design.effects, design.slices()))
+    pure = [e for e in design.effects if len(design.effect_classes(e)) == len(e.variables)]
+    by_vars = {frozenset(design.effect_classes(e)): e for e in pure}
+    for f in pure:
+        if f.name.upper() in given:
+            continue
+        f_cls = design.effect_classes(f)
+        inside = [e for e in pure if e.name.upper() in given and set(design.effect_classes(e)) < set(f_cls)]
+        top = [e for e in inside if not any(set(design.effect_classes(e)) < set(design.effect_classes(o))
+                                            for o in inside)]
+        if not top or len(top) > 2:
+            continue
+        terms = [(e, 1.0) for e in top]
+        if len(top) == 2:
+            common = frozenset(design.effect_classes(top[0])) & frozenset(design.effect_classes(top[1]))
+            base = by_vars.get(common) if common else None
+            if common and (base is None or base.name.upper() not in given):
+                continue
+            terms.append((base, -1.0))          # base None: the intercept
+        f_labels = design.effect_labels(f)
+        for e, sign in terms:
+            _spread(design, L, slices, f, f_labels, e, sign)
+
+
+def _spread(design, L, slices, f, f_labels, e, sign: float) -> None:
+    """Add sign × e's coefficients (e None: the intercept's) divided equally over f's columns at each level."""
+    start = slices[f].start
+    if e is None:
+        if design.intercept:
+            for j in range(len(f_labels)):
+                L[start + j] += sign * L[0] / len(f_labels)
+        return
+    e_cls = design.effect_classes(e)
+    e_index = {tuple(lab[v] for v in e_cls): k for k, lab in enumerate(design.effect_labels(e))}
+    keys = [tuple(lab[v] for v in e_cls) for lab in f_labels]
+    share = {k: keys.count(k) for k in set(keys)}
+    for j, k in enumerate(keys):
+        if k in e_index:
+            L[start + j] += sign * L[slices[e].start + e_index[k]] / share[k]
 
 
 def _estimable(L: np.ndarray, null: np.ndarray) -> bool:

@@ -122,3 +122,18 @@ def test_bad_contrast_effects_are_named(two_way):
         session.glm("work.t", "y = a b", class_="a b", print=False, estimates=[("x", {"a": [1, -1, 0, 0]}, 1)])
     with pytest.raises(StatgridError, match="TEST: effect 'c'"):
         session.glm("work.t", "y = a b", class_="a b", print=False, tests=[(["a"], "c")])
+
+
+def test_containing_effects_are_filled_in_as_sas_glm_does(two_way):
+    """`contrast 'p-q' a 1 -1 0;` in a model with a*b: GLM spreads each a coefficient equally over the a*b
+    columns at that level, so it is the same contrast as the one written out in full."""
+    session, _, cells = two_way
+    r = session.glm("work.t", "y = a b a*b", class_="a b", print=False,
+                    contrasts=[("short", [{"a": [1, -1, 0]}]),
+                               ("full", [{"a": [1, -1, 0], "a*b": [0.5, 0.5, -0.5, -0.5]}])],
+                    estimates=[("lsmean p", {"intercept": [1], "a": [1, 0, 0], "b": [0.5, 0.5]}, 1)])
+    short, full = r.stats["y"]["contrasts"]
+    assert short[1:] == pytest.approx(full[1:], rel=1e-12)
+    est, se, _ = cell_weights(cells, {("p", 1): 0.5, ("p", 2): 0.5})
+    assert r.stats["y"]["estimates"][0][1] == pytest.approx(est, rel=1e-8)
+    assert r.stats["y"]["estimates"][0][2] == pytest.approx(se, rel=1e-8)
