@@ -8,13 +8,13 @@ them. What each procedure takes:
 - LOGISTIC: DESCENDING, OUTEST=, NOPRINT; CLASS vars </ PARAM=EFFECT|REF|GLM>; MODEL y<(EVENT='v'|DESCENDING)>
   = effects </ SELECTION=FORWARD|BACKWARD|STEPWISE SLE= SLS= INCLUDE= LACKFIT MAXITER= NOINT RISKLIMITS
   LINK=LOGIT>.
-- GLM: OUTSTAT=, NOPRINT; CLASS; MODEL y1 y2 = effects (crossed a*b, a|b, nested b(a)) </ SS1 SS3 NOINT
-  SOLUTION>; LSMEANS effects.
+- GLM: OUTSTAT=, NOPRINT; CLASS; MODEL y1 y2 = effects (crossed a*b, a|b, nested b(a)) </ SS1 SS3 SS4 NOINT
+  SOLUTION>; LSMEANS effects; CONTRAST, ESTIMATE, TEST H= E= (glmstatements.py).
 - GENMOD: DESCENDING, NOPRINT; CLASS; MODEL y<(or events/trials)> = effects </ DIST= LINK= NOINT OFFSET=
   SCALE= MAXITER= TYPE3>.
 - MIXED: METHOD=REML|ML, NOPRINT; CLASS; MODEL y = effects </ SOLUTION DDFM=>; RANDOM effects </ SUBJECT=
   TYPE=VC|UN>; REPEATED </ SUBJECT= TYPE=CS>.
-What the engines do not have is an ERROR naming it (GENMOD's REPEATED/GEE, MEANS/CONTRAST/ESTIMATE/TEST in
+What the engines do not have is an ERROR naming it (GENMOD's REPEATED/GEE, MEANS/RANDOM/MANOVA in
 GLM, link functions other than LOGIT in LOGISTIC, other covariance types in MIXED).
 """
 from __future__ import annotations
@@ -42,7 +42,7 @@ PROC_OPTIONS = {
               "ITDETAILS": FLAG, "SCORING": VALUE, "MAXITER": VALUE, "NOCLPRINT": FLAG, "NOITPRINT": FLAG,
               "PLOTS": VALUE, "ORDER": VALUE},
 }
-UNSUPPORTED = {"GLM": ("MEANS", "CONTRAST", "ESTIMATE", "TEST", "RANDOM", "REPEATED", "MANOVA", "OUTPUT"),
+UNSUPPORTED = {"GLM": ("MEANS", "RANDOM", "REPEATED", "MANOVA", "OUTPUT"),
                "GENMOD": ("REPEATED", "CONTRAST", "ESTIMATE", "LSMEANS", "OUTPUT"),
                "LOGISTIC": ("OUTPUT", "CONTRAST", "ODDSRATIO", "UNITS", "STRATA", "EXACT"),
                "MIXED": ("LSMEANS", "CONTRAST", "ESTIMATE", "PARMS")}
@@ -117,7 +117,8 @@ def _run(statements: list, program: Any, proc: str) -> None:
     src = input_dataset(program, opts, "DATA", first)
     cols, _ = open_input(program, src)
     spec: dict[str, Any] = {"class": [], "class_opts": {}, "model": None, "by": [], "lsmeans": [], "random": None,
-                            "random_opts": {}, "repeated": None, "repeated_opts": {}}
+                            "random_opts": {}, "repeated": None, "repeated_opts": {}, "contrasts": [],
+                            "estimates": [], "tests": []}
     for stmt in rest:
         kw, c = stmt.keyword, cursor(stmt)
         c.next()
@@ -140,6 +141,9 @@ def _run(statements: list, program: Any, proc: str) -> None:
         elif kw == "LSMEANS" and proc == "GLM":
             while not c.at_end() and not c.at("/"):
                 spec["lsmeans"].append(c.next().text)
+        elif kw in ("CONTRAST", "ESTIMATE", "TEST") and proc == "GLM":
+            from statgrid.sas.procs import glmstatements
+            spec[kw.lower() + "s"].append(getattr(glmstatements, kw.lower())(c))
         elif kw == "RANDOM" and proc == "MIXED":
             words = []
             while not c.at_end() and not c.at("/"):
@@ -187,7 +191,11 @@ def _publish(listing, proc: str, spec: dict, result: Any, by: list) -> None:
     if by:
         listing.text(by_rule(" ".join(f"{b.name}={v}" for b, v in by)), "")
     listing.title()
-    for table in model_tables(proc, result, spec["class"]):
+    extra = []
+    if proc == "GLM":
+        from statgrid.sas.procs import glmstatements
+        extra = glmstatements.tables(result)
+    for table in model_tables(proc, result, spec["class"]) + extra:
         table.by = by
         listing.table(table)
 
@@ -215,7 +223,8 @@ def _fit(program, proc, opts, spec, data: str) -> Any:
         ss = " ".join(k[2:] for k in ("SS1", "SS2", "SS3", "SS4") if mopts.get(k)) or "1 3"
         fn = getattr(glm, "__wrapped__", glm)
         return fn(s, data, f"{dep} = {effects}", class_=classes, noint=bool(mopts.get("NOINT")),
-           lsmeans=spec["lsmeans"] or None, ss=ss, outstat=_name(opts.get("OUTSTAT")), print=printing)
+           lsmeans=spec["lsmeans"] or None, ss=ss, outstat=_name(opts.get("OUTSTAT")), print=printing,
+           contrasts=spec["contrasts"], estimates=spec["estimates"], tests=spec["tests"])
     elif proc == "GENMOD":
         from statgrid.procs.genmod import genmod
         trials = None
