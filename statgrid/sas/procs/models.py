@@ -41,7 +41,7 @@ PROC_OPTIONS = {
               "PLOTS": VALUE, "ORDER": VALUE},
 }
 UNSUPPORTED = {"GLM": ("MEANS", "CONTRAST", "ESTIMATE", "TEST", "RANDOM", "REPEATED", "MANOVA", "OUTPUT"),
-               "GENMOD": ("REPEATED", "CONTRAST", "ESTIMATE", "LSMEANS", "OUTPUT"),
+               "GENMOD": ("CONTRAST", "ESTIMATE", "LSMEANS", "OUTPUT"),
                "LOGISTIC": ("OUTPUT", "CONTRAST", "ODDSRATIO", "UNITS", "STRATA", "EXACT"),
                "MIXED": ("LSMEANS", "CONTRAST", "ESTIMATE", "PARMS")}
 
@@ -149,6 +149,9 @@ def _run(statements: list, program: Any, proc: str) -> None:
                 words.append(c.next().text)
             spec["repeated"] = " ".join(words) or True
             spec["repeated_opts"] = _options_after_slash(c) if c.accept("/") else {}
+        elif kw == "REPEATED" and proc == "GENMOD":
+            from statgrid.sas.procs import repeated
+            spec["gee"] = repeated.parse(c, stmt)
         elif kw in ("FORMAT", "LABEL", "ATTRIB", "ODS", "FREQ", "ID", "UNITS") and kw not in UNSUPPORTED[proc]:
             continue
         else:
@@ -201,6 +204,9 @@ def _fit(program, proc, opts, spec, data: str) -> None:
         fn = getattr(glm, "__wrapped__", glm)
         fn(s, data, f"{dep} = {effects}", class_=classes, noint=bool(mopts.get("NOINT")),
            lsmeans=spec["lsmeans"] or None, ss=ss, outstat=_name(opts.get("OUTSTAT")), print=printing)
+    elif proc == "GENMOD" and spec.get("gee"):
+        from statgrid.sas.procs import repeated
+        repeated.fit(program, data, dep, effects, classes, mopts, opts, spec["gee"], printing)
     elif proc == "GENMOD":
         from statgrid.procs.genmod import genmod
         trials = None
