@@ -33,6 +33,7 @@ from statgrid.procs import (access as _access, contents as _contents, datasets a
                             regression as _regression, reshape as _reshape,
                             sasdata as _sasdata, sort as _sort, tabulate as _tabulate, univariate as _univariate,
                             sqlproc as _sqlproc, summary as _summary)
+from statgrid.procs import gee as _gee, surveylogistic as _surveylogistic
 from statgrid.host import procfs as _procfs
 from statgrid.libraries import (LIBNAMES_ENV, DatasetRef, Libraries, Library, atomic_output,
                                         decode_libnames, parquet_copy_sql)
@@ -443,6 +444,8 @@ class Session:
     reg = _regression.reg
     glm = _glm.glm
     genmod = _genmod.genmod
+    gee = _gee.gee
+    surveylogistic = _surveylogistic.surveylogistic
     logistic = _logistic.logistic
     tabulate = _tabulate.tabulate
     forest = _mining.forest

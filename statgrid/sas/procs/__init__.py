@@ -15,6 +15,7 @@ from typing import Any, Callable
 from statgrid.sas.procs import (analytics, append, contents, datasets, format as format_proc, freq, importexport, means, options,
                                 models, print as print_proc, rank, reg, sort, sql, tabulate,
                                 transpose, univariate)
+from statgrid.sas.procs import surveylogistic
 
 PROCS: dict[str, Callable[[Any, Any], None]] = {
     "PRINT": print_proc.run,
@@ -46,6 +47,7 @@ PROCS: dict[str, Callable[[Any, Any], None]] = {
     "EXPORT": importexport.run_export,
     "CIMPORT": append.run_cimport,
     "SUMMARY": means.run_summary,
+    "SURVEYLOGISTIC": surveylogistic.run,
 }
 
 __all__ = ["PROCS"]

@@ -11,10 +11,11 @@ them. What each procedure takes:
 - GLM: OUTSTAT=, NOPRINT; CLASS; MODEL y1 y2 = effects (crossed a*b, a|b, nested b(a)) </ SS1 SS3 SS4 NOINT
   SOLUTION>; LSMEANS effects; CONTRAST, ESTIMATE, TEST H= E= (glmstatements.py).
 - GENMOD: DESCENDING, NOPRINT; CLASS; MODEL y<(or events/trials)> = effects </ DIST= LINK= NOINT OFFSET=
-  SCALE= MAXITER= TYPE3>.
+  SCALE= MAXITER= TYPE3>; REPEATED SUBJECT= </ TYPE= CORRW WITHINSUBJECT= MAXITER= CONVERGE= MODELSE> (GEE,
+  repeated.py).
 - MIXED: METHOD=REML|ML, NOPRINT; CLASS; MODEL y = effects </ SOLUTION DDFM=>; RANDOM effects </ SUBJECT=
   TYPE=VC|UN>; REPEATED </ SUBJECT= TYPE=CS>.
-What the engines do not have is an ERROR naming it (GENMOD's REPEATED/GEE, MEANS/RANDOM/MANOVA in
+What the engines do not have is an ERROR naming it (MEANS/RANDOM/MANOVA in
 GLM, link functions other than LOGIT in LOGISTIC, other covariance types in MIXED).
 """
 from __future__ import annotations
@@ -43,7 +44,7 @@ PROC_OPTIONS = {
               "PLOTS": VALUE, "ORDER": VALUE},
 }
 UNSUPPORTED = {"GLM": ("MEANS", "RANDOM", "REPEATED", "MANOVA", "OUTPUT"),
-               "GENMOD": ("REPEATED", "CONTRAST", "ESTIMATE", "LSMEANS", "OUTPUT"),
+               "GENMOD": ("CONTRAST", "ESTIMATE", "LSMEANS", "OUTPUT"),
                "LOGISTIC": ("OUTPUT", "CONTRAST", "ODDSRATIO", "UNITS", "STRATA", "EXACT"),
                "MIXED": ("LSMEANS", "CONTRAST", "ESTIMATE", "PARMS")}
 
@@ -156,6 +157,9 @@ def _run(statements: list, program: Any, proc: str) -> None:
                 words.append(c.next().text)
             spec["repeated"] = " ".join(words) or True
             spec["repeated_opts"] = _options_after_slash(c) if c.accept("/") else {}
+        elif kw == "REPEATED" and proc == "GENMOD":
+            from statgrid.sas.procs import repeated
+            spec["gee"] = repeated.parse(c, stmt)
         elif kw in ("FORMAT", "LABEL", "ATTRIB", "ODS", "FREQ", "ID", "UNITS") and kw not in UNSUPPORTED[proc]:
             continue
         else:
@@ -181,7 +185,7 @@ def _run(statements: list, program: Any, proc: str) -> None:
         except StatgridError as exc:
             t = first.tokens[0]
             raise SasError(str(exc), t.line, t.col, proc, "") from None
-        if not opts.get("NOPRINT"):
+        if not opts.get("NOPRINT") and result is not None:
             _publish(listing, proc, spec, result, list(zip(byc, key)))
     listing.flush()
 
@@ -225,6 +229,11 @@ def _fit(program, proc, opts, spec, data: str) -> Any:
         return fn(s, data, f"{dep} = {effects}", class_=classes, noint=bool(mopts.get("NOINT")),
            lsmeans=spec["lsmeans"] or None, ss=ss, outstat=_name(opts.get("OUTSTAT")), print=printing,
            contrasts=spec["contrasts"], estimates=spec["estimates"], tests=spec["tests"])
+    elif proc == "GENMOD" and spec.get("gee"):
+        from statgrid.sas.procs import repeated
+        # GEE prints its own listing (gee_listing.py) and publishes no ODS tables yet
+        repeated.fit(program, data, dep, effects, classes, mopts, opts, spec["gee"], not opts.get("NOPRINT"))
+        return None
     elif proc == "GENMOD":
         from statgrid.procs.genmod import genmod
         trials = None

@@ -1,0 +1,141 @@
+"""PROC SURVEYLOGISTIC in SAS programs, on statgrid.procs.surveylogistic (Taylor-series variance):
+
+    PROC SURVEYLOGISTIC DATA= <VARMETHOD=TAYLOR> <RATE=r | TOTAL=N> <NOPRINT>;
+      CLASS vars </ PARAM=EFFECT|REF>;
+      MODEL y<(EVENT='v' | DESCENDING)> = effects </ LINK=LOGIT DF=DESIGN|n|INFINITY VADJUST=DF|NONE
+                                                    NOINT MAXITER=>;
+      WEIGHT var; STRATA vars; CLUSTER vars; BY vars; WHERE …;
+
+Without WEIGHT, STRATA or CLUSTER the sample is taken as a simple random sample (every weight 1, one
+stratum, each observation its own cluster). A variable missing from the data is an ERROR naming it.
+Replication variance methods (VARMETHOD=BRR|JACKKNIFE|BOOTSTRAP), RATE=/TOTAL= data sets and the
+statements SAS has beyond these (DOMAIN, OUTPUT, REPWEIGHTS, …) are an ERROR naming them.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from statgrid.errors import StatgridError
+from statgrid.sas.errors import SasError
+from statgrid.sas.lexer import NAME
+from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_group_members, by_list, by_rule, check_by_sorted,
+                                       cursor, input_dataset, observations_read, open_input, parse_options,
+                                       proc_statement, resolve_names, statement_error, where_statement)
+from statgrid.sas.procs.models import _model, _options_after_slash
+
+TEMP = "_sgsurvey_group"
+PROC_OPTIONS = {"DATA": DATASET, "VARMETHOD": VALUE, "RATE": VALUE, "TOTAL": VALUE, "NOPRINT": FLAG,
+                "ORDER": VALUE, "NAMELEN": VALUE, "PLOTS": VALUE, "MISSING": FLAG}
+MODEL_OPTIONS = {"LINK", "DF", "VADJUST", "NOINT", "MAXITER", "CLPARM", "EXPB", "TECHNIQUE", "TECH"}
+NOT_BUILT = ("DOMAIN", "OUTPUT", "REPWEIGHTS", "CONTRAST", "ESTIMATE", "LSMEANS", "TEST", "UNITS", "SLICE",
+             "STORE", "EFFECT", "LSMESTIMATE", "FREQ")
+
+
+def run(statements: list, program: Any) -> None:
+    first, *rest = list(statements)
+    opts = parse_options(proc_statement(first), PROC_OPTIONS, program, "PROC SURVEYLOGISTIC",
+                         {"R": "RATE", "N": "TOTAL"})
+    _check_proc_options(opts, first)
+    src = input_dataset(program, opts, "DATA", first)
+    cols, _ = open_input(program, src)
+    spec: dict[str, Any] = {"class": [], "class_opts": {}, "model": None, "by": [], "weight": None, "strata": [],
+                            "cluster": []}
+    for stmt in rest:
+        _statement(stmt, spec, src)
+    if spec["model"] is None:
+        t = first.tokens[0]
+        raise SasError("No MODEL statement was given to PROC SURVEYLOGISTIC", t.line, t.col, "SURVEYLOGISTIC",
+                       "MODEL y = effects;")
+    design_vars = [*([spec["weight"]] if spec["weight"] else []), *spec["strata"], *spec["cluster"]]
+    resolve_names(design_vars, cols, src, first.line)      # SAS: Variable X not found, naming the data set
+    byc = resolve_names([n for n, _ in spec["by"]], cols, src, first.line)
+    if byc:
+        check_by_sorted(program, src, cols, spec["by"])
+    cols, base = open_input(program, src)
+    n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
+    observations_read(program, n_read, src)
+    for key, data in by_group_members(program, byc, cols, base, TEMP):
+        if byc:
+            program.log.listing(by_rule(" ".join(f"{b.name}={v}" for b, v in zip(byc, key))))
+        try:
+            _fit(program, opts, spec, data)
+        except StatgridError as exc:
+            t = first.tokens[0]
+            raise SasError(str(exc), t.line, t.col, "SURVEYLOGISTIC", "") from None
+
+
+def _check_proc_options(opts, first) -> None:
+    bad = [k for k in ("RATE", "TOTAL") if opts.get(k) is not None and not isinstance(opts.get(k), (int, float))]
+    if str(opts.get("VARMETHOD", "TAYLOR")).upper() != "TAYLOR":
+        bad.insert(0, "VARMETHOD")
+    if bad:
+        line, col = opts.value_at.get(bad[0], (first.line, 0))
+        raise SasError(f"{bad[0]}={opts.get(bad[0])} is not supported by statgrid's PROC SURVEYLOGISTIC", line, col,
+                       str(opts.get(bad[0])), "VARMETHOD=TAYLOR, RATE=number, TOTAL=number")
+
+
+def _statement(stmt, spec: dict, src) -> None:
+    kw, c = stmt.keyword, cursor(stmt)
+    c.next()
+    if kw == "CLASS":
+        while not c.at_end() and not c.at("/"):
+            t = c.next()
+            if t.kind == NAME:
+                spec["class"].append(t.text)
+            elif t.text == "(":
+                while not c.accept(")"):
+                    c.next()
+        if c.accept("/"):
+            spec["class_opts"] = _options_after_slash(c)
+    elif kw == "MODEL":
+        spec["model"] = _model(c)
+        unknown = [k for k in spec["model"][3] if k not in MODEL_OPTIONS]
+        if unknown:
+            t = stmt.tokens[0]
+            raise SasError(f"The option {unknown[0]} of the MODEL statement of PROC SURVEYLOGISTIC is not supported "
+                           "by statgrid", t.line, t.col, unknown[0], ", ".join(sorted(MODEL_OPTIONS)), stmt.source)
+    elif kw == "WEIGHT":
+        spec["weight"] = c.expect_name("a weight variable")
+    elif kw in ("STRATA", "STRATUM"):
+        spec["strata"] += _names(c)
+    elif kw in ("CLUSTER", "CLUSTERS"):
+        spec["cluster"] += _names(c)
+    elif kw == "BY":
+        spec["by"] = by_list(c)
+    elif kw == "WHERE":
+        where_statement(c, src)
+    elif kw in ("FORMAT", "LABEL", "ATTRIB", "ODS"):
+        return
+    elif kw in NOT_BUILT:
+        t = stmt.tokens[0]
+        raise SasError(f"The {kw} statement of PROC SURVEYLOGISTIC is not supported by statgrid yet", t.line, t.col,
+                       kw, "CLASS, MODEL, WEIGHT, STRATA, CLUSTER, BY, WHERE", stmt.source)
+    else:
+        raise statement_error(stmt, "SURVEYLOGISTIC", ["CLASS", "MODEL", "WEIGHT", "STRATA", "CLUSTER", "BY",
+                                                       "WHERE"])
+
+
+def _names(c) -> list[str]:
+    out = []
+    while not c.at_end() and not c.at("/"):
+        out.append(c.expect_name("a variable name"))
+    if c.accept("/"):
+        _options_after_slash(c)                       # LIST, NOCOLLAPSE: display options
+    return out
+
+
+def _fit(program, opts, spec: dict, data: str) -> None:
+    from statgrid.procs.surveylogistic import surveylogistic
+    dep, effects, dep_opts, mopts = spec["model"]
+    link = str(mopts.get("LINK", "LOGIT")).upper()
+    if link not in ("LOGIT", "LOGISTIC"):
+        raise StatgridError(f"LINK={link} is not supported by statgrid's PROC SURVEYLOGISTIC (LOGIT only).")
+    fn = getattr(surveylogistic, "__wrapped__", surveylogistic)
+    fn(program.session, data, f"{dep} = {effects}", class_=spec["class"] or None,
+       param=str(spec["class_opts"].get("PARAM", "effect")).lower(), event=dep_opts.get("EVENT"),
+       descending=bool(dep_opts.get("DESCENDING") or dep_opts.get("DESC")), weight=spec["weight"],
+       strata=spec["strata"] or None, cluster=spec["cluster"] or None, df=mopts.get("DF"),
+       vadjust=str(mopts.get("VADJUST", "DF")).lower(),
+       rate=float(opts.get("RATE")) if opts.get("RATE") is not None else None,
+       total=float(opts.get("TOTAL")) if opts.get("TOTAL") is not None else None,
+       maxiter=int(float(mopts.get("MAXITER", 25))), noint=bool(mopts.get("NOINT")), print=not opts.get("NOPRINT"))

@@ -1,0 +1,26 @@
+/* GENMOD's REPEATED statement (GEE): exchangeable and independent working correlations, CORRW */
+data work.p;
+  do id = 1 to 24;
+    do t = 1 to 3;
+      x = mod(id * 7 + t * 5, 13) / 4;
+      y = 1 + 0.6 * x + mod(id * 11, 7) / 3 + mod(id * 3 + t * 17, 11) / 5;
+      c = mod(id * 5 + t * 3, 7) + (x > 1.5) * 2;
+      output;
+    end;
+  end;
+run;
+proc genmod data=work.p;
+  class id;
+  model y = x;
+  repeated subject=id / type=exch corrw converge=1e-10;
+run;
+proc genmod data=work.p;
+  class id;
+  model c = x / dist=poisson;
+  repeated subject=id / type=ind converge=1e-10;
+run;
+proc genmod data=work.p;
+  class id;
+  model y = x;
+  repeated subject=id / type=exch zrow=1;
+run;
