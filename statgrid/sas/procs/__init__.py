@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from statgrid.sas.procs import hpforest, hpmixed, nlmixed
 from statgrid.sas.procs import (analytics, append, contents, datasets, format as format_proc, freq, importexport, means, options,
                                 models, print as print_proc, rank, reg, sort, sql, tabulate,
                                 transpose, univariate)
@@ -48,6 +49,10 @@ PROCS: dict[str, Callable[[Any, Any], None]] = {
     "CIMPORT": append.run_cimport,
     "SUMMARY": means.run_summary,
     "SURVEYLOGISTIC": surveylogistic.run,
+    "HPMIXED": hpmixed.run,
+    "HPFOREST": hpforest.run,
+    "HP4SCORE": hpforest.run_hp4score,
+    "NLMIXED": nlmixed.run,
 }
 
 __all__ = ["PROCS"]

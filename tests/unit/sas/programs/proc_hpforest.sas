@@ -1,0 +1,20 @@
+/* PROC HPFOREST trains and saves a forest; PROC HP4SCORE scores with the saved file */
+data work.tr;
+  do i = 1 to 60;
+    x = i; w = mod(i * 7, 11);
+    y = (i > 30);
+    output;
+  end;
+run;
+proc hpforest data=work.tr seed=1 maxtrees=20;
+  target y / level=binary;
+  input x w / level=interval;
+  save file="%sysget(OUTDIR)/forest.bin";
+run;
+proc hp4score data=work.tr;
+  id i y;
+  score file="%sysget(OUTDIR)/forest.bin" out=out.sc;
+run;
+proc hp4score data=work.tr;
+  score file="%sysget(OUTDIR)/missing.bin" out=out.none;
+run;
