@@ -229,15 +229,21 @@ def select(R, n, names, intercept, method: str, sle: float, sls: float, include:
                     current = current + [j]
                     steps.append(["entered", names[j], p])
                     changed = True
-        if method in ("backward", "stepwise"):
+        # BACKWARD removes one variable per step; STEPWISE, after an entry, removes every variable that no
+        # longer stays at SLS (the least significant first) before the next may enter (SAS REG, "Stepwise")
+        while method in ("backward", "stepwise"):
             removable = [j for j in current if j not in fixed]
-            if removable:
-                ps = [(_entry_p(R, n, names, intercept, [c for c in current if c != j], j), j) for j in removable]
-                p, j = max(ps)
-                if p > sls:
-                    current = [c for c in current if c != j]
-                    steps.append(["removed", names[j], p])
-                    changed = True
+            if not removable:
+                break
+            ps = [(_entry_p(R, n, names, intercept, [c for c in current if c != j], j), j) for j in removable]
+            p, j = max(ps)
+            if p <= sls:
+                break
+            current = [c for c in current if c != j]
+            steps.append(["removed", names[j], p])
+            changed = True
+            if method == "backward":
+                break
         state = tuple(sorted(current))
         if not changed or state in seen:
             break
