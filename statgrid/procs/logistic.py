@@ -189,23 +189,29 @@ def _select(rows, fam, lk, fit, cols_of, effects, eff_cols, fixed, method, sle, 
                     steps.append([len(steps) + 1, effects[i].name, "entered", scores[i][1], scores[i][0], pv[i],
                                   "score"])
                     changed = True
-        if method in ("backward", "stepwise"):
+        # BACKWARD removes one effect per step; STEPWISE may follow an entry by several removals (SAS
+        # LOGISTIC: "each forward selection step can be followed by one or more backward elimination steps")
+        while method in ("backward", "stepwise"):
             removable = [i for i in current if i not in fixed
                          and not any(_contains(effects[j], effects[i]) for j in current)]
-            if removable:
-                f = fit(current)
-                cov = f.cov()
-                stats = {}
-                for i in removable:
-                    idx = [f.kept.index(c) for c in eff_cols[i] if c in f.kept]
-                    chi, df = _wald(f.beta[[f.kept[j] for j in idx]], cov[np.ix_(idx, idx)])
-                    stats[i] = (chi, df, p_chi2(chi, df) if df else 1.0)
-                i = max(stats, key=lambda k: (stats[k][2], -stats[k][0]))
-                if stats[i][2] > sls:
-                    current = [c for c in current if c != i]
-                    steps.append([len(steps) + 1, effects[i].name, "removed", stats[i][1], stats[i][0], stats[i][2],
-                                  "Wald"])
-                    changed = True
+            if not removable:
+                break
+            f = fit(current)
+            cov = f.cov()
+            stats = {}
+            for i in removable:
+                idx = [f.kept.index(c) for c in eff_cols[i] if c in f.kept]
+                chi, df = _wald(f.beta[[f.kept[j] for j in idx]], cov[np.ix_(idx, idx)])
+                stats[i] = (chi, df, p_chi2(chi, df) if df else 1.0)
+            i = max(stats, key=lambda k: (stats[k][2], -stats[k][0]))
+            if stats[i][2] <= sls:
+                break
+            current = [c for c in current if c != i]
+            steps.append([len(steps) + 1, effects[i].name, "removed", stats[i][1], stats[i][0], stats[i][2],
+                          "Wald"])
+            changed = True
+            if method == "backward":
+                break
         state = tuple(sorted(current))
         if not changed or state in seen:
             break
