@@ -81,21 +81,37 @@ def rank(s, data: str, out: str, var: str | Sequence[str] | None = None, ranks: 
 
 @procedure("PROCEDURE STDIZE")
 def standardize(s, data: str, out: str, var: str | Sequence[str] | None = None,
-                by: str | Sequence[str] | None = None, method: str = "std", replace: bool = False):
+                by: str | Sequence[str] | None = None, method: str = "std", replace: bool = False,
+                pctldef: int = 5):
     """Standardise `var` within BY groups: (x − location) / scale, with SAS STDIZE's methods
-    std (mean, std), range (min, range), mean, median, maxabs, iqr, mad. replace=True puts 0 (the
-    location) where a value is missing. A scale of 0 (a constant group) leaves x − location."""
+    std (mean, std), range (min, range), mean, median, maxabs, iqr (quartiles by SAS's PCTLDEF=, default
+    5 as STDIZE's), mad. replace=True puts 0 (the location) where a value is missing. A scale of 0 (a
+    constant group) leaves x − location."""
     src, names, by_cols, variables = _check(s, data, var, by)
     method = method.lower()
     if method not in STDIZE:
         raise StatgridError(f"method={method!r} is not one of {', '.join(STDIZE)}.")
     loc_t, scale_t = STDIZE[method]
     w = f"w AS (PARTITION BY {', '.join(qi(b) for b in by_cols) or '1'})"
-    exprs = {}
-    for v in variables:
-        loc, scale = loc_t.format(v=qi(v)), scale_t.format(v=qi(v))
-        z = f"(CAST({qi(v)} AS DOUBLE) - ({loc})) / coalesce(nullif({scale}, 0), 1)"
-        exprs[v] = f"{'coalesce(' + z + ', 0)' if replace else z} AS {qi(v)}"
     numbered = src.scan_sql(row_numbers=True)
-    select = [exprs.get(c, qi(c)) for c in names]
-    return s.write(out, f"SELECT {', '.join(select)} FROM {numbered} WINDOW {w} ORDER BY file_row_number")
+    exprs = {}
+    source = f"{numbered} AS t"
+    if method == "iqr":
+        # the quartiles by SAS's PCTLDEF= (STDIZE's default 5), one aggregate per BY group joined back
+        from statgrid.procs._quantile import quantiles_sql
+        qs = ", ".join(f"{quantiles_sql(f'CAST({qi(v)} AS DOUBLE)', [25, 50, 75], pctldef)} AS {qi('__q_' + v)}"
+                       for v in variables)
+        keys = ", ".join(qi(b) for b in by_cols)
+        grouped = f"SELECT {keys + ', ' if keys else ''}{qs} FROM {numbered}" + (f" GROUP BY {keys}" if keys else "")
+        on = " AND ".join(f"t.{qi(b)} IS NOT DISTINCT FROM q.{qi(b)}" for b in by_cols) or "TRUE"
+        source = f"{numbered} AS t JOIN ({grouped}) AS q ON {on}"
+    for v in variables:
+        if method == "iqr":
+            qv = f"q.{qi('__q_' + v)}"
+            loc, scale = f"{qv}[2]", f"({qv}[3] - {qv}[1])"
+        else:
+            loc, scale = loc_t.format(v=f"t.{qi(v)}"), scale_t.format(v=f"t.{qi(v)}")
+        z = f"(CAST(t.{qi(v)} AS DOUBLE) - ({loc})) / coalesce(nullif({scale}, 0), 1)"
+        exprs[v] = f"{'coalesce(' + z + ', 0)' if replace else z} AS {qi(v)}"
+    select = [exprs.get(c, f"t.{qi(c)}") for c in names]
+    return s.write(out, f"SELECT {', '.join(select)} FROM {source} WINDOW {w} ORDER BY t.file_row_number")

@@ -63,7 +63,9 @@ def test_standardize_methods(session, data, method):
             col = part[v].dropna()
             loc, scale = {"std": (col.mean(), col.std()), "range": (col.min(), col.max() - col.min()),
                           "median": (col.median(), 1.0), "maxabs": (0.0, col.abs().max()),
-                          "iqr": (col.median(), col.quantile(0.75) - col.quantile(0.25))}[method]
+                          # SAS STDIZE's quartiles: PCTLDEF=5, numpy's averaged_inverted_cdf (H&F type 2)
+                          "iqr": (col.median(), np.percentile(col, 75, method="averaged_inverted_cdf")
+                                  - np.percentile(col, 25, method="averaged_inverted_cdf"))}[method]
             want = (part[v] - loc) / scale
             np.testing.assert_allclose(got.loc[part.index, v].to_numpy(), want.to_numpy(), rtol=1e-12)
 

@@ -104,7 +104,8 @@ def run_surveyselect(statements: list, program: Any) -> None:
 def run_stdize(statements: list, program: Any) -> None:
     first, *rest = list(statements)
     opts = parse_options(proc_statement(first), {"DATA": DATASET, "OUT": DATASET, "METHOD": VALUE, "REPLACE": FLAG,
-                                                 "REPONLY": FLAG, "MISSING": VALUE, "OUTSTAT": DATASET},
+                                                 "REPONLY": FLAG, "MISSING": VALUE, "OUTSTAT": DATASET,
+                                                 "PCTLDEF": VALUE},
                          program, "PROC STDIZE")
     src, cols, base = _prepared(program, first, opts)
     var, by = None, None
@@ -125,7 +126,8 @@ def run_stdize(statements: list, program: Any) -> None:
     data = _stage(program, src, cols, base)
     from statgrid.procs.rank import standardize
     _call(program, first, standardize, data, _name(_out_spec(program, opts)), var=var, by=by,
-          method=str(opts.get("METHOD", "STD")).lower(), replace=bool(opts.get("REPLACE")))
+          method=str(opts.get("METHOD", "STD")).lower(), replace=bool(opts.get("REPLACE")),
+          pctldef=int(float(opts.get("PCTLDEF", 5))))
 
 
 def _clus(program, first, opts, src, var, out, outstat, standardize=False) -> None:
