@@ -36,6 +36,13 @@ from statgrid.errors import StatgridError
 from statgrid.procs._base import as_list, check_columns, is_numeric, qi
 
 
+
+def level_text(v) -> str:
+    """A CLASS level as SAS shows it (BEST. for a number: 0, not Python's 0.0)."""
+    if isinstance(v, float):
+        return str(int(v)) if v.is_integer() and abs(v) < 1e15 else f"{v:.12g}"
+    return str(v)
+
 @dataclass(frozen=True)
 class Effect:
     """One MODEL effect: its variables as written ('b*c(a)' → ('b', 'c', 'a')) and, for a nested
@@ -200,7 +207,7 @@ class Design:
 
     def label(self, e: Effect, levels: dict) -> str:
         """'a*b p 1', 'b(a) 1 p': the effect and its levels in the order the effect names them."""
-        shown = [str(levels[v]) for v in dict.fromkeys(e.variables) if v in levels]
+        shown = [level_text(levels[v]) for v in dict.fromkeys(e.variables) if v in levels]
         return " ".join([e.name, *shown])
 
     def column_names(self) -> list[str]:

@@ -133,7 +133,7 @@ def genmod(s, data: str, model: str, dist: str = "normal", link: str | None = No
         s.log.note(f"{names[j]} is a linear combination of the columns before it; its estimate is set to 0.")
     result = ResultTable(["Parameter", "DF", "Estimate", "StdErr", "LowerWaldCL", "UpperWaldCL", "ChiSq",
                           "ProbChiSq"], rows_out, stats=crit)
-    result.stats["class_levels"] = {c: design.levels[c] for c in design.classes}
+    result.stats["class_levels"] = {c: [_design.level_text(x) for x in design.levels[c]] for c in design.classes}
     if print:
         s.log.listing(_listing(result, design, y, trials))
     if outest:

@@ -166,7 +166,7 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
                            "type4": tables.get("4", []), "lsmeans": lsm, "aliased": fit.aliased, **extra}
     result = ResultTable(["Dependent", "Parameter", "Estimate", "Biased", "StdErr", "tValue", "Probt"], out_rows)
     result.stats = per_response
-    result.stats["class_levels"] = {c: design.levels[c] for c in design.classes}
+    result.stats["class_levels"] = {c: [_design.level_text(x) for x in design.levels[c]] for c in design.classes}
     if print:
         s.log.listing(_listing(result, design, responses, n, n_missing))
     if outstat:
