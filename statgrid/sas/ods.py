@@ -86,6 +86,8 @@ def statement(stmt: Any, program: Any) -> None:
         st.trace = bool(c.accept("ON", "YES", "OUTPUT"))
     else:
         program.log.note(OTHER_DESTINATIONS_NOTE.format(what=what).replace("ODS  ", "ODS "))
+    if hasattr(program.log, "listing_gate"):
+        program.log.listing_gate = functools.partial(unpublished_shown, program)
 
 
 def _output_statement(c: TokenCursor, program: Any, st: OdsState) -> None:
@@ -154,6 +156,35 @@ def _select_statement(c: TokenCursor, st: OdsState, verb: str) -> None:
 
 
 # ------------------------------------------------------------------------------------------ tables
+# The output objects of the PROCs that write their listing as text rather than through Listing (SAS's "ODS Table
+# Names" of each): ODS SELECT/EXCLUDE name them; a PROC not here is one object named after it.
+UNPUBLISHED_OBJECTS = {"PRINT": ("Print",), "SQL": ("SQL_Results",), "TABULATE": ("Table",),
+                       "CONTENTS": ("Attributes", "EngineHost", "Variables", "Sortedby", "Directory", "Members"),
+                       "DATASETS": ("Directory", "Members"), "FORMAT": ("FormatLibrary",)}
+
+
+def unpublished_shown(program: Any) -> bool:
+    """Does the listing take the running step's text output (SasLog.listing_gate)? Not while ODS LISTING is
+    closed; for a PROC, only when its output objects pass ODS SELECT/EXCLUDE (a DATA step's FILE PRINT output
+    follows LISTING CLOSE only)."""
+    st = state_of(program)
+    if not st.listing_open:
+        return False
+    step = _running_step(program)
+    if not step.startswith("PROC "):
+        return True
+    proc = step[5:].strip()
+    names = UNPUBLISHED_OBJECTS.get(proc, (proc.title(),))
+    return any(_shown(st, OdsTable(n, "", [], [], proc.title())) for n in names)
+
+
+def _running_step(program: Any) -> str:
+    """The name of the step the session is running ('PROC PRINT', 'DATA'; '' between steps): session.step keeps
+    it while the step runs."""
+    info = getattr(getattr(program, "session", None), "_current", None)
+    return str(getattr(info, "name", "") or "").upper()
+
+
 def _shown(st: OdsState, table: OdsTable) -> bool:
     if not st.listing_open:
         return False
@@ -205,7 +236,7 @@ class Listing:
         while self.lines and not self.lines[-1].strip():
             self.lines.pop()
         if self.lines and self.shown:
-            self.program.log.listing("\n".join(self.lines))
+            self.program.log.listing("\n".join(self.lines), published=True)
         self.lines, self.shown = [], False
 
 

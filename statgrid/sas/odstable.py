@@ -20,8 +20,8 @@ class OdsColumn:
     name: str                      # the data set variable, SAS's column name (Estimate, StdErr, Probt …)
     heading: str | None = None     # the listing's heading (None: the name; "": none)
     type: str = "num"              # "num" or "char"
-    fmt: str = "best"              # listing format: "p" (PVALUE6.4), "d<k>" (k decimals), "int", "best", "b"
-                                   # (GLM's Biased: "B" for 1), "text"
+    fmt: str = "best"              # listing format: "p" (PVALUE6.4), "d<k>" (k decimals), "int", "best", "best<w>",
+                                   # "b" (GLM's Biased: "B" for 1), "text"
     label: str = ""                # the data set variable's label
     hidden: bool = False           # in the data set only
     right: bool | None = None      # right-aligned in the listing (None: numbers right, characters left)
@@ -41,6 +41,7 @@ class OdsTable:
     path: str = ""                 # SAS's full path (Reg.MODEL1.Fit.y.ParameterEstimates); default proc.name
     by: list[tuple[Any, Any]] = field(default_factory=list)   # (ColumnInfo of a BY variable, its value)
     headings: bool = True          # print the column headings
+    footer: list[str] = field(default_factory=list)   # lines under the rows (LOGISTIC's "Probability modeled is …")
 
     @property
     def full_path(self) -> str:
@@ -73,6 +74,8 @@ def cell(value: Any, fmt: str) -> str:
     if fmt.startswith("d"):
         k = int(fmt[1:])
         return f"{v:.{k}f}" if abs(v) < 1e10 else f"{v:.{max(k - 1, 1)}E}"
+    if fmt.startswith("best") and fmt[4:].isdigit():   # BESTw. of another width ("best12")
+        return _best(v, int(fmt[4:]))
     return _best(v, 8)
 
 
@@ -108,4 +111,6 @@ def render(table: OdsTable) -> list[str]:
     if table.headings and any(heads):
         out += [line(heads), ""]
     out += [line(row) for row in body]
+    if table.footer:
+        out += [""] + [f.center(width).rstrip() for f in table.footer]
     return out

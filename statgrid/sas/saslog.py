@@ -25,7 +25,7 @@ import json
 import platform
 import textwrap
 from datetime import datetime
-from typing import Any, TextIO
+from typing import Any, Callable, TextIO
 
 from statgrid.job.stimer import StepRecord
 
@@ -107,6 +107,10 @@ class SasLog:
         self.header_done = False
         self.titles: dict[int, str] = {}
         self.footnotes: dict[int, str] = {}
+        # ODS (statgrid/sas/ods.py): False while the listing is closed or an ODS SELECT/EXCLUDE list leaves out
+        # the running step's output; set by the first ODS statement. Output published through ods.Listing has
+        # passed ODS's own selection and skips it.
+        self.listing_gate: Callable[[], bool] | None = None
 
     # ------------------------------------------------------------------ options
     def _opt(self, name: str, default: Any) -> Any:
@@ -293,11 +297,14 @@ class SasLog:
         return [""] + [((self.footnotes.get(i, "")).center(ls) if center else self.footnotes.get(i, "")).rstrip()
                        for i in range(1, n + 1)]
 
-    def listing(self, text: str) -> None:
+    def listing(self, text: str, published: bool = False) -> None:
         """PROC output on new pages: each page starts with its header (TITLEs, date and page number as the
         DATE/NUMBER/CENTER options say), ends with the FOOTNOTEs at the bottom (PAGESIZE lines a page);
         a form feed goes between pages. Under CENTER the block is centred as a whole in LINESIZE (the
-        procedure writes it left-aligned)."""
+        procedure writes it left-aligned). Nothing is written when ODS's gate is shut (`published`: the text
+        came through ods.Listing, which applied ODS's selection already)."""
+        if not published and self.listing_gate is not None and not self.listing_gate():
+            return
         lines = text.rstrip("\n").split("\n")
         ls, ps = self.linesize, int(self._opt("PAGESIZE", 60))
         if self._opt("CENTER", True):

@@ -19,6 +19,8 @@ unless ORDER=FREQ (descending count) or ORDER=DATA (first appearance). A WEIGHT 
 observations whose weight is missing or not positive are left out. CHISQ on a two-way table prints
 Pearson's and the likelihood-ratio chi-square, the continuity-adjusted one and Fisher's exact test for
 2×2 tables, the Mantel-Haenszel chi-square, phi, the contingency coefficient and Cramer's V.
+ODS tables: OneWayFreqs, CrossTabFreqs, ChiSq (Table, Statistic, DF, Value, Prob) and, for 2×2 tables,
+FishersExact (Table, Name1, Label1, cValue1, nValue1).
 Not built: grouping levels by formatted values (levels are the stored values), the OUTPUT statement,
 EXACT beyond Fisher's test on 2×2 tables (a NOTE says so).
 """
@@ -151,7 +153,11 @@ def _run(program, first, src, cols, opts, by, weight, tables) -> None:
                 for key, cells in groups:
                     table = _freq_table(varc, cells, ts.options)
                     table.by = list(zip(byc, key))
-                    listing.table(table, _print(program, byc, key, varc, cells, ts.options).split("\n"))
+                    stats_tables: list = []
+                    listing.table(table, _print(program, byc, key, varc, cells, ts.options, stats_tables).split("\n"))
+                    for st_table, st_text in stats_tables:
+                        st_table.by = table.by
+                        listing.table(st_table, st_text)
             if out:
                 outputs.append((ts.options["OUT"], varc, groups, ts.options))
     observations_read(program, n_read, src)
@@ -291,7 +297,7 @@ def _cell_text(program, v, c: ColumnInfo) -> str:
     return format_cell(program, v, c.format, c.type)
 
 
-def _print(program, byc, key, varc, cells, topts) -> str:
+def _print(program, byc, key, varc, cells, topts, stats_out: list | None = None) -> str:
     lines = []
     if byc:
         text = " ".join(f"{c.name}={_cell_text(program, v, c)}" for c, v in zip(byc, key))
@@ -299,7 +305,7 @@ def _print(program, byc, key, varc, cells, topts) -> str:
     if len(varc) == 1 or topts.get("LIST"):
         lines += _one_way(program, varc, cells, topts)
     else:
-        lines += _crosstabs(program, varc, cells, topts)
+        lines += _crosstabs(program, varc, cells, topts, stats_out)
     return "\n".join(lines) + "\n"
 
 
@@ -331,7 +337,9 @@ def _one_way(program, varc, cells, topts) -> list[str]:
     return lines
 
 
-def _crosstabs(program, varc, cells, topts) -> list[str]:
+def _crosstabs(program, varc, cells, topts, stats_out: list | None = None) -> list[str]:
+    """The cross-tabulation's text; with CHISQ (FISHER, ALL) the statistics tables of each stratum are appended to
+    `stats_out` as (OdsTable, its listing lines)."""
     n = len(varc)
     missing_level = bool(topts.get("MISSING"))
     counted = [c for c in cells if missing_level or not _is_missing(c, n)]
@@ -382,54 +390,87 @@ def _crosstabs(program, varc, cells, topts) -> list[str]:
         if n_missing:
             out += ["", f"Frequency Missing = {_count(n_missing)}"]
         out.append("")
-        if topts.get("CHISQ") or topts.get("FISHER") or topts.get("ALL"):
-            out += _chisq(a, b, rlev, clev, cnt)
+        if (topts.get("CHISQ") or topts.get("FISHER") or topts.get("ALL")) and stats_out is not None:
+            stats_out += _chisq(a, b, rlev, clev, cnt, " * ".join(v.name for v in varc))
     return out
 
 
-def _chisq(a, b, rlev, clev, cnt) -> list[str]:
+def _chisq(a, b, rlev, clev, cnt, name: str) -> list[tuple[ods.OdsTable, list[str]]]:
+    """SAS's ChiSq table (Table, Statistic, DF, Value, Prob) and, for a 2×2 table, FishersExact (Table, Name1,
+    Label1, cValue1, nValue1), each with its listing lines."""
     import numpy as np
+    from scipy.special import chdtrc
 
     from statgrid.procs.freq import chi_square
 
     m = np.array([[cnt.get((r, k), 0.0) for k in clev] for r in rlev])
     st = chi_square(m)
     nobs = m.sum()
-    rows = [["Chi-Square", str(st["df"]), _f4(st["chisq"]), _p(st["chisq_p"])],
-            ["Likelihood Ratio Chi-Square", str(st["df"]), _f4(st["lr_chisq"]), _p(st["lr_chisq_p"])]]
-    from scipy.special import chdtrc
+    rows = [["Chi-Square", st["df"], st["chisq"], st["chisq_p"]],
+            ["Likelihood Ratio Chi-Square", st["df"], st["lr_chisq"], st["lr_chisq_p"]]]
     if m.shape == (2, 2) and nobs > 0:
         exp = np.outer(m.sum(axis=1), m.sum(axis=0)) / nobs
         with np.errstate(divide="ignore", invalid="ignore"):
             cont = float((np.maximum(np.abs(m - exp) - 0.5, 0) ** 2 / exp).sum())
-        rows.append(["Continuity Adj. Chi-Square", "1", _f4(cont), _p(float(chdtrc(1, cont)))])
-    if len(rlev) > 1 and len(clev) > 1 and all(isinstance(v, (int, float)) for v in list(rlev) + list(clev)):
-        # Mantel-Haenszel: (n-1) r², r Pearson's correlation of the row and column scores (the values)
-        rs, cs = np.array(rlev, dtype=float), np.array(clev, dtype=float)
-        n = m.sum()
-        mr, mc = (m.sum(axis=1) @ rs) / n, (m.sum(axis=0) @ cs) / n
-        cov = ((rs - mr)[:, None] * (cs - mc)[None, :] * m).sum()
-        vr, vc = (m.sum(axis=1) * (rs - mr) ** 2).sum(), (m.sum(axis=0) * (cs - mc) ** 2).sum()
-        if vr > 0 and vc > 0:
-            mh = (n - 1) * cov ** 2 / (vr * vc)
-            rows.append(["Mantel-Haenszel Chi-Square", "1", _f4(mh), _p(float(chdtrc(1, mh)))])
-    rows += [["Phi Coefficient", "", _f4(st["phi"]), ""], ["Contingency Coefficient", "", _f4(st["contingency"]), ""],
-             ["Cramer's V", "", _f4(st["cramers_v"]), ""]]
-    out = [f"Statistics for Table of {a.name} by {b.name}", ""]
-    out += simple_table(["Statistic", "DF", "Value", "Prob"], rows, 1, closing_rule=False)
-    if m.shape == (2, 2) and nobs > 0:
-        from scipy.stats import fisher_exact
-        _, two = fisher_exact(m)
-        _, left = fisher_exact(m, alternative="less")
-        _, right = fisher_exact(m, alternative="greater")
-        out += ["", "Fisher's Exact Test", "", f"Cell (1,1) Frequency (F)  {_count(m[0, 0])}",
-                f"Left-sided Pr <= F        {_p(left)}", f"Right-sided Pr >= F       {_p(right)}",
-                f"Two-sided Pr <= P         {_p(two)}"]
+        rows.append(["Continuity Adj. Chi-Square", 1, cont, float(chdtrc(1, cont))])
+    mh = _mantel_haenszel(m, rlev, clev)
+    if mh is not None:
+        rows.append(["Mantel-Haenszel Chi-Square", 1, mh, float(chdtrc(1, mh))])
+    rows += [["Phi Coefficient", None, st["phi"], None], ["Contingency Coefficient", None, st["contingency"], None],
+             ["Cramer's V", None, st["cramers_v"], None]]
+    title = f"Statistics for Table of {a.name} by {b.name}"
+    text = [title, ""] + simple_table(["Statistic", "DF", "Value", "Prob"], [
+        [r[0], "" if r[1] is None else str(r[1]), _f4(r[2]), "" if r[3] is None else _p(r[3])] for r in rows],
+        1, closing_rule=False)
     if not math.isnan(st.get("cells_expected_lt5_pct", math.nan)) and st["cells_expected_lt5_pct"] > 20:
-        out += ["", f"WARNING: {st['cells_expected_lt5_pct']:.0f}% of the cells have expected counts less than 5. "
-                "Chi-Square may not be a valid test."]
-    out += ["", f"Sample Size = {_count(nobs)}", ""]
+        text += ["", f"WARNING: {st['cells_expected_lt5_pct']:.0f}% of the cells have expected counts less than 5. "
+                 "Chi-Square may not be a valid test."]
+    col = ods.OdsColumn
+    chisq = ods.OdsTable("ChiSq", title, [col("Table", type="char"), col("Statistic", type="char"), col("DF"),
+                                          col("Value"), col("Prob")],
+                         [[f"Table {name}", *r] for r in rows], "Freq")
+    out = [(chisq, text)]
+    if m.shape == (2, 2) and nobs > 0:
+        out.append(_fisher(m, name))
+    out[-1][1].extend(["", f"Sample Size = {_count(nobs)}", ""])
     return out
+
+
+def _mantel_haenszel(m, rlev, clev) -> float | None:
+    """(n-1) r², r Pearson's correlation of the row and column scores (the levels' values), for numeric levels."""
+    import numpy as np
+
+    if not (len(rlev) > 1 and len(clev) > 1 and all(isinstance(v, (int, float)) for v in list(rlev) + list(clev))):
+        return None
+    rs, cs = np.array(rlev, dtype=float), np.array(clev, dtype=float)
+    n = m.sum()
+    mr, mc = (m.sum(axis=1) @ rs) / n, (m.sum(axis=0) @ cs) / n
+    cov = ((rs - mr)[:, None] * (cs - mc)[None, :] * m).sum()
+    vr, vc = (m.sum(axis=1) * (rs - mr) ** 2).sum(), (m.sum(axis=0) * (cs - mc) ** 2).sum()
+    return float((n - 1) * cov ** 2 / (vr * vc)) if vr > 0 and vc > 0 else None
+
+
+def _fisher(m, name: str) -> tuple[ods.OdsTable, list[str]]:
+    """Fisher's exact test of a 2×2 table: the (1,1) cell, the one-sided p-values, the observed table's
+    probability and the two-sided p-value (SAS's Name1 keys: XPL_FISH, XPR_FISH, XP2_FISH)."""
+    from scipy.stats import fisher_exact, hypergeom
+
+    _, two = fisher_exact(m)
+    _, left = fisher_exact(m, alternative="less")
+    _, right = fisher_exact(m, alternative="greater")
+    n11, row1, col1, n = int(m[0, 0]), int(m[0].sum()), int(m[:, 0].sum()), int(m.sum())
+    prob = float(hypergeom.pmf(n11, n, col1, row1))
+    rows = [["FREQ11", "Cell (1,1) Frequency (F)", _count(m[0, 0]), float(m[0, 0])],
+            ["XPL_FISH", "Left-sided Pr <= F", _p(left), float(left)],
+            ["XPR_FISH", "Right-sided Pr >= F", _p(right), float(right)],
+            ["P_TABLE", "Table Probability (P)", _p(prob), prob],
+            ["XP2_FISH", "Two-sided Pr <= P", _p(two), float(two)]]
+    col = ods.OdsColumn
+    table = ods.OdsTable("FishersExact", "Fisher's Exact Test", [
+        col("Table", type="char", hidden=True), col("Name1", type="char", hidden=True), col("Label1", "", "char"),
+        col("cValue1", "", "char", right=True), col("nValue1", hidden=True)],
+        [[f"Table {name}", *r] for r in rows], "Freq", headings=False)
+    return table, ods.render(table)
 
 
 def _count(x: float) -> str:

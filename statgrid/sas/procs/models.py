@@ -70,10 +70,17 @@ def _options_after_slash(c) -> dict[str, Any]:
     return out
 
 
-def _model(c) -> tuple[str, str, dict, dict]:
-    """MODEL dep<(opts)> = effects / options → (dependent text, effects text, dependent options, options)."""
+def _model(c, cols: list | None = None) -> tuple[str, str, dict, dict]:
+    """MODEL dep<(opts)> = effects / options → (dependent text, effects text, dependent options, options).
+    Variable lists among the effects become names before the engine sees them (SAS's MODEL takes them):
+    numbered ranges `x1-x40` (`v001-v040`), name ranges `a--c` and `a-numeric-c`, prefixes `x:`, and
+    _NUMERIC_/_CHARACTER_/_ALL_; all but numbered ranges need `cols`, the input's columns in order. Crossing
+    `a*b`, bars `a|b@2` and nesting `b(a)` are kept as written."""
     dep_toks, dep_opts = [], {}
     while not c.at_end() and not c.at("="):
+        if _list_item_size(c):
+            dep_toks += _expand_list(c, cols)
+            continue
         t = c.next()
         if t.text == "(" and dep_toks:
             while not c.accept(")"):
@@ -88,11 +95,46 @@ def _model(c) -> tuple[str, str, dict, dict]:
     c.expect("=", expected="= after the response")
     eff = []
     while not c.at_end() and not c.at("/"):
-        eff.append(c.next().text)
+        eff += _expand_list(c, cols) if _list_item_size(c) else [c.next().text]
     opts = _options_after_slash(c) if c.accept("/") else {}
     effects = " ".join(eff).replace(" * ", "*").replace(" | ", "|").replace("( ", "(").replace(" )", ")")
     effects = effects.replace(" (", "(")
     return " ".join(dep_toks), effects, dep_opts, opts
+
+
+def _expand_list(c, cols: list | None) -> list[str]:
+    """The variable list at the cursor (see _list_item_size) as names, the cursor moved past it."""
+    from statgrid.sas.cursor import TokenCursor
+    from statgrid.sas.dataset import expand_var_list
+    from statgrid.sas.parse.expr import parse_var_list
+
+    first, size = c.peek(), _list_item_size(c)
+    items = parse_var_list(TokenCursor(c.tokens[c.i:c.i + size], c.source))
+    c.i += size
+    if items[0][0] != "range" and cols is None:
+        raise SasError(f"The variable list starting at {first.text} needs the data set's variables", first.line,
+                       first.col, first.text, "the effects' names written out")
+    return expand_var_list(items, [col.name for col in cols or []], {col.name.upper(): col.type for col in cols or []})
+
+
+def _list_item_size(c) -> int:
+    """How many tokens from the cursor form one variable list (`x1-x9` 3, `a--c` 4, `a-numeric-c` 5, `x:` 2,
+    `_numeric_` 1); 0 for a name or operator of an effect (a name before `*`, `|`, `(` or `@` is an effect's
+    part)."""
+    t, nxt = c.peek(), c.peek(1)
+    if t.kind != NAME:
+        return 0
+    if t.upper in ("_NUMERIC_", "_CHARACTER_", "_CHAR_", "_ALL_"):
+        return 1
+    if nxt.is_(":") and t.touches(nxt):
+        return 2
+    if not nxt.is_("-"):
+        return 0
+    if c.peek(2).is_("-") and nxt.touches(c.peek(2)) and c.peek(3).kind == NAME:
+        return 4
+    if c.peek(2).is_("NUMERIC", "CHARACTER", "CHAR") and c.peek(3).is_("-") and c.peek(4).kind == NAME:
+        return 5
+    return 3 if c.peek(2).kind == NAME else 0
 
 
 def run_logistic(statements: list, program: Any) -> None:

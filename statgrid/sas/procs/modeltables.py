@@ -2,7 +2,7 @@
 chapter's "ODS Table Names"), made from the engines' results (procs/logistic.py, glm.py, genmod.py, mixed.py):
 one record per table feeds the listing and ODS OUTPUT (statgrid/sas/ods.py).
 
-    LOGISTIC  NObs, FitStatistics, GlobalTests, Type3 (with CLASS), ParameterEstimates, OddsRatios, Association
+    LOGISTIC  NObs, ResponseProfile (with "Probability modeled is y=v."), FitStatistics, GlobalTests, Type3 (with CLASS), ParameterEstimates, OddsRatios, Association
     GLM       NObs, ClassLevels, OverallANOVA, FitStatistics, ModelANOVA (Type I and III), ParameterEstimates,
               LSMeans                                                   (Dependent in every data set)
     GENMOD    NObs, ClassLevels, ModelFit, ParameterEstimates
@@ -38,16 +38,47 @@ def _split(name: str) -> tuple[str, str]:
     return head, rest
 
 
-def tables(proc: str, result: Any, classes: list[str]) -> list[OdsTable]:
-    return {"LOGISTIC": logistic_tables, "GLM": glm_tables, "GENMOD": genmod_tables,
-            "MIXED": mixed_tables}[proc](result, classes)
+def tables(proc: str, result: Any, classes: list[str], model: tuple | None = None) -> list[OdsTable]:
+    """The fit's tables; `model`: the MODEL statement as models._model read it (response, effects, response
+    options, options), which LOGISTIC's Response Profile needs (the response's name and ordering)."""
+    if proc == "LOGISTIC":
+        return logistic_tables(result, classes, model)
+    return {"GLM": glm_tables, "GENMOD": genmod_tables, "MIXED": mixed_tables}[proc](result, classes)
 
 
 # ------------------------------------------------------------------------------------------ LOGISTIC
-def logistic_tables(r: Any, classes: list[str]) -> list[OdsTable]:
+def _level_text(v: Any) -> str:
+    return str(int(v)) if isinstance(v, float) and v.is_integer() else str(v).rstrip()
+
+
+def response_profile(r: Any, model: tuple) -> OdsTable:
+    """SAS's Response Profile: the response levels by Ordered Value with their counts, and the line saying which
+    level's probability is modeled. Ordered Values go up with the sorted levels, reversed by DESCENDING (SAS/STAT
+    LOGISTIC, "Response Level Ordering"); EVENT= picks the modeled level without reordering. The engine takes
+    the lowest level as the event unless DESCENDING or EVENT= says otherwise, so without EVENT= a highest-level
+    event means DESCENDING (of the PROC or the response)."""
+    st = r.stats
+    dep, dep_opts = model[0].split("(")[0].strip(), model[2]
+    levels, ev = list(st["levels"]), st["event"]
+    descending = bool(dep_opts.get("DESCENDING")) or ("EVENT" not in dep_opts and ev == levels[-1])
+    if descending:
+        levels.reverse()
+    counts = {_level_text(ev): st["events"]}
+    rows = [[k + 1, _level_text(v), counts.get(_level_text(v), st["n"] - st["events"])]
+            for k, v in enumerate(levels)]
+    table = _t("LOGISTIC", "ResponseProfile", "Response Profile", [
+        Col("OrderedValue", "Ordered Value", fmt="int"), Col("Outcome", dep, "char", right=True),
+        Col("Count", "Total Frequency", fmt="int")], rows)
+    table.footer = [f"Probability modeled is {dep}={_level_text(ev)}."]
+    return table
+
+
+def logistic_tables(r: Any, classes: list[str], model: tuple | None = None) -> list[OdsTable]:
     st, p = r.stats, "LOGISTIC"
-    out = [_nobs(p, st["n"] + st["n_missing"], st["n"]),
-           _t(p, "FitStatistics", "Model Fit Statistics", [
+    out = [_nobs(p, st["n"] + st["n_missing"], st["n"])]
+    if model is not None and len(st.get("levels", ())) == 2:
+        out.append(response_profile(r, model))
+    out += [_t(p, "FitStatistics", "Model Fit Statistics", [
                Col("Criterion", type="char"), Col("InterceptOnly", "Intercept Only", fmt="d3"),
                Col("InterceptAndCovariates", "Intercept and Covariates", fmt="d3")], st["fit"]),
            _t(p, "GlobalTests", "Testing Global Null Hypothesis: BETA=0", [

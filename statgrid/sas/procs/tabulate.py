@@ -25,6 +25,7 @@ from statgrid.procs._quantile import DEFAULT_QNTLDEF, quantiles_sql
 from statgrid.procs.summary import STATISTICS
 from statgrid.sas.dataset import ColumnInfo
 from statgrid.sas.errors import SasError
+from statgrid.sas import ods
 from statgrid.sas.lexer import NAME, STR
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, cursor, fetch_rows, format_cell, input_dataset,
                                        observations_read, open_input, parse_options, proc_statement, resolve_names,
@@ -61,6 +62,7 @@ class Cell:
     path: list = field(default_factory=list)
 
 
+@ods.proc_step
 def run(statements: list, program: Any) -> None:
     first, *rest = list(statements)
     opts = parse_options(proc_statement(first), OPTIONS, program, "PROC TABULATE")
@@ -119,46 +121,61 @@ def run(statements: list, program: Any) -> None:
     default_fmt = str(opts.get("FORMAT") or "BEST12.")
     out_rows: dict[tuple, dict] = {}
     out_stats: list[tuple[str | None, str]] = []
-    listing = []
+    listing = ods.Listing(program, "")
+    printing = not opts.get("NOPRINT")
     for t_index, dims in enumerate(tables, 1):
         expanded = [_expand(d, cnames, vnames) for d in dims]
         while len(expanded) < 2:
             expanded.insert(0, [[]])
         cells = _cells(expanded, default_fmt)
         values = _values(program, base, cells, classc, vnames, qdef)
+        table_stats: list[tuple[str | None, str]] = []
         for cell, results in values:
             key = (cell.var, cell.stat)
-            if key not in out_stats:
-                out_stats.append(key)
+            for keys in (out_stats, table_stats):
+                if key not in keys:
+                    keys.append(key)
             for levels, value in results.items():
                 type_str = "".join("1" if c.name.upper() in cell.classes else "0" for c in classc)
                 row = out_rows.setdefault((t_index, type_str, levels), {})
                 row[key] = value
-        if not opts.get("NOPRINT"):
-            listing.append(_render(program, values, cnames, vnames, labels))
+        if printing:
+            mine = {k: v for k, v in out_rows.items() if k[0] == t_index}
+            listing.table(_ods_table(classc, vnames, table_stats, mine),
+                          _render(program, values, cnames, vnames, labels).split("\n"))
     observations_read(program, n_read, src)
-    if listing:
-        program.log.listing("\n\n".join(listing))
+    listing.flush()
     if opts.get("OUT") is not None:
-        out_cols = [ColumnInfo(c.name, c.type, c.length, c.format, "", c.label) for c in classc]
-        out_cols += [ColumnInfo("_TYPE_", "char", max(1, len(classc))), ColumnInfo("_PAGE_", "num", 8),
-                     ColumnInfo("_TABLE_", "num", 8)]
-        names = []
-        for var, stat in out_stats:
-            names.append(f"{vnames[var].name}_{STAT_NAMES[stat]}" if var else STAT_NAMES[stat])
-        out_cols += [ColumnInfo(n, "num", 8) for n in names]
-        rows = []
-        def order(kv):
-            (t_index, type_str, levels) = kv[0]
-            return (t_index, type_str, [(v is not None, v if v is not None else 0) for _, v in levels])
-        for (t_index, type_str, levels), vals in sorted(out_rows.items(), key=order):
-            lv = dict(levels)
-            rows.append([lv.get(c.name.upper()) for c in classc] + [type_str, 1.0, float(t_index)]
-                        + [vals.get(k) for k in out_stats])
+        out_cols, rows = _layout(classc, vnames, out_stats, out_rows)
         write_rows(program, opts.get("OUT"), out_cols, rows)
 
 
-# -- TABLE parsing -----------------------------------------------------------------------------------------
+def _layout(classc, vnames, stats: list, out_rows: dict) -> tuple[list[ColumnInfo], list[list]]:
+    """SAS's OUT= (and ODS Table) layout: the CLASS variables, _TYPE_, _PAGE_, _TABLE_, then each analysis
+    variable's statistic as var_Stat (N, PctN_… for class-only cells), one row per combination of levels."""
+    out_cols = [ColumnInfo(c.name, c.type, c.length, c.format, "", c.label) for c in classc]
+    out_cols += [ColumnInfo("_TYPE_", "char", max(1, len(classc))), ColumnInfo("_PAGE_", "num", 8),
+                 ColumnInfo("_TABLE_", "num", 8)]
+    out_cols += [ColumnInfo(f"{vnames[var].name}_{STAT_NAMES[stat]}" if var else STAT_NAMES[stat], "num", 8)
+                 for var, stat in stats]
+
+    def order(kv):
+        (t_index, type_str, levels) = kv[0]
+        return (t_index, type_str, [(v is not None, v if v is not None else 0) for _, v in levels])
+    rows = []
+    for (t_index, type_str, levels), vals in sorted(out_rows.items(), key=order):
+        lv = dict(levels)
+        rows.append([lv.get(c.name.upper()) for c in classc] + [type_str, 1.0, float(t_index)]
+                    + [vals.get(k) for k in stats])
+    return out_cols, rows
+
+
+def _ods_table(classc, vnames, stats: list, out_rows: dict) -> ods.OdsTable:
+    """One TABLE statement's ODS output object "Table" (Base SAS TABULATE, "ODS Table Names"), in OUT='s layout."""
+    cols, rows = _layout(classc, vnames, stats, out_rows)
+    return ods.OdsTable("Table", "", [ods.OdsColumn(c.name, type=c.type) for c in cols], rows, "Tabulate")
+
+
 def _table(c) -> list:
     dims, cur = [], []
     depth = 0

@@ -10,10 +10,14 @@ OUTPUT OUT= has one observation per BY group: the BY variables, then each reques
 the percentile (`p` for 2.5 is `2_5`, as SAS names it) for each VAR variable with a prefix. Statistics:
 N NMISS MEAN STD VAR SUM MIN MAX RANGE MEDIAN Q1 Q3 QRANGE P1 P5 P10 P90 P95 P99
 CV STDMEAN USS CSS SKEWNESS KURTOSIS — from the same aggregates as MEANS, percentiles by PCTLDEF=.
+The listing and ODS OUTPUT get SAS's tables per variable (univariate_tables.py): Moments, BasicMeasures,
+TestsForNormality (NORMAL), Quantiles, ExtremeObs.
 """
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from statgrid.libraries import sql_ident
 from statgrid.procs._quantile import DEFAULT_QNTLDEF, quantiles_sql
@@ -22,6 +26,8 @@ from statgrid.sas.dataset import ColumnInfo
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME, NUM
 from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
+from statgrid.sas import ods
+from statgrid.sas.procs import univariate_tables as ut
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_group_members, by_list, by_rule, check_by_sorted,
                                        cursor, input_dataset, observations_read, open_input, parse_options,
                                        proc_statement, resolve_names, var_names, where_statement, write_select)
@@ -35,6 +41,7 @@ SQL_STATS = {"N": "n", "NMISS": "nmiss", "MEAN": "mean", "STD": "std", "STDDEV":
 PCT_STATS = {"MEDIAN": 50, "Q1": 25, "Q3": 75, "P1": 1, "P5": 5, "P10": 10, "P90": 90, "P95": 95, "P99": 99}
 
 
+@ods.proc_step
 def run(statements: list, program: Any) -> None:
     first, *rest = list(statements)
     opts = parse_options(proc_statement(first), OPTIONS, program, "PROC UNIVARIATE")
@@ -151,11 +158,44 @@ def _write(program, out, base, byc, varc, qdef: int) -> None:
 
 
 def _print(program, src, base, cols, byc, varc, opts, qdef: int) -> None:
-    """The engine's listing (moments, quantiles, extremes, normality tests) per BY group."""
+    """Per BY group and variable, SAS's tables (univariate_tables.py) to the listing and ODS OUTPUT: Moments,
+    BasicMeasures, TestsForNormality (NORMAL), Quantiles, ExtremeObs, in SAS's order."""
     from statgrid.procs.univariate import univariate
     fn = getattr(univariate, "__wrapped__", univariate)
+    normal = bool(opts.get("NORMAL"))
+    listing = ods.Listing(program, "UNIVARIATE")
     for key, data in by_group_members(program, byc, cols, base, "_sguni_group"):
-        if byc:
-            program.log.listing(by_rule(" ".join(f"{b.name}={v}" for b, v in zip(byc, key))))
-        fn(program.session, data, var=[v.name for v in varc], normal=bool(opts.get("NORMAL")),
-           nextrobs=int(opts.get("NEXTROBS", 5)), print=True, qntldef=qdef)
+        result = fn(program.session, data, var=[v.name for v in varc], normal=normal,
+                    nextrobs=int(opts.get("NEXTROBS", 5)), print=False, qntldef=qdef)
+        by = list(zip(byc, key))
+        for rec, ext in zip(result.to_dicts(), result.stats["extremes"]):
+            _publish_variable(program, listing, data, rec, ext, by, normal, qdef)
+        listing.flush()
+
+
+def _publish_variable(program, listing, data: str, rec: dict, ext: dict, by: list, normal: bool, qdef: int) -> None:
+    var = rec["variable"]
+    scan = program.session.dataset(data).scan_sql()
+    values = np.array([r[0] for r in program.session.execute(
+        f"SELECT CAST({sql_ident(var)} AS DOUBLE) FROM {scan} WHERE {sql_ident(var)} IS NOT NULL").fetchall()],
+        dtype=float)
+    if by:
+        listing.text(by_rule(" ".join(f"{b.name}={v}" for b, v in by)), "")
+    listing.title()
+    listing.text(f"Variable:  {var}", "")
+    tables = [ut.moments(var, rec), ut.basic_measures(var, rec, _mode(values))]
+    if normal:
+        tables.append(ut.normality_tests(var, rec, values))
+    tables += [ut.quantiles(var, rec, qdef), ut.extreme_obs(var, ext)]
+    for table in tables:
+        table.by = by
+        listing.table(table, ut.normality_text(table) if table.name == "TestsForNormality" else None)
+
+
+def _mode(values: np.ndarray) -> float | None:
+    """SAS's mode: the most frequent value, the lowest of several; missing when no value occurs twice."""
+    if values.size == 0:
+        return None
+    uniq, counts = np.unique(values, return_counts=True)
+    top = counts.max()
+    return float(uniq[np.argmax(counts == top)]) if top > 1 else None
