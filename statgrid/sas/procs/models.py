@@ -176,7 +176,7 @@ def _run(statements: list, program: Any, proc: str) -> None:
             if c.accept("/"):
                 spec["class_opts"] = _options_after_slash(c)
         elif kw == "MODEL":
-            spec["model"] = _model(c)
+            spec["model"] = _model(c, cols)
         elif kw == "BY":
             spec["by"] = by_list(c)
         elif kw == "WHERE":
@@ -241,7 +241,7 @@ def _publish(listing, proc: str, spec: dict, result: Any, by: list) -> None:
     if proc == "GLM":
         from statgrid.sas.procs import glmstatements
         extra = glmstatements.tables(result)
-    for table in model_tables(proc, result, spec["class"]) + extra:
+    for table in model_tables(proc, result, spec["class"], spec["model"]) + extra:
         table.by = by
         listing.table(table)
 
