@@ -4,6 +4,12 @@ A template is an ordinary statgrid job file (statgrid/bench/jobs/<name>.py) run 
 grid. `statgrid bench mixed` passes the parameters through the job's environment:
 STATGRID_BENCH_LIBRARY (the library datagen filled, default 'data'), STATGRID_BENCH_SCALE and
 STATGRID_BENCH_SEED (the job's own random choices, e.g. which rows to read).
+
+A template's SAS twin (jobs/<name>.sas, `bench mixed --lang sas`) reads the same variables with
+%SYSGET, as a SAS program on an LSF-style grid reads what the job script exports (`statgrid run
+prog.sas -set STATGRID_BENCH_LIBRARY data` gives them by hand); the text files' directory is
+%SYSFUNC(PATHNAME(&lib)). What the Python job sets in code and SAS takes only at startup (MEMSIZE) is
+the template's sas_options, given at submit.
 """
 from __future__ import annotations
 

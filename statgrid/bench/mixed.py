@@ -7,11 +7,13 @@ the grid); submit the jobs on schedule — each session starts at its ramp offse
 PEND/RUN/DONE/EXIT, MB/s and CPU % of this machine); save the results bundle; print a summary.
 
 The bundle (a directory, self-describing, what reports are built from):
-    bundle.json     what ran: workload, scale, seed, grid, start (of the run and of the workload,
+    bundle.json     what ran: workload (workload.lang: the jobs' language, python or sas), scale, seed,
+                    grid, start (of the run and of the workload,
                     after data generation), end, host facts, versions, the grid's [groups]
     workload.toml   the workload file as run
     grid.toml       the grid's configuration (embedded grid)
-    jobs.jsonl      one record per job: user, queue, session, order, template, kind, user type, host, times,
+    jobs.jsonl      one record per job: user, queue, session, order, template, its job file and language,
+                    kind, user type, host, times,
                     state, rusage, and its steps' STIMER records
     grid/monitor/   the monitors' Parquet series (embedded grid)
 """
@@ -29,7 +31,7 @@ from pathlib import Path
 from typing import Callable
 
 from statgrid.bench import datagen
-from statgrid.bench.workload import Workload
+from statgrid.bench.workload import LANGS, Workload
 from statgrid.config import toml_string
 from statgrid.errors import StatgridError
 from statgrid.job.jobdir import JobDir, owner_uid_of
@@ -117,10 +119,13 @@ class _Live:
 
 def run(cfg, workload: Workload, nodes: int | None = 4, slots: int = 2, out: Path | None = None,
         use_running: bool = False, memsize: str | None = None, echo: Callable[[str], None] = print,
-        cpus_per_node: int = 0) -> Path:
-    """Run `workload`; return the bundle directory."""
+        cpus_per_node: int = 0, lang: str = "python") -> Path:
+    """Run `workload` with each job as its template's `lang` file (python: jobs/<name>.py, sas: the SAS
+    twin jobs/<name>.sas); return the bundle directory."""
+    if lang not in LANGS:
+        raise StatgridError(f"--lang {lang!r} is not a job language; use one of {', '.join(LANGS)}.")
     with _sigterm_as_interrupt():
-        return _run(cfg, workload, nodes, slots, out, use_running, memsize, echo, cpus_per_node)
+        return _run(cfg, workload, nodes, slots, out, use_running, memsize, echo, cpus_per_node, lang)
 
 
 @contextlib.contextmanager
@@ -138,7 +143,7 @@ def _sigterm_as_interrupt():
 
 
 def _run(cfg, workload: Workload, nodes: int | None, slots: int, out: Path | None, use_running: bool,
-         memsize: str | None, echo: Callable[[str], None], cpus_per_node: int) -> Path:
+         memsize: str | None, echo: Callable[[str], None], cpus_per_node: int, lang: str = "python") -> Path:
     from rich.console import Console
     from rich.live import Live
     from rich.table import Table
@@ -209,8 +214,8 @@ def _run(cfg, workload: Workload, nodes: int | None, slots: int, out: Path | Non
                 for s, jobs in queues.items():
                     while jobs and jobs[0].start_offset_s <= now and len(running[s]) < workload.concurrency:
                         pj = jobs.pop(0)
-                        rec = batch.submit([str(pj.template.path)], name=f"s{s:02d}-{pj.order:02d}-{pj.group}",
-                                           env=env)
+                        rec = batch.submit(pj.template.job_argv(lang),
+                                           name=f"s{s:02d}-{pj.order:02d}-{pj.group}", env=env)
                         submitted[rec["id"]] = pj
                         if rec["state"] not in FINAL:       # the batch polls only the unfinished
                             running[s].add(rec["id"])
@@ -229,12 +234,12 @@ def _run(cfg, workload: Workload, nodes: int | None, slots: int, out: Path | Non
                 if not any(queues.values()) and not any(running.values()):
                     break
         t_end = time.time()
-        records = [_job_record(grid, i, pj) for i, pj in submitted.items()]
+        records = [_job_record(grid, i, pj, lang) for i, pj in submitted.items()]
         with open(bundle / "jobs.jsonl", "w") as fh:
             for r in records:
                 fh.write(json.dumps(r) + "\n")
         meta = {"kind": "statgrid-bench-mixed", "version": 1, "workload": {
-                    "name": workload.name, "sessions": workload.sessions, "ramp_s": workload.ramp_s,
+                    "name": workload.name, "lang": lang, "sessions": workload.sessions, "ramp_s": workload.ramp_s,
                     "concurrency": workload.concurrency, "scale": workload.scale, "seed": workload.seed,
                     "jobs": len(plan), "groups": [{"name": g.name, "template": g.template.name, "count": g.count,
                                                    "trail_out": g.trail_out} for g in workload.groups]},
@@ -258,12 +263,13 @@ def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-def _job_record(grid, job_id: int, pj) -> dict:
+def _job_record(grid, job_id: int, pj, lang: str = "python") -> dict:
     j = grid.job(job_id)
     # The job's user's file: read as theirs (jobdir: regular, no link, owned by them), its steps alone.
     steps = JobDir(j["job_dir"]).stimer_steps(owner_uid_of(j.get("user")), kinds=("step",)) if j.get("job_dir") else []
     return {"id": job_id, "user": j.get("user"), "queue": j.get("queue"), "session": pj.session, "order": pj.order,
-            "group": pj.group, "template": pj.template.name, "kind": pj.template.kind,
+            "group": pj.group, "template": pj.template.name, "lang": lang,
+            "job_file": str(pj.template.job_path(lang)), "kind": pj.template.kind,
             "user_type": pj.template.user_type, "trail_out": pj.trail_out, "host": j.get("host"), "state": j.get("state"),
             "exit_reason": j.get("exit_reason"), "submit_ts": j.get("submit_ts"), "start_ts": j.get("start_ts"),
             "end_ts": j.get("end_ts"), "rusage": j.get("rusage"), "stimer_total": j.get("stimer"),
@@ -281,6 +287,11 @@ def load_bundle(path: Path) -> tuple[dict, list[dict]]:
     return meta, jobs
 
 
+def lang_label(meta: dict) -> str:
+    """The language a bundle's jobs were written in, as reports name it (bundles from before --lang: Python)."""
+    return {"python": "Python", "sas": "SAS"}.get(meta.get("workload", {}).get("lang", "python"), "?")
+
+
 def summary(meta: dict, jobs: list[dict]) -> str:
     """The end-of-run summary: counts, clock time, response time and summed STIMER real time, CPU/real
     by kind — the figures and names of the report's summary (bench/figures.py), so the two agree."""
@@ -294,4 +305,5 @@ def summary(meta: dict, jobs: list[dict]) -> str:
         if f[f"cpu_real_{kind}"] is not None:
             n = sum(1 for j in jobs if j["state"] == "DONE" and j.get("kind") == kind)
             lines.append(f"{kind:<6} jobs: {n}, mean CPU/real {f[f'cpu_real_{kind}']:.2f}")
+    lines.append(f"jobs written in: {lang_label(meta)}")
     return "\n".join(lines)

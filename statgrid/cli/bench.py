@@ -64,7 +64,9 @@ def bench_mixed(ctx: typer.Context,
                                                  "instead of an embedded grid."),
                 memsize: Optional[str] = typer.Option(None, "--memsize", help="Session memsize of the jobs."),
                 cpus_per_node: int = typer.Option(0, "--cpus-per-node", help="Give each embedded host this many "
-                                                  "CPUs of its own (0: all hosts share every CPU).")) -> None:
+                                                  "CPUs of its own (0: all hosts share every CPU)."),
+                lang: str = typer.Option("python", "--lang", help="The jobs' language: python (jobs/<name>.py) "
+                                         "or sas (each template's SAS twin, jobs/<name>.sas).")) -> None:
     """Run a Mixed Analytics workload through the grid and save a results bundle."""
     from statgrid.bench import mixed, workload as wl
 
@@ -73,13 +75,15 @@ def bench_mixed(ctx: typer.Context,
         fail(ctx, UsageError(f"--nodes {nodes} / --slots {slots}: both must be at least 1."))
     if cpus_per_node < 0:
         fail(ctx, UsageError(f"--cpus-per-node {cpus_per_node} must be ≥ 0 (0: hosts share every CPU)."))
+    if lang.lower() not in wl.LANGS:
+        fail(ctx, UsageError(f"--lang {lang!r} is not a job language; use one of {', '.join(wl.LANGS)}."))
     w = call(ctx, wl.load, workload_file, sessions)
     if scale is not None:
         if not (scale > 0 and scale != float("inf")):
             fail(ctx, UsageError(f"--scale {scale!r} must be a positive number (try 0.0002)."))
         w = w.with_globals(scale=scale)
     bundle = call(ctx, mixed.run, cfg, w, nodes, slots, out, use_running, memsize,
-                  lambda m: typer.echo(m, err=True), cpus_per_node)
+                  lambda m: typer.echo(m, err=True), cpus_per_node, lang.lower())
     typer.echo(mixed.summary(*mixed.load_bundle(bundle)))
     typer.echo(f"bundle: {bundle}")
 

@@ -93,10 +93,11 @@ def mixed_report(path: Path, loaded=None) -> tuple[Report, dict]:
         ts.append(sizes)
     ts += [tables.accounting(jobs, meta.get("groups")), tables.per_job(jobs)]
     grid = meta.get("grid") or {}
-    sub = (f"{w['name']}: {w['sessions']} sessions, {w['jobs']} jobs, scale {w['scale']:g}, seed {w['seed']}; "
+    name = _workload_name(meta)
+    sub = (f"{name}: {w['sessions']} sessions, {w['jobs']} jobs, scale {w['scale']:g}, seed {w['seed']}; "
            f"grid {'embedded, ' if grid.get('embedded') else ''}{grid.get('nodes') or '?'} hosts × "
            f"{grid.get('slots')} slots; machine {meta['host'].get('hostname')} ({meta['host'].get('cpus')} CPUs)")
-    report = Report(f"statgrid report — {w['name']}", sub, ts, charts(meta, jobs, s, sizes))
+    report = Report(f"statgrid report — {name}", sub, ts, charts(meta, jobs, s, sizes))
     return report, figures
 
 
@@ -202,6 +203,21 @@ def _side(path: Path):
     return (*monitor_report(path, loaded), loaded[0])
 
 
+def _workload_name(meta: dict) -> str:
+    """The workload's name, with "in SAS" when its jobs were the SAS twins (Python, the default, is not
+    named: a bundle's report reads as before --lang existed)."""
+    w = meta["workload"]
+    return w["name"] + (" in SAS" if w.get("lang") == "sas" else "")
+
+
+def _side_name(path: Path, kind: str) -> str:
+    """A side's name in a comparison: the directory's, with a bench mixed bundle's job language."""
+    if kind != "mixed":
+        return Path(path).name
+    from statgrid.bench.mixed import lang_label, load_bundle
+    return f"{Path(path).name} ({lang_label(load_bundle(Path(path))[0])})"
+
+
 def compare_report(path_a: Path, path_b: Path) -> Report:
     kind_a, kind_b = kind_of(path_a), kind_of(path_b)
     if kind_a == kind_b == "scale":
@@ -211,7 +227,7 @@ def compare_report(path_a: Path, path_b: Path) -> Report:
                          f"({str(path_b)!r}): it needs two `bench mixed` bundles or monitor captures (either side "
                          "may be either), or two `bench scale` directories.")
     (ra, fa, sa), (rb, fb, sb) = _side(path_a), _side(path_b)
-    name_a, name_b = Path(path_a).name, Path(path_b).name
+    name_a, name_b = _side_name(path_a, kind_a), _side_name(path_b, kind_b)
     t = tables.comparison(name_a, fa, name_b, fb)
     t.notes += [f"{side}: {tables.devices_note(s)}" for side, s in (("A", sa), ("B", sb)) if s is not None]
     overlay = []

@@ -138,3 +138,53 @@ def test_changed_settings_are_in_the_text_a_bundle_keeps():
     # a header TOML allows with spaces and a comment is the same table (a second [global] was added)
     spaced = W.parse('[ global ]  # settings\nscale = 0.1\n[cpu]\ntemplate = "cpu_glm"\n', "s.toml")
     assert W.parse(spaced.with_globals(scale=0.25).text, "kept").scale == 0.25
+
+
+# ---------------------------------------------------------------- the SAS twins (issue 27 item 3)
+def test_every_template_has_a_python_job_and_a_sas_twin():
+    for t in W.TEMPLATES.values():
+        py, sas = t.job_path("python"), t.job_path("sas")
+        assert t.path == py and py.suffix == ".py" and sas.suffix == ".sas", t.name
+        assert py.is_file() and sas.is_file(), t.name
+        assert "%sysget(STATGRID_BENCH_LIBRARY)" in sas.read_text(), t.name       # parameters from the job's env
+    with pytest.raises(UsageError, match="'r' is not one of python, sas"):
+        W.TEMPLATES["cpu_glm"].job_path("r")
+
+
+def test_a_sas_twin_gets_what_its_python_job_sets_in_code_as_invocation_options():
+    big_sort = W.TEMPLATES["io_big_sort"]
+    assert "memsize=\"256M\"" in big_sort.job_path("python").read_text()
+    assert big_sort.job_argv("sas") == [str(big_sort.job_path("sas")), "-memsize", "256M"]
+    assert big_sort.job_argv("python") == [str(big_sort.job_path("python"))]
+    assert W.TEMPLATES["cpu_glm"].job_argv("sas") == [str(W.TEMPLATES["cpu_glm"].job_path("sas"))]
+
+
+def test_new_families_are_templates_but_not_in_the_shipped_mix():
+    new = {"macro_codegen", "cpu_stepwise_wide"}
+    assert new <= set(W.TEMPLATES) and not new & set(W._MA10)
+    w = W.parse("[global]\nsessions = 1\n[macro_codegen]\ncount = 1\n[cpu_stepwise_wide]\ncount = 1\n", "new.toml")
+    assert [j.template.name for j in w.schedule()] == ["macro_codegen", "cpu_stepwise_wide"]
+    assert sum(W.ma_counts(10).values()) == 36
+
+
+def _input_fields(sas_text: str, infile: str) -> list[tuple[str, int, int, str]]:
+    """(name, start, end, type) of the column-input INPUT statement after `infile "…/<infile>"`."""
+    import re
+
+    after = sas_text[sas_text.index(f'/{infile}"'):]
+    statement = after[after.index("input") + len("input"):after.index(";", after.index("input"))]
+    return [(n, int(a), int(b), "$" if dollar else "num")
+            for n, dollar, a, b in re.findall(r"(\w+)\s+(\$\s+)?(\d+)-(\d+)", statement)]
+
+
+@pytest.mark.parametrize("template,infile", [("io_import_household", "household.txt"),
+                                             ("io_import_person", "person.txt"),
+                                             ("io_etl_lookup", "customer_dim.txt"),
+                                             ("io_sql_semijoin", "customer_dim.txt"),
+                                             ("etl_star", "customer_dim.txt")])
+def test_sas_column_input_reads_the_fields_datagen_writes(template, infile):
+    """The twins' INPUT statements are written out as an analyst would; they must agree with
+    datagen.layout field by field (a '$' field is character, every other one numeric)."""
+    text = W.TEMPLATES[template].job_path("sas").read_text()
+    expected = [(n, a, b, "$" if t == "$" else "num") for n, a, b, t in datagen.layout(infile[:-4])]
+    assert _input_fields(text, infile) == expected

@@ -6,4 +6,5 @@ p = jobkit.params()
 with statgrid.session() as s:
     xs = jobkit.head_columns(s, p.ds("model297"), "x", 40)
     s.logistic(p.ds("model297"), "target = segment region " + " ".join(xs), class_="segment region", event=1,
-               selection="stepwise", sle=0.01, sls=0.01, lackfit=True)
+               selection="stepwise", sle=0.01, sls=0.01, lackfit=True,
+               outest="work.logit_est")
