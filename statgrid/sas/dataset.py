@@ -155,10 +155,13 @@ def stored_columns(program: Any, spec: DatasetSpec) -> list[ColumnInfo]:
     kv = schema.metadata or {}
     meta = json.loads(kv.get(COLUMNS_KEY.encode(), b"{}") or b"{}")
     out = []
+    bare = [f.name for f in schema if (pa.types.is_string(f.type) or pa.types.is_large_string(f.type))
+            and not meta.get(f.name, {}).get("length")]
+    measured = _char_lengths(program, ref.path, bare) if bare else {}
     for f in schema:
         m = meta.get(f.name, {})
         is_char = pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
-        length = int(m.get("length") or (8 if not is_char else 8))
+        length = int(m.get("length") or (measured.get(f.name, 8) if is_char else 8))
         fmt = m.get("format") or ""
         if not fmt and pa.types.is_date(f.type):
             fmt = "DATE9."
@@ -169,6 +172,28 @@ def stored_columns(program: Any, spec: DatasetSpec) -> list[ColumnInfo]:
         out.append(ColumnInfo(f.name, "char" if is_char else "num", length, fmt, m.get("informat") or "",
                               m.get("label") or "", f.name, str(f.type)))
     return out
+
+
+_CHAR_LENGTHS: dict[tuple, dict[str, int]] = {}
+SAS_MAX_CHAR = 32767
+
+
+def _char_lengths(program: Any, path: str, names: list[str]) -> dict[str, int]:
+    """Lengths for character columns written without SAS's metadata (by the Python API or another tool): the
+    longest value in bytes (at least 1, at most SAS's 32,767), as PROC IMPORT sizes a column — not a fixed 8,
+    which a DATA step's SET would truncate every longer value to. One scan per file version, remembered."""
+    import os
+    st = os.stat(path)
+    key = (path, st.st_mtime_ns, st.st_size, tuple(names))
+    if key not in _CHAR_LENGTHS:
+        from statgrid.libraries import sql_ident
+        cols = ", ".join(f"max(strlen({sql_ident(n)}))" for n in names)
+        path_sql = str(path).replace("'", "''")
+        row = program.session.execute(f"SELECT {cols} FROM read_parquet('{path_sql}')").fetchall()[0]
+        if len(_CHAR_LENGTHS) > 256:
+            _CHAR_LENGTHS.clear()
+        _CHAR_LENGTHS[key] = {n: max(1, min(int(v or 1), SAS_MAX_CHAR)) for n, v in zip(names, row)}
+    return _CHAR_LENGTHS[key]
 
 
 def expand_var_list(items: list, names: list[str], types: dict[str, str] | None = None) -> list[str]:

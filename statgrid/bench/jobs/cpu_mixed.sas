@@ -3,6 +3,7 @@
 %let lib  = %sysget(STATGRID_BENCH_LIBRARY);
 %let seed = %sysget(STATGRID_BENCH_SEED);
 
+ods output SolutionF=work.ods_solutionf CovParms=work.ods_covparms;
 proc mixed data=&lib..design;
   class a;
   model y = a x visit / solution;
