@@ -8,7 +8,6 @@ Python one, each side labelled with its language."""
 from __future__ import annotations
 
 import io
-import re
 import runpy
 from pathlib import Path
 

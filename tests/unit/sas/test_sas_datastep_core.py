@@ -232,6 +232,7 @@ def test_hash_object_lookup_and_output(session):
                     "(FORMAT parquet)")
     code, log = run(session, """
 data joined;
+  length label $ 8;        /* lookup's label is 3 long (its longest value): room for 'none' and 'nine' */
   if 0 then set lookup;
   if _n_ = 1 then do;
     declare hash h(dataset: 'lookup', ordered: 'a');

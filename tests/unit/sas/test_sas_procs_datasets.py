@@ -88,7 +88,8 @@ quit;""")
     assert ["The", "DATASETS", "Procedure"] in words
     assert ["#", "Variable", "Type", "Len", "Format", "Informat", "Label"] in words
     assert ["1", "x", "Num", "8", "COMMA8.2", "8.", "The", "X"] in words
-    assert ["2", "why", "Char", "8", "$CHAR4.", "Why"] in words
+    # written without a SAS length: the longest value's ('v': 1), as PROC IMPORT would size it
+    assert ["2", "why", "Char", "1", "$CHAR4.", "Why"] in words
 
 
 def test_append_force_and_copy_select_exclude(session, tmp_path):

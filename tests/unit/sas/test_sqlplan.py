@@ -127,11 +127,15 @@ data out;
   d = 'abcdefghij  ';
   if x > 3 then e = long; else e = 'zz';
   if x = 1 then f = 'q';
-  if e = 'long_val' or f = 'q';
+  if e ne 'zz' or f = 'q';
 run;""")
     rows = table.to_pylist()
-    # by hand: LONG's stored length is 8 (no metadata), E takes it from its first assignment, D is 12 long
-    assert {r["e"] for r in rows} <= {"long_val", "zz"} and {r["f"] for r in rows} == {"q", ""}
+    # by hand: LONG's stored length is its longest value's (written without SAS metadata), E takes it from its
+    # first assignment (so no value of LONG is cut), F is 1 long, D is 12 long (trailing blanks dropped)
+    longest = len("long_value_39")                       # the fixture's longest LONG
+    assert all(r["e"].startswith("long_value_") or r["e"] == "zz" for r in rows)
+    assert any(len(r["e"]) == longest for r in rows) and max(len(r["e"]) for r in rows) == longest
+    assert {r["f"] for r in rows} == {"q", ""}
     assert rows[0]["d"] == "abcdefghij"
 
 
