@@ -1,44 +1,18 @@
 """PROC MIXED (linear mixed models) and a GLIMMIX-like binomial model with a random intercept.
 
-Model. y = Xβ + Zu + e with one block of random effects per subject: u_i ~ N(0, G), e ~ N(0, σ²I),
-so V_i = Z_i G Z_iᵀ + σ²I. The covariance parameters (G, σ²) come from statsmodels' MixedLM
-(REML by default, as SAS; method='ml' for maximum likelihood) on X and Z with columns scaled to unit
-root-mean-square (G is scaled back), optimised with BFGS (L-BFGS and CG tried in turn if it fails),
-then polished from that point with a tight gradient tolerance (gtol 1e-8), kept if its likelihood
-is no worse: the optimiser's default tolerance leaves variance components off by ~1e-5 relative.
-A fit that statsmodels reports as not converged is an error naming maxiter, never a result;
-statsmodels' warnings are caught (warnings.catch_warnings) and judged: non-convergence is that
-error, boundary/singular-covariance warnings become SAS's G-matrix note, any other becomes a NOTE.
-
-Everything after the covariance parameters is computed here, per subject and in closed form,
-from (G, σ²) as SAS does it: the GLS estimate β = (XᵀV⁻¹X)⁻¹XᵀV⁻¹y, its model-based covariance
-(XᵀV⁻¹X)⁻¹ (statsmodels' own standard errors come from the joint Hessian and differ slightly),
-the EBLUPs û_i = G Z_iᵀV_i⁻¹(y_i − X_iβ) and the likelihood. V_i⁻¹ is never formed: with
-M_i = σ²I + G Z_iᵀZ_i, V_i⁻¹ = σ⁻²(I − Z_i M_i⁻¹ G Z_iᵀ) and |V_i| = σ^(2n_i) |M_i| / σ^(2q),
-valid for a singular G, and batched over subjects with numpy (no loop over subjects in Python;
-statsmodels' own optimisation does loop, and is the slow part on many subjects).
-
-Statements. model='y = x a a*b' (fixed effects; A*B is the interaction, A|B expands to A B A*B,
-@n keeps crossings of at most n variables, B(A) is B nested in A — statgrid.procs.design, the
-MODEL layer glm uses too); class_ variables are classification variables, coded as SAS's GLM
-parameterization: one column per level and per combination of levels (for a nested effect, per
-combination present), a column that is a linear combination of the columns before it is aliased
-(statgrid.procs._aliasing: estimate 0, no standard error, shown as in SAS; for a main effect that
-is its last level). random='intercept x' with subject='id' (or 'id(trt)', 'id*site') gives each
-subject a random intercept and slopes; random_type='vc' (SAS's default for RANDOM: independent
-effects, one variance each) or 'un' (unstructured G, parameters UN(i,j)).
-random='batch' without subject= (a CLASS variable) is the classic random effect of PROC MIXED's
-`random batch;`, fitted as a random intercept per batch. Random effects of a CLASS variable within
-subjects, several RANDOM statements and crossed effects are not supported (an error says so).
-repeated= (with subject=) and type='cs' is compound symmetry, Cov(y_ij, y_ik) = CS, Var = CS +
-Residual. That is the same model as a random intercept per subject when CS ≥ 0, and it is fitted
-that way; SAS lets the CS estimate go negative, this implementation cannot, and a CS estimate of 0
-is reported with a note saying so. Other types (ar(1), un, …) raise an error.
-
-Covariance Parameter Estimates are named as SAS names them: the random effect ('Intercept', 'x')
-with its subject for TYPE=VC, UN(i,j) for TYPE=UN, CS for REPEATED TYPE=CS, and Residual. A
-variance component at the boundary (G_jj·mean(z_j²) ≤ 1e-6·σ²) is reported as 0 with SAS's note
-"Estimated G matrix is not positive definite."
+Model. y = Xβ + Σ_j Z_j u_j + e, V = Σ_j S_j ∘ (Z_j G_j Z_jᵀ) + R: one G_j per RANDOM statement
+(random='intercept x' with subject=, or randoms=[…] for several; effects may be CLASS effects and
+nested, b(a); subjects may be nested, 'b(c)'; TYPE=VC or UN) and R from REPEATED (TYPE=VC, CS, AR(1),
+UN, SP(SPH)/SP(EXP) with coordinates and LOCAL) — statgrid.procs._mixed_cov has the structures and
+their CovParm names. The covariance parameters maximise the REML (default) or ML likelihood
+(statgrid.procs._mixed_reml: analytic gradient and information, Fisher scoring for SCORING= steps,
+L-BFGS-B within the bounds, Newton-Raphson to a vanishing gradient); METHOD=MIVQUE0 solves the
+MIVQUE0 equations for linear structures. PARMS gives start values (HOLD= fixes some, NOITER all).
+β = (XᵀV⁻¹X)⁻¹XᵀV⁻¹y with covariance (XᵀV⁻¹X)⁻¹; out= predictions are Xβ + Zû. COVTEST: standard
+errors from 2H⁻¹, H the observed Hessian of −2ℓ (central differences of its analytic gradient); Wald
+Z, one-sided p for a variance, two-sided otherwise. A variance at its bound 0 is reported as 0 with
+SAS's note "Estimated G matrix is not positive definite" (G side). MODEL: statgrid.procs.design
+(GLM parameterization, aliased columns estimate 0, as SAS). LSMEANS: statgrid.procs._mixed_lsmeans.
 
 Fit Statistics follow SAS: −2 (Res) Log Likelihood is −2ℓ with every constant
 (REML: log|V| + log|XᵀV⁻¹X| + rᵀV⁻¹r + (n−p) log 2π; ML: log|V| + rᵀV⁻¹r + n log 2π, p = rank X);
@@ -46,7 +20,8 @@ AIC = −2ℓ + 2d, AICC = −2ℓ + 2d·n*/(n*−d−1), BIC = −2ℓ + d·log
 parameters not on the boundary (REML) or those plus p (ML), n* = n − p (REML) or n (ML), raised to
 d+2 if smaller, and s is the number of subjects (without random effects: n* for REML, n for ML).
 
-Degrees of freedom (DF) are SAS's defaults. With random=: containment (DDFM=CONTAIN) — for a fixed
+Degrees of freedom (DF): ddfm= contain|residual|betwithin|satterthwaite (statgrid.procs._mixed_ddf for
+Satterthwaite's rule); SAS's defaults otherwise. With RANDOM: containment (DDFM=CONTAIN) — for a fixed
 effect A, the random effects (each random term × subject) whose variables include all of A's
 variables (so the intercept is contained in every one); A gets the smallest of their rank
 contributions to [X Z] (taken in order: rank[X Z₁…Z_k] − rank[X Z₁…Z_{k−1}]), or the residual
@@ -78,60 +53,353 @@ import numpy as np
 
 from statgrid.errors import StatgridError
 from statgrid.procs._base import ResultTable, as_list, check_columns, procedure, render_table
-from statgrid.procs._mixed_gls import (_blocks, _df_between_within, _df_containment, _fit_mixedlm, _gls, _p_f, _p_t,
-                                       _type3)
-from statgrid.procs._mixed_setup import Setup, _class_table, _fixed, _kv, _setup, _solution_rows
+from statgrid.procs import _mixed_ddf as _ddf, _mixed_lsmeans, _mixed_spec as _mspec, design as _design
+from statgrid.procs._mixed_gls import _blocks, _df_between_within, _p_f, _p_t
+from statgrid.procs._mixed_reml import Model, maximise
+from statgrid.procs._mixed_setup import Fixed, Setup, _class_table, _fixed, _kv, _setup, _solution_rows
 
-BOUNDARY_TOL = 1e-6     # a variance component ≤ this · σ² is on the boundary (reported as 0)
-RANDOM_TYPES = ("vc", "un")
-REPEATED_TYPES = ("cs",)
+BOUNDARY_TOL = 1e-8     # a variance ≤ this · Var(y) is on its bound 0 (reported as 0)
+DDFMS = ("contain", "residual", "betwithin", "satterthwaite")
+DDFM_ALIASES = {"con": "contain", "res": "residual", "bw": "betwithin", "satterth": "satterthwaite",
+                "sat": "satterthwaite", "satterthwaite": "satterthwaite", "contain": "contain",
+                "residual": "residual", "betwithin": "betwithin"}
+DDFM_LABELS = {"contain": "Containment", "residual": "Residual", "betwithin": "Between-Within",
+               "satterthwaite": "Satterthwaite"}
 
 
-def _random_spec(s, data, class_, random, subject, repeated) -> tuple[list[str], list[str], Any, bool]:
-    """Random terms ('Intercept' or numeric columns), the REPEATED effect's columns, the subject=
-    to use, and whether random= named a lone CLASS variable (SAS's `random batch;`)."""
+def _specs(s, data, class_, random, subject, repeated, type, random_type, randoms, repeated_subject, local,
+           coords) -> tuple[list, Any]:
+    """RANDOM and REPEATED statements from the arguments (the old one-statement form included)."""
     src_cols = [c for c, _ in s.columns(s.dataset(data).scan_sql())]
-    re_terms: list[str] = []
-    rep_var: list[str] = []
+    rep = repeated is not None and repeated is not False
+    specs = list(randoms or [])
     if random:
-        for t in as_list(random):
-            re_terms.append("Intercept" if t.lower() in ("intercept", "int") else
-                            check_columns([t], src_cols, "RANDOM", data)[0])
-    if isinstance(repeated, str) and repeated.strip():
-        rep_var = check_columns(as_list(repeated), src_cols, "REPEATED", data)
+        specs.append({"effects": random, "subject": subject, "type": random_type})
     class_list = check_columns(as_list(class_), src_cols, "CLASS", data)
-    if random and subject is None:
-        cls_terms = [t for t in re_terms if t in class_list]
-        if len(re_terms) == 1 and cls_terms:
-            return ["Intercept"], rep_var, cls_terms[0], True
-        raise StatgridError(f"random={random!r} without subject= is supported for one CLASS variable only "
-                            "(random='batch'); for random intercepts or slopes name subject=.")
-    for t in re_terms:
-        if t in class_list:
-            raise StatgridError(f"random effect {t!r} is a CLASS variable; random effects of CLASS variables within "
-                                "a subject are not supported (use random='intercept' with subject= the "
-                                "combination, e.g. subject='id*" + t + "').")
-    if repeated is not None and repeated is not False:
-        re_terms = ["Intercept"]
-    return re_terms, rep_var, subject, False
+    parsed = [_mspec.parse_random(sp, src_cols, data) for sp in specs]
+    for r in parsed:
+        for e in r.effects:
+            for v in e.variables:
+                if v not in class_list and v not in src_cols:
+                    raise StatgridError(f"RANDOM effect variable {v!r} is not in {data}.")
+    rsub = repeated_subject if repeated_subject is not None else (subject if rep and not random else None)
+    if rep and rsub is None and type.lower() not in ("vc",) and not str(type).lower().startswith("sp"):
+        raise StatgridError("repeated= needs subject= (the unit whose observations are correlated), e.g. "
+                            "subject='id'.")
+    rspec = _mspec.parse_repeated(repeated if isinstance(repeated, str) else None, rsub, type, coords, local,
+                                  src_cols, data) if rep else None
+    return parsed, rspec
 
 
-def _covparms(G: np.ndarray, s2: float, re_terms: list[str], subject_name: str, rep: bool, rtype: str,
-              random_as_subject: bool) -> list[dict]:
-    """Covariance Parameter Estimates with SAS's names."""
-    q = G.shape[0]
+def _check_args(method, maxiter, ddfm, subject, random, randoms, repeated) -> tuple[str, str | None]:
+    method_l = method.lower()
+    if method_l not in ("reml", "ml", "mivque0"):
+        raise StatgridError(f"method={method!r} is not one of reml, ml, mivque0.")
+    if not isinstance(maxiter, int) or maxiter < 1:
+        raise StatgridError(f"maxiter={maxiter!r} must be a whole number ≥ 1.")
+    dd = None
+    if ddfm is not None:
+        dd = DDFM_ALIASES.get(str(ddfm).lower())
+        if dd is None:
+            raise StatgridError(f"DDFM={str(ddfm).upper()} is not built; statgrid's PROC MIXED takes DDFM=CONTAIN, RESIDUAL, "
+                                "BETWITHIN or SATTERTHWAITE (KENWARDROGER is not built).")
+    if subject is not None and not (random or randoms or (repeated is not None and repeated is not False)):
+        raise StatgridError("subject= needs random= or repeated=; name the random effects, e.g. random='intercept'.")
+    return method_l, dd
+
+
+def _start(model, parms, y_scale2: float) -> np.ndarray:
+    params = model.params
+    start = np.array([p.start for p in params], dtype=float)
+    for i, p in enumerate(params):
+        if p.name.startswith("SP("):
+            start[i] = model.rside.typical_distance
+    if parms is not None:
+        vals = np.asarray(parms, dtype=float)
+        if len(vals) != len(params):
+            raise StatgridError(f"PARMS gives {len(vals)} value(s) for {len(params)} covariance parameters "
+                                f"({', '.join(p.name for p in params)}); give one per parameter, in that order.")
+        start = np.array([v / p.factor / y_scale2 if p.variance else v for v, p in zip(vals, params)])
+    return start
+
+
+def _mivque0(model: Model) -> np.ndarray:
+    """MIVQUE0 (V = I in the quadratic forms): Σ_l tr(Q V_k Q V_l) θ_l = yᵀQ V_k Q y, linear structures."""
+    if not all(getattr(x, "linear", False) for x in [*model.gsides, model.rside]):
+        raise StatgridError("METHOD=MIVQUE0 is built for linear covariance structures (VC, CS, UN) only.")
+    K = len(model.params)
+    theta_i = np.array([1.0 if p.name == "Residual" or (p.name.startswith("UN(") and p.lower == 0.0
+                                                        and model.rside.type == "un") else 0.0
+                        for p in model.params])
+    ev = model.evaluate(theta_i, 2)
+    rhs = np.array([float(sum(np.einsum("bi,bij,bj->", py, d, py) for py, d in zip(ev.py, dk)))
+                    for dk in _dlists(model, theta_i)])
+    return np.linalg.lstsq(ev.info, rhs, rcond=None)[0][:K]
+
+
+def _dlists(model, theta):
+    per_k = None
+    for g in model.groups:
+        _, D, _ = model._v(theta, g)
+        per_k = [[d] for d in D] if per_k is None else [a + [d] for a, d in zip(per_k, D)]
+    return per_k
+
+
+def _scaled_fit(model: Model, y_scale: float, parms, hold, noiter, scoring, maxiter, mivque0) -> tuple:
+    """θ̂ in the data's units (the fit runs on y / y_scale), the history and converged."""
+    sm = model.with_y(model.y / y_scale)
+    s2 = y_scale ** 2
+    if mivque0:
+        th = _mivque0(sm)
+        return np.array([t * s2 if p.variance else t for t, p in zip(th, model.params)]), [], True
+    start = _start(sm, parms, s2)
+    theta, hist, conv = maximise(sm, start, hold, scoring, maxiter, noiter)
+    for h in hist:
+        h["Objective"] += 2 * (model.n - (model.p if model.reml else 0)) * math.log(y_scale)
+    return np.array([t * s2 if p.variance else t for t, p in zip(theta, model.params)]), hist, conv
+
+
+def _type3_l(design: Fixed) -> tuple[list[tuple[int, np.ndarray]], bool]:
+    """Per effect (not the intercept), the rows L of its Type 3 hypothesis on the kept β."""
+    Xk = design.X
+    Xs = design.X_full @ design.T
+    B, *_ = np.linalg.lstsq(Xs, Xk, rcond=None)
+    same = (Xs.shape[1] == Xk.shape[1] and np.linalg.matrix_rank(Xs) == Xs.shape[1]
+            and np.linalg.norm(Xs @ B - Xk) <= 1e-8 * max(np.linalg.norm(Xk), 1e-300))
+    M, col_eff = (B, design.coded_effect) if same else (np.eye(Xk.shape[1]), [design.col_effect[j]
+                                                                              for j in design.kept])
     out = []
-    if rep:
-        out.append({"CovParm": "CS", "Subject": subject_name, "Estimate": float(G[0, 0])})
-    elif q and (rtype == "vc" or q == 1):
-        for j, t in enumerate(re_terms):
-            out.append({"CovParm": subject_name if random_as_subject else t,
-                        "Subject": "" if random_as_subject else subject_name, "Estimate": float(G[j, j])})
-    elif q:
-        out += [{"CovParm": f"UN({i + 1},{j + 1})", "Subject": subject_name, "Estimate": float(G[i, j])}
-                for i in range(q) for j in range(i + 1)]
-    out.append({"CovParm": "Residual", "Subject": "", "Estimate": s2})
-    return out
+    for i, e in enumerate(design.effects):
+        if e.variables:
+            idx = [k for k, ce in enumerate(col_eff) if ce == i]
+            out.append((i, M[idx]))
+    return out, same
+
+
+def _wald_f(L: np.ndarray, beta, C) -> tuple[float, int]:
+    if L.shape[0] == 0:
+        return float("nan"), 0
+    b, Cl = L @ beta, L @ C @ L.T
+    w, v = np.linalg.eigh((Cl + Cl.T) / 2)
+    keep = w > 1e-10 * max(w.max(initial=0.0), 1e-300)
+    if not keep.any():
+        return float("nan"), 0
+    z = v[:, keep].T @ b
+    r = int(keep.sum())
+    return float(np.sum(z ** 2 / w[keep])) / r, r
+
+
+# ---------------------------------------------------------------------------- PROC MIXED
+@procedure("PROCEDURE MIXED")
+def mixed(s, data: str, model: str, class_: str | Sequence[str] | None = None, random: str | None = None,
+          subject: str | Sequence[str] | None = None, repeated: str | bool | None = None, type: str = "cs",
+          method: str = "reml", maxiter: int = 200, out: str | None = None, print: bool = True,
+          random_type: str = "vc", *, randoms: Sequence[dict] | None = None,
+          repeated_subject: str | None = None, local: bool = False, coords: str | None = None,
+          ddfm: str | None = None, covtest: bool = False, parms: Sequence[float] | None = None,
+          hold: Sequence[int] = (), noiter: bool = False, scoring: int = 0,
+          lsmeans: str | Sequence[str] | None = None, lsmeans_diff: bool = False) -> ResultTable:
+    """Linear mixed model. Returns the Solution for Fixed Effects (Effect, CLASS levels, Estimate,
+    StdErr, DF, tValue, Probt; aliased columns have Estimate 0 and missing values) with `stats`:
+    covparms [{CovParm, Subject, Estimate, and with covtest StdErr, ZValue, ProbZ}], fit, d, type3,
+    ddfm, lsmeans, diffs, history, n_read, n_used, subjects, G (first RANDOM's G), sigma2, g_not_pd,
+    method, cov_beta, notes. RANDOM statements: random='intercept x' with subject= and random_type=,
+    or randoms=[{'effects': 'intercept', 'subject': 'b(c)', 'type': 'vc'|'un'}, …] (several);
+    REPEATED: repeated=True or the repeated effect, with subject= (or repeated_subject=) and
+    type='vc'|'cs'|'ar(1)'|'un'|'sp(sph)'|'sp(exp)' (coords='x y' or type='sp(sph)(x y)', local=True
+    for a nugget). ddfm= contain|residual|betwithin|satterthwaite (SAS's default: contain with RANDOM,
+    betwithin with REPEATED only, else residual). parms= start values in CovParms order, hold= their
+    1-based positions kept fixed, noiter: no iterations. scoring=n: Fisher scoring for the first n
+    iterations. lsmeans='a a*b' (CLASS effects), lsmeans_diff: their pairwise differences.
+    out= writes the observations used with Pred (Xβ + Zû) and Resid. See the module docstring."""
+    method_l, dd = _check_args(method, maxiter, ddfm, subject, random, randoms, repeated)
+    rnd, rspec = _specs(s, data, class_, random, subject, repeated, type, random_type, randoms,
+                        repeated_subject, local, coords)
+    class_list = as_list(class_)
+    numeric, raw = _mspec.variables(rnd, rspec, class_list)
+    st = _setup(s, data, model, class_, None, numeric, "PROC MIXED", numeric_dep=True, repeated=raw)
+    df = st.df
+    n = len(df)
+    for r in rnd:
+        if r.subject and df.groupby(r.subject).ngroups < 2 and not any(e.variables for e in r.effects):
+            raise StatgridError(f"subject {r.subject_name!r} has 1 level among the {n} observations used; random "
+                                "effects per subject need at least 2 subjects.")
+    block, gsides, rside, contain = _mspec.build(df, rnd, rspec, class_list, s.options.memsize_bytes)
+    design = _fixed(st, s.options.memsize_bytes)
+    X = design.X
+    y = df[st.dep].to_numpy(dtype=float)
+    if n <= X.shape[1]:
+        raise StatgridError(f"{n} observation(s) for {X.shape[1]} fixed-effect parameters leave no degrees of "
+                            "freedom for the residual; use fewer effects or more data.")
+    if np.ptp(y) == 0:
+        raise StatgridError(f"dependent variable {st.dep!r} is constant ({y[0]:g}) in the observations used; "
+                            "there is no variance to model.")
+    reml = method_l != "ml"
+    mdl = Model(X, y, block, gsides, rside, reml)
+    rside.typical_distance = _typical_distance(mdl)
+    K = len(mdl.params)
+    hold_mask = np.zeros(K, dtype=bool)
+    for h in hold:
+        if not 1 <= int(h) <= K:
+            raise StatgridError(f"HOLD={h} is not a covariance parameter's position (1 to {K}).")
+        hold_mask[int(h) - 1] = True
+    if (len(hold) or noiter) and parms is None:
+        raise StatgridError("HOLD= and NOITER need the PARMS statement's values.")
+    resid = y - X @ np.linalg.lstsq(X, y, rcond=None)[0]
+    y_scale = float(np.sqrt(np.sum(resid ** 2) / (n - X.shape[1]))) or 1.0
+    theta, history, converged = _scaled_fit(mdl, y_scale, parms, hold_mask, noiter, scoring, maxiter,
+                                            method_l == "mivque0")
+    notes: list[str] = []
+    if not converged:
+        raise StatgridError(f"the {method_l.upper()} fit did not converge within maxiter={maxiter} iterations; "
+                            "raise MAXITER=, give starting values in PARMS, or simplify the covariance structure.")
+    zero = np.array([p.lower == 0.0 and p.variance and t <= BOUNDARY_TOL * y_scale ** 2
+                     for t, p in zip(theta, mdl.params)])
+    theta[zero] = 0.0
+    ev = mdl.evaluate(theta, 2)
+    if not math.isfinite(ev.m2ll):
+        raise StatgridError("V is not positive definite at the estimates; give other starting values in PARMS.")
+    k_g = sum(mdl.k_g)
+    g_not_pd = bool(zero[:k_g].any()) or any(np.linalg.eigvalsh(g.G(theta[sum(mdl.k_g[:i]):sum(mdl.k_g[:i + 1])])
+                                                                ).min() < -1e-10 for i, g in enumerate(gsides))
+    free = ~zero & ~hold_mask
+    factor = np.array([p.factor for p in mdl.params])
+    need_h = covtest or dd == "satterthwaite"
+    H = mdl.hessian(theta, free) if need_h and free.any() else np.full((K, K), np.nan)
+    A = _ddf.asymptotic_cov(np.nan_to_num(H), free) if need_h else None
+    covparms = [{"CovParm": p.name, "Subject": p.subject, "Estimate": float(t * f)}
+                for p, t, f in zip(mdl.params, theta, factor)]
+    if covtest:
+        _covtest(covparms, mdl.params, None if A is None else A * np.outer(factor, factor), free)
+    p = X.shape[1]
+    n_subj = len(np.unique(block)) if (gsides or rside.type != "vc") else 1
+    fit_stats, d = _fit_statistics(ev.m2ll, covparms, n, p, n_subj, reml)
+    if dd is None:
+        dd = "contain" if gsides else ("betwithin" if rspec is not None and rspec.subject else "residual")
+    dfs, resid_df = _dfs(dd, design, contain, mdl, block, df, rspec, rnd, s.options.memsize_bytes)
+    dC = [ev.C @ Qk @ ev.C for Qk in ev.Q]
+    row_df = (lambda L: _ddf.satterthwaite(L, ev.C, dC, A)) if dd == "satterthwaite" else None
+    se = np.sqrt(np.diag(ev.C))
+    sat_dfs = [row_df(np.eye(p)[k]) for k in range(p)] if row_df else None
+    columns, rows = _solution_rows(st, design, ev.beta, se, dfs, "tValue", _p_t)
+    if sat_dfs is not None:
+        _satterthwaite_rows(rows, columns, design, sat_dfs)
+    t3_l, type3_ok = _type3_l(design)
+    type3 = []
+    for i, L in t3_l:
+        f, rank = _wald_f(L, ev.beta, ev.C)
+        den = row_df(L) if row_df else dfs[i]
+        type3.append({"Effect": st.effects[i].name, "NumDF": rank, "DenDF": _intish(den), "FValue": f,
+                      "ProbF": _p_f(f, rank, den)})
+    if not type3_ok and len(st.effects) > 1:
+        notes.append("Some CLASS cells are empty: Type 3 tests are of each effect's columns in the GLM "
+                     "parameterization, not SAS's Type III estimable functions.")
+    lsm, diffs = [], []
+    if lsmeans:
+        lsm_eff = _design.parse_effects(" ".join(as_list(lsmeans)), list(df.columns), "LSMEANS")
+        model_effects = st.design.effects
+        lsm, diffs = _mixed_lsmeans.lsmeans(st.design, design, lsm_eff, df, ev.beta, ev.C,
+                                            lambda e: dfs[model_effects.index(e) + 1], row_df, lsmeans_diff)
+    if g_not_pd:
+        notes.append("Estimated G matrix is not positive definite.")
+    if scoring:
+        notes.append(f"SCORING={scoring}: Fisher scoring ran for the first {scoring} iteration(s), then "
+                     "quasi-Newton and Newton-Raphson steps.")
+    for nt in notes:
+        s.log.note(nt)
+
+    result = ResultTable(columns, rows)
+    G0 = gsides[0].G(theta[:mdl.k_g[0]]) if gsides else np.zeros((0, 0))
+    result.stats = {
+        "covparms": covparms, "fit": fit_stats, "d": d, "type3": type3, "ddfm": DDFM_LABELS[dd],
+        "residual_df": resid_df, "n_read": st.n_read, "n_used": n, "subjects": n_subj, "G": G0.tolist(),
+        "sigma2": float(theta[-1] * factor[-1]), "g_not_pd": g_not_pd, "method": method_l.upper(), "cov_beta": ev.C.tolist(),
+        "notes": notes, "dependent": st.dep, "lsmeans": lsm, "diffs": diffs, "history": history,
+        "asycov": None if A is None else (A * np.outer(factor, factor)).tolist(), "max_obs_per_subject": int(np.bincount(block).max()),
+        "columns_in_x": design.n_full, "columns_in_z": sum(g.Z.shape[1] for g in gsides),
+        "columns_in_z_per_subject": gsides[0].Z.shape[1] if gsides else 0,
+        "covariance_parameters": K, "structure": _structure_name(rnd, rspec),
+        "subject_effect": (rnd[0].subject_name if rnd else (rspec.subject_name if rspec else "")),
+    }
+    if print:
+        s.log.listing(_mixed_listing(st, result))
+    if out:
+        _write_out(s, out, df, st.dep, mdl, ev)
+    return result
+
+
+def _intish(v):
+    return int(v) if isinstance(v, (int, float)) and math.isfinite(v) and float(v).is_integer() else v
+
+
+def _typical_distance(mdl: Model) -> float:
+    """Start value of an SP range: the median distance between rows of one subject."""
+    r = mdl.rside
+    if r.coords is None:
+        return 1.0
+    ds = [g.r_cache["d"][g.r_cache["S"] > 0] for g in mdl.groups]
+    d = np.concatenate([x.ravel() for x in ds]) if ds else np.zeros(0)
+    d = d[d > 0]
+    return float(np.median(d)) if d.size else 1.0
+
+
+def _covtest(covparms, params, A, free) -> None:
+    """StdErr, ZValue and ProbZ (one-sided for a variance, two-sided otherwise) from A = 2H⁻¹."""
+    from scipy.stats import norm
+    for i, (c, p) in enumerate(zip(covparms, params)):
+        if not free[i] or A is None or A[i, i] <= 0:
+            c.update(StdErr=None, ZValue=None, ProbZ=None)
+            continue
+        se = math.sqrt(A[i, i])
+        z = c["Estimate"] / se
+        pz = float(norm.sf(z)) if (p.lower == 0.0 and p.variance) else float(2 * norm.sf(abs(z)))
+        c.update(StdErr=se, ZValue=z, ProbZ=pz)
+
+
+def _dfs(dd, design, contain, mdl, block, df, rspec, rnd, memsize) -> tuple[dict, int]:
+    n, p = design.X.shape
+    if dd == "contain" and contain:
+        blocks = [np.flatnonzero(block == b) for b in range(int(block.max()) + 1)]
+        return _ddf.containment(design.X, design.effects, contain, blocks, memsize)
+    if dd == "betwithin" or (dd == "contain" and rspec is not None and rspec.subject):
+        subj = rspec.subject if rspec is not None and rspec.subject else (rnd[0].subject if rnd else [])
+        if subj:
+            b = _blocks(df, subj)
+            out, resid = _df_between_within(design.reordered(b.order), b)
+            return out, resid
+    resid_df = n - p
+    return {i: float(resid_df) for i in range(len(design.effects))}, resid_df
+
+
+def _satterthwaite_rows(rows, columns, design, sat_dfs) -> None:
+    k_df = columns.index("DF")
+    pos = {j: k for k, j in enumerate(design.kept)}
+    for j, row in enumerate(rows):
+        if j in pos and row[k_df] is not None:
+            v = sat_dfs[pos[j]]
+            row[k_df] = v
+            row[k_df + 2] = _p_t(row[k_df + 1], v) if row[k_df + 1] is not None else None
+
+
+def _structure_name(rnd, rspec) -> str:
+    names = {"vc": "Variance Components", "un": "Unstructured", "cs": "Compound Symmetry",
+             "ar(1)": "Autoregressive", "sp(exp)": "Spatial Exponential", "sp(sph)": "Spatial Spherical"}
+    parts = [names[r.type] for r in rnd]
+    if rspec is not None:
+        parts.append(names[rspec.type] + (" with nugget (LOCAL)" if rspec.local else ""))
+    return ", ".join(dict.fromkeys(parts)) or "Diagonal (residual only)"
+
+
+def _write_out(s, out, df, dep, mdl, ev) -> None:
+    import pandas as pd
+    import pyarrow as pa
+    pred = mdl.X @ ev.beta
+    for g, vg in zip(mdl.groups, ev.vg_py):
+        pred[g.idx.ravel()] += vg.ravel()
+    frame = df.copy()
+    frame["Pred"] = pred
+    frame["Resid"] = frame[dep].astype(float) - pred
+    s.write_table(out, pa.Table.from_pandas(pd.DataFrame(frame), preserve_index=False))
 
 
 def _fit_statistics(m2ll: float, covparms: list[dict], n: int, p: int, n_subjects: int, reml: bool
@@ -145,192 +413,44 @@ def _fit_statistics(m2ll: float, covparms: list[dict], n: int, p: int, n_subject
             "AICC": m2ll + 2 * d * n_star / (n_star - d - 1), "BIC": m2ll + d * math.log(n_bic)}, d
 
 
-# ---------------------------------------------------------------------------- PROC MIXED
-@procedure("PROCEDURE MIXED")
-def mixed(s, data: str, model: str, class_: str | Sequence[str] | None = None, random: str | None = None,
-          subject: str | Sequence[str] | None = None, repeated: str | bool | None = None, type: str = "cs",
-          method: str = "reml", maxiter: int = 200, out: str | None = None, print: bool = True,
-          random_type: str = "vc") -> ResultTable:
-    """Linear mixed model. Returns the Solution for Fixed Effects (Effect, CLASS levels, Estimate,
-    StdErr, DF, tValue, Probt; aliased columns have Estimate 0 and missing values) with `stats`:
-    covparms [{CovParm, Subject, Estimate}], fit {'-2 Res Log Likelihood' (or '-2 Log Likelihood'),
-    AIC, AICC, BIC}, d (parameters counted in them), type3 [{Effect, NumDF, DenDF, FValue, ProbF}],
-    ddfm, n_read, n_used, subjects, G (matrix), sigma2, g_not_pd, method, cov_beta, notes.
-    random='intercept x' with subject='id' (random_type 'vc' or 'un'); repeated (True or the repeated
-    effect's name) with subject= and type='cs' — fitted as the equivalent random intercept (CS ≥ 0);
-    random='batch' (a CLASS variable) without subject= is a random intercept per batch.
-    out= writes the observations used with Pred (Xβ + Zû) and Resid. See the module docstring."""
-    method_l = method.lower()
-    if method_l not in ("reml", "ml"):
-        raise StatgridError(f"method={method!r} is not one of reml, ml.")
-    rtype = random_type.lower()
-    if rtype not in RANDOM_TYPES:
-        raise StatgridError(f"random_type={random_type!r} is not supported; use one of {', '.join(RANDOM_TYPES)}.")
-    if not isinstance(maxiter, int) or maxiter < 1:
-        raise StatgridError(f"maxiter={maxiter!r} must be a whole number ≥ 1.")
-    rep = repeated is not None and repeated is not False
-    if rep and type.lower() not in REPEATED_TYPES:
-        raise StatgridError(f"repeated type={type!r} is not supported; supported: {', '.join(REPEATED_TYPES)} "
-                            "(compound symmetry). ar(1), un and the other SAS types are not available.")
-    if rep and random:
-        raise StatgridError("random= and repeated= together are not supported: REPEATED TYPE=CS with a random "
-                            "intercept for the same subject is not identifiable; use one of them.")
-    if subject is not None and not (random or rep):
-        raise StatgridError("subject= needs random= or repeated=; name the random effects, e.g. random='intercept'.")
-    if rep and subject is None:
-        raise StatgridError("repeated= needs subject= (the unit whose observations are correlated), e.g. subject='id'.")
-
-    re_terms, rep_var, subj_arg, random_as_subject = _random_spec(s, data, class_, random, subject, repeated)
-    st = _setup(s, data, model, class_, subj_arg, [t for t in re_terms if t != "Intercept"], "PROC MIXED",
-                numeric_dep=True, repeated=rep_var)
-    df = st.df
-    n = len(df)
-    b = _blocks(df, st.subject)
-    if st.subject and b.g < 2:
-        raise StatgridError(f"subject {st.subject_name!r} has {b.g} level among the {n} observations used; random "
-                            "effects per subject need at least 2 subjects.")
-    design = _fixed(st, s.options.memsize_bytes)
-    design_sorted = design.reordered(b.order)
-    X = design_sorted.X
-    y = df[st.dep].to_numpy(dtype=float)[b.order]
-    if n <= X.shape[1]:
-        raise StatgridError(f"{n} observation(s) for {X.shape[1]} fixed-effect parameters leave no degrees of "
-                            "freedom for the residual; use fewer effects or more data.")
-    if np.ptp(y) == 0:
-        raise StatgridError(f"dependent variable {st.dep!r} is constant ({y[0]:g}) in the observations used; "
-                            "there is no variance to model.")
-    Z = np.column_stack([np.ones(n) if t == "Intercept" else df[t].to_numpy(dtype=float) for t in re_terms]
-                        )[b.order] if re_terms else np.zeros((n, 0))
-    q = Z.shape[1]
-    notes: list[str] = []
-    reml = method_l == "reml"
-
-    if q:
-        G, s2, messages = _fit_mixedlm(y, X, Z, b, reml, maxiter, diagonal=(rtype == "vc" and not rep))
-    else:
-        messages = []
-        beta0, *_ = np.linalg.lstsq(X, y, rcond=None)
-        sse = float(np.sum((y - X @ beta0) ** 2))
-        s2 = sse / (n - X.shape[1]) if reml else sse / n
-        G = np.zeros((0, 0))
-    if q and s2 <= 0:
-        raise StatgridError("the residual variance is estimated as 0: the random effects fit the data exactly; "
-                            "simplify the random effects.")
-    # On the boundary: a component whose share of the variance, G_jj·mean(z_j²)/σ², is ≤ BOUNDARY_TOL
-    # (statsmodels optimises square roots, so a zero component ends as a tiny positive number).
-    zs = np.sqrt(np.mean(Z ** 2, axis=0)) if q else np.zeros(0)
-    rel = G * zs[:, None] * zs[None, :] / s2
-    zeroed = [j for j in range(q) if rel[j, j] <= BOUNDARY_TOL]
-    for j in zeroed:
-        G[j, :] = G[:, j] = rel[j, :] = rel[:, j] = 0.0
-    g_not_pd = bool(q) and (bool(zeroed) or float(np.linalg.eigvalsh(rel).min()) <= BOUNDARY_TOL)
-    fit = _gls(y, X, Z, b, G, s2, reml)
-
-    covparms = _covparms(G, s2, re_terms, st.subject_name, rep, rtype, random_as_subject)
-    p = X.shape[1]
-    fit_stats, d = _fit_statistics(fit.m2ll, covparms, n, p, b.g if q else 1, reml)
-
-    # degrees of freedom
-    if random:
-        re_vars = [set(st.subject) | ({t} if t != "Intercept" else set()) for t in re_terms]
-        dfs, resid_df = _df_containment(design_sorted, Z, re_vars, b)
-        ddfm = "Containment"
-    elif rep:
-        dfs, resid_df = _df_between_within(design_sorted, b)
-        ddfm = "Between-Within"
-    else:
-        resid_df = n - p
-        dfs = {i: float(resid_df) for i in range(len(st.effects))}
-        ddfm = "Residual"
-    dfs = {i: (int(v) if float(v).is_integer() else v) for i, v in dfs.items()}
-
-    se = np.sqrt(np.diag(fit.cov))
-    columns, rows = _solution_rows(st, design, fit.beta, se, dfs, "tValue", _p_t)
-    t3, type3_ok = _type3(design_sorted, fit.beta, fit.cov)
-    type3 = []
-    for i, chi, rank in t3:
-        f = chi / rank if rank else float("nan")
-        type3.append({"Effect": st.effects[i].name, "NumDF": rank, "DenDF": dfs[i], "FValue": f,
-                      "ProbF": _p_f(f, rank, dfs[i])})
-    if not type3_ok and len(st.effects) > 1:
-        notes.append("Some CLASS cells are empty: Type 3 tests are of each effect's columns in the GLM "
-                      "parameterization, not SAS's Type III estimable functions.")
-    if g_not_pd:
-        notes.append("Estimated G matrix is not positive definite.")
-        if rep:
-            notes.append("The CS covariance is estimated at its bound 0: SAS's REPEATED TYPE=CS allows a negative "
-                         "within-subject covariance, which this random-intercept fit cannot; SAS may differ here.")
-    for msg in messages:
-        low = msg.lower()
-        if any(k in low for k in ("boundary", "singular", "not positive definite", "retrying", "optimization failed",
-                                  "converge", "keyword arguments")):
-            continue        # judged above from the estimates and the converged flag
-        notes.append(f"warning during the fit: {msg}")
-    for nt in notes:
-        s.log.note(nt)
-
-    result = ResultTable(columns, rows)
-    result.stats = {
-        "covparms": covparms, "fit": fit_stats, "d": d, "type3": type3, "ddfm": ddfm, "residual_df": resid_df,
-        "n_read": st.n_read, "n_used": n, "subjects": b.g if st.subject else 1, "G": G.tolist(), "sigma2": s2,
-        "g_not_pd": g_not_pd, "method": method_l.upper(), "cov_beta": fit.cov.tolist(), "notes": notes,
-        "dependent": st.dep, "max_obs_per_subject": int(np.max(np.diff(np.r_[b.starts, n]))),
-        "columns_in_x": design.n_full, "columns_in_z_per_subject": q, "covariance_parameters": len(covparms),
-    }
-    if print:
-        s.log.listing(_mixed_listing(st, result, rep, rtype, q, random_as_subject))
-    if out:
-        import pandas as pd
-        import pyarrow as pa
-        pred = np.empty(n)
-        pred[b.order] = fit.pred
-        frame = df.copy()
-        frame["Pred"] = pred
-        frame["Resid"] = frame[st.dep].astype(float) - pred
-        result.out = s.write_table(out, pa.Table.from_pandas(pd.DataFrame(frame), preserve_index=False))
-    return result
-
-
-def _mixed_listing(st: Setup, r: ResultTable, rep: bool, rtype: str, q: int, random_as_subject: bool) -> str:
+def _mixed_listing(st: Setup, r: ResultTable) -> str:
     x = r.stats
-    if rep:
-        structure = "Compound Symmetry (fitted as a random intercept, CS >= 0)"
-    elif not q:
-        structure = "Diagonal (residual only)"
-    elif rtype == "un" and q > 1:
-        structure = "Unstructured"
-    else:
-        structure = "Variance Components"
-    info = [["Data Set", str(st.src)], ["Dependent Variable", st.dep], ["Covariance Structure", structure]]
-    if st.subject and not random_as_subject:
-        info.append(["Subject Effect", st.subject_name])
-    info += [["Estimation Method", x["method"]], ["Residual Variance Method", "Profile"],
-             ["Fixed Effects SE Method", "Model-Based"], ["Degrees of Freedom Method", x["ddfm"]],
-             ["Fitting Software", "statsmodels MixedLM (covariance parameters); GLS here"]]
+    info = [["Data Set", str(st.src)], ["Dependent Variable", st.dep], ["Covariance Structure", x["structure"]]]
+    if x["subject_effect"]:
+        info.append(["Subject Effect", x["subject_effect"]])
+    info += [["Estimation Method", x["method"]], ["Residual Variance Method", "Parameter"],
+             ["Fixed Effects SE Method", "Model-Based"], ["Degrees of Freedom Method", x["ddfm"]]]
     parts = ["The Mixed Procedure", _kv(info, title="Model Information")]
     cls = _class_table(st)
     if cls:
         parts.append(cls)
     dims = [["Covariance Parameters", x["covariance_parameters"]], ["Columns in X", x["columns_in_x"]],
-            ["Columns in Z per Subject", x["columns_in_z_per_subject"]], ["Subjects", x["subjects"]],
+            ["Columns in Z", x["columns_in_z"]], ["Subjects", x["subjects"]],
             ["Max Obs per Subject", x["max_obs_per_subject"]]]
     parts.append(_kv(dims, title="Dimensions"))
     parts.append(_kv([["Number of Observations Read", x["n_read"]],
-                                         ["Number of Observations Used", x["n_used"]],
-                                         ["Number of Observations Not Used", x["n_read"] - x["n_used"]]],
-                              title="Number of Observations"))
+                      ["Number of Observations Used", x["n_used"]],
+                      ["Number of Observations Not Used", x["n_read"] - x["n_used"]]],
+                     title="Number of Observations"))
     parts.append("Convergence criteria met.\n")
     for nt in x["notes"]:
         parts.append(f"NOTE: {nt}\n")
     show_subject = any(c["Subject"] for c in x["covparms"])
-    cp_cols = ["Cov Parm", *(["Subject"] if show_subject else []), "Estimate"]
-    cp_rows = [[c["CovParm"], *([c["Subject"]] if show_subject else []), c["Estimate"]] for c in x["covparms"]]
+    test = "StdErr" in x["covparms"][0]
+    cp_cols = ["Cov Parm", *(["Subject"] if show_subject else []), "Estimate",
+               *(["Standard Error", "Z Value", "Pr Z"] if test else [])]
+    cp_rows = [[c["CovParm"], *([c["Subject"]] if show_subject else []), c["Estimate"],
+                *([c["StdErr"], c["ZValue"], c["ProbZ"]] if test else [])] for c in x["covparms"]]
     parts.append(render_table(cp_cols, cp_rows, title="Covariance Parameter Estimates"))
     parts.append(_kv([[f"{k} (Smaller is Better)" if k != next(iter(x["fit"])) else k, v]
-                                         for k, v in x["fit"].items()], title="Fit Statistics"))
+                      for k, v in x["fit"].items()], title="Fit Statistics"))
     parts.append(render_table(r.columns, r.rows, title="Solution for Fixed Effects"))
     if x["type3"]:
         parts.append(render_table(["Effect", "Num DF", "Den DF", "F Value", "Pr > F"],
                                   [[t["Effect"], t["NumDF"], t["DenDF"], t["FValue"], t["ProbF"]] for t in x["type3"]],
                                   title="Type 3 Tests of Fixed Effects"))
+    for title, rows in (("Least Squares Means", x["lsmeans"]), ("Differences of Least Squares Means", x["diffs"])):
+        if rows:
+            cols = list(dict.fromkeys(k for row in rows for k in row))
+            parts.append(render_table(cols, [[row.get(c, "") for c in cols] for row in rows], title=title))
     return "\n".join(parts)

@@ -13,8 +13,10 @@ them. What each procedure takes:
 - GENMOD: DESCENDING, NOPRINT; CLASS; MODEL y<(or events/trials)> = effects </ DIST= LINK= NOINT OFFSET=
   SCALE= MAXITER= TYPE3>; REPEATED SUBJECT= </ TYPE= CORRW WITHINSUBJECT= MAXITER= CONVERGE= MODELSE> (GEE,
   repeated.py).
-- MIXED: METHOD=REML|ML, NOPRINT; CLASS; MODEL y = effects </ SOLUTION DDFM=>; RANDOM effects </ SUBJECT=
-  TYPE=VC|UN>; REPEATED </ SUBJECT= TYPE=CS>.
+- MIXED: METHOD=REML|ML|MIVQUE0, COVTEST, SCORING=, UPDATE, ITDETAILS, NOPRINT; CLASS; MODEL y = effects
+  </ SOLUTION DDFM=CONTAIN|RESIDUAL|BETWITHIN|SATTERTHWAITE>; RANDOM (several) effects </ SUBJECT= TYPE=VC|UN>;
+  REPEATED <effect> </ SUBJECT= TYPE=VC|CS|AR(1)|UN|SP(SPH)(c)|SP(EXP)(c) LOCAL>; PARMS / HOLD= NOITER;
+  LSMEANS / DIFF (mixedstatements.py).
 What the engines do not have is an ERROR naming it (MEANS/RANDOM/MANOVA in
 GLM, link functions other than LOGIT in LOGISTIC, other covariance types in MIXED).
 """
@@ -41,12 +43,12 @@ PROC_OPTIONS = {
                "NAMELEN": VALUE},
     "MIXED": {"DATA": DATASET, "NOPRINT": FLAG, "METHOD": VALUE, "COVTEST": FLAG, "UPDATE": FLAG,
               "ITDETAILS": FLAG, "SCORING": VALUE, "MAXITER": VALUE, "NOCLPRINT": FLAG, "NOITPRINT": FLAG,
-              "PLOTS": VALUE, "ORDER": VALUE},
+              "PLOTS": VALUE, "ORDER": VALUE, "ASYCOV": FLAG, "IC": FLAG, "CL": FLAG, "LOGNOTE": FLAG},
 }
 UNSUPPORTED = {"GLM": ("MEANS", "RANDOM", "REPEATED", "MANOVA", "OUTPUT"),
                "GENMOD": ("CONTRAST", "ESTIMATE", "LSMEANS", "OUTPUT"),
                "LOGISTIC": ("OUTPUT", "CONTRAST", "ODDSRATIO", "UNITS", "STRATA", "EXACT"),
-               "MIXED": ("LSMEANS", "CONTRAST", "ESTIMATE", "PARMS")}
+               "MIXED": ("CONTRAST", "ESTIMATE")}
 
 
 def _options_after_slash(c) -> dict[str, Any]:
@@ -187,18 +189,14 @@ def _run(statements: list, program: Any, proc: str) -> None:
         elif kw in ("CONTRAST", "ESTIMATE", "TEST") and proc == "GLM":
             from statgrid.sas.procs import glmstatements
             spec[kw.lower() + "s"].append(getattr(glmstatements, kw.lower())(c))
-        elif kw == "RANDOM" and proc == "MIXED":
-            words = []
-            while not c.at_end() and not c.at("/"):
-                words.append(c.next().text)
-            spec["random"] = " ".join(words)
-            spec["random_opts"] = _options_after_slash(c) if c.accept("/") else {}
-        elif kw == "REPEATED" and proc == "MIXED":
-            words = []
-            while not c.at_end() and not c.at("/"):
-                words.append(c.next().text)
-            spec["repeated"] = " ".join(words) or True
-            spec["repeated_opts"] = _options_after_slash(c) if c.accept("/") else {}
+        elif kw in ("RANDOM", "REPEATED", "PARMS", "LSMEANS") and proc == "MIXED":
+            from statgrid.sas.procs import mixedstatements as ms
+            if kw == "RANDOM":
+                spec.setdefault("mixed_randoms", []).append(ms.random(c))
+            elif kw == "LSMEANS":
+                spec.setdefault("mixed_lsmeans", []).append(ms.lsmeans(c))
+            else:
+                spec["mixed_" + kw.lower()] = ms.repeated(c) if kw == "REPEATED" else ms.parms(c)
         elif kw == "REPEATED" and proc == "GENMOD":
             from statgrid.sas.procs import repeated
             spec["gee"] = repeated.parse(c, stmt)
@@ -241,6 +239,9 @@ def _publish(listing, proc: str, spec: dict, result: Any, by: list) -> None:
     if proc == "GLM":
         from statgrid.sas.procs import glmstatements
         extra = glmstatements.tables(result)
+    elif proc == "MIXED":
+        from statgrid.sas.procs import mixedstatements
+        extra = mixedstatements.tables(result)
     for table in model_tables(proc, result, spec["class"], spec["model"]) + extra:
         table.by = by
         listing.table(table)
@@ -289,13 +290,11 @@ def _fit(program, proc, opts, spec, data: str) -> Any:
            maxiter=int(float(mopts.get("MAXITER", 50))), descending=bool(opts.get("DESCENDING")), print=printing)
     else:
         from statgrid.procs.mixed import mixed
+        from statgrid.sas.procs.mixedstatements import engine_args
         fn = getattr(mixed, "__wrapped__", mixed)
-        ropts, popts = spec["random_opts"], spec["repeated_opts"]
-        subject = ropts.get("SUBJECT", ropts.get("SUB")) or popts.get("SUBJECT", popts.get("SUB"))
-        return fn(s, data, f"{dep} = {effects}", class_=classes, random=spec["random"], subject=subject,
-           repeated=spec["repeated"], type=str(popts.get("TYPE", "cs")).lower(),
-           method=str(opts.get("METHOD", "REML")).lower(), maxiter=int(float(opts.get("MAXITER", 200))),
-           print=printing, random_type=str(ropts.get("TYPE", "vc")).lower())
+        return fn(s, data, f"{dep} = {effects}", class_=classes, method=str(opts.get("METHOD", "REML")).lower(),
+           maxiter=int(float(opts.get("MAXITER", 200))), print=printing, ddfm=mopts.get("DDFM"),
+           covtest=bool(opts.get("COVTEST")), scoring=int(float(opts.get("SCORING", 0))), **engine_args(spec))
 
 
 def _name(spec: DatasetSpec | None) -> str | None:
