@@ -20,6 +20,7 @@ from statgrid.errors import StatgridError
 from statgrid.procs import _irls
 from statgrid.procs._irls import special
 from statgrid.procs import design as _design
+from statgrid.procs import genmod_tests
 from statgrid.procs._base import ResultTable, check_columns, format_value, procedure, qi, render_table
 
 
@@ -66,11 +67,18 @@ def estimates_table(names: list[str], fit: _irls.GLMFit, phi: float, z: float = 
 def genmod(s, data: str, model: str, dist: str = "normal", link: str | None = None,
            class_: str | Sequence[str] | None = None, trials: str | None = None, offset: str | None = None,
            noint: bool = False, scale: str | None = None, maxiter: int = 50, descending: bool = False,
-           outest: str | None = None, print: bool = True) -> ResultTable:
+           outest: str | None = None, print: bool = True, type3: bool = False,
+           contrasts: Sequence | None = None, estimates: Sequence | None = None) -> ResultTable:
     """Generalized linear model of 'y = effects'. Returns the parameter estimates (Parameter, DF,
     Estimate, StdErr, LowerWaldCL, UpperWaldCL, ChiSq, ProbChiSq, plus the Scale/Dispersion row);
     `stats` holds the criteria for goodness of fit (deviance, Pearson χ², log-likelihood, AIC,
-    AICC, BIC) and the iteration count."""
+    AICC, BIC) and the iteration count. SAS's tests (genmod_tests.py), in `stats` too:
+      type3=True     stats['type3']: [Source, DF, (DenDF, FValue, ProbF,) ChiSq, ProbChiSq] — likelihood
+                     ratio (F columns with scale='deviance'/'pearson');
+      contrasts      [(label, [row {effect: [coefficients]}, …], wald)] → stats['contrasts']: [Contrast, DF,
+                     (DenDF, FValue, ProbF,) ChiSq, ProbChiSq, Type 'LR'|'Wald'];
+      estimates      [(label, row, alpha, exp)] → stats['estimates']: [Label, MeanEstimate, MeanLowerCL,
+                     MeanUpperCL, LBetaEstimate, StdErr, Alpha, LBetaLowerCL, LBetaUpperCL, ChiSq, ProbChiSq]."""
     src = s.dataset(data)
     names_all = [c for c, _ in s.columns(src.scan_sql())]
     responses, effects = _design.parse_model(model, names_all, str(src), many_responses=False)
@@ -134,11 +142,27 @@ def genmod(s, data: str, model: str, dist: str = "normal", link: str | None = No
     result = ResultTable(["Parameter", "DF", "Estimate", "StdErr", "LowerWaldCL", "UpperWaldCL", "ChiSq",
                           "ProbChiSq"], rows_out, stats=crit)
     result.stats["class_levels"] = {c: [_design.level_text(x) for x in design.levels[c]] for c in design.classes}
+    if type3 or contrasts or estimates:
+        full = genmod_tests.Fitted(rows, design, fam, lk, fit, ll, est_phi, bool(scale), df, maxiter)
+        result.stats.update(_tests(s, full, type3, contrasts or (), estimates or ()))
     if print:
         s.log.listing(_listing(result, design, y, trials))
     if outest:
         result.out = s.write_table(outest, result.to_arrow())
     return result
+
+
+def _tests(s, full, type3: bool, contrasts: Sequence, estimates: Sequence) -> dict:
+    out: dict = {"fixed_scale": full.fixed_scale}
+    if type3:
+        out["type3"] = genmod_tests.type3(full)
+    if contrasts or estimates:
+        null = genmod_tests.design_null_space(full.rows, full.design.width)
+        out["contrasts"] = [genmod_tests.contrast(full, label, rows, bool(wald), null, s.log)
+                            for label, rows, wald in contrasts]
+        out["estimates"] = [r for label, row, alpha, exp in estimates
+                            for r in genmod_tests.estimate(full, label, row, float(alpha), bool(exp), null, s.log)]
+    return out
 
 
 def _check_response(s, sql: str, y: str, fam, trials: str | None) -> None:

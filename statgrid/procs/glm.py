@@ -27,6 +27,7 @@ import numpy as np
 
 from statgrid.errors import StatgridError
 from statgrid.procs import design as _design
+from statgrid.procs import glm_means
 from statgrid.procs._base import ResultTable, as_list, procedure, qi, render_table
 from statgrid.procs.regression import _p_f, _p_t, accumulate, fit_from_r
 
@@ -45,7 +46,7 @@ def _sse(R, n, names, cols, p) -> tuple[float, int]:
 def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noint: bool = False,
         lsmeans: str | Sequence[str] | None = None, ss: str = "1 3", outstat: str | None = None,
         print: bool = True, contrasts: Sequence | None = None, estimates: Sequence | None = None,
-        tests: Sequence | None = None) -> ResultTable:
+        tests: Sequence | None = None, means: Sequence | None = None) -> ResultTable:
     """Least squares of 'y1 y2 = a b a*b x' (A|B|C, @n and nesting B(A) as in SAS) with class_ variables.
     Returns the parameter estimates of every response (Dependent, Parameter, Estimate, Biased,
     StdErr, tValue, Probt); `stats[response]` holds the ANOVA, fit, Type I/III/IV tables and LS-means.
@@ -58,7 +59,8 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
       estimates = [(label, row, divisor)]: L·b / divisor with its standard error and t test;
       tests     = [([h effects…], e effect)]: each H effect's mean square over E's (Type III,
                   or Type I when only ss='1').
-    A row that is not estimable is reported so (None values), as SAS prints 'Non-est'."""
+    A row that is not estimable is reported so (None values), as SAS prints 'Non-est'.
+    means = [glm_means.MeansRequest, …]: SAS's MEANS statement → stats['means'] (glm_means.py)."""
     src = s.dataset(data)
     names_all = [c for c, _ in s.columns(src.scan_sql())]
     responses, effects = _design.parse_model(model, names_all, str(src))
@@ -167,6 +169,9 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
     result = ResultTable(["Dependent", "Parameter", "Estimate", "Biased", "StdErr", "tValue", "Probt"], out_rows)
     result.stats = per_response
     result.stats["class_levels"] = {c: [_design.level_text(x) for x in design.levels[c]] for c in design.classes}
+    if means:
+        errors = {y: (per_response[y]["mse"], per_response[y]["df_error"]) for y in responses}
+        result.stats["means"] = glm_means.means_tables(s, sql, design, responses, errors, means)
     if print:
         s.log.listing(_listing(result, design, responses, n, n_missing))
     if outstat:

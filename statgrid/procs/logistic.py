@@ -72,10 +72,13 @@ def _wald(beta: np.ndarray, cov: np.ndarray) -> tuple[float, int]:
 def logistic(s, data: str, model: str, class_: str | Sequence[str] | None = None, param: str = "effect",
              event=None, descending: bool = False, selection: str | None = None, sle: float = 0.05,
              sls: float = 0.05, include: int = 0, lackfit: bool = False, maxiter: int = 25,
-             noint: bool = False, outest: str | None = None, print: bool = True) -> ResultTable:
+             noint: bool = False, outest: str | None = None, print: bool = True, output: dict | None = None,
+             alpha: float = 0.05) -> ResultTable:
     """Binary logistic regression of 'y = effects'. Returns the parameter estimates (Parameter, DF,
     Estimate, StdErr, WaldChiSq, ProbChiSq); `stats` holds fit statistics, global tests, type3,
-    odds_ratios, association (c, somers_d, gamma, tau_a, concordant…), hosmer_lemeshow, selection."""
+    odds_ratios, association (c, somers_d, gamma, tau_a, concordant…), hosmer_lemeshow, selection.
+    output={'p': name, 'xbeta': …, 'stdxbeta': …, 'lower': …, 'upper': …} (SAS's OUTPUT statement; limits at
+    `alpha`): stats['output'] is the input, every row, with those variables and _LEVEL_ (logistic_output.py)."""
     src = s.dataset(data)
     names_all = [c for c, _ in s.columns(src.scan_sql())]
     (yname,), effects = _design.parse_model(model, names_all, str(src), many_responses=False)
@@ -131,6 +134,10 @@ def logistic(s, data: str, model: str, class_: str | Sequence[str] | None = None
     result.stats["selection"] = steps
     result.stats["event"] = ev
     result.stats["levels"] = levels
+    if output is not None:
+        from statgrid.procs import logistic_output
+        rows_in = f"SELECT * FROM ({src.scan_sql()})"
+        result.stats["output"] = logistic_output.scored(s, rows_in, design, T, final, ev, output, alpha)
     if print:
         s.log.listing(_listing(result, design, yname, ev, n, n_missing))
     if outest:

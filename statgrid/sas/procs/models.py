@@ -7,18 +7,21 @@ engine's (its tables carry SAS's names and values); OUTEST=/OUTSTAT=/OUT= are wr
 them. What each procedure takes:
 - LOGISTIC: DESCENDING, OUTEST=, NOPRINT; CLASS vars </ PARAM=EFFECT|REF|GLM>; MODEL y<(EVENT='v'|DESCENDING)>
   = effects </ SELECTION=FORWARD|BACKWARD|STEPWISE SLE= SLS= INCLUDE= LACKFIT MAXITER= NOINT RISKLIMITS
-  LINK=LOGIT>.
+  LINK=LOGIT>; OUTPUT OUT= P= XBETA= STDXBETA= LOWER= UPPER= </ ALPHA=> (logisticoutput.py, with LACKFIT's
+  tables).
 - GLM: OUTSTAT=, NOPRINT; CLASS; MODEL y1 y2 = effects (crossed a*b, a|b, nested b(a)) </ SS1 SS3 SS4 NOINT
-  SOLUTION>; LSMEANS effects; CONTRAST, ESTIMATE, TEST H= E= (glmstatements.py).
+  SOLUTION>; LSMEANS effects; CONTRAST, ESTIMATE, TEST H= E= (glmstatements.py); MEANS effects </ DUNCAN SNK
+  TUKEY BON SIDAK SCHEFFE LSD T ALPHA= LINES CLDIFF DEPONLY> (glmmeans.py).
 - GENMOD: DESCENDING, NOPRINT; CLASS; MODEL y<(or events/trials)> = effects </ DIST= LINK= NOINT OFFSET=
-  SCALE= MAXITER= TYPE3>; REPEATED SUBJECT= </ TYPE= CORRW WITHINSUBJECT= MAXITER= CONVERGE= MODELSE> (GEE,
+  SCALE= DSCALE PSCALE MAXITER= TYPE3>; CONTRAST </ WALD>, ESTIMATE </ ALPHA= EXP> (genmodstatements.py);
+  REPEATED SUBJECT= </ TYPE= CORRW WITHINSUBJECT= MAXITER= CONVERGE= MODELSE> (GEE,
   repeated.py).
 - MIXED: METHOD=REML|ML|MIVQUE0, COVTEST, SCORING=, UPDATE, ITDETAILS, NOPRINT; CLASS; MODEL y = effects
   </ SOLUTION DDFM=CONTAIN|RESIDUAL|BETWITHIN|SATTERTHWAITE>; RANDOM (several) effects </ SUBJECT= TYPE=VC|UN>;
   REPEATED <effect> </ SUBJECT= TYPE=VC|CS|AR(1)|UN|SP(SPH)(c)|SP(EXP)(c) LOCAL>; PARMS / HOLD= NOITER;
   LSMEANS / DIFF (mixedstatements.py).
-What the engines do not have is an ERROR naming it (MEANS/RANDOM/MANOVA in
-GLM, link functions other than LOGIT in LOGISTIC, other covariance types in MIXED).
+What the engines do not have is an ERROR naming it (RANDOM/MANOVA in GLM, TYPE3/CONTRAST/ESTIMATE with
+REPEATED in GENMOD, link functions other than LOGIT in LOGISTIC, other covariance types in MIXED).
 """
 from __future__ import annotations
 
@@ -45,9 +48,9 @@ PROC_OPTIONS = {
               "ITDETAILS": FLAG, "SCORING": VALUE, "MAXITER": VALUE, "NOCLPRINT": FLAG, "NOITPRINT": FLAG,
               "PLOTS": VALUE, "ORDER": VALUE, "ASYCOV": FLAG, "IC": FLAG, "CL": FLAG, "LOGNOTE": FLAG},
 }
-UNSUPPORTED = {"GLM": ("MEANS", "RANDOM", "REPEATED", "MANOVA", "OUTPUT"),
-               "GENMOD": ("CONTRAST", "ESTIMATE", "LSMEANS", "OUTPUT"),
-               "LOGISTIC": ("OUTPUT", "CONTRAST", "ODDSRATIO", "UNITS", "STRATA", "EXACT"),
+UNSUPPORTED = {"GLM": ("RANDOM", "REPEATED", "MANOVA", "OUTPUT"),
+               "GENMOD": ("LSMEANS", "OUTPUT"),
+               "LOGISTIC": ("CONTRAST", "ODDSRATIO", "UNITS", "STRATA", "EXACT"),
                "MIXED": ("CONTRAST", "ESTIMATE")}
 
 
@@ -197,6 +200,19 @@ def _run(statements: list, program: Any, proc: str) -> None:
                 spec.setdefault("mixed_lsmeans", []).append(ms.lsmeans(c))
             else:
                 spec["mixed_" + kw.lower()] = ms.repeated(c) if kw == "REPEATED" else ms.parms(c)
+        elif kw == "MEANS" and proc == "GLM":
+            from statgrid.sas.procs import glmmeans
+            spec.setdefault("means", []).append(glmmeans.parse(c))
+        elif kw == "OUTPUT" and proc == "LOGISTIC":
+            from statgrid.sas.procs import logisticoutput
+            if spec.get("output"):
+                t = stmt.tokens[0]
+                raise SasError("statgrid's PROC LOGISTIC takes one OUTPUT statement", t.line, t.col, kw,
+                               "one OUTPUT OUT= statement per step")
+            spec["output"] = logisticoutput.parse(c, program)
+        elif kw in ("CONTRAST", "ESTIMATE") and proc == "GENMOD":
+            from statgrid.sas.procs import genmodstatements
+            spec[kw.lower() + "s"].append(getattr(genmodstatements, kw.lower())(c))
         elif kw == "REPEATED" and proc == "GENMOD":
             from statgrid.sas.procs import repeated
             spec["gee"] = repeated.parse(c, stmt)
@@ -219,6 +235,7 @@ def _run(statements: list, program: Any, proc: str) -> None:
     n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
     observations_read(program, n_read, src)
     listing = ods.Listing(program, TITLES[proc])
+    scored = []
     for key, data in by_group_members(program, byc, cols, base, TEMP):
         try:
             result = _fit(program, proc, opts, spec, data)
@@ -227,7 +244,12 @@ def _run(statements: list, program: Any, proc: str) -> None:
             raise SasError(str(exc), t.line, t.col, proc, "") from None
         if not opts.get("NOPRINT") and result is not None:
             _publish(listing, proc, spec, result, list(zip(byc, key)))
+        if spec.get("output"):
+            scored.append(result.stats["output"])
     listing.flush()
+    if scored:
+        from statgrid.sas.procs import logisticoutput
+        logisticoutput.write(program, spec["output"], scored, cols, spec["model"][0])
 
 
 def _publish(listing, proc: str, spec: dict, result: Any, by: list) -> None:
@@ -238,10 +260,17 @@ def _publish(listing, proc: str, spec: dict, result: Any, by: list) -> None:
     extra = []
     if proc == "GLM":
         from statgrid.sas.procs import glmstatements
-        extra = glmstatements.tables(result)
+        from statgrid.sas.procs import glmmeans
+        extra = glmstatements.tables(result) + glmmeans.tables(result)
     elif proc == "MIXED":
         from statgrid.sas.procs import mixedstatements
         extra = mixedstatements.tables(result)
+    elif proc == "GENMOD":
+        from statgrid.sas.procs import genmodstatements
+        extra = genmodstatements.tables(result)
+    elif proc == "LOGISTIC":
+        from statgrid.sas.procs import logisticoutput
+        extra = logisticoutput.lackfit_tables(result)
     for table in model_tables(proc, result, spec["class"], spec["model"]) + extra:
         table.by = by
         listing.table(table)
@@ -264,17 +293,26 @@ def _fit(program, proc, opts, spec, data: str) -> Any:
            selection=selection if selection != "none" else None, sle=float(mopts.get("SLE", mopts.get("SLENTRY", 0.05))),
            sls=float(mopts.get("SLS", mopts.get("SLSTAY", 0.05))), include=int(float(mopts.get("INCLUDE", 0))),
            lackfit=bool(mopts.get("LACKFIT")), maxiter=int(float(mopts.get("MAXITER", 25))),
-           noint=bool(mopts.get("NOINT")), outest=_name(opts.get("OUTEST")), print=printing)
+           noint=bool(mopts.get("NOINT")), outest=_name(opts.get("OUTEST")), print=printing,
+           output=spec["output"]["names"] if spec.get("output") else None,
+           alpha=spec["output"]["alpha"] if spec.get("output") else 0.05)
     elif proc == "GLM":
         from statgrid.procs.glm import glm
         ss = " ".join(k[2:] for k in ("SS1", "SS2", "SS3", "SS4") if mopts.get(k)) or "1 3"
         fn = getattr(glm, "__wrapped__", glm)
         return fn(s, data, f"{dep} = {effects}", class_=classes, noint=bool(mopts.get("NOINT")),
            lsmeans=spec["lsmeans"] or None, ss=ss, outstat=_name(opts.get("OUTSTAT")), print=printing,
-           contrasts=spec["contrasts"], estimates=spec["estimates"], tests=spec["tests"])
+           contrasts=spec["contrasts"], estimates=spec["estimates"], tests=spec["tests"],
+           means=spec.get("means"))
     elif proc == "GENMOD" and spec.get("gee"):
         from statgrid.sas.procs import repeated
         # GEE prints its own listing (gee_listing.py) and publishes no ODS tables yet
+        for what, there in (("TYPE3 option", mopts.get("TYPE3")), ("CONTRAST statement", spec["contrasts"]),
+                            ("ESTIMATE statement", spec["estimates"])):
+            if there:
+                raise StatgridError(f"The {what} of PROC GENMOD with a REPEATED statement (GEE: generalized score "
+                                    "and empirical-covariance tests) is not supported by statgrid yet; fit the model "
+                                    "without REPEATED for likelihood-ratio tests.")
         repeated.fit(program, data, dep, effects, classes, mopts, opts, spec["gee"], not opts.get("NOPRINT"))
         return None
     elif proc == "GENMOD":
@@ -286,8 +324,9 @@ def _fit(program, proc, opts, spec, data: str) -> Any:
         return fn(s, data, f"{dep} = {effects}", dist=str(mopts.get("DIST", mopts.get("D", "normal"))).lower(),
            link=str(mopts["LINK"]).lower() if "LINK" in mopts else None, class_=classes, trials=trials,
            offset=mopts.get("OFFSET"), noint=bool(mopts.get("NOINT")),
-           scale=str(mopts["SCALE"]).lower() if "SCALE" in mopts else None,
-           maxiter=int(float(mopts.get("MAXITER", 50))), descending=bool(opts.get("DESCENDING")), print=printing)
+           scale=_genmod_scale(mopts), maxiter=int(float(mopts.get("MAXITER", 50))),
+           descending=bool(opts.get("DESCENDING")), print=printing, type3=bool(mopts.get("TYPE3")),
+           contrasts=spec["contrasts"], estimates=spec["estimates"])
     else:
         from statgrid.procs.mixed import mixed
         from statgrid.sas.procs.mixedstatements import engine_args
@@ -295,6 +334,15 @@ def _fit(program, proc, opts, spec, data: str) -> Any:
         return fn(s, data, f"{dep} = {effects}", class_=classes, method=str(opts.get("METHOD", "REML")).lower(),
            maxiter=int(float(opts.get("MAXITER", 200))), print=printing, ddfm=mopts.get("DDFM"),
            covtest=bool(opts.get("COVTEST")), scoring=int(float(opts.get("SCORING", 0))), **engine_args(spec))
+
+
+def _genmod_scale(mopts: dict) -> str | None:
+    """MODEL / SCALE=DEVIANCE|D|PEARSON|P, DSCALE, PSCALE → the engine's scale= (None: maximum likelihood)."""
+    if mopts.get("DSCALE"):
+        return "deviance"
+    if mopts.get("PSCALE"):
+        return "pearson"
+    return str(mopts["SCALE"]).lower() if "SCALE" in mopts else None
 
 
 def _name(spec: DatasetSpec | None) -> str | None:
