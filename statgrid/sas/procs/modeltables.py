@@ -191,14 +191,18 @@ def mixed_tables(r: Any, classes: list[str]) -> list[OdsTable]:
     st, p = r.stats, "MIXED"
     show_subject = any(c["Subject"] for c in st["covparms"])
     cp_cols = [Col("CovParm", "Cov Parm", "char")] + ([Col("Subject", type="char")] if show_subject else [])
-    cp_rows = [[c["CovParm"], *([c["Subject"]] if show_subject else []), c["Estimate"]] for c in st["covparms"]]
+    test = bool(st["covparms"]) and "StdErr" in st["covparms"][0]          # COVTEST
+    cp_cols += [Col("Estimate", fmt="d4")] + ([Col("StdErr", "Standard Error", fmt="d4"), Col("ZValue", "Z Value", fmt="d2"),
+                                             Col("ProbZ", "Pr Z", fmt="p")] if test else [])
+    cp_rows = [[c["CovParm"], *([c["Subject"]] if show_subject else []), c["Estimate"],
+                *([c["StdErr"], c["ZValue"], c["ProbZ"]] if test else [])] for c in st["covparms"]]
     sol_cols = [Col(c, type="char") for c in r.columns[:r.columns.index("Estimate")]] + [
         Col("Estimate", fmt="d4"), Col("StdErr", "Standard Error", fmt="d4"), Col("DF", fmt="best"),
         Col("tValue", "t Value", fmt="d2"), Col("Probt", "Pr > |t|", fmt="p")]
     out = [_t(p, "NObs", "", [Col("Label", "", "char"), Col("N", "", fmt="int")],
               [["Number of Observations Read", st["n_read"]], ["Number of Observations Used", st["n_used"]],
                ["Number of Observations Not Used", st["n_read"] - st["n_used"]]], headings=False),
-           _t(p, "CovParms", "Covariance Parameter Estimates", cp_cols + [Col("Estimate", fmt="d4")], cp_rows),
+           _t(p, "CovParms", "Covariance Parameter Estimates", cp_cols, cp_rows),
            _t(p, "FitStatistics", "Fit Statistics", [Col("Descr", "", "char"), Col("Value", "", fmt="d1")],
               [[k if i == 0 else f"{k} (Smaller is Better)", v] for i, (k, v) in enumerate(st["fit"].items())],
               headings=False),

@@ -75,8 +75,6 @@ run;
     assert "SCORING=7" in log and "Differences of Least Squares Means" in lst
 
 
-@pytest.mark.xfail(strict=True, reason="modeltables.mixed_tables does not yet add COVTEST's columns to CovParms "
-                                       "(REQUESTS.md, mixed2)")
 def test_covtest_columns_in_ods_covparms(session, split_plot):
     code, log, _ = run_sas(session, "ods output CovParms=work.cp;\nproc mixed data=work.sp covtest; class id;"
                                     " model y = x; random intercept / subject=id; run;\n")
