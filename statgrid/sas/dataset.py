@@ -151,6 +151,15 @@ def stored_columns(program: Any, spec: DatasetSpec) -> list[ColumnInfo]:
     if not ref.exists():
         raise SasError(f"File {spec.libref}.{spec.member}.DATA does not exist", spec.line, spec.col, spec.name,
                        "an existing data set")
+    import copy
+    import os
+    try:
+        st = os.stat(ref.path)
+        key = (str(ref.path), st.st_mtime_ns, st.st_size, st.st_ino)
+    except OSError:
+        key = None
+    if key is not None and key in _STORED:
+        return [copy.copy(c) for c in _STORED[key]]      # callers rename their copies (column_info)
     schema = pq.read_schema(ref.path)
     kv = schema.metadata or {}
     meta = json.loads(kv.get(COLUMNS_KEY.encode(), b"{}") or b"{}")
@@ -171,7 +180,16 @@ def stored_columns(program: Any, spec: DatasetSpec) -> list[ColumnInfo]:
             fmt = "TIME8."
         out.append(ColumnInfo(f.name, "char" if is_char else "num", length, fmt, m.get("informat") or "",
                               m.get("label") or "", f.name, str(f.type)))
+    if key is not None:
+        if len(_STORED) > 512:
+            _STORED.clear()
+        _STORED[key] = [copy.copy(c) for c in out]
     return out
+
+
+# stored_columns by file version (path, mtime, size, inode): a data set is replaced by a rename, never changed in
+# place (DatasetWriter), so a new version is a new key; 200 steps over one table read its schema once
+_STORED: dict[tuple, list[ColumnInfo]] = {}
 
 
 _CHAR_LENGTHS: dict[tuple, dict[str, int]] = {}

@@ -304,6 +304,15 @@ def open_input(program: Any, spec: DatasetSpec) -> tuple[list[ColumnInfo], str]:
     return cols, input_sql(program, spec, cols)
 
 
+def narrowed_input(program: Any, spec: DatasetSpec, cols: list[ColumnInfo], names: list[str]) -> str:
+    """input_sql over only the columns a step reads (`names`), so a PROC on 3 of 300 columns does not bind 300
+    conversions per query; all of them when WHERE= (or a WHERE statement) may read others."""
+    if spec.where is not None:
+        return input_sql(program, spec, cols)
+    want = {n.upper() for n in names}
+    return input_sql(program, spec, [c for c in cols if c.name.upper() in want] or cols[:1])
+
+
 # -- formatted values --------------------------------------------------------------------------------------
 def format_cell(program: Any, value: Any, fmt: str, ctype: str) -> str:
     """One value as a listing shows it: with its format (helper F's format_value, the MISSING= option for

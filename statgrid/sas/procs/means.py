@@ -38,6 +38,7 @@ from statgrid.sas.lexer import NAME, NUM
 from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
 from statgrid.sas import ods
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, by_rule, check_by_sorted, cursor, fetch_rows,
+                                       narrowed_input,
                                        format_cell, input_dataset, observations_read, open_input, parse_options,
                                        proc_statement, resolve_names, simple_table, statement_error, var_names,
                                        where_statement, write_rows)
@@ -266,6 +267,7 @@ def _run(program: Any, first, src: DatasetSpec, req: Request) -> None:
 
     if byc:
         check_by_sorted(program, src, cols, req.by)
+    base = narrowed_input(program, src, cols, [c.name for c in byc + classc + idc + varc])
     n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
     missing_ok = bool(opts.get("MISSING")) or req.class_missing
     keep = [] if missing_ok else [_present(c) for c in classc]
