@@ -8,6 +8,8 @@ Three engines run the same compiled step (its PDV, its statements, its outputs) 
 - NUMBA (compiled/): a step whose rows depend on each other (RETAIN, sum statements, BY groups with
   FIRST./LAST., DO loops with OUTPUT, arrays, RANUNI/RAND) becomes one machine-code loop over column
   batches (numba), the character columns it only carries through taken by row index.
+- SQL over a text file (textplan/): a step that only reads a fixed-width file with INFILE and one INPUT
+  of column or formatted input becomes one DuckDB query over the file; the SQL choice takes it.
 - PYTHON (step.py, codegen.py): the generated Python function run once per row; every statement of the
   language; the reference the other two are checked against.
 
@@ -20,15 +22,13 @@ from __future__ import annotations
 
 from typing import Any
 
-ENGINES = ("SQL", "NUMBA")
+# (the DSENGINE= choice that takes it, the module that runs it), in the order they are tried
+ENGINES = (("SQL", "textplan"), ("SQL", "sqlplan"), ("NUMBA", "compiled"))
 
 
-def _engine(name: str):
-    if name == "SQL":
-        from statgrid.sas.datastep import sqlplan
-        return sqlplan
-    from statgrid.sas.datastep import compiled
-    return compiled
+def _engine(module: str):
+    import importlib
+    return importlib.import_module(f"statgrid.sas.datastep.{module}")
 
 
 def run_fast(step: Any) -> str:
@@ -37,10 +37,10 @@ def run_fast(step: Any) -> str:
     choice = str(step.program.options.get("DSENGINE") or "AUTO").upper()
     used = "PYTHON"
     if choice != "PYTHON":
-        for name in ENGINES:
+        for name, module in ENGINES:
             if choice not in ("AUTO", name):
                 continue
-            if _engine(name).try_run(step, forced=choice == name):
+            if _engine(module).try_run(step, forced=choice == name):
                 used = name
                 break
     step.program.extras.setdefault("datastep_engines", []).append((step.first.line, used))
