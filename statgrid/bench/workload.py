@@ -89,6 +89,9 @@ TEMPLATES: dict[str, Template] = {t.name: t for t in [
     # name, not in the shipped MA counts (_MA10).
     Template("macro_codegen", "cpu", "Base SAS statistics", "200 generated summary steps (macro %DO loops)"),
     Template("cpu_stepwise_wide", "cpu", "advanced analytics", "stepwise regression on all 292 x variables"),
+    Template("cpu_gee", "cpu", "advanced analytics", "GEE: binary outcome over visits, exchangeable correlation"),
+    Template("cpu_hpmixed", "cpu", "advanced analytics", "sparse mixed model: a random intercept per subject"),
+    Template("cpu_surveylogistic", "cpu", "advanced analytics", "survey-weighted logistic (strata, PSUs, weights)"),
 ]}
 
 

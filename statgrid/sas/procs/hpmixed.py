@@ -68,6 +68,36 @@ def run(statements: list, program: Any) -> None:
             raise SasError(str(exc), t.line, t.col, "HPMIXED", "") from None
         if not opts.get("NOPRINT"):
             program.log.listing(listing(fit, spec, opts))
+            _publish(program, fit, list(zip(byc, key)))
+
+
+def _publish(program: Any, fit: dict, by: list) -> None:
+    """HPMIXED's ODS tables for ODS OUTPUT (ParameterEstimates, CovParms, Tests3); the listing above is the
+    PROC's own text, so they are published without being shown again."""
+    from statgrid.sas.ods import Listing, OdsColumn as Col, OdsTable
+
+    out = Listing(program, "")
+    sol = fit["solution"]
+    kinds = {"Estimate": "d4", "StdErr": "d4", "DF": "best", "tValue": "d2", "Probt": "p"}
+    cols = [Col(c, type="num" if c in kinds else "char", fmt=kinds.get(c, "text")) for c in sol["columns"]]
+    x = fit["result"].stats
+    tables = [OdsTable("ParameterEstimates", "Solution for Fixed Effects", cols, [list(r) for r in sol["rows"]],
+                       "HPMixed")]
+    covparms = x.get("covparms") or []
+    if covparms:
+        tables.append(OdsTable("CovParms", "Covariance Parameter Estimates",
+                               [Col("CovParm", type="char"), Col("Subject", type="char"), Col("Estimate", fmt="d4")],
+                               [[c["CovParm"], c.get("Subject", ""), c["Estimate"]] for c in covparms], "HPMixed"))
+    if fit["tests"]:
+        tables.append(OdsTable("Tests3", "Type III Tests of Fixed Effects",
+                               [Col("Effect", type="char"), Col("NumDF", fmt="int"), Col("DenDF", fmt="best"),
+                                Col("FValue", fmt="d2"), Col("ProbF", fmt="p")],
+                               [[t["Effect"], t["NumDF"], t["DenDF"], t["FValue"], t["ProbF"]] for t in fit["tests"]],
+                               "HPMixed"))
+    for table in tables:
+        table.by = by
+        out.table(table, [])
+    out.flush()
 
 
 # ---------------------------------------------------------------------------------------------- statements

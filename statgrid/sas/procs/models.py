@@ -254,6 +254,12 @@ def _run(statements: list, program: Any, proc: str) -> None:
 
 def _publish(listing, proc: str, spec: dict, result: Any, by: list) -> None:
     """The fit's tables (modeltables.py) to the listing and ODS OUTPUT, after the BY line and the title."""
+    if getattr(result, "gee", False):
+        from statgrid.sas.procs import repeated
+        for table in repeated.tables(result, spec["class"]):
+            table.by = by
+            listing.table(table, [])
+        return
     if by:
         listing.text(by_rule(" ".join(f"{b.name}={v}" for b, v in by)), "")
     listing.title()
@@ -313,8 +319,9 @@ def _fit(program, proc, opts, spec, data: str) -> Any:
                 raise StatgridError(f"The {what} of PROC GENMOD with a REPEATED statement (GEE: generalized score "
                                     "and empirical-covariance tests) is not supported by statgrid yet; fit the model "
                                     "without REPEATED for likelihood-ratio tests.")
-        repeated.fit(program, data, dep, effects, classes, mopts, opts, spec["gee"], not opts.get("NOPRINT"))
-        return None
+        result = repeated.fit(program, data, dep, effects, classes, mopts, opts, spec["gee"], not opts.get("NOPRINT"))
+        result.gee = True                 # published for ODS OUTPUT only: the GEE listing is already written
+        return result
     elif proc == "GENMOD":
         from statgrid.procs.genmod import genmod
         trials = None

@@ -87,14 +87,14 @@ def _value(c) -> str:
     return text
 
 
-def fit(program, data: str, dep: str, effects: str, classes, mopts: dict, opts, rep: dict, printing: bool) -> None:
+def fit(program, data: str, dep: str, effects: str, classes, mopts: dict, opts, rep: dict, printing: bool):
     """GENMOD with a REPEATED statement: the GEE fit (statgrid.procs.gee) of one BY group's rows."""
     from statgrid.procs.gee import gee
     trials = None
     if "/" in dep:
         dep, trials = [x.strip() for x in dep.split("/", 1)]
     fn = getattr(gee, "__wrapped__", gee)
-    fn(program.session, data, f"{dep} = {effects}", subject=rep["SUBJECT"], type=str(rep.get("TYPE", "IND")),
+    return fn(program.session, data, f"{dep} = {effects}", subject=rep["SUBJECT"], type=str(rep.get("TYPE", "IND")),
        within=rep.get("WITHINSUBJECT"), dist=str(mopts.get("DIST", mopts.get("D", "normal"))).lower(),
        link=str(mopts["LINK"]).lower() if "LINK" in mopts else None, class_=classes, trials=trials,
        offset=mopts.get("OFFSET"), noint=bool(mopts.get("NOINT")),
@@ -102,3 +102,17 @@ def fit(program, data: str, dep: str, effects: str, classes, mopts: dict, opts, 
        glm_maxiter=int(float(mopts.get("MAXITER", 50))), maxiter=int(float(rep.get("MAXITER", 50))),
        converge=float(rep.get("CONVERGE", 1e-4)), descending=bool(opts.get("DESCENDING")),
        corrw=bool(rep.get("CORRW")), modelse=bool(rep.get("MODELSE")), print=printing)
+
+
+def tables(result, classes) -> list:
+    """GEE's ODS table GEEEmpPEst (Analysis Of GEE Parameter Estimates, empirical standard errors): Parm, Level1,
+    Estimate, StdErr, LowerCL, UpperCL, Z, ProbZ — for ODS OUTPUT; the listing is the GEE listing's own."""
+    from statgrid.sas.ods import OdsColumn as Col, OdsTable
+    rows = []
+    for r in result.rows:
+        head, _, level = str(r[0]).partition(" ")
+        rows.append([head, level if classes else "", *r[1:]])
+    cols = [Col("Parm", "Parameter", "char"), Col("Level1", "", "char"), Col("Estimate", fmt="d4"),
+            Col("StdErr", "Standard Error", fmt="d4"), Col("LowerCL", "95% Confidence Limits", fmt="d4"),
+            Col("UpperCL", "", fmt="d4"), Col("Z", fmt="d2"), Col("ProbZ", "Pr > |Z|", fmt="p")]
+    return [OdsTable("GEEEmpPEst", "Analysis Of GEE Parameter Estimates", cols, rows, "Genmod")]

@@ -58,10 +58,30 @@ def run(statements: list, program: Any) -> None:
         if byc:
             program.log.listing(by_rule(" ".join(f"{b.name}={v}" for b, v in zip(byc, key))))
         try:
-            _fit(program, opts, spec, data)
+            result = _fit(program, opts, spec, data)
         except StatgridError as exc:
             t = first.tokens[0]
             raise SasError(str(exc), t.line, t.col, "SURVEYLOGISTIC", "") from None
+        if not opts.get("NOPRINT"):
+            _publish(program, result, list(zip(byc, key)))
+
+
+def _publish(program: Any, result, by: list) -> None:
+    """ParameterEstimates for ODS OUTPUT (Variable, ClassVal0, Estimate, StdErr, tValue, Probt); the listing is
+    the procedure's own text, so the table is published without being shown again."""
+    from statgrid.sas.ods import Listing, OdsColumn as Col, OdsTable
+
+    rows = []
+    for r in result.rows:
+        head, _, level = str(r[0]).partition(" ")
+        rows.append([head, level, *r[1:]])
+    cols = [Col("Variable", type="char"), Col("ClassVal0", type="char"), Col("Estimate", fmt="d4"),
+            Col("StdErr", fmt="d4"), Col("tValue", fmt="d2"), Col("Probt", fmt="p")]
+    table = OdsTable("ParameterEstimates", "Analysis of Maximum Likelihood Estimates", cols, rows, "SurveyLogistic")
+    table.by = by
+    out = Listing(program, "")
+    out.table(table, [])
+    out.flush()
 
 
 def _check_proc_options(opts, first) -> None:
@@ -124,14 +144,14 @@ def _names(c) -> list[str]:
     return out
 
 
-def _fit(program, opts, spec: dict, data: str) -> None:
+def _fit(program, opts, spec: dict, data: str):
     from statgrid.procs.surveylogistic import surveylogistic
     dep, effects, dep_opts, mopts = spec["model"]
     link = str(mopts.get("LINK", "LOGIT")).upper()
     if link not in ("LOGIT", "LOGISTIC"):
         raise StatgridError(f"LINK={link} is not supported by statgrid's PROC SURVEYLOGISTIC (LOGIT only).")
     fn = getattr(surveylogistic, "__wrapped__", surveylogistic)
-    fn(program.session, data, f"{dep} = {effects}", class_=spec["class"] or None,
+    return fn(program.session, data, f"{dep} = {effects}", class_=spec["class"] or None,
        param=str(spec["class_opts"].get("PARAM", "effect")).lower(), event=dep_opts.get("EVENT"),
        descending=bool(dep_opts.get("DESCENDING") or dep_opts.get("DESC")), weight=spec["weight"],
        strata=spec["strata"] or None, cluster=spec["cluster"] or None, df=mopts.get("DF"),
