@@ -4,8 +4,10 @@ outputs the forest model information into a binary file"; HP4SCORE "applies the 
 
 The file is statgrid's own (SAS's binary format is not documented): a magic line, then a pickle of a
 ForestModel record whose `version` the reader checks. Reading uses an unpickler that only builds the
-classes a forest is made of (scikit-learn, numpy, this module's record and a few builtins), so a file
-that is not a forest cannot run code when loaded; anything else is an error naming the class.
+exact classes a forest is made of (_ALLOWED: the pipeline's scikit-learn classes, numpy's array
+reconstruction, this module's record), so a file that is not a forest cannot run code when loaded;
+anything else is an error naming the class. The file is written to a new temporary file of its own
+(mkstemp) renamed over the target, so a link planted at a predictable name is never written through.
 
 Scoring builds each input as the fit built it (numbers as DOUBLE, character values as VARCHAR, a
 missing value a level of its own for a nominal input) and runs the same scikit-learn pipeline, so the
@@ -28,11 +30,21 @@ from statgrid.procs._base import check_columns, dataset_types, is_numeric, qi
 
 MAGIC = b"STATGRID-FOREST\n"
 VERSION = 1
-_SAFE_PREFIXES = ("sklearn.", "numpy", "scipy.", "statgrid.procs.forest_model")
-_SAFE_BUILTINS = {"slice", "set", "frozenset", "dict", "list", "tuple", "object", "int", "float", "str", "bool",
-                  "complex", "bytearray", "bytes", "type", "range"}
-_SAFE_OTHER = {("copyreg", "_reconstructor"), ("collections", "OrderedDict"), ("_codecs", "encode"),
-               ("functools", "partial")}
+# Exactly the globals a saved forest refers to (recorded from real fits of both kinds, with and without nominal
+# inputs): the classes of the pipeline, numpy's array reconstruction and this module's record — no prefix,
+# no callable that could be turned to running code (a prefix such as "numpy" let numpy.testing's exec in).
+_ALLOWED = frozenset({
+    ("builtins", "slice"), ("numpy", "dtype"), ("numpy", "float64"), ("numpy", "ndarray"),
+    ("numpy._core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "scalar"),
+    ("numpy._core.numeric", "_frombuffer"), ("numpy.core.multiarray", "_reconstruct"),
+    ("numpy.core.multiarray", "scalar"), ("numpy.core.numeric", "_frombuffer"),
+    ("sklearn.compose._column_transformer", "ColumnTransformer"), ("sklearn.pipeline", "Pipeline"),
+    ("sklearn.ensemble._forest", "RandomForestClassifier"), ("sklearn.ensemble._forest", "RandomForestRegressor"),
+    ("sklearn.preprocessing._encoders", "OneHotEncoder"),
+    ("sklearn.preprocessing._function_transformer", "FunctionTransformer"),
+    ("sklearn.tree._classes", "DecisionTreeClassifier"), ("sklearn.tree._classes", "DecisionTreeRegressor"),
+    ("sklearn.tree._tree", "Tree"), ("statgrid.procs.forest_model", "ForestModel"),
+})
 
 
 @dataclass
@@ -78,24 +90,36 @@ def from_fit(s, data: str, result) -> ForestModel:
 
 def save(model: ForestModel, path: str | Path) -> None:
     """Write the model file atomically (a temporary file renamed over it)."""
+    import os
+    import tempfile
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = None
     try:
-        with open(tmp, "wb") as f:
+        # a new file of our own (O_EXCL, mode 0600) beside the target: never one a link or another user set up
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        tmp = Path(name)
+        with os.fdopen(fd, "wb") as f:
             f.write(MAGIC)
             pickle.dump(model, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.chmod(tmp, 0o644 & ~_umask())
         tmp.replace(path)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
         raise StatgridError(f"cannot write the forest model file {str(path)!r}: {exc.strerror or exc}; "
                             "name a file in a directory you can write.") from None
 
 
+def _umask() -> int:
+    import os
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 class _ForestUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str):
-        ok = (module.startswith(_SAFE_PREFIXES) or (module == "builtins" and name in _SAFE_BUILTINS)
-              or (module, name) in _SAFE_OTHER)
-        if not ok:
+        if (module, name) not in _ALLOWED:
             raise StatgridError(f"the model file holds a {module}.{name} object, which a forest model does not; "
                                 "it is not a file PROC HPFOREST's SAVE statement wrote.")
         return super().find_class(module, name)

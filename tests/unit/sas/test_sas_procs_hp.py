@@ -202,3 +202,40 @@ def test_forest_errors(session, tmp_path):
     for prog, message in cases:
         code, log, _ = run_sas(session, data + prog, tmp_path)
         assert code == 1 and message in log, log
+
+
+def test_a_crafted_model_file_cannot_run_code(session, tmp_path):
+    """A pickle naming any global outside the forest's exact classes (here numpy.testing's runstring, which
+    calls exec) is refused before anything is built: no code runs, an ERROR names the class."""
+    import pickle
+
+    import numpy.testing._private.utils as npt_utils
+
+    marker = tmp_path / "ran"
+
+    class Evil:
+        def __reduce__(self):
+            return (npt_utils.runstring, (f"open({str(marker)!r}, 'w').write('x')", {}))
+
+    evil = tmp_path / "evil.bin"
+    evil.write_bytes(b"STATGRID-FOREST\n" + pickle.dumps(Evil(), protocol=4))
+    code, log, _ = run_sas(session, f'data s; x = 1; run;\nproc hp4score data=s; score file="{evil}" out=o; run;\n',
+                           tmp_path)
+    assert code == 1
+    assert "numpy.testing._private.utils.runstring" in log and "not a file PROC" in log.replace("\n", " ")
+    assert not marker.exists()
+
+
+def test_save_never_writes_through_a_planted_link(session, tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("victim")
+    model = tmp_path / "m.bin"
+    (tmp_path / "m.bin.tmp").symlink_to(victim)          # the old predictable temporary name
+    code, log, _ = run_sas(session, f"""data s; do i = 1 to 40; x = ranuni(1); y = (x > 0.5); output; end; run;
+proc hpforest data=s maxtrees=3 seed=1; target y / level=binary; input x / level=interval; save file="{model}"; run;
+proc hp4score data=s; score file="{model}" out=o; run;
+""", tmp_path)
+    assert code == 0, log
+    assert victim.read_text() == "victim"
+    assert model.is_file() and not model.is_symlink()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".m.bin.")]     # no temporary file left
