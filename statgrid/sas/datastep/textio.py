@@ -419,6 +419,7 @@ class TextIO:
 
     def _store(self, target, char, informat, text, mode, start, end, st) -> None:
         from statgrid.sas.formats import InvalidData
+        from statgrid.sas.formats.numeric import read_number
         x = self.step.expr
         slot_src, kind, length = x.gen(target)
         if not (slot_src.startswith("v[") and slot_src.endswith("]")):
@@ -447,7 +448,7 @@ class TextIO:
                     elif len(t) == 1 and t.upper() in self.step.pdv.missing_letters:
                         val = V.special_missing(t)
                     else:
-                        val = float(t)
+                        val = read_number(t)      # SAS's standard numeric input: not Python's float syntax
                 self.v[slot] = val
         except (InvalidData, ValueError):
             self.v[slot] = V.MISSING if var.type == "num" else V.pad("", var.length)

@@ -222,7 +222,9 @@ def percent(x: float, w: int = 6, d: int = 0, missing: str = ".") -> str:
 
 
 # -- informats -----------------------------------------------------------------------------------------
-_NUM_RE = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eEdD][+-]?\d+)?$")
+# ASCII digits only: Python's \d (and float()) also take other scripts' digits, '1_000', 'inf' and 'nan', which
+# SAS's standard numeric input reads as invalid data
+_NUM_RE = re.compile(r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eEdD][+-]?[0-9]+)?$", re.ASCII)
 
 
 def read_number(text: str, d: int = 0) -> float:

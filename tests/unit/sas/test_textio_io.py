@@ -271,3 +271,16 @@ run;
     lines = notes(log)
     assert any(line.startswith(f"NOTE: 3 records were read from the infile '{tmp_path}/p.txt'.") for line in lines)
     assert any(line.startswith(f"NOTE: 3 records were read from the infile '{tmp_path}/q.txt'.") for line in lines)
+
+
+def test_python_number_syntax_is_invalid_data_for_sas_input(session):
+    """SAS's standard numeric input takes an optional sign, ASCII digits, a decimal point and an exponent: Python's
+    float() extras ('1_000', 'inf', 'nan', other scripts' digits) and values beyond a double are invalid data
+    (missing, a NOTE) in column, list and formatted input alike."""
+    bad = ["1_000", "Infinity", "-inf", "nan", "1e400", "\u0661\u0662"]
+    lines = "\n".join(bad + ["12", "3.5"])
+    for stmt in ("input n 1-8;", "input n;", "input n 8.;"):
+        code, log = run(session, f"data x; infile datalines truncover; {stmt} datalines;\n{lines}\n;\nrun;\n")
+        assert code == 0, log
+        assert [r["n"] for r in table(session, "work.x")] == [None] * len(bad) + [12.0, 3.5], stmt
+        assert log.count("Invalid data for n in line") == len(bad), stmt
