@@ -23,7 +23,7 @@ from typing import Any
 from statgrid.libraries import sql_ident
 from statgrid.sas.dataset import ColumnInfo, column_info
 from statgrid.sas.errors import SasError
-from statgrid.sas.lexer import NAME, OP, SEMI, STR
+from statgrid.sas.lexer import NAME, NUM, OP, SEMI, STR
 from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
 from statgrid.sas.procs.common import FLAG, VALUE, cursor, format_cell, parse_options, proc_statement, write_select
 from statgrid.sas.procs.sqltext import SqlText
@@ -173,7 +173,13 @@ class Query:
             keys = ""
             if group >= 0:
                 stop_g = _find_top(toks, group + 2, end, "HAVING", "ORDER")
-                keys = self.text.translate_sub(group + 2, stop_g if stop_g >= 0 else end)
+                parts = []
+                for a, b in _split_top(toks, group + 2, stop_g if stop_g >= 0 else end):
+                    if b - a == 1 and toks[a].kind == NUM and 1 <= int(toks[a].value) <= len(self.exprs):
+                        parts.append(self.exprs[int(toks[a].value) - 1])     # GROUP BY 1: the first column
+                    else:
+                        parts.append(self.text.translate_sub(a, b))
+                keys = ", ".join(parts)
             self._build(start, over=f"OVER (PARTITION BY {keys})" if keys else "OVER ()")
             self.remerged = True
             program.log.note("The query requires remerging summary statistics back with the original data.")
@@ -202,7 +208,7 @@ class Query:
         text = SqlText(program, toks, stmt.source)
         text._prescan(start, end)
         text.over = over
-        items, self.modifiers, self.names = [], [], []
+        items, self.modifiers, self.names, self.exprs = [], [], [], []
         distinct = ""
         k0 = start + 1
         if k0 < end and toks[k0].is_("DISTINCT"):
@@ -230,6 +236,7 @@ class Query:
                 alias = f"_TEMA{len([m for m in self.names if m and m.startswith('_TEMA')]) + 1:03d}"
             src = text.columns.get("".join(x.text for x in toks[a:b]).upper()) if plain else None
             items.append(sql + (f" AS {sql_ident(alias)}" if alias else ""))
+            self.exprs.append(sql)
             self.names.append(alias or (toks[b - 1].text if plain else None))
             self.modifiers.append((mods, src, star))
         if into >= 0:

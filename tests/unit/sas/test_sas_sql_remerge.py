@@ -103,3 +103,14 @@ def test_noremerge_refuses_with_sas_error(session, frame):
     assert "ERROR: The query requires remerging summary statistics back with the original data." in log
     assert "NOREMERGE" in log
     assert "Table WORK.R created" not in log
+
+
+def test_group_by_a_column_position_remerges_by_that_column(session, frame):
+    code, log, _ = run_sas(session, """proc sql;
+      create table work.p as select g, x, sum(x) as s from work.a group by 1;
+    quit;""")
+    assert code == 0, log
+    got = table(session, "p")
+    want = frame.groupby("g").x.sum()
+    assert len(got) == len(frame)
+    assert all(row.s == want[row.g] for row in got.itertuples())
