@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -350,6 +351,40 @@ def columns_metadata(cols: list[ColumnInfo]) -> dict[str, dict]:
     return out
 
 
+def output_where_sql(program: Any, spec: DatasetSpec, cols: list[ColumnInfo]) -> str | None:
+    """The SQL condition of an output data set's WHERE= option over its columns as written (SAS: "You can also
+    select observations that are written to an output data set"), or None."""
+    if spec.where is None:
+        return None
+    from statgrid.sas.where_sql import Column, register_udfs, where_sql
+    register_udfs(program.session.con)
+    colmap = {c.name.upper(): Column(sql_ident(c.name), c.type, c.length) for c in cols}
+    return where_sql(spec.where, colmap, spec.name)
+
+
+def filter_written(program: Any, spec: DatasetSpec, cols: list[ColumnInfo], tmp) -> int | None:
+    """Apply an output WHERE= to the Parquet file `tmp` just written (its rows, schema and metadata kept): the
+    rows that pass replace it; their count, or None when there is no WHERE=."""
+    cond = output_where_sql(program, spec, cols)
+    if cond is None:
+        return None
+    import pyarrow.parquet as pq
+    from statgrid.libraries import parquet_copy_sql
+
+    kv = {k.decode(): v.decode() for k, v in (pq.read_schema(tmp).metadata or {}).items()
+          if not k.startswith(b"ARROW:")}
+    kept = Path(str(tmp) + ".where")
+    path_sql = str(tmp).replace("'", "''")
+    group = int(getattr(program.session.options, "bufsize_rows", 0) or 122880)
+    try:
+        rows = int(program.session.execute(parquet_copy_sql(
+            f"SELECT * FROM read_parquet('{path_sql}') WHERE {cond}", kept, group, kv)).fetchall()[0][0])
+        os.replace(kept, tmp)
+    finally:
+        kept.unlink(missing_ok=True)
+    return rows
+
+
 class DatasetWriter:
     """One output data set written batch by batch to a temporary file beside it, renamed into place by
     `commit()` (atomic: a failed step leaves the old data set). In syntax-check mode nothing is replaced."""
@@ -400,6 +435,13 @@ class DatasetWriter:
         if self.writer is None:
             self.write([[] for _ in self.cols])
         self.writer.close()
+        try:
+            kept = filter_written(p, self.spec, self.cols, self.tmp)
+        except BaseException:
+            self.writer = None
+            Path(self.tmp).unlink(missing_ok=True)
+            raise
+        self.rows = self.rows if kept is None else kept
         os.replace(self.tmp, self.ref.path)
         self.writer = None
         p.session.record_output(self.ref, self.rows)
@@ -417,6 +459,8 @@ class DatasetWriter:
         self.tmp = self.ref.path.with_name(f".{self.ref.path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
         try:
             self.rows = int(write(self.tmp))
+            kept = filter_written(p, self.spec, self.cols, self.tmp)
+            self.rows = self.rows if kept is None else kept
             os.replace(self.tmp, self.ref.path)
         except BaseException:
             self.abort()

@@ -396,9 +396,13 @@ def write_select(program: Any, spec: DatasetSpec, sql: str, cols: list[ColumnInf
     if extra_kv and not spec.rename:
         kv.update(extra_kv)
     group = int(getattr(session.options, "bufsize_rows", 0) or 122880)
+    from statgrid.sas.dataset import output_where_sql
+    cond = output_where_sql(program, spec, out_cols)          # WHERE= of the output: over the names written
+    body = f"SELECT {', '.join(select) or 'NULL AS __none'} FROM ({sql})"
+    if cond is not None:
+        body = f"SELECT * FROM ({body}) WHERE {cond}"
     with atomic_output(writer.ref) as tmp:
-        rows = int(session.execute(parquet_copy_sql(f"SELECT {', '.join(select) or 'NULL AS __none'} FROM ({sql})",
-                                                    tmp, group, kv)).fetchall()[0][0])
+        rows = int(session.execute(parquet_copy_sql(body, tmp, group, kv)).fetchall()[0][0])
     session.record_output(writer.ref, rows)
     program.last = spec.name
     program.log.note(f"The data set {spec.name} has {rows} observations and {len(out_cols)} variables.")
