@@ -46,3 +46,13 @@ class ProgramAbort(Exception):
     def __init__(self, code: int = 1, message: str = ""):
         super().__init__(message or f"ABORT with return code {code}")
         self.code, self.message = code, message
+
+
+class SyntaxCheckSkip(Exception):
+    """Raised by a PROC, after its statements were read, when the program is in syntax-check mode (after an
+    ERROR, OBS=0): the analysis is not run — SAS only checks a step's syntax then — and the step ends quietly."""
+
+
+def skip_if_syntax_check(program) -> None:
+    if getattr(program, "syntax_check", False):
+        raise SyntaxCheckSkip()

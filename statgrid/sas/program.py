@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator
 
 from statgrid.errors import SessionTerminated, StatgridError, StepError
 from statgrid.sas.context import ProgramState
-from statgrid.sas.errors import ProgramAbort, SasError, SasRuntimeError
+from statgrid.sas.errors import ProgramAbort, SasError, SasRuntimeError, SyntaxCheckSkip
 from statgrid.sas.globals import EndSas, is_global, run_global
 from statgrid.sas.invocation import Invocation
 from statgrid.sas.options import SasOptions
@@ -289,7 +289,10 @@ class Driver:
         try:
             with session.step(step):
                 try:
-                    runner(statements, p)
+                    try:
+                        runner(statements, p)
+                    except SyntaxCheckSkip:
+                        pass                             # syntax-check mode: statements read, nothing run
                     if step.startswith("PROC "):
                         from statgrid.sas import ods
                         ods.end_step(p)              # every PROC ends its ODS selections (harmless if done)

@@ -32,6 +32,8 @@ def _prepared(program, first, opts) -> tuple[Any, list, str]:
 
 def _stage(program, src, cols, base) -> str:
     """The input as a WORK member (the procedures read members), its observations-read NOTE written."""
+    from statgrid.sas.errors import skip_if_syntax_check
+    skip_if_syntax_check(program)                    # after an ERROR: the statements were read; fit nothing
     n = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
     observations_read(program, n, src)
     without_notes(program, lambda: write_select(program, DatasetSpec("WORK", TEMP.upper()), base, cols))

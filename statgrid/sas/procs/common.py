@@ -511,6 +511,8 @@ def by_group_members(program: Any, byc: list[ColumnInfo], cols: list[ColumnInfo]
     """For a PROC fitted per BY group by a procedure that reads a data set: each group's rows of `sql`
     written to WORK.member (no NOTE: the user never named it), yielding (the group's BY values, 'work.member')
     in BY order — one group, all rows, without BY. The member is removed when the loop ends, however."""
+    from statgrid.sas.errors import skip_if_syntax_check
+    skip_if_syntax_check(program)                    # after an ERROR: the statements were read; fit nothing
     spec = DatasetSpec("WORK", member.upper())
     try:
         for key in by_keys(program, byc, sql):

@@ -82,6 +82,8 @@ def _level(c, stmt, allowed: tuple[str, ...]) -> str | None:
 
 def _stage(program, src) -> str:
     cols, base = open_input(program, src)
+    from statgrid.sas.errors import skip_if_syntax_check
+    skip_if_syntax_check(program)                    # after an ERROR: the statements were read; fit nothing
     n = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
     observations_read(program, n, src)
     without_notes(program, lambda: write_select(program, DatasetSpec("WORK", TEMP.upper()), base, cols))

@@ -54,6 +54,8 @@ def run(statements: list, program: Any) -> None:
     cols, _ = open_input(program, src)
     spec = _statements(rest, src, first, program)
     model = _build(spec, cols, src, first, program)
+    from statgrid.sas.errors import skip_if_syntax_check
+    skip_if_syntax_check(program)                    # after an ERROR: the statements were read; fit nothing
     cols, base = open_input(program, src)
     n = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
     observations_read(program, n, src)
