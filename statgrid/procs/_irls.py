@@ -175,6 +175,7 @@ class GLMFit:
     mu_range: tuple[float, float] = (0.0, 0.0)
     max_abs_eta: float = 0.0
     aliased: list[int] = field(default_factory=list)
+    separated: bool = False             # stopped at maxiter with estimates growing without bound (separation)
 
     def cov(self, phi: float = 1.0) -> np.ndarray:
         """Covariance of the kept estimates."""
@@ -289,7 +290,7 @@ def aliased_columns(R: np.ndarray, cols: list[int]) -> tuple[list[int], list[int
 
 
 def irls(rows: Rows, p: int, fam: Family, lk: Link, cols: list[int] | None = None, maxiter: int = 50,
-         tol: float = 1e-10, what: str = "model") -> GLMFit:
+         tol: float = 1e-10, what: str = "model", allow_separation: bool = False) -> GLMFit:
     """Fit the columns `cols` (default all p) of the design; raise with the iteration count when the
     deviance does not settle in `maxiter` iterations."""
     cols = list(range(p)) if cols is None else list(cols)
@@ -323,6 +324,13 @@ def irls(rows: Rows, p: int, fam: Family, lk: Link, cols: list[int] | None = Non
         prev = beta
         beta = step
     else:
+        if allow_separation and state[6] > 30:
+            # (quasi-)complete separation: SAS LOGISTIC warns and reports the last iteration; the caller says so
+            R, dev, pearson, n, wsum, mu_range, max_eta = state
+            _, rinv = _solve(R)
+            full = np.zeros(p)
+            full[kept] = beta
+            return GLMFit(full, kept, rinv, dev, pearson, n, wsum, maxiter, mu_range, max_eta, aliased, True)
         raise StatgridError(f"the {what} did not converge in {maxiter} iterations (relative change of the deviance "
                             f"still {abs(state[1] - dev_old) / (abs(state[1]) + 0.1):.3g}, criterion {tol:g})"
                             + ("; the estimates are growing without bound, a sign of (quasi-)complete separation "

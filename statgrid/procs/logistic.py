@@ -120,7 +120,7 @@ def logistic(s, data: str, model: str, class_: str | Sequence[str] | None = None
         key = tuple(sorted(chosen))
         if key not in fits:
             fits[key] = _irls.irls(rows, p, fam, lk, cols_of(chosen), maxiter=maxiter, tol=1e-10,
-                                   what="logistic model")
+                                   what="logistic model", allow_separation=True)
         return fits[key]
 
     fixed = list(range(min(include, len(effects))))
@@ -242,10 +242,13 @@ def _report(s, rows, fit, cnames, design, effects, cslices, T, chosen, n, n_miss
     p_hat = np.concatenate(p_hat)
     y_all = np.concatenate(y_all)
     perfect = ((y_all == 1) & (p_hat > 1 - 1e-8)) | ((y_all == 0) & (p_hat < 1e-8))
-    if perfect.all():
-        raise StatgridError(f"complete separation of the data points: the model predicts every {yname!r} exactly, "
-                            "so the maximum likelihood estimate does not exist. Remove the effect that separates "
-                            "the response or collect data where it does not.")
+    if perfect.all() or fit.separated:
+        # SAS LOGISTIC's warnings (the fit goes on, reported at its last iteration)
+        s.log.warning("There is a complete separation of data points. The maximum likelihood estimate does not exist."
+                      if perfect.all() else "There is possibly a quasi-complete separation of data points. The "
+                      "maximum likelihood estimate may not exist.")
+        s.log.warning("The LOGISTIC procedure continues in spite of the above warning. Results shown are based on "
+                      "the last maximum likelihood iteration. Validity of the model fit is questionable.")
     events = float(y_all.sum())
     pbar = events / n
     intercept = bool(design.intercept)
