@@ -29,6 +29,7 @@ class DatasetSpec:
     rename: dict[str, str] = field(default_factory=dict)    # OLD (upper) → new (as written)
     where: A.Node | None = None
     where_text: str = ""
+    where_from_option: bool = False          # WHERE= (it wins over a PROC's WHERE statement)
     obs: int | None = None
     firstobs: int | None = None
     in_var: str = ""                     # IN=: as written
@@ -129,6 +130,7 @@ def _parse_options(cur: TokenCursor, spec: DatasetSpec) -> None:
             cur.expect("(", expected="( after WHERE=")
             start = cur.peek()
             spec.where = parse_expression(cur, where=True)
+            spec.where_from_option = True
             end = cur.peek()
             spec.where_text = " ".join(x.text for x in cur.tokens[cur.tokens.index(start):cur.tokens.index(end)])
             cur.expect(")", expected=")")

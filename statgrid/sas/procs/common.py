@@ -487,13 +487,31 @@ def drop_member(program, spec: DatasetSpec) -> None:
 def where_statement(cur: TokenCursor, spec: DatasetSpec) -> None:
     """A PROC's WHERE statement (after WHERE): its expression on the input, unless a WHERE= data set option
     already chose the rows (SAS: the data set option wins)."""
+    from statgrid.sas.parse import ast as A
     from statgrid.sas.parse.expr import parse_expression
 
+    also = False
+    if cur.peek().kind == "NAME" and cur.peek().upper == "ALSO":          # WHERE ALSO expr
+        cur.next()
+        also = True
+    elif cur.peek().kind == "NAME" and cur.peek().upper == "SAME" and cur.peek(1).kind == "NAME" \
+            and cur.peek(1).upper == "AND":                                  # WHERE SAME AND expr
+        cur.next()
+        cur.next()
+        also = True
     start = cur.i
+    t0 = cur.peek()
     node = parse_expression(cur, where=True)
+    text = " ".join(t.text for t in cur.tokens[start:cur.i])
+    if getattr(spec, "where_from_option", False):
+        return                                    # the WHERE= data set option chose the rows
     if spec.where is None:
-        spec.where = node
-        spec.where_text = " ".join(t.text for t in cur.tokens[start:cur.i])
+        spec.where, spec.where_text = node, text
+    elif also:                                    # SAS: the conditions are joined with AND
+        spec.where = A.Binary(t0.line, t0.col, "AND", spec.where, node)
+        spec.where_text = f"({spec.where_text}) and ({text})"
+    else:                                         # SAS: a later WHERE statement replaces the earlier one
+        spec.where, spec.where_text = node, text
 
 
 def by_keys(program: Any, byc: list[ColumnInfo], sql: str) -> list[list]:

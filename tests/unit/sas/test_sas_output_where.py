@@ -55,3 +55,16 @@ def test_a_bad_output_where_is_an_error_and_replaces_nothing(session):
     assert code != 0
     assert "nosuch" in log.lower()
     assert [r["x"] for r in rows(session, "work.o")] == [1.0, 2.0, 3.0]       # the old data set is still there
+
+
+def test_where_also_same_and_replace_and_the_option_winning(session):
+    """A PROC's WHERE statements: WHERE ALSO / WHERE SAME AND join the condition with AND, a plain later WHERE
+    replaces the earlier one, and a WHERE= data set option wins over the statement (SAS Statements: WHERE)."""
+    code, log = run(session, """data n; do i = 1 to 100; x = i; output; end; run;
+proc summary data=n; var x; where x > 1; where also x < 50; output out=s1 n=n; run;
+proc summary data=n; var x; where x > 10; where same and x <= 20; output out=s2 n=n; run;
+proc summary data=n; var x; where x > 90; where x <= 5; output out=s3 n=n; run;
+proc summary data=n(where=(x <= 3)); var x; where x > 50; output out=s4 n=n; run;
+""")
+    assert code == 0, log
+    assert [rows(session, f"work.s{k}")[0]["n"] for k in (1, 2, 3, 4)] == [48.0, 10.0, 5.0, 3.0]
