@@ -337,6 +337,11 @@ def _missing_char(program: Any) -> str:
 
 
 # -- listing pieces ---------------------------------------------------------------------------------------
+def by_text(program: Any, pairs) -> str:
+    """'g=1 region=N': each BY variable with its value as SAS shows it (its format, else BEST.: 1, not 1.0)."""
+    return " ".join(f"{b.name}={format_cell(program, v, b.format, b.type).strip()}" for b, v in pairs)
+
+
 def by_rule(text: str, ls: int = 72) -> str:
     """SAS's BY line: the text between runs of dashes across the line."""
     body = f" {text} "

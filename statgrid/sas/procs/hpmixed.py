@@ -31,7 +31,7 @@ import numpy as np
 from statgrid.errors import StatgridError
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME
-from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_group_members, by_list, by_rule, check_by_sorted,
+from statgrid.sas.procs.common import (by_text, DATASET, FLAG, VALUE, by_group_members, by_list, by_rule, check_by_sorted,
                                        cursor, input_dataset, observations_read, open_input, parse_options,
                                        proc_statement, resolve_names, where_statement)
 from statgrid.sas.procs.models import _model, _options_after_slash
@@ -58,7 +58,7 @@ def run(statements: list, program: Any) -> None:
     observations_read(program, n_read, src)
     for key, data in by_group_members(program, byc, cols, base, TEMP):
         if byc:
-            program.log.listing(by_rule(" ".join(f"{b.name}={v}" for b, v in zip(byc, key))))
+            program.log.listing(by_rule(by_text(program, zip(byc, key))))
         try:
             fit = fit_hpmixed(program.session, data, spec, opts, src.name)
         except StatgridError as exc:

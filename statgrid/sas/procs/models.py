@@ -32,7 +32,7 @@ from statgrid.sas import ods
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME, STR
 from statgrid.sas.parse.dsname import DatasetSpec
-from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_group_members, by_list, by_rule, check_by_sorted,
+from statgrid.sas.procs.common import (by_text, DATASET, FLAG, VALUE, by_group_members, by_list, by_rule, check_by_sorted,
                                        cursor, input_dataset, observations_read, open_input, parse_options,
                                        proc_statement, resolve_names, where_statement)
 from statgrid.sas.procs.modeltables import TITLES, tables as model_tables
@@ -261,7 +261,7 @@ def _publish(listing, proc: str, spec: dict, result: Any, by: list) -> None:
             listing.table(table, [])
         return
     if by:
-        listing.text(by_rule(" ".join(f"{b.name}={v}" for b, v in by)), "")
+        listing.text(by_rule(by_text(listing.program, by)), "")
     listing.title()
     extra = []
     if proc == "GLM":

@@ -24,7 +24,7 @@ from statgrid.sas.dataset import ColumnInfo
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME
 from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
-from statgrid.sas.procs.common import (DATASET, FLAG, by_condition, by_group_members, by_list, by_rule, check_by_sorted,
+from statgrid.sas.procs.common import (by_text, DATASET, FLAG, by_condition, by_group_members, by_list, by_rule, check_by_sorted,
                                        cursor, input_dataset, observations_read, open_input, parse_options,
                                        proc_statement, resolve_names, statement_error, where_statement, write_rows,
                                        write_select)
@@ -217,7 +217,7 @@ def _write_output(program, out, models, byc, keys, fits, cols, base) -> None:
 # -- the tables (SAS/STAT REG, "ODS Table Names"): one record feeds the listing and ODS OUTPUT ---------------
 def _publish(listing, byc, key, m, result) -> None:
     if byc:
-        listing.text(by_rule(" ".join(f"{b.name}={v}" for b, v in zip(byc, key))), "")
+        listing.text(by_rule(by_text(listing.program, zip(byc, key))), "")
     listing.title()
     listing.text(f"Model: {m['label']}", f"Dependent Variable: {m['dep']}", "")
     by = list(zip(byc, key))

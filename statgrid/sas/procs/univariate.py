@@ -28,7 +28,7 @@ from statgrid.sas.lexer import NAME, NUM
 from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
 from statgrid.sas import ods
 from statgrid.sas.procs import univariate_tables as ut
-from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_group_members, by_list, by_rule, check_by_sorted,
+from statgrid.sas.procs.common import (by_text, DATASET, FLAG, VALUE, by_group_members, by_list, by_rule, check_by_sorted,
                                        cursor, input_dataset, observations_read, open_input, parse_options,
                                        proc_statement, resolve_names, var_names, where_statement, write_select)
 
@@ -180,7 +180,7 @@ def _publish_variable(program, listing, data: str, rec: dict, ext: dict, by: lis
         f"SELECT CAST({sql_ident(var)} AS DOUBLE) FROM {scan} WHERE {sql_ident(var)} IS NOT NULL").fetchall()],
         dtype=float)
     if by:
-        listing.text(by_rule(" ".join(f"{b.name}={v}" for b, v in by)), "")
+        listing.text(by_rule(by_text(program, by)), "")
     listing.title()
     listing.text(f"Variable:  {var}", "")
     tables = [ut.moments(var, rec), ut.basic_measures(var, rec, _mode(values))]
