@@ -194,15 +194,34 @@ def _counts(program, base, byc, varc, wc, order) -> list[tuple[tuple, list[tuple
     result = []
     for key in sorted(out, key=lambda k: tuple(level_key(v, c) for v, c in zip(k, byc))):
         cells = out[key]
-        if order == "FREQ":
-            cells.sort(key=lambda r: (not _is_missing(r, len(varc)), -r[-2],   # missing levels first, as always
-                                      tuple(level_key(v, c) for v, c in zip(r, varc))))
-        elif order == "DATA":
-            cells.sort(key=lambda r: r[-1])
-        else:
-            cells.sort(key=lambda r: tuple(level_key(v, c) for v, c in zip(r, varc)))
-        result.append((key, [r[:-1] for r in cells]))
+        # each variable's levels in their own order (SAS ORDER=: INTERNAL the values, DATA each variable's
+        # first appearance, FREQ its own descending marginal count, missing first); cells by those, row-major
+        ranks = []
+        for i, c in enumerate(varc):
+            first: dict = {}
+            marg: dict = {}
+            for r in cells:
+                first[r[i]] = min(first.get(r[i], r[-1]), r[-1])
+                marg[r[i]] = marg.get(r[i], 0.0) + r[-2]
+            if order == "DATA":
+                keyf = (lambda v, first=first: first[v])
+            elif order == "FREQ":
+                keyf = (lambda v, c=c, marg=marg: (v is not None and not (isinstance(v, float) and v != v),
+                                                   -marg[v], level_key(v, c)))
+            else:
+                keyf = (lambda v, c=c: level_key(v, c))
+            ranks.append({v: k for k, v in enumerate(sorted(first, key=keyf))})
+        cells.sort(key=lambda r: tuple(rank[v] for rank, v in zip(ranks, r)))
+        ordered = Cells(r[:-1] for r in cells)
+        ordered.levels = [sorted(rank, key=rank.get) for rank in ranks]
+        result.append((key, ordered))
     return result
+
+
+class Cells(list):
+    """A table's cells in SAS's order, with `levels`: each table variable's levels in that order (a crosstab's
+    columns follow it)."""
+    levels: list = []
 
 
 def _is_missing(cell, n) -> bool:
@@ -350,7 +369,10 @@ def _crosstabs(program, varc, cells, topts, stats_out: list | None = None) -> li
     for s in strata:
         mine = [c for c in counted if c[:n - 2] == s]
         rlev = list(dict.fromkeys(c[n - 2] for c in mine))
-        clev = sorted(dict.fromkeys(c[n - 1] for c in mine), key=lambda v: (v is not None, v if v is not None else 0))
+        present = set(c[n - 1] for c in mine)
+        order = getattr(cells, "levels", None)
+        clev = ([v for v in order[n - 1] if v in present] if order else
+                sorted(present, key=lambda v: (v is not None, v if v is not None else 0)))
         cnt = {(c[n - 2], c[n - 1]): c[-1] for c in mine}
         total = sum(cnt.values())
         rsum = {r: sum(cnt.get((r, k), 0.0) for k in clev) for r in rlev}

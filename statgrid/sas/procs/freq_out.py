@@ -7,8 +7,9 @@ benchmarks/sas_procs.py). The rules are freq.py's _write's, from Base SAS Proced
 Sets": COUNT per level combination; PERCENT of the BY group's total; missing levels (a missing number, a
 blank string) kept as rows with COUNT and a missing PERCENT, and out of every total, unless MISSING;
 OUTPCT adds PCT_ROW, PCT_COL (and PCT_TABL for a multiway table) within the table's strata. Rows are
-ordered by the BY values, then as ORDER= says (INTERNAL: the levels, missing first; FREQ: descending
-count with missing levels first; DATA: first appearance).
+ordered by the BY values, then by each table variable's levels in ORDER='s order (INTERNAL: the values,
+missing first; FREQ: the variable's descending marginal count, missing levels first; DATA: the variable's first
+appearance), row-major.
 """
 from __future__ import annotations
 
@@ -62,13 +63,23 @@ def out_sql(base: str, byc, varc, wc, topts: dict, order: str) -> str:
         pct += [f"{share(strata + [lv[n - 2]])} AS PCT_ROW", f"{share(strata + [lv[n - 1]])} AS PCT_COL"]
         if n > 2:
             pct.append(f"{share(strata)} AS PCT_TABL")
-    levels = [f"t.{q} NULLS FIRST" for q in lv]       # t.: the level as counted, before blanks fill it
-    within = {"FREQ": [f"({' OR '.join(f't.{q} IS NULL' for q in lv)}) DESC", "t.COUNT DESC"] + levels,
-              "DATA": ["t.__first"]}.get(order, levels)
+    # each variable's levels in their own order (ORDER=DATA: the variable's first appearance; FREQ: its own
+    # marginal count, descending, missing first; INTERNAL: the values), the cells row-major in those orders
+    ranks, within = [], []
+    for i, q in enumerate(lv):
+        part = ", ".join(by + [q])
+        if order == "DATA":
+            ranks.append(f"min(__first) OVER (PARTITION BY {part}) AS __o{i}")
+            within.append(f"t.__o{i}")
+        elif order == "FREQ":
+            ranks.append(f"sum(COUNT) OVER (PARTITION BY {part}) AS __o{i}")
+            within += [f"(t.{q} IS NULL) DESC", f"t.__o{i} DESC", f"t.{q} NULLS FIRST"]
+        else:
+            within.append(f"t.{q} NULLS FIRST")       # t.: the level as counted, before blanks fill it
     sorted_by = [f"t.{q} NULLS FIRST" for q in by] + within
     blank = [f"coalesce({q}, '') AS {q}" if c.type == "char" else q for c, q in zip(varc, lv)]
     return (f"SELECT {', '.join(by + blank)}, COUNT, {', '.join(p.rsplit(' AS ', 1)[1] for p in pct)} FROM "
-            f"(SELECT *, {', '.join(pct)} FROM ({grouped})) t ORDER BY {', '.join(sorted_by)}")
+            f"(SELECT *, {', '.join(pct + ranks)} FROM ({grouped})) t ORDER BY {', '.join(sorted_by)}")
 
 
 def write_out(program: Any, spec, base: str, byc, varc, wc, topts: dict, order: str) -> None:

@@ -74,3 +74,26 @@ def test_one_way_out_against_pandas(data):
         assert row.COUNT == c and row.PERCENT == pytest.approx(100 * c / present.sum(), rel=1e-12)
     miss = got[got.g == ""]
     assert miss.PERCENT.isna().all()
+
+
+@pytest.mark.parametrize("noprint", ["", "noprint"])
+def test_crosstab_order_follows_each_variables_own_order(session, noprint):
+    """ORDER=DATA: each variable's levels by its own first appearance (r: z, y; c: 2, 1); ORDER=FREQ: by its own
+    marginal count (c: 2 thrice, 1 twice) — the cells row-major in those orders, in OUT= and the printed table.
+    Written out by hand from the five rows."""
+    code, log = run_sas(session, f"""data a; input r $ c; datalines;
+z 2
+y 1
+z 1
+y 2
+z 2
+;
+run;
+proc freq data=a order=data {noprint}; tables r*c / out=work.o; run;
+proc freq data=a order=freq {noprint}; tables c*r / out=work.f; run;
+""")
+    assert code == 0, log
+    assert [(x.r, x.c, x.COUNT) for x in table(session, "o").itertuples()] == [
+        ("z", 2.0, 2.0), ("z", 1.0, 1.0), ("y", 2.0, 1.0), ("y", 1.0, 1.0)]
+    assert [(x.c, x.r, x.COUNT) for x in table(session, "f").itertuples()] == [
+        (2.0, "z", 2.0), (2.0, "y", 1.0), (1.0, "z", 1.0), (1.0, "y", 1.0)]
