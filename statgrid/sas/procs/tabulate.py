@@ -28,7 +28,7 @@ from statgrid.sas.errors import SasError
 from statgrid.sas import ods
 from statgrid.sas.lexer import NAME, STR
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, cursor, fetch_rows, format_cell, input_dataset,
-                                       observations_read, open_input, parse_options, proc_statement, resolve_names,
+                                       narrowed_input, observations_read, open_input, parse_options, proc_statement, resolve_names,
                                        var_names, where_statement, write_rows)
 
 OPTIONS = {"DATA": DATASET, "OUT": DATASET, "MISSING": FLAG, "FORMAT": VALUE, "NOSEPS": FLAG, "ORDER": VALUE,
@@ -112,6 +112,7 @@ def run(statements: list, program: Any) -> None:
     cnames = {c.name.upper(): c for c in classc}
     vnames = {c.name.upper(): c for c in varc}
     cols, base = open_input(program, src)
+    base = narrowed_input(program, src, cols, [c.name for c in classc + varc])   # bind only what the tables read
     n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
     if not class_missing and classc:
         keep = " AND ".join(f"{sql_ident(c.name)} IS NOT NULL" + (f" AND {sql_ident(c.name)} <> ''" if c.type == "char"
