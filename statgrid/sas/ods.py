@@ -240,6 +240,16 @@ class Listing:
         self.lines, self.shown = [], False
 
 
+def publish_only(program: Any, tables: list[OdsTable], by: list) -> None:
+    """Tables of a PROC that writes its own listing text (HPMIXED, SURVEYLOGISTIC, GENMOD's GEE): kept by the ODS
+    OUTPUT selections naming them, never shown a second time."""
+    out = Listing(program, "")
+    for table in tables:
+        table.by = by
+        out.table(table, [])
+    out.flush()
+
+
 # ------------------------------------------------------------------------------------------ step end
 def proc_step(fn: Callable[..., None]) -> Callable[..., None]:
     """A PROC runner `fn(statements, program, *rest)` whose step ends with end_step (the ODS OUTPUT data sets,

@@ -74,9 +74,8 @@ def run(statements: list, program: Any) -> None:
 def _publish(program: Any, fit: dict, by: list) -> None:
     """HPMIXED's ODS tables for ODS OUTPUT (ParameterEstimates, CovParms, Tests3); the listing above is the
     PROC's own text, so they are published without being shown again."""
-    from statgrid.sas.ods import Listing, OdsColumn as Col, OdsTable
+    from statgrid.sas.ods import OdsColumn as Col, OdsTable, publish_only
 
-    out = Listing(program, "")
     sol = fit["solution"]
     kinds = {"Estimate": "d4", "StdErr": "d4", "DF": "best", "tValue": "d2", "Probt": "p"}
     cols = [Col(c, type="num" if c in kinds else "char", fmt=kinds.get(c, "text")) for c in sol["columns"]]
@@ -94,10 +93,7 @@ def _publish(program: Any, fit: dict, by: list) -> None:
                                 Col("FValue", fmt="d2"), Col("ProbF", fmt="p")],
                                [[t["Effect"], t["NumDF"], t["DenDF"], t["FValue"], t["ProbF"]] for t in fit["tests"]],
                                "HPMixed"))
-    for table in tables:
-        table.by = by
-        out.table(table, [])
-    out.flush()
+    publish_only(program, tables, by)
 
 
 # ---------------------------------------------------------------------------------------------- statements

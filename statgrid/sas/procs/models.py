@@ -256,9 +256,7 @@ def _publish(listing, proc: str, spec: dict, result: Any, by: list) -> None:
     """The fit's tables (modeltables.py) to the listing and ODS OUTPUT, after the BY line and the title."""
     if getattr(result, "gee", False):
         from statgrid.sas.procs import repeated
-        for table in repeated.tables(result, spec["class"]):
-            table.by = by
-            listing.table(table, [])
+        ods.publish_only(listing.program, repeated.tables(result, spec["class"]), by)
         return
     if by:
         listing.text(by_rule(by_text(listing.program, by)), "")

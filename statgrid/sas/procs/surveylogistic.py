@@ -69,7 +69,7 @@ def run(statements: list, program: Any) -> None:
 def _publish(program: Any, result, by: list) -> None:
     """ParameterEstimates for ODS OUTPUT (Variable, ClassVal0, Estimate, StdErr, tValue, Probt); the listing is
     the procedure's own text, so the table is published without being shown again."""
-    from statgrid.sas.ods import Listing, OdsColumn as Col, OdsTable
+    from statgrid.sas.ods import OdsColumn as Col, OdsTable, publish_only
 
     rows = []
     for r in result.rows:
@@ -77,11 +77,8 @@ def _publish(program: Any, result, by: list) -> None:
         rows.append([head, level, *r[1:]])
     cols = [Col("Variable", type="char"), Col("ClassVal0", type="char"), Col("Estimate", fmt="d4"),
             Col("StdErr", fmt="d4"), Col("tValue", fmt="d2"), Col("Probt", fmt="p")]
-    table = OdsTable("ParameterEstimates", "Analysis of Maximum Likelihood Estimates", cols, rows, "SurveyLogistic")
-    table.by = by
-    out = Listing(program, "")
-    out.table(table, [])
-    out.flush()
+    publish_only(program, [OdsTable("ParameterEstimates", "Analysis of Maximum Likelihood Estimates", cols, rows,
+                                    "SurveyLogistic")], by)
 
 
 def _check_proc_options(opts, first) -> None:
