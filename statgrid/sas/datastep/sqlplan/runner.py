@@ -51,6 +51,8 @@ class Job:
             raise Refuse(f"the output data set: {exc}") from None
 
     def run(self) -> None:
+        """COPY the query into the writer's temporary file (its schema checked to be the writer's), the step's
+        NOTEs, then the writer's atomic rename and data set NOTE."""
         w = self.w
 
         def write(tmp) -> int:
@@ -59,11 +61,15 @@ class Job:
             got = pq.read_schema(tmp)
             if not got.equals(w.schema, check_metadata=True):
                 raise Refuse(f"the file DuckDB wrote has the schema {got}, not the writer's {w.schema}")
-            for ds, n in self.reads:
-                observations_read(self.program, n, ds)     # with its WHERE clause echoed, as the Python engine
-            self.step.notes.report(self.step.log)
+            self._after_copy(rows)
             return rows
         w.adopt(write)
+
+    def _after_copy(self, rows: int) -> None:
+        """The NOTEs of the step that ran (a subclass may refuse here, before anything is renamed)."""
+        for ds, n in self.reads:
+            observations_read(self.program, n, ds)     # with its WHERE clause echoed, as the Python engine
+        self.step.notes.report(self.step.log)
 
     def _copy(self, sql: str) -> int:
         """COPY with DuckDB's statistics propagation off: with it, a column it can prove never NULL (a

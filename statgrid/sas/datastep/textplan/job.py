@@ -4,9 +4,7 @@ DatasetWriter, and the Python engine's NOTEs in its order: the infile's attribut
 their shortest and longest length, the data set."""
 from __future__ import annotations
 
-import pyarrow.parquet as pq
-
-from statgrid.libraries import parquet_copy_sql, sql_ident
+from statgrid.libraries import sql_ident
 from statgrid.sas.datastep.sqlplan.exprsql import Refuse
 from statgrid.sas.datastep.sqlplan.runner import Job, one_row
 from statgrid.sas.datastep.textplan import fieldsql, source
@@ -62,20 +60,10 @@ class InfileJob(Job):
             raise Refuse("no variables to write")
         return out
 
-    def run(self) -> None:
-        w = self.w
-
-        def write(tmp) -> int:
-            kv = {k.decode(): v.decode() for k, v in (w.schema.metadata or {}).items()}
-            rows = self._copy(parquet_copy_sql(self.sql, tmp, self.program.session.options.bufsize_rows, kv))
-            got = pq.read_schema(tmp)
-            if not got.equals(w.schema, check_metadata=True):
-                raise Refuse(f"the file DuckDB wrote has the schema {got}, not the writer's {w.schema}")
-            if rows != self.stats.records:
-                raise Refuse(f"the file changed while it was read ({self.stats.records} records, then {rows})")
-            self._notes()
-            return rows
-        w.adopt(write)
+    def _after_copy(self, rows: int) -> None:
+        if rows != self.stats.records:
+            raise Refuse(f"the file changed while it was read ({self.stats.records} records, then {rows})")
+        self._notes()
 
     def _notes(self) -> None:
         st, log, s = self.plan.infile.stmt, self.step.log, self.stats
