@@ -32,7 +32,7 @@ from typing import Any
 from statgrid.libraries import sql_ident
 from statgrid.procs._quantile import DEFAULT_QNTLDEF, quantiles_sql
 from statgrid.procs.summary import STATISTICS
-from statgrid.sas.dataset import ColumnInfo
+from statgrid.sas.dataset import ColumnInfo, column_info
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME, NUM
 from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
@@ -227,7 +227,7 @@ def _output(c, program: Any, cols: list[ColumnInfo]) -> OutRequest:
 # -- the computation ---------------------------------------------------------------------------------------
 def _run(program: Any, first, src: DatasetSpec, req: Request) -> None:
     opts, proc = req.opts, req.proc
-    cols, base = open_input(program, src)
+    cols = column_info(program, src)             # the input SQL: narrowed_input, below
     line = first.line
     byc = resolve_names([n for n, _ in req.by], cols, src, line)
     classc = resolve_names(req.classes, cols, src, line)

@@ -111,7 +111,6 @@ def run(statements: list, program: Any) -> None:
     varc = resolve_names(vars_, cols, src, first.line)
     cnames = {c.name.upper(): c for c in classc}
     vnames = {c.name.upper(): c for c in varc}
-    cols, base = open_input(program, src)
     base = narrowed_input(program, src, cols, [c.name for c in classc + varc])   # bind only what the tables read
     n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
     if not class_missing and classc:
