@@ -13,7 +13,7 @@ from statgrid.config import Config
 from statgrid.console.app import COOKIE, mount
 from statgrid.console.app import _same_origin as same_origin
 from statgrid.grid.interface import api, server
-from statgrid.grid.interface.answers import error_response as _error
+from statgrid.grid.interface.answers import HttpMiddleware, error_response as _error
 from statgrid.grid.master.core import Master
 from statgrid.grid.security import auth
 from statgrid.grid.security.auth import Forbidden, NotAuthenticated
@@ -31,21 +31,18 @@ def serve(cfg: Config, ready_message: bool = True) -> None:
     server.serve(cfg, create_app, ready_message=ready_message)
 
 
-class _Authenticate:
+class _Authenticate(HttpMiddleware):
     """Who is asking, before anything reads the request: the local socket's peer uid (set by the
     server's protocol), a bearer token, or on /console paths the console's sign-in cookie. Refused: 401 (no or bad credential) or 403 (a personal
     grid's stranger), recorded in the audit trail; 429 once the client has failed too often
     (auth.Throttle). GET /health alone passes without a caller."""
 
     def __init__(self, app, master: Master, throttle: auth.Throttle):
-        self.app = app
+        super().__init__(app)
         self.master = master
         self.throttle = throttle
 
-    async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope, receive, send) -> None:
         headers = dict(scope.get("headers") or ())
         path, method = scope["path"], scope["method"]
         console = path == "/console" or path.startswith("/console/")

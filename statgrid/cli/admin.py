@@ -2,12 +2,11 @@
 (`token`), `reconfig`, `whoami`, and closing and opening hosts (`host`)."""
 from __future__ import annotations
 
-import json
 from typing import Optional
 
 import typer
 
-from statgrid.cli.common import call, config, fail, grid_client
+from statgrid.cli.common import call, config, fail, grid_client, show
 from statgrid.errors import StatgridError
 from statgrid.job.record import JOB_ID_MAX
 
@@ -101,10 +100,7 @@ def token_create(ctx: typer.Context,
 def token_list(ctx: typer.Context, all_users: bool = typer.Option(False, "--all", help="Everyone's (administrators)."),
                as_json: bool = typer.Option(False, "--json")) -> None:
     """Your tokens (the secret is never shown again: only its id, name and dates)."""
-    from statgrid.grid.interface import views
-
-    rows = call(ctx, grid_client(ctx).tokens, all_users)
-    typer.echo(json.dumps(rows, indent=1) if as_json else views.tokens_table(rows))
+    show(ctx, as_json, "tokens_table", "tokens", all_users)
 
 
 @token_app.command("revoke")

@@ -3,7 +3,8 @@ one place where errors become exit codes — 2 for usage errors (bad option, mis
 for runtime errors (a job's own exit code for `run`)."""
 from __future__ import annotations
 
-from typing import Optional
+import json
+from typing import Any, Optional
 
 import typer
 
@@ -63,3 +64,13 @@ def parsed(parser, value: str, option: str, example: str):
         return parser(value)
     except ValueError as exc:
         raise UsageError(f"{option} {value!r} is not valid: expected {exc}; e.g. {option} {example}.") from None
+
+
+def show(ctx: typer.Context, as_json: bool, view: str, method: str, *args: Any, **kwargs: Any) -> Any:
+    """Ask the master (the client's `method`) and print its answer: as JSON with --json, else as the text of
+    `views.<view>` (the one rendering every reader of that record shares). Returns the record."""
+    from statgrid.grid.interface import views
+
+    rec = call(ctx, getattr(grid_client(ctx), method), *args, **kwargs)
+    typer.echo(json.dumps(rec, indent=1) if as_json else getattr(views, view)(rec))
+    return rec

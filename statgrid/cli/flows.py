@@ -1,14 +1,13 @@
 """Process Manager's flows and calendars: `flow submit|list|show|kill`, `schedule add|list|remove`."""
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
-from statgrid.cli.common import IDEMPOTENCY_HELP, call, config, fail, grid_client
+from statgrid.cli.common import IDEMPOTENCY_HELP, call, config, fail, grid_client, show
 from statgrid.errors import StatgridError, UsageError
 from statgrid.host.timezone import local_zone
 from statgrid.job.record import JOB_ID_MAX
@@ -59,20 +58,14 @@ def flow_list(ctx: typer.Context, user: Optional[str] = typer.Option(None, "--us
                                                                      "for everyone's (default: yours)."),
               as_json: bool = typer.Option(False, "--json")) -> None:
     """The newest 100 flows and arrays with their state and jobs per state."""
-    from statgrid.grid.interface import views
-
-    rows = call(ctx, grid_client(ctx).flows, user=None if user in (None, "all") else user, mine=user is None)
-    typer.echo(json.dumps(rows, indent=1) if as_json else views.flows_table(rows))
+    show(ctx, as_json, "flows_table", "flows", user=None if user in (None, "all") else user, mine=user is None)
 
 
 @flow_app.command("show")
 def flow_show(ctx: typer.Context, flow_id: int = typer.Argument(..., metavar="ID", min=1, max=JOB_ID_MAX),
               as_json: bool = typer.Option(False, "--json")) -> None:
     """A flow or array as one: its state, and each job with its state, dependency and pending reason."""
-    from statgrid.grid.interface import views
-
-    rec = call(ctx, grid_client(ctx).flow, flow_id)
-    typer.echo(json.dumps(rec, indent=1) if as_json else views.flow_detail(rec))
+    show(ctx, as_json, "flow_detail", "flow", flow_id)
 
 
 @flow_app.command("kill")
@@ -135,10 +128,7 @@ def schedule_add(ctx: typer.Context,
 def schedule_list(ctx: typer.Context, all_users: bool = typer.Option(False, "--all", help="Everyone's (administrators)."),
                   as_json: bool = typer.Option(False, "--json")) -> None:
     """Your calendars: when, what, the next and last time and what the last one submitted."""
-    from statgrid.grid.interface import views
-
-    rows = call(ctx, grid_client(ctx).schedules, all_users)
-    typer.echo(json.dumps(rows, indent=1) if as_json else views.schedules_table(rows))
+    show(ctx, as_json, "schedules_table", "schedules", all_users)
 
 
 @schedule_app.command("remove")

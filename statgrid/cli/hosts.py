@@ -6,32 +6,23 @@ from typing import Optional
 
 import typer
 
-from statgrid.cli.common import call, grid_client
+from statgrid.cli.common import call, grid_client, show
 
 
 def hosts(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
     """Hosts: state, slots, running jobs, load (bhosts)."""
-    from statgrid.grid.interface import views
-
-    rows = call(ctx, grid_client(ctx).hosts)
-    typer.echo(json.dumps(rows, indent=1) if as_json else views.hosts_table(rows))
+    show(ctx, as_json, "hosts_table", "hosts")
 
 def shares(ctx: typer.Context, queue: Optional[str] = typer.Option(None, "--queue", "-q", help="Only this queue."),
            as_json: bool = typer.Option(False, "--json")) -> None:
     """Fairshare: each user's and group's shares, running and pending jobs, decayed usage and
     dynamic priority, per queue with fairshare (bqueues -r)."""
-    from statgrid.grid.interface import views
-
-    rec = call(ctx, grid_client(ctx).shares, queue)
-    typer.echo(json.dumps(rec, indent=1) if as_json else views.shares_table(rec))
+    show(ctx, as_json, "shares_table", "shares", queue)
 
 
 def queues(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
     """Queues: priority, hosts and weights, user limit, pending and running jobs (bqueues)."""
-    from statgrid.grid.interface import views
-
-    rows = call(ctx, grid_client(ctx).queues)
-    typer.echo(json.dumps(rows, indent=1) if as_json else views.queues_table(rows))
+    show(ctx, as_json, "queues_table", "queues")
 
 
 def acct(ctx: typer.Context,

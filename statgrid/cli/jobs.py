@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from statgrid.cli.common import IDEMPOTENCY_HELP, call, config, fail, grid_client, parsed
+from statgrid.cli.common import IDEMPOTENCY_HELP, call, config, fail, grid_client, parsed, show
 from statgrid.config import parse_option_pairs
 from statgrid.errors import StatgridError, UsageError
 from statgrid.job.record import JOB_ID_MAX, PEEK_MAX_BYTES
@@ -96,10 +96,7 @@ def jobs(ctx: typer.Context, all_states: bool = typer.Option(False, "--all", "-a
 def job_detail(ctx: typer.Context, job_id: int = typer.Argument(..., metavar="ID", min=1, max=JOB_ID_MAX),
                as_json: bool = typer.Option(False, "--json", help="The JSON record.")) -> None:
     """One job in detail: host, times, wait, rusage, STIMER totals, exit reason (bjobs -l)."""
-    from statgrid.grid.interface import views
-
-    rec = call(ctx, grid_client(ctx).job, job_id)
-    typer.echo(json.dumps(rec, indent=1) if as_json else views.job_detail(rec))
+    show(ctx, as_json, "job_detail", "job", job_id)
 
 def suspend(ctx: typer.Context, job_ids: List[int] = typer.Argument(..., metavar="ID...", min=1, max=JOB_ID_MAX)) -> None:
     """Suspend running jobs (bstop): their processes stop, keep their slot and memory; suspended

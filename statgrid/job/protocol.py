@@ -321,14 +321,18 @@ class _Attempt(_Record):
 
 
 @dataclass(frozen=True, slots=True)
-class AttemptStarted(_Attempt):
-    """The attempt file (and event) once the launcher started the job."""
-    TYPE: ClassVar[str] = "attempt.started"
-    state: ClassVar[AttemptState] = AttemptState.STARTED
+class _Began(_Attempt):
     pid: int                            # the job's first process
     pgid: int                           # its process group
     cgroup: str | None                  # its cgroup v2 directory, or None
     start_ts: float                     # Unix seconds
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptStarted(_Began):
+    """The attempt file (and event) once the launcher started the job."""
+    TYPE: ClassVar[str] = "attempt.started"
+    state: ClassVar[AttemptState] = AttemptState.STARTED
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,15 +364,11 @@ class AttemptFinished(_Attempt):
 
 
 @dataclass(frozen=True, slots=True)
-class AttemptLost(_Attempt):
+class AttemptLost(_Began):
     """The attempt file (and event) when the node gave up a running job: its launcher died under it,
     or the node fenced it (no answer from the master for the fence grace)."""
     TYPE: ClassVar[str] = "attempt.lost"
     state: ClassVar[AttemptState] = AttemptState.LOST
-    pid: int                            # the job's first process
-    pgid: int                           # its process group
-    cgroup: str | None                  # its cgroup v2 directory, or None
-    start_ts: float                     # Unix seconds
     end_ts: float                       # Unix seconds, when the node gave it up
     reason: str                         # e.g. "host lost: the launcher of node1 died"
 

@@ -59,13 +59,18 @@ def cgroup2_dir(cgroup_text: str, mountinfo_text: str) -> str | None:
 def _unescape_mount(field: str) -> str:
     return field.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
 
-def cgroup_populated(path: str) -> bool:
-    """True while a process (not a zombie) is in the cgroup or below; False once it is gone."""
+def _event(path: str, line: str) -> bool:
+    """True when the cgroup's cgroup.events holds this line; False when not, or the cgroup is gone."""
     try:
         with open(os.path.join(path, "cgroup.events")) as f:
-            return "populated 1" in f.read().split("\n")
+            return line in f.read().split("\n")
     except OSError:
         return False
+
+
+def cgroup_populated(path: str) -> bool:
+    """True while a process (not a zombie) is in the cgroup or below; False once it is gone."""
+    return _event(path, "populated 1")
 
 
 def kill_cgroup(path: str) -> None:
@@ -107,11 +112,7 @@ def freeze_cgroup(path: str, frozen: bool) -> bool:
 
 def cgroup_frozen(path: str) -> bool:
     """True once cgroup.events says "frozen 1": every process of the cgroup has stopped."""
-    try:
-        with open(os.path.join(path, "cgroup.events")) as f:
-            return "frozen 1" in f.read().split("\n")
-    except OSError:
-        return False
+    return _event(path, "frozen 1")
 
 
 def remove_cgroup(path: str) -> bool:

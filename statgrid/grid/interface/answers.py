@@ -58,21 +58,35 @@ def body_error_message(cause: BaseException) -> str:
     return f"the body could not be read as JSON ({type(cause).__name__}: {shown(str(cause), 200)})."
 
 
-class FaultsAs500:
+class HttpMiddleware:
+    """An ASGI middleware of HTTP requests: `http(scope, receive, send)` sees each one; anything else (the
+    server's lifespan) goes to the app untouched."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        await self.http(scope, receive, send)
+
+    async def http(self, scope, receive, send) -> None:
+        raise NotImplementedError
+
+
+class FaultsAs500(HttpMiddleware):
     """Any exception no handler took → 500 {"error", "usage": false} naming it; the traceback
     goes to the master's log (before the answer), never to the client. A full file system is no
     fault of the master's: 503 naming it (diskfull.py). (Starlette's own 500 is
     plain text, and its exception_handler(Exception) logs only after answering.)"""
 
     def __init__(self, app, log_path: FilePath, home: FilePath):
-        self.app = app
+        super().__init__(app)
         self.log_path = log_path
         self.home = home
 
-    async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope, receive, send) -> None:
         started = False
 
         async def send_(message) -> None:
@@ -95,22 +109,19 @@ class FaultsAs500:
                          "started with --detach).", 500, usage=False)(scope, receive, send)
 
 
-class BodyLimit:
+class BodyLimit(HttpMiddleware):
     """413 {"error"} for a request body over max_bytes, by its Content-Length or, when it is sent
     in chunks, as soon as the bytes read pass the limit."""
 
     def __init__(self, app, max_bytes: int):
-        self.app = app
+        super().__init__(app)
         self.max_bytes = max_bytes
 
     def _refuse(self, size: str):
         return error_response(f"the request body ({size}) is over the API's limit of {self.max_bytes // 2**20} MiB; a job's "
                       "command and environment may be 64 KiB each: put large settings in a file.", 413, usage=True)
 
-    async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope, receive, send) -> None:
         length = dict(scope.get("headers") or ()).get(b"content-length", b"")
         if length.isdigit() and int(length) > self.max_bytes:
             await self._refuse(f"{int(length):,} bytes")(scope, receive, send)

@@ -176,18 +176,18 @@ class _Parser:
         return expr
 
     def parse_or(self) -> Expr:
-        items = [self.parse_and()]
-        while self.peek()[1] == "||":
-            self.take()
-            items.append(self.parse_and())
-        return _join(Or, items)
+        return self._chain("||", self.parse_and, Or)
 
     def parse_and(self) -> Expr:
-        items = [self.parse_primary()]
-        while self.peek()[1] == "&&":
+        return self._chain("&&", self.parse_primary, And)
+
+    def _chain(self, op: str, operand, node) -> Expr:
+        """operand (op operand)*, joined into one `node` (Or / And) when there is more than one."""
+        items = [operand()]
+        while self.peek()[1] == op:
             self.take()
-            items.append(self.parse_primary())
-        return _join(And, items)
+            items.append(operand())
+        return _join(node, items)
 
     def parse_primary(self) -> Expr:
         kind, tok, pos = self.peek()
