@@ -45,17 +45,9 @@ def call(ctx: typer.Context, fn, *args, **kwargs):
 def grid_client(ctx: typer.Context):
     """The master: --master/$STATGRID_MASTER; else this machine's local socket; else, when that
     does not exist, the url of the client config (a client machine)."""
-    from statgrid.grid.interface.client import GridClient, Remote, client_config_path, read_client_config
+    from statgrid.grid.interface.client import default_client
 
-    cfg = config(ctx)
-    if state.get("master"):
-        return GridClient(cfg, remote=Remote(url=state["master"]))
-    grid = GridClient(cfg)
-    if grid.remote is None and not grid.socket_path.exists():
-        remote = call(ctx, read_client_config, client_config_path())
-        if remote is not None:
-            return GridClient(cfg, remote=remote)
-    return grid
+    return call(ctx, default_client, config(ctx), state.get("master"))
 
 
 def parsed(parser, value: str, option: str, example: str):

@@ -62,6 +62,12 @@ working grid whose home is ``$STATGRID_HOME`` or ``./statgrid-home``.
                                     # shares of users and [groups] (LSF USER_SHARES); "default": every
                                     # user not named; no fairshare = first come, first served
 
+    [queues.interactive]            # notebook kernels (statgrid kernels install) go here when it exists
+    user_limit = 2                  # sessions (kernels) per user running at once; more wait (PEND)
+    idle_timeout = "2h"             # a kernel that ran no cell this long is ended, after a warning; "0" = never
+    runlimit = "12h"                # a session's longest life
+    kernel_ports = "40000..40999"   # the TCP ports kernels bind on their node: open them from client hosts
+
     [groups]                        # user groups, for shares and limits
     risk = ["alice", "bob"]
 

@@ -12,7 +12,7 @@ from statgrid.config.records import (Config, HostConfig, HostPreference, Library
 from statgrid.config.sections import _SESSION_KEYS, _TOP_KEYS, _check_name, _parse_section, _table, _unknown
 from statgrid.config.units import parse_limit_s, parse_size_bytes, parse_duration_s
 from statgrid.config.values import (_address, _bool, _engine_port, _fence_grace, _int, _margin, _name_counts,
-                                    _names, _nonneg_float, _nonneg_int, _port, _positive_duration, _shares, _slots,
+                                    _names, _nonneg_float, _nonneg_int, _port, _port_range, _positive_duration, _shares, _slots,
                                     _string, is_loopback, parse_cpus)
 from statgrid.errors import ConfigError
 
@@ -162,7 +162,8 @@ def load_config(path: str | os.PathLike | None = None, env: Mapping[str, str] | 
             "priority": ("priority", _int), "hosts": ("hosts", _string),
             "user_limit": ("user_limit", _nonneg_int), "job_limit": ("job_limit", _nonneg_int),
             "host_limit": ("host_limit", _nonneg_int), "runlimit": ("runlimit_s", parse_limit_s),
-            "fairshare": ("fairshare", _shares)}, source)
+            "fairshare": ("fairshare", _shares), "idle_timeout": ("idle_timeout_s", parse_limit_s),
+            "kernel_ports": ("kernel_ports", _port_range)}, source)
         if "hosts" in parsed:
             parsed["hosts"] = parse_host_preferences(parsed["hosts"], hosts, f"{source}: queues.{name}.hosts")
         queues[name] = QueueConfig(name, **parsed)

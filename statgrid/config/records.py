@@ -113,6 +113,11 @@ class QueueConfig:
     # (user or group name, shares) in grid.toml's order; "default" stands for every user not named
     # (each such user gets that many shares of their own, as LSF's `default`). () = no fairshare.
     fairshare: tuple[tuple[str, int], ...] = ()
+    # Interactive sessions (notebook kernels, statgrid/kernels/): an idle kernel (no cell run) is ended after
+    # this long, with a warning in the notebook first; 0 = never. kernel_ports: the TCP ports its kernels bind
+    # on their node (a firewall range), (0, 0) = any free port.
+    idle_timeout_s: float = 0.0
+    kernel_ports: tuple[int, int] = (0, 0)
 
 
 @dataclass(frozen=True)

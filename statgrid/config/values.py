@@ -191,6 +191,19 @@ def _port(value: Any) -> int:
     return n
 
 
+def _port_range(value: Any) -> tuple[int, int]:
+    """"40000..40999": the first and last TCP port of a range (both included)."""
+    text = str(value).strip()
+    first, sep, last = text.partition("..")
+    try:
+        low, high = _port(first), _port(last)
+    except ValueError:
+        raise ValueError('a range of TCP ports such as "40000..40999"') from None
+    if not sep or high - low < 9:
+        raise ValueError('a range of at least 10 TCP ports such as "40000..40999" (a kernel binds 5)')
+    return low, high
+
+
 def _int(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         try:

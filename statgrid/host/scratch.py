@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import json
+import logging
 import os
 import pwd
 import re
@@ -23,6 +24,8 @@ from pathlib import Path
 
 from statgrid.errors import StatgridError
 from statgrid.host import procfs as _procfs
+
+_log = logging.getLogger("statgrid.scratch")
 
 MARKER = ".statgrid-session"
 _DIR_RE = re.compile(r"^SG(work|util)_[0-9a-f]+_[0-9a-z]+$")
@@ -242,3 +245,46 @@ def _remove(path: Path, st: os.stat_result) -> None:
             os.waitpid(pid, 0)
             return
         time.sleep(0.02)
+
+
+def prepare_work_roots(roots: list[str]) -> None:
+    """A node run as root runs sessions as their users, and each creates its SGwork_/SGutil_
+    directory (0700) under the [libraries] work and util roots: make a missing root like /tmp
+    (1777: anyone may create there, only an entry's owner may remove it); say in the log what to
+    do with one that exists and is not. Before jobs are dispatched here (the master waits for
+    prepare), so no session creates a root as its own."""
+    for root in roots:
+        try:
+            os.makedirs(root)
+        except FileExistsError:
+            try:
+                mode = os.stat(root).st_mode
+            except OSError as exc:
+                _log.warning("[libraries] root %s: %s", root, exc.strerror)
+                continue
+            if not stat.S_ISDIR(mode):
+                _log.warning("[libraries] root %s is not a directory: sessions cannot create WORK/UTIL there; "
+                               "remove it or point [libraries] work/util in grid.toml elsewhere", root)
+            elif not mode & stat.S_IWOTH:
+                _log.warning("[libraries] root %s is mode %04o: jobs run as their users, who cannot create their "
+                               "WORK/UTIL directories there; make it like /tmp: chmod 1777 %s",
+                               root, stat.S_IMODE(mode), root)
+            elif not mode & stat.S_ISVTX:
+                _log.warning("[libraries] root %s is mode %04o, writable by all without the sticky bit: any user "
+                               "may remove another's WORK/UTIL there; chmod +t %s", root, stat.S_IMODE(mode), root)
+            continue
+        except OSError as exc:
+            _log.warning("[libraries] root %s cannot be created (%s): sessions will fail to create WORK/UTIL "
+                           "there; create it with mode 1777 or fix [libraries] in grid.toml", root, exc.strerror)
+            continue
+        # chmod: mkdir's mode is cut by the umask. Through the directory just made, never a link
+        # swapped in for it (a user who may write the parent could aim a path chmod anywhere).
+        try:
+            fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError as exc:
+            _log.warning("[libraries] root %s changed while being made (%s): left alone", root, exc.strerror)
+            continue
+        try:
+            os.fchmod(fd, 0o1777)
+        finally:
+            os.close(fd)

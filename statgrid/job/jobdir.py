@@ -6,6 +6,9 @@ the job's STIMER log.
         session.log, session.lst    a session job's SAS-style log and listing (session/log.py)
         session.stimer.jsonl        its STIMER records, one JSON object a line (session/stimer.py)
         attempt-<n>.json            an attempt's record, as releases before protocol version 3 kept it
+        kernel.json                 a notebook kernel's connection (ports, HMAC and CurveZMQ keys; 0600):
+                                    the master hands it to the job's owner alone (GET /jobs/<id>/kernel)
+        kernel.activity             touched by the kernel at each cell's end: its mtime is the idle clock
     <home>/grid/attempts/           the grid's alone (0700): no job's user may write here
         <id>.<attempt>.json         an attempt's record (protocol.AttemptStarted/Finished/Lost)
         <id>.<attempt>.usage.jsonl  its CPU, memory and I/O sampled while it ran (grid/execution/usage.py)
@@ -18,6 +21,7 @@ user could otherwise have a link show another's file, or a FIFO hang the reader)
 from __future__ import annotations
 
 import json
+import os
 import pwd
 from pathlib import Path
 from typing import Any
@@ -29,6 +33,9 @@ SESSION_STEM = "session"                 # session.log, session.lst, session.sti
 STIMER_LOG = f"{SESSION_STEM}.stimer.jsonl"
 SESSION_LOG = f"{SESSION_STEM}.log"
 STIMER_TAIL_BYTES = 1 << 20              # of a STIMER log, the end read (its last steps and its total)
+KERNEL_CONNECTION = "kernel.json"
+KERNEL_ACTIVITY = "kernel.activity"
+KERNEL_CONNECTION_MAX_BYTES = 64 * 1024
 
 
 def jobs_root(home: Path) -> Path:
@@ -89,6 +96,35 @@ class JobDir:
     @property
     def stimer_log(self) -> Path:
         return self.path / STIMER_LOG
+
+    @property
+    def kernel_connection(self) -> Path:
+        return self.path / KERNEL_CONNECTION
+
+    @property
+    def kernel_activity(self) -> Path:
+        return self.path / KERNEL_ACTIVITY
+
+    def read_kernel_connection(self, owner_uid: int | None) -> dict[str, Any] | None:
+        """A kernel's connection once it has bound its ports (every port set); None before, or when the file is
+        not a regular file of owner_uid's (None: nobody's is trusted) or not a JSON object."""
+        if owner_uid is None:
+            return None
+        try:
+            info = json.loads(read_untrusted(self.kernel_connection, KERNEL_CONNECTION_MAX_BYTES, owner_uid=owner_uid))
+        except (NotTrusted, OSError, ValueError):
+            return None
+        ports = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
+        if not isinstance(info, dict) or not all(isinstance(info.get(p), int) and info[p] > 0 for p in ports):
+            return None
+        return info
+
+    def kernel_idle_s(self, now: float) -> float | None:
+        """Seconds since the kernel's last cell ended (or it started); None for no kernel."""
+        try:
+            return max(0.0, now - os.stat(self.kernel_activity, follow_symlinks=False).st_mtime)
+        except OSError:
+            return None
 
     def legacy_attempt(self, attempt: int) -> Path:
         """Where releases before protocol version 3 kept an attempt's record."""

@@ -15,6 +15,9 @@ from pathlib import Path
 from statgrid.errors import UsageError
 
 JOB_KINDS = (".py", ".sql", ".sas")
+# Interactive sessions: a notebook kernel the grid places (statgrid/kernels/), by its language.
+KERNEL_LANGUAGES = ("sas", "python")
+KERNEL_QUEUE = "interactive"          # where kernels go when grid.toml has that queue (else the default queue)
 
 
 def check_job_file(path: str | os.PathLike) -> Path:

@@ -33,7 +33,7 @@ class Job:
     user: str
     queue: str
     name: str
-    kind: str                              # "session" (a .py/.sql job file) or "command"
+    kind: str                              # "session" (a .py/.sql/.sas job file), "command" or "kernel" (argv [language])
     argv: list[str]                        # the job file and its arguments, or the command
     cwd: str
     options: dict[str, str] = field(default_factory=dict)      # session options (-o memsize=...)

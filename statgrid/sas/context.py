@@ -31,6 +31,8 @@ class ProgramState:
     titles: dict[int, str] = field(default_factory=dict)      # TITLE1–10
     footnotes: dict[int, str] = field(default_factory=dict)   # FOOTNOTE1–10
     syntax_check: bool = False         # after an ERROR in batch: OBS=0, no data set replaced
+    interactive: bool = False          # an interactive session (a notebook's kernel): DMSSYNCHK, not
+                                       # SYNTAXCHECK, says whether an ERROR turns syntax-check mode on
     last: str = ""                     # _LAST_ / SYSLAST: the data set written last, 'LIB.MEMBER'
     syscc: int = 0                     # SYSCC: the program's condition code (0, 4 warning, 8+ error)
     syserr: int = 0                    # SYSERR of the last step

@@ -231,6 +231,9 @@ class Listing:
         if _shown(self.state, table):
             self.lines += (render(table) if text is None else list(text)) + [""]
             self.shown = True
+            shown = getattr(self.program.log, "tables_shown", None)
+            if shown is not None:          # a notebook kernel's log: it shows the tables as HTML (kernels/render.py);
+                shown.append(table if text is None else None)     # None: shown in the PROC's own text layout
 
     def flush(self) -> None:
         while self.lines and not self.lines[-1].strip():

@@ -340,7 +340,7 @@ class Driver:
         p = self.program
         p.syserr = SYSERR_ERROR
         p.syscc = max(p.syscc, SYSERR_ERROR)
-        if check and not p.syntax_check and p.options.get("SYNTAXCHECK"):
+        if check and not p.syntax_check and p.options.get("DMSSYNCHK" if p.interactive else "SYNTAXCHECK"):
             p.syntax_check = True
             p.options.set("OBS", "0")
             self.log.note("SAS set option OBS=0 and will continue to check statements. This might cause NOTE: "
@@ -409,67 +409,97 @@ def run_program(text: str, session: Any, log_writer: Any = None, invocation: Inv
     `invocation`: SAS invocation options. `autoexec`: a file run first (the invocation's -autoexec wins;
     else grid.toml's [session] autoexec). `data_step`/`procs`: the step runners (default: the DATA step's
     and statgrid.sas.procs.PROCS). Never raises for the program's own faults: they are in the log."""
-    inv = invocation or Invocation()
-    log = log_writer if isinstance(log_writer, SasLog) else SasLog(log_writer or session.log)
-    options = SasOptions(session=session, log=log)
-    inv.apply(options)
-    options.set("MEMSIZE", str(session.options.memsize_bytes))
-    options.set("CPUCOUNT", str(session.options.effective_threads))
-    if session.work is not None:
-        options.set("WORK", str(session.work.path))
-    if session.util is not None:
-        options.set("UTILLOC", str(session.util.path))
-    options.started = True
-    log.options = options
-    program = ProgramState(session=session, log=log, options=options, symbols=_make_symbols(),
-                           formats=_make_formats(session, options))
-    program.titles[1] = "The SAS System"      # TITLE1 at startup (SAS 9.4, TITLE statement)
-    log.titles, log.footnotes = program.titles, program.footnotes
-    default_data, default_procs = _default_runners()
-    program.data_step = data_step or default_data          # a DATA step view runs through it when read
-    from statgrid.sas.procs.sql import materialize_view as run_sql_view
-    program.sql_view = run_sql_view                        # a PROC SQL view runs through it when read
-    driver = Driver(program, program.data_step, procs if procs is not None else default_procs)
-    saved_log, saved_env = session.log, {k: os.environ.get(k) for k in inv.env}
-    session.log = log
-    os.environ.update(inv.env)               # -set NAME VALUE: an environment variable (%SYSGET)
-    errors0, code = log.errors, 0
-    try:
-        if header and not log.header_done:
-            log.header()
-        driver._automatic("SYSPARM", options.get("SYSPARM"))
-        driver._status()
-        statements = _statement_source(program)
-        auto = inv.autoexec or autoexec or getattr(session.options, "autoexec", "")
+    return SasSession(session, log_writer, invocation, data_step=data_step, procs=procs).submit(
+        text, source=source, autoexec=autoexec, header=header)
+
+
+class SasSession:
+    """One SAS session's program state over several submits: a batch program is one submit (run_program);
+    an interactive session (a notebook's statgrid-sas kernel, as Enterprise Guide submits to a workspace
+    server) submits piece by piece, and macro variables, librefs, filerefs, options, titles, formats and
+    WORK carry from one submit to the next. `interactive`: an ERROR turns syntax-check mode on only under
+    DMSSYNCHK (SAS's rule for interactive sessions), not SYNTAXCHECK's batch rule. `ended`: after ENDSAS or
+    ABORT the session takes no more submits."""
+
+    def __init__(self, session: Any, log_writer: Any = None, invocation: Invocation | None = None, *,
+                 data_step: StepRunner | None = None, procs: dict[str, StepRunner] | None = None,
+                 interactive: bool = False):
+        self.session = session
+        self.invocation = inv = invocation or Invocation()
+        self.log = log = log_writer if isinstance(log_writer, SasLog) else SasLog(log_writer or session.log)
+        options = SasOptions(session=session, log=log)
+        inv.apply(options)
+        options.set("MEMSIZE", str(session.options.memsize_bytes))
+        options.set("CPUCOUNT", str(session.options.effective_threads))
+        if session.work is not None:
+            options.set("WORK", str(session.work.path))
+        if session.util is not None:
+            options.set("UTILLOC", str(session.util.path))
+        options.started = True
+        log.options = options
+        self.program = program = ProgramState(session=session, log=log, options=options, symbols=_make_symbols(),
+                                              formats=_make_formats(session, options), interactive=interactive)
+        program.titles[1] = "The SAS System"      # TITLE1 at startup (SAS 9.4, TITLE statement)
+        log.titles, log.footnotes = program.titles, program.footnotes
+        default_data, default_procs = _default_runners()
+        program.data_step = data_step or default_data          # a DATA step view runs through it when read
+        from statgrid.sas.procs.sql import materialize_view as run_sql_view
+        program.sql_view = run_sql_view                        # a PROC SQL view runs through it when read
+        self.driver = Driver(program, program.data_step, procs if procs is not None else default_procs)
+        self._statements = _statement_source(program)          # one macro processor: %MACROs stay defined
+        self.submits = 0
+        self.ended = False
+
+    def submit(self, text: str, *, source: str = "", autoexec: str = "", header: bool = True) -> int:
+        """Run `text` (a program, or the next piece of one); the exit code as run_program's, counting the
+        ERRORs of this submit only. The first submit writes the log's header and runs the autoexec."""
+        if self.ended:
+            raise StatgridError("this SAS session has ended (ENDSAS or ABORT); start a new one.")
+        inv, log, driver, session, program = self.invocation, self.log, self.driver, self.session, self.program
+        first = self.submits == 0
+        self.submits += 1
+        saved_log, saved_env = session.log, {k: os.environ.get(k) for k in inv.env}
+        session.log = log
+        os.environ.update(inv.env)               # -set NAME VALUE: an environment variable (%SYSGET)
+        errors0, code = log.errors, 0
         try:
-            if auto:
-                log.note(f"AUTOEXEC processing beginning; file is {auto}.")
-                try:
-                    driver.run(_Feed(statements(read_autoexec(auto), auto), log, echo=False,
-                                     on_error=driver._error_outside_step))
-                finally:
-                    log.note("AUTOEXEC processing completed.")
-                log.put("")
-            log.set_source(text)
-            driver.run(_Feed(statements(text, source), log, echo=True, on_error=driver._error_outside_step))
-            log.echo_rest()
-        except EndSas:
-            pass                             # SAS reads no further: the rest is not echoed
-        except ProgramAbort as exc:
-            code = exc.code
-        except SasError as exc:              # an autoexec that cannot be read, a program that cannot be read
-            log.sas_error(exc)
-            driver._error_outside_step()
-    finally:
-        session.log = saved_log
-        for k, v in saved_env.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    if code:
-        return code
-    if log.errors > errors0:
-        log.note(f"The program had {log.errors - errors0} ERROR line(s) in its log; SYSCC={program.syscc}.")
-        return 1
-    return 0
+            if header and not log.header_done:
+                log.header()
+            if first:
+                driver._automatic("SYSPARM", program.options.get("SYSPARM"))
+                driver._status()
+            statements = self._statements
+            auto = (inv.autoexec or autoexec or getattr(session.options, "autoexec", "")) if first else ""
+            try:
+                if auto:
+                    log.note(f"AUTOEXEC processing beginning; file is {auto}.")
+                    try:
+                        driver.run(_Feed(statements(read_autoexec(auto), auto), log, echo=False,
+                                         on_error=driver._error_outside_step))
+                    finally:
+                        log.note("AUTOEXEC processing completed.")
+                    log.put("")
+                log.set_source(text)
+                driver.run(_Feed(statements(text, source), log, echo=True, on_error=driver._error_outside_step))
+                log.echo_rest()
+            except EndSas:
+                self.ended = True                # SAS reads no further: the rest is not echoed
+            except ProgramAbort as exc:
+                self.ended = True
+                code = exc.code
+            except SasError as exc:              # an autoexec that cannot be read, a program that cannot be read
+                log.sas_error(exc)
+                driver._error_outside_step()
+        finally:
+            session.log = saved_log
+            for k, v in saved_env.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        if code:
+            return code
+        if log.errors > errors0:
+            log.note(f"The program had {log.errors - errors0} ERROR line(s) in its log; SYSCC={program.syscc}.")
+            return 1
+        return 0

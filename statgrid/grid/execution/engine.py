@@ -380,6 +380,10 @@ class Engine:
     async def kill(self, host: str, key: str) -> bool:
         return bool(await self.on_host(host, node.kill_job, key))
 
+    async def signal(self, host: str, key: str, signum: int) -> bool:
+        """Send signum to the job's process group on its node (node.signal_job): a kernel's interrupt."""
+        return bool(await self.on_host(host, node.signal_job, key, signum))
+
     async def suspend(self, host: str, key: str) -> bool:
         """Stop the job's processes where they are (node.suspend_job, LSF bstop). False if its host
         has no such running job, or did not answer."""

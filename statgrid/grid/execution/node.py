@@ -29,7 +29,6 @@ import os
 import shutil
 import signal
 import socket
-import stat
 import subprocess
 import sys
 import tempfile
@@ -42,6 +41,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 
 from statgrid.grid.execution import usage
 from statgrid.host.files import write_json_atomic
+from statgrid.host.scratch import prepare_work_roots
 from statgrid.job.jobdir import JobDir, usage_path
 from statgrid.job.protocol import (AttemptFinished, AttemptLost, AttemptStarted, LaunchExited, LaunchFailed,
                                     LaunchRequest, LaunchStarted, decode, started_fields, to_event)
@@ -134,49 +134,6 @@ def prepare(work_roots: list[str] | None = None, monitor: dict | None = None, cp
         from statgrid.host.scratch import clean_stale
         threading.Thread(target=clean_stale, args=([Path(p) for p in work_roots],), daemon=True).start()
     return _server["proc"].pid
-
-
-def prepare_work_roots(roots: list[str]) -> None:
-    """A node run as root runs sessions as their users, and each creates its SGwork_/SGutil_
-    directory (0700) under the [libraries] work and util roots: make a missing root like /tmp
-    (1777: anyone may create there, only an entry's owner may remove it); say in the log what to
-    do with one that exists and is not. Before jobs are dispatched here (the master waits for
-    prepare), so no session creates a root as its own."""
-    for root in roots:
-        try:
-            os.makedirs(root)
-        except FileExistsError:
-            try:
-                mode = os.stat(root).st_mode
-            except OSError as exc:
-                logger.warning("[libraries] root %s: %s", root, exc.strerror)
-                continue
-            if not stat.S_ISDIR(mode):
-                logger.warning("[libraries] root %s is not a directory: sessions cannot create WORK/UTIL there; "
-                               "remove it or point [libraries] work/util in grid.toml elsewhere", root)
-            elif not mode & stat.S_IWOTH:
-                logger.warning("[libraries] root %s is mode %04o: jobs run as their users, who cannot create their "
-                               "WORK/UTIL directories there; make it like /tmp: chmod 1777 %s",
-                               root, stat.S_IMODE(mode), root)
-            elif not mode & stat.S_ISVTX:
-                logger.warning("[libraries] root %s is mode %04o, writable by all without the sticky bit: any user "
-                               "may remove another's WORK/UTIL there; chmod +t %s", root, stat.S_IMODE(mode), root)
-            continue
-        except OSError as exc:
-            logger.warning("[libraries] root %s cannot be created (%s): sessions will fail to create WORK/UTIL "
-                           "there; create it with mode 1777 or fix [libraries] in grid.toml", root, exc.strerror)
-            continue
-        # chmod: mkdir's mode is cut by the umask. Through the directory just made, never a link
-        # swapped in for it (a user who may write the parent could aim a path chmod anywhere).
-        try:
-            fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        except OSError as exc:
-            logger.warning("[libraries] root %s changed while being made (%s): left alone", root, exc.strerror)
-            continue
-        try:
-            os.fchmod(fd, 0o1777)
-        finally:
-            os.close(fd)
 
 
 # -- fencing ------------------------------------------------------------------------------------------
@@ -488,6 +445,12 @@ def kill_job(key: str, grace_s: float = KILL_GRACE_S) -> bool:
     timer.daemon = True
     timer.start()
     return True
+
+
+def signal_job(key: str, signum: int) -> bool:
+    """Send signum (a notebook kernel's SIGINT) to the job's process group; False if it is not running here."""
+    info = _running.get(key)
+    return info is not None and _signal_group(info.pgid, signum)
 
 
 def _let_run(key: str, info: AttemptStarted) -> None:

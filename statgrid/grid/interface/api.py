@@ -72,6 +72,10 @@ class KillBody(BaseModel):
     ids: list[Annotated[int, Field(ge=1, le=JOB_ID_MAX)]] = Field(max_length=KILL_MAX_IDS)
 
 
+class SignalBody(BaseModel):
+    signal: str = Field(max_length=16)          # "SIGINT": a notebook kernel's interrupt
+
+
 class ModifyBody(BaseModel):
     """What `statgrid modify` may change of a pending job (unset: unchanged)."""
     queue: Optional[str] = Field(None, max_length=NAME_MAX_CHARS)
@@ -346,6 +350,22 @@ def create_app(master: Master, authenticate, on_down=None, on_stopped=None, stop
     async def wait(job_id: JobId, who: Who,
                    timeout_s: Annotated[float, Query(ge=0, le=WAIT_MAX_S, allow_inf_nan=False)] = WAIT_DEFAULT_S):
         return private((await master.wait(job_id, timeout_s)).to_dict(), who)
+
+    @app.get("/jobs/{job_id}/kernel")
+    async def kernel(job_id: JobId, who: Who,
+                     timeout_s: Annotated[float, Query(ge=0, le=WAIT_MAX_S, allow_inf_nan=False)] = 0.0):
+        """A notebook kernel's connection (ports, HMAC and CurveZMQ keys), for its owner alone: once it listens
+        (long-poll up to timeout_s), else "connection": null with the job and why it is pending."""
+        rec = await master.kernels.connection(job_id, who, timeout_s)
+        if rec["connection"] is not None:
+            master.audit.record(who, "kernel connect", f"job {job_id}")
+        return rec
+
+    @app.post("/jobs/{job_id}/signal")
+    async def signal_job(job_id: JobId, body: SignalBody, who: Who):
+        job = await master.kernels.signal(job_id, body.signal, who)
+        master.audit.record(who, "signal", f"job {job_id}", detail=body.signal)
+        return private(job.to_dict(), who)
 
     @app.get("/jobs/{job_id}/peek")
     async def peek(job_id: JobId, who: Who,

@@ -90,6 +90,19 @@ def read_client_config(path: Path) -> Remote | None:
     return Remote(url=raw["url"], token=raw.get("token"), ca=raw.get("ca"), source=str(path))
 
 
+def default_client(cfg: Config, master_url: str | None = None) -> "GridClient":
+    """The master as the CLI finds it: master_url (--master) or $STATGRID_MASTER; else this machine's local
+    socket; else, when that does not exist, the url of the client config (a client machine)."""
+    if master_url:
+        return GridClient(cfg, remote=Remote(url=master_url))
+    grid = GridClient(cfg)
+    if grid.remote is None and not grid.socket_path.exists():
+        remote = read_client_config(client_config_path())
+        if remote is not None:
+            return GridClient(cfg, remote=remote)
+    return grid
+
+
 class GridClient:
     """The master's API over the local socket (`<home>/grid/master.sock`: the master learns who you
     are from the kernel) or, with `remote` (or $STATGRID_MASTER, or the client config's url when no
@@ -331,6 +344,23 @@ class GridClient:
                     break
             out.append(job)
         return out
+
+    def submit_kernel(self, language: str, queue: str = "", name: str = "", options: dict[str, str] | None = None,
+                      cwd: str | None = None, env: dict[str, str] | None = None, key: str | None = None) -> dict:
+        """Start a notebook kernel (statgrid/kernels/) as an interactive job; returns its job record."""
+        env = {k: v for k, v in (env or {}).items() if k not in PRIVATE_ENV}
+        body = {"argv": [], "kernel": language, "cwd": cwd or os.getcwd(), "queue": queue, "name": name,
+                "options": options or {}, "env": env}
+        return self._call("POST", "/jobs", body, key=key or str(uuid.uuid4()))
+
+    def kernel(self, job_id: int, timeout_s: float = 0.0) -> dict:
+        """The kernel's connection once it listens (owner only); {"connection": None, "job", "pend_reason"}
+        while it is pending or starting after timeout_s, or once it ended."""
+        return self._call("GET", f"/jobs/{int(job_id)}/kernel", params={"timeout_s": timeout_s},
+                          timeout_s=timeout_s + 30)
+
+    def signal(self, job_id: int, name: str = "SIGINT") -> dict:
+        return self._call("POST", f"/jobs/{int(job_id)}/signal", {"signal": name})
 
     def peek(self, job_id: int, nbytes: int = 4096) -> dict:
         return self._call("GET", f"/jobs/{int(job_id)}/peek", params={"nbytes": nbytes})

@@ -51,6 +51,7 @@ from statgrid.grid.master.parts import Parts
 from statgrid.grid.master.runlimits import RunLimits
 from statgrid.grid.master.subtasks import SubTasks
 from statgrid.grid.master.suspend import Suspensions
+from statgrid.grid.master.kernels import Kernels
 from statgrid.grid.master.usage import FairshareUsage
 from statgrid.grid.master.outcome import Outcomes
 from statgrid.grid.master.store import JobFilter, JobStore
@@ -192,6 +193,7 @@ class Master(Outcomes, HostControl, QueueControl):
         self.flows_part: Flows = self.parts.add(Flows(self))
         self.usage: FairshareUsage = self.parts.add(FairshareUsage(self))
         self.thresholds: LoadThresholds = self.parts.add(LoadThresholds(self))
+        self.kernels: Kernels = self.parts.add(Kernels(self))
 
     # -- life cycle ------------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -401,11 +403,13 @@ class Master(Outcomes, HostControl, QueueControl):
             env["STATGRID_ARRAY_ID"] = str(new.flow_id)
         if self.cfg.source is not None:
             env["STATGRID_CONFIG"] = str(self.cfg.source)
+        if new.kind == "kernel":
+            env.update(self.kernels.launch_env(new, host))
         output = str(directory.output)
         request = LaunchRequest(job_id=new.id, attempt=new.attempt, host=host,
                                 argv=tuple(launch_argv(new, self.cfg, directory.path)), env=env, cwd=new.cwd,
                                 job_dir=str(directory.path),
-                                work_roots=tuple(self.work_roots) if new.kind == "session" else (),
+                                work_roots=tuple(self.work_roots) if new.kind in ("session", "kernel") else (),
                                 stdout=output, stderr=output, identity=identity_of(new.user),
                                 attempt_file=str(attempt_file(self.cfg, new.id, new.attempt)),
                                 mem_limit_bytes=new.mem_bytes)

@@ -20,7 +20,7 @@ from statgrid.config import Config, ConfigError, format_size
 from statgrid.errors import UsageError
 from statgrid.job.record import Job
 from statgrid.grid.scheduling.policy import host_weights
-from statgrid.job.kinds import JOB_KINDS, check_job_file, declared_memsize
+from statgrid.job.kinds import JOB_KINDS, KERNEL_LANGUAGES, KERNEL_QUEUE, check_job_file, declared_memsize
 
 
 # Names (job, user, queue, host, session option) are shown in one-line table rows and messages:
@@ -96,6 +96,8 @@ class JobRequest:
     # turns them into the reservation with its own grid.toml's default and memory_margin.
     memsize_bytes: Annotated[int, NotBool()] = 0
     memsize_default_too: bool = False
+    kernel: str = ""                 # an interactive session: a notebook kernel of this language (KERNEL_LANGUAGES)
+                                     # instead of argv, which is then empty
 
 
 def default_queue(cfg: Config) -> str:
@@ -222,6 +224,8 @@ def validate(req: JobRequest, cfg: Config, submit_ts: float, check_files: bool =
     the user (the launcher enters cwd and execs as them), and a missing one ends the job EXIT with
     the reason."""
     check_bounds(req)
+    if req.kernel:
+        return _kernel_job(req, cfg, submit_ts)
     if not req.argv or not str(req.argv[0]).strip():
         raise UsageError("nothing to run: give a job file (.py, .sql or .sas) or a command, e.g. "
                          "`statgrid submit job.py` or `statgrid submit sleep 10`.")
@@ -302,6 +306,26 @@ def validate(req: JobRequest, cfg: Config, submit_ts: float, check_files: bool =
                options=dict(req.options), rerunnable=req.rerunnable, requested_hosts=list(req.hosts),
                submit_ts=submit_ts, env=dict(req.env), runlimit_s=req.runlimit_s or None, mem_bytes=mem_bytes,
                priority=req.priority, position=submit_ts, parent_id=req.parent_id)
+
+
+def kernel_queue(cfg: Config) -> str:
+    """Where a kernel goes by default: the queue `interactive` when grid.toml has it, else the default queue."""
+    return KERNEL_QUEUE if KERNEL_QUEUE in cfg.queues else default_queue(cfg)
+
+
+def _kernel_job(req: JobRequest, cfg: Config, submit_ts: float) -> Job:
+    """An interactive session: a notebook kernel the grid places (kind "kernel", argv [language]). It runs
+    a session like a job file's, so it reserves memory as one (its memsize, -o or grid.toml's, plus margin)."""
+    if req.kernel not in KERNEL_LANGUAGES:
+        raise UsageError(f"kernel {req.kernel!r} is not one of {', '.join(KERNEL_LANGUAGES)}; e.g. "
+                         "`jupyter console --kernel statgrid-sas`.")
+    if req.argv:
+        raise UsageError("a kernel takes no command (argv): its language says what runs.")
+    queue = req.queue or kernel_queue(cfg)
+    probe = dataclasses.replace(req, argv=[f"kernel.{'sas' if req.kernel == 'sas' else 'py'}"], kernel="",
+                                queue=queue)
+    job = validate(probe, cfg, submit_ts, check_files=False)
+    return dataclasses.replace(job, kind="kernel", argv=[req.kernel], name=req.name or f"{req.kernel} kernel")
 
 
 def with_declared_memsize(req: JobRequest, cfg: Config) -> JobRequest:
@@ -388,6 +412,11 @@ def launch_argv(job: Job, cfg: Config, job_dir: Path) -> list[str]:
     argv = [sys.executable, "-m", "statgrid"]
     if cfg.source is not None:
         argv += ["--config", str(cfg.source)]
+    if job.kind == "kernel":
+        argv += ["kernel-run", "--log-dir", str(job_dir)]
+        for k, v in job.options.items():
+            argv += ["-o", f"{k}={v}"]
+        return argv + ["--", job.argv[0]]
     argv += ["run", "--log-dir", str(job_dir)]
     for k, v in job.options.items():
         argv += ["-o", f"{k}={v}"]

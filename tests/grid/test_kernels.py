@@ -1,0 +1,249 @@
+"""Notebook kernels the grid places (statgrid/kernels/), driven by jupyter_client's real AsyncKernelManager through
+statgrid's provisioner (its entry point, as JupyterLab and `jupyter console` find it), on a real grid."""
+from __future__ import annotations
+
+import asyncio
+import json
+import stat
+import statistics
+import time
+import pytest
+
+from statgrid.kernels.specs import kernel_json
+from tests.conftest import WAIT_S, scratch_dirs, wait_for
+from tests.support.gridtest import Grid, running
+from tests.support.gridtoml import toml_text
+
+pytest.importorskip("ipykernel")
+
+
+def _toml(**interactive) -> str:
+    return toml_text({"node1": 2}, {"normal": {}, "interactive": {"user_limit": 1, **interactive}})
+
+
+@pytest.fixture
+def specs(tmp_path, monkeypatch):
+    """statgrid-sas and statgrid-python as `statgrid kernels install` writes them, found through JUPYTER_PATH."""
+    root = tmp_path / "jupyter"
+    for lang in ("sas", "python"):
+        d = root / "kernels" / f"statgrid-{lang}"
+        d.mkdir(parents=True)
+        (d / "kernel.json").write_text(json.dumps(kernel_json(lang)))
+    monkeypatch.setenv("JUPYTER_PATH", str(root))
+    return root
+
+
+def _grid(tmp_path, monkeypatch, **interactive) -> Grid:
+    grid = Grid(tmp_path, _toml(**interactive))
+    for k, v in grid.env.items():
+        monkeypatch.setenv(k, v)
+    return grid
+
+
+async def _start(lang: str):
+    from jupyter_client.manager import AsyncKernelManager
+
+    km = AsyncKernelManager(kernel_name=f"statgrid-{lang}")
+    await km.start_kernel()
+    kc = km.client()
+    kc.start_channels()
+    await kc.wait_for_ready(timeout=WAIT_S)
+    return km, kc
+
+
+async def _run(kc, code: str) -> tuple[dict, list[dict]]:
+    msgs: list[dict] = []
+    reply = await kc.execute_interactive(code, output_hook=msgs.append, timeout=WAIT_S)
+    return reply["content"], msgs
+
+
+def _texts(msgs, kind: str, mime: str = "text/plain") -> str:
+    if kind == "stream":
+        return "".join(m["content"]["text"] for m in msgs if m["msg_type"] == "stream")
+    return "\n".join(m["content"]["data"].get(mime, "") for m in msgs if m["msg_type"] == kind)
+
+
+def test_sas_cells_share_one_session_and_shutdown_ends_the_job_done_with_work_removed(tmp_path, monkeypatch, specs):
+    grid = _grid(tmp_path, monkeypatch)
+
+    async def scenario():
+        km, kc = await _start("sas")
+        job_id = km.provisioner.job_id
+        try:
+            content, msgs = await _run(kc, "data work.a; do i = 1 to 5; x = i * 2; output; end; run;")
+            assert content["status"] == "ok", content
+            log = _texts(msgs, "display_data")
+            assert "NOTE: The data set WORK.A has 5 observations and 2 variables." in log
+            assert "\x1b[34mNOTE:" in log                      # NOTE lines coloured (ANSI for a console)
+            assert 'style="color:#0000d0"' in _texts(msgs, "display_data", "text/html")
+            # the next cell sees the first one's WORK data set: one session while the kernel lives
+            content, msgs = await _run(kc, "proc means data=work.a n mean max; var x; run;")
+            assert content["status"] == "ok", content
+            xs = [2.0 * i for i in range(1, 6)]
+            listing = _texts(msgs, "display_data")
+            assert "The MEANS Procedure" in listing and f"{statistics.mean(xs):.7f}" in listing
+            # MEANS writes its own layout: shown preformatted; REG's tables are ODS tables: HTML tables
+            assert '<pre class="statgrid-listing">' in _texts(msgs, "display_data", "text/html")
+            content, msgs = await _run(kc, "proc reg data=work.a; model x = i; run; quit;")
+            html = _texts(msgs, "display_data", "text/html")
+            model_ss = sum((x - statistics.mean(xs)) ** 2 for x in xs)      # x = 2i exactly: all of it is the model's
+            assert "<caption>Analysis of Variance</caption>" in html and f"<td style=\"text-align:right\">{model_ss:.5f}</td>" in html
+            # an ERROR makes the cell's reply an error, and the session goes on (no syntax-check mode)
+            content, msgs = await _run(kc, "data work.b; set work.nothere; run;")
+            assert content["status"] == "error" and "ERROR" in _texts(msgs, "display_data")
+            content, msgs = await _run(kc, "data work.c; set work.a; run;")
+            assert content["status"] == "ok" and "WORK.C has 5 observations" in _texts(msgs, "display_data")
+            assert len([p for p in scratch_dirs(grid.home) if p.name.startswith("SGwork_")]) == 1
+            conn = grid.home / "jobs" / str(job_id) / "kernel.json"
+            assert stat.S_IMODE(conn.stat().st_mode) == 0o600
+            assert stat.S_IMODE((grid.home / "jobs" / str(job_id)).stat().st_mode) == 0o700
+        finally:
+            await km.shutdown_kernel()
+            kc.stop_channels()
+        return job_id
+
+    with running(grid):
+        job_id = asyncio.run(scenario())
+        job = grid.client.wait([job_id], timeout_s=WAIT_S)[0]
+        assert job["state"] == "DONE", job
+        assert not [p for p in scratch_dirs(grid.home) if p.name.startswith("SGwork_")]
+
+
+def test_interrupt_stops_a_cell_and_a_kill_is_seen_by_the_client_without_a_restart(tmp_path, monkeypatch, specs):
+    grid = _grid(tmp_path, monkeypatch)
+
+    async def scenario():
+        km, kc = await _start("python")
+        job_id = km.provisioner.job_id
+        km.autorestart = True
+        try:
+            content, msgs = await _run(kc, "s.sql('create table work.t as select 42 as v'); print(1 + 1)")
+            assert content["status"] == "ok" and "2" in _texts(msgs, "stream")
+            assert "WORK.T has 1 observations" in _texts(msgs, "stream")
+            # a long cell, interrupted through the grid (SIGINT to the kernel's process group on its node)
+            msg_id = kc.execute("import time\nfor _ in range(6000): time.sleep(0.05)")
+            await asyncio.sleep(0.5)
+            await km.interrupt_kernel()
+            reply = await kc.get_shell_msg(timeout=WAIT_S)
+            while reply["parent_header"].get("msg_id") != msg_id:
+                reply = await kc.get_shell_msg(timeout=WAIT_S)
+            assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "KeyboardInterrupt"
+            content, msgs = await _run(kc, "print('after', 6 * 7)")        # the kernel and its session go on
+            assert content["status"] == "ok" and "after 42" in _texts(msgs, "stream")
+            # killed from the CLI: the client sees the kernel die, and the provisioner does not start it again
+            kill = grid.cli("kill", str(job_id))
+            assert kill.returncode == 0, kill.stderr
+            await _until(lambda: km.is_alive(), False)
+            assert km.provisioner.job_id == job_id
+        finally:
+            kc.stop_channels()
+            await km.cleanup_resources()
+        return job_id
+
+    with running(grid):
+        job_id = asyncio.run(scenario())
+        jobs = grid.client.jobs(all_states=True)
+        assert [j["state"] for j in jobs if j["id"] == job_id] == ["KILLED"]
+        assert len(jobs) == 1                                   # no second kernel job was submitted
+
+
+async def _until(fn, want, timeout_s: float = WAIT_S) -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        got = await fn()
+        if got == want:
+            return
+        assert time.monotonic() < deadline, f"still {got!r}, waiting for {want!r}"
+        await asyncio.sleep(0.05)
+
+
+def test_a_full_queue_gives_the_pending_reason_then_the_kernel_starts(tmp_path, monkeypatch, specs):
+    grid = _grid(tmp_path, monkeypatch)
+
+    async def scenario():
+        km1, kc1 = await _start("python")
+        from jupyter_client.manager import AsyncKernelManager
+
+        km2 = AsyncKernelManager(kernel_name="statgrid-python")
+        second = asyncio.create_task(km2.start_kernel())
+        pending = await asyncio.to_thread(
+            wait_for, lambda: [j for j in grid.client.jobs() if j["state"] == "PEND"], "the second kernel pending")
+        job2 = pending[0]["id"]
+        answer = grid.client.kernel(job2, 0)
+        assert answer["connection"] is None and answer["pend_reason"], answer
+        assert "limit" in answer["pend_reason"].lower() or "user" in answer["pend_reason"].lower()
+        await km1.shutdown_kernel()
+        kc1.stop_channels()
+        await asyncio.wait_for(second, WAIT_S)
+        kc2 = km2.client()
+        kc2.start_channels()
+        await kc2.wait_for_ready(timeout=WAIT_S)
+        content, msgs = await _run(kc2, "print(40 + 2)")
+        assert "42" in _texts(msgs, "stream")
+        await km2.shutdown_kernel()
+        kc2.stop_channels()
+
+    with running(grid):
+        asyncio.run(scenario())
+
+
+def test_an_idle_kernel_is_warned_then_ended(tmp_path, monkeypatch, specs):
+    grid = _grid(tmp_path, monkeypatch, idle_timeout="3s")
+
+    async def scenario():
+        km, kc = await _start("sas")
+        job_id = km.provisioner.job_id
+        seen: list[str] = []
+        try:
+            while True:
+                try:
+                    msg = await kc.get_iopub_msg(timeout=WAIT_S)
+                except Exception:
+                    break
+                if msg["msg_type"] == "stream":
+                    seen.append(msg["content"]["text"])
+                if any("it ends now" in t for t in seen):
+                    break
+            await _until(lambda: km.is_alive(), False)
+        finally:
+            kc.stop_channels()
+            await km.cleanup_resources()
+        return job_id, seen
+
+    with running(grid):
+        job_id, seen = asyncio.run(scenario())
+        assert any("will be ended in" in t for t in seen), seen
+        assert any("idle_timeout" in t for t in seen), seen
+        job = grid.client.wait([job_id], timeout_s=WAIT_S)[0]
+        assert job["state"] == "DONE", job
+        assert not [p for p in scratch_dirs(grid.home) if p.name.startswith("SGwork_")]
+
+
+def test_the_connection_goes_to_the_owner_only_and_is_in_no_argv(tmp_path, monkeypatch, specs):
+    """The key is in no process's argv (/proc/PID/cmdline is world-readable) and in no job record the API shows."""
+    grid = _grid(tmp_path, monkeypatch)
+
+    async def scenario():
+        km, kc = await _start("sas")
+        job_id = km.provisioner.job_id
+        try:
+            key = km.session.key.decode()
+            assert len(key) == 64
+            import psutil
+
+            for p in psutil.process_iter():
+                try:
+                    assert key not in " ".join(p.cmdline())
+                    assert key not in json.dumps(p.environ())
+                except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+                    pass
+            assert key not in json.dumps(grid.client.job(job_id))
+            assert key not in json.dumps(grid.client.jobs(all_states=True))
+            info = grid.client.kernel(job_id)["connection"]
+            assert info["key"] == key and info["curve_secretkey"]
+        finally:
+            await km.shutdown_kernel()
+            kc.stop_channels()
+
+    with running(grid):
+        asyncio.run(scenario())
