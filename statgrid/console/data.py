@@ -161,8 +161,10 @@ def job_row(master: "Master", record: dict[str, Any], now: float | None = None) 
     """The record with why it pends and, while it runs, `run_so_far_s`: seconds since its start
     (run_s, its end minus its start, stays None until it ends). Suspensions count, as in run_s."""
     running = record["state"] in RUNNING_NAMES and record.get("start_ts") is not None
-    so_far = max(0.0, (time.time() if now is None else now) - record["start_ts"]) if running else None
-    return {**record, "pend_reason": pend_reason(master, record), "run_so_far_s": so_far}
+    now = time.time() if now is None else now
+    so_far = max(0.0, now - record["start_ts"]) if running else None
+    idle = master.kernels.idle_s(record["id"], now) if running and record.get("kind") == "kernel" else None
+    return {**record, "pend_reason": pend_reason(master, record), "run_so_far_s": so_far, "idle_s": idle}
 
 
 def job_files(master: "Master", job: dict[str, Any]) -> tuple[Path, int | None]:

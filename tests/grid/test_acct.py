@@ -83,7 +83,7 @@ def test_the_record_round_trips_and_its_version_is_checked():
     r = account(RECORDS, GROUPS, user="alice", queue="night", since_ts=99.5)
     d = json.loads(json.dumps(r.to_dict()))
     assert d["version"] == 1 and d["total"]["cpu_sum_s"] == 25.5 and list(d) == \
-        ["version", "user", "queue", "since_ts", "total", "by_user", "by_group", "by_queue"]
+        ["version", "user", "queue", "since_ts", "total", "by_user", "by_group", "by_queue", "sessions_by_day"]
     assert acct.AcctReport.from_dict(d) == r
     with pytest.raises(StatgridError, match="accounting of version 2; this statgrid reads version 1"):
         acct.AcctReport.from_dict({**d, "version": 2})
@@ -297,3 +297,24 @@ def test_row_fields_carry_units():
     names = list(asdict(account(RECORDS).total))
     assert names == ["name", "jobs", "done", "exit", "killed", "started", "wait_mean_s", "wait_p95_s", "run_sum_s",
                      "run_mean_s", "cpu_sum_s"]
+
+
+def test_interactive_sessions_are_counted_per_day_of_their_start():
+    """seed 004 reports interactive sessions a day: kernels (kind "kernel") by their start's day, with distinct users;
+    batch jobs and kernels that never started are not sessions. Days in this machine's time zone, as acct's."""
+    import datetime as dt
+
+    day1 = dt.datetime(2026, 11, 2, 9, 30).timestamp()
+    day2 = dt.datetime(2026, 11, 3, 23, 59).timestamp()
+    base = {"queue": "interactive", "state": "DONE", "submit_ts": day1 - 5, "end_ts": day2 + 60, "rusage": None}
+    records = [{**base, "id": 1, "user": "ann", "kind": "kernel", "start_ts": day1},
+               {**base, "id": 2, "user": "ann", "kind": "kernel", "start_ts": day1 + 60},
+               {**base, "id": 3, "user": "bob", "kind": "kernel", "start_ts": day1 + 120},
+               {**base, "id": 4, "user": "bob", "kind": "kernel", "start_ts": day2},
+               {**base, "id": 5, "user": "cy", "kind": "session", "start_ts": day2},
+               {**base, "id": 6, "user": "cy", "kind": "kernel", "start_ts": None, "state": "KILLED"}]
+    report = account(records)
+    assert report.sessions_by_day == (("2026-11-02", 3, 2), ("2026-11-03", 1, 1))
+    assert acct.AcctReport.from_dict(json.loads(json.dumps(report.to_dict()))) == report
+    section = views.acct_text(report).split("by the day they started:")[1]
+    assert [ln.split() for ln in section.strip().splitlines()][-2:] == [["2026-11-02", "3", "2"], ["2026-11-03", "1", "1"]]

@@ -130,6 +130,11 @@ def test_interrupt_stops_a_cell_and_a_kill_is_seen_by_the_client_without_a_resta
             assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "KeyboardInterrupt"
             content, msgs = await _run(kc, "print('after', 6 * 7)")        # the kernel and its session go on
             assert content["status"] == "ok" and "after 42" in _texts(msgs, "stream")
+            # `statgrid jobs` and `job ID` show the session's idle time (since its last cell)
+            listing = grid.cli("jobs")
+            assert listing.returncode == 0 and "IDLE_S" in listing.stdout.splitlines()[0], listing.stdout
+            detail = grid.cli("job", str(job_id))
+            assert "Interactive session: idle" in detail.stdout, detail.stdout
             # killed from the CLI: the client sees the kernel die, and the provisioner does not start it again
             kill = grid.cli("kill", str(job_id))
             assert kill.returncode == 0, kill.stderr
@@ -145,6 +150,8 @@ def test_interrupt_stops_a_cell_and_a_kill_is_seen_by_the_client_without_a_resta
         jobs = grid.client.jobs(all_states=True)
         assert [j["state"] for j in jobs if j["id"] == job_id] == ["KILLED"]
         assert len(jobs) == 1                                   # no second kernel job was submitted
+        acct = grid.cli("acct")
+        assert "Interactive sessions (notebook kernels) by the day they started" in acct.stdout, acct.stdout
 
 
 async def _until(fn, want, timeout_s: float = WAIT_S) -> None:

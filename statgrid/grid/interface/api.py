@@ -249,7 +249,7 @@ def create_app(master: Master, authenticate, on_down=None, on_stopped=None, stop
         flt = JobFilter(states=states, user=who.user if mine else user, queue=queue, host=host, parent_id=parent)
         viewer = None if who.admin else who.user
         records, next_after_id = await asyncio.to_thread(master.store.page, flt, after_id, limit, viewer)
-        if states is None or JobState.PEND in states:
+        if states is None or JobState.PEND in states or JobState.RUN in states:
             records = await asyncio.to_thread(_with_reasons, master, records)
         return Response(f'{{"jobs":{records},"next_after_id":{json.dumps(next_after_id)}}}',
                         media_type="application/json")
@@ -258,6 +258,8 @@ def create_app(master: Master, authenticate, on_down=None, on_stopped=None, stop
     async def job(job_id: JobId, who: Who):
         j = master.get(job_id)
         return {**private(j.to_dict(), who), "pend_reason": master.pend_reason(master.pending.get(job_id) or j),
+                **({"idle_s": master.kernels.idle_s(job_id, time.time())}
+                   if j.kind == "kernel" and j.state == JobState.RUN else {}),
                 "runlimit_s": master.runlimit_s(j) or None, "events": master.store.events(job_id),
                 "job_dir": str(job_dir(master.cfg, job_id))}
 
@@ -491,12 +493,16 @@ def create_app(master: Master, authenticate, on_down=None, on_stopped=None, stop
 
 
 def _with_reasons(master: Master, records: str) -> str:
-    """A page's JSON records with each PEND job's pending reason added ("pend_reason")."""
+    """A page's JSON records with each PEND job's pending reason added ("pend_reason"), and each running
+    notebook kernel's idle time ("idle_s")."""
     jobs = json.loads(records)
+    now = time.time()
     for rec in jobs:
         if rec["state"] == "PEND":
             job = master.pending.get(rec["id"])
             rec["pend_reason"] = master.pend_reason(job) if job is not None else None
+        elif rec["kind"] == "kernel" and rec["state"] == "RUN":
+            rec["idle_s"] = master.kernels.idle_s(rec["id"], now)
     return json.dumps(jobs)
 
 

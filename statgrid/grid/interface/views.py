@@ -51,9 +51,12 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], max_chars: int 
 def jobs_table(records: list[dict]) -> str:
     if not records:
         return "No unfinished job found (use -a for finished ones, -u all for everyone's)."
-    return table(["JOBID", "USER", "STAT", "QUEUE", "EXEC_HOST", "JOB_NAME", "SUBMIT_TIME", "WAIT_S", "RUN_S"],
+    idle = any(r.get("kind") == "kernel" for r in records)     # interactive sessions: their idle time too
+    return table(["JOBID", "USER", "STAT", "QUEUE", "EXEC_HOST", "JOB_NAME", "SUBMIT_TIME", "WAIT_S", "RUN_S"]
+                 + (["IDLE_S"] if idle else []),
                  [[r["id"], r["user"], r["state"], r["queue"], r["host"], r["name"], _ts(r["submit_ts"]),
-                   _s(r["wait_s"]), _s(r["run_s"])] for r in records], max_chars=CELL_MAX_CHARS)
+                   _s(r["wait_s"]), _s(r["run_s"])] + ([_s(r.get("idle_s"))] if idle else []) for r in records],
+                 max_chars=CELL_MAX_CHARS)
 
 
 def pending_table(records: list[dict]) -> str:
@@ -169,6 +172,8 @@ def job_detail(r: dict) -> str:
              + (f"   Requeued: {r['requeues']}x" if r.get("requeues") else "")]
     if r.get("pend_reason"):
         lines.append(f"  Pending reason: {p(r['pend_reason'])}")
+    if r.get("idle_s") is not None:
+        lines.append(f"  Interactive session: idle {_s(r['idle_s'])} s (since its last cell)")
     if r.get("depend"):
         lines.append(f"  Dependency: {p(r['depend'])}")
     sched = [f"{label} {value}" for label, value in (
@@ -223,4 +228,7 @@ def acct_text(report) -> str:
     for title, rs in (("USER", report.by_user), ("GROUP", report.by_group), ("QUEUE", report.by_queue),
                       ("", [report.total])):
         parts.append(table([title, *ACCT_FIGURES], rows(rs), max_chars=CELL_MAX_CHARS))
+    if report.sessions_by_day:
+        parts.append("Interactive sessions (notebook kernels) by the day they started:\n"
+                     + table(["DAY", "SESSIONS", "USERS"], [list(d) for d in report.sessions_by_day]))
     return "\n\n".join(parts)

@@ -62,12 +62,16 @@ class AcctReport:
     by_user: tuple[AcctRow, ...]  # one row per user, by name
     by_group: tuple[AcctRow, ...]  # one per [groups] group with jobs, grid.toml's order, then "-"
     by_queue: tuple[AcctRow, ...]  # one per queue, by name
+    # interactive sessions (notebook kernels) by the day they started (this machine's time zone), as seed 004
+    # counts them: (YYYY-MM-DD, sessions, distinct users), oldest first
+    sessions_by_day: tuple[tuple[str, int, int], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The API's JSON: {"version", "user", "queue", "since_ts", "total", "by_user", …}."""
         return {"version": ACCT_VERSION, "user": self.user, "queue": self.queue, "since_ts": self.since_ts,
                 "total": asdict(self.total), **{k: [asdict(r) for r in getattr(self, k)]
-                                                for k in ("by_user", "by_group", "by_queue")}}
+                                                for k in ("by_user", "by_group", "by_queue")},
+                "sessions_by_day": [list(d) for d in self.sessions_by_day]}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "AcctReport":
@@ -79,7 +83,8 @@ class AcctReport:
         def row(r: Mapping[str, Any]) -> AcctRow:
             return AcctRow(**{k: r[k] for k in names})
         return cls(user=d["user"], queue=d["queue"], since_ts=d["since_ts"], total=row(d["total"]),
-                   **{k: tuple(row(r) for r in d[k]) for k in ("by_user", "by_group", "by_queue")})
+                   **{k: tuple(row(r) for r in d[k]) for k in ("by_user", "by_group", "by_queue")},
+                   sessions_by_day=tuple((str(a), int(b), int(c)) for a, b, c in d.get("sessions_by_day", ())))
 
 
 def p95(values: list[float]) -> float | None:
@@ -134,7 +139,19 @@ def account(records: Iterable[Mapping[str, Any]], groups: Mapping[str, Iterable[
     return AcctReport(user=user, queue=queue, since_ts=since_ts, total=_row("total", done),
                       by_user=tuple(_row(k, by_user[k]) for k in sorted(by_user)),
                       by_group=tuple(_row(k, v) for k, v in by_group.items() if v),
-                      by_queue=tuple(_row(k, by_queue[k]) for k in sorted(by_queue)))
+                      by_queue=tuple(_row(k, by_queue[k]) for k in sorted(by_queue)),
+                      sessions_by_day=sessions_by_day(done))
+
+
+def sessions_by_day(records: Iterable[Mapping[str, Any]]) -> tuple[tuple[str, int, int], ...]:
+    """Interactive sessions (records of kind "kernel" that started) per day of their start, in this machine's
+    time zone: (YYYY-MM-DD, sessions, distinct users), oldest first."""
+    days: dict[str, list[str]] = {}
+    for r in records:
+        if r.get("kind") == "kernel" and r.get("start_ts") is not None:
+            day = datetime.fromtimestamp(r["start_ts"]).strftime("%Y-%m-%d")
+            days.setdefault(day, []).append(r.get("user") or UNKNOWN)
+    return tuple((day, len(users), len(set(users))) for day, users in sorted(days.items()))
 
 
 def finished_records(store, user: str | None = None, queue: str | None = None,

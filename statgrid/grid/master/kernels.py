@@ -55,6 +55,10 @@ class Kernels(Part):
             self.master.rights.require_owner(caller, job.user, verb, f"job {job_id}")
         return job
 
+    def idle_s(self, job_id: int, now: float) -> float | None:
+        """A running kernel's idle time: since its last cell ended (the kernel touches its activity file)."""
+        return JobDir.of(self.master.cfg.home, job_id).kernel_idle_s(now)
+
     def owner_uid(self, job: Job) -> int | None:
         from statgrid.grid.master.core import identity_of
 
