@@ -14,12 +14,13 @@ from statgrid.sas.parse import dsast as D
 RET, DEL, STOP = 1, 2, 3
 
 
-class CodeGen:
-    def __init__(self, pdv, expr, plan):
-        self.pdv, self.x, self.plan = pdv, expr, plan
+class SourceLines:
+    """Python source written a line at a time at a depth of indentation, with fresh local names: the
+    Python engine's CodeGen and the NUMBA engine's KernelGen (compiled/kernel.py) write their statements
+    alike; `block(statements, depth)` is each one's."""
+
+    def __init__(self):
         self.lines: list[str] = []
-        self.labels: dict[str, int] = {}
-        self.loop_stack: list[str] = []     # per open loop: the code CONTINUE runs before `continue`
         self.tmp = 0
 
     def emit(self, depth: int, text: str) -> None:
@@ -28,6 +29,47 @@ class CodeGen:
     def fresh(self, base: str) -> str:
         self.tmp += 1
         return f"_{base}{self.tmp}"
+
+    def local(self, d: int, base: str, value: str) -> str:
+        """A fresh local set to `value` at depth d: its name."""
+        name = self.fresh(base)
+        self.emit(d, f"{name} = {value}")
+        return name
+
+    def in_loop(self, cont, body) -> None:
+        """body(): the statements of a loop whose CONTINUE runs `cont` before `continue` (self.loop_stack,
+        each generator's own form of it)."""
+        self.loop_stack.append(cont)
+        body()
+        self.loop_stack.pop()
+
+    def do_to(self, idx: str, spec: tuple, d: int, num, by_error: str) -> str:
+        """The head of `DO idx = start TO stop [BY by]` (spec) at depth d, num(node) an expression's
+        numeric source: the index set, stop and by kept in locals (`by_error` when by is 0 or missing),
+        then the while line. Returns by's local."""
+        start, stop, by = spec
+        self.emit(d, f"{idx} = {num(start)}")
+        stop_v = self.local(d, "stop", num(stop))
+        by_v = self.local(d, "by", num(by) if by is not None else "1.0")
+        self.emit(d, f"if {by_v} == 0 or {by_v} != {by_v}: {by_error}")
+        self.emit(d, f"while ({idx} <= {stop_v}) if {by_v} > 0 else ({idx} >= {stop_v}):")
+        return by_v
+
+    def if_then_else(self, cond: str, st, d: int) -> None:
+        """`IF cond THEN st.then; [ELSE st.else_;]` as a Python if statement at depth d."""
+        self.emit(d, f"if {cond}:")
+        self.block([st.then], d + 1)
+        if st.else_ is not None:
+            self.emit(d, "else:")
+            self.block([st.else_], d + 1)
+
+
+class CodeGen(SourceLines):
+    def __init__(self, pdv, expr, plan):
+        super().__init__()
+        self.pdv, self.x, self.plan = pdv, expr, plan
+        self.labels: dict[str, int] = {}
+        self.loop_stack: list[str] = []     # per open loop: the code CONTINUE runs before `continue`
 
     # -- segments ---------------------------------------------------------------------------------------------------
     def segments(self, body: list) -> list[list]:
@@ -85,9 +127,7 @@ class CodeGen:
 
     def s_SumStmt(self, st, d):
         ts, kind, _ = self.x.gen(st.target)
-        e = self.x.as_num(st.expr)
-        tmp = self.fresh("s")
-        self.emit(d, f"{tmp} = {e}")
+        tmp = self.local(d, "s", self.x.as_num(st.expr))
         # SUM(var, expr): a missing expression leaves the variable as it is (SAS 9.4 Statements: Sum)
         self.emit(d, f"if {tmp} == {tmp}: {ts} = ({ts} + {tmp}) if {ts} == {ts} else {tmp}")
 
@@ -102,11 +142,7 @@ class CodeGen:
         if st.then is None:
             self.emit(d, f"if not ({cond}): return DEL")
             return
-        self.emit(d, f"if {cond}:")
-        self.block([st.then], d + 1)
-        if st.else_ is not None:
-            self.emit(d, "else:")
-            self.block([st.else_], d + 1)
+        self.if_then_else(cond, st, d)
 
     def s_Select(self, st, d):
         first = True
@@ -114,9 +150,7 @@ class CodeGen:
         if st.expr is not None:
             subj = A.Var(st.line, st.col, "", "")
             s, kind, length = self.x.gen(st.expr)
-            tmp = self.fresh("sel")
-            self.emit(d, f"{tmp} = {s}")
-            subj_src, subj_kind = tmp, kind
+            subj_src, subj_kind = self.local(d, "sel", s), kind
         for exprs, body in st.whens:
             conds = []
             for e in exprs:
@@ -143,16 +177,14 @@ class CodeGen:
         if st.kind == "block":
             self.block(st.body, d)
             return
-        guard = self.fresh("g")
-        self.emit(d, f"{guard} = 0")
+        guard = self.local(d, "g", "0")
 
         def cap(dd):
             self.emit(dd, f"{guard} += 1")
             self.emit(dd, f"if {guard} > LOOP_CAP: LOOP_ERROR({st.line}, {st.col})")
 
         if st.kind in ("while", "until"):
-            first = self.fresh("f")
-            self.emit(d, f"{first} = True")
+            first = self.local(d, "f", "True")
             self.emit(d, "while True:")
             if st.kind == "while":
                 self.emit(d + 1, f"if not ({x.as_bool(st.while_)}): break")
@@ -160,9 +192,7 @@ class CodeGen:
                 self.emit(d + 1, f"if not {first} and ({x.as_bool(st.until)}): break")
                 self.emit(d + 1, f"{first} = False")
             cap(d + 1)
-            self.loop_stack.append("")
-            self.block(st.body, d + 1)
-            self.loop_stack.pop()
+            self.in_loop("", lambda: self.block(st.body, d + 1))
             return
         if st.kind == "over":
             arr = self.pdv.arrays.get(st.array)
@@ -177,14 +207,13 @@ class CodeGen:
             self.emit(d, f"v[{iv.slot}] = 1.0")
             self.emit(d, f"while v[{iv.slot}] <= {len(arr.slots)}:")
             inc = f"v[{iv.slot}] += 1.0"
-            self.loop_stack.append(inc)
-            self.block(st.body, d + 1)
-            self.loop_stack.pop()
+            self.in_loop(inc, lambda: self.block(st.body, d + 1))
             self.emit(d + 1, inc)
             return
         # iterative DO: each spec in turn (SAS 9.4 Statements: DO, iterative)
         idx, ikind, ilen = x.gen(st.var)
-        for start, stop, by in st.specs:
+        for spec in st.specs:
+            start, stop, _ = spec
             if stop is None:                                   # a single value
                 if ikind == "char":
                     sv, _ = x.as_char(start)
@@ -192,21 +221,12 @@ class CodeGen:
                 else:
                     self.emit(d, f"{idx} = {x.as_num(start)}")
                 self.emit(d, "for _once in (1,):")
-                self.loop_stack.append("")
-                self._loop_body(st, d + 1)
-                self.loop_stack.pop()
+                self.in_loop("", lambda: self._loop_body(st, d + 1))
                 continue
-            stop_v, by_v = self.fresh("stop"), self.fresh("by")
-            self.emit(d, f"{idx} = {x.as_num(start)}")
-            self.emit(d, f"{stop_v} = {x.as_num(stop)}")
-            self.emit(d, f"{by_v} = {x.as_num(by) if by is not None else '1.0'}")
-            self.emit(d, f"if {by_v} == 0 or {by_v} != {by_v}: BY_ERROR({st.line}, {st.col})")
-            self.emit(d, f"while ({idx} <= {stop_v}) if {by_v} > 0 else ({idx} >= {stop_v}):")
+            by_v = self.do_to(idx, spec, d, x.as_num, f"BY_ERROR({st.line}, {st.col})")
             cap(d + 1)                  # `do i = 1 to 10; i = 1; end;` never ends: the same guard
             inc = f"{idx} = ADD({idx}, {by_v}, {(st.line, st.col)!r})"
-            self.loop_stack.append(inc)
-            self._loop_body(st, d + 1)
-            self.loop_stack.pop()
+            self.in_loop(inc, lambda: self._loop_body(st, d + 1))
             self.emit(d + 1, inc)
 
     def _loop_body(self, st, d):
@@ -248,8 +268,7 @@ class CodeGen:
         elif k == "GOTO":
             self.emit(d, f"return ('G', {self._label(st)})")
         elif k == "LINK":
-            r = self.fresh("r")
-            self.emit(d, f"{r} = RUN_FROM({self._label(st)}, True)")
+            r = self.local(d, "r", f"RUN_FROM({self._label(st)}, True)")
             self.emit(d, f"if {r} == DEL or {r} == STOP: return {r}")
         elif k == "ABORT":
             self.emit(d, f"ABORT({st.args!r}, {st.line}, {st.col})")

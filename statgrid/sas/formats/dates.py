@@ -41,49 +41,53 @@ def _fit(text: str, w: int) -> str:
     return text.rjust(w) if len(text) <= w else stars(w)
 
 
-def date_format(v: float, w: int = 7, missing: str = ".") -> str:
-    """DATEw.: 5 'ddmmm', 7 'ddmmmyy', 9 'ddmmmyyyy', 11 'dd-mmm-yyyy' (right-aligned in w)."""
+def _dated(v: float, w: int, missing: str, write) -> str:
+    """A date format's value: missing as its MISSING= text, a value beyond SAS's dates (1582 to 20000
+    A.D.) as asterisks, a date as write(date) writes it."""
     if v != v:
         return missing_text(v, missing).rjust(w)
     d = _date(v)
-    if d is None:
-        return stars(w)
-    dd, mon, yyyy = f"{d.day:02d}", MONTHS[d.month - 1], f"{d.year:04d}"
-    if w >= 11:
-        text = f"{dd}-{mon}-{yyyy}"
-    elif w >= 9:
-        text = dd + mon + yyyy
-    elif w >= 7:
-        text = dd + mon + yyyy[2:]
-    elif w >= 5:
-        text = dd + mon
-    else:
-        return stars(w)
-    return _fit(text, w)
+    return stars(w) if d is None else write(d)
+
+
+def date_format(v: float, w: int = 7, missing: str = ".") -> str:
+    """DATEw.: 5 'ddmmm', 7 'ddmmmyy', 9 'ddmmmyyyy', 11 'dd-mmm-yyyy' (right-aligned in w)."""
+    def write(d: _dt.date) -> str:
+        dd, mon, yyyy = f"{d.day:02d}", MONTHS[d.month - 1], f"{d.year:04d}"
+        if w >= 11:
+            text = f"{dd}-{mon}-{yyyy}"
+        elif w >= 9:
+            text = dd + mon + yyyy
+        elif w >= 7:
+            text = dd + mon + yyyy[2:]
+        elif w >= 5:
+            text = dd + mon
+        else:
+            return stars(w)
+        return _fit(text, w)
+    return _dated(v, w, missing, write)
 
 
 def _dmy(v: float, w: int, order: str, missing: str, sep: str = "/") -> str:
     """DDMMYYw. ('dmy'), MMDDYYw. ('mdy'), YYMMDDw. ('ymd', '-' separated): w 2, 4, 5, 6, 8, 10 as
     SAS documents (w=6 or 7 without separators, 8 with, 10 with a four-digit year)."""
-    if v != v:
-        return missing_text(v, missing).rjust(w)
-    d = _date(v)
-    if d is None:
-        return stars(w)
-    year4 = w >= 10 or (w == 8 and False)
-    parts = {"d": f"{d.day:02d}", "m": f"{d.month:02d}", "y": f"{d.year:04d}" if year4 else f"{d.year % 100:02d}"}
-    if w == 2:
-        return parts[order[0]]
-    if w == 3:
-        return parts[order[0]] + " "
-    if w in (4, 5):
-        # the first two fields, with a separator when there is room
-        return (parts[order[0]] + (sep if w == 5 else "") + parts[order[1]])
-    if w in (6, 7):
-        return (parts[order[0]] + parts[order[1]] + parts[order[2]]).rjust(w)
-    if w in (8, 9):
+    def write(d: _dt.date) -> str:
+        year4 = w >= 10 or (w == 8 and False)
+        parts = {"d": f"{d.day:02d}", "m": f"{d.month:02d}",
+                 "y": f"{d.year:04d}" if year4 else f"{d.year % 100:02d}"}
+        if w == 2:
+            return parts[order[0]]
+        if w == 3:
+            return parts[order[0]] + " "
+        if w in (4, 5):
+            # the first two fields, with a separator when there is room
+            return (parts[order[0]] + (sep if w == 5 else "") + parts[order[1]])
+        if w in (6, 7):
+            return (parts[order[0]] + parts[order[1]] + parts[order[2]]).rjust(w)
+        if w in (8, 9):
+            return sep.join(parts[c] for c in order).rjust(w)
         return sep.join(parts[c] for c in order).rjust(w)
-    return sep.join(parts[c] for c in order).rjust(w)
+    return _dated(v, w, missing, write)
 
 
 def ddmmyy(v: float, w: int = 8, missing: str = ".") -> str:
@@ -100,29 +104,25 @@ def yymmdd(v: float, w: int = 8, missing: str = ".") -> str:
 
 def monyy(v: float, w: int = 5, missing: str = ".") -> str:
     """MONYYw.: 5 'JAN20', 7 'JAN2020'."""
-    if v != v:
-        return missing_text(v, missing).rjust(w)
-    d = _date(v)
-    if d is None or w < 5:
-        return stars(w)
-    mon = MONTHS[d.month - 1]
-    return _fit(mon + (f"{d.year:04d}" if w >= 7 else f"{d.year % 100:02d}"), w)
+    def write(d: _dt.date) -> str:
+        if w < 5:
+            return stars(w)
+        mon = MONTHS[d.month - 1]
+        return _fit(mon + (f"{d.year:04d}" if w >= 7 else f"{d.year % 100:02d}"), w)
+    return _dated(v, w, missing, write)
 
 
 def worddate(v: float, w: int = 18, missing: str = ".") -> str:
     """WORDDATEw.: 'January 1, 2020', right-aligned; narrower widths abbreviate the month."""
-    if v != v:
-        return missing_text(v, missing).rjust(w)
-    d = _date(v)
-    if d is None:
-        return stars(w)
-    full = f"{MONTH_NAMES[d.month - 1]} {d.day}, {d.year}"
-    if len(full) <= w:
-        return full.rjust(w)
-    short = f"{MONTH_NAMES[d.month - 1][:3]} {d.day}, {d.year}"
-    if len(short) <= w:
-        return short.rjust(w)
-    return _fit(MONTH_NAMES[d.month - 1][:3], w) if w >= 3 else stars(w)
+    def write(d: _dt.date) -> str:
+        full = f"{MONTH_NAMES[d.month - 1]} {d.day}, {d.year}"
+        if len(full) <= w:
+            return full.rjust(w)
+        short = f"{MONTH_NAMES[d.month - 1][:3]} {d.day}, {d.year}"
+        if len(short) <= w:
+            return short.rjust(w)
+        return _fit(MONTH_NAMES[d.month - 1][:3], w) if w >= 3 else stars(w)
+    return _dated(v, w, missing, write)
 
 
 def _hms(seconds: float, d: int) -> tuple[str, int, int, str]:

@@ -40,6 +40,27 @@ def _io(rt) -> dict:
     return holder.setdefault("functions.io", {"next": 1, "sets": {}, "files": {}, "dirs": {}, "sysmsg": ""})
 
 
+def _open(rt, kind: str, obj) -> float:
+    """The id of what OPEN, FOPEN or DOPEN opened, kept among `kind` ("sets", "files", "dirs"; one count
+    from 1 for the three)."""
+    io = _io(rt)
+    ident = io["next"]
+    io["next"] += 1
+    io[kind][ident] = obj
+    return float(ident)
+
+
+def _opened(rt, kind: str, ident, fname: str = "", close: bool = False):
+    """What id `ident` names among `kind`, None for a missing or unknown id (with fname: function fname's
+    "Invalid argument" NOTE for its first argument); forgotten when `close`."""
+    k = to_num(ident)
+    table = _io(rt)[kind]
+    got = None if k != k else table.pop(int(k), None) if close else table.get(int(k))
+    if got is None and fname:
+        invalid_argument(rt, fname, 1)
+    return got
+
+
 def _sysmsg(rt, text: str) -> None:
     _io(rt)["sysmsg"] = text
 
@@ -108,25 +129,28 @@ def f_open(rt, name="", mode="I"):
     cols = [(f.name, "C" if str(f.type) in ("string", "large_string") else "N") for f in schema]
     meta = json.loads(kv[COLUMNS_KEY.encode()]) if COLUMNS_KEY.encode() in kv else {}
     label = kv.get(LABEL_KEY.encode(), b"").decode()
-    io = _io(rt)
-    did = io["next"]
-    io["next"] += 1
-    io["sets"][did] = OpenSet(ref.library.name.upper(), ref.member.upper(), ref.path, cols, meta, label, md.num_rows)
-    return float(did)
+    return _open(rt, "sets", OpenSet(ref.library.name.upper(), ref.member.upper(), ref.path, cols, meta, label,
+                                     md.num_rows))
 
 
-def _set(rt, dsid, fname: str) -> OpenSet | None:
-    d = to_num(dsid)
-    st = _io(rt)["sets"].get(int(d)) if d == d else None
-    if st is None:
-        invalid_argument(rt, fname, 1)
-    return st
+def _on_set(name: str, min_args: int, max_args: int, args: str, returns: str = "num"):
+    """Registers a function whose first argument is a data set id (OPEN's): it is called fn(rt, the open
+    set, *the other arguments); an unknown id gives the "Invalid argument" NOTE and a missing result."""
+    def deco(fn):
+        def call(rt, dsid, *rest):
+            st = _opened(rt, "sets", dsid, name)
+            if st is None:
+                return "" if returns == "char" else MISSING
+            return fn(rt, st, *rest)
+        call.__name__, call.__doc__ = fn.__name__, fn.__doc__
+        function(name, min_args, max_args, returns=returns, args=args)(call)
+        return fn
+    return deco
 
 
 @function("CLOSE", 1, 1)
 def f_close(rt, dsid):
-    d = to_num(dsid)
-    return 0.0 if d == d and _io(rt)["sets"].pop(int(d), None) is not None else -1.0
+    return 0.0 if _opened(rt, "sets", dsid, close=True) is not None else -1.0
 
 
 def _length(st: OpenSet, name: str, typ: str) -> int:
@@ -134,11 +158,8 @@ def _length(st: OpenSet, name: str, typ: str) -> int:
     return int(info.get("length") or (8 if typ == "N" else 8))
 
 
-@function("ATTRN", 2, 2, args="nc")
-def f_attrn(rt, dsid, attr):
-    st = _set(rt, dsid, "ATTRN")
-    if st is None:
-        return MISSING
+@_on_set("ATTRN", 2, 2, args="nc")
+def f_attrn(rt, st, attr):
     a = to_char(attr).strip().upper()
     try:
         stat = st.path.stat()
@@ -165,11 +186,8 @@ def f_attrn(rt, dsid, attr):
     return invalid_argument(rt, "ATTRN", 2)
 
 
-@function("ATTRC", 2, 2, returns="char", args="nc")
-def f_attrc(rt, dsid, attr):
-    st = _set(rt, dsid, "ATTRC")
-    if st is None:
-        return ""
+@_on_set("ATTRC", 2, 2, returns="char", args="nc")
+def f_attrc(rt, st, attr):
     a = to_char(attr).strip().upper()
     values = {"MEM": st.member, "LIB": st.libref, "LABEL": st.label, "MODE": "I", "MTYPE": "DATA",
               "ENGINE": "V9", "CHARSET": "ANSI", "ENCODING": "utf-8  Unicode (UTF-8)", "SORTEDBY": "",
@@ -204,11 +222,8 @@ def _varidx(rt, st: OpenSet, n, fname: str) -> int | None:
     return int(k) - 1
 
 
-@function("VARNUM", 2, 2, args="nc")
-def f_varnum(rt, dsid, name):
-    st = _set(rt, dsid, "VARNUM")
-    if st is None:
-        return MISSING
+@_on_set("VARNUM", 2, 2, args="nc")
+def f_varnum(rt, st, name):
     want = to_char(name).strip().upper()
     for i, (n, _) in enumerate(st.columns):
         if n.upper() == want:
@@ -217,11 +232,8 @@ def f_varnum(rt, dsid, name):
 
 
 def _varattr(fname: str, get, returns="char"):
-    @function(fname, 2, 2, returns=returns, args="nn")
-    def fn(rt, dsid, n):
-        st = _set(rt, dsid, fname)
-        if st is None:
-            return "" if returns == "char" else MISSING
+    @_on_set(fname, 2, 2, returns=returns, args="nn")
+    def fn(rt, st, n):
         i = _varidx(rt, st, n, fname)
         if i is None:
             return "" if returns == "char" else MISSING
@@ -249,29 +261,22 @@ def _fetch_row(st: OpenSet, i: int) -> bool:
     return True
 
 
-@function("FETCH", 1, 2, args="nc")
-def f_fetch(rt, dsid, options=None):
+@_on_set("FETCH", 1, 2, args="nc")
+def f_fetch(rt, st, options=None):
     """Read the next observation into the data set's buffer; 0, or -1 after the last."""
-    st = _set(rt, dsid, "FETCH")
-    if st is None:
-        return MISSING
     return 0.0 if _fetch_row(st, st.pos) else -1.0
 
 
-@function("FETCHOBS", 2, 3, args="nnc")
-def f_fetchobs(rt, dsid, obs, options=None):
-    st = _set(rt, dsid, "FETCHOBS")
-    if st is None:
-        return MISSING
+@_on_set("FETCHOBS", 2, 3, args="nnc")
+def f_fetchobs(rt, st, obs, options=None):
     k = to_num(obs)
     return 0.0 if k == k and _fetch_row(st, int(k) - 1) else -1.0
 
 
-@function("GETVARN", 2, 2, args="nn")
-def f_getvarn(rt, dsid, n):
-    st = _set(rt, dsid, "GETVARN")
-    i = None if st is None else _varidx(rt, st, n, "GETVARN")
-    if st is None or i is None or st.current is None:
+@_on_set("GETVARN", 2, 2, args="nn")
+def f_getvarn(rt, st, n):
+    i = _varidx(rt, st, n, "GETVARN")
+    if i is None or st.current is None:
         return MISSING
     v = st.current.get(st.columns[i][0])
     if v is None:
@@ -287,11 +292,10 @@ def f_getvarn(rt, dsid, n):
         return invalid_argument(rt, "GETVARN", 2)
 
 
-@function("GETVARC", 2, 2, returns="char", args="nn")
-def f_getvarc(rt, dsid, n):
-    st = _set(rt, dsid, "GETVARC")
-    i = None if st is None else _varidx(rt, st, n, "GETVARC")
-    if st is None or i is None or st.current is None:
+@_on_set("GETVARC", 2, 2, returns="char", args="nn")
+def f_getvarc(rt, st, n):
+    i = _varidx(rt, st, n, "GETVARC")
+    if i is None or st.current is None:
         return ""
     v = st.current.get(st.columns[i][0])
     return "" if v is None else str(v)
@@ -426,19 +430,11 @@ def f_fopen(rt, fileref, mode="I", lrecl=None, recfm=None):
     except OSError as exc:
         _sysmsg(rt, f"ERROR: {exc.strerror}: {f.paths[0] if f.paths else name}.")
         return 0.0
-    io = _io(rt)
-    fid = io["next"]
-    io["next"] += 1
-    io["files"][fid] = of
-    return float(fid)
+    return _open(rt, "files", of)
 
 
 def _file(rt, fid, fname: str) -> OpenFile | None:
-    k = to_num(fid)
-    of = _io(rt)["files"].get(int(k)) if k == k else None
-    if of is None:
-        invalid_argument(rt, fname, 1)
-    return of
+    return _opened(rt, "files", fid, fname)
 
 
 @function("FREAD", 1, 1)
@@ -526,8 +522,7 @@ def f_finfo(rt, fid, item):
 
 @function("FCLOSE", 1, 1)
 def f_fclose(rt, fid):
-    k = to_num(fid)
-    of = _io(rt)["files"].pop(int(k), None) if k == k else None
+    of = _opened(rt, "files", fid, close=True)
     if of is None:
         return 1.0
     if of.handle is not None:
@@ -544,24 +539,18 @@ def f_dopen(rt, fileref):
     if f is None or not f.paths or not Path(f.paths[0]).is_dir():
         _sysmsg(rt, f"ERROR: Fileref {to_char(fileref).strip().upper()} is not a directory.")
         return 0.0
-    io = _io(rt)
-    did = io["next"]
-    io["next"] += 1
-    io["dirs"][did] = sorted(os.listdir(f.paths[0]))
-    return float(did)
+    return _open(rt, "dirs", sorted(os.listdir(f.paths[0])))
 
 
 @function("DNUM", 1, 1)
 def f_dnum(rt, did):
-    k = to_num(did)
-    names = _io(rt)["dirs"].get(int(k)) if k == k else None
+    names = _opened(rt, "dirs", did)
     return MISSING if names is None else float(len(names))
 
 
 @function("DREAD", 2, 2, returns="char", args="nn")
 def f_dread(rt, did, n):
-    k, i = to_num(did), to_num(n)
-    names = _io(rt)["dirs"].get(int(k)) if k == k else None
+    names, i = _opened(rt, "dirs", did), to_num(n)
     if names is None or i != i or not 1 <= i <= len(names):
         return ""
     return names[int(i) - 1]
@@ -569,5 +558,4 @@ def f_dread(rt, did, n):
 
 @function("DCLOSE", 1, 1)
 def f_dclose(rt, did):
-    k = to_num(did)
-    return 0.0 if k == k and _io(rt)["dirs"].pop(int(k), None) is not None else 1.0
+    return 0.0 if _opened(rt, "dirs", did, close=True) is not None else 1.0

@@ -135,28 +135,29 @@ def f_roundz(rt, x, unit=1.0):
     return (n if q >= 0 else -n) * unit
 
 
-@function("MOD", 2, 2)
-def f_mod(rt, x, y):
-    """x - y*INT(x/y), the sign of x; fuzzed to exactly 0 when the remainder is numerical noise."""
+def _remainder(rt, x, y, name: str, fuzzed: bool) -> float:
+    """x - y*INT(x/y), the sign of x (math.fmod: exact); fuzzed (MOD, not MODZ): exactly 0 when the
+    remainder is numerical noise (within 1E-12 of 0 or of y, relative to x)."""
     x, y = to_num(x), to_num(y)
     if x != x or y != y:
         return MISSING
     if y == 0:
-        return invalid_argument(rt, "MOD")
+        return invalid_argument(rt, name)
     r = math.fmod(x, y)
-    if abs(r) <= FUZZ * max(abs(x), 1.0) or abs(abs(r) - abs(y)) <= FUZZ * max(abs(x), 1.0):
+    if fuzzed and (abs(r) <= FUZZ * max(abs(x), 1.0) or abs(abs(r) - abs(y)) <= FUZZ * max(abs(x), 1.0)):
         return 0.0
     return r
 
 
+@function("MOD", 2, 2)
+def f_mod(rt, x, y):
+    """x - y*INT(x/y), the sign of x; fuzzed to exactly 0 when the remainder is numerical noise."""
+    return _remainder(rt, x, y, "MOD", True)
+
+
 @function("MODZ", 2, 2)
 def f_modz(rt, x, y):
-    x, y = to_num(x), to_num(y)
-    if x != x or y != y:
-        return MISSING
-    if y == 0:
-        return invalid_argument(rt, "MODZ")
-    return math.fmod(x, y)
+    return _remainder(rt, x, y, "MODZ", False)
 
 
 @function("EXP", 1, 1)
@@ -197,28 +198,30 @@ def f_sqrt(rt, x):
 
 
 # -- descriptive statistics (missing arguments ignored) ---------------------------------------------
-@function("MIN", 1, None)
-def f_min(rt, *args):
-    v = _present(args)
-    return min(v) if v else MISSING
+def _statistic(name: str, of, least: int = 1) -> None:
+    """A descriptive statistic of at least `least` arguments: of(the non-missing values), missing when
+    fewer than `least` are not missing."""
+    def statistic(rt, *args):
+        v = _present(args)
+        return of(v) if len(v) >= least else MISSING
+    statistic.__name__ = f"f_{name.lower()}"
+    function(name, least, None)(statistic)
 
 
-@function("MAX", 1, None)
-def f_max(rt, *args):
-    v = _present(args)
-    return max(v) if v else MISSING
+def _css(v: list[float]) -> float:
+    m = math.fsum(v) / len(v)
+    return math.fsum((x - m) ** 2 for x in v)
 
 
-@function("SUM", 1, None)
-def f_sum(rt, *args):
-    v = _present(args)
-    return math.fsum(v) if v else MISSING
-
-
-@function("MEAN", 1, None)
-def f_mean(rt, *args):
-    v = _present(args)
-    return math.fsum(v) / len(v) if v else MISSING
+_statistic("MIN", min)
+_statistic("MAX", max)
+_statistic("SUM", math.fsum)
+_statistic("MEAN", lambda v: math.fsum(v) / len(v))
+_statistic("VAR", lambda v: _css(v) / (len(v) - 1), least=2)     # the sample variance (divisor n-1)
+_statistic("STD", lambda v: math.sqrt(_css(v) / (len(v) - 1)), least=2)
+_statistic("CSS", _css)
+_statistic("USS", lambda v: math.fsum(x * x for x in v))
+_statistic("RANGE", lambda v: max(v) - min(v))
 
 
 @function("N", 1, None)
@@ -236,42 +239,6 @@ def f_cmiss(rt, *args):
     """Missing arguments of either type (a blank character value is missing)."""
     from statgrid.sas.values import is_missing
     return float(sum(1 for a in args if is_missing(a)))
-
-
-def _css(v: list[float]) -> float:
-    m = math.fsum(v) / len(v)
-    return math.fsum((x - m) ** 2 for x in v)
-
-
-@function("VAR", 2, None)
-def f_var(rt, *args):
-    """Sample variance (divisor n-1); fewer than two non-missing values → missing."""
-    v = _present(args)
-    return _css(v) / (len(v) - 1) if len(v) >= 2 else MISSING
-
-
-@function("STD", 2, None)
-def f_std(rt, *args):
-    v = _present(args)
-    return math.sqrt(_css(v) / (len(v) - 1)) if len(v) >= 2 else MISSING
-
-
-@function("CSS", 1, None)
-def f_css(rt, *args):
-    v = _present(args)
-    return _css(v) if v else MISSING
-
-
-@function("USS", 1, None)
-def f_uss(rt, *args):
-    v = _present(args)
-    return math.fsum(x * x for x in v) if v else MISSING
-
-
-@function("RANGE", 1, None)
-def f_range(rt, *args):
-    v = _present(args)
-    return max(v) - min(v) if v else MISSING
 
 
 @function("MEDIAN", 1, None)

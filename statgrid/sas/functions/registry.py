@@ -33,11 +33,16 @@ ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth"}
 
 
 @dataclass(frozen=True)
-class Function:
+class _Callable:
+    """What a function and a CALL routine both are: a name, the callable, how many arguments it takes."""
     name: str
     fn: Callable[..., Any]
     min_args: int
     max_args: int | None
+
+
+@dataclass(frozen=True)
+class Function(_Callable):
     returns: str = "num"              # 'num' | 'char'
     char_length: int = 200            # 0: first argument's length; -1: the format's width
     args: str = "n"                   # per-position types, last repeats: n c a f
@@ -49,11 +54,7 @@ class Function:
 
 
 @dataclass(frozen=True)
-class CallRoutine:
-    name: str
-    fn: Callable[..., Any]
-    min_args: int
-    max_args: int | None
+class CallRoutine(_Callable):
     args: str = "a"
 
 

@@ -123,19 +123,22 @@ class _Expr:
             raise self.fail()
         return v
 
-    def p_or(self) -> object:
-        v = self.p_and()
-        while self.at_op("|"):
-            r = self.p_and()
-            v = int(self.truth(v) or self.truth(r)) if not self.floating else float(self.truth(v) or self.truth(r))
+    def _left_chain(self, ops: tuple[str, ...], operand, combine) -> object:
+        """`operand (op operand)…` evaluated left to right, op one of `ops`: combine(op, left, right)."""
+        v = operand()
+        while (op := self.at_op(*ops)) is not None:
+            v = combine(op, v, operand())
         return v
 
+    def logical(self, b: bool) -> object:
+        """A true/false result: 1 or 0, as a float in %SYSEVALF."""
+        return float(b) if self.floating else int(b)
+
+    def p_or(self) -> object:
+        return self._left_chain(("|",), self.p_and, lambda op, v, r: self.logical(self.truth(v) or self.truth(r)))
+
     def p_and(self) -> object:
-        v = self.p_cmp()
-        while self.at_op("&"):
-            r = self.p_cmp()
-            v = int(self.truth(v) and self.truth(r)) if not self.floating else float(self.truth(v) and self.truth(r))
-        return v
+        return self._left_chain(("&",), self.p_cmp, lambda op, v, r: self.logical(self.truth(v) and self.truth(r)))
 
     def _empty_operand(self) -> bool:
         """An operand left out beside a comparison is null text (`%if &x = %then`, `%scan(…) ne`)."""
@@ -158,27 +161,17 @@ class _Expr:
             raise EvalError(f"Operand missing for IN operator in argument to {self.fn.split(' or')[0]}.")
         self.i += 1
         items = [x for x in unquote(t[1]).split(self.delim) if x != ""] if self.delim != " " else unquote(t[1]).split()
-        hit = any(self.compare("=", left, self.operand(x)) for x in items)
-        return float(hit) if self.floating else int(hit)
+        return self.logical(any(self.compare("=", left, self.operand(x)) for x in items))
 
     def p_add(self) -> object:
-        v = self.p_mul()
-        while (op := self.at_op("+", "-")) is not None:
-            r = self.p_mul()
-            v = self.arith(op, v, r)
-        return v
+        return self._left_chain(("+", "-"), self.p_mul, self.arith)
 
     def p_mul(self) -> object:
-        v = self.p_not()
-        while (op := self.at_op("*", "/")) is not None:
-            r = self.p_not()
-            v = self.arith(op, v, r)
-        return v
+        return self._left_chain(("*", "/"), self.p_not, self.arith)
 
     def p_not(self) -> object:
         if self.at_op("^"):
-            v = self.p_not()
-            return int(not self.truth(v)) if not self.floating else float(not self.truth(v))
+            return self.logical(not self.truth(self.p_not()))
         return self.p_sign()
 
     def p_sign(self) -> object:
@@ -248,7 +241,7 @@ class _Expr:
             if isinstance(y, float) and math.isnan(y):
                 y = -math.inf
         r = {"<": x < y, "<=": x <= y, "=": x == y, "^=": x != y, ">": x > y, ">=": x >= y}[op]
-        return float(r) if self.floating else int(r)
+        return self.logical(r)
 
     def arith(self, op: str, a: object, b: object) -> object:
         x, y = self.num(a), self.num(b)

@@ -68,6 +68,16 @@ class AbortProgram(Exception):
         self.code = code
 
 
+def _echoed(kind: str):
+    """Engine.put, .note, .warning, .error: the log's method `kind`, after the echo of the source line
+    the text is about."""
+    def write(self, text: str) -> None:
+        self.echo()
+        getattr(self.log, kind)(text)
+    write.__name__ = kind
+    return write
+
+
 class Engine:
     def __init__(self, program: Any, lookup_function: Callable | None = None):
         self.program = program
@@ -95,21 +105,10 @@ class Engine:
     def echo(self) -> None:
         self.echo_to(self.call_line if self.active else self.cur_line)
 
-    def put(self, text: str) -> None:
-        self.echo()
-        self.log.put(text)
-
-    def note(self, msg: str) -> None:
-        self.echo()
-        self.log.note(msg)
-
-    def warning(self, msg: str) -> None:
-        self.echo()
-        self.log.warning(msg)
-
-    def error(self, msg: str) -> None:
-        self.echo()
-        self.log.error(msg)
+    put = _echoed("put")
+    note = _echoed("note")
+    warning = _echoed("warning")
+    error = _echoed("error")
 
     def fault(self, msg: str) -> None:
         """An ERROR: logged; inside a macro the macro stops (SAS: 'The macro X will stop executing')."""

@@ -88,14 +88,20 @@ def _int_arg(engine: Any, text: str, fn: str, k: int) -> int | None:
         return None
 
 
-def _scan(engine: Any, args: list[str], fn: str) -> str | None:
+def _text_and_int(engine: Any, args: list[str], fn: str) -> int | None:
+    """%SCAN and %SUBSTR take (text, n[, a third]): the number of arguments checked and n, the second, as
+    an integer (None once a fault is written)."""
     if len(args) < 2 or len(args) > 3:
         engine.fault(f"Macro function %{fn} has {'too few' if len(args) < 2 else 'too many'} arguments.")
         return None
-    text = args[0]
-    n = _int_arg(engine, args[1], fn, 2)
+    return _int_arg(engine, args[1], fn, 2)
+
+
+def _scan(engine: Any, args: list[str], fn: str) -> str | None:
+    n = _text_and_int(engine, args, fn)
     if n is None:
         return None
+    text = args[0]
     delims = set(unquote(args[2])) if len(args) == 3 and args[2] != "" else set(SCAN_DELIMITERS)
     plain = unquote(text)
     words, k, L = [], 0, len(plain)
@@ -113,13 +119,10 @@ def _scan(engine: Any, args: list[str], fn: str) -> str | None:
 
 
 def _substr(engine: Any, args: list[str], fn: str) -> str | None:
-    if len(args) < 2 or len(args) > 3:
-        engine.fault(f"Macro function %{fn} has {'too few' if len(args) < 2 else 'too many'} arguments.")
-        return None
-    text = args[0]
-    pos = _int_arg(engine, args[1], fn, 2)
+    pos = _text_and_int(engine, args, fn)
     if pos is None:
         return None
+    text = args[0]
     if pos < 1 or pos > len(text):
         engine.warning(f"Argument 2 to macro function %{fn} is out of range.")
         return ""

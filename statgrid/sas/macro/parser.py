@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from statgrid.sas.macro.scanner import (comment_end, is_name_start, name_at, paren_end, semicolon_end, top_level,
-                                         skip_space, skip_space_comments, split_args, string_end)
+from statgrid.sas.macro.scanner import (comment_end, is_name_start, name_at, paren_end, past_quoted, semicolon_end,
+                                         top_level, skip_space, skip_space_comments, split_args, string_end)
 
 STATEMENTS = frozenset({"LET", "PUT", "GLOBAL", "LOCAL", "IF", "DO", "GOTO", "GO", "RETURN", "ABORT", "MACRO",
                         "SYMDEL", "SYSMACDELETE", "SYSEXEC", "SYSCALL", "SYSLPUT", "SYSRPUT", "WINDOW",
@@ -165,11 +165,9 @@ class Parser:
         t, n, j = self.text, len(self.text), i
         while j < n:
             c = t[j]
-            if c in "'\"":
-                e = string_end(t, j)
-                j = j + 1 if e < 0 else e
-            elif c == "/" and t.startswith("/*", j):
-                j = comment_end(t, j)
+            k = past_quoted(t, j)
+            if k != j:
+                j = k
             elif c == "%" and j + 1 < n and (is_name_start(t[j + 1]) or t[j + 1] == "*"):
                 kw = self.keyword_at(j)
                 if kw:

@@ -25,7 +25,7 @@ from statgrid.sas.macro import parser as P
 from statgrid.sas.macro.execute import AbortProgram, Engine, MacroStop, Piece
 from statgrid.sas.macro.functions import FUNCTIONS
 from statgrid.sas.macro.quoting import unquote
-from statgrid.sas.macro.scanner import (LineMap, comment_end, is_name_start, name_at, paren_end, semicolon_end,
+from statgrid.sas.macro.scanner import (LineMap, is_name_start, name_at, paren_end, past_quoted, semicolon_end,
                                          skip_space, skip_space_comments, string_end)
 from statgrid.sas.macro.symbols import SymbolTables
 from statgrid.sas.statement import Statement
@@ -182,12 +182,9 @@ class MacroProcessor:
             c = t[j]
             if c == ";":
                 return j + 1, ""
-            if c in "'\"" and not star:
-                e = string_end(t, j)
-                j = j + 1 if e < 0 else e
-                continue
-            if c == "/" and t.startswith("/*", j):
-                j = comment_end(t, j)
+            k = past_quoted(t, j, strings=not star)
+            if k != j:
+                j = k
                 continue
             if c == "%" and j + 1 < n and (is_name_start(t[j + 1]) or t[j + 1] == "*"):
                 kw = parser.keyword_at(j)

@@ -60,6 +60,18 @@ def comment_end(text: str, i: int) -> int:
     return len(text) if j < 0 else j + 2
 
 
+def past_quoted(text: str, j: int, strings: bool = True) -> int:
+    """From j: the index after the quoted string (when `strings`; an unclosed quote is one character) or
+    the /* comment */ that starts at j; j itself when neither does."""
+    c = text[j]
+    if strings and c in "'\"":
+        e = string_end(text, j)
+        return j + 1 if e < 0 else e
+    if c == "/" and text.startswith("/*", j):
+        return comment_end(text, j)
+    return j
+
+
 def top_level(text: str, i: int = 0, escapes: str = "", quotes: bool = True):
     """(index, character, depth) for each character of text from i that is not inside a quoted string
     (unless `quotes` is False) and not part of a `%x` escape with x in `escapes` (%STR's marks); depth
@@ -111,12 +123,9 @@ def semicolon_end(text: str, i: int, call_names: frozenset[str] | set[str] = fro
         c = text[j]
         if c == ";":
             return j + 1
-        if c in "'\"":
-            e = string_end(text, j)
-            j = j + 1 if e < 0 else e
-            continue
-        if c == "/" and text.startswith("/*", j):
-            j = comment_end(text, j)
+        k = past_quoted(text, j)
+        if k != j:
+            j = k
             continue
         if c == "%" and j + 1 < n and is_name_start(text[j + 1]):
             name = name_at(text, j + 1)

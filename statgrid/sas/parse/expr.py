@@ -79,19 +79,20 @@ class ExprParser:
     def parse(self) -> A.Node:
         return self.or_()
 
-    def or_(self) -> A.Node:
-        left = self.and_()
-        while self.cur.at("OR", "|", "!"):
+    def _left_chain(self, ops: tuple[str, ...], operand, name: str = "") -> A.Node:
+        """`operand (op operand)…` grouped left to right, op one of `ops`: in the tree as `name` (as
+        written when '')."""
+        left = operand()
+        while self.cur.at(*ops):
             t = self.cur.next()
-            left = A.Binary(t.line, t.col, "OR", left, self.and_())
+            left = A.Binary(t.line, t.col, name or t.text, left, operand())
         return left
 
+    def or_(self) -> A.Node:
+        return self._left_chain(("OR", "|", "!"), self.and_, "OR")
+
     def and_(self) -> A.Node:
-        left = self.not_()
-        while self.cur.at("AND", "&"):
-            t = self.cur.next()
-            left = A.Binary(t.line, t.col, "AND", left, self.not_())
-        return left
+        return self._left_chain(("AND", "&"), self.not_, "AND")
 
     def not_(self) -> A.Node:
         # NOT binds in group I in SAS; in practice `not a = b` means not (a = b) because the operand of a
@@ -191,18 +192,10 @@ class ExprParser:
         return left
 
     def additive(self) -> A.Node:
-        left = self.multiplicative()
-        while self.cur.at("+", "-"):
-            t = self.cur.next()
-            left = A.Binary(t.line, t.col, t.text, left, self.multiplicative())
-        return left
+        return self._left_chain(("+", "-"), self.multiplicative)
 
     def multiplicative(self) -> A.Node:
-        left = self.prefix()
-        while self.cur.at("*", "/"):
-            t = self.cur.next()
-            left = A.Binary(t.line, t.col, t.text, left, self.prefix())
-        return left
+        return self._left_chain(("*", "/"), self.prefix)
 
     def prefix(self) -> A.Node:
         c = self.cur

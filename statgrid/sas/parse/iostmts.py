@@ -10,46 +10,43 @@ from statgrid.sas.parse.varlist import expand_numbered
 
 def _pointer(cur, items) -> bool:
     """@n @(expr) +n +(expr) / #n and trailing @ @@; True if one was taken."""
-    if cur.at("@@"):
-        cur.next()
+    t = cur.peek()
+    if not t.is_("@@", "@", "+", "/", "#"):
+        return False
+    cur.next()
+    if t.is_("@@"):
         items.append(("hold2",))
-        return True
-    if cur.at("@"):
-        cur.next()
-        if cur.at_end():
-            items.append(("hold",))
-        elif cur.at("("):
-            cur.next()
-            items.append(("at", parse_expression(cur)))
-            cur.expect(")")
-        elif cur.peek().kind == NUM:
-            items.append(("at", cur.next().value))
-        elif cur.peek().kind == NAME:
-            t = cur.next()
-            from statgrid.sas.parse import ast as A
-            items.append(("at", A.Var(t.line, t.col, t.upper, t.text)))
-        else:
-            items.append(("hold",))
-        return True
-    if cur.at("+"):
-        cur.next()
-        if cur.at("("):
-            cur.next()
-            items.append(("plus", parse_expression(cur)))
-            cur.expect(")")
-        else:
-            t = cur.next()
-            items.append(("plus", float(t.value) if t.kind == NUM else 0.0))
-        return True
-    if cur.at("/"):
-        cur.next()
+    elif t.is_("/"):
         items.append(("slash",))
-        return True
-    if cur.at("#"):
-        cur.next()
+    elif t.is_("#"):
         items.append(("line", cur.expect_kind(NUM, "a line number").value))
-        return True
-    return False
+    elif cur.at("("):                               # @(expression), +(expression)
+        cur.next()
+        items.append(("at" if t.is_("@") else "plus", parse_expression(cur)))
+        cur.expect(")")
+    elif t.is_("+"):
+        n = cur.next()
+        items.append(("plus", float(n.value) if n.kind == NUM else 0.0))
+    elif cur.at_end():
+        items.append(("hold",))
+    elif cur.peek().kind == NUM:
+        items.append(("at", cur.next().value))
+    elif cur.peek().kind == NAME:
+        n = cur.next()
+        from statgrid.sas.parse import ast as A
+        items.append(("at", A.Var(n.line, n.col, n.upper, n.text)))
+    else:
+        items.append(("hold",))
+    return True
+
+
+def _columns(cur, start: int) -> tuple[int, int]:
+    """Column input or output `start[-end]`, its first number (start) taken: (start, end)."""
+    end = start
+    if cur.at("-") and cur.peek(1).kind == NUM:
+        cur.next()
+        end = int(cur.next().value)
+    return start, end
 
 
 def parse_put(cur, stream, t):
@@ -71,14 +68,7 @@ def parse_put(cur, stream, t):
             continue
         if tok.is_("_INFILE_") and not cur.peek(1).is_("="):
             cur.next()                              # the current input record (SAS 9.4 Statements: PUT)
-            cols = None
-            if cur.peek().kind == NUM:
-                start = int(cur.next().value)
-                end = start
-                if cur.at("-") and cur.peek(1).kind == NUM:
-                    cur.next()
-                    end = int(cur.next().value)
-                cols = (start, end)
+            cols = _columns(cur, int(cur.next().value)) if cur.peek().kind == NUM else None
             items.append(("infile", cols))
             continue
         if cur.at("("):                             # (variables) (formats): SAS's formatted list
@@ -94,12 +84,7 @@ def parse_put(cur, stream, t):
             fmt = cur.format_name()
         cols = None
         if not fmt and cur.peek().kind == NUM and not named:
-            start = int(cur.next().value)
-            end = start
-            if cur.at("-") and cur.peek(1).kind == NUM:
-                cur.next()
-                end = int(cur.next().value)
-            cols = (start, end)
+            cols = _columns(cur, int(cur.next().value))
         items.append(("named" if named else "var", target, fmt, cols, colon))
     cur.expect_end("PUT")
     return D.Put(t.line, t.col, items)
@@ -184,10 +169,7 @@ def parse_input(cur, stream, t):
                 start = int(float(n.text))
             else:
                 start = int(n.value)
-            end = start
-            if cur.at("-") and cur.peek(1).kind == NUM:
-                cur.next()
-                end = int(cur.next().value)
+            start, end = _columns(cur, start)
             mode = "col"
             if cur.at(".") and cur.peek(1).kind == NUM:
                 cur.next()                          # `4-6 .2` written with a blank after the point

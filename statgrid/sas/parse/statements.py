@@ -397,33 +397,41 @@ def _array(cur, stream, t):
     return node
 
 
+def _var_attrs(cur, t, kind: str, items: list):
+    """The end of a statement that sets variables' attributes (KEEP, DROP, RENAME, LABEL, FORMAT,
+    INFORMAT, ATTRIB): its `;`, then the node."""
+    cur.expect_end(kind)
+    return D.VarAttrs(t.line, t.col, kind, items)
+
+
 def _varlist_stmt(kind):
     def handler(cur, stream, t):
-        items = parse_var_list(cur)
-        cur.expect_end(kind)
-        return D.VarAttrs(t.line, t.col, kind, items)
+        return _var_attrs(cur, t, kind, parse_var_list(cur))
     return handler
 
 
-def _rename(cur, stream, t):
+def _name_pairs(cur, t, kind: str, name_of, value_of):
+    """`name = value …` (RENAME, LABEL): the (name, value) pairs, each side as name_of/value_of reads it."""
     items = []
     while not cur.at_end():
-        old = cur.expect_name("a variable")
+        name = name_of(cur)
         cur.expect("=")
-        items.append((old.upper(), cur.expect_name("a new name")))
-    cur.expect_end("RENAME")
-    return D.VarAttrs(t.line, t.col, "RENAME", items)
+        items.append((name, value_of(cur)))
+    return _var_attrs(cur, t, kind, items)
+
+
+def _rename(cur, stream, t):
+    return _name_pairs(cur, t, "RENAME", lambda c: c.expect_name("a variable").upper(),
+                       lambda c: c.expect_name("a new name"))
+
+
+def _label_text(cur) -> str:
+    v = cur.next()
+    return v.value if v.kind == STR else v.text
 
 
 def _label(cur, stream, t):
-    items = []
-    while not cur.at_end():
-        name = cur.dotted_name("a variable")
-        cur.expect("=")
-        v = cur.next()
-        items.append((name, v.value if v.kind == STR else v.text))
-    cur.expect_end("LABEL")
-    return D.VarAttrs(t.line, t.col, "LABEL", items)
+    return _name_pairs(cur, t, "LABEL", lambda c: c.dotted_name("a variable"), _label_text)
 
 
 def _format(kind):
@@ -440,8 +448,7 @@ def _format(kind):
             pending += got
         if pending:
             items.append((pending, ""))                 # no format: remove the format
-        cur.expect_end(kind)
-        return D.VarAttrs(t.line, t.col, kind, items)
+        return _var_attrs(cur, t, kind, items)
     return handler
 
 
@@ -462,8 +469,7 @@ def _attrib(cur, stream, t):
             else:
                 raise cur.error(f"Unknown ATTRIB attribute {key}", "FORMAT=, INFORMAT=, LABEL= or LENGTH=")
         items.append((names, attrs))
-    cur.expect_end("ATTRIB")
-    return D.VarAttrs(t.line, t.col, "ATTRIB", items)
+    return _var_attrs(cur, t, "ATTRIB", items)
 
 
 def _set(kind):

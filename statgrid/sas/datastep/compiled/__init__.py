@@ -1,7 +1,7 @@
 """The NUMBA engine (engines.py): a DATA step whose rows depend on each other compiled to one machine-code loop
 over column batches (numba). eligible.py decides which steps (and says why not), kernel.py writes the numba
-source, rt.py holds its run-time helpers, state.py the layout of the state kept between kernel calls, run.py
-reads, calls and writes. numba is imported only for a step the engine takes."""
+source (exprs.py its expressions), rt.py holds its run-time helpers, state.py the layout of the state kept
+between kernel calls, run.py reads, calls and writes. numba is imported only for a step the engine takes."""
 from __future__ import annotations
 
 from typing import Any

@@ -37,7 +37,7 @@ def output(v, ob, osrc, row, ist, hook, outs):
         hook()
 
 
-# -- arithmetic (runtime.make_ops): + - * / and unary - are written inline by kernel.py; ** is here -------
+# -- arithmetic (runtime.make_ops): + - * / and unary - are written inline by exprs.py; ** is here --------
 @njit(cache=True)
 def pow_(a, b, cnt, nsites, site):
     """Python's float ** with its exceptions turned into the invalid-math count (runtime.make_ops pow_)."""
@@ -109,74 +109,45 @@ def _fuzz_int(x):
 
 
 @njit(cache=True)
-def f_int(x, ist):
+def _no_value(x, invalid, ist):
+    """True when a one-argument function's result is missing: x is missing, or `invalid` (an argument
+    Python refuses — an infinity, a number outside the domain: "Invalid argument", so the step bails)."""
     if x != x:
-        return nan
-    if math.isinf(x):                 # round(inf) raises in Python: "Invalid argument"
+        return True
+    if invalid:
         ist[BAIL] = 1
-        return nan
-    f = _fuzz_int(x)
-    return f if f == f else np.trunc(x) + 0.0
+        return True
+    return False
 
 
-@njit(cache=True)
-def f_ceil(x, ist):
-    if x != x:
-        return nan
-    if math.isinf(x):
-        ist[BAIL] = 1
-        return nan
-    f = _fuzz_int(x)
-    return f if f == f else np.ceil(x) + 0.0
+def _to_integer(whole, fuzzed: bool):
+    """INT, CEIL, FLOOR (fuzzed: within FUZZ of an integer → that integer) and their Z forms: x truncated,
+    raised or lowered by `whole` (functions/numeric.py _to_integer). round(inf) and math.trunc(inf) raise
+    in Python: "Invalid argument". numba freezes `whole` and `fuzzed` into each function (and keys its
+    disk cache by them)."""
+    @njit(cache=True)
+    def f(x, ist):
+        if _no_value(x, math.isinf(x), ist):
+            return nan
+        if fuzzed:
+            r = _fuzz_int(x)
+            if r == r:
+                return r
+        return whole(x) + 0.0
+    return f
 
 
-@njit(cache=True)
-def f_floor(x, ist):
-    if x != x:
-        return nan
-    if math.isinf(x):
-        ist[BAIL] = 1
-        return nan
-    f = _fuzz_int(x)
-    return f if f == f else np.floor(x) + 0.0
-
-
-@njit(cache=True)
-def f_intz(x, ist):
-    if x != x:
-        return nan
-    if math.isinf(x):                 # math.trunc(inf) raises in Python
-        ist[BAIL] = 1
-        return nan
-    return np.trunc(x) + 0.0
-
-
-@njit(cache=True)
-def f_ceilz(x, ist):
-    if x != x:
-        return nan
-    if math.isinf(x):
-        ist[BAIL] = 1
-        return nan
-    return np.ceil(x) + 0.0
-
-
-@njit(cache=True)
-def f_floorz(x, ist):
-    if x != x:
-        return nan
-    if math.isinf(x):
-        ist[BAIL] = 1
-        return nan
-    return np.floor(x) + 0.0
+f_int = _to_integer(np.trunc, True)
+f_intz = _to_integer(np.trunc, False)
+f_ceil = _to_integer(np.ceil, True)
+f_ceilz = _to_integer(np.ceil, False)
+f_floor = _to_integer(np.floor, True)
+f_floorz = _to_integer(np.floor, False)
 
 
 @njit(cache=True)
 def f_fuzz(x, ist):
-    if x != x:
-        return nan
-    if math.isinf(x):
-        ist[BAIL] = 1
+    if _no_value(x, math.isinf(x), ist):
         return nan
     r = np.rint(x) + 0.0
     return r if abs(x - r) <= 1e-12 else x
@@ -187,16 +158,6 @@ def f_sign(x):
     if x != x:
         return nan
     return 1.0 if x > 0 else (-1.0 if x < 0 else 0.0)
-
-
-@njit(cache=True)
-def f_log2(x, ist):
-    if x != x:
-        return nan
-    if x <= 0:
-        ist[BAIL] = 1
-        return nan
-    return math.log2(x)
 
 
 @njit(cache=True)
@@ -211,10 +172,7 @@ def f_coalesce(args):
 def f_round(x, unit, k, ist):
     """sas_round for a literal unit whose result round-trips through "%.15g" unchanged: unit 1/k (k > 0,
     k dividing 10**6) or an integral unit (k = 0); |result| < 1e9 — else the Python engine decides."""
-    if x != x:
-        return nan
-    if math.isinf(x):
-        ist[BAIL] = 1
+    if _no_value(x, math.isinf(x), ist):
         return nan
     q = x / unit
     if abs(q) >= 2.0 ** 53:
@@ -244,14 +202,21 @@ def f_mod(x, y, ist):
     return r
 
 
-@njit(cache=True)
-def f_sqrt(x, ist):
-    if x != x:
-        return nan
-    if x < 0:
-        ist[BAIL] = 1
-        return nan
-    return math.sqrt(x)
+def _on_domain(fn, zero_ok: bool):
+    """SQRT (x >= 0: zero_ok) and LOG, LOG2, LOG10 (x > 0): fn(x); outside that domain Python raises
+    ("Invalid argument": the step bails)."""
+    @njit(cache=True)
+    def f(x, ist):
+        if _no_value(x, x < 0 or (x == 0 and not zero_ok), ist):
+            return nan
+        return fn(x)
+    return f
+
+
+f_sqrt = _on_domain(math.sqrt, True)
+f_log = _on_domain(math.log, False)
+f_log2 = _on_domain(math.log2, False)
+f_log10 = _on_domain(math.log10, False)
 
 
 @njit(cache=True)
@@ -265,42 +230,20 @@ def f_exp(x, ist):
     return r
 
 
-@njit(cache=True)
-def f_log(x, ist):
-    if x != x:
-        return nan
-    if x <= 0:
-        ist[BAIL] = 1
-        return nan
-    return math.log(x)
+def _extreme(least: bool):
+    """MIN (least) and MAX of the non-missing arguments; missing when all are."""
+    @njit(cache=True)
+    def f(args):
+        best = nan
+        for a in args:
+            if a == a and (best != best or (a < best if least else a > best)):
+                best = a
+        return best
+    return f
 
 
-@njit(cache=True)
-def f_log10(x, ist):
-    if x != x:
-        return nan
-    if x <= 0:
-        ist[BAIL] = 1
-        return nan
-    return math.log10(x)
-
-
-@njit(cache=True)
-def f_min(args):
-    best = nan
-    for a in args:
-        if a == a and (best != best or a < best):
-            best = a
-    return best
-
-
-@njit(cache=True)
-def f_max(args):
-    best = nan
-    for a in args:
-        if a == a and (best != best or a > best):
-            best = a
-    return best
+f_min = _extreme(True)
+f_max = _extreme(False)
 
 
 @njit(cache=True)

@@ -88,26 +88,44 @@ class Job:
                 con.execute("RESET disabled_optimizers")
 
 
-def _common(step):
-    """The one output data set and its variables; refuses what neither pattern takes."""
-    outs = [o for o in step.outputs]
+def one_output(step):
+    """The step's one output data set, without WHERE=, OBS=, FIRSTOBS= or IN= (what the SQL and text
+    engines write); Refuse otherwise."""
+    outs = list(step.outputs)
     if len(outs) != 1 or outs[0].is_null:
         raise Refuse("not exactly one output data set")
     spec = outs[0]
     if spec.where is not None or spec.obs is not None or spec.firstobs is not None or spec.in_var:
         raise Refuse("WHERE=, OBS=, FIRSTOBS= or IN= on the output data set")
-    if step.textio.inputs or getattr(step.textio, "reads", False):
-        raise Refuse("INPUT/INFILE")
+    return spec
+
+
+def output_names(step, spec) -> list[str]:
+    """The output's variables; Refuse where the step cannot say them (the Python engine reports why)."""
     try:
-        names = step.output_columns(spec)
+        return step.output_columns(spec)
     except Exception as exc:  # noqa: BLE001 - the Python engine meets the same error and reports it
         raise Refuse(f"the output's variables: {exc}") from None
+
+
+def check_quiet_and_ordered(step, rows: str) -> None:
+    """Refuse a step with a conversion NOTE at compile time (only the Python engine places it) or a
+    session where DuckDB does not keep the input's order (`rows`: what would lose it)."""
     n = step.notes
     if n.missing or n.divzero or n.char2num or n.num2char or n.invalid_math:
         raise Refuse("conversion NOTEs at compile time")
-    cur = one_row(step.program.session.con, "SELECT current_setting('preserve_insertion_order')")[0]
-    if str(cur).lower() not in ("true", "1"):
-        raise Refuse("preserve_insertion_order is off (the rows would lose their order)")
+    order = one_row(step.program.session.con, "SELECT current_setting('preserve_insertion_order')")[0]
+    if str(order).lower() not in ("true", "1"):
+        raise Refuse(f"preserve_insertion_order is off (the {rows} would lose their order)")
+
+
+def _common(step):
+    """The one output data set and its variables; refuses what neither pattern takes."""
+    spec = one_output(step)
+    if step.textio.inputs or getattr(step.textio, "reads", False):
+        raise Refuse("INPUT/INFILE")
+    names = output_names(step, spec)
+    check_quiet_and_ordered(step, "rows")
     return spec, names
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from statgrid.libraries import sql_ident
 from statgrid.sas.datastep.sqlplan.exprsql import Refuse
-from statgrid.sas.datastep.sqlplan.runner import Job, one_row
+from statgrid.sas.datastep.sqlplan.runner import Job, check_quiet_and_ordered, one_output, one_row, output_names
 from statgrid.sas.datastep.textplan import fieldsql, source
 from statgrid.sas.datastep.textplan.plan import StepPlan, plan_step
 
@@ -75,29 +75,10 @@ class InfileJob(Job):
         log.note(text)
 
 
-def _output(step):
-    outs = list(step.outputs)
-    if len(outs) != 1 or outs[0].is_null:
-        raise Refuse("not exactly one output data set")
-    spec = outs[0]
-    if spec.where is not None or spec.obs is not None or spec.firstobs is not None or spec.in_var:
-        raise Refuse("WHERE=, OBS=, FIRSTOBS= or IN= on the output data set")
-    return spec
-
-
 def prepare(step) -> InfileJob:
     """The job for `step`, or Refuse: its structure (plan.py), one output data set without row options,
     no compile-time conversion NOTE, DuckDB keeping the file's order."""
     plan = plan_step(step)
-    spec = _output(step)
-    n = step.notes
-    if n.missing or n.divzero or n.char2num or n.num2char or n.invalid_math:
-        raise Refuse("conversion NOTEs at compile time")
-    order = one_row(step.program.session.con, "SELECT current_setting('preserve_insertion_order')")[0]
-    if str(order).lower() not in ("true", "1"):
-        raise Refuse("preserve_insertion_order is off (the records would lose their order)")
-    try:
-        names = step.output_columns(spec)
-    except Exception as exc:  # noqa: BLE001 - the Python engine meets the same error and reports it
-        raise Refuse(f"the output's variables: {exc}") from None
-    return InfileJob(step, spec, names, plan)
+    spec = one_output(step)
+    check_quiet_and_ordered(step, "records")
+    return InfileJob(step, spec, output_names(step, spec), plan)

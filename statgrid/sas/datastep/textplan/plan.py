@@ -39,7 +39,7 @@ class Field:
 
 @dataclass
 class Infile:
-    """The INFILE statement's options as the Python engine applies them (textio.LineSource, run_input)."""
+    """The INFILE statement's options as the Python engine applies them (records.LineSource, textio.run_input)."""
     stmt: D.FileStmt
     lrecl: int | None = None            # LRECL=: records cut to this many characters
     pad: bool = False                   # PAD: lines padded to LRECL (no LRECL: nothing to pad to)

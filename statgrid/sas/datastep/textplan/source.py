@@ -1,5 +1,5 @@
 """The INFILE's file as DuckDB reads it: one VARCHAR column per record, the records the Python engine
-would read (textio.file_records, LineSource) — or a refusal where DuckDB's CSV reader would see other
+would read (records.file_records, LineSource) — or a refusal where DuckDB's CSV reader would see other
 records than Python does.
 
 DuckDB's reader (one column, no quote, no escape, no compression) splits records at a newline as Python
