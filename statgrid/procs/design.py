@@ -181,6 +181,21 @@ class Design:
     def effect_width(self, e: Effect) -> int:
         return len(self.cells[e]) if e in self.cells else self.grid_size(e)
 
+    def contrast_terms(self, spec: dict):
+        """The terms of a CONTRAST or ESTIMATE ({effect: coefficients}) as (the name as written, the effect, its
+        columns, the coefficients as floats), the effect and its columns None for INTERCEPT; an effect not in the
+        model is an error."""
+        by_name = {e.name.upper(): (e, sl) for e, sl in zip(self.effects, self.slices())}
+        for name, coeffs in spec.items():
+            coeffs = [float(c) for c in coeffs]
+            if name.upper() == "INTERCEPT":
+                yield name, None, None, coeffs
+            elif name.upper() not in by_name:
+                raise StatgridError(f"effect {name!r} of a CONTRAST or ESTIMATE is not in the model; its effects: "
+                                    f"{', '.join(e.name for e in self.effects)}.")
+            else:
+                yield (name, *by_name[name.upper()], coeffs)
+
     def slices(self) -> list[slice]:
         """Column range of each effect in the over-parameterized design (after the intercept)."""
         out, start = [], 1 if self.intercept else 0

@@ -121,18 +121,12 @@ def l_row(design, spec: dict, log=None) -> np.ndarray:
     """One row of L over the over-parameterized columns from {effect: coefficients}: GENMOD's rule — an
     effect not named is 0, missing trailing coefficients are 0, extra ones are ignored (with a WARNING)."""
     L = np.zeros(design.width)
-    by_name = {e.name.upper(): (e, sl) for e, sl in zip(design.effects, design.slices())}
-    for name, coeffs in spec.items():
-        coeffs = [float(c) for c in coeffs]
-        if name.upper() == "INTERCEPT":
+    for _, e, sl, coeffs in design.contrast_terms(spec):
+        if e is None:
             if not design.intercept:
                 raise StatgridError("INTERCEPT in a CONTRAST or ESTIMATE of a model without an intercept (NOINT).")
             L[0] = coeffs[0] if coeffs else 0.0
             continue
-        if name.upper() not in by_name:
-            raise StatgridError(f"effect {name!r} of a CONTRAST or ESTIMATE is not in the model; its effects: "
-                                f"{', '.join(e.name for e in design.effects)}.")
-        e, sl = by_name[name.upper()]
         width = sl.stop - sl.start
         if len(coeffs) > width and log is not None:
             log.warning(f"Effect {e.name} has {width} parameters; the extra {len(coeffs) - width} coefficient(s) "

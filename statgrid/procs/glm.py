@@ -222,18 +222,12 @@ def _l_row(design, spec: dict) -> np.ndarray:
     """One row of L over the over-parameterized columns from {effect: coefficients} (SAS's CONTRAST and
     ESTIMATE syntax: an effect's coefficients in the order of its levels, missing trailing ones 0)."""
     L = np.zeros(design.width)
-    by_name = {e.name.upper(): (e, sl) for e, sl in zip(design.effects, design.slices())}
-    for name, coeffs in spec.items():
-        coeffs = [float(c) for c in coeffs]
-        if name.upper() == "INTERCEPT":
+    for name, e, sl, coeffs in design.contrast_terms(spec):
+        if e is None:
             if not design.intercept or len(coeffs) != 1:
                 raise StatgridError("INTERCEPT takes one coefficient, in a model with an intercept.")
             L[0] = coeffs[0]
             continue
-        if name.upper() not in by_name:
-            raise StatgridError(f"effect {name!r} of a CONTRAST or ESTIMATE is not in the model; its effects: "
-                                f"{', '.join(e.name for e in design.effects)}.")
-        e, sl = by_name[name.upper()]
         width = sl.stop - sl.start
         if len(coeffs) > width:
             raise StatgridError(f"effect {name!r} has {width} levels; {len(coeffs)} coefficients were given.")

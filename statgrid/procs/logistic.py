@@ -31,6 +31,7 @@ import numpy as np
 from statgrid.errors import StatgridError
 from statgrid.procs import _irls
 from statgrid.procs._irls import special
+from statgrid.procs._stepwise import stepwise
 from statgrid.procs import design as _design
 from statgrid.procs._base import ResultTable, procedure, qi, render_table
 from statgrid.procs.genmod import model_rows, p_chi2
@@ -178,52 +179,41 @@ def _score_tests(rows, fam, lk, fit: _irls.GLMFit, model_cols: list[int], candid
 
 
 def _select(rows, fam, lk, fit, cols_of, effects, eff_cols, fixed, method, sle, sls, steps) -> list[int]:
-    current = list(fixed) if method != "backward" else list(range(len(effects)))
-    seen = set()
-    while True:
-        changed = False
-        if method in ("forward", "stepwise"):
-            cand = {i: eff_cols[i] for i in range(len(effects)) if i not in current
-                    and all(j in current for j in range(len(effects)) if _contains(effects[i], effects[j]))}
-            if cand:
-                model_fit = fit(current)
-                model_cols = [c for c in cols_of(current) if c in model_fit.kept]
-                scores = _score_tests(rows, fam, lk, model_fit, model_cols, cand)
-                pv = {i: p_chi2(chi, df) if df else 1.0 for i, (chi, df) in scores.items()}
-                i = min(pv, key=lambda k: (pv[k], -scores[k][0]))
-                if pv[i] <= sle:
-                    current = current + [i]
-                    steps.append([len(steps) + 1, effects[i].name, "entered", scores[i][1], scores[i][0], pv[i],
-                                  "score"])
-                    changed = True
-        # BACKWARD removes one effect per step; STEPWISE may follow an entry by several removals (SAS
-        # LOGISTIC: "each forward selection step can be followed by one or more backward elimination steps")
-        while method in ("backward", "stepwise"):
-            removable = [i for i in current if i not in fixed
-                         and not any(_contains(effects[j], effects[i]) for j in current)]
-            if not removable:
-                break
-            f = fit(current)
-            cov = f.cov()
-            stats = {}
-            for i in removable:
-                idx = [f.kept.index(c) for c in eff_cols[i] if c in f.kept]
-                chi, df = _wald(f.beta[[f.kept[j] for j in idx]], cov[np.ix_(idx, idx)])
-                stats[i] = (chi, df, p_chi2(chi, df) if df else 1.0)
-            i = max(stats, key=lambda k: (stats[k][2], -stats[k][0]))
-            if stats[i][2] <= sls:
-                break
-            current = [c for c in current if c != i]
-            steps.append([len(steps) + 1, effects[i].name, "removed", stats[i][1], stats[i][0], stats[i][2],
-                          "Wald"])
-            changed = True
-            if method == "backward":
-                break
-        state = tuple(sorted(current))
-        if not changed or state in seen:
-            break
-        seen.add(state)
-    return sorted(current)
+    def enter(current: list[int]) -> int | None:          # the score test's smallest p-value, at SLE
+        cand = {i: eff_cols[i] for i in range(len(effects)) if i not in current
+                and all(j in current for j in range(len(effects)) if _contains(effects[i], effects[j]))}
+        if not cand:
+            return None
+        model_fit = fit(current)
+        model_cols = [c for c in cols_of(current) if c in model_fit.kept]
+        scores = _score_tests(rows, fam, lk, model_fit, model_cols, cand)
+        pv = {i: p_chi2(chi, df) if df else 1.0 for i, (chi, df) in scores.items()}
+        i = min(pv, key=lambda k: (pv[k], -scores[k][0]))
+        if not pv[i] <= sle:
+            return None
+        steps.append([len(steps) + 1, effects[i].name, "entered", scores[i][1], scores[i][0], pv[i], "score"])
+        return i
+
+    def remove(current: list[int]) -> int | None:         # the Wald test's largest p-value, above SLS
+        removable = [i for i in current if i not in fixed
+                     and not any(_contains(effects[j], effects[i]) for j in current)]
+        if not removable:
+            return None
+        f = fit(current)
+        cov = f.cov()
+        stats = {}
+        for i in removable:
+            idx = [f.kept.index(c) for c in eff_cols[i] if c in f.kept]
+            chi, df = _wald(f.beta[[f.kept[j] for j in idx]], cov[np.ix_(idx, idx)])
+            stats[i] = (chi, df, p_chi2(chi, df) if df else 1.0)
+        i = max(stats, key=lambda k: (stats[k][2], -stats[k][0]))
+        if stats[i][2] <= sls:
+            return None
+        steps.append([len(steps) + 1, effects[i].name, "removed", stats[i][1], stats[i][0], stats[i][2], "Wald"])
+        return i
+
+    start = list(fixed) if method != "backward" else list(range(len(effects)))
+    return sorted(stepwise(method, start, enter, remove))
 
 
 # ---------------------------------------------------------------------------- report

@@ -26,6 +26,7 @@ import numpy as np
 
 from statgrid.errors import StatgridError
 from statgrid.procs._aliasing import split_aliased
+from statgrid.procs._stepwise import stepwise
 from statgrid.procs._base import (ResultTable, as_list, check_columns, dataset_types, is_numeric, procedure, qi,
                                   render_table)
 
@@ -216,39 +217,30 @@ def select(R, n, names, intercept, method: str, sle: float, sls: float, include:
                     best, best_cols = f.adj_rsquare, fixed + list(combo)
         steps.append(["best", " ".join(names[c] for c in best_cols if c not in fixed), best])
         return best_cols, steps
-    current = list(fixed) if method != "backward" else fixed + candidates
-    seen = set()
-    while True:
-        changed = False
-        if method in ("forward", "stepwise"):
-            outside = [j for j in candidates if j not in current]
-            if outside:
-                ps = [(_entry_p(R, n, names, intercept, current, j), j) for j in outside]
-                p, j = min(ps)
-                if p <= sle:
-                    current = current + [j]
-                    steps.append(["entered", names[j], p])
-                    changed = True
-        # BACKWARD removes one variable per step; STEPWISE, after an entry, removes every variable that no
-        # longer stays at SLS (the least significant first) before the next may enter (SAS REG, "Stepwise")
-        while method in ("backward", "stepwise"):
-            removable = [j for j in current if j not in fixed]
-            if not removable:
-                break
-            ps = [(_entry_p(R, n, names, intercept, [c for c in current if c != j], j), j) for j in removable]
-            p, j = max(ps)
-            if p <= sls:
-                break
-            current = [c for c in current if c != j]
-            steps.append(["removed", names[j], p])
-            changed = True
-            if method == "backward":
-                break
-        state = tuple(sorted(current))
-        if not changed or state in seen:
-            break
-        seen.add(state)
-    return current, steps
+    def enter(current: list[int]) -> int | None:          # the smallest partial-F p-value, at SLE
+        outside = [j for j in candidates if j not in current]
+        if not outside:
+            return None
+        p, j = min((_entry_p(R, n, names, intercept, current, j), j) for j in outside)
+        if not p <= sle:
+            return None
+        steps.append(["entered", names[j], p])
+        return j
+
+    # STEPWISE, after an entry, removes every variable that no longer stays at SLS (the least significant
+    # first) before the next may enter (SAS REG, "Stepwise")
+    def remove(current: list[int]) -> int | None:
+        removable = [j for j in current if j not in fixed]
+        if not removable:
+            return None
+        p, j = max((_entry_p(R, n, names, intercept, [c for c in current if c != j], j), j) for j in removable)
+        if p <= sls:
+            return None
+        steps.append(["removed", names[j], p])
+        return j
+
+    start = list(fixed) if method != "backward" else fixed + candidates
+    return stepwise(method, start, enter, remove), steps
 
 
 # ---------------------------------------------------------------------------- the procedure

@@ -58,6 +58,11 @@ class Invocation:
             options.set(name, value)
 
 
+# the invocation options that name a file or directory: the Invocation field each sets
+_PATH_FIELDS = {"AUTOEXEC": "autoexec", "LOG": "log_path", "PRINT": "print_path", "WORK": "work_root",
+                "UTILLOC": "util_root"}
+
+
 def parse_invocation(args: list[str]) -> Invocation:
     """The words after a .sas program → Invocation. Raises SasError naming an unknown option, a missing
     value or a bad one (checked against the system options table now, before anything runs)."""
@@ -88,16 +93,8 @@ def parse_invocation(args: list[str]) -> Invocation:
         elif name == "MEMSIZE":
             inv.session_options["memsize"] = value
             inv.system[name] = value
-        elif name == "AUTOEXEC":
-            inv.autoexec = value
-        elif name == "LOG":
-            inv.log_path = value
-        elif name == "PRINT":
-            inv.print_path = value
-        elif name == "WORK":
-            inv.work_root = value
-        elif name == "UTILLOC":
-            inv.util_root = value
+        elif name in _PATH_FIELDS:
+            setattr(inv, _PATH_FIELDS[name], value)
         else:
             inv.system[name] = value
         i += 1 + need

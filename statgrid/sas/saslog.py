@@ -87,7 +87,21 @@ def format_sas_block(rec: StepRecord, full: bool) -> list[str]:
             + [f"{_INDENT}{a:<{_COUNT_LABEL}}{b}" for a, b in counts] + [_INDENT])
 
 
-class SasLog:
+class LevelMessages:
+    """SAS's three message levels as methods of a log that writes `message(level, text)` ("NOTE: …"): the
+    SAS log here and the session's log (statgrid/session/log.py) alike."""
+
+    def note(self, msg: str) -> None:
+        self.message("NOTE", msg)
+
+    def warning(self, msg: str) -> None:
+        self.message("WARNING", msg)
+
+    def error(self, msg: str) -> None:
+        self.message("ERROR", msg)
+
+
+class SasLog(LevelMessages):
     """The log (.log) and listing (.lst) of one SAS program. `out`: the SessionLog whose streams it
     writes; `options`: the program's SasOptions (read on every write: NOTES, SOURCE, STIMER, LINESIZE…),
     may be set later; `started`: when the session began (page headers' date). Counts: errors, warnings."""
@@ -189,15 +203,6 @@ class SasLog:
                                  break_long_words=False, break_on_hyphens=False, drop_whitespace=True) or [first.rstrip()]
         for line in out:
             self._text(line)
-
-    def note(self, msg: str) -> None:
-        self.message("NOTE", msg)
-
-    def warning(self, msg: str) -> None:
-        self.message("WARNING", msg)
-
-    def error(self, msg: str) -> None:
-        self.message("ERROR", msg)
 
     def sas_error(self, exc: Any, level: str = "ERROR") -> None:
         """A SasError as SAS shows it: the message, the text at fault, what was expected, line and column."""

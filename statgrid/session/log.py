@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from statgrid.job.jobdir import SESSION_STEM
+from statgrid.sas.saslog import LevelMessages
 from statgrid.session.stimer import StepRecord
 
 _LABEL_WIDTH = 30
@@ -52,7 +53,7 @@ def format_step_block(rec: StepRecord) -> str:
     return "\n".join([head] + [f"      {label:<{_LABEL_WIDTH}}{value}" for label, value in rows])
 
 
-class SessionLog:
+class SessionLog(LevelMessages):
     def __init__(self, text: TextIO | None | str = "stderr", jsonl: TextIO | None = None,
                  listing: TextIO | None | str = "stdout"):
         # the defaults name the streams, resolved now, not at import (tests and callers may
@@ -91,15 +92,6 @@ class SessionLog:
         lines = msg.splitlines() or [""]
         prefix = f"{level}: "
         self._emit(self.text, "\n".join([prefix + lines[0]] + [" " * len(prefix) + ln for ln in lines[1:]]))
-
-    def note(self, msg: str) -> None:
-        self.message("NOTE", msg)
-
-    def warning(self, msg: str) -> None:
-        self.message("WARNING", msg)
-
-    def error(self, msg: str) -> None:
-        self.message("ERROR", msg)
 
     def step(self, rec: StepRecord) -> None:
         self._emit(self.text, format_step_block(rec) + "\n")

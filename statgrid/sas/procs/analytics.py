@@ -13,31 +13,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from statgrid.errors import StatgridError
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME
 from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
-from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, cursor, drop_member, input_dataset,
-                                       observations_read, open_input, parse_options, proc_statement, var_names,
-                                       where_statement, without_notes, write_select)
+from statgrid.sas.procs.common import DATASET, FLAG, VALUE, by_list, drop_member, var_names
+from statgrid.sas.procs.step import Statements, begin, data_input, each_statement, fit_errors, stage_input
 
 TEMP = "_sgproc_input"
-
-
-def _prepared(program, first, opts) -> tuple[Any, list, str]:
-    src = input_dataset(program, opts, "DATA", first)
-    cols, base = open_input(program, src)
-    return src, cols, base
-
-
-def _stage(program, src, cols, base) -> str:
-    """The input as a WORK member (the procedures read members), its observations-read NOTE written."""
-    from statgrid.sas.errors import skip_if_syntax_check
-    skip_if_syntax_check(program)                    # after an ERROR: the statements were read; fit nothing
-    n = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
-    observations_read(program, n, src)
-    without_notes(program, lambda: write_select(program, DatasetSpec("WORK", TEMP.upper()), base, cols))
-    return f"work.{TEMP}"
+SURVEYSELECT_OPTIONS = {"DATA": DATASET, "OUT": DATASET, "METHOD": VALUE, "M": VALUE, "N": VALUE, "SAMPSIZE": VALUE,
+                        "SAMPRATE": VALUE, "RATE": VALUE, "SEED": VALUE, "NOPRINT": FLAG, "STATS": FLAG,
+                        "OUTALL": FLAG, "SELECTALL": FLAG}
+STDIZE_OPTIONS = {"DATA": DATASET, "OUT": DATASET, "METHOD": VALUE, "REPLACE": FLAG, "REPONLY": FLAG, "MISSING": VALUE,
+                  "OUTSTAT": DATASET, "PCTLDEF": VALUE}
+FASTCLUS_OPTIONS = {"DATA": DATASET, "OUT": DATASET, "OUTSTAT": DATASET, "MAXCLUSTERS": VALUE, "MAXC": VALUE,
+                    "MAXITER": VALUE, "SEED": VALUE, "NOPRINT": FLAG, "REPLACE": VALUE, "CONVERGE": VALUE,
+                    "DRIFT": FLAG, "LIST": FLAG, "DISTANCE": FLAG, "SHORT": FLAG, "SUMMARY": FLAG, "RANDOM": VALUE}
+HPCLUS_OPTIONS = {"DATA": DATASET, "MAXCLUSTERS": VALUE, "MAXITER": VALUE, "SEED": VALUE, "STANDARDIZE": VALUE,
+                  "NOPRINT": FLAG, "NOC": VALUE, "DISTANCE": VALUE, "OUTITERINFO": FLAG, "IMPUTE": VALUE,
+                  "IMPUTENOM": VALUE}
+GLIMMIX_OPTIONS = {"DATA": DATASET, "METHOD": VALUE, "NOPRINT": FLAG, "PLOTS": VALUE, "NOCLPRINT": FLAG,
+                   "ORDER": VALUE, "ITDETAILS": FLAG}
 
 
 def _name(spec: DatasetSpec | None) -> str | None:
@@ -47,10 +42,8 @@ def _name(spec: DatasetSpec | None) -> str | None:
 def _call(program, first, fn, *args, **kwargs):
     f = getattr(fn, "__wrapped__", fn)
     try:
-        return f(program.session, *args, **kwargs)
-    except StatgridError as exc:
-        t = first.tokens[0]
-        raise SasError(str(exc), t.line, t.col, t.text, "") from None
+        with fit_errors(first):
+            return f(program.session, *args, **kwargs)
     finally:
         drop_member(program, DatasetSpec("WORK", TEMP.upper()))
 
@@ -64,24 +57,14 @@ def _out_spec(program, opts, key="OUT") -> DatasetSpec:
 
 
 def run_surveyselect(statements: list, program: Any) -> None:
-    first, *rest = list(statements)
-    opts = parse_options(proc_statement(first), {"DATA": DATASET, "OUT": DATASET, "METHOD": VALUE, "M": VALUE,
-                                                 "N": VALUE, "SAMPSIZE": VALUE, "SAMPRATE": VALUE, "RATE": VALUE,
-                                                 "SEED": VALUE, "NOPRINT": FLAG, "STATS": FLAG, "OUTALL": FLAG,
-                                                 "SELECTALL": FLAG}, program, "PROC SURVEYSELECT",
-                         {"M": "METHOD", "SAMPSIZE": "N", "RATE": "SAMPRATE"})
-    src, cols, base = _prepared(program, first, opts)
-    strata = None
-    for stmt in rest:
-        kw, c = stmt.keyword, cursor(stmt)
-        c.next()
+    first, rest, opts = begin(statements, program, SURVEYSELECT_OPTIONS, "SURVEYSELECT",
+                              {"M": "METHOD", "SAMPSIZE": "N", "RATE": "SAMPRATE"})
+    src, cols = data_input(program, opts, first)
+    strata, st = None, Statements(src, cols, ("WHERE",), ("ID", "CONTROL"))
+    for stmt, kw, c in each_statement(rest):
         if kw == "STRATA":
             strata = var_names(c, cols)
-        elif kw == "WHERE":
-            where_statement(c, src)
-        elif kw in ("ID", "CONTROL"):
-            continue
-        else:
+        elif not st.read(kw, c):
             t = stmt.tokens[0]
             raise SasError(f"Statement {t.text.upper()} is not supported in PROC SURVEYSELECT", t.line, t.col,
                            t.text, "STRATA or WHERE")
@@ -90,8 +73,7 @@ def run_surveyselect(statements: list, program: Any) -> None:
         line, col = opts.value_at.get("METHOD", (first.line, 0))
         raise SasError(f"METHOD={method} is not supported by statgrid's PROC SURVEYSELECT", line, col, method,
                        "METHOD=SRS (simple random sampling without replacement)")
-    cols, base = open_input(program, src)
-    data = _stage(program, src, cols, base)
+    data = stage_input(program, src, TEMP)
     from statgrid.procs.reshape import surveyselect
     n = opts.get("N")
     rate = opts.get("SAMPRATE")
@@ -104,28 +86,19 @@ def run_surveyselect(statements: list, program: Any) -> None:
 
 
 def run_stdize(statements: list, program: Any) -> None:
-    first, *rest = list(statements)
-    opts = parse_options(proc_statement(first), {"DATA": DATASET, "OUT": DATASET, "METHOD": VALUE, "REPLACE": FLAG,
-                                                 "REPONLY": FLAG, "MISSING": VALUE, "OUTSTAT": DATASET,
-                                                 "PCTLDEF": VALUE},
-                         program, "PROC STDIZE")
-    src, cols, base = _prepared(program, first, opts)
-    var, by = None, None
-    for stmt in rest:
-        kw, c = stmt.keyword, cursor(stmt)
-        c.next()
+    first, rest, opts = begin(statements, program, STDIZE_OPTIONS, "STDIZE")
+    src, cols = data_input(program, opts, first)
+    var, by, st = None, None, Statements(src, cols, ("WHERE",), ())
+    for stmt, kw, c in each_statement(rest):
         if kw == "VAR":
             var = var_names(c, cols)
         elif kw == "BY":
             by = [n for n, _ in by_list(c)]
-        elif kw == "WHERE":
-            where_statement(c, src)
-        else:
+        elif not st.read(kw, c):
             t = stmt.tokens[0]
             raise SasError(f"Statement {t.text.upper()} is not supported in PROC STDIZE", t.line, t.col, t.text,
                            "VAR, BY or WHERE")
-    cols, base = open_input(program, src)
-    data = _stage(program, src, cols, base)
+    data = stage_input(program, src, TEMP)
     from statgrid.procs.rank import standardize
     _call(program, first, standardize, data, _name(_out_spec(program, opts)), var=var, by=by,
           method=str(opts.get("METHOD", "STD")).lower(), replace=bool(opts.get("REPLACE")),
@@ -133,8 +106,7 @@ def run_stdize(statements: list, program: Any) -> None:
 
 
 def _clus(program, first, opts, src, var, out, outstat, standardize=False) -> None:
-    cols, base = open_input(program, src)
-    data = _stage(program, src, cols, base)
+    data = stage_input(program, src, TEMP)
     from statgrid.procs.mining import fastclus
     k = opts.get("MAXCLUSTERS")
     if k is None:
@@ -146,22 +118,14 @@ def _clus(program, first, opts, src, var, out, outstat, standardize=False) -> No
 
 
 def run_fastclus(statements: list, program: Any) -> None:
-    first, *rest = list(statements)
-    opts = parse_options(proc_statement(first), {"DATA": DATASET, "OUT": DATASET, "OUTSTAT": DATASET,
-                                                 "MAXCLUSTERS": VALUE, "MAXC": VALUE, "MAXITER": VALUE, "SEED": VALUE,
-                                                 "NOPRINT": FLAG, "REPLACE": VALUE, "CONVERGE": VALUE,
-                                                 "DRIFT": FLAG, "LIST": FLAG, "DISTANCE": FLAG, "SHORT": FLAG,
-                                                 "SUMMARY": FLAG, "RANDOM": VALUE}, program, "PROC FASTCLUS",
-                         {"MAXC": "MAXCLUSTERS"})
-    src, cols, _ = _prepared(program, first, opts)
-    var = None
-    for stmt in rest:
-        kw, c = stmt.keyword, cursor(stmt)
-        c.next()
+    first, rest, opts = begin(statements, program, FASTCLUS_OPTIONS, "FASTCLUS", {"MAXC": "MAXCLUSTERS"})
+    src, cols = data_input(program, opts, first)
+    var, st = None, Statements(src, cols, ("WHERE",), ())
+    for stmt, kw, c in each_statement(rest):
         if kw == "VAR":
             var = var_names(c, cols)
-        elif kw == "WHERE":
-            where_statement(c, src)
+        elif st.read(kw, c):
+            continue
         elif kw in ("ID", "FREQ", "WEIGHT", "BY"):
             t = stmt.tokens[0]
             raise SasError(f"The {kw} statement of PROC FASTCLUS is not supported by statgrid yet", t.line, t.col,
@@ -173,17 +137,10 @@ def run_fastclus(statements: list, program: Any) -> None:
 
 
 def run_hpclus(statements: list, program: Any) -> None:
-    first, *rest = list(statements)
-    opts = parse_options(proc_statement(first), {"DATA": DATASET, "MAXCLUSTERS": VALUE, "MAXITER": VALUE,
-                                                 "SEED": VALUE, "STANDARDIZE": VALUE, "NOPRINT": FLAG,
-                                                 "NOC": VALUE, "DISTANCE": VALUE, "OUTITERINFO": FLAG,
-                                                 "IMPUTE": VALUE, "IMPUTENOM": VALUE},
-                         program, "PROC HPCLUS")
-    src, cols, _ = _prepared(program, first, opts)
-    var, out = [], None
-    for stmt in rest:
-        kw, c = stmt.keyword, cursor(stmt)
-        c.next()
+    first, rest, opts = begin(statements, program, HPCLUS_OPTIONS, "HPCLUS")
+    src, cols = data_input(program, opts, first)
+    var, out, st = [], None, Statements(src, cols, ("WHERE",), ("PERFORMANCE", "ID", "FREQ"))
+    for stmt, kw, c in each_statement(rest):
         if kw == "INPUT":
             while not c.at_end() and not c.at("/"):
                 var += var_names(c, cols)
@@ -196,11 +153,7 @@ def run_hpclus(statements: list, program: Any) -> None:
             c.expect_kind(NAME, "OUT=")
             c.expect("=")
             out = parse_dataset(c, program)
-        elif kw == "WHERE":
-            where_statement(c, src)
-        elif kw in ("PERFORMANCE", "ID", "FREQ"):
-            continue
-        else:
+        elif not st.read(kw, c):
             t = stmt.tokens[0]
             raise SasError(f"Statement {t.text.upper()} is not valid in PROC HPCLUS", t.line, t.col, t.text,
                            "INPUT, SCORE OUT=, WHERE")
@@ -209,16 +162,11 @@ def run_hpclus(statements: list, program: Any) -> None:
 
 
 def run_glimmix(statements: list, program: Any) -> None:
-    first, *rest = list(statements)
-    opts = parse_options(proc_statement(first), {"DATA": DATASET, "METHOD": VALUE, "NOPRINT": FLAG, "PLOTS": VALUE,
-                                                 "NOCLPRINT": FLAG, "ORDER": VALUE, "ITDETAILS": FLAG},
-                         program, "PROC GLIMMIX")
-    src, cols, _ = _prepared(program, first, opts)
+    first, rest, opts = begin(statements, program, GLIMMIX_OPTIONS, "GLIMMIX")
+    src, cols = data_input(program, opts, first)
     from statgrid.sas.procs.models import _model, _options_after_slash
-    classes, model, random, ropts = [], None, None, {}
-    for stmt in rest:
-        kw, c = stmt.keyword, cursor(stmt)
-        c.next()
+    classes, model, random, ropts, st = [], None, None, {}, Statements(src, cols, ("WHERE",), ())
+    for stmt, kw, c in each_statement(rest):
         if kw == "CLASS":
             classes += [t.text for t in c.tokens[c.i:] if t.kind == NAME]
         elif kw == "MODEL":
@@ -229,9 +177,7 @@ def run_glimmix(statements: list, program: Any) -> None:
                 words.append(c.next().text)
             random = " ".join(words)
             ropts = _options_after_slash(c) if c.accept("/") else {}
-        elif kw == "WHERE":
-            where_statement(c, src)
-        else:
+        elif not st.read(kw, c):
             t = stmt.tokens[0]
             raise SasError(f"Statement {t.text.upper()} is not supported in statgrid's PROC GLIMMIX", t.line, t.col,
                            t.text, "CLASS, MODEL, RANDOM, WHERE")
@@ -245,8 +191,7 @@ def run_glimmix(statements: list, program: Any) -> None:
         raise SasError(f"DIST={dist} is not supported by statgrid's PROC GLIMMIX", first.line, 0, dist,
                        "DIST=BINARY with a random intercept")
     subject = ropts.get("SUBJECT", ropts.get("SUB"))
-    cols, base = open_input(program, src)
-    data = _stage(program, src, cols, base)
+    data = stage_input(program, src, TEMP)
     from statgrid.procs.glimmix import glimmix
     _call(program, first, glimmix, data, f"{dep} = {effects}", random.lower(), subject, class_=classes or None,
           event=dep_opts.get("EVENT", "first"), print=not opts.get("NOPRINT"))

@@ -30,8 +30,8 @@ from statgrid.sas.dataset import LABEL_KEY, ColumnInfo, column_info, dataset_pat
 
 from statgrid.sas.parse.dsname import DatasetSpec
 from statgrid.sas.errors import SasError
-from statgrid.sas.procs.common import (DATASET, FLAG, ProcOptions, input_dataset, parse_options, proc_statement,
-                                       statement_error)
+from statgrid.sas.procs.common import DATASET, FLAG, ProcOptions, input_dataset, statement_error
+from statgrid.sas.procs.step import begin
 
 OPTIONS = {"DATA": DATASET, "OUT": DATASET, "OUT2": DATASET, "SHORT": FLAG, "VARNUM": FLAG, "POSITION": FLAG,
            "NODS": FLAG, "NOPRINT": FLAG, "DIRECTORY": FLAG, "DETAILS": FLAG, "NODETAILS": FLAG,
@@ -42,8 +42,7 @@ SAS_EPOCH_DT = datetime(1960, 1, 1)
 
 
 def run(statements: list, program: Any) -> None:
-    first, *rest = list(statements)
-    opts = parse_options(proc_statement(first), OPTIONS, program, "PROC CONTENTS", ALIASES)
+    first, rest, opts = begin(statements, program, OPTIONS, "CONTENTS", ALIASES)
     for stmt in rest:
         if stmt.keyword not in ("TITLE", "FOOTNOTE"):
             raise statement_error(stmt, "CONTENTS", ())

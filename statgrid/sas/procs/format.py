@@ -35,6 +35,9 @@ OPTIONS = {"LIBRARY": "value", "CNTLIN": DATASET, "CNTLOUT": DATASET, "FMTLIB": 
 ALIASES = {"LIB": "LIBRARY", "DDNAME": "LIBRARY"}
 STATEMENTS = ("VALUE", "INVALUE", "SELECT", "EXCLUDE")
 VALUE_OPTIONS = ("DEFAULT", "MIN", "MAX", "FUZZ", "NOTSORTED", "MULTILABEL", "JUST", "UPCASE")
+_FLAG_FIELDS = {"NOTSORTED": "notsorted", "MULTILABEL": None, "JUST": "just", "UPCASE": "upcase"}  # None: accepted
+_NUMBER_FIELDS = {"DEFAULT": ("default", int), "MIN": ("min_width", int), "MAX": ("max_width", int),
+                  "FUZZ": ("fuzz", float)}
 
 
 def run(statements: list, program: Any) -> None:
@@ -149,24 +152,14 @@ def parse_value(c, informat: bool) -> UserFormat:
             up = o.upper
             if up not in VALUE_OPTIONS:
                 raise c.error(f"The option {o.text} is not recognized", "one of " + ", ".join(VALUE_OPTIONS), o)
-            if up in ("NOTSORTED", "MULTILABEL", "JUST", "UPCASE"):
-                if up == "NOTSORTED":
-                    fmt.notsorted = True
-                elif up == "JUST":
-                    fmt.just = True
-                elif up == "UPCASE":
-                    fmt.upcase = True
+            if up in _FLAG_FIELDS:
+                if _FLAG_FIELDS[up]:
+                    setattr(fmt, _FLAG_FIELDS[up], True)
                 continue
             c.expect("=", expected="=")
             v = c.expect_kind(NUM, f"a number after {up}=").value
-            if up == "DEFAULT":
-                fmt.default = int(v)
-            elif up == "MIN":
-                fmt.min_width = int(v)
-            elif up == "MAX":
-                fmt.max_width = int(v)
-            else:
-                fmt.fuzz = float(v)
+            field_name, kind = _NUMBER_FIELDS[up]
+            setattr(fmt, field_name, kind(v))
     numeric_keys = not char and not informat
     while not c.at_end():
         ranges = []

@@ -36,10 +36,10 @@ from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME
 from statgrid.sas.parse.dsname import parse_dataset
 from statgrid.sas import ods
-from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, by_rule, check_by_sorted, cursor, fetch_rows,
-                                       format_cell, input_dataset, observations_read, open_input, parse_options,
-                                       proc_statement, resolve_names, simple_table, statement_error, where_statement,
+from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_rule, check_by_sorted, fetch_rows, format_cell,
+                                       observations_read, open_input, resolve_names, simple_table, statement_error,
                                        write_rows)
+from statgrid.sas.procs.step import Statements, begin, data_input, each_statement, statement_option
 
 OPTIONS = {"DATA": DATASET, "NOPRINT": FLAG, "ORDER": VALUE, "PAGE": FLAG, "NLEVELS": FLAG, "COMPRESS": FLAG,
            "FORMCHAR": VALUE}
@@ -57,31 +57,20 @@ class TablesStmt:
 
 @ods.proc_step
 def run(statements: list, program: Any) -> None:
-    first, *rest = list(statements)
-    cur = proc_statement(first)
-    opts = parse_options(cur, OPTIONS, program, "PROC FREQ")
-    src = input_dataset(program, opts, "DATA", first)
-    cols, _ = open_input(program, src)
-    by, weight, tables = [], None, []
-    for stmt in rest:
-        kw, c = stmt.keyword, cursor(stmt)
-        c.next()
+    first, rest, opts = begin(statements, program, OPTIONS, "FREQ")
+    src, cols = data_input(program, opts, first)
+    st, weight, tables = Statements(src, cols, ("BY", "WHERE"), ("FORMAT", "LABEL", "ATTRIB", "TEST")), None, []
+    for stmt, kw, c in each_statement(rest):
         if kw in ("TABLES", "TABLE"):
             tables.append(_tables(c, program))
-        elif kw == "BY":
-            by = by_list(c)
         elif kw == "WEIGHT":
             weight = c.expect_kind(NAME, "a weight variable").text
-        elif kw == "WHERE":
-            where_statement(c, src)
-        elif kw in ("FORMAT", "LABEL", "ATTRIB", "EXACT", "TEST"):
-            if kw == "EXACT":
-                program.log.note("PROC FREQ: the EXACT statement's tests other than Fisher's on 2x2 tables "
-                                 "are not computed by statgrid.")
-            continue
-        else:
+        elif kw == "EXACT":
+            program.log.note("PROC FREQ: the EXACT statement's tests other than Fisher's on 2x2 tables "
+                             "are not computed by statgrid.")
+        elif not st.read(kw, c):
             raise statement_error(stmt, "FREQ", STATEMENTS)
-    _run(program, first, src, cols, opts, by, weight, tables)
+    _run(program, first, src, cols, opts, st.by, weight, tables)
 
 
 def _tables(c, program) -> TablesStmt:
@@ -105,11 +94,7 @@ def _tables(c, program) -> TablesStmt:
     options: dict[str, Any] = {}
     if c.accept("/"):
         while not c.at_end():
-            t = c.expect_kind(NAME, "a TABLES option")
-            name = t.upper
-            if name not in TABLE_OPTIONS:
-                raise SasError(f"The option {t.text} is not recognized in the TABLES statement", t.line, t.col, t.text,
-                               "one of " + ", ".join(sorted(TABLE_OPTIONS)))
+            name = statement_option(c, TABLE_OPTIONS, "TABLES").upper
             if name == "OUT":
                 c.expect("=")
                 options["OUT"] = parse_dataset(c, program)
@@ -233,14 +218,8 @@ def _write(program, spec, byc, varc, groups, topts, cols_by_name) -> None:
     n = len(varc)
     missing_level = bool(topts.get("MISSING"))
     outpct = bool(topts.get("OUTPCT")) and n >= 2
-    head = [ColumnInfo(c.name, c.type, c.length, c.format, c.informat, c.label) for c in byc + varc]
-    cols = head + [ColumnInfo("COUNT", "num", 8, label="Frequency Count"),
-                   ColumnInfo("PERCENT", "num", 8, label="Percent of Total Frequency")]
-    if outpct:
-        cols += [ColumnInfo("PCT_ROW", "num", 8, label="Percent of Row Frequency"),
-                 ColumnInfo("PCT_COL", "num", 8, label="Percent of Column Frequency")]
-        if n > 2:
-            cols.append(ColumnInfo("PCT_TABL", "num", 8, label="Percent of Two-Way Table Frequency"))
+    from statgrid.sas.procs.freq_out import out_columns
+    cols = out_columns(byc, varc, outpct)
     rows = []
     for key, cells in groups:
         counted = [c for c in cells if missing_level or not _is_missing(c, n)]

@@ -28,13 +28,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from statgrid.errors import StatgridError
-from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import STR
 from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
-from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, cursor, drop_member, input_dataset, observations_read,
-                                       open_input, parse_options, proc_statement, var_names, where_statement,
-                                       without_notes, write_select)
+from statgrid.sas.procs.common import DATASET, FLAG, VALUE, drop_member, var_names, where_statement
+from statgrid.sas.procs.step import (begin, data_input, each_statement, fit_errors, stage_input, stmt_error as _err,
+                                     whole_option)
 
 TEMP = "_sgforest_input"
 DEFAULTS = {"MAXTREES": 100, "LEAFSIZE": 5, "MAXDEPTH": 20}
@@ -42,24 +40,8 @@ FOREST_OPTIONS = {"DATA": DATASET, "SEED": VALUE, "MAXTREES": VALUE, "VARS_TO_TR
                   "MAXDEPTH": VALUE, "NOPRINT": FLAG}
 
 
-def _err(stmt, message: str, text: str, expected: str = "") -> SasError:
-    t = stmt.tokens[0]
-    return SasError(message, t.line, t.col, text, expected, stmt.source)
-
-
 def _whole(opts, key: str, stmt, low: int = 1) -> int | None:
-    v = opts.get(key)
-    if v is None:
-        return None
-    try:
-        n = float(v)
-    except (TypeError, ValueError):
-        n = float("nan")
-    if not (n == n and n == int(n) and n >= low):
-        line, col = opts.value_at.get(key, (stmt.line, 0))
-        text = f"{v:g}" if isinstance(v, float) else str(v)
-        raise SasError(f"{key}={text} is not valid", line, col, text, f"a whole number >= {low}")
-    return int(n)
+    return whole_option(opts, key, stmt, low, shown=lambda v: f"{v:g}" if isinstance(v, float) else str(v))
 
 
 def _level(c, stmt, allowed: tuple[str, ...]) -> str | None:
@@ -80,16 +62,6 @@ def _level(c, stmt, allowed: tuple[str, ...]) -> str | None:
     return level
 
 
-def _stage(program, src) -> str:
-    cols, base = open_input(program, src)
-    from statgrid.sas.errors import skip_if_syntax_check
-    skip_if_syntax_check(program)                    # after an ERROR: the statements were read; fit nothing
-    n = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
-    observations_read(program, n, src)
-    without_notes(program, lambda: write_select(program, DatasetSpec("WORK", TEMP.upper()), base, cols))
-    return f"work.{TEMP}"
-
-
 def _path(c, stmt) -> str:
     """FILE="path" (a quoted path; a fileref is not taken)."""
     c.expect("=", expected="= after FILE")
@@ -101,10 +73,8 @@ def _path(c, stmt) -> str:
 
 # ------------------------------------------------------------------------------------------------ HPFOREST
 def run(statements: list, program: Any) -> None:
-    first, *rest = list(statements)
-    opts = parse_options(proc_statement(first), FOREST_OPTIONS, program, "PROC HPFOREST")
-    src = input_dataset(program, opts, "DATA", first)
-    cols, _ = open_input(program, src)
+    first, rest, opts = begin(statements, program, FOREST_OPTIONS, "HPFOREST")
+    src, cols = data_input(program, opts, first)
     spec = _forest_statements(rest, src, cols, first, program)
     from statgrid.procs import forest_model
     from statgrid.procs.mining import forest
@@ -114,22 +84,18 @@ def run(statements: list, program: Any) -> None:
             "min_leaf": _whole(opts, "LEAFSIZE", first) or DEFAULTS["LEAFSIZE"],
             "max_depth": _whole(opts, "MAXDEPTH", first) or DEFAULTS["MAXDEPTH"],
             "seed": _whole(opts, "SEED", first, 0) or 0, "vars_to_try": _whole(opts, "VARS_TO_TRY", first)}
-    data = _stage(program, src)
+    data = stage_input(program, src, TEMP)
     s = program.session
     try:
-        r = fn(s, data, spec["target"], spec["inputs"], kind=kind, class_=spec["nominal"] or None, print=False,
-               **args)
-        model = forest_model.from_fit(s, data, r)
-        if spec["save"]:
-            forest_model.save(model, spec["save"])
-            program.log.note(f'The forest model was saved to the file "{spec["save"]}".')
-        if spec["score_out"] is not None:
-            _score(program, data, model, spec["score_out"], spec["id"])
-    except StatgridError as exc:
-        if isinstance(exc, SasError):
-            raise
-        t = first.tokens[0]
-        raise SasError(str(exc), t.line, t.col, "HPFOREST", "") from None
+        with fit_errors(first, "HPFOREST", keep_sas=True):
+            r = fn(s, data, spec["target"], spec["inputs"], kind=kind, class_=spec["nominal"] or None, print=False,
+                   **args)
+            model = forest_model.from_fit(s, data, r)
+            if spec["save"]:
+                forest_model.save(model, spec["save"])
+                program.log.note(f'The forest model was saved to the file "{spec["save"]}".')
+            if spec["score_out"] is not None:
+                _score(program, data, model, spec["score_out"], spec["id"])
     finally:
         drop_member(program, DatasetSpec("WORK", TEMP.upper()))
     if not opts.get("NOPRINT"):
@@ -140,9 +106,7 @@ def _forest_statements(rest, src, cols, first, program) -> dict:
     spec: dict[str, Any] = {"target": None, "level": None, "inputs": [], "nominal": [], "id": None, "save": None,
                             "score_out": None}
     types = {c.name.upper(): c.type for c in cols}
-    for stmt in rest:
-        kw, c = stmt.keyword, cursor(stmt)
-        c.next()
+    for stmt, kw, c in each_statement(rest):
         if kw == "TARGET":
             spec["target"] = c.expect_name("the target variable")
             spec["level"] = _level(c, stmt, ("BINARY", "NOMINAL", "INTERVAL"))
@@ -196,14 +160,10 @@ def _score(program, data: str, model, out: DatasetSpec, ids) -> None:
 
 # ------------------------------------------------------------------------------------------------ HP4SCORE
 def run_hp4score(statements: list, program: Any) -> None:
-    first, *rest = list(statements)
-    opts = parse_options(proc_statement(first), {"DATA": DATASET}, program, "PROC HP4SCORE")
-    src = input_dataset(program, opts, "DATA", first)
-    cols, _ = open_input(program, src)
+    first, rest, opts = begin(statements, program, {"DATA": DATASET}, "HP4SCORE")
+    src, cols = data_input(program, opts, first)
     ids, path, out = None, None, None
-    for stmt in rest:
-        kw, c = stmt.keyword, cursor(stmt)
-        c.next()
+    for stmt, kw, c in each_statement(rest):
         if kw == "ID":
             ids = var_names(c, cols)
         elif kw == "SCORE":
@@ -230,14 +190,10 @@ def run_hp4score(statements: list, program: Any) -> None:
                    'SCORE FILE="model.bin" OUT=scored;')
     from statgrid.procs import forest_model
     try:
-        model = forest_model.load(path)
-        data = _stage(program, src)
-        _score(program, data, model, out, ids)
-    except StatgridError as exc:
-        if isinstance(exc, SasError):
-            raise
-        t = first.tokens[0]
-        raise SasError(str(exc), t.line, t.col, "HP4SCORE", "") from None
+        with fit_errors(first, "HP4SCORE", keep_sas=True):
+            model = forest_model.load(path)
+            data = stage_input(program, src, TEMP)
+            _score(program, data, model, out, ids)
     finally:
         drop_member(program, DatasetSpec("WORK", TEMP.upper()))
 

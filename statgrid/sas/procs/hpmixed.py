@@ -29,11 +29,9 @@ from typing import Any
 import numpy as np
 
 from statgrid.errors import StatgridError
-from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME
-from statgrid.sas.procs.common import (by_text, DATASET, FLAG, VALUE, by_group_members, by_list, by_rule, check_by_sorted,
-                                       cursor, input_dataset, observations_read, open_input, parse_options,
-                                       proc_statement, resolve_names, where_statement)
+from statgrid.sas.procs.common import DATASET, FLAG, VALUE, by_list, where_statement
+from statgrid.sas.procs.step import ByInput, begin, data_input, each_statement, fit_errors, stmt_error as _err
 from statgrid.sas.procs.models import _model, _options_after_slash
 
 TEMP = "_sghpmixed_group"
@@ -45,30 +43,16 @@ VALID = "CLASS, EFFECT, MODEL, RANDOM, REPEATED, NLOPTIONS, BY, WHERE, ID"
 
 
 def run(statements: list, program: Any) -> None:
-    first, *rest = list(statements)
-    opts = parse_options(proc_statement(first), PROC_OPTIONS, program, "PROC HPMIXED")
-    src = input_dataset(program, opts, "DATA", first)
-    cols, _ = open_input(program, src)
+    first, rest, opts = begin(statements, program, PROC_OPTIONS, "HPMIXED")
+    src, cols = data_input(program, opts, first)
     spec = _statements(rest, src, first)
-    byc = resolve_names([n for n, _ in spec["by"]], cols, src, first.line)
-    if byc:
-        check_by_sorted(program, src, cols, spec["by"])
-    cols, base = open_input(program, src)
-    n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
-    observations_read(program, n_read, src)
-    for key, data in by_group_members(program, byc, cols, base, TEMP):
-        if byc:
-            program.log.listing(by_rule(by_text(program, zip(byc, key))))
-        try:
+    inp = ByInput(program, first, src, cols, spec["by"])
+    for key, data in inp.groups(TEMP, by_line=True):
+        with fit_errors(first, "HPMIXED", keep_sas=True):
             fit = fit_hpmixed(program.session, data, spec, opts, src.name)
-        except StatgridError as exc:
-            if isinstance(exc, SasError):
-                raise
-            t = first.tokens[0]
-            raise SasError(str(exc), t.line, t.col, "HPMIXED", "") from None
         if not opts.get("NOPRINT"):
             program.log.listing(listing(fit, spec, opts))
-            _publish(program, fit, list(zip(byc, key)))
+            _publish(program, fit, inp.pairs(key))
 
 
 def _publish(program: Any, fit: dict, by: list) -> None:
@@ -100,9 +84,7 @@ def _publish(program: Any, fit: dict, by: list) -> None:
 def _statements(rest: list, src, first) -> dict:
     spec: dict[str, Any] = {"class": [], "model": None, "by": [], "random": None, "random_opts": {},
                             "repeated": None, "repeated_opts": {}, "collections": {}, "nloptions": {}}
-    for stmt in rest:
-        kw, c = stmt.keyword, cursor(stmt)
-        c.next()
+    for stmt, kw, c in each_statement(rest):
         if kw == "CLASS":
             spec["class"] += _class_names(c)
         elif kw == "EFFECT":
@@ -139,11 +121,6 @@ def _statements(rest: list, src, first) -> dict:
         raise _err(first, "No MODEL statement was given to PROC HPMIXED", "HPMIXED", "MODEL y = effects;")
     _check_model_options(spec, first)
     return spec
-
-
-def _err(stmt, message: str, text: str, expected: str = "") -> SasError:
-    t = stmt.tokens[0]
-    return SasError(message, t.line, t.col, text, expected, stmt.source)
 
 
 def _class_names(c) -> list[str]:

@@ -32,9 +32,8 @@ from statgrid.sas import ods
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME, STR
 from statgrid.sas.parse.dsname import DatasetSpec
-from statgrid.sas.procs.common import (by_text, DATASET, FLAG, VALUE, by_group_members, by_list, by_rule, check_by_sorted,
-                                       cursor, input_dataset, observations_read, open_input, parse_options,
-                                       proc_statement, resolve_names, where_statement)
+from statgrid.sas.procs.common import DATASET, FLAG, VALUE, by_list, by_rule, by_text, where_statement
+from statgrid.sas.procs.step import ByInput, begin, data_input, each_statement, fit_errors
 from statgrid.sas.procs.modeltables import TITLES, tables as model_tables
 
 TEMP = "_sgmodel_group"
@@ -160,26 +159,14 @@ def run_mixed(statements: list, program: Any) -> None:
 
 @ods.proc_step
 def _run(statements: list, program: Any, proc: str) -> None:
-    first, *rest = list(statements)
-    opts = parse_options(proc_statement(first), PROC_OPTIONS[proc], program, f"PROC {proc}", {"DESC": "DESCENDING"})
-    src = input_dataset(program, opts, "DATA", first)
-    cols, _ = open_input(program, src)
+    first, rest, opts = begin(statements, program, PROC_OPTIONS[proc], proc, {"DESC": "DESCENDING"})
+    src, cols = data_input(program, opts, first)
     spec: dict[str, Any] = {"class": [], "class_opts": {}, "model": None, "by": [], "lsmeans": [], "random": None,
                             "random_opts": {}, "repeated": None, "repeated_opts": {}, "contrasts": [],
                             "estimates": [], "tests": []}
-    for stmt in rest:
-        kw, c = stmt.keyword, cursor(stmt)
-        c.next()
+    for stmt, kw, c in each_statement(rest):
         if kw == "CLASS":
-            while not c.at_end() and not c.at("/"):
-                t = c.next()
-                if t.kind == NAME:
-                    spec["class"].append(t.text)
-                elif t.text == "(":
-                    while not c.accept(")"):
-                        c.next()                    # per-variable options such as (REF='a'): the engine's default
-            if c.accept("/"):
-                spec["class_opts"] = _options_after_slash(c)
+            class_statement(c, spec)
         elif kw == "MODEL":
             spec["model"] = _model(c, cols)
         elif kw == "BY":
@@ -228,33 +215,39 @@ def _run(statements: list, program: Any, proc: str) -> None:
     if spec["model"] is None:
         t = first.tokens[0]
         raise SasError(f"No MODEL statement was given to PROC {proc}", t.line, t.col, proc, "MODEL y = effects;")
-    byc = resolve_names([n for n, _ in spec["by"]], cols, src, first.line)
-    if byc:
-        check_by_sorted(program, src, cols, spec["by"])
-    cols, base = open_input(program, src)
-    n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
-    observations_read(program, n_read, src)
+    inp = ByInput(program, first, src, cols, spec["by"])
     listing = ods.Listing(program, TITLES[proc])
     scored = []
-    for key, data in by_group_members(program, byc, cols, base, TEMP):
-        try:
+    for key, data in inp.groups(TEMP):
+        with fit_errors(first, proc):
             result = _fit(program, proc, opts, spec, data)
-        except StatgridError as exc:
-            t = first.tokens[0]
-            raise SasError(str(exc), t.line, t.col, proc, "") from None
         if not opts.get("NOPRINT") and result is not None:
-            _publish(listing, proc, spec, result, list(zip(byc, key)))
+            _publish(listing, proc, spec, result, inp.pairs(key))
         if spec.get("output"):
             scored.append(result.stats["output"])
     listing.flush()
     if scored:
         from statgrid.sas.procs import logisticoutput
-        logisticoutput.write(program, spec["output"], scored, cols, spec["model"][0])
+        logisticoutput.write(program, spec["output"], scored, inp.cols, spec["model"][0])
+
+
+def class_statement(c, spec: dict) -> None:
+    """CLASS vars </ options> (after CLASS): the names onto spec["class"], the options as spec["class_opts"];
+    per-variable options such as (REF='a') are passed over (the engine's default)."""
+    while not c.at_end() and not c.at("/"):
+        t = c.next()
+        if t.kind == NAME:
+            spec["class"].append(t.text)
+        elif t.text == "(":
+            while not c.accept(")"):
+                c.next()
+    if c.accept("/"):
+        spec["class_opts"] = _options_after_slash(c)
 
 
 def _publish(listing, proc: str, spec: dict, result: Any, by: list) -> None:
     """The fit's tables (modeltables.py) to the listing and ODS OUTPUT, after the BY line and the title."""
-    if getattr(result, "gee", False):
+    if proc == "GENMOD" and spec.get("gee"):            # published for ODS OUTPUT only: GEE wrote its listing
         from statgrid.sas.procs import repeated
         ods.publish_only(listing.program, repeated.tables(result, spec["class"]), by)
         return
@@ -317,9 +310,7 @@ def _fit(program, proc, opts, spec, data: str) -> Any:
                 raise StatgridError(f"The {what} of PROC GENMOD with a REPEATED statement (GEE: generalized score "
                                     "and empirical-covariance tests) is not supported by statgrid yet; fit the model "
                                     "without REPEATED for likelihood-ratio tests.")
-        result = repeated.fit(program, data, dep, effects, classes, mopts, opts, spec["gee"], not opts.get("NOPRINT"))
-        result.gee = True                 # published for ODS OUTPUT only: the GEE listing is already written
-        return result
+        return repeated.fit(program, data, dep, effects, classes, mopts, opts, spec["gee"], not opts.get("NOPRINT"))
     elif proc == "GENMOD":
         from statgrid.procs.genmod import genmod
         trials = None

@@ -32,7 +32,7 @@ def _class_levels(proc: str, levels: dict[str, list]) -> OdsTable:
               [Col("Class", type="char"), Col("Levels", fmt="int"), Col("Values", type="char")], rows)
 
 
-def _split(name: str) -> tuple[str, str]:
+def parameter_level(name: str) -> tuple[str, str]:
     """'c a' → ('c', 'a'): an engine's parameter name as SAS's variable and class level."""
     head, _, rest = str(name).partition(" ")
     return head, rest
@@ -92,7 +92,7 @@ def logistic_tables(r: Any, classes: list[str], model: tuple | None = None) -> l
     cols += [Col("DF", fmt="int"), Col("Estimate", fmt="d4"), Col("StdErr", "Standard Error", fmt="d4"),
              Col("WaldChiSq", "Wald Chi-Square", fmt="d4"), Col("ProbChiSq", "Pr > ChiSq", fmt="p"),
              Col("_ESTTYPE_", type="char", hidden=True)]
-    rows = [[*(_split(x[0]) if classes else (x[0],)), *x[1:], "MLE"] for x in r.rows]
+    rows = [[*(parameter_level(x[0]) if classes else (x[0],)), *x[1:], "MLE"] for x in r.rows]
     out.append(_t(p, "ParameterEstimates", "Analysis of Maximum Likelihood Estimates", cols, rows))
     if st["odds_ratios"]:
         out.append(_t(p, "OddsRatios", "Odds Ratio Estimates", [
@@ -177,7 +177,7 @@ def genmod_tables(r: Any, classes: list[str]) -> list[OdsTable]:
     cols += [Col("DF", fmt="int"), Col("Estimate", fmt="d4"), Col("StdErr", "Standard Error", fmt="d4"),
              Col("LowerWaldCL", "Wald 95% Lower", fmt="d4"), Col("UpperWaldCL", "Wald 95% Upper", fmt="d4"),
              Col("ChiSq", "Wald Chi-Square", fmt="d2"), Col("ProbChiSq", "Pr > ChiSq", fmt="p")]
-    rows = [[*(_split(x[0]) if classes else (x[0],)), *x[1:]] for x in r.rows]
+    rows = [[*(parameter_level(x[0]) if classes else (x[0],)), *x[1:]] for x in r.rows]
     return ([_class_levels(p, levels)] if levels else []) + [
         _nobs(p, st["n"] + st["n_missing"], st["n"]),
         _t(p, "ModelFit", "Criteria For Assessing Goodness Of Fit", [

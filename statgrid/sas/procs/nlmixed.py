@@ -23,12 +23,10 @@ from typing import Any
 import numpy as np
 
 from statgrid.errors import StatgridError
-from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME
 from statgrid.sas.parse.expr import parse_expression
-from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, cursor, drop_member, input_dataset, observations_read,
-                                       open_input, parse_options, proc_statement, where_statement, without_notes,
-                                       write_select)
+from statgrid.sas.procs.common import DATASET, FLAG, VALUE, cursor, drop_member, where_statement
+from statgrid.sas.procs.step import begin, data_input, fit_errors, stage_input, stmt_error as _err, whole_option
 
 TEMP = "_sgnlmixed_input"
 PROC_OPTIONS = {"DATA": DATASET, "QPOINTS": VALUE, "QTOL": VALUE, "MAXITER": VALUE, "ALPHA": VALUE,
@@ -38,42 +36,25 @@ DISTRIBUTIONS = {"BINARY": 1, "BINOMIAL": 2, "NORMAL": 2, "POISSON": 1, "GENERAL
 OWN = ("PARMS", "PARM", "PARAMETERS", "BOUNDS", "MODEL", "RANDOM", "ID", "BY", "WHERE")
 
 
-def _err(stmt, message: str, text: str, expected: str = "") -> SasError:
-    t = stmt.tokens[0]
-    return SasError(message, t.line, t.col, text, expected, stmt.source)
-
-
 def run(statements: list, program: Any) -> None:
-    first, *rest = list(statements)
-    opts = parse_options(proc_statement(first), PROC_OPTIONS, program, "PROC NLMIXED", {"TECH": "TECHNIQUE"})
+    first, rest, opts = begin(statements, program, PROC_OPTIONS, "NLMIXED", {"TECH": "TECHNIQUE"})
     method = str(opts.get("METHOD", "GAUSS")).upper()
     if method != "GAUSS" or opts.get("NOAD"):
         raise _err(first, f"METHOD={method}{' NOAD' if opts.get('NOAD') else ''} is not supported by statgrid's "
                           "PROC NLMIXED", method, "METHOD=GAUSS (adaptive Gauss-Hermite quadrature)")
-    src = input_dataset(program, opts, "DATA", first)
-    cols, _ = open_input(program, src)
+    src, cols = data_input(program, opts, first)
     spec = _statements(rest, src, first, program)
     model = _build(spec, cols, src, first, program)
-    from statgrid.sas.errors import skip_if_syntax_check
-    skip_if_syntax_check(program)                    # after an ERROR: the statements were read; fit nothing
-    cols, base = open_input(program, src)
-    n = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
-    observations_read(program, n, src)
-    member = _work_member()
     from statgrid.procs.nlmixed import nlmixed
     fn = getattr(nlmixed, "__wrapped__", nlmixed)
     try:
-        without_notes(program, lambda: write_select(program, member, base, cols))
-        r = fn(program.session, f"work.{TEMP}", spec["parms"], model["loglik"], model["variables"],
-               random=model["random"], qpoints=_int(opts, "QPOINTS", first), bounds=spec["bounds"] or None,
-               maxiter=_int(opts, "MAXITER", first) or 200, alpha=float(opts.get("ALPHA", 0.05)))
-    except StatgridError as exc:
-        if isinstance(exc, SasError):
-            raise
-        t = first.tokens[0]
-        raise SasError(str(exc), t.line, t.col, "NLMIXED", "") from None
+        with fit_errors(first, "NLMIXED", keep_sas=True):
+            data = stage_input(program, src, TEMP)
+            r = fn(program.session, data, spec["parms"], model["loglik"], model["variables"],
+                   random=model["random"], qpoints=_int(opts, "QPOINTS", first), bounds=spec["bounds"] or None,
+                   maxiter=_int(opts, "MAXITER", first) or 200, alpha=float(opts.get("ALPHA", 0.05)))
     finally:
-        drop_member(program, member)
+        drop_member(program, _work_member())
     program.log.note("GCONV convergence criterion satisfied.")
     if not opts.get("NOPRINT"):
         program.log.listing(listing(r, spec, model, src.name))
@@ -85,17 +66,7 @@ def _work_member():
 
 
 def _int(opts, key: str, stmt) -> int | None:
-    v = opts.get(key)
-    if v is None:
-        return None
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        x = float("nan")
-    if not (x == x and x == int(x) and x >= 1):
-        line, col = opts.value_at.get(key, (stmt.line, 0))
-        raise SasError(f"{key}={v} is not valid", line, col, str(v), "a whole number >= 1")
-    return int(x)
+    return whole_option(opts, key, stmt)
 
 
 # ---------------------------------------------------------------------------------------------- statements

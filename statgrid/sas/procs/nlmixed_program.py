@@ -15,6 +15,7 @@ the like are an ERROR naming them.
 """
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,13 @@ def _vector_functions() -> dict:
     }
 
 
+def _divide(a, b):
+    """a / b, missing (NaN) where b is 0 (SAS: division by zero gives a missing value)."""
+    return np.where(np.asarray(b) == 0, np.nan, a / np.where(np.asarray(b) == 0, 1.0, b))
+
+
+_ARITHMETIC = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": _divide, "**": np.power,
+               "MIN": np.fmin, "MAX": np.fmax}
 _CMP = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal, "GT": np.greater,
         "GE": np.greater_equal}
 
@@ -160,23 +168,11 @@ class VectorProgram:
         a, b = self.eval(n.left, env), self.eval(n.right, env)
         if n.op in ("AND", "OR"):
             return (self.truth(a) & self.truth(b)) if n.op == "AND" else (self.truth(a) | self.truth(b))
-        a, b = self._num(a), self._num(b)
-        op = n.op
-        if op == "+":
-            return a + b
-        if op == "-":
-            return a - b
-        if op == "*":
-            return a * b
-        if op == "/":
-            return np.where(np.asarray(b) == 0, np.nan, a / np.where(np.asarray(b) == 0, 1.0, b))
-        if op == "**":
-            return np.power(a, b)
-        if op == "MIN":
-            return np.fmin(a, b)
-        if op == "MAX":
-            return np.fmax(a, b)
-        raise SasError(f"The operator {op} is not valid in NLMIXED's programming statements", n.line, n.col, op)
+        fn = _ARITHMETIC.get(n.op)
+        if fn is None:
+            raise SasError(f"The operator {n.op} is not valid in NLMIXED's programming statements", n.line, n.col,
+                           n.op)
+        return fn(self._num(a), self._num(b))
 
     @staticmethod
     def _num(x):

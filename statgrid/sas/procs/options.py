@@ -20,7 +20,8 @@ from typing import Any
 
 from statgrid.sas.errors import SasError
 from statgrid.sas.options import OPTION_DEFS, lookup
-from statgrid.sas.procs.common import FLAG, parse_options, proc_statement, statement_error
+from statgrid.sas.procs.common import FLAG, statement_error
+from statgrid.sas.procs.step import begin
 
 OPTIONS = {"GROUP": "value", "OPTION": "value", "SHORT": FLAG, "LONG": FLAG, "DEFINE": FLAG, "VALUE": FLAG,
            "LISTGROUPS": FLAG, "HOST": FLAG, "NOHOST": FLAG, "PORTABLE": FLAG, "EXPAND": FLAG, "HEXVALUE": FLAG,
@@ -135,8 +136,7 @@ INFO: dict[str, tuple[tuple[str, ...], str]] = {
 
 
 def run(statements: list, program: Any) -> None:
-    first, *rest = list(statements)
-    opts = parse_options(proc_statement(first), OPTIONS, program, "PROC OPTIONS", ALIASES)
+    first, rest, opts = begin(statements, program, OPTIONS, "OPTIONS", ALIASES)
     for stmt in rest:
         if stmt.keyword not in ("TITLE", "FOOTNOTE"):
             raise statement_error(stmt, "OPTIONS", ())

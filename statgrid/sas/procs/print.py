@@ -30,9 +30,9 @@ from statgrid.sas.dataset import ColumnInfo, column_info, input_sql
 from statgrid.sas.errors import SasError
 from statgrid.sas.formats.numeric import best, missing_text, w_d
 from statgrid.sas.lexer import STR
-from statgrid.sas.procs.common import (DATASET, FLAG, TEXT, by_list, by_rule, cursor, fetch_rows, format_cell,
-                                       input_dataset, observations_read, parse_options, proc_statement, resolve_names,
-                                       statement_error, var_names)
+from statgrid.sas.procs.common import (DATASET, FLAG, TEXT, by_list, by_rule, fetch_rows, format_cell, input_dataset,
+                                       observations_read, resolve_names, statement_error, var_names)
+from statgrid.sas.procs.step import begin, each_statement
 
 OPTIONS = {"DATA": DATASET, "OBS": TEXT, "NOOBS": FLAG, "LABEL": FLAG, "SPLIT": TEXT, "N": FLAG,
            "UNIFORM": FLAG, "DOUBLE": FLAG, "WIDTH": "value", "HEADING": "value", "ROWS": "value",
@@ -55,8 +55,7 @@ class Col:
 
 
 def run(statements: list, program: Any) -> None:
-    first, *rest = list(statements)
-    opts = parse_options(proc_statement(first), OPTIONS, program, "PROC PRINT", ALIASES)
+    first, rest, opts = begin(statements, program, OPTIONS, "PRINT", ALIASES)
     spec = input_dataset(program, opts, "DATA", first)
     cols = column_info(program, spec)
     var = idv = by = None
@@ -64,9 +63,7 @@ def run(statements: list, program: Any) -> None:
     sums: list[str] = []
     formats: dict[str, str] = {}
     labels: dict[str, str] = {}
-    for stmt in rest:
-        kw, c = stmt.keyword, cursor(stmt)
-        c.next()
+    for stmt, kw, c in each_statement(rest):
         if kw == "VAR":
             var = (var or []) + var_names(c, cols)
         elif kw == "ID":

@@ -16,9 +16,9 @@ from typing import Any
 from statgrid.libraries import sql_ident
 from statgrid.sas.dataset import ColumnInfo, input_sql
 from statgrid.sas.errors import SasError
-from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, check_by_sorted, cursor, input_dataset,
-                                       observations_read, open_input, parse_options, proc_statement, resolve_names,
-                                       statement_error, var_names, where_statement, write_select)
+from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, check_by_sorted, observations_read, resolve_names,
+                                       statement_error, write_select)
+from statgrid.sas.procs.step import Statements, begin, data_input, each_statement
 
 OPTIONS = {"DATA": DATASET, "OUT": DATASET, "GROUPS": VALUE, "TIES": VALUE, "DESCENDING": FLAG, "FRACTION": FLAG,
            "F": FLAG, "PERCENT": FLAG, "P": FLAG, "NPLUS1": FLAG, "FN1": FLAG, "N1": FLAG, "SAVAGE": FLAG,
@@ -29,36 +29,22 @@ _ROW = "__sas_rank_row"
 
 
 def run(statements: list, program: Any) -> None:
-    first, *rest = list(statements)
-    opts = parse_options(proc_statement(first), OPTIONS, program, "PROC RANK", ALIASES)
+    first, rest, opts = begin(statements, program, OPTIONS, "RANK", ALIASES)
     for bad in ("SAVAGE", "NORMAL"):
         if bad in opts:
             line, col = opts.where[bad]
             raise SasError(f"The {bad} scores of PROC RANK are not supported by statgrid yet", line, col, bad,
                            "GROUPS=, FRACTION, PERCENT, NPLUS1 or plain ranks")
-    src = input_dataset(program, opts, "DATA", first)
-    cols, _ = open_input(program, src)
-    by, var, ranks = [], None, None
-    for stmt in rest:
-        kw, c = stmt.keyword, cursor(stmt)
-        c.next()
-        if kw == "BY":
-            by = by_list(c)
-        elif kw == "VAR":
-            var = (var or []) + var_names(c, cols)
-        elif kw == "RANKS":
+    src, cols = data_input(program, opts, first)
+    st, ranks = Statements(src, cols), None
+    for stmt, kw, c in each_statement(rest):
+        if kw == "RANKS":
             ranks = [t.text for t in c.tokens[c.i:] if t.kind == "NAME"]
-        elif kw == "WHERE":
-            where_statement(c, src)
-        elif kw in ("FORMAT", "LABEL", "ATTRIB"):
-            continue
-        else:
+        elif not st.read(kw, c):
             raise statement_error(stmt, "RANK", STATEMENTS)
-    line = first.line
+    line, by = first.line, st.by
     byc = resolve_names([n for n, _ in by], cols, src, line)
-    used = {c.name.upper() for c in byc}
-    varc = resolve_names(var, cols, src, line) if var is not None else \
-        [c for c in cols if c.type == "num" and c.name.upper() not in used]
+    varc = st.analysis_vars(line, {c.name.upper() for c in byc})
     for v in varc:
         if v.type != "num":
             raise SasError(f"Variable {v.name} in the VAR statement is character; PROC RANK ranks numeric "

@@ -23,11 +23,9 @@ from statgrid.sas.ods import OdsColumn as Col, OdsTable
 from statgrid.sas.dataset import ColumnInfo
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME
-from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
-from statgrid.sas.procs.common import (by_text, DATASET, FLAG, by_condition, by_group_members, by_list, by_rule, check_by_sorted,
-                                       cursor, input_dataset, observations_read, open_input, parse_options,
-                                       proc_statement, resolve_names, statement_error, where_statement, write_rows,
-                                       write_select)
+from statgrid.sas.procs.common import (DATASET, FLAG, by_condition, by_list, by_rule, by_text, statement_error,
+                                       where_statement, write_rows, write_select)
+from statgrid.sas.procs.step import ByInput, begin, data_input, each_statement, output_statement, statement_option
 
 OPTIONS = {"DATA": DATASET, "OUTEST": DATASET, "NOPRINT": FLAG, "SIMPLE": FLAG, "CORR": FLAG, "ALL": FLAG,
            "PLOTS": "value", "OUTSSCP": DATASET, "TABLEOUT": FLAG}
@@ -38,14 +36,10 @@ STATEMENTS = ("MODEL", "BY", "WHERE", "OUTPUT", "VAR", "ID", "FREQ", "WEIGHT", "
 
 @ods.proc_step
 def run(statements: list, program: Any) -> None:
-    first, *rest = list(statements)
-    opts = parse_options(proc_statement(first), OPTIONS, program, "PROC REG")
-    src = input_dataset(program, opts, "DATA", first)
-    cols, _ = open_input(program, src)
+    first, rest, opts = begin(statements, program, OPTIONS, "REG")
+    src, cols = data_input(program, opts, first)
     models, by, outputs = [], [], []
-    for stmt in rest:
-        kw, c = stmt.keyword, cursor(stmt)
-        c.next()
+    for stmt, kw, c in each_statement(rest):
         if kw == "MODEL":
             models.append(_model(c, cols, len(models) + 1))
         elif kw == "BY":
@@ -65,19 +59,15 @@ def run(statements: list, program: Any) -> None:
     if not models:
         t = first.tokens[0]
         raise SasError("No MODEL statement was given to PROC REG", t.line, t.col, "REG", "MODEL y = x …;")
-    byc = resolve_names([n for n, _ in by], cols, src, first.line)
-    if byc:
-        check_by_sorted(program, src, cols, by)
-    cols, base = open_input(program, src)
-    n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
-    observations_read(program, n_read, src)
+    inp = ByInput(program, first, src, cols, by)
+    byc, cols, base = inp.byc, inp.cols, inp.base
     keys: list[list] = []
     est_rows: list[list] = []
     fits: dict[tuple[int, tuple], Any] = {}
     listing = ods.Listing(program, "REG")
     from statgrid.procs.regression import reg as api_reg
     fit_fn = getattr(api_reg, "__wrapped__", api_reg)
-    for key, data in by_group_members(program, byc, cols, base, "_sgreg_group"):
+    for key, data in inp.groups("_sgreg_group"):
         keys.append(key)
         for m in models:
             result = fit_fn(program.session, data, f"{m['dep']} = {' '.join(m['regs'])}",
@@ -123,11 +113,7 @@ def _model(c, cols, index: int) -> dict:
          "sls": 0.15, "include": 0, "stb": False, "vif": False, "collin": False}
     if c.accept("/"):
         while not c.at_end():
-            t = c.expect_kind(NAME, "a MODEL option")
-            o = t.upper
-            if o not in MODEL_OPTIONS:
-                raise SasError(f"The option {t.text} is not recognized in the MODEL statement", t.line, t.col, t.text,
-                               "one of " + ", ".join(sorted(MODEL_OPTIONS)))
+            o = statement_option(c, MODEL_OPTIONS, "MODEL").upper
             if c.accept("="):
                 v = c.next()
                 val = v.value if v.kind != NAME else v.upper
@@ -160,22 +146,13 @@ def var_names_one(c, cols) -> list[str]:
 
 def _output(c, program, n_models: int) -> dict:
     out: dict[str, Any] = {"spec": None, "p": None, "r": None, "model": n_models}
-    while not c.at_end():
-        t = c.expect_kind(NAME, "OUT=, P= or R=")
-        c.expect("=")
-        o = t.upper
-        if o == "OUT":
-            out["spec"] = parse_dataset(c, program)
-        elif o in ("P", "PREDICTED", "PRED"):
-            out["p"] = c.expect_kind(NAME, "a variable name").text
-        elif o in ("R", "RESIDUAL"):
-            out["r"] = c.expect_kind(NAME, "a variable name").text
-        else:
-            raise SasError(f"The OUTPUT keyword {t.text} is not supported by statgrid's PROC REG", t.line, t.col,
-                           t.text, "OUT=, P= or R=")
-    if out["spec"] is None:
-        from statgrid.sas.parse.dsname import next_data_name
-        out["spec"] = DatasetSpec("WORK", next_data_name(program, "WORK"))
+
+    def read(t, c) -> bool:
+        key = {"P": "p", "PREDICTED": "p", "PRED": "p", "R": "r", "RESIDUAL": "r"}.get(t.upper)
+        if key is not None:
+            out[key] = c.expect_kind(NAME, "a variable name").text
+        return key is not None
+    out["spec"] = output_statement(c, program, "REG", "OUT=, P= or R=", "OUT=, P= or R=", read)
     return out
 
 

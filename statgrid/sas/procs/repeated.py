@@ -14,6 +14,7 @@ from typing import Any
 
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME, NUM
+from statgrid.sas.procs.modeltables import parameter_level
 
 ALIASES = {"CORR": "TYPE", "WITHIN": "WITHINSUBJECT", "MAXIT": "MAXITER", "SUBJECT": "SUBJECT", "SUB": "SUBJECT"}
 FLAGS = {"CORRW", "MODELSE", "SORTED", "PRINTMLE"}
@@ -110,7 +111,7 @@ def tables(result, classes) -> list:
     from statgrid.sas.ods import OdsColumn as Col, OdsTable
     rows = []
     for r in result.rows:
-        head, _, level = str(r[0]).partition(" ")
+        head, level = parameter_level(r[0])
         rows.append([head, level if classes else "", *r[1:]])
     cols = [Col("Parm", "Parameter", "char"), Col("Level1", "", "char"), Col("Estimate", fmt="d4"),
             Col("StdErr", "Standard Error", fmt="d4"), Col("LowerCL", "95% Confidence Limits", fmt="d4"),

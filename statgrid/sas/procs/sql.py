@@ -117,22 +117,8 @@ def _statement(program: Any, stmt, state: dict) -> None:
 
 
 # -- SELECT ------------------------------------------------------------------------------------------------
-def _split_top(toks: list, a: int, b: int, sep: str = ",") -> list[tuple[int, int]]:
-    parts, depth, start = [], 0, a
-    for k in range(a, b):
-        t = toks[k]
-        if t.text == "(":
-            depth += 1
-        elif t.text == ")":
-            depth -= 1
-        elif depth == 0 and t.kind == OP and t.text == sep:
-            parts.append((start, k))
-            start = k + 1
-    parts.append((start, b))
-    return parts
-
-
-def _find_top(toks: list, a: int, b: int, *words: str) -> int:
+def _at_top(toks: list, a: int, b: int):
+    """(position, token) of the tokens of toks[a:b] outside parentheses (the parentheses not included)."""
     depth = 0
     for k in range(a, b):
         t = toks[k]
@@ -140,9 +126,22 @@ def _find_top(toks: list, a: int, b: int, *words: str) -> int:
             depth += 1
         elif t.text == ")":
             depth -= 1
-        elif depth == 0 and t.kind == NAME and t.upper in words:
-            return k
-    return -1
+        elif depth == 0:
+            yield k, t
+
+
+def _split_top(toks: list, a: int, b: int, sep: str = ",") -> list[tuple[int, int]]:
+    parts, start = [], a
+    for k, t in _at_top(toks, a, b):
+        if t.kind == OP and t.text == sep:
+            parts.append((start, k))
+            start = k + 1
+    parts.append((start, b))
+    return parts
+
+
+def _find_top(toks: list, a: int, b: int, *words: str) -> int:
+    return next((k for k, t in _at_top(toks, a, b) if t.kind == NAME and t.upper in words), -1)
 
 
 class Query:

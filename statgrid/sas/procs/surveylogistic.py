@@ -17,11 +17,11 @@ from typing import Any
 
 from statgrid.errors import StatgridError
 from statgrid.sas.errors import SasError
-from statgrid.sas.lexer import NAME
-from statgrid.sas.procs.common import (by_text, DATASET, FLAG, VALUE, by_group_members, by_list, by_rule, check_by_sorted,
-                                       cursor, input_dataset, observations_read, open_input, parse_options,
-                                       proc_statement, resolve_names, statement_error, where_statement)
-from statgrid.sas.procs.models import _model, _options_after_slash
+from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, cursor, resolve_names, statement_error,
+                                       where_statement)
+from statgrid.sas.procs.models import _model, _options_after_slash, class_statement
+from statgrid.sas.procs.modeltables import parameter_level
+from statgrid.sas.procs.step import ByInput, begin, data_input, fit_errors
 
 TEMP = "_sgsurvey_group"
 PROC_OPTIONS = {"DATA": DATASET, "VARMETHOD": VALUE, "RATE": VALUE, "TOTAL": VALUE, "NOPRINT": FLAG,
@@ -32,12 +32,9 @@ NOT_BUILT = ("DOMAIN", "OUTPUT", "REPWEIGHTS", "CONTRAST", "ESTIMATE", "LSMEANS"
 
 
 def run(statements: list, program: Any) -> None:
-    first, *rest = list(statements)
-    opts = parse_options(proc_statement(first), PROC_OPTIONS, program, "PROC SURVEYLOGISTIC",
-                         {"R": "RATE", "N": "TOTAL"})
+    first, rest, opts = begin(statements, program, PROC_OPTIONS, "SURVEYLOGISTIC", {"R": "RATE", "N": "TOTAL"})
     _check_proc_options(opts, first)
-    src = input_dataset(program, opts, "DATA", first)
-    cols, _ = open_input(program, src)
+    src, cols = data_input(program, opts, first)
     spec: dict[str, Any] = {"class": [], "class_opts": {}, "model": None, "by": [], "weight": None, "strata": [],
                             "cluster": []}
     for stmt in rest:
@@ -48,22 +45,12 @@ def run(statements: list, program: Any) -> None:
                        "MODEL y = effects;")
     design_vars = [*([spec["weight"]] if spec["weight"] else []), *spec["strata"], *spec["cluster"]]
     resolve_names(design_vars, cols, src, first.line)      # SAS: Variable X not found, naming the data set
-    byc = resolve_names([n for n, _ in spec["by"]], cols, src, first.line)
-    if byc:
-        check_by_sorted(program, src, cols, spec["by"])
-    cols, base = open_input(program, src)
-    n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
-    observations_read(program, n_read, src)
-    for key, data in by_group_members(program, byc, cols, base, TEMP):
-        if byc:
-            program.log.listing(by_rule(by_text(program, zip(byc, key))))
-        try:
+    inp = ByInput(program, first, src, cols, spec["by"])
+    for key, data in inp.groups(TEMP, by_line=True):
+        with fit_errors(first, "SURVEYLOGISTIC"):
             result = _fit(program, opts, spec, data)
-        except StatgridError as exc:
-            t = first.tokens[0]
-            raise SasError(str(exc), t.line, t.col, "SURVEYLOGISTIC", "") from None
         if not opts.get("NOPRINT"):
-            _publish(program, result, list(zip(byc, key)))
+            _publish(program, result, inp.pairs(key))
 
 
 def _publish(program: Any, result, by: list) -> None:
@@ -71,10 +58,7 @@ def _publish(program: Any, result, by: list) -> None:
     the procedure's own text, so the table is published without being shown again."""
     from statgrid.sas.ods import OdsColumn as Col, OdsTable, publish_only
 
-    rows = []
-    for r in result.rows:
-        head, _, level = str(r[0]).partition(" ")
-        rows.append([head, level, *r[1:]])
+    rows = [[*parameter_level(r[0]), *r[1:]] for r in result.rows]
     cols = [Col("Variable", type="char"), Col("ClassVal0", type="char"), Col("Estimate", fmt="d4"),
             Col("StdErr", fmt="d4"), Col("tValue", fmt="d2"), Col("Probt", fmt="p")]
     publish_only(program, [OdsTable("ParameterEstimates", "Analysis of Maximum Likelihood Estimates", cols, rows,
@@ -95,15 +79,7 @@ def _statement(stmt, spec: dict, src) -> None:
     kw, c = stmt.keyword, cursor(stmt)
     c.next()
     if kw == "CLASS":
-        while not c.at_end() and not c.at("/"):
-            t = c.next()
-            if t.kind == NAME:
-                spec["class"].append(t.text)
-            elif t.text == "(":
-                while not c.accept(")"):
-                    c.next()
-        if c.accept("/"):
-            spec["class_opts"] = _options_after_slash(c)
+        class_statement(c, spec)
     elif kw == "MODEL":
         spec["model"] = _model(c)
         unknown = [k for k in spec["model"][3] if k not in MODEL_OPTIONS]

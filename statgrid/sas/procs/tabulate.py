@@ -27,9 +27,9 @@ from statgrid.sas.dataset import ColumnInfo
 from statgrid.sas.errors import SasError
 from statgrid.sas import ods
 from statgrid.sas.lexer import NAME, STR
-from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, cursor, fetch_rows, format_cell, input_dataset,
-                                       narrowed_input, observations_read, open_input, parse_options, proc_statement, resolve_names,
-                                       var_names, where_statement, write_rows)
+from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, fetch_rows, format_cell, narrowed_input,
+                                       observations_read, resolve_names, var_names, where_statement, write_rows)
+from statgrid.sas.procs.step import begin, data_input, each_statement
 
 OPTIONS = {"DATA": DATASET, "OUT": DATASET, "MISSING": FLAG, "FORMAT": VALUE, "NOSEPS": FLAG, "ORDER": VALUE,
            "QMETHOD": VALUE, "QNTLDEF": VALUE, "PCTLDEF": VALUE, "VARDEF": VALUE, "FORMCHAR": VALUE,
@@ -64,15 +64,11 @@ class Cell:
 
 @ods.proc_step
 def run(statements: list, program: Any) -> None:
-    first, *rest = list(statements)
-    opts = parse_options(proc_statement(first), OPTIONS, program, "PROC TABULATE")
-    src = input_dataset(program, opts, "DATA", first)
-    cols, _ = open_input(program, src)
+    first, rest, opts = begin(statements, program, OPTIONS, "TABULATE")
+    src, cols = data_input(program, opts, first)
     classes, vars_, tables, labels = [], [], [], {}
     class_missing = bool(opts.get("MISSING"))
-    for stmt in rest:
-        kw, c = stmt.keyword, cursor(stmt)
-        c.next()
+    for stmt, kw, c in each_statement(rest):
         if kw == "CLASS":
             while not c.at_end() and not c.at("/"):
                 classes.append(c.expect_kind(NAME, "a CLASS variable").text)

@@ -18,9 +18,10 @@ from typing import Any
 
 from statgrid.sas.dataset import ColumnInfo
 from statgrid.sas.errors import SasError
-from statgrid.sas.procs.common import (DATASET, FLAG, TEXT, by_list, check_by_sorted, cursor, fetch_rows, format_cell,
-                                       input_dataset, observations_read, open_input, parse_options, proc_statement,
-                                       resolve_names, statement_error, var_names, where_statement, write_rows)
+from statgrid.sas.procs.common import (DATASET, FLAG, TEXT, check_by_sorted, fetch_rows, format_cell,
+                                       observations_read, open_input, resolve_names, statement_error, var_names,
+                                       write_rows)
+from statgrid.sas.procs.step import Statements, begin, data_input, each_statement
 
 OPTIONS = {"DATA": DATASET, "OUT": DATASET, "PREFIX": TEXT, "SUFFIX": TEXT, "NAME": TEXT, "LABEL": TEXT,
            "LET": FLAG, "DELIMITER": TEXT, "DELIM": TEXT}
@@ -28,35 +29,22 @@ STATEMENTS = ("BY", "VAR", "ID", "IDLABEL", "WHERE", "FORMAT", "LABEL", "ATTRIB"
 
 
 def run(statements: list, program: Any) -> None:
-    first, *rest = list(statements)
-    opts = parse_options(proc_statement(first), OPTIONS, program, "PROC TRANSPOSE", {"DELIM": "DELIMITER"})
-    src = input_dataset(program, opts, "DATA", first)
-    cols, _ = open_input(program, src)
-    by, var, idv, idlabel = [], None, None, None
-    for stmt in rest:
-        kw, c = stmt.keyword, cursor(stmt)
-        c.next()
-        if kw == "BY":
-            by = by_list(c)
-        elif kw == "VAR":
-            var = (var or []) + var_names(c, cols)
-        elif kw == "ID":
+    first, rest, opts = begin(statements, program, OPTIONS, "TRANSPOSE", {"DELIM": "DELIMITER"})
+    src, cols = data_input(program, opts, first)
+    st, idv, idlabel = Statements(src, cols), None, None
+    for stmt, kw, c in each_statement(rest):
+        if kw == "ID":
             idv = var_names(c, cols)
         elif kw == "IDLABEL":
             idlabel = var_names(c, cols)[0]
-        elif kw == "WHERE":
-            where_statement(c, src)
-        elif kw in ("FORMAT", "LABEL", "ATTRIB"):
-            continue
-        else:
+        elif not st.read(kw, c):
             raise statement_error(stmt, "TRANSPOSE", STATEMENTS)
-    line = first.line
+    line, by = first.line, st.by
     byc = resolve_names([n for n, _ in by], cols, src, line)
     idc = resolve_names(idv, cols, src, line) if idv else []
     labc = resolve_names([idlabel], cols, src, line)[0] if idlabel else None
     used = {c.name.upper() for c in byc + idc} | ({labc.name.upper()} if labc else set())
-    varc = resolve_names(var, cols, src, line) if var is not None else \
-        [c for c in cols if c.type == "num" and c.name.upper() not in used]
+    varc = st.analysis_vars(line, used)
     if byc:
         check_by_sorted(program, src, cols, by)
     cols2, sql = open_input(program, src)

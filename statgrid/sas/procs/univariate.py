@@ -25,12 +25,11 @@ from statgrid.procs.summary import STATISTICS
 from statgrid.sas.dataset import ColumnInfo
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME, NUM
-from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
 from statgrid.sas import ods
 from statgrid.sas.procs import univariate_tables as ut
-from statgrid.sas.procs.common import (by_text, DATASET, FLAG, VALUE, by_group_members, by_list, by_rule, check_by_sorted,
-                                       cursor, input_dataset, observations_read, open_input, parse_options,
-                                       proc_statement, resolve_names, var_names, where_statement, write_select)
+from statgrid.sas.procs.common import (by_text, DATASET, FLAG, VALUE, by_group_members, by_rule, check_by_sorted,
+                                       observations_read, open_input, resolve_names, write_select)
+from statgrid.sas.procs.step import Statements, begin, data_input, each_statement, output_statement
 
 OPTIONS = {"DATA": DATASET, "NORMAL": FLAG, "NOPRINT": FLAG, "PCTLDEF": VALUE, "NEXTROBS": VALUE, "PLOT": FLAG,
            "PLOTS": FLAG, "FREQ": FLAG, "ALPHA": VALUE, "CIBASIC": FLAG, "ROUND": VALUE, "VARDEF": VALUE,
@@ -43,33 +42,22 @@ PCT_STATS = {"MEDIAN": 50, "Q1": 25, "Q3": 75, "P1": 1, "P5": 5, "P10": 10, "P90
 
 @ods.proc_step
 def run(statements: list, program: Any) -> None:
-    first, *rest = list(statements)
-    opts = parse_options(proc_statement(first), OPTIONS, program, "PROC UNIVARIATE")
-    src = input_dataset(program, opts, "DATA", first)
-    cols, _ = open_input(program, src)
-    by, var, outputs = [], None, []
-    for stmt in rest:
-        kw, c = stmt.keyword, cursor(stmt)
-        c.next()
-        if kw == "VAR":
-            var = (var or []) + var_names(c, cols)
-        elif kw == "BY":
-            by = by_list(c)
-        elif kw == "WHERE":
-            where_statement(c, src)
-        elif kw == "OUTPUT":
+    first, rest, opts = begin(statements, program, OPTIONS, "UNIVARIATE")
+    src, cols = data_input(program, opts, first)
+    # graphics and labels: nothing to compute here
+    st = Statements(src, cols, passed=("HISTOGRAM", "QQPLOT", "PPPLOT", "PROBPLOT", "INSET", "ID", "FORMAT", "LABEL",
+                                       "CDFPLOT"))
+    outputs = []
+    for stmt, kw, c in each_statement(rest):
+        if kw == "OUTPUT":
             outputs.append(_output(c, program))
-        elif kw in ("HISTOGRAM", "QQPLOT", "PPPLOT", "PROBPLOT", "INSET", "ID", "FORMAT", "LABEL", "CDFPLOT"):
-            continue                                   # graphics and labels: nothing to compute here
-        else:
+        elif not st.read(kw, c):
             t = stmt.tokens[0]
             raise SasError(f"Statement {t.text.upper()} is not valid or not supported in PROC UNIVARIATE", t.line,
                            t.col, t.text, "VAR, BY, WHERE or OUTPUT")
-    line = first.line
+    line, by = first.line, st.by
     byc = resolve_names([n for n, _ in by], cols, src, line)
-    used = {b.name.upper() for b in byc}
-    varc = resolve_names(var, cols, src, line) if var is not None else \
-        [c for c in cols if c.type == "num" and c.name.upper() not in used]
+    varc = st.analysis_vars(line, {b.name.upper() for b in byc})
     if byc:
         check_by_sorted(program, src, cols, by)
     cols, base = open_input(program, src)
@@ -84,13 +72,10 @@ def run(statements: list, program: Any) -> None:
 
 def _output(c, program) -> dict:
     out: dict[str, Any] = {"spec": None, "stats": [], "pctlpts": [], "pctlpre": [], "pctlname": []}
-    while not c.at_end():
-        t = c.expect_kind(NAME, "OUT=, a statistic keyword, PCTLPTS= or PCTLPRE=")
-        c.expect("=")
+
+    def read(t, c) -> bool:
         key = t.upper
-        if key == "OUT":
-            out["spec"] = parse_dataset(c, program)
-        elif key == "PCTLPTS":
+        if key == "PCTLPTS":
             while c.peek().kind == NUM or c.at(","):
                 tok = c.next()
                 if tok.kind == NUM:
@@ -107,11 +92,10 @@ def _output(c, program) -> dict:
                 names.append(c.next().text)
             out["stats"].append((key, names))
         else:
-            raise SasError(f"The OUTPUT keyword {t.text} is not supported by statgrid's PROC UNIVARIATE", t.line,
-                           t.col, t.text, "OUT=, PCTLPTS=, PCTLPRE= or a statistic such as MEAN=")
-    if out["spec"] is None:
-        from statgrid.sas.parse.dsname import next_data_name
-        out["spec"] = DatasetSpec("WORK", next_data_name(program, "WORK"))
+            return False
+        return True
+    out["spec"] = output_statement(c, program, "UNIVARIATE", "OUT=, a statistic keyword, PCTLPTS= or PCTLPRE=",
+                                   "OUT=, PCTLPTS=, PCTLPRE= or a statistic such as MEAN=", read)
     if out["pctlpts"] and not out["pctlpre"]:
         raise SasError("PCTLPTS= needs PCTLPRE= to name the percentile variables", 0, 0, "PCTLPRE",
                        "PCTLPRE=prefix for each VAR variable")
