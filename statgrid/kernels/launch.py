@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from statgrid.job.jobdir import JobDir
 
@@ -43,11 +43,13 @@ IDLE_EXIT_CODE = 0                            # an idle kernel ends DONE: nothin
 
 class KernelHost:
     """What the kernel keeps between cells: the session, its log captured per cell, the job directory (the
-    activity clock), the idle timer."""
+    activity clock), the idle timer. The session opens at the first cell (WORK and UTIL made then, on the main
+    thread): an idle kernel that ran nothing holds neither DuckDB nor Arrow (~50 MiB less on its node)."""
 
-    def __init__(self, session: Any, job_dir: JobDir, captured_log: io.StringIO, captured_listing: io.StringIO,
-                 idle_timeout_s: float = 0.0):
-        self.session = session
+    def __init__(self, open_session: Callable[[], Any], job_dir: JobDir, captured_log: io.StringIO,
+                 captured_listing: io.StringIO, idle_timeout_s: float = 0.0):
+        self._open_session = open_session
+        self._session: Any = None
         self.job_dir = job_dir
         self.captured_log = captured_log
         self.captured_listing = captured_listing
@@ -57,6 +59,22 @@ class KernelHost:
         self.warned = False
         self.closed = False
         self.touch()
+
+    @property
+    def opened(self) -> bool:
+        return self._session is not None
+
+    @property
+    def session(self) -> Any:
+        """The session, opened now if it is not yet. Session() puts in its own SIGTERM/SIGINT handlers (a batch
+        job ends at either); the kernel's are put back (SIGINT as it was: ipykernel's while a cell runs)."""
+        if self._session is None:
+            if self.closed:
+                raise RuntimeError("the kernel's session has ended")
+            sigint = signal.getsignal(signal.SIGINT)
+            self._session = self._open_session()
+            _signals(self, sigint)
+        return self._session
 
     def drain(self) -> tuple[str, str]:
         """The log and listing text written since the last drain."""
@@ -88,7 +106,8 @@ class KernelHost:
     def close(self) -> None:
         if not self.closed:
             self.closed = True
-            self.session.close()
+            if self._session is not None:
+                self._session.close()
 
 
 def _port_range() -> tuple[int, int] | None:
@@ -143,20 +162,24 @@ def _app_class():
 
 def run_kernel(language: str, config: Any, overrides: dict[str, str], job_dir: Path) -> int:
     """Run the kernel until it is shut down, killed or culled; the exit code (0: shut down or idle)."""
-    from statgrid.session.core import Session
     from statgrid.session.log import SessionLog
 
     jd = JobDir(job_dir)
     captured_log, captured_listing = io.StringIO(), io.StringIO()
     log = SessionLog.to_directory(jd.path, text_echo=captured_log, listing_echo=captured_listing)
-    options = config.session.with_overrides(overrides, source="-o")
-    session = Session(config, options, log, pinned_options=frozenset(overrides))
+    options = config.session.with_overrides(overrides, source="-o")   # checked now: a bad -o fails the start
     idle_s = float(os.environ.get(IDLE_ENV) or 0)
-    host = KernelHost(session, jd, captured_log, captured_listing, idle_s)
+
+    def open_session():
+        from statgrid.session.core import Session           # DuckDB, Arrow: imported with the first cell
+
+        return Session(config, options, log, pinned_options=frozenset(overrides))
+
+    host = KernelHost(open_session, jd, captured_log, captured_listing, idle_s)
     code = 0
     try:
         app = _make_app(language, host, jd)
-        _signals(host)
+        _signals(host, signal.SIG_IGN)                 # ipykernel installs its own SIGINT handler around each cell
         if idle_s > 0:
             threading.Thread(target=_idle_watch, args=(app, host), name="statgrid-idle", daemon=True).start()
         app.start()
@@ -180,21 +203,19 @@ def _make_app(language: str, host: KernelHost, jd: JobDir):
     app.no_stdout = False
     app.initialize([])
     app.kernel.statgrid = host
-    if language == "sas":
-        app.kernel.open_program()
-    else:
+    if language != "sas":
         from statgrid.kernels.pykernel import attach
 
         attach(app.kernel, host)
     return app
 
 
-def _signals(host: KernelHost) -> None:
+def _signals(host: KernelHost, sigint: Any) -> None:
     """SIGTERM: end the kernel (its session closes in run_kernel's finally); the session's own handler (which ends
-    a batch job at SIGINT too) is replaced, as SIGINT here interrupts a cell only (ipykernel's handler while a cell
-    runs; the SAS kernel adds DuckDB's interrupt)."""
+    a batch job at SIGINT too) is replaced, as SIGINT here interrupts a cell only (`sigint`: ipykernel's handler
+    while a cell runs, the SAS kernel's with DuckDB's interrupt; ignored between cells)."""
     def terminate(signum, frame):
-        con = getattr(host.session, "con", None)
+        con = getattr(host._session, "con", None)
         if con is not None:
             try:
                 con.interrupt()
@@ -207,7 +228,7 @@ def _signals(host: KernelHost) -> None:
 
     signal.signal(signal.SIGTERM, terminate)
     signal.signal(signal.SIGUSR1, idle_end)            # sent by _idle_watch: ended on the main thread
-    signal.signal(signal.SIGINT, signal.SIG_IGN)       # ipykernel installs its own around each cell
+    signal.signal(signal.SIGINT, sigint)
 
 
 def _idle_watch(app, host: KernelHost) -> None:

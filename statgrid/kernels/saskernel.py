@@ -45,17 +45,20 @@ class SasKernel(Kernel):
     program: Any = None           # statgrid.sas.program.SasSession
 
     def open_program(self) -> None:
+        """The SAS session over the grid session, at the first cell (the session opens then: KernelHost)."""
         from statgrid.sas.program import SasSession
 
-        self.log_writer = _kernel_log_class()(self.statgrid.session.log)
-        self.program = SasSession(self.statgrid.session, self.log_writer, interactive=True)
+        session = self.statgrid.session
+        self.log_writer = _kernel_log_class()(session.log)
+        self.program = SasSession(session, self.log_writer, interactive=True)
 
     def pre_handler_hook(self):
         # While a cell runs, SIGINT stops its DuckDB query too (DuckDB checks Python's signals, but not every
         # operator stops on them; interrupt() does) and raises KeyboardInterrupt in the step.
-        con = getattr(self.statgrid.session, "con", None) if self.statgrid else None
+        host = self.statgrid
 
         def interrupt(signum, frame):
+            con = getattr(host._session, "con", None) if host is not None else None
             if con is not None:
                 con.interrupt()
             raise KeyboardInterrupt
@@ -69,6 +72,8 @@ class SasKernel(Kernel):
         interrupted = False
         exit_code = 0
         try:
+            if self.program is None:
+                self.open_program()
             exit_code = self.program.submit(code, source=f"cell {self.execution_count}")
         except KeyboardInterrupt:
             interrupted = True

@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import textwrap
-from pathlib import Path
 
 import pytest
 
@@ -29,9 +28,11 @@ OWNER = textwrap.dedent("""
         await km.start_kernel()
         kc = km.client(); kc.start_channels()
         await kc.wait_for_ready(timeout=120)
-        reply = await kc.execute_interactive("secret = 'alice-only'; print('ran as', __import__('os').getuid())",
-                                             timeout=120)
-        print("JOB", km.provisioner.job_id, reply["content"]["status"], flush=True)
+        out = []
+        reply = await kc.execute_interactive("secret = 'alice-only'; print(__import__('os').getuid())", timeout=120,
+                                             output_hook=lambda m: out.append(m["content"].get("text", "")))
+        uid = "".join(out).split()[-1]
+        print("JOB", km.provisioner.job_id, reply["content"]["status"], uid, flush=True)
         await asyncio.to_thread(sys.stdin.readline)          # the test's "go on"
         await km.shutdown_kernel(); kc.stop_channels()
         print("SHUT", flush=True)
@@ -92,8 +93,8 @@ def test_another_user_and_an_administrator_cannot_reach_a_users_kernel(site_inst
         try:
             line = owner.stdout.readline()
             assert line.startswith("JOB "), line + owner.stderr.read() if owner.poll() is not None else line
-            _, job_id, status = line.split()
-            assert status == "ok"
+            _, job_id, status, uid = line.split()
+            assert status == "ok" and int(uid) == alice.uid          # the kernel runs as its owner
             job_dir = grid.home / "jobs" / job_id
             conn_file = job_dir / "kernel.json"
             st = conn_file.stat()
