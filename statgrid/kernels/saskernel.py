@@ -74,7 +74,7 @@ class SasKernel(Kernel):
         try:
             if self.program is None:
                 self.open_program()
-            exit_code = self.program.submit(code, source=f"cell {self.execution_count}")
+            exit_code = self.program.submit(code)              # source "": echoed as the program's own lines
         except KeyboardInterrupt:
             interrupted = True
             self.program.log.error("The submit was interrupted (the notebook's interrupt): the step running was "

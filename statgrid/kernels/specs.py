@@ -40,5 +40,5 @@ def install(user: bool = False, prefix: str | None = None, queue: str = "") -> l
     for language in KERNEL_LANGUAGES:
         with tempfile.TemporaryDirectory() as tmp:
             (Path(tmp) / "kernel.json").write_text(json.dumps(kernel_json(language, queue), indent=1))
-            out.append(ksm.install_kernel_spec(tmp, spec_name(language), user=user, prefix=prefix, replace=True))
+            out.append(ksm.install_kernel_spec(tmp, spec_name(language), user=user, prefix=prefix))
     return out

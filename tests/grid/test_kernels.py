@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import stat
 import statistics
+import sys
 import time
 import pytest
 
@@ -258,3 +260,21 @@ def test_the_connection_goes_to_the_owner_only_and_is_in_no_argv(tmp_path, monke
 
     with running(grid):
         asyncio.run(scenario())
+
+
+def test_jupyter_console_runs_sas_on_the_grid(tmp_path, monkeypatch, specs):
+    """`jupyter console --kernel statgrid-sas` (the README's second way in): a DATA step typed in, its PUT line back."""
+    import shutil
+    import subprocess
+
+    console = shutil.which("jupyter-console", path=os.path.dirname(sys.executable))
+    if console is None:
+        pytest.skip("jupyter-console is not installed (the lab extra: requirements.lock has it)")
+    grid = _grid(tmp_path, monkeypatch)
+    with running(grid):
+        done = subprocess.run([console, "--kernel", "statgrid-sas", "--simple-prompt"],
+                              input='data _null_; x = 6 * 7; put "answer " x; run;\n', capture_output=True,
+                              text=True, timeout=WAIT_S, env={**os.environ, "JUPYTER_PATH": str(specs)})
+        assert "answer 42" in done.stdout, done.stdout + done.stderr
+        jobs = grid.client.wait([j["id"] for j in grid.client.jobs(all_states=True)], timeout_s=WAIT_S)
+        assert [(j["kind"], j["state"]) for j in jobs] == [("kernel", "DONE")], jobs     # shut down, not killed
