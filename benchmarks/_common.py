@@ -213,3 +213,24 @@ def timed(fn, *args, **kwargs):
     result = fn(*args, **kwargs)
     t1 = time.perf_counter()
     return result, t1 - t0, cpu_seconds() - c0
+
+
+def private_home(parent: Path, memsize: str, threads: int):
+    """A statgrid home of its own under `parent` (WORK, UTIL and data there, and an explicit grid.toml so
+    no other one is picked up), made STATGRID_HOME; returns its config and the session options."""
+    home = parent / "sghome"
+    home.mkdir()
+    (home / "grid.toml").write_text('[libraries]\ndata = "data"\nwork = "work"\nutil = "util"\n')
+    os.environ["STATGRID_HOME"] = str(home)
+    from statgrid.config import load_config
+
+    cfg = load_config(home / "grid.toml")
+    return cfg, cfg.session.with_overrides({"memsize": memsize, "threads": str(threads)})
+
+
+def print_times(title: str, times: dict[str, list[float]], width: int, digits: int | None = None) -> int:
+    """The title, then a line per side: its name (`width` wide) and its times' statistics; returns 0."""
+    print(title)
+    for name, values in times.items():
+        print(f"  {name:<{width}} {fmt_stat(values, digits)}")
+    return 0

@@ -61,7 +61,7 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (clean_process_state, fmt_bytes, fmt_stat, hwm_bytes, mem_available_bytes,  # noqa: E402
-                     reset_hwm, rotated, rss_bytes, stat_dict)
+                     private_home, reset_hwm, rotated, rss_bytes, stat_dict)
 
 ALL_CASES = ("a", "b", "c", "d", "e", "f")
 SIDES = ("sas", "api")
@@ -495,13 +495,7 @@ def main(argv: list[str] | None = None, cases: dict[str, Case] | None = None, ti
     data_dir = Path(tempfile.mkdtemp(prefix=f"statgrid-bench-{title}-"))
     failed = 0
     try:
-        home = data_dir / "sghome"
-        home.mkdir()
-        (home / "grid.toml").write_text('[libraries]\ndata = "data"\nwork = "work"\nutil = "util"\n')
-        os.environ["STATGRID_HOME"] = str(home)
-        from statgrid.config import load_config
-        cfg = load_config(home / "grid.toml")
-        opts = cfg.session.with_overrides({"memsize": args.memsize, "threads": str(args.threads)})
+        cfg, opts = private_home(data_dir, args.memsize, args.threads)
         lib = data_dir / "bench"
         lib.mkdir()
         t0 = time.perf_counter()

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import fmt_stat  # noqa: E402
+from _common import print_times  # noqa: E402
 
 import statgrid.grid.execution.launcher as launcher_mod  # noqa: E402
 from statgrid.job.protocol import Identity, LaunchExited, LaunchRequest, LaunchStarted  # noqa: E402
@@ -82,10 +82,8 @@ def main() -> int:
                 proc.wait(10)
     if cgroups["A cgroup per job"] is None:
         print("note: side A got no cgroup (no cgroup v2 this launcher may write to): both sides are the same")
-    print(f"round trip of a `true` job through the launcher, ms ({args.jobs} jobs per side, interleaved):")
-    for name, values in times.items():
-        print(f"  {name:22s} {fmt_stat(values, 3)}")
-    return 0
+    return print_times(f"round trip of a `true` job through the launcher, ms ({args.jobs} jobs per side, interleaved):",
+                       times, 22, 3)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import fmt_stat  # noqa: E402
+from _common import print_times  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 LAUNCHER_PATH = "statgrid/grid/execution/launcher.py"
@@ -74,10 +74,8 @@ def main() -> int:
                 ms = start_ms(script, os.path.join(tmp, f"{name}-{i}.sock"), Path(tmp) / "stderr.txt")
                 if i:                                     # the first round warms the page cache
                     times[name].append(ms)
-    print(f"launcher start to 'ready', ms ({args.runs} runs each, interleaved; before = {args.before_rev}):")
-    for name, values in times.items():
-        print(f"  {name:<7} {fmt_stat(values)}")
-    return 0
+    return print_times(f"launcher start to 'ready', ms ({args.runs} runs each, interleaved; before = {args.before_rev}):",
+                       times, 7)
 
 
 if __name__ == "__main__":

@@ -37,8 +37,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (Poller, clean_process_state, fmt_bytes, fmt_stat, hwm_bytes,  # noqa: E402
-                     mem_available_bytes, render_rows, reset_hwm, rotated, rss_bytes, stat_dict, summarize,
-                     timed)
+                     mem_available_bytes, private_home, render_rows, reset_hwm, rotated, rss_bytes, stat_dict,
+                     summarize, timed)
 from _procs_sides import (ALL_CASES, ALL_SIDES, CASE_TITLES, GEN_COLUMNS, MEASURES, MEMBER, RATIO_GOAL,  # noqa: E402
                           REL_TOL, SIDE_NOTES, SPILL_GOAL, STATS, WORK, Ctx, Env, generator_sql, lit, make_env)
 
@@ -442,13 +442,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # statgrid: a private home (WORK, UTIL, data) on the same file system as the baselines'
         # temp and output directories; an explicit grid.toml so no other one is picked up.
-        home = scratch / "sghome"
-        home.mkdir()
-        (home / "grid.toml").write_text('[libraries]\ndata = "data"\nwork = "work"\nutil = "util"\n')
-        os.environ["STATGRID_HOME"] = str(home)
-        from statgrid.config import load_config
-        cfg = load_config(home / "grid.toml")
-        opts = cfg.session.with_overrides({"memsize": args.memsize, "threads": str(args.threads)})
+        cfg, opts = private_home(scratch, args.memsize, args.threads)
 
         print(f"statgrid procs benchmark — python {platform.python_version()}, duckdb {duckdb.__version__}, "
               f"pyarrow {pa.__version__}, {len(os.sched_getaffinity(0))} CPUs, "

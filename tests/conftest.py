@@ -3,9 +3,10 @@ built from arguments.
 
 The suite's layers are its folders: tests/unit/ (fast, in one process: `pytest -m unit`), tests/grid/
 (tests that start a master, a Dask engine or a grid's processes), tests/support/ (helpers the tests
-import: gridtest, multiuser, netns, gridtoml). The layer's marker is given here from the folder, so a
-test cannot sit in one folder and claim the other layer; root, netns and browser are written on the
-tests that need them."""
+import: gridtest, multiuser, netns, gridtoml, rscript). The layer's marker is given here from the
+folder, so a test cannot sit in one folder and claim the other layer; root, netns and browser are
+written on the tests that need them, and grid on a test of tests/unit/ that starts statgrid's CLI in a
+subprocess (it runs with the grid layer: `-m unit` stays in one process)."""
 from __future__ import annotations
 
 import io

@@ -19,6 +19,7 @@ from statgrid.grid.master.acct import AcctRow, account, p95, parse_since
 from statgrid.job.record import Job, JobState
 from statgrid.grid.master.store import JobStore
 from tests.support import gridtest
+from tests.support.multiuser import known
 from tests.support.gridtoml import toml_text
 
 
@@ -178,7 +179,7 @@ OTHER = "nobody"                          # an ordinary account, with a token (t
 def grid(tmp_path_factory):
     g = gridtest.Grid(tmp_path_factory.mktemp("acct"), GRID_TOML)
     g.other_token = None
-    if os.geteuid() == 0 and acct_user_exists(OTHER):
+    if os.geteuid() == 0 and known(pwd.getpwnam, OTHER):
         # Tokens are read when the master starts: this one goes into the store before `grid up`.
         from statgrid.grid.security import auth
 
@@ -188,14 +189,6 @@ def grid(tmp_path_factory):
         store.close()
     with gridtest.running(g):
         yield g
-
-
-def acct_user_exists(name: str) -> bool:
-    try:
-        pwd.getpwnam(name)
-        return True
-    except KeyError:
-        return False
 
 
 def test_acct_counts_the_grids_finished_jobs_as_their_records_say(grid):

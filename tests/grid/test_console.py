@@ -3,23 +3,20 @@ and may not do, every view and its JSON, live fragments on the stream, results s
 The browser's side (a real chromium) is tests/grid/test_console_browser.py."""
 from __future__ import annotations
 
-import contextlib
 import http.client
 import json
 import os
 import queue
 import re
-import socket
 import ssl
 import threading
-import time
 import urllib.parse
 
 import pytest
 
 from statgrid.console import app as console_app
 from statgrid.console.live import flatten
-from tests.support import gridtest
+from tests.support import gridtest, sse
 from tests.conftest import WAIT_S
 from tests.support.gridtoml import toml_text
 
@@ -90,19 +87,8 @@ class Stream:
         assert self.subscribed.wait(WAIT_S) or self.ended.is_set(), f"no first line on the stream {query}"
 
     def _read(self) -> None:
-        name, data = None, []
         try:
-            for raw in self.response:
-                line = raw.decode().rstrip("\n")
-                if line.startswith(":"):
-                    self.subscribed.set()
-                elif line.startswith("event: "):
-                    name = line[7:]
-                elif line.startswith("data: "):
-                    data.append(line[6:])
-                elif line == "" and name is not None:
-                    self.events.put((name, "\n".join(data)))
-                    name, data = None, []
+            sse.read_events(self.response, self.events.put, lambda _text: self.subscribed.set())
         except (OSError, ValueError, AttributeError, http.client.HTTPException):   # closed under the reader
             pass
         finally:
@@ -110,23 +96,10 @@ class Stream:
 
     def until(self, predicate, timeout_s: float = WAIT_S) -> list[tuple[str, str]]:
         """Events up to and including the first for which predicate(name, data) holds."""
-        got = []
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            try:
-                name, data = self.events.get(timeout=max(0.01, deadline - time.monotonic()))
-            except queue.Empty:
-                break
-            got.append((name, data))
-            if predicate(name, data):
-                return got
-        raise AssertionError(f"no such event within {timeout_s} s; got {[(n, d[:80]) for n, d in got]}")
+        return sse.take_until(self.events, predicate, timeout_s)
 
     def close(self) -> None:
-        # shutdown first: it wakes the reader blocked in recv (close alone would wait for its lock)
-        with contextlib.suppress(OSError):
-            self.c.sock.shutdown(socket.SHUT_RDWR)
-        self.c.close()
+        sse.close(self.c)
 
 
 # -- pure parts -----------------------------------------------------------------------------------------

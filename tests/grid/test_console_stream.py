@@ -6,13 +6,11 @@ still updates the rows it shows. The master runs with a short keep-alive and a s
 browser's side is tests/grid/test_console_stream_browser.py."""
 from __future__ import annotations
 
-import contextlib
 import html
 import json
 import os
 import queue
 import re
-import socket
 import threading
 import time
 import urllib.parse
@@ -20,7 +18,7 @@ import urllib.parse
 import pytest
 
 from statgrid.grid.interface.client import GridClient
-from tests.support import gridtest
+from tests.support import gridtest, sse
 from tests.grid.test_console import Http, cookie, sign_in
 from tests.support.gridtoml import toml_text
 
@@ -61,19 +59,8 @@ class RawStream:
         self.thread.start()
 
     def _read(self) -> None:
-        name, data = None, []
         try:
-            for raw in self.response:
-                line = raw.decode().rstrip("\n")
-                if line.startswith(":"):
-                    self.items.put(("comment", line[1:].strip()))
-                elif line.startswith("event: "):
-                    name = line[7:]
-                elif line.startswith("data: "):
-                    data.append(line[6:])
-                elif line == "" and name is not None:
-                    self.items.put((name, "\n".join(data)))
-                    name, data = None, []
+            sse.read_events(self.response, self.items.put, lambda text: self.items.put(("comment", text)))
         except BaseException as exc:   # noqa: BLE001 — the test reads it: a timeout is the failure looked for
             self.error = exc
         finally:
@@ -81,24 +68,13 @@ class RawStream:
 
     def until(self, predicate, timeout_s: float = DEADLINE_S) -> list[tuple[str, str]]:
         """Items up to and including the first for which predicate(name, data) holds."""
-        got = []
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            try:
-                item = self.items.get(timeout=max(0.01, deadline - time.monotonic()))
-            except queue.Empty:
-                break
-            got.append(item)
+        def not_ended(item, got):
             if item[0] == "ended":
                 raise AssertionError(f"the stream ended ({item[1]}) after {[(n, d[:60]) for n, d in got[-20:]]}")
-            if predicate(*item):
-                return got
-        raise AssertionError(f"nothing such within {timeout_s} s; got {[(n, d[:60]) for n, d in got[-20:]]}")
+        return sse.take_until(self.items, predicate, timeout_s, check=not_ended)
 
     def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self.c.sock.shutdown(socket.SHUT_RDWR)
-        self.c.close()
+        sse.close(self.c)
 
 
 class Flood(threading.Thread):

@@ -18,6 +18,7 @@ Two grids, cut off node2's link while a rerunnable job runs there:
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -118,6 +119,17 @@ def long_grace():
 
 
 # -- helpers ------------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _node2_cut_off(grid):
+    """node2's link down for the block, and up again after it whatever happens; yields when it went down."""
+    cut_at = time.time()
+    grid.net.link_down("node2")
+    try:
+        yield cut_at
+    finally:
+        grid.net.link_up("node2")
+
+
 def _run_on_node2(grid, name: str, first_s: float) -> tuple[str, Path]:
     """A rerunnable job started on node2 (the others closed meanwhile); returns its id and log."""
     log = grid.root / f"{name}.log"
@@ -230,12 +242,9 @@ class TestGraceShorterThanTheEngines:
     def test_link_back_before_the_fence_the_job_runs_on_and_ends_once(self, short_grace):
         grid = short_grace
         job_id, log = _run_on_node2(grid, "runs-on", first_s=30)
-        grid.net.link_down("node2")
-        try:
+        with _node2_cut_off(grid):
             _until("node2 unavail", lambda: grid.hosts()["node2"]["state"] == "unavail", timeout_s=SHORT_GRACE_S)
             assert _job(grid, job_id)["state"] == "RUN"
-        finally:
-            grid.net.link_up("node2")
         grid.wait_hosts({"node2": "ok"}, timeout_s=60)
         job = _ended(grid, job_id)
         assert (job["state"], job["attempt"], job["requeues"], job["host"]) == ("DONE", 1, 0, "node2"), job
@@ -246,13 +255,9 @@ class TestGraceShorterThanTheEngines:
     def test_link_back_after_the_fence_one_more_attempt_elsewhere(self, short_grace):
         grid = short_grace
         job_id, log = _run_on_node2(grid, "fenced", first_s=120)
-        cut_at = time.time()
-        grid.net.link_down("node2")
-        try:
+        with _node2_cut_off(grid) as cut_at:
             # node2 fences at its grace; the link comes back before the master's deadline (grace + 10 s).
             fenced = _until("node2 fenced the job", _attempt_says(grid, job_id, 1, "attempt.lost"), timeout_s=120)
-        finally:
-            grid.net.link_up("node2")
         assert fenced["end_ts"] - cut_at >= SHORT_GRACE_S - 1.5, fenced    # not before its grace (a question a second)
         _assert_fenced_then_once_more(grid, job_id, log, cut_at, "had no answer from the grid")
         _node2_back(grid)
@@ -265,15 +270,11 @@ class TestGraceLongerThanTheEngines:
         is no longer a member and kills the job at once. The master gave nothing away before that."""
         grid = long_grace
         job_id, log = _run_on_node2(grid, "dropped", first_s=120)
-        cut_at = time.time()
-        grid.net.link_down("node2")
-        try:
+        with _node2_cut_off(grid) as cut_at:
             _until("the engine drops node2", lambda: grid.hosts()["node2"]["address"] is None, timeout_s=60)
             dropped_s = time.time() - cut_at
             job = _job(grid, job_id)
             assert (job["state"], job["attempt"]) == ("RUN", 1), job          # dropped is not dead
-        finally:
-            grid.net.link_up("node2")
         assert dropped_s < LONG_GRACE_S, dropped_s                           # the engine did act first
         fenced = _until("node2 fenced the job", _attempt_says(grid, job_id, 1, "attempt.lost"), timeout_s=120)
         assert fenced["end_ts"] - cut_at < LONG_GRACE_S, fenced               # at once, not at its grace
@@ -284,16 +285,12 @@ class TestGraceLongerThanTheEngines:
     def test_dropped_by_the_engine_link_back_after_the_fence(self, long_grace):
         grid = long_grace
         job_id, log = _run_on_node2(grid, "dropped-fenced", first_s=120)
-        cut_at = time.time()
-        grid.net.link_down("node2")
-        try:
+        with _node2_cut_off(grid) as cut_at:
             _until("the engine drops node2", lambda: grid.hosts()["node2"]["address"] is None, timeout_s=60)
             # the master waits for its own deadline (grace + 10 s after the last contact), node2 still cut off
             again = _until("the job runs again", lambda: (lambda j: j if j["attempt"] == 2 and j["start_ts"]
                                                           else None)(_job(grid, job_id)), timeout_s=120)
             assert again["start_ts"] - cut_at >= LONG_GRACE_S - 1.5, again   # its last question: ≤ 1 s before the cut
-        finally:
-            grid.net.link_up("node2")
         _assert_fenced_then_once_more(grid, job_id, log, cut_at, "had no answer from the grid")
         _node2_back(grid)
 
@@ -303,9 +300,7 @@ class TestGraceLongerThanTheEngines:
         the job away only after node2's grace."""
         grid = long_grace
         job_id, log = _run_on_node2(grid, "master-restarted", first_s=120)
-        cut_at = time.time()
-        grid.net.link_down("node2")
-        try:
+        with _node2_cut_off(grid) as cut_at:
             _until("the engine drops node2", lambda: grid.hosts()["node2"]["address"] is None, timeout_s=60)
             os.kill(json.loads((grid.home / "grid" / "master.json").read_text())["pid"], signal.SIGKILL)
             up = grid.on("grid1", "grid", "up", "--detach", timeout=300)
@@ -313,8 +308,6 @@ class TestGraceLongerThanTheEngines:
             again = _until("the job runs again", lambda: (lambda j: j if j["attempt"] == 2 and j["start_ts"]
                                                           else None)(_job(grid, job_id)), timeout_s=120)
             assert again["start_ts"] - cut_at >= LONG_GRACE_S - 1.5, again
-        finally:
-            grid.net.link_up("node2")
         _assert_fenced_then_once_more(grid, job_id, log, cut_at, "had no answer from the grid")
         _node2_back(grid)
 

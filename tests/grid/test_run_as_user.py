@@ -9,6 +9,7 @@ user made here is removed (userdel -r) and its processes killed when the module 
 from __future__ import annotations
 
 import dataclasses
+import grp
 import json
 import logging
 import os
@@ -36,6 +37,7 @@ from statgrid.grid.interface.client import GridClient
 from tests.support.gridtest import Grid, running
 from tests.conftest import WAIT_S, wait_for
 from tests.support.gridtoml import toml_text
+from tests.support.multiuser import known
 
 pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="needs root: to create users (useradd) and run jobs as them"),
@@ -67,7 +69,7 @@ def _kill_processes_of(uid: int) -> None:
 def user():
     """A fresh OS user (its own group, and the 'users' group besides if there is one)."""
     name = f"sgj{secrets.token_hex(2)}"
-    extra = ["-G", "users"] if _group_exists("users") else []
+    extra = ["-G", "users"] if known(grp.getgrnam, "users") else []
     made = subprocess.run(["useradd", "-m", "-s", "/bin/sh", *extra, name], capture_output=True, text=True)
     if made.returncode != 0:
         pytest.skip(f"useradd {name} failed: {made.stderr.strip()}")
@@ -77,16 +79,6 @@ def user():
     finally:
         _kill_processes_of(entry.pw_uid)
         subprocess.run(["userdel", "-r", name], capture_output=True)
-
-
-def _group_exists(name: str) -> bool:
-    import grp
-
-    try:
-        grp.getgrnam(name)
-        return True
-    except KeyError:
-        return False
 
 
 @pytest.fixture

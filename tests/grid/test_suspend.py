@@ -75,6 +75,8 @@ class RunningJob:
 
 @contextlib.contextmanager
 def running_job(tmp_path: Path, job_id: int, setsid: bool):
+    """The job of JOB run by node.run_job in a thread; with setsid (node's own launcher) its children
+    leave the job's process group, and only a cgroup holds them all: the test is skipped without one."""
     spec = launcher_tests.request([sys.executable, "-c", JOB, "setsid" if setsid else "group"], tmp_path,
                                   tmp_path / "output.txt", job_id=job_id).to_dict()
     result: list = []
@@ -82,6 +84,8 @@ def running_job(tmp_path: Path, job_id: int, setsid: bool):
     thread.start()
     started = AttemptStarted.from_dict(json.loads(launcher_tests._text_of(tmp_path / f"{job_id}.1.json")))
     try:
+        if setsid and started.cgroup is None:
+            pytest.skip(NO_CGROUP)
         children = [launcher_tests._pid_in(tmp_path / name) for name in ["burn.pid", "sid.pid"][:1 + setsid]]
         yield RunningJob(started, children, result, thread)
     finally:
@@ -104,8 +108,6 @@ def test_suspend_stops_every_process_of_the_job_and_resume_lets_them_run(node_la
     # With a cgroup, a child that called setsid (outside the job's process group) is stopped too.
     with running_job(tmp_path, 11, setsid=node_launcher) as job:
         key, cgroup = job.started.key, job.started.cgroup
-        if node_launcher and cgroup is None:
-            pytest.skip(NO_CGROUP)
         if node_launcher:
             assert os.getpgid(job.children[1]) != job.started.pgid
         assert node.suspend_job(key) and node.suspend_job(key)          # a second time changes nothing
@@ -137,8 +139,6 @@ def test_suspend_stops_every_process_of_the_job_and_resume_lets_them_run(node_la
 def test_a_suspended_job_is_killed_after_handling_its_sigterm(node_launcher, tmp_path):
     with running_job(tmp_path, 12, setsid=node_launcher) as job:
         key, cgroup = job.started.key, job.started.cgroup
-        if node_launcher and cgroup is None:
-            pytest.skip(NO_CGROUP)
         assert node.suspend_job(key)
         # A grace far longer than the test may wait: only a SIGTERM acted on at once ends the job in time.
         assert node.kill_job(key, grace_s=600)
@@ -161,8 +161,6 @@ def test_the_nodes_cleanup_ends_a_suspended_job(node_launcher, tmp_path, cleanup
     # kernel SIGKILLs the job's first process and the worker the rest (node._end_orphaned_job).
     with running_job(tmp_path, 13, setsid=node_launcher) as job:
         key, cgroup = job.started.key, job.started.cgroup
-        if node_launcher and cgroup is None:
-            pytest.skip(NO_CGROUP)
         assert node.suspend_job(key)
         if cleanup == "fence":
             node._kill_all_of(job.started)

@@ -167,6 +167,13 @@ class MasterHarness:
         """Deliver a record as the engine would (the Dask event log's JOB_TOPIC)."""
         self.run(self.master._on_job_event(record))
 
+    def done(self, *argv: str) -> Job:
+        """A job submitted (`true` without argv), started and finished with exit code 0: its DONE record."""
+        job = self.submit(*(argv or ("true",)))
+        self.event(self.started(job))
+        self.event(self.finished(job, exit_code=0))
+        return self.job(job.id)
+
     def kill(self, job_id: int) -> Job:
         return self.run(self.master.kill(job_id, self.caller))
 

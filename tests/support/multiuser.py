@@ -254,6 +254,15 @@ def _user_pids(name: str) -> list[int]:
     return [int(p) for p in out.stdout.split()]
 
 
+def known(lookup, name: str) -> bool:
+    """Whether the system knows `name`: lookup is pwd.getpwnam (a user) or grp.getgrnam (a group)."""
+    try:
+        lookup(name)
+        return True
+    except KeyError:
+        return False
+
+
 def create_user(role: str) -> User:
     """A real OS user `sg<role><4 hex>` with a group of its own and a home, marked with this pytest's pid."""
     if not re.fullmatch(r"[a-z]{1,20}", role):

@@ -48,6 +48,7 @@ def records(stdout: str) -> list[dict]:
     return [json.loads(line) for line in stdout.splitlines()]
 
 
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 def test_py_job_end_to_end(home, tmp_path):
     job = write_job(tmp_path, "job.py", PY_JOB + "print('job output goes to stderr with --json')\n")
     r = run_cli("run", str(job), "--json", "-o", "memsize=512M")
@@ -76,6 +77,7 @@ def test_py_job_end_to_end(home, tmp_path):
     assert scratch_dirs(home) == []               # WORK and UTIL are gone
 
 
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 def test_sql_job_with_log_dir(home, tmp_path):
     job = write_job(tmp_path, "job.sql", SQL_JOB)
     logs = tmp_path / "logs"
@@ -106,6 +108,7 @@ def test_sql_job_with_log_dir(home, tmp_path):
     ("import statgrid\nwith statgrid.session() as s:\n    1 / 0\n", ".py",
      "the job failed (line 3 of job.py): ZeroDivisionError: division by zero"),
 ])
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 def test_failing_jobs_exit_1_with_clear_error_and_no_work_left(home, tmp_path, job_text, suffix, message):
     job = write_job(tmp_path, "job" + suffix, job_text)
     r = run_cli("run", str(job))
@@ -115,6 +118,7 @@ def test_failing_jobs_exit_1_with_clear_error_and_no_work_left(home, tmp_path, j
     assert scratch_dirs(home) == []
 
 
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 def test_bad_csv_rows_via_cli(home, tmp_path):
     (tmp_path / "in.csv").write_text("a,b\n1,2\nx,3\n")
     job = write_job(tmp_path, "job.py", f"""
@@ -133,6 +137,7 @@ def test_bad_csv_rows_via_cli(home, tmp_path):
     (["-o", "colour=red"], "unknown key 'session.colour'"),
     (["-o", "memsize"], "--option 'memsize' is not KEY=VALUE"),
 ])
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 def test_bad_options_are_usage_errors(home, tmp_path, args, message):
     job = write_job(tmp_path, "job.sql", "SELECT 1;")
     r = run_cli("run", str(job), *args)
@@ -142,6 +147,7 @@ def test_bad_options_are_usage_errors(home, tmp_path, args, message):
     assert "Try 'statgrid run --help' for help." in r.stderr
 
 
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 def test_missing_job_file_is_usage_error(home, tmp_path):
     r = run_cli("run", str(tmp_path / "nope.py"))
     assert r.returncode == 2 and "does not exist; give the path of a .py, .sql or .sas job" in " ".join(r.stderr.split())
@@ -150,12 +156,14 @@ def test_missing_job_file_is_usage_error(home, tmp_path):
     assert r.returncode == 2 and "is not .py, .sql or .sas" in r.stderr
 
 
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 def test_bad_grid_toml_is_usage_error(home, tmp_path):
     (home / "grid.toml").write_text("[session]\nthreads = 'many'\n")
     r = run_cli("run", str(write_job(tmp_path, "job.sql", "SELECT 1;")))
     assert r.returncode == 2 and "session.threads = 'many' is not allowed" in " ".join(r.stderr.split())
 
 
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 @pytest.mark.parametrize("where", ["engine", "python"])
 def test_sigterm_removes_work_and_exits_143(home, tmp_path, where):
     """SIGTERM during a long engine query, or in the job's own Python code: WORK and UTIL go."""
@@ -187,6 +195,7 @@ def test_sigterm_removes_work_and_exits_143(home, tmp_path, where):
     assert total["record"] == "total" and total["status"] == "terminated"
 
 
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 def test_cleanwork_removes_dead_sessions_only(home, tmp_path):
     job = write_job(tmp_path, "wait.py", "import statgrid, time\nwith statgrid.session() as s:\n"
                                          "    print('ready', flush=True)\n    time.sleep(600)\n")
@@ -221,6 +230,7 @@ def _mount_tmpfs(path: Path, size: str) -> bool:
     return r.returncode == 0
 
 
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 @pytest.mark.root
 def test_work_on_full_disk(home, tmp_path):
     small = tmp_path / "small"
@@ -239,6 +249,7 @@ def test_work_on_full_disk(home, tmp_path):
         subprocess.run(["umount", str(small)])
 
 
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 def test_example_demo_job_runs(home, tmp_path):
     from statgrid.examples import EXAMPLES_DIR
 
@@ -250,6 +261,7 @@ def test_example_demo_job_runs(home, tmp_path):
     assert scratch_dirs(home) == []
 
 
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 def test_version_needs_no_command():
     from statgrid import __version__
 
@@ -257,6 +269,7 @@ def test_version_needs_no_command():
     assert r.returncode == 0 and r.stdout == f"statgrid {__version__}\n"
 
 
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 def test_sas_log_or_print_naming_the_program_is_refused_and_erases_nothing(home, tmp_path):
     prog = write_job(tmp_path, "p.sas", "%put hello;\n")
     auto = write_job(tmp_path, "auto.sas", "%put auto;\n")
@@ -273,6 +286,7 @@ def test_sas_log_or_print_naming_the_program_is_refused_and_erases_nothing(home,
     assert r.returncode == 0 and "hello" in (tmp_path / "p.log").read_text()
 
 
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 def test_absurd_memsize_is_a_usage_error_not_a_traceback(home, tmp_path):
     prog = write_job(tmp_path, "p.sas", "%put hello;\n")
     r = run_cli("run", str(prog), "-memsize", "99999999999999999999T")

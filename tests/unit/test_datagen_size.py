@@ -27,6 +27,7 @@ def test_written_bytes_per_row_matches_the_files(session, tmp_path):
     assert written == pytest.approx(sum(datagen.estimated_bytes(SCALE).values()), rel=0.05)
 
 
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 def test_dry_run_prints_the_estimated_size(home):
     r = run_cli("datagen", "--scale", "1", "--dry-run")
     assert r.returncode == 0, r.stderr

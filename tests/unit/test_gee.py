@@ -13,8 +13,6 @@ itself is recomputed here with numpy from SAS's formulas at the final estimates.
 from __future__ import annotations
 
 import io
-import shutil
-import subprocess
 
 import numpy as np
 import pandas as pd
@@ -27,6 +25,7 @@ from statgrid.errors import StatgridError
 from statgrid.sas.program import run_program
 from statgrid.sas.saslog import SasLog
 from statgrid.session.log import SessionLog
+from tests.support.rscript import r_numbers
 
 K, M = 40, 4
 TIGHT = 1e-10
@@ -115,13 +114,7 @@ def _sas_correlation(kind: str, frame: pd.DataFrame, mu: np.ndarray, var: np.nda
 
 
 def rscript(code: str) -> list[float]:
-    if shutil.which("Rscript") is None:
-        pytest.skip("Rscript is not installed (the R cross-checks need R with geepack)")
-    proc = subprocess.run(["Rscript", "-e", code], capture_output=True, text=True, timeout=300)
-    if "there is no package called" in proc.stderr:
-        pytest.skip(f"an R package is missing: {proc.stderr.strip().splitlines()[-1]}")
-    assert proc.returncode == 0, proc.stderr
-    return [float(v) for v in proc.stdout.split()]
+    return r_numbers(code, packages=("geepack",))
 
 
 @pytest.mark.parametrize("kind", ["exch", "ar", "un"])

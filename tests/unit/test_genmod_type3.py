@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import shutil
-import subprocess
 
 import numpy as np
 import pandas as pd
@@ -15,6 +14,8 @@ import statsmodels.api as sm
 import statsmodels.formula.api as smf
 from patsy import dmatrices
 from scipy import optimize, special, stats
+
+from tests.support.rscript import rscript
 
 
 @pytest.fixture
@@ -157,7 +158,7 @@ write.csv(data.frame(term = rownames(a), chisq = a[, 1], df = a[, 2]), row.names
 def test_type3_matches_r_car_anova(session, data, tmp_path):
     path = tmp_path / "g.csv"
     data.to_csv(path, index=False)
-    out = subprocess.run(["Rscript", "-e", R_SCRIPT.format(path=path)], capture_output=True, text=True, timeout=120)
+    out = rscript(R_SCRIPT.format(path=path), packages=("car",), timeout_s=120)
     if out.returncode != 0 and "there is no package called" in out.stderr:
         pytest.skip("R's car package is not installed")
     assert out.returncode == 0, out.stderr

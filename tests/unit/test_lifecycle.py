@@ -157,11 +157,8 @@ def test_suspend_and_resume_go_through_the_table(tmp_path):
 
 def test_the_master_refuses_a_change_the_table_does_not_allow_and_writes_nothing(tmp_path):
     with MasterHarness(tmp_path) as h:
-        job = h.submit("true")
-        h.event(h.started(job))
-        h.event(h.finished(job, exit_code=0))
-        done = h.job(job.id)
+        done = h.done()
         with pytest.raises(IllegalTransition, match="'start' is not allowed from state DONE"):
             h.master._change(done, "start", pid=1, start_ts=1.0)
-        assert h.job(job.id) == done
-        assert [e["event"] for e in h.master.store.events(job.id)][-1] == "finish"
+        assert h.job(done.id) == done
+        assert [e["event"] for e in h.master.store.events(done.id)][-1] == "finish"

@@ -115,12 +115,9 @@ def test_a_killed_job_whose_host_is_lost_ends_as_its_kill_said(tmp_path, kill_as
 
 def test_a_kill_of_an_ended_job_changes_nothing(tmp_path):
     with MasterHarness(tmp_path) as h:
-        job = h.submit("true")
-        h.event(h.started(job))
-        h.event(h.finished(job, exit_code=0))
-        done = h.job(job.id)
-        assert h.kill(job.id) == done
-        assert _events(h, job.id) == ["submit", "dispatch", "start", "finish"] and h.engine.killed == []
+        done = h.done()
+        assert h.kill(done.id) == done
+        assert _events(h, done.id) == ["submit", "dispatch", "start", "finish"] and h.engine.killed == []
 
 
 @pytest.mark.parametrize("ended", FINISHED_STATES)

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
-import subprocess
 
 import numpy as np
 import pandas as pd
@@ -16,6 +14,7 @@ import pytest
 
 from statgrid.errors import StatgridError
 from statgrid.procs import mixed as mx
+from tests.support.rscript import rscript, skip_if_missing_package
 
 
 def write(session, name, frame):
@@ -24,16 +23,12 @@ def write(session, name, frame):
 
 def r_json(tmp_path, frame: pd.DataFrame, code: str, packages=("lme4", "lmerTest", "nlme", "jsonlite")) -> dict:
     """Run R code on the data frame `d` (read from CSV); the code leaves its result in `out`."""
-    if shutil.which("Rscript") is None:
-        pytest.skip("Rscript is not installed: the R cross-check cannot run")
     frame.to_csv(tmp_path / "d.csv", index=False)
     libs = "".join(f"suppressMessages(library({p}));" for p in packages)
     script = (f"{libs} d <- read.csv('{tmp_path / 'd.csv'}'); options(contrasts=c('contr.sum','contr.poly'));\n"
               f"{code}\ncat(jsonlite::toJSON(out, digits = NA, auto_unbox = TRUE))")
-    (tmp_path / "s.R").write_text(script)
-    res = subprocess.run(["Rscript", str(tmp_path / "s.R")], capture_output=True, text=True, timeout=600)
-    if res.returncode != 0 and "there is no package" in res.stderr:
-        pytest.skip(f"an R package is missing: {res.stderr.strip().splitlines()[-1]}")
+    res = rscript(script, packages)
+    skip_if_missing_package(res)
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout.strip().splitlines()[-1])
 

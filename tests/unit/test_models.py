@@ -363,6 +363,7 @@ with statgrid.session(threads=2) as s:
 '''
 
 
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 def test_model_procedures_run_as_a_job_through_the_cli(home, tmp_path):
     from conftest import run_cli
     job = tmp_path / "models.py"

@@ -160,6 +160,7 @@ def test_anonymous_device_mounts_map_through_their_source_and_notes_say_why(tmp_
     assert "on zfs at '/tank', which statgrid cannot map to a block device" in notes[2]
 
 
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 def test_monitor_says_which_libraries_it_cannot_measure(home, tmp_path):
     """A library on a file system without a local block device gets a note at start, not silence."""
     shm = Path("/dev/shm")
@@ -177,6 +178,7 @@ def test_monitor_says_which_libraries_it_cannot_measure(home, tmp_path):
     assert f"note: library 'work' ({work}) is on tmpfs at '/dev/shm', which is memory, not a block device" in r.stderr
 
 
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 def test_monitor_cli_runs_for_a_duration_and_exports(home, tmp_path):
     r = run_cli("monitor", "--interval", "200ms", "--duration", "1s", "--out", str(tmp_path / "mon"))
     assert r.returncode == 0, r.stderr
@@ -189,6 +191,7 @@ def test_monitor_cli_runs_for_a_duration_and_exports(home, tmp_path):
     assert bad.returncode == 2 and "--interval 'soon' is not allowed" in bad.stderr
 
 
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 @pytest.mark.skipif(shutil.which("iostat") is None, reason="needs iostat (Debian package sysstat)")
 def test_device_write_rate_agrees_with_iostat(tmp_path):
     libs = map_libraries({"data": tmp_path})

@@ -11,23 +11,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.unit.sas.standins import assert_errors
+
 sys.path.insert(0, str(Path(__file__).resolve().parent / "sas"))
-from test_sas_procs_hp import kv_value, r_json, run_sas, table_rows  # noqa: E402
+from test_sas_procs_hp import grouped_csv, kv_value, r_json, run_sas, table_rows  # noqa: E402
 
 
 @pytest.fixture
 def binary_csv(tmp_path) -> Path:
-    rng = np.random.default_rng(5)
-    rows = []
-    for i in range(40):
-        u = rng.normal(0, 1.1)
-        for _ in range(8):
-            x = float(rng.normal())
-            y = int(rng.random() < 1 / (1 + math.exp(-(-0.4 + 0.9 * x + u))))
-            rows.append(f"{i + 1},{x!r},{y}")
-    path = tmp_path / "bin.csv"
-    path.write_text("id,x,y\n" + "\n".join(rows) + "\n")
-    return path
+    def row(rng, i, u):
+        x = float(rng.normal())
+        y = int(rng.random() < 1 / (1 + math.exp(-(-0.4 + 0.9 * x + u))))
+        return f"{i},{x!r},{y}"
+    return grouped_csv(tmp_path / "bin.csv", "id,x,y", 5, 40, 8, 1.1, row)
 
 
 BINARY = """proc import datafile="{csv}" out=work.b dbms=csv replace; run;
@@ -130,6 +126,4 @@ def test_other_errors(session, tmp_path, binary_csv):
              ("proc nlmixed data=work.b; parms b0=0; model y ~ weibull(b0); run;",
               "The distribution WEIBULL is not supported"),
              ("proc nlmixed data=work.b; p = 0.5; model y ~ binary(p); run;", "needs a PARMS statement")]
-    for prog, message in cases:
-        code, log, _ = run_sas(session, head + prog, tmp_path)
-        assert code == 1 and message in log, log
+    assert_errors(lambda s, prog: run_sas(s, head + prog, tmp_path), session, cases)

@@ -121,6 +121,7 @@ def test_moving_max_and_sustained_window():
     assert moving_max({}, 3) is None
 
 
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 def test_compare_gives_the_expected_ratios(bundle, tmp_path):
     slow = tmp_path / "slow"
     shutil.copytree(bundle, slow)
@@ -189,6 +190,7 @@ def _scale_dir(path: Path, clocks_s: list[float]) -> Path:
     return path
 
 
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 def test_scale_and_iobench_reports(tmp_path):
     scale = _scale_dir(tmp_path / "scale", [100.0, 125.0])
     r = run_cli("report", str(scale), "--format", "md")
@@ -214,6 +216,7 @@ def test_scale_and_iobench_reports(tmp_path):
     assert "| node1 | read | 250.0 | 240.0 | 260.0 | 238 | 2.000 | 5.000 | 2 |" in text
 
 
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 def test_bad_input_is_named(tmp_path):
     r = run_cli("report", str(tmp_path / "nope"))
     assert r.returncode != 0 and "does not exist" in r.stderr
@@ -233,6 +236,7 @@ def _chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 @pytest.mark.browser
 @pytest.mark.skipif(_chromium() is None, reason="Debian's chromium is not installed (.ci/run installs it)")
 def test_html_report_renders_in_headless_chromium(bundle, tmp_path):
@@ -288,6 +292,7 @@ def test_capture_report_exact_text(tmp_path):
     assert f["samples"] == len(per_ts) and f["machines"] == 1
 
 
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 def test_capture_of_two_hosts_on_one_machine_counts_it_once(tmp_path):
     """Two real monitors (`statgrid monitor`) on this machine while a file is written: one kernel,
     so one machine; without machine.json (an older capture) each host is a machine of its own."""
@@ -441,6 +446,7 @@ def _io_result(mode: str, direct: bool, runs_mb_s: list[float], threads: int = 4
             "runs": runs, "summary": {"nodes": {"node1": total}, "total": total}}
 
 
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 def test_several_iobench_results_make_seed_table_2(tmp_path):
     figures = {("read", True): [4000, 4100], ("rw", True): [1800, 1800], ("write", True): [1350, 1400],
                ("read", False): [4100, 4000], ("rw", False): [1800, 1840], ("write", False): [1375, 1425]}
@@ -492,6 +498,7 @@ def test_several_iobench_results_make_seed_table_2(tmp_path):
     assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 def test_compare_two_scale_tests_and_a_capture_with_a_bundle(tmp_path):
     a = _scale_dir(tmp_path / "scale-a", [100.0, 125.0])
     b = _scale_dir(tmp_path / "scale-b", [50.0, 100.0, 200.0])

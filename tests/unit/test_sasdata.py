@@ -79,6 +79,7 @@ def test_bad_files_name_the_problem(session, tmp_path):
         session.import_sas(str(SAS / "README.md"), "work.x")
 
 
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 def test_import_cli(home):
     r = run_cli("import", str(SAS / "dates.sas7bdat"), "data.dates")
     assert r.returncode == 0, r.stderr

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import io
 import math
-import shutil
-import subprocess
 
 import numpy as np
 import pandas as pd
@@ -24,6 +22,7 @@ from statgrid.errors import StatgridError
 from statgrid.sas.program import run_program
 from statgrid.sas.saslog import SasLog
 from statgrid.session.log import SessionLog
+from tests.support.rscript import r_numbers
 
 
 @pytest.fixture
@@ -47,13 +46,7 @@ def survey(session, tmp_path):
 
 
 def rscript(code: str) -> list[float]:
-    if shutil.which("Rscript") is None:
-        pytest.skip("Rscript is not installed (the R cross-checks need R with survey)")
-    proc = subprocess.run(["Rscript", "-e", code], capture_output=True, text=True, timeout=300)
-    if "there is no package called" in proc.stderr:
-        pytest.skip(f"an R package is missing: {proc.stderr.strip().splitlines()[-1]}")
-    assert proc.returncode == 0, proc.stderr
-    return [float(v) for v in proc.stdout.split()]
+    return r_numbers(code, packages=("survey",))
 
 
 def r_svyglm(csv, design: str) -> tuple[np.ndarray, np.ndarray]:

@@ -117,6 +117,7 @@ def test_datagen_same_seed_same_bytes_and_restart(session, tmp_path):
     assert dict(cols)["h003"] == "DOUBLE" and dict(cols)["h004"] == "VARCHAR"
 
 
+@pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
 def test_datagen_cli_dry_run_and_errors(home):
     r = run_cli("datagen", "--scale", "1", "--dry-run")
     assert r.returncode == 0 and "person" in r.stdout and "90,000,000 rows" in r.stdout

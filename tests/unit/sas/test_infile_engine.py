@@ -7,34 +7,19 @@ engine must leave to Python (invalid data, FLOWOVER, carriage returns …) are c
 same result. A few values are also written by hand, and one large file is checked against DuckDB directly."""
 from __future__ import annotations
 
-import io
 import itertools
 import math
 import re
 
-import pyarrow.parquet as pq
 import pytest
 
-from statgrid.sas.datastep import run_data_step, textplan
-from statgrid.sas.program import run_program
-from statgrid.sas.saslog import SasLog
-from statgrid.session.log import SessionLog
+from statgrid.sas.datastep import textplan
+from tests.unit.sas.standins import engines_agree, run_under_engine
 
 _TIMING = re.compile(r"used \(Total process time\)|^\s+(real|cpu) time\s")
 
 
-def run(session, text: str, engine: str):
-    """(exit code, log, engines used per DATA step) of `text` under DSENGINE=engine."""
-    out, programs = io.StringIO(), []
-
-    def data_step(stmts, program):
-        programs.append(program)
-        return run_data_step(stmts, program)
-    log = SasLog(SessionLog(text=out, jsonl=io.StringIO(), listing=io.StringIO()))
-    code = run_program(f"options dsengine={engine};\n{text}", session, log, data_step=data_step, procs={},
-                       header=False)
-    engines = [e for p in programs[:1] for _, e in p.extras.get("datastep_engines", [])]
-    return code, out.getvalue(), engines
+run = run_under_engine
 
 
 def log_body(log: str) -> list[str]:
@@ -45,19 +30,7 @@ def log_body(log: str) -> list[str]:
 def both(session, text: str, want: str = "SQL", engine: str = "SQL", out: str = "work.out"):
     """Run `text` under PYTHON, then under `engine`; assert the results agree and that `engine`'s run used
     `want`; return the output table (pyarrow) and that run's log."""
-    code_p, log_p, eng_p = run(session, text, "PYTHON")
-    assert code_p == 0, log_p
-    path = session.ref(out).path
-    table_p, schema_p = pq.read_table(path), pq.read_schema(path)
-    path.unlink()
-    code_s, log_s, eng_s = run(session, text, engine)
-    assert code_s == 0, log_s
-    assert eng_p == ["PYTHON"] and eng_s == [want], (eng_s, textplan.reason)
-    table_s, schema_s = pq.read_table(path), pq.read_schema(path)
-    assert schema_s.equals(schema_p, check_metadata=True), (schema_s, schema_p)
-    assert table_s.equals(table_p), (table_s.to_pylist(), table_p.to_pylist())
-    assert log_body(log_s) == log_body(log_p)
-    return table_s, log_s
+    return engines_agree(session, text, engine, want, out, textplan, log_body)
 
 
 @pytest.fixture

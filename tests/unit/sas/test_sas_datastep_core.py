@@ -3,22 +3,16 @@ implicit loop and OUTPUT, RETAIN and sum, arrays, DO loops, SELECT, SET/MERGE/BY
 NOTEs. Expected data sets are computed by hand from SAS's documented rules or by DuckDB over the inputs."""
 from __future__ import annotations
 
-import io
-
-from statgrid.sas.program import run_program
-from statgrid.sas.saslog import SasLog
-from statgrid.session.log import SessionLog
+from tests.unit.sas.standins import rows, run_sas
 
 
 def run(session, text):
-    out = io.StringIO()
-    log = SasLog(SessionLog(text=out, jsonl=io.StringIO(), listing=io.StringIO()))
-    code = run_program(text, session, log, procs={}, header=False)
-    return code, out.getvalue()
+    """(exit code, log) of a program of DATA steps (no PROCs)."""
+    code, log, _ = run_sas(session, text, procs={}, header=False)
+    return code, log
 
 
-def table(session, name):
-    return session.fetch_arrow("SELECT * FROM " + session.ref(name).scan_sql()).to_pylist()
+table = rows
 
 
 def col(session, name, column):

@@ -3,25 +3,20 @@ multi-level BY, DO OVER, multi-dimensional arrays, GOTO, CALL routines, SELECT w
 DATA _NULL_ with PUT. Expected values by hand from the SAS 9.4 Statements reference."""
 from __future__ import annotations
 
-import io
 import json
 
 import pyarrow.parquet as pq
 
-from statgrid.sas.program import run_program
-from statgrid.sas.saslog import SasLog
-from statgrid.session.log import SessionLog
+from tests.unit.sas.standins import rows, run_sas
 
 
 def run(session, text):
-    out = io.StringIO()
-    log = SasLog(SessionLog(text=out, jsonl=io.StringIO(), listing=io.StringIO()))
-    code = run_program(text, session, log, procs={}, header=False)
-    return code, out.getvalue()
+    """(exit code, log) of a program of DATA steps (no PROCs)."""
+    code, log, _ = run_sas(session, text, procs={}, header=False)
+    return code, log
 
 
-def table(session, name):
-    return session.fetch_arrow("SELECT * FROM " + session.ref(name).scan_sql()).to_pylist()
+table = rows
 
 
 def test_output_options_attributes_and_metadata(session):

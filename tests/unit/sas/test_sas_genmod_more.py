@@ -3,7 +3,6 @@
 statements statgrid does not build are ERRORs naming them."""
 from __future__ import annotations
 
-import io
 import itertools
 import math
 
@@ -17,19 +16,10 @@ from scipy import special
 from statsmodels.stats.anova import anova_lm
 from statsmodels.stats.multicomp import pairwise_tukeyhsd
 
-from statgrid.sas.program import run_program
-from statgrid.sas.saslog import SasLog
-from statgrid.session.log import SessionLog
+from tests.unit.sas.standins import run_sas, work_frame
 
 
-def run_sas(session, text):
-    t, lst = io.StringIO(), io.StringIO()
-    code = run_program(text, session, SasLog(SessionLog(text=t, jsonl=io.StringIO(), listing=lst)))
-    return code, t.getvalue(), lst.getvalue()
-
-
-def table(session, member):
-    return session.execute(f"SELECT * FROM read_parquet('{session.dataset('work.' + member).path}')").df()
+table = work_frame
 
 
 def load(session, d: pd.DataFrame, member: str, chars=("a", "b", "g")):

@@ -4,27 +4,16 @@ fit for the estimable functions, anova_lm(typ=3) with sum-to-zero coding for the
 ERRORs naming what is wrong."""
 from __future__ import annotations
 
-import io
-
 import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.formula.api as smf
 from statsmodels.stats.anova import anova_lm
 
-from statgrid.sas.program import run_program
-from statgrid.sas.saslog import SasLog
-from statgrid.session.log import SessionLog
+from tests.unit.sas.standins import run_sas, work_frame
 
 
-def run_sas(session, text):
-    t, lst = io.StringIO(), io.StringIO()
-    code = run_program(text, session, SasLog(SessionLog(text=t, jsonl=io.StringIO(), listing=lst)))
-    return code, t.getvalue(), lst.getvalue()
-
-
-def table(session, member):
-    return session.execute(f"SELECT * FROM read_parquet('{session.dataset('work.' + member).path}')").df()
+table = work_frame
 
 
 @pytest.fixture

@@ -4,29 +4,18 @@ data sets hold what lmerTest computes (Satterthwaite F tests) or what statgrid's
 for the same model (itself checked against R in tests/unit/test_mixed_more.py); errors name the statement."""
 from __future__ import annotations
 
-import io
-
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
 
 from statgrid.procs import mixed as mx
-from statgrid.sas.program import run_program
-from statgrid.sas.saslog import SasLog
-from statgrid.session.log import SessionLog
+from tests.unit.sas.standins import run_sas, work_frame
 
 from tests.unit.test_mixed_more import r_json
 
 
-def run_sas(session, text):
-    t, lst = io.StringIO(), io.StringIO()
-    code = run_program(text, session, SasLog(SessionLog(text=t, jsonl=io.StringIO(), listing=lst)))
-    return code, t.getvalue(), lst.getvalue()
-
-
-def table(session, member):
-    return session.execute(f"SELECT * FROM read_parquet('{session.dataset('work.' + member).path}')").df()
+table = work_frame
 
 
 @pytest.fixture

@@ -3,60 +3,22 @@ CLOSE / SELECT / EXCLUDE on the PROCs that write their listing as text (statgrid
 names, values checked against numpy, scipy, statsmodels and DuckDB computed here."""
 from __future__ import annotations
 
-import io
-
 import duckdb
 import numpy as np
 import pytest
 from scipy import stats
 
-from statgrid.sas.program import run_program
-from statgrid.sas.saslog import SasLog
-from statgrid.session.log import SessionLog
+from tests.unit.sas.test_sas_ods_output import ROWS, ods_rows, run, table
 
-DATA = """data work.a;
-  do i = 1 to 40;
-    g = mod(i, 3); h = mod(i, 2);
-    x = mod(i * 37, 101) / 25;
-    y = 1 + 2 * x + (g = 1) + (mod(i * 29, 17) - 8) / 8;
-    b = (mod(i * 53, 97) / 97 < 1 / (1 + exp(-(-1 + 0.8 * x))));
-    output;
-  end;
-run;
-"""
-
-
-def _columns(i):
-    g, h = i % 3, i % 2
-    x = (i * 37 % 101) / 25
-    y = 1 + 2 * x + (g == 1) + ((i * 29 % 17) - 8) / 8
-    b = float((i * 53 % 97) / 97 < 1 / (1 + np.exp(-(-1 + 0.8 * x))))
-    return g, h, x, y, b
-
-
-ROWS = np.array([_columns(i) for i in range(1, 41)], dtype=float)
 G, H, X, Y, B = ROWS.T
-
-
-def run(session, text):
-    out, lst = io.StringIO(), io.StringIO()
-    log = SasLog(SessionLog(text=out, jsonl=io.StringIO(), listing=lst))
-    code = run_program(DATA + text, session, log, source="")
-    return code, out.getvalue(), lst.getvalue()
-
-
-def table(session, name):
-    rel = session.con.sql(f"SELECT * FROM {session.dataset(name).scan_sql()}")
-    return list(rel.columns), rel.fetchall()
 
 
 # ------------------------------------------------------------------------------------------ UNIVARIATE
 def test_univariate_moments_measures_quantiles_extremes(session):
-    code, log, lst = run(session, "ods output Moments=mo BasicMeasures=bm Quantiles=qu ExtremeObs=ex;\n"
-                                  "proc univariate data=a; var x; run;\n")
-    assert code == 0, log
-    cols, rows = table(session, "work.mo")
-    assert cols == ["VarName", "Label1", "cValue1", "nValue1", "Label2", "cValue2", "nValue2"]
+    rows, log, lst = ods_rows(session, "ods output Moments=mo BasicMeasures=bm Quantiles=qu ExtremeObs=ex;\n"
+                                       "proc univariate data=a; var x; run;\n",
+                                       "work.mo",
+                                       ["VarName", "Label1", "cValue1", "nValue1", "Label2", "cValue2", "nValue2"])
     got = {r[1]: r[3] for r in rows} | {r[4]: r[6] for r in rows}
     n, mean, sd = X.size, X.mean(), X.std(ddof=1)
     assert got["N"] == n and got["Sum Weights"] == n
@@ -94,11 +56,9 @@ def test_univariate_moments_measures_quantiles_extremes(session):
 
 def test_univariate_tests_for_normality(session):
     diag = pytest.importorskip("statsmodels.stats.diagnostic")
-    code, log, lst = run(session, "ods output TestsForNormality=tn;\n"
-                                  "proc univariate data=a normal; var y; run;\n")
-    assert code == 0, log
-    cols, rows = table(session, "work.tn")
-    assert cols == ["VarName", "Test", "TestLab", "Stat", "pType", "pSign", "pValue"]
+    rows, log, lst = ods_rows(session, "ods output TestsForNormality=tn;\n"
+                                       "proc univariate data=a normal; var y; run;\n",
+                                       "work.tn", ["VarName", "Test", "TestLab", "Stat", "pType", "pSign", "pValue"])
     by = {r[1]: r for r in rows}
     w, p = stats.shapiro(Y)
     assert by["Shapiro-Wilk"][3] == pytest.approx(w, rel=1e-9) and by["Shapiro-Wilk"][6] == pytest.approx(p)
@@ -116,11 +76,10 @@ def test_univariate_tests_for_normality(session):
 
 
 def test_univariate_by_groups_stack_with_by_variable_first(session):
-    code, log, _ = run(session, "proc sort data=a out=s; by h; run;\n"
-                                "ods output Quantiles=qu;\nproc univariate data=s; by h; var x y; run;\n")
-    assert code == 0, log
-    cols, rows = table(session, "work.qu")
-    assert cols == ["h", "VarName", "Quantile", "Estimate"] and len(rows) == 2 * 2 * 11
+    rows, log, _ = ods_rows(session, "proc sort data=a out=s; by h; run;\n"
+                                     "ods output Quantiles=qu;\nproc univariate data=s; by h; var x y; run;\n",
+                                     "work.qu", ["h", "VarName", "Quantile", "Estimate"])
+    assert len(rows) == 2 * 2 * 11
     med = {(r[0], r[1]): r[3] for r in rows if r[2] == "50% Median"}
     for hv in (0, 1):
         for name, v in (("x", X), ("y", Y)):
@@ -129,11 +88,9 @@ def test_univariate_by_groups_stack_with_by_variable_first(session):
 
 # ------------------------------------------------------------------------------------------ TABULATE
 def test_tabulate_table_in_sas_layout(session):
-    code, log, lst = run(session, "ods output Table=tb;\nproc tabulate data=a; class g h; var x;\n"
-                                  "table g all, h*x*(sum mean); run;\n")
-    assert code == 0, log
-    cols, rows = table(session, "work.tb")
-    assert cols == ["g", "h", "_TYPE_", "_PAGE_", "_TABLE_", "x_Sum", "x_Mean"]
+    rows, log, lst = ods_rows(session, "ods output Table=tb;\nproc tabulate data=a; class g h; var x;\n"
+                                       "table g all, h*x*(sum mean); run;\n",
+                                       "work.tb", ["g", "h", "_TYPE_", "_PAGE_", "_TABLE_", "x_Sum", "x_Mean"])
     con = duckdb.connect()
     con.register("t", {"g": G, "h": H, "x": X})
     want = {(r[0], r[1]): r[2:] for r in con.sql("SELECT g, h, sum(x), avg(x) FROM t GROUP BY g, h").fetchall()}

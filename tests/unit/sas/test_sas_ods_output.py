@@ -3,15 +3,11 @@ values checked against numpy, DuckDB and statsmodels computed here, and the stat
 table no PROC made, PERSIST=PROC, CLOSE, MATCH_ALL) and ODS SELECT/EXCLUDE/LISTING CLOSE on the listing."""
 from __future__ import annotations
 
-import io
-
 import duckdb
 import numpy as np
 import pytest
 
-from statgrid.sas.program import run_program
-from statgrid.sas.saslog import SasLog
-from statgrid.session.log import SessionLog
+from tests.unit.sas.standins import run_sas
 
 DATA = """data work.a;
   do i = 1 to 40;
@@ -37,10 +33,8 @@ ROWS = np.array([_columns(i) for i in range(1, 41)], dtype=float)
 
 
 def run(session, text):
-    out, lst = io.StringIO(), io.StringIO()
-    log = SasLog(SessionLog(text=out, jsonl=io.StringIO(), listing=lst))
-    code = run_program(DATA + text, session, log, source="")
-    return code, out.getvalue(), lst.getvalue()
+    """(exit code, log, listing) of `text` after the DATA step that makes WORK.A."""
+    return run_sas(session, DATA + text, source="")
 
 
 def table(session, name):
@@ -49,12 +43,21 @@ def table(session, name):
     return list(rel.columns), rel.fetchall()
 
 
-def test_reg_tables_match_least_squares(session):
-    code, log, _ = run(session, "ods output ParameterEstimates=pe ANOVA=av FitStatistics=fs;\n"
-                                "proc reg data=a; model y = x h; run;\n")
+def ods_rows(session, text, member, columns):
+    """The rows of ODS OUTPUT data set `member` after `text` ran without an ERROR, its columns checked to be
+    `columns`; and the log and the listing."""
+    code, log, lst = run(session, text)
     assert code == 0, log
-    cols, rows = table(session, "work.pe")
-    assert cols == ["Model", "Dependent", "Variable", "DF", "Estimate", "StdErr", "tValue", "Probt"]
+    cols, rows = table(session, member)
+    assert cols == columns
+    return rows, log, lst
+
+
+def test_reg_tables_match_least_squares(session):
+    rows, log, _ = ods_rows(session, "ods output ParameterEstimates=pe ANOVA=av FitStatistics=fs;\n"
+                                     "proc reg data=a; model y = x h; run;\n",
+                                     "work.pe",
+                                     ["Model", "Dependent", "Variable", "DF", "Estimate", "StdErr", "tValue", "Probt"])
     X = np.column_stack([np.ones(40), ROWS[:, 2], ROWS[:, 1]])
     y = ROWS[:, 3]
     beta, sse, *_ = np.linalg.lstsq(X, y, rcond=None)
@@ -73,11 +76,9 @@ def test_reg_tables_match_least_squares(session):
 
 
 def test_means_summary_matches_duckdb(session):
-    code, log, _ = run(session, "ods output Summary=sm;\nproc means data=a; class g; var x y; run;\n")
-    assert code == 0, log
-    cols, rows = table(session, "work.sm")
-    assert cols == ["g", "NObs", "VName_x", "x_N", "x_Mean", "x_StdDev", "x_Min", "x_Max",
-                    "VName_y", "y_N", "y_Mean", "y_StdDev", "y_Min", "y_Max"]
+    rows, log, _ = ods_rows(session, "ods output Summary=sm;\nproc means data=a; class g; var x y; run;\n",
+                                     "work.sm", ["g", "NObs", "VName_x", "x_N", "x_Mean", "x_StdDev", "x_Min", "x_Max",
+                                                 "VName_y", "y_N", "y_Mean", "y_StdDev", "y_Min", "y_Max"])
     con = duckdb.connect()
     con.register("t", {"g": ROWS[:, 0], "x": ROWS[:, 2], "y": ROWS[:, 3]})
     want = con.sql("SELECT g, count(*), count(x), avg(x), stddev_samp(x), min(x), max(x), "
@@ -88,11 +89,9 @@ def test_means_summary_matches_duckdb(session):
 
 
 def test_freq_tables_match_duckdb(session):
-    code, log, _ = run(session, "ods output OneWayFreqs=ow CrossTabFreqs=ct;\n"
-                                "proc freq data=a; tables g g*h; run;\n")
-    assert code == 0, log
-    cols, rows = table(session, "work.ow")
-    assert cols == ["Table", "g", "Frequency", "Percent", "CumFrequency", "CumPercent"]
+    rows, log, _ = ods_rows(session, "ods output OneWayFreqs=ow CrossTabFreqs=ct;\n"
+                                     "proc freq data=a; tables g g*h; run;\n",
+                                     "work.ow", ["Table", "g", "Frequency", "Percent", "CumFrequency", "CumPercent"])
     counts = np.bincount(ROWS[:, 0].astype(int))
     assert [r[2] for r in rows] == list(counts)
     assert np.allclose([r[5] for r in rows], 100 * np.cumsum(counts) / 40)

@@ -3,24 +3,21 @@
 blanks apart, numbers right-aligned), VARNUM/SHORT/POSITION, lib._ALL_ with NODS, OUT=."""
 from __future__ import annotations
 
-import io
 import json
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from statgrid.sas.program import run_program
-from statgrid.sas.saslog import SasLog
-from statgrid.session.log import SessionLog
+from tests.unit.sas import standins
+from tests.unit.sas.standins import assert_errors
 
 HEAD = "options nodate nonumber nocenter ls=100;\n"
 
 
 def run_sas(session, text):
-    t, lst = io.StringIO(), io.StringIO()
-    log = SasLog(SessionLog(text=t, jsonl=io.StringIO(), listing=lst))
-    code = run_program(text, session, log)
-    return code, t.getvalue(), lst.getvalue().rstrip("\n").replace("\n\f", "\f")
+    """(exit code, log, listing with its last newline and the newline before each page break taken off)."""
+    code, log, lst = standins.run_sas(session, text)
+    return code, log, lst.rstrip("\n").replace("\n\f", "\f")
 
 
 def make_lib(session, tmp_path):
@@ -92,10 +89,9 @@ def test_all_nods_and_out(session, tmp_path):
 
 def test_errors(session, tmp_path):
     make_lib(session, tmp_path)
-    code, log, _ = run_sas(session, "proc contents data=t.nosuch; run;")
-    assert code == 1 and "T.NOSUCH.DATA does not exist" in log
-    code, log, _ = run_sas(session, "proc contents data=t.majors vrnum; run;")
-    assert code == 1 and "The option or parameter vrnum is not recognized" in log
+    assert_errors(run_sas, session, [("proc contents data=t.nosuch; run;", "T.NOSUCH.DATA does not exist"),
+                                     ("proc contents data=t.majors vrnum; run;",
+                                      "The option or parameter vrnum is not recognized")])
 
 
 def test_sort_information_after_proc_sort(session, tmp_path):

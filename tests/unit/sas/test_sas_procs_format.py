@@ -14,6 +14,7 @@ from statgrid.sas.formats.catalog import FormatCatalog
 from statgrid.sas.program import run_program
 from statgrid.sas.saslog import SasLog
 from statgrid.session.log import SessionLog
+from tests.unit.sas.standins import assert_errors
 
 HEAD = "options nodate nonumber nocenter ls=100;\n"
 
@@ -112,13 +113,9 @@ data t.use; x = put(4, region.); y = put('MD', $st.); z = put(9, region.); run;"
 
 def test_errors(session, tmp_path):
     lib_catalog(session, tmp_path)
-    code, log, _ = run_sas(session, "proc format; value bad1 1='a'; run;")
-    assert code == 1 and "The format name BAD1 ends in a number, which is not allowed" in log
-    code, log, _ = run_sas(session, "proc format; value ov 1-10='a' 5-20='b'; run;")
-    assert code == 1 and "This range is repeated, or values overlap: 5-20" in log
-    code, log, _ = run_sas(session, "proc format;\n  value x 1 'a';\nrun;")
-    assert code == 1 and "(line 2, column 13)" in log
-    code, log, _ = run_sas(session, "proc format libary=t; run;")
-    assert code == 1 and "The option or parameter libary is not recognized in the PROC FORMAT statement" in log
-    code, log, _ = run_sas(session, "proc format; valu x 1='a'; run;")
-    assert code == 1 and "Statement VALU is not valid" in log
+    assert_errors(run_sas, session, [
+        ("proc format; value bad1 1='a'; run;", "The format name BAD1 ends in a number, which is not allowed"),
+        ("proc format; value ov 1-10='a' 5-20='b'; run;", "This range is repeated, or values overlap: 5-20"),
+        ("proc format;\n  value x 1 'a';\nrun;", "(line 2, column 13)"),
+        ("proc format libary=t; run;", "The option or parameter libary is not recognized in the PROC FORMAT statement"),
+        ("proc format; valu x 1='a'; run;", "Statement VALU is not valid")])

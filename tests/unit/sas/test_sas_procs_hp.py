@@ -8,13 +8,14 @@ from __future__ import annotations
 import io
 import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import duckdb
 import numpy as np
 import pytest
+
+from tests.support.rscript import rscript
+from tests.unit.sas.standins import assert_errors
 
 
 def run_sas(session, text: str, tmp_path: Path) -> tuple[int, str, str]:
@@ -35,14 +36,11 @@ def run_sas(session, text: str, tmp_path: Path) -> tuple[int, str, str]:
 
 def r_json(script: str) -> dict:
     """Run R code whose last act is cat(jsonlite-free JSON) — a named numeric list printed by the helper."""
-    if shutil.which("Rscript") is None:
-        pytest.skip("Rscript is not installed (apt-get install r-base-core r-cran-lme4)")
-    probe = subprocess.run(["Rscript", "-e", "library(lme4)"], capture_output=True, text=True)
-    if probe.returncode:
-        pytest.skip("R's lme4 is not installed (apt-get install r-cran-lme4)")
     helper = ('emit <- function(x) { cat("{", paste(sprintf(\'"%s": [%s]\', names(x), '
               'sapply(x, function(v) paste(sprintf("%.17g", v), collapse=","))), collapse=", "), "}\\n") }\n')
-    res = subprocess.run(["Rscript", "-e", helper + script], capture_output=True, text=True, timeout=300)
+    res = rscript(helper + script, packages=("lme4",))
+    if res.returncode and "there is no package called" in res.stderr:
+        pytest.skip("R's lme4 is not installed (apt-get install r-cran-lme4)")
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout.strip().splitlines()[-1])
 
@@ -68,21 +66,27 @@ def kv_value(listing: str, label: str) -> float:
     return float(m.group(1))
 
 
+def grouped_csv(path: Path, header: str, seed: int, groups: int, per_group: int, u_sd: float, row) -> Path:
+    """`path`, a CSV of data with a random intercept: for each group g (1, 2, …) an effect u ~ N(0, u_sd²),
+    then `per_group` lines row(rng, g, u), all drawn from one generator seeded `seed`."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for g in range(1, groups + 1):
+        u = rng.normal(0, u_sd)
+        lines += [row(rng, g, u) for _ in range(per_group)]
+    path.write_text(header + "\n" + "\n".join(lines) + "\n")
+    return path
+
+
 # ------------------------------------------------------------------------------------------------ HPMIXED
 @pytest.fixture
 def mixed_csv(tmp_path) -> Path:
-    rng = np.random.default_rng(11)
-    rows = []
-    for g in range(12):
-        u = rng.normal(0, 0.8)
-        for j in range(10):
-            a, b = int(rng.integers(0, 3)), int(rng.integers(0, 4))
-            x = float(rng.normal())
-            z = 1 + 0.5 * x + 0.7 * (a == 1) - 0.4 * (b == 2) + u + rng.normal(0, 0.6)
-            rows.append(f"{g + 1},{a},{b},{x!r},{z!r}")
-    path = tmp_path / "mixed.csv"
-    path.write_text("g,a,b,x,z\n" + "\n".join(rows) + "\n")
-    return path
+    def row(rng, g, u):
+        a, b = int(rng.integers(0, 3)), int(rng.integers(0, 4))
+        x = float(rng.normal())
+        z = 1 + 0.5 * x + 0.7 * (a == 1) - 0.4 * (b == 2) + u + rng.normal(0, 0.6)
+        return f"{g},{a},{b},{x!r},{z!r}"
+    return grouped_csv(tmp_path / "mixed.csv", "g,a,b,x,z", 11, 12, 10, 0.8, row)
 
 
 HPMIXED = """proc import datafile="{csv}" out=work.d dbms=csv replace; run;
@@ -142,9 +146,7 @@ def test_hpmixed_errors(session, tmp_path, mixed_csv):
              ("proc hpmixed data=work.d; class a; effect s = spline(x); model z = s; run;",
               "EFFECT type SPLINE is not supported"),
              ("proc hpmixed data=work.d; class a; model z = a / ddfm=kr; run;", "DDFM=KR is not supported")]
-    for prog, message in cases:
-        code, log, _ = run_sas(session, base + prog, tmp_path)
-        assert code == 1 and message in log, log
+    assert_errors(lambda s, prog: run_sas(s, base + prog, tmp_path), session, cases)
 
 
 # ------------------------------------------------------------------------------------------------ HPFOREST
@@ -199,9 +201,7 @@ def test_forest_errors(session, tmp_path):
     bogus.write_bytes(b"not a model")
     cases.append((f'proc hp4score data=work.t; score file="{bogus}" out=work.s; run;',
                   "is not a statgrid forest model file"))
-    for prog, message in cases:
-        code, log, _ = run_sas(session, data + prog, tmp_path)
-        assert code == 1 and message in log, log
+    assert_errors(lambda s, prog: run_sas(s, data + prog, tmp_path), session, cases)
 
 
 def test_a_crafted_model_file_cannot_run_code(session, tmp_path):

@@ -4,11 +4,7 @@ SASHELP.CLASS listing — columns four blanks apart, values centred under a wide
 without a format aligned on the decimal point); nothing here is produced by the code under test."""
 from __future__ import annotations
 
-import io
-
-from statgrid.sas.program import run_program
-from statgrid.sas.saslog import SasLog
-from statgrid.session.log import SessionLog
+from tests.unit.sas import standins
 
 CLASS = [("Alfred", "M", 14, 69.0, 112.5), ("Alice", "F", 13, 56.5, 84.0), ("Barbara", "F", 13, 65.3, 98.0),
          ("Carol", "F", 14, 62.8, 102.5), ("Henry", "M", 14, 63.5, 102.5), ("James", "M", 12, 57.3, 83.0),
@@ -28,10 +24,9 @@ def make_lib(session, tmp_path):
 
 
 def run_sas(session, text):
-    t, lst = io.StringIO(), io.StringIO()
-    log = SasLog(SessionLog(text=t, jsonl=io.StringIO(), listing=lst))
-    code = run_program(text, session, log)
-    return code, t.getvalue(), lst.getvalue().rstrip("\n").replace("\n\f", "\f")
+    """(exit code, log, listing with its last newline and the newline before each page break taken off)."""
+    code, log, lst = standins.run_sas(session, text)
+    return code, log, lst.rstrip("\n").replace("\n\f", "\f")
 
 
 def test_print_layout_of_sas_class_listing(session, tmp_path):

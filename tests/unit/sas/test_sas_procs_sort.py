@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 from statgrid.sas.program import run_program
 from statgrid.sas.saslog import SasLog
 from statgrid.session.log import SessionLog
+from tests.unit.sas.standins import assert_errors
 
 
 def run_sas(session, text):
@@ -147,10 +148,7 @@ proc sort data=t.raw; by id; run;""")
     assert "(line 1, column 22)" in " ".join(x.strip() for x in log.split("\n"))
     assert re.search(r"WARNING: (The )?[Dd]ata set T\.RAW was not replaced because this step was stopped\.", log)
     assert (lib / "raw.parquet").read_bytes() == before
-    code, log, _ = run_sas(session, "proc sort data=t.raw; run;")
-    assert code == 1 and "No BY statement was specified for PROC SORT" in log
-    code, log, _ = run_sas(session, "proc sort data=t.raw; by nosuch; run;")
-    assert code == 1 and "Variable nosuch not found" in log
-    code, log, _ = run_sas(session, "proc sort data=t.raw; by id; where id > 1; run;")
-    assert code == 1 and "Statement WHERE is not valid" in log
+    assert_errors(run_sas, session, [("proc sort data=t.raw; run;", "No BY statement was specified for PROC SORT"),
+                                     ("proc sort data=t.raw; by nosuch; run;", "Variable nosuch not found"),
+                                     ("proc sort data=t.raw; by id; where id > 1; run;", "Statement WHERE is not valid")])
     assert (lib / "raw.parquet").read_bytes() == before

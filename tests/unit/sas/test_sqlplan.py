@@ -6,31 +6,16 @@ SQL engine must refuse are checked to run in Python with the same result. A few 
 by hand as well (duplicate hash keys, missing keys)."""
 from __future__ import annotations
 
-import io
 import re
 
 import pyarrow.parquet as pq
 import pytest
 
-from statgrid.sas.datastep import run_data_step
 from statgrid.sas.datastep import sqlplan
-from statgrid.sas.program import run_program
-from statgrid.sas.saslog import SasLog
-from statgrid.session.log import SessionLog
+from tests.unit.sas.standins import engines_agree, run_under_engine
 
 
-def run(session, text: str, engine: str):
-    """(exit code, log, engines used per DATA step) of `text` under DSENGINE=engine."""
-    out, programs = io.StringIO(), []
-
-    def data_step(stmts, program):
-        programs.append(program)
-        return run_data_step(stmts, program)
-    log = SasLog(SessionLog(text=out, jsonl=io.StringIO(), listing=io.StringIO()))
-    code = run_program(f"options dsengine={engine};\n{text}", session, log, data_step=data_step, procs={},
-                       header=False)
-    engines = [e for p in programs[:1] for _, e in p.extras.get("datastep_engines", [])]
-    return code, out.getvalue(), engines
+run = run_under_engine
 
 
 def notes(log: str) -> list[str]:
@@ -46,19 +31,7 @@ def write(session, name: str, select: str) -> None:
 def both(session, text: str, out: str = "work.out", want: str = "SQL"):
     """Run `text` with each engine; assert the results agree and that the SQL run used `want`; return the
     output table (pyarrow) and the SQL run's log."""
-    code_p, log_p, eng_p = run(session, text, "PYTHON")
-    assert code_p == 0, log_p
-    path = session.ref(out).path
-    table_p, schema_p = pq.read_table(path), pq.read_schema(path)
-    path.unlink()
-    code_s, log_s, eng_s = run(session, text, "SQL")
-    assert code_s == 0, log_s
-    assert eng_p == ["PYTHON"] and eng_s == [want], (eng_s, sqlplan.reason)
-    table_s, schema_s = pq.read_table(path), pq.read_schema(path)
-    assert schema_s.equals(schema_p, check_metadata=True), (schema_s, schema_p)
-    assert table_s.equals(table_p), (table_s.to_pylist(), table_p.to_pylist())
-    assert notes(log_s) == notes(log_p)
-    return table_s, log_s
+    return engines_agree(session, text, "SQL", want, out, sqlplan, notes)
 
 
 @pytest.fixture
