@@ -278,3 +278,34 @@ def test_jupyter_console_runs_sas_on_the_grid(tmp_path, monkeypatch, specs):
         assert "answer 42" in done.stdout, done.stdout + done.stderr
         jobs = grid.client.wait([j["id"] for j in grid.client.jobs(all_states=True)], timeout_s=WAIT_S)
         assert [(j["kind"], j["state"]) for j in jobs] == [("kernel", "DONE")], jobs     # shut down, not killed
+
+
+def test_a_restart_is_a_new_job_and_grid_down_ends_the_kernel_seen_dead(tmp_path, monkeypatch, specs):
+    grid = _grid(tmp_path, monkeypatch)
+
+    async def scenario():
+        km, kc = await _start("sas")
+        first = km.provisioner.job_id
+        try:
+            content, _ = await _run(kc, "%let kept = 1; data work.a; x = 1; run;")
+            assert content["status"] == "ok"
+            await km.restart_kernel()                 # the user's restart: a new job, a new session and WORK
+            await kc.wait_for_ready(timeout=WAIT_S)
+            second = km.provisioner.job_id
+            assert second != first
+            content, msgs = await _run(kc, '%put kept=%symexist(kept); data _null_; set work.a; run;')
+            log = _texts(msgs, "display_data")
+            assert "kept=0" in log and "WORK.A.DATA does not exist" in log, log
+            states = {j["id"]: j["state"] for j in grid.client.jobs(all_states=True)}
+            assert states == {first: "DONE", second: "RUN"}, states
+            down = await asyncio.to_thread(grid.cli, "grid", "down", timeout=240)
+            assert down.returncode == 0, down.stderr
+            await _until(lambda: km.is_alive(), False)
+        finally:
+            kc.stop_channels()
+            await km.cleanup_resources()
+
+    with running(grid):
+        asyncio.run(scenario())
+        grid.up()                                     # running() stops it again at the end
+        assert {j["state"] for j in grid.client.jobs(all_states=True)} == {"DONE", "KILLED"}
