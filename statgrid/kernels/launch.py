@@ -20,6 +20,7 @@ notebook's output a tenth of the timeout (at most 5 minutes) before.
 """
 from __future__ import annotations
 
+import inspect
 import io
 import json
 import os
@@ -39,6 +40,7 @@ IDLE_ENV = "STATGRID_KERNEL_IDLE_S"
 IDLE_CHECK_S = 1.0
 IDLE_WARNING_MAX_S = 300.0
 IDLE_EXIT_CODE = 0                            # an idle kernel ends DONE: nothing failed
+RESTART_ENV = "STATGRID_KERNEL_RESTART"       # set when the kernel restarts in its job: the generation it is
 
 
 class KernelHost:
@@ -58,6 +60,7 @@ class KernelHost:
         self.busy = False
         self.warned = False
         self.closed = False
+        self.restart_requested = False
         self.touch()
 
     @property
@@ -127,14 +130,21 @@ def _app_class():
     class GridKernelApp(IPKernelApp):
         name = "statgrid-kernel"
         port_range: tuple[int, int] | None = None
+        generation = 1
 
         def init_connection_file(self):
-            # Never read a file: the connection is made here (ports 0: bound in init_sockets) and written once
-            # the ports are bound, by write_connection_file; removed at exit.
-            public, secret = zmq.curve_keypair()
-            self.load_connection_info({"transport": "tcp", "ip": self.ip, "key": secrets.token_hex(32),
-                                       "signature_scheme": "hmac-sha256", "curve_publickey": public,
-                                       "curve_secretkey": secret})
+            # The connection is made here (ports 0: bound in init_sockets) and written once the ports are bound,
+            # by write_connection_file; removed at exit. A kernel restarted in its job (RESTART_ENV) takes the
+            # connection it had — its own file, the same ports and keys — so its clients go on talking to it.
+            restart = os.environ.get(RESTART_ENV)
+            if restart:
+                info = json.loads(Path(self.abs_connection_file).read_text())
+                self.generation = int(restart)
+            else:
+                public, secret = zmq.curve_keypair()
+                info = {"transport": "tcp", "ip": self.ip, "key": secrets.token_hex(32),
+                        "signature_scheme": "hmac-sha256", "curve_publickey": public, "curve_secretkey": secret}
+            self.load_connection_info(info)
             import atexit
             atexit.register(self.cleanup_connection_file)
 
@@ -149,7 +159,8 @@ def _app_class():
                     "signature_scheme": self.session.signature_scheme, "kernel_name": self.kernel_name or "",
                     "shell_port": self.shell_port, "iopub_port": self.iopub_port, "stdin_port": self.stdin_port,
                     "hb_port": self.hb_port, "control_port": self.control_port,
-                    "curve_publickey": self.curve_publickey.decode(), "curve_secretkey": self.curve_secretkey.decode()}
+                    "curve_publickey": self.curve_publickey.decode(), "curve_secretkey": self.curve_secretkey.decode(),
+                    "statgrid_generation": self.generation}
             path = Path(self.abs_connection_file)
             tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
@@ -166,7 +177,8 @@ def run_kernel(language: str, config: Any, overrides: dict[str, str], job_dir: P
 
     jd = JobDir(job_dir)
     captured_log, captured_listing = io.StringIO(), io.StringIO()
-    log = SessionLog.to_directory(jd.path, text_echo=captured_log, listing_echo=captured_listing)
+    log = SessionLog.to_directory(jd.path, text_echo=captured_log, listing_echo=captured_listing,
+                                  append=bool(os.environ.get(RESTART_ENV)))
     options = config.session.with_overrides(overrides, source="-o")   # checked now: a bad -o fails the start
     idle_s = float(os.environ.get(IDLE_ENV) or 0)
 
@@ -177,6 +189,8 @@ def run_kernel(language: str, config: Any, overrides: dict[str, str], job_dir: P
 
     host = KernelHost(open_session, jd, captured_log, captured_listing, idle_s)
     code = 0
+    app = None
+    std_fds = (os.dup(1), os.dup(2))                  # the job's output file: ipykernel puts pipes on fds 1 and 2
     try:
         app = _make_app(language, host, jd)
         _signals(host, signal.SIG_IGN)                 # ipykernel installs its own SIGINT handler around each cell
@@ -185,10 +199,29 @@ def run_kernel(language: str, config: Any, overrides: dict[str, str], job_dir: P
         app.start()
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 0
+        host.restart_requested = False
     finally:
         host.close()
         log.close()
+    if host.restart_requested:
+        _restart_in_place(app, std_fds)
     return code
+
+
+def _restart_in_place(app, std_fds: tuple[int, int]) -> None:
+    """A restart the notebook asked for (shutdown_request with restart): the session has closed (WORK removed);
+    the process execs itself with the same connection (RESTART_ENV), so the job keeps its slot and its node and
+    the clients their sockets — as a local kernel restarts on the ports it had. A new session opens at the
+    first cell."""
+    generation = getattr(app, "generation", 1) + 1
+    try:
+        app.close()                                  # its sockets' ports free for the new process
+    except Exception:
+        pass
+    os.environ[RESTART_ENV] = str(generation)
+    os.dup2(std_fds[0], 1)                           # the output file again, not the dead kernel's pipes
+    os.dup2(std_fds[1], 2)
+    os.execv(sys.executable, [sys.executable, "-m", "statgrid", *sys.argv[1:]])
 
 
 def _make_app(language: str, host: KernelHost, jd: JobDir):
@@ -203,6 +236,14 @@ def _make_app(language: str, host: KernelHost, jd: JobDir):
     app.no_stdout = False
     app.initialize([])
     app.kernel.statgrid = host
+    shutdown = app.kernel.do_shutdown
+
+    async def do_shutdown(restart):
+        host.restart_requested = bool(restart)
+        result = shutdown(restart)
+        return await result if inspect.isawaitable(result) else result
+
+    app.kernel.do_shutdown = do_shutdown
     if language != "sas":
         from statgrid.kernels.pykernel import attach
 

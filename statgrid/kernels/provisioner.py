@@ -11,7 +11,8 @@ statgrid-python goes through it:
   terminate and kill are `statgrid kill`;
 - a kernel the grid ended (statgrid kill, the console's Kill, an administrator, idle_timeout, grid down, a lost
   host) is not started again by Jupyter's auto-restart: the notebook sees it dead. A restart the user asks for
-  starts a new job (a new session and WORK), as a new Enterprise Guide connection would.
+  restarts it in its job: the node's side closes the session (WORK removed) and starts again on the same ports with
+  the same keys, so the job keeps its slot and every client its connection; a new session opens at the first cell.
 """
 from __future__ import annotations
 
@@ -50,6 +51,8 @@ class GridProvisioner(KernelProvisionerBase):
     _ours = False                 # this provisioner asked for the end (shutdown, restart, kill)
     _watcher: asyncio.Task | None = None
     _launches = 0
+    _restarting = False           # a restart the notebook asked for is under way (in the same job)
+    _generation = 0               # which start of the kernel in its job the connection is of
 
     @property
     def has_process(self) -> bool:
@@ -61,6 +64,8 @@ class GridProvisioner(KernelProvisionerBase):
         return kwargs
 
     async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> dict[str, Any]:
+        if self._restarting and self.job_id is not None and not self._ended:
+            return await self._restarted()
         env = {k: v for k, v in (kwargs.get("env") or os.environ).items() if k in ENV_PASSED}
         cwd = kwargs.get("cwd") or os.getcwd()
         self._launches += 1
@@ -93,21 +98,55 @@ class GridProvisioner(KernelProvisionerBase):
                                    f"{self.launch_timeout_s:.0f} s ({said or 'starting'}); it was killed.")
         client.close()
         self._watcher = asyncio.create_task(self._watch(self.job_id))
-        info = dict(answer["connection"])
+        return self._connection(answer["connection"])
+
+    def _connection(self, info: dict) -> dict[str, Any]:
+        info = dict(info)
+        self._generation = int(info.pop("statgrid_generation", 1))
         info["key"] = info["key"].encode()
         self.connection_info = info
         return info
 
-    async def _watch(self, job_id: int) -> None:
+    async def _restarted(self) -> dict[str, Any]:
+        """The kernel restarting in its job: its connection once the new start has bound (a new generation)."""
         client = await asyncio.to_thread(_client)
+        deadline = time.monotonic() + self.launch_timeout_s
         try:
             while True:
-                job = (await asyncio.to_thread(client.wait, [job_id], WATCH_POLL_S))[0]
+                answer = await asyncio.to_thread(client.kernel, self.job_id, 1.0)
+                info = answer["connection"]
+                if info is not None and int(info.get("statgrid_generation", 1)) > self._generation:
+                    self._restarting, self._ours = False, False
+                    return self._connection(info)
+                if answer["job"]["state"] in FINISHED_NAMES or time.monotonic() >= deadline:
+                    self._restarting = False
+                    raise RuntimeError(f"statgrid: kernel job {self.job_id} did not restart: "
+                                       f"{answer['job'].get('exit_reason') or answer['job']['state']}.")
+                await asyncio.sleep(0.05)
+        finally:
+            client.close()
+
+    async def _watch(self, job_id: int) -> None:
+        """Follow the job until it ends. While the master cannot be reached (restarting, or gone with `grid down`),
+        the kernel's own heartbeat says whether it lives: two missed in a row and it is taken as ended."""
+        client = await asyncio.to_thread(_client)
+        missed = 0
+        try:
+            while True:
+                try:
+                    job = (await asyncio.to_thread(client.wait, [job_id], WATCH_POLL_S))[0]
+                except Exception as exc:             # the master unreachable: ask the kernel itself
+                    alive = await asyncio.to_thread(_heartbeat, self.connection_info)
+                    missed = 0 if alive else missed + 1
+                    if missed >= 2:
+                        job = {"state": "EXIT", "exit_code": None,
+                               "exit_reason": f"the master is unreachable ({exc}) and the kernel does not answer"}
+                        break
+                    await asyncio.sleep(1.0)
+                    continue
+                missed = 0
                 if job["state"] in FINISHED_NAMES:
                     break
-        except Exception as exc:             # the master unreachable: the kernel's fate is unknown
-            self.log.warning("statgrid: lost the state of kernel job %s: %s", job_id, exc)
-            return
         finally:
             client.close()
         if job_id != self.job_id:
@@ -122,9 +161,13 @@ class GridProvisioner(KernelProvisionerBase):
             self.log.warning("statgrid: kernel job %s ended: %s", job_id, job.get("exit_reason") or job["state"])
 
     async def poll(self) -> int | None:
+        if self._restarting:
+            return 0                       # the kernel's process ended for the restart (its job goes on)
         return self._exit if self._ended else None
 
     async def wait(self) -> int | None:
+        if self._restarting:
+            return 0
         while self._watcher is not None and not self._watcher.done():
             await asyncio.sleep(0.05)
         return self._exit
@@ -142,7 +185,7 @@ class GridProvisioner(KernelProvisionerBase):
             await self.kill()
 
     async def kill(self, restart: bool = False) -> None:
-        if self.job_id is None or self._ended:
+        if self.job_id is None or self._ended or self._restarting:
             return
         self._ours = True
         client = await asyncio.to_thread(_client)
@@ -156,9 +199,12 @@ class GridProvisioner(KernelProvisionerBase):
 
     async def shutdown_requested(self, restart: bool = False) -> None:
         self._ours = True
+        self._restarting = restart and self.job_id is not None and not self._ended
 
     async def cleanup(self, restart: bool = False) -> None:
-        if self._watcher is not None and not self._watcher.done() and self._ended:
+        if self._restarting:
+            return                         # the same job goes on: its watcher too
+        if self._watcher is not None and not self._watcher.done():
             self._watcher.cancel()
         if restart:
             self.job_id, self._watcher = None, None
@@ -175,3 +221,30 @@ class GridProvisioner(KernelProvisionerBase):
         await super().load_provisioner_info(provisioner_info)
         self.job_id = provisioner_info.get("job_id")
         self.language = provisioner_info.get("language", self.language)
+
+
+def _heartbeat(info: dict, timeout_s: float = 2.0) -> bool:
+    """Does the kernel answer on its heartbeat port (ZeroMQ REQ/REP echo, CurveZMQ as the kernel requires)?"""
+    import zmq
+
+    if not info:
+        return False
+    ctx = zmq.Context.instance()
+    sock = ctx.socket(zmq.REQ)
+    try:
+        sock.linger = 0
+        if info.get("curve_publickey"):
+            public, secret = zmq.curve_keypair()
+            sock.curve_serverkey = _bytes(info["curve_publickey"])
+            sock.curve_publickey, sock.curve_secretkey = public, secret
+        sock.connect(f"tcp://{info['ip']}:{info['hb_port']}")
+        sock.send(b"ping")
+        return bool(sock.poll(int(timeout_s * 1000))) and sock.recv() == b"ping"
+    except zmq.ZMQError:
+        return False
+    finally:
+        sock.close()
+
+
+def _bytes(value) -> bytes:
+    return value if isinstance(value, bytes) else str(value).encode()

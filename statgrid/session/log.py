@@ -65,14 +65,16 @@ class SessionLog(LevelMessages):
 
     @classmethod
     def to_directory(cls, directory: Path, stem: str = SESSION_STEM, text_echo: TextIO | None = None,
-                     listing_echo: TextIO | None = None, jsonl_echo: TextIO | None = None) -> "SessionLog":
+                     listing_echo: TextIO | None = None, jsonl_echo: TextIO | None = None,
+                     append: bool = False) -> "SessionLog":
         """Write <stem>.log, <stem>.lst and <stem>.stimer.jsonl under `directory`, each also
-        echoed to the matching stream when one is given (e.g. the terminal)."""
+        echoed to the matching stream when one is given (e.g. the terminal); `append`: after what they
+        hold (a kernel restarted in its job: one job's sessions, one after the other)."""
         directory.mkdir(parents=True, exist_ok=True)
         files: list[TextIO] = []
         try:
             for ext in (".log", ".lst", ".stimer.jsonl"):
-                files.append(open(directory / f"{stem}{ext}", "w"))
+                files.append(open(directory / f"{stem}{ext}", "a" if append else "w"))
         except OSError:
             for f in files:
                 f.close()

@@ -280,32 +280,37 @@ def test_jupyter_console_runs_sas_on_the_grid(tmp_path, monkeypatch, specs):
         assert [(j["kind"], j["state"]) for j in jobs] == [("kernel", "DONE")], jobs     # shut down, not killed
 
 
-def test_a_restart_is_a_new_job_and_grid_down_ends_the_kernel_seen_dead(tmp_path, monkeypatch, specs):
+def test_a_restart_keeps_the_job_with_a_new_session_and_grid_down_ends_the_kernel_seen_dead(tmp_path, monkeypatch,
+                                                                                            specs):
     grid = _grid(tmp_path, monkeypatch)
 
     async def scenario():
         km, kc = await _start("sas")
-        first = km.provisioner.job_id
+        job_id = km.provisioner.job_id
         try:
             content, _ = await _run(kc, "%let kept = 1; data work.a; x = 1; run;")
             assert content["status"] == "ok"
-            await km.restart_kernel()                 # the user's restart: a new job, a new session and WORK
+            work = [p for p in scratch_dirs(grid.home) if p.name.startswith("SGwork_")]
+            # the user's restart: the same job (its slot, its node), the same connection — the client that was
+            # connected goes on — and a new session: macro variables and WORK of before are gone
+            await km.restart_kernel()
             await kc.wait_for_ready(timeout=WAIT_S)
-            second = km.provisioner.job_id
-            assert second != first
-            content, msgs = await _run(kc, '%put kept=%symexist(kept); data _null_; set work.a; run;')
+            assert km.provisioner.job_id == job_id
+            content, msgs = await _run(kc, "%put kept=%symexist(kept); data _null_; set work.a; run;")
             log = _texts(msgs, "display_data")
             assert "kept=0" in log and "WORK.A.DATA does not exist" in log, log
-            states = {j["id"]: j["state"] for j in grid.client.jobs(all_states=True)}
-            assert states == {first: "DONE", second: "RUN"}, states
+            assert not work[0].exists()
+            assert [(j["id"], j["state"]) for j in grid.client.jobs(all_states=True)] == [(job_id, "RUN")]
             down = await asyncio.to_thread(grid.cli, "grid", "down", timeout=240)
             assert down.returncode == 0, down.stderr
             await _until(lambda: km.is_alive(), False)
         finally:
             kc.stop_channels()
             await km.cleanup_resources()
+        return job_id
 
     with running(grid):
-        asyncio.run(scenario())
+        job_id = asyncio.run(scenario())
         grid.up()                                     # running() stops it again at the end
-        assert {j["state"] for j in grid.client.jobs(all_states=True)} == {"DONE", "KILLED"}
+        assert [(j["id"], j["state"]) for j in grid.client.jobs(all_states=True)] == [(job_id, "KILLED")]
+        assert not [p for p in scratch_dirs(grid.home) if p.name.startswith("SGwork_")]
