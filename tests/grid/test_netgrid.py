@@ -370,3 +370,91 @@ def _cmdline(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
     except OSError:
         return ""
+
+
+KERNEL_OWNER = """
+import asyncio, json, sys
+from jupyter_client.manager import AsyncKernelManager
+
+async def main():
+    km = AsyncKernelManager(kernel_name="statgrid-sas")
+    await km.start_kernel()
+    kc = km.client(); kc.start_channels()
+    await kc.wait_for_ready(timeout=300)
+    info = km.get_connection_info()
+    print(json.dumps({"job": km.provisioner.job_id, "ip": info["ip"], "iopub": info["iopub_port"]}), flush=True)
+    await asyncio.to_thread(sys.stdin.readline)                 # the sniffer listens: run the cell
+    out = []
+    reply = await kc.execute_interactive('data _null_; do i = 1 to 5; put "secret-output " i; end; run;',
+                                         timeout=300, output_hook=out.append)
+    text = " ".join(json.dumps(m["content"]) for m in out)
+    seen = all(f"secret-output {i}" in text for i in range(1, 6))         # the PUT lines, not the echoed source
+    print(json.dumps({"status": reply["content"]["status"], "seen": seen}), flush=True)
+    await asyncio.to_thread(sys.stdin.readline)
+    await km.shutdown_kernel(); kc.stop_channels()
+asyncio.run(main())
+"""
+
+# An anonymous process on the client host: no token, no keys; it knows the kernel's address and iopub port.
+SNIFFER = """
+import sys, zmq
+ip, port = sys.argv[1], int(sys.argv[2])
+sock = zmq.Context.instance().socket(zmq.SUB)
+sock.setsockopt(zmq.SUBSCRIBE, b"")
+sock.connect(f"tcp://{ip}:{port}")
+print("listening", flush=True)
+sys.stdin.readline()
+got = 0
+while sock.poll(0):
+    sock.recv_multipart(); got += 1
+print("received", got, flush=True)
+"""
+
+
+@pytest.mark.netns
+def test_a_kernel_on_a_node_serves_the_client_host_and_no_one_else(grid):
+    """Issue 28: the kernel runs on a node, bound to the node's address on the grid network; the notebook's client
+    on the client host reaches it with the connection the master gave it (by its token); an anonymous process on
+    the network gets no connection from the API and reads nothing from the kernel's iopub port (CurveZMQ)."""
+    from statgrid.kernels.specs import kernel_json
+
+    specs = grid.root / "jupyter" / "kernels" / "statgrid-sas"
+    specs.mkdir(parents=True)
+    (specs / "kernel.json").write_text(json.dumps(kernel_json("sas")))
+    env = {**grid.client_env, "JUPYTER_PATH": str(grid.root / "jupyter")}
+    owner = grid.net.popen("client", [sys.executable, "-c", KERNEL_OWNER], env=env, stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=grid.root)
+    sniffer = None
+    try:
+        line = owner.stdout.readline()
+        assert line.startswith("{"), line + (owner.stderr.read() if owner.poll() is not None else "")
+        started = json.loads(line)
+        job = _job(grid, started["job"])
+        assert job["host"] in NODES and started["ip"] == grid.net.ip(job["host"]), (job, started)
+        assert job["pid"] in grid.net.pids(job["host"])          # the kernel runs in its node's namespace
+        # no token: the API says who may have the connection, and gives nothing
+        anon = grid.net.run("client", ["curl", "-sk", "-o", "/dev/null", "-w", "%{http_code}",
+                                       f"https://{grid.net.ip('grid1')}:8642/jobs/{started['job']}/kernel"])
+        assert anon.stdout == "401", anon.stdout + anon.stderr
+        sniffer = grid.net.popen("client", [sys.executable, "-c", SNIFFER, started["ip"], str(started["iopub"])],
+                                 env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True)
+        assert sniffer.stdout.readline().strip() == "listening", sniffer.stderr.read()
+        owner.stdin.write("\n")
+        owner.stdin.flush()
+        ran = json.loads(owner.stdout.readline())
+        assert ran == {"status": "ok", "seen": True}, ran            # the owner sees the cell's output
+        sniffer.stdin.write("\n")
+        sniffer.stdin.flush()
+        assert sniffer.stdout.readline().split() == ["received", "0"]   # the anonymous subscriber: nothing
+    finally:
+        for proc in (sniffer, owner):
+            if proc is not None and proc.poll() is None:
+                try:
+                    proc.stdin.write("\n")
+                    proc.stdin.flush()
+                    proc.wait(timeout=WAIT_S)
+                except (OSError, subprocess.TimeoutExpired):
+                    proc.kill()
+    waited = grid.client("wait", str(started["job"]), timeout=WAIT_S + 60)
+    assert "DONE" in waited.stdout, waited.stdout + waited.stderr      # shut down by its notebook: DONE
