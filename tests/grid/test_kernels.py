@@ -59,6 +59,12 @@ async def _run(kc, code: str) -> tuple[dict, list[dict]]:
     return reply["content"], msgs
 
 
+def _ended_done_without_work(grid, job_id: int) -> None:
+    job = grid.client.wait([job_id], timeout_s=WAIT_S)[0]
+    assert job["state"] == "DONE", job
+    assert not [p for p in scratch_dirs(grid.home) if p.name.startswith("SGwork_")]
+
+
 def _texts(msgs, kind: str, mime: str = "text/plain") -> str:
     if kind == "stream":
         return "".join(m["content"]["text"] for m in msgs if m["msg_type"] == "stream")
@@ -106,9 +112,7 @@ def test_sas_cells_share_one_session_and_shutdown_ends_the_job_done_with_work_re
 
     with running(grid):
         job_id = asyncio.run(scenario())
-        job = grid.client.wait([job_id], timeout_s=WAIT_S)[0]
-        assert job["state"] == "DONE", job
-        assert not [p for p in scratch_dirs(grid.home) if p.name.startswith("SGwork_")]
+        _ended_done_without_work(grid, job_id)
 
 
 def test_interrupt_stops_a_cell_and_a_kill_is_seen_by_the_client_without_a_restart(tmp_path, monkeypatch, specs):
@@ -227,9 +231,7 @@ def test_an_idle_kernel_is_warned_then_ended(tmp_path, monkeypatch, specs):
         job_id, seen = asyncio.run(scenario())
         assert any("will be ended in" in t for t in seen), seen
         assert any("idle_timeout" in t for t in seen), seen
-        job = grid.client.wait([job_id], timeout_s=WAIT_S)[0]
-        assert job["state"] == "DONE", job
-        assert not [p for p in scratch_dirs(grid.home) if p.name.startswith("SGwork_")]
+        _ended_done_without_work(grid, job_id)
 
 
 def test_the_connection_goes_to_the_owner_only_and_is_in_no_argv(tmp_path, monkeypatch, specs):
