@@ -39,9 +39,9 @@ def test_the_master_registers_every_part_in_the_order_their_hooks_run(tmp_path):
     with MasterHarness(tmp_path) as h:
         m = h.master
         assert [p.name for p in m.parts] == ["subtasks", "dependencies", "runlimits", "suspensions", "calendars",
-                                             "flows", "usage", "loads"]
-        assert (m.parts["subtasks"], m.parts["flows"], m.parts["usage"], m.parts["loads"]) == \
-            (m.subtasks, m.flows_part, m.usage, m.thresholds)
+                                             "flows", "usage", "loads", "kernels"]
+        assert (m.parts["subtasks"], m.parts["flows"], m.parts["usage"], m.parts["loads"], m.parts["kernels"]) == \
+            (m.subtasks, m.flows_part, m.usage, m.thresholds, m.kernels)
         assert {"restored", "submitted", "changed", "planning", "reconfigured"} == set(HOOKS)
         assert not hasattr(m, "children") and not hasattr(m, "throttles") and not hasattr(m, "loads")
 
