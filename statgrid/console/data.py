@@ -169,10 +169,9 @@ def job_row(master: "Master", record: dict[str, Any], now: float | None = None) 
 
 def job_files(master: "Master", job: dict[str, Any]) -> tuple[Path, int | None]:
     """The job's directory and the uid that must own files read from it."""
-    from statgrid.grid.master.core import identity_of, job_dir
+    from statgrid.grid.master.core import job_dir
 
-    owner = master.rights.grid_uid if master.rights.personal else identity_of(job["user"]).uid
-    return job_dir(master.cfg, job["id"]), owner
+    return job_dir(master.cfg, job["id"]), master.files_uid(job["user"])
 
 
 def stimer_steps(directory: Path | JobDir, owner_uid: int | None) -> list[dict[str, Any]]:

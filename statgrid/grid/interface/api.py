@@ -47,7 +47,7 @@ from statgrid.grid.master.metrics import CONTENT_TYPE_LATEST
 from statgrid.host.files import NotTrusted, read_untrusted
 from statgrid.grid.master.jobspec import NAME_MAX_CHARS, JobRequest, NotBool
 from statgrid.grid.master.jobspec import check_name as jobspec_check_name
-from statgrid.grid.master.core import Master, NotFound, grid_dir, identity_of, job_dir
+from statgrid.grid.master.core import Master, NotFound, grid_dir, job_dir
 from statgrid.job.record import JOB_ID_MAX, PAGE_MAX_JOBS, PEEK_MAX_BYTES, JobState
 from statgrid.job.jobdir import JobDir
 from statgrid.grid.master.store import JobFilter
@@ -375,7 +375,7 @@ def create_app(master: Master, authenticate, on_down=None, on_stopped=None, stop
         j = master.get(job_id)
         master.rights.require_owner(who, j.user, "read the output of", f"job {job_id}")
         path = JobDir(job_dir(master.cfg, job_id)).output
-        owner = identity_of(j.user).uid if not master.rights.personal else master.rights.grid_uid
+        owner = master.files_uid(j.user)
         if owner is None:
             raise StatgridError(f"job {job_id}'s user {j.user!r} has no account on the master's machine any more: its "
                                 f"output is not shown (it is at {path}).")

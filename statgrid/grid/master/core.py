@@ -382,6 +382,11 @@ class Master(Outcomes, HostControl, QueueControl):
             started += self._start_attempt(job, host)
         return started
 
+    def files_uid(self, user: str) -> int | None:
+        """The uid that must own the files read from `user`'s job directories: that user's on this machine (None
+        if unknown here: nobody's is trusted), the grid's own on a personal grid (its jobs run as it)."""
+        return self.rights.grid_uid if self.rights.personal else identity_of(user).uid
+
     def pend_reason(self, job: Job) -> str | None:
         """Why a PEND job waits, as of the latest dispatch (LSF's bjobs -p); None for other states."""
         if job.state != JobState.PEND:

@@ -59,17 +59,12 @@ class Kernels(Part):
         """A running kernel's idle time: since its last cell ended (the kernel touches its activity file)."""
         return JobDir.of(self.master.cfg.home, job_id).kernel_idle_s(now)
 
-    def owner_uid(self, job: Job) -> int | None:
-        from statgrid.grid.master.core import identity_of
-
-        return identity_of(job.user).uid if not self.master.rights.personal else self.master.rights.grid_uid
-
     async def connection(self, job_id: int, caller: Caller, timeout_s: float) -> dict:
         """{"job": record, "connection": info or None, "pend_reason"}: info once the kernel listens; None while
         it is pending or starting when timeout_s has passed, or when it has ended."""
         job = self._kernel_job(job_id, caller, "connect to", owner_only=True)
         directory = JobDir.of(self.master.cfg.home, job_id)
-        uid = self.owner_uid(job)
+        uid = self.master.files_uid(job.user)
         deadline = time.monotonic() + timeout_s
         while True:
             job = self.master.get(job_id)
