@@ -105,17 +105,20 @@ class JobDir:
     def kernel_activity(self) -> Path:
         return self.path / KERNEL_ACTIVITY
 
-    def read_kernel_connection(self, owner_uid: int | None) -> dict[str, Any] | None:
-        """A kernel's connection once it has bound its ports (every port set); None before, or when the file is
-        not a regular file of owner_uid's (None: nobody's is trusted) or not a JSON object."""
+    def read_kernel_connection(self, owner_uid: int | None, attempt: int | None = None) -> dict[str, Any] | None:
+        """A kernel's connection once it has bound its ports (every port set) — of the job's attempt `attempt`
+        when given (a file left by an earlier attempt is not the running kernel's); None before, or when the
+        file is not a regular file of owner_uid's (None: nobody's is trusted) or not a JSON object."""
         if owner_uid is None:
             return None
         try:
             info = json.loads(read_untrusted(self.kernel_connection, KERNEL_CONNECTION_MAX_BYTES, owner_uid=owner_uid))
-        except (NotTrusted, OSError, ValueError):
+        except (NotTrusted, OSError, ValueError, RecursionError):
             return None
         ports = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
         if not isinstance(info, dict) or not all(isinstance(info.get(p), int) and info[p] > 0 for p in ports):
+            return None
+        if attempt is not None and info.get("statgrid_attempt") != attempt:
             return None
         return info
 

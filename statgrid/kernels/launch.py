@@ -113,6 +113,23 @@ class KernelHost:
                 self._session.close()
 
 
+def _free_port_in(ip: str, low: int, high: int) -> int:
+    """A TCP port of low..high free on ip now (bound and let go, as ipykernel's heartbeat picks one)."""
+    import random
+    import socket
+
+    ports = list(range(low, high + 1))
+    random.shuffle(ports)
+    for port in ports:
+        with socket.socket(socket.AF_INET6 if ":" in ip else socket.AF_INET) as sock:
+            try:
+                sock.bind((ip, port))
+            except OSError:
+                continue
+            return port
+    raise OSError(f"no free port in the queue's kernel_ports {low}..{high} on {ip}")
+
+
 def _port_range() -> tuple[int, int] | None:
     text = os.environ.get(PORTS_ENV, "")
     low, _, high = text.partition("..")
@@ -141,6 +158,7 @@ def _app_class():
                 info = json.loads(Path(self.abs_connection_file).read_text())
                 self.generation = int(restart)
             else:
+                Path(self.abs_connection_file).unlink(missing_ok=True)      # an earlier attempt's, if any
                 public, secret = zmq.curve_keypair()
                 info = {"transport": "tcp", "ip": self.ip, "key": secrets.token_hex(32),
                         "signature_scheme": "hmac-sha256", "curve_publickey": public, "curve_secretkey": secret}
@@ -154,13 +172,21 @@ def _app_class():
                 return s.bind_to_random_port(f"tcp://{self.ip}", min_port=low, max_port=high + 1, max_tries=200)
             return super()._try_bind_socket(s, port)
 
+        def init_heartbeat(self):
+            # ipykernel's heartbeat picks its own port (bind to 0, close, bind again in its thread): in a port
+            # range, pick one there the same way (the range is the firewall's)
+            if self.port_range and self.transport == "tcp" and not self.hb_port:
+                self.hb_port = _free_port_in(self.ip, *self.port_range)
+            super().init_heartbeat()
+
         def write_connection_file(self, **kwargs: Any) -> None:
             info = {"ip": self.ip, "transport": self.transport, "key": self.session.key.decode(),
                     "signature_scheme": self.session.signature_scheme, "kernel_name": self.kernel_name or "",
                     "shell_port": self.shell_port, "iopub_port": self.iopub_port, "stdin_port": self.stdin_port,
                     "hb_port": self.hb_port, "control_port": self.control_port,
                     "curve_publickey": self.curve_publickey.decode(), "curve_secretkey": self.curve_secretkey.decode(),
-                    "statgrid_generation": self.generation}
+                    "statgrid_generation": self.generation,
+                    "statgrid_attempt": int(os.environ.get("STATGRID_JOB_ATTEMPT") or 0)}
             path = Path(self.abs_connection_file)
             tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
@@ -256,6 +282,16 @@ def _signals(host: KernelHost, sigint: Any) -> None:
     a batch job at SIGINT too) is replaced, as SIGINT here interrupts a cell only (`sigint`: ipykernel's handler
     while a cell runs, the SAS kernel's with DuckDB's interrupt; ignored between cells)."""
     def terminate(signum, frame):
+        host.restart_requested = False
+        if host._session is not None:
+            host._session.terminating = host._session.terminating or signum    # its end record says why
+        if host.busy:
+            # inside a cell: a SystemExit raised there is the cell's (IPython catches it), so end here — the
+            # session closed (WORK removed) on this, the main, thread, then the process
+            try:
+                host.close()
+            finally:
+                os._exit(128 + signum)
         con = getattr(host._session, "con", None)
         if con is not None:
             try:
@@ -264,11 +300,14 @@ def _signals(host: KernelHost, sigint: Any) -> None:
                 pass
         raise SystemExit(128 + signum)
 
-    def idle_end(signum, frame):
+    def end(signum, frame):
+        if host.busy:
+            return                     # a cell began since the idle watch decided: it starts the clock again
+        host.restart_requested = False
         raise SystemExit(IDLE_EXIT_CODE)
 
     signal.signal(signal.SIGTERM, terminate)
-    signal.signal(signal.SIGUSR1, idle_end)            # sent by _idle_watch: ended on the main thread
+    signal.signal(signal.SIGUSR1, end)                 # idle timeout, ENDSAS: ended on the main thread
     signal.signal(signal.SIGINT, sigint)
 
 
@@ -291,7 +330,7 @@ def _idle_watch(app, host: KernelHost) -> None:
             _say(app, f"statgrid: this kernel was idle for {idle:.0f} s (the queue's idle_timeout is "
                       f"{host.idle_timeout_s:.0f} s): it ends now, and its WORK library with it.\n")
             os.kill(os.getpid(), signal.SIGUSR1)
-            return
+            host.warned = False        # if a cell began meanwhile (the end refused), the clock starts again
 
 
 def _say(app, text: str) -> None:

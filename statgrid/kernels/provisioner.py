@@ -52,6 +52,7 @@ class GridProvisioner(KernelProvisionerBase):
     _watcher: asyncio.Task | None = None
     _launches = 0
     _restarting = False           # a restart the notebook asked for is under way (in the same job)
+    _restarted_info: dict | None = None   # the connection of the kernel's new start, once poll() saw it
     _generation = 0               # which start of the kernel in its job the connection is of
 
     @property
@@ -64,25 +65,41 @@ class GridProvisioner(KernelProvisionerBase):
         return kwargs
 
     async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> dict[str, Any]:
-        if self._restarting and self.job_id is not None and not self._ended:
-            return await self._restarted()
+        if self._restarted_info is not None:            # restarted in its job: poll() saw the new start
+            info, self._restarted_info = self._restarted_info, None
+            return self._connection(info)
         env = {k: v for k, v in (kwargs.get("env") or os.environ).items() if k in ENV_PASSED}
         cwd = kwargs.get("cwd") or os.getcwd()
         self._launches += 1
-        self._exit, self._ended, self._ours = None, False, False
+        self._exit, self._ended, self._ours, self._restarting = None, False, False, False
         client = await asyncio.to_thread(_client)
-        rec = await asyncio.to_thread(client.submit_kernel, self.language, self.queue,
-                                      f"{self.language} kernel {self.kernel_id[:8]}", None, cwd, env,
-                                      f"{self.kernel_id}-{self._launches}")
-        self.job_id = int(rec["id"])
-        self.log.info("statgrid: kernel %s is job %s (queue %s)", self.kernel_id, self.job_id, rec.get("queue"))
+        try:
+            rec = await asyncio.to_thread(client.submit_kernel, self.language, self.queue,
+                                          f"{self.language} kernel {self.kernel_id[:8]}", None, cwd, env,
+                                          f"{self.kernel_id}-{self._launches}")
+            self.job_id = int(rec["id"])
+            self.log.info("statgrid: kernel %s is job %s (queue %s)", self.kernel_id, self.job_id, rec.get("queue"))
+            answer = await self._until_listening(client)
+        except BaseException:
+            # given up (the start cancelled, the client stopping, the master gone, the job ended or too long
+            # pending): a job nobody will attach to must not hold a slot
+            if self.job_id is not None and not self._ended:
+                await asyncio.shield(asyncio.to_thread(_kill_quietly, self.job_id))
+                self._ended, self._exit = True, self._exit if self._exit is not None else 1
+            raise
+        finally:
+            client.close()
+        self._watcher = asyncio.create_task(self._watch(self.job_id))
+        return self._connection(answer["connection"])
+
+    async def _until_listening(self, client) -> dict:
         deadline = time.monotonic() + self.launch_timeout_s
         said = None
         while True:
             left = max(0.0, min(10.0, deadline - time.monotonic()))
             answer = await asyncio.to_thread(client.kernel, self.job_id, left)
             if answer["connection"] is not None:
-                break
+                return answer
             job = answer["job"]
             if job["state"] in FINISHED_NAMES:
                 self._ended, self._exit = True, job.get("exit_code") or 1
@@ -93,12 +110,8 @@ class GridProvisioner(KernelProvisionerBase):
                 said = reason
                 self.log.warning("statgrid: kernel job %s is pending: %s", self.job_id, reason)
             if time.monotonic() >= deadline:
-                await asyncio.to_thread(client.kill, [self.job_id])
                 raise TimeoutError(f"statgrid: the kernel's job {self.job_id} did not start within "
-                                   f"{self.launch_timeout_s:.0f} s ({said or 'starting'}); it was killed.")
-        client.close()
-        self._watcher = asyncio.create_task(self._watch(self.job_id))
-        return self._connection(answer["connection"])
+                                   f"{self.launch_timeout_s:.0f} s ({said or 'starting'}); it is killed.")
 
     def _connection(self, info: dict) -> dict[str, Any]:
         info = dict(info)
@@ -107,24 +120,21 @@ class GridProvisioner(KernelProvisionerBase):
         self.connection_info = info
         return info
 
-    async def _restarted(self) -> dict[str, Any]:
-        """The kernel restarting in its job: its connection once the new start has bound (a new generation)."""
+    async def _restart_seen(self) -> bool:
+        """During a restart in the job: has the kernel's new start bound (a new generation of its connection)?
+        Asked by poll(), which jupyter_client calls every 0.1 s while it waits for the old kernel to end."""
         client = await asyncio.to_thread(_client)
-        deadline = time.monotonic() + self.launch_timeout_s
         try:
-            while True:
-                answer = await asyncio.to_thread(client.kernel, self.job_id, 1.0)
-                info = answer["connection"]
-                if info is not None and int(info.get("statgrid_generation", 1)) > self._generation:
-                    self._restarting, self._ours = False, False
-                    return self._connection(info)
-                if answer["job"]["state"] in FINISHED_NAMES or time.monotonic() >= deadline:
-                    self._restarting = False
-                    raise RuntimeError(f"statgrid: kernel job {self.job_id} did not restart: "
-                                       f"{answer['job'].get('exit_reason') or answer['job']['state']}.")
-                await asyncio.sleep(0.05)
+            answer = await asyncio.to_thread(client.kernel, self.job_id, 0.5, self._generation + 1)
+        except Exception:
+            return False
         finally:
             client.close()
+        info = answer["connection"]
+        if info is not None and int(info.get("statgrid_generation", 1)) > self._generation:
+            self._restarted_info, self._restarting, self._ours = info, False, False
+            return True
+        return False
 
     async def _watch(self, job_id: int) -> None:
         """Follow the job until it ends. While the master cannot be reached (restarting, or gone with `grid down`),
@@ -161,12 +171,21 @@ class GridProvisioner(KernelProvisionerBase):
             self.log.warning("statgrid: kernel job %s ended: %s", job_id, job.get("exit_reason") or job["state"])
 
     async def poll(self) -> int | None:
-        if self._restarting:
-            return 0                       # the kernel's process ended for the restart (its job goes on)
+        if self._restarting and not self._ended:
+            # the old kernel counts as ended once the new one listens (its job goes on); a kernel that does not
+            # end (a cell deaf to the interrupt) stays alive, and jupyter_client then kills it: the job ends,
+            # and the restart submits a new one
+            return 0 if await self._restart_seen() else None
+        if self._restarted_info is not None:
+            return 0
         return self._exit if self._ended else None
 
     async def wait(self) -> int | None:
-        if self._restarting:
+        while self._restarting and not self._ended:
+            if await self._restart_seen():
+                return 0
+            await asyncio.sleep(0.1)
+        if self._restarted_info is not None:
             return 0
         while self._watcher is not None and not self._watcher.done():
             await asyncio.sleep(0.05)
@@ -185,9 +204,9 @@ class GridProvisioner(KernelProvisionerBase):
             await self.kill()
 
     async def kill(self, restart: bool = False) -> None:
-        if self.job_id is None or self._ended or self._restarting:
+        if self.job_id is None or self._ended:
             return
-        self._ours = True
+        self._ours, self._restarting = True, False
         client = await asyncio.to_thread(_client)
         try:
             await asyncio.to_thread(client.kill, [self.job_id])
@@ -202,8 +221,8 @@ class GridProvisioner(KernelProvisionerBase):
         self._restarting = restart and self.job_id is not None and not self._ended
 
     async def cleanup(self, restart: bool = False) -> None:
-        if self._restarting:
-            return                         # the same job goes on: its watcher too
+        if self._restarted_info is not None:
+            return                         # restarted in the same job: its watcher goes on
         if self._watcher is not None and not self._watcher.done():
             self._watcher.cancel()
         if restart:
@@ -221,6 +240,17 @@ class GridProvisioner(KernelProvisionerBase):
         await super().load_provisioner_info(provisioner_info)
         self.job_id = provisioner_info.get("job_id")
         self.language = provisioner_info.get("language", self.language)
+
+
+def _kill_quietly(job_id: int) -> None:
+    try:
+        client = _client()
+        try:
+            client.kill([job_id])
+        finally:
+            client.close()
+    except Exception:
+        pass
 
 
 def _heartbeat(info: dict, timeout_s: float = 2.0) -> bool:

@@ -77,6 +77,9 @@ class SasKernel(Kernel):
             exit_code = self.program.submit(code)              # source "": echoed as the program's own lines
         except KeyboardInterrupt:
             interrupted = True
+            if self.program is None:                  # interrupted while the session was opening
+                return {"status": "error", "execution_count": self.execution_count, "ename": "KeyboardInterrupt",
+                        "evalue": "interrupted", "traceback": []}
             self.program.log.error("The submit was interrupted (the notebook's interrupt): the step running was "
                                    "stopped; data sets it was writing were not replaced.")
         finally:
@@ -112,9 +115,11 @@ class SasKernel(Kernel):
                 "data": {"text/plain": text, "text/html": html}, "metadata": {}})
 
     def _end_later(self) -> None:
+        """After this cell's reply has gone: SIGUSR1 (launch._signals) ends the kernel, its session closed."""
+        import asyncio
         import os
 
-        os.kill(os.getpid(), signal.SIGUSR1)      # launch._signals: the kernel ends, its session closed
+        asyncio.get_running_loop().call_later(0.2, os.kill, os.getpid(), signal.SIGUSR1)
 
     async def do_is_complete(self, code):
         """For `jupyter console`: complete once the last statement ends with ';' and the last step is ended

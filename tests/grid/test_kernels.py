@@ -3,6 +3,7 @@ statgrid's provisioner (its entry point, as JupyterLab and `jupyter console` fin
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import stat
@@ -57,6 +58,15 @@ async def _run(kc, code: str) -> tuple[dict, list[dict]]:
     msgs: list[dict] = []
     reply = await kc.execute_interactive(code, output_hook=msgs.append, timeout=WAIT_S)
     return reply["content"], msgs
+
+
+async def _stream_says(kc, msg_id: str, text: str) -> None:
+    """Wait until the cell msg_id has written `text` to its output."""
+    while True:
+        msg = await kc.get_iopub_msg(timeout=WAIT_S)
+        if (msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "stream"
+                and text in msg["content"]["text"]):
+            return
 
 
 def _ended_done_without_work(grid, job_id: int) -> None:
@@ -127,8 +137,8 @@ def test_interrupt_stops_a_cell_and_a_kill_is_seen_by_the_client_without_a_resta
             assert content["status"] == "ok" and "2" in _texts(msgs, "stream")
             assert "WORK.T has 1 observations" in _texts(msgs, "stream")
             # a long cell, interrupted through the grid (SIGINT to the kernel's process group on its node)
-            msg_id = kc.execute("import time\nfor _ in range(6000): time.sleep(0.05)")
-            await asyncio.sleep(0.5)
+            msg_id = kc.execute("import time\nprint('started', flush=True)\nfor _ in range(6000): time.sleep(0.05)")
+            await _stream_says(kc, msg_id, "started")          # the cell runs: interrupt it now
             await km.interrupt_kernel()
             reply = await kc.get_shell_msg(timeout=WAIT_S)
             while reply["parent_header"].get("msg_id") != msg_id:
@@ -175,43 +185,92 @@ async def _until(fn, want, timeout_s: float = WAIT_S) -> None:
 
 
 def test_a_full_queue_gives_the_pending_reason_then_the_kernel_starts(tmp_path, monkeypatch, specs):
+    """user_limit = 1 in the interactive queue: a second kernel waits, and says why; a start given up while it
+    waits leaves no job behind; a waiting kernel starts when the first one ends."""
     grid = _grid(tmp_path, monkeypatch)
+
+    async def pending_start():
+        from jupyter_client.manager import AsyncKernelManager
+
+        km = AsyncKernelManager(kernel_name="statgrid-python")
+        task = asyncio.create_task(km.start_kernel())
+        pend = await asyncio.to_thread(wait_for, lambda: [j for j in grid.client.jobs() if j["state"] == "PEND"],
+                                       "a kernel pending")
+        return km, task, pend[0]["id"]
 
     async def scenario():
         km1, kc1 = await _start("python")
-        from jupyter_client.manager import AsyncKernelManager
-
-        km2 = AsyncKernelManager(kernel_name="statgrid-python")
-        second = asyncio.create_task(km2.start_kernel())
-        pending = await asyncio.to_thread(
-            wait_for, lambda: [j for j in grid.client.jobs() if j["state"] == "PEND"], "the second kernel pending")
-        job2 = pending[0]["id"]
+        km2, second, job2 = await pending_start()
         answer = grid.client.kernel(job2, 0)
-        assert answer["connection"] is None and answer["pend_reason"], answer
-        assert "limit" in answer["pend_reason"].lower() or "user" in answer["pend_reason"].lower()
+        assert answer["connection"] is None and "user_limit" in answer["pend_reason"].replace(" ", "_").lower() \
+            or "limit" in answer["pend_reason"], answer
+        second.cancel()                                   # given up (the notebook closed while it waited)
+        with contextlib.suppress(asyncio.CancelledError):
+            await second
+        assert (await asyncio.to_thread(grid.client.wait, [job2], WAIT_S))[0]["state"] == "KILLED"
+        km3, third, _ = await pending_start()
         await km1.shutdown_kernel()
         kc1.stop_channels()
-        await asyncio.wait_for(second, WAIT_S)
-        kc2 = km2.client()
-        kc2.start_channels()
-        await kc2.wait_for_ready(timeout=WAIT_S)
-        content, msgs = await _run(kc2, "print(40 + 2)")
+        await asyncio.wait_for(third, WAIT_S)
+        kc3 = km3.client()
+        kc3.start_channels()
+        await kc3.wait_for_ready(timeout=WAIT_S)
+        content, msgs = await _run(kc3, "print(40 + 2)")
         assert "42" in _texts(msgs, "stream")
-        await km2.shutdown_kernel()
-        kc2.stop_channels()
+        await km3.shutdown_kernel()
+        kc3.stop_channels()
 
     with running(grid):
         asyncio.run(scenario())
 
 
+def test_endsas_ends_the_kernel_after_its_reply_and_a_kill_in_a_cell_removes_work(tmp_path, monkeypatch, specs):
+    grid = _grid(tmp_path, monkeypatch)
+
+    async def scenario():
+        km, kc = await _start("sas")
+        ended = km.provisioner.job_id
+        try:
+            content, msgs = await _run(kc, "data work.a; x = 1; run; endsas;")
+            assert content["status"] == "ok" and "ENDSAS" in _texts(msgs, "stream")   # the reply came
+            await _until(lambda: km.is_alive(), False)
+        finally:
+            kc.stop_channels()
+            await km.cleanup_resources()
+        km, kc = await _start("python")
+        killed = km.provisioner.job_id
+        try:
+            msg_id = kc.execute("import time\ns.sql('create table work.b as select 1 as v')\nprint('started', "
+                                "flush=True)\nwhile True: time.sleep(0.05)")
+            await _stream_says(kc, msg_id, "started")
+            kill = await asyncio.to_thread(grid.cli, "kill", str(killed))
+            assert kill.returncode == 0, kill.stderr
+            await _until(lambda: km.is_alive(), False)
+        finally:
+            kc.stop_channels()
+            await km.cleanup_resources()
+        return ended, killed
+
+    with running(grid):
+        ended, killed = asyncio.run(scenario())
+        jobs = {j["id"]: j for j in grid.client.wait([ended, killed], timeout_s=WAIT_S)}
+        assert (jobs[ended]["state"], jobs[killed]["state"]) == ("DONE", "KILLED"), jobs
+        # the killed kernel closed its session itself (not left to the node's SIGKILL): its log says so
+        assert "ended (terminated); WORK and UTIL removed" in (grid.home / "jobs" / str(killed) / "session.log").read_text()
+        assert not [p for p in scratch_dirs(grid.home) if p.name.startswith("SGwork_")]
+
+
 def test_an_idle_kernel_is_warned_then_ended(tmp_path, monkeypatch, specs):
-    grid = _grid(tmp_path, monkeypatch, idle_timeout="3s")
+    grid = _grid(tmp_path, monkeypatch, idle_timeout="4s")
 
     async def scenario():
         km, kc = await _start("sas")
         job_id = km.provisioner.job_id
         seen: list[str] = []
         try:
+            # a cell first: the idle clock starts again when it ends, and this client surely listens by then
+            content, _ = await _run(kc, "%put idle from here;")
+            assert content["status"] == "ok"
             while True:
                 try:
                     msg = await kc.get_iopub_msg(timeout=WAIT_S)
@@ -316,3 +375,38 @@ def test_a_restart_keeps_the_job_with_a_new_session_and_grid_down_ends_the_kerne
         grid.up()                                     # running() stops it again at the end
         assert [(j["id"], j["state"]) for j in grid.client.jobs(all_states=True)] == [(job_id, "KILLED")]
         assert not [p for p in scratch_dirs(grid.home) if p.name.startswith("SGwork_")]
+
+
+def test_restarting_a_kernel_deaf_to_interrupts_ends_its_job_and_starts_a_new_one(tmp_path, monkeypatch, specs):
+    """A cell that swallows KeyboardInterrupt keeps the kernel from ending for the restart: jupyter_client kills it
+    after the provisioner's shutdown wait, its job ends KILLED, and the restart submits a new job (new ports and
+    keys: a client connects anew)."""
+    grid = _grid(tmp_path, monkeypatch)
+
+    async def scenario():
+        km, kc = await _start("python")
+        first = km.provisioner.job_id
+        try:
+            msg_id = kc.execute("import time\nprint('started', flush=True)\nwhile True:\n    try:\n"
+                                "        time.sleep(0.05)\n    except KeyboardInterrupt:\n        pass")
+            await _stream_says(kc, msg_id, "started")
+        finally:
+            kc.stop_channels()
+        await km.restart_kernel()
+        second = km.provisioner.job_id
+        kc = km.client()
+        kc.start_channels()
+        try:
+            await kc.wait_for_ready(timeout=WAIT_S)
+            content, msgs = await _run(kc, "print('new', 6 * 7)")
+            assert content["status"] == "ok" and "new 42" in _texts(msgs, "stream")
+        finally:
+            await km.shutdown_kernel()
+            kc.stop_channels()
+        return first, second
+
+    with running(grid):
+        first, second = asyncio.run(scenario())
+        assert second != first
+        jobs = {j["id"]: j["state"] for j in grid.client.wait([first, second], timeout_s=WAIT_S)}
+        assert jobs == {first: "KILLED", second: "DONE"}, jobs

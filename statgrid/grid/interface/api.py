@@ -355,11 +355,13 @@ def create_app(master: Master, authenticate, on_down=None, on_stopped=None, stop
 
     @app.get("/jobs/{job_id}/kernel")
     async def kernel(job_id: JobId, who: Who,
-                     timeout_s: Annotated[float, Query(ge=0, le=WAIT_MAX_S, allow_inf_nan=False)] = 0.0):
+                     timeout_s: Annotated[float, Query(ge=0, le=WAIT_MAX_S, allow_inf_nan=False)] = 0.0,
+                     min_generation: Annotated[int, Query(ge=1, le=1_000_000)] = 1):
         """A notebook kernel's connection (ports, HMAC and CurveZMQ keys), for its owner alone: once it listens
-        (long-poll up to timeout_s), else "connection": null with the job and why it is pending."""
-        rec = await master.kernels.connection(job_id, who, timeout_s)
-        if rec["connection"] is not None:
+        (long-poll up to timeout_s), else "connection": null with the job and why it is pending. Recorded in the
+        audit trail once per start of the kernel."""
+        rec = await master.kernels.connection(job_id, who, timeout_s, min_generation)
+        if rec["connection"] is not None and master.kernels.first_handout(job_id, rec["connection"]):
             master.audit.record(who, "kernel connect", f"job {job_id}")
         return rec
 

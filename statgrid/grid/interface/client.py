@@ -353,10 +353,12 @@ class GridClient:
                 "options": options or {}, "env": env}
         return self._call("POST", "/jobs", body, key=key or str(uuid.uuid4()))
 
-    def kernel(self, job_id: int, timeout_s: float = 0.0) -> dict:
-        """The kernel's connection once it listens (owner only); {"connection": None, "job", "pend_reason"}
-        while it is pending or starting after timeout_s, or once it ended."""
-        return self._call("GET", f"/jobs/{int(job_id)}/kernel", params={"timeout_s": timeout_s},
+    def kernel(self, job_id: int, timeout_s: float = 0.0, min_generation: int = 1) -> dict:
+        """The kernel's connection once it listens (owner only) — of its start `min_generation` or later (a
+        restart in its job makes the next); {"connection": None, "job", "pend_reason"} while it is pending or
+        starting after timeout_s, or once it ended."""
+        return self._call("GET", f"/jobs/{int(job_id)}/kernel",
+                          params={"timeout_s": timeout_s, "min_generation": int(min_generation)},
                           timeout_s=timeout_s + 30)
 
     def signal(self, job_id: int, name: str = "SIGINT") -> dict:

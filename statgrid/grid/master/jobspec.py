@@ -321,6 +321,9 @@ def _kernel_job(req: JobRequest, cfg: Config, submit_ts: float) -> Job:
                          "`jupyter console --kernel statgrid-sas`.")
     if req.argv:
         raise UsageError("a kernel takes no command (argv): its language says what runs.")
+    if req.rerunnable or req.depend or req.parent_id is not None:
+        raise UsageError("a kernel is an interactive session: it cannot be rerunnable (nobody would be attached to "
+                         "a rerun), depend on other jobs or be a sub-task.")
     queue = req.queue or kernel_queue(cfg)
     probe = dataclasses.replace(req, argv=[f"kernel.{'sas' if req.kernel == 'sas' else 'py'}"], kernel="",
                                 queue=queue)

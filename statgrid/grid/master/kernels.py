@@ -23,7 +23,8 @@ from statgrid.grid.security.auth import Caller, Forbidden
 from statgrid.job.jobdir import JobDir
 from statgrid.job.record import Job, JobState
 
-POLL_S = 0.05                      # how often a waiting connection request looks for the kernel's file
+POLL_S = 0.2                       # how often a waiting connection request looks for the kernel's file
+HANDED_OUT_MAX = 10_000            # (job, generation) pairs remembered for the audit's once-per-start record
 SIGNALS = {"SIGINT": signals.SIGINT}
 
 
@@ -32,6 +33,17 @@ class Kernels(Part):
 
     def __init__(self, master):
         self.master = master
+        self.handed_out: set[tuple[int, int]] = set()     # (job, generation) whose connection was recorded
+
+    def first_handout(self, job_id: int, info: dict) -> bool:
+        """True the first time this start of the kernel's connection goes out (the audit records it once)."""
+        key = (job_id, int(info.get("statgrid_generation", 1)))
+        if key in self.handed_out:
+            return False
+        if len(self.handed_out) >= HANDED_OUT_MAX:
+            self.handed_out.clear()
+        self.handed_out.add(key)
+        return True
 
     def launch_env(self, job: Job, host: str) -> dict[str, str]:
         qcfg = self.master.cfg.queues.get(job.queue)
@@ -59,18 +71,23 @@ class Kernels(Part):
         """A running kernel's idle time: since its last cell ended (the kernel touches its activity file)."""
         return JobDir.of(self.master.cfg.home, job_id).kernel_idle_s(now)
 
-    async def connection(self, job_id: int, caller: Caller, timeout_s: float) -> dict:
-        """{"job": record, "connection": info or None, "pend_reason"}: info once the kernel listens; None while
-        it is pending or starting when timeout_s has passed, or when it has ended."""
+    async def connection(self, job_id: int, caller: Caller, timeout_s: float, min_generation: int = 1) -> dict:
+        """{"job": record, "connection": info or None, "pend_reason"}: info once the kernel listens (its start
+        min_generation or a later one); None while it is pending or starting when timeout_s has passed, or when
+        it has ended. While it waits it looks at the master's memory (the running and pending jobs) and, once
+        the job runs, at the kernel's file, every POLL_S."""
         job = self._kernel_job(job_id, caller, "connect to", owner_only=True)
         directory = JobDir.of(self.master.cfg.home, job_id)
-        uid = self.master.files_uid(job.user)
+        uid = await asyncio.to_thread(self.master.files_uid, job.user)       # a user lookup may be slow (NSS)
         deadline = time.monotonic() + timeout_s
         while True:
-            job = self.master.get(job_id)
+            current = self.master.running.get(job_id) or self.master.pending.get(job_id)
+            job = current if current is not None else self.master.get(job_id)
             info = None
-            if job.state == JobState.RUN:
-                info = await asyncio.to_thread(directory.read_kernel_connection, uid)
+            if job.state == JobState.RUN and job.start_ts is not None:
+                info = await asyncio.to_thread(directory.read_kernel_connection, uid, job.attempt)
+                if info is not None and int(info.get("statgrid_generation", 1)) < min_generation:
+                    info = None
             if info is not None or job.state.finished or time.monotonic() >= deadline:
                 return {"job": job.to_dict(), "connection": info,
                         "pend_reason": self.master.pend_reason(self.master.pending.get(job_id) or job)}
