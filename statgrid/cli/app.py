@@ -48,7 +48,7 @@ for _name, _command, _settings in (
         ("modify", jobs.modify, None), ("shares", hosts.shares, None), ("queues", hosts.queues, None),
         ("acct", hosts.acct, None), ("kill", jobs.kill, None), ("peek", jobs.peek, None), ("wait", jobs.wait, None),
         ("worker", node.worker, None), ("iobench", iobench.iobench, None), ("kernel-run", kernels.kernel_run, None),
-        ("lab", kernels.lab, _JOB_ARGS)):
+        ("lab", kernels.lab, {**_JOB_ARGS, "ignore_unknown_options": True})):
     app.command(_name, context_settings=_settings)(_command)
 
 for _name, _group in (("bench", bench.bench_app), ("grid", admin.grid_app), ("token", admin.token_app),

@@ -195,9 +195,13 @@ class GridProvisioner(KernelProvisionerBase):
         if self.job_id is None or self._ended or signum == 0:
             return
         if signum == signal.SIGINT:
+            # jupyter_client interrupts before every shutdown: a master that cannot be reached (or a job not yet
+            # started) must not make the shutdown itself fail
             client = await asyncio.to_thread(_client)
             try:
                 await asyncio.to_thread(client.signal, self.job_id, "SIGINT")
+            except Exception as exc:
+                self.log.warning("statgrid: could not interrupt kernel job %s: %s", self.job_id, exc)
             finally:
                 client.close()
         else:

@@ -35,9 +35,10 @@ def jupyterlab(root, env):
         pytest.skip("JupyterLab is not installed (the lab extra: requirements.lock has it)")
     port = free_port()
     log = open(root / "lab.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-                             f"--ServerApp.token={TOKEN}", f"--ServerApp.root_dir={root / 'nb'}", "--allow-root"],
-                            env=env, stdout=log, stderr=subprocess.STDOUT)
+    # `statgrid lab` (the README's way in): JupyterLab with the kernel specs (here found through JUPYTER_PATH)
+    proc = subprocess.Popen([sys.executable, "-m", "statgrid", "lab", "--no-browser", f"--port={port}",
+                             "--ip=127.0.0.1", f"--ServerApp.token={TOKEN}", f"--ServerApp.root_dir={root / 'nb'}",
+                             "--allow-root"], env=env, stdout=log, stderr=subprocess.STDOUT)
 
     def up():
         try:
