@@ -77,3 +77,16 @@ def test_a_kernel_job_goes_to_the_interactive_queue_and_reserves_a_sessions_memo
         validate(JobRequest(argv=[], cwd=str(tmp_path), kernel="r"), cfg, time.time())
     with pytest.raises(UsageError, match="takes no command"):
         validate(JobRequest(argv=["rm"], cwd=str(tmp_path), kernel="sas"), cfg, time.time())
+
+
+def test_a_pending_kernel_can_be_modified_and_stays_a_kernel(tmp_path):
+    """bmod of a pending kernel: checked as a kernel (not as the command "sas"), options kept."""
+    from tests.support.harness import MasterHarness
+
+    with MasterHarness(tmp_path, slots=1, extra="[queues.normal]\n[queues.interactive]\n") as h:
+        h.submit("sleep", "60")                                       # takes the only slot
+        kernel = h.submit(kernel="sas", options={"memsize": "1G"})
+        assert (kernel.kind, kernel.state.value, kernel.queue) == ("kernel", "PEND", "interactive")
+        changed = h.master.modify(kernel.id, h.caller, {"name": "my session", "priority": 5, "queue": "normal"})
+        assert (changed.kind, changed.argv, changed.name, changed.queue, changed.options) == \
+            ("kernel", ["sas"], "my session", "normal", {"memsize": "1G"})

@@ -78,7 +78,9 @@ class QueueControl:
         if unknown:
             raise UsageError(f"cannot modify {', '.join(sorted(unknown))}: a pending job's queue, priority, runlimit_s, "
                              "mem_bytes and name can change.")
-        req = JobRequest(argv=list(pending.argv), cwd=pending.cwd, user=pending.user,
+        kernel = pending.kind == "kernel"                # a kernel is checked as a kernel (argv [language])
+        req = JobRequest(argv=[] if kernel else list(pending.argv), kernel=pending.argv[0] if kernel else "",
+                         cwd=pending.cwd, user=pending.user,
                          queue=changes.get("queue", pending.queue), name=changes.get("name", pending.name),
                          options=dict(pending.options), rerunnable=pending.rerunnable,
                          hosts=list(pending.requested_hosts), env={},
