@@ -70,6 +70,22 @@ PROBE = textwrap.dedent("""
     kc.stop_channels()
 """)
 
+# The same with the kernel's Curve public key (as if it had leaked): the Curve handshake succeeds, so what stops
+# the request is the HMAC key alone — an execute_request signed with another key is dropped.
+SIGNED_WRONG = textwrap.dedent("""
+    import json, sys, zmq
+    from jupyter_client.session import Session
+    info = json.loads(sys.argv[1])
+    sock = zmq.Context.instance().socket(zmq.DEALER)
+    sock.curve_serverkey = info["curve_publickey"].encode()
+    sock.curve_publickey, sock.curve_secretkey = zmq.curve_keypair()
+    sock.connect(f"tcp://{info['ip']}:{info['shell_port']}")
+    Session(key=b"not-the-key").send(sock, "execute_request", {"code": "print(secret)", "silent": False,
+                                                               "store_history": False, "user_expressions": {},
+                                                               "allow_stdin": False, "stop_on_error": True})
+    print("ANSWERED" if sock.poll(5000) else "NO ANSWER", flush=True)
+""")
+
 
 @pytest.mark.root
 def test_another_user_and_an_administrator_cannot_reach_a_users_kernel(site_install, tmp_path):
@@ -121,6 +137,10 @@ def test_another_user_and_an_administrator_cannot_reach_a_users_kernel(site_inst
             # bob, knowing the ports (they are in /proc/net/tcp for all) but not the keys, gets no answer
             probe = run_as(people["bob"], ["python", "-c", PROBE, json.dumps(info)], site=site_install, timeout=60)
             assert "NO ANSWER" in probe.stdout, probe.stdout + probe.stderr
+            public_only = {k: v for k, v in info.items() if k not in ("key", "curve_secretkey")}
+            signed = run_as(people["bob"], ["python", "-c", SIGNED_WRONG, json.dumps(public_only)], site=site_install,
+                            timeout=60)
+            assert signed.stdout.strip() == "NO ANSWER", signed.stdout + signed.stderr
             # the administrator may end it (the notebook then sees it die)
             killed = run_as(people["carol"], ["statgrid", "kill", job_id], env=env, site=site_install)
             assert killed.returncode == 0, killed.stderr
