@@ -5,7 +5,8 @@ One process holds the session (WORK and UTIL kept while the kernel lives, remove
 step) and the kernel (ipykernel's IPKernelApp, with the SAS or the IPython kernel class). Its connection:
 - ports bound by the kernel itself on the node's grid address ($STATGRID_KERNEL_IP, from the engine's record of
   the host's worker; loopback on an embedded grid), in the queue's `kernel_ports` range when one is set (the
-  firewall's), so no port is picked, closed and re-bound (the race Enterprise Gateway's launchers have);
+  firewall's); the sockets bind their own ports (no port picked, closed and re-bound, the race Enterprise
+  Gateway's launchers have) except the heartbeat's, which ipykernel picks that way (here within the range);
 - a new 256-bit HMAC key and a CurveZMQ key pair, made here: the HMAC key signs messages (without it nobody's
   execute_request is taken), Curve encrypts them (without it anyone who reaches the iopub port reads every
   output: ZeroMQ's PUB socket answers any subscriber), also on loopback, which every local user reaches;
@@ -98,8 +99,7 @@ class KernelHost:
     def touch(self) -> None:
         """The activity file's mtime is when the last cell ended: the master's idle clock (statgrid jobs)."""
         try:
-            self.job_dir.kernel_activity.touch(mode=0o600)
-            os.utime(self.job_dir.kernel_activity)
+            self.job_dir.kernel_activity.touch(mode=0o600)       # an existing file: its mtime set to now
         except OSError:
             pass
 
@@ -259,7 +259,6 @@ def _make_app(language: str, host: KernelHost, jd: JobDir):
     app = cls.instance(kernel_class=kernel_class, connection_file=str(jd.kernel_connection),
                        ip=os.environ.get(IP_ENV) or "127.0.0.1", kernel_name=f"statgrid-{language}")
     app.port_range = _port_range()
-    app.no_stdout = False
     app.initialize([])
     app.kernel.statgrid = host
     shutdown = app.kernel.do_shutdown
