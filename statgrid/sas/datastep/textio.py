@@ -236,7 +236,7 @@ class TextIO:
         for it in st.items:
             kind = it[0]
             if kind == "at":
-                pos = int(self._num(it[1])) - 1
+                pos = self._at(it[1], line, pos)
                 continue
             if kind == "plus":
                 pos += int(self._num(it[1]))
@@ -366,6 +366,26 @@ class TextIO:
             else:
                 self.step.log.put(f"{line_no:<10}{cur}")
             self.v[self.step.pdv.get("_ERROR_").slot] = 1.0
+
+    def _at(self, x, line: str, pos: int) -> int:
+        """The pointer after `@x`: column x (@n, @numvar, @(expr)); for a character value (@'text', @charvar,
+        @(char-expression)) the column after the text's next occurrence from the pointer on, trailing blanks
+        of a variable's value not part of it (SAS 9.4 Statements: INPUT, Column Pointer Controls); a text
+        not found puts the pointer past the record's end (the next value is then read as at a record's end)."""
+        if isinstance(x, (int, float)):
+            return int(x) - 1
+        if isinstance(x, A.Str):
+            text = x.value
+        else:
+            s, kind, _ = self.step.expr.gen(x)
+            val = eval(s, self.ns, {"v": self.v})
+            if not isinstance(val, str):
+                return int(float(val)) - 1
+            text = val.rstrip(" ")
+        if not text:
+            return pos
+        k = line.find(text, pos)
+        return len(line) + 1 if k < 0 else k + len(text)
 
     def _num(self, x) -> float:
         if isinstance(x, (int, float)):

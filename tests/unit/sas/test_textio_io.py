@@ -284,3 +284,26 @@ def test_python_number_syntax_is_invalid_data_for_sas_input(session):
         assert code == 0, log
         assert [r["n"] for r in table(session, "work.x")] == [None] * len(bad) + [12.0, 3.5], stmt
         assert log.count("Invalid data for n in line") == len(bad), stmt
+
+
+def test_input_pointer_to_a_string_or_a_character_variable(session):
+    """@'text' and @charvar move the pointer past the text's next occurrence from the pointer on (SAS 9.4
+    Statements: INPUT, Column Pointer Controls); a text not found leaves the pointer past the record's end, so
+    with TRUNCOVER the next value is missing; @numvar still names a column."""
+    code, log = run(session, """data c;
+  length key $6 name $5 tag $5;
+  infile datalines truncover;
+  key = 'tag: ';
+  col = 1;
+  input @'id=' id 3. @'name=' name $5. @key tag $ @col first $2.;
+datalines;
+xx id=123 name=Alice tag: blue
+id=7   yy name=Bob
+name=Cy id=42
+;
+run;
+""")
+    assert code == 0, log
+    got = [(r["id"], r["name"], r["tag"], r["first"]) for r in table(session, "work.c")]
+    # record 3: @'id=' finds 'id=42' (col 12), then @'name=' searches on from there: not found → missing
+    assert got == [(123.0, "Alice", "blue", "xx"), (7.0, "Bob", "", "id"), (42.0, "", "", "na")]
