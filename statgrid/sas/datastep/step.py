@@ -150,6 +150,7 @@ class DataStep(DeclareMixin, NamespaceMixin):
         bys = [s for s in self.textio._walk(self.body) if isinstance(s, D.By)]
         if bys:
             self.by, self.notsorted = bys[0].vars, bys[0].notsorted
+        self.textio.declare_infile_var()
         self.declare(self.body)
         for v in pdv.slots:
             if v.type is None:

@@ -237,6 +237,15 @@ def parse_file(kind):
             target = ("path", tok.value)
         elif tok.is_("LOG", "PRINT", "DATALINES", "CARDS", "DATALINES4", "CARDS4"):
             target = tok.upper if tok.upper in ("LOG", "PRINT") else "DATALINES"
+        elif tok.kind == NAME and cur.at("("):   # fileref(member): a member of an aggregate storage location
+            cur.next()
+            m = cur.next()
+            if m.kind not in (NAME, STR):
+                raise cur.error(f"Syntax error in {kind}", "a member name", m)
+            cur.expect(")")
+            # SAS on UNIX: an unquoted member name without an extension gets .dat (a quoted one is as written)
+            member = m.value if m.kind == STR else (m.text if "." in m.text else m.text + ".dat")
+            target = ("member", tok.upper, member)
         elif tok.kind == NAME:
             target = ("ref", tok.upper)
         else:
