@@ -225,6 +225,64 @@ def merge_nodes(inv: dict, others: list[dict]) -> dict:
     return inv
 
 
+# -- what differs between two inventories (report --compare) -------------------------------------------
+NOT_COMPARED = {"per_device", "by_host", "note", "queue_device"}     # detail, or text that restates other keys
+
+
+def _value(v):
+    if isinstance(v, list):
+        return ",".join(map(str, v)) or None
+    return v
+
+
+def flatten(inv: dict) -> list[tuple[str, str, str, object]]:
+    """(section, name, key, value) of every compared value: node values per machine, library values
+    per library (gpfs.* and nfs.* one key each), session options, grid hosts, queues and settings."""
+    out: list[tuple[str, str, str, object]] = []
+    for machine, node in sorted((inv.get("nodes") or {}).items()):
+        out += [("node", machine, k, _value(v)) for k, v in node.items()]
+    for lib, rec in (inv.get("libraries") or {}).items():
+        for k, v in rec.items():
+            if k in NOT_COMPARED:
+                continue
+            if isinstance(v, dict):
+                out += [("library", lib, f"{k}.{kk}", _value(vv)) for kk, vv in v.items()]
+            else:
+                out.append(("library", lib, k, _value(v)))
+    out += [("session", "", k, _value(v)) for k, v in (inv.get("session") or {}).items()]
+    grid = inv.get("grid") or {}
+    for host, rec in (grid.get("hosts") or {}).items():
+        out += [("grid", f"host {host}", k, _value(v)) for k, v in rec.items()]
+    for q, rec in (grid.get("queues") or {}).items():
+        out += [("grid", f"queue {q}", k, _value(v)) for k, v in rec.items()]
+    out += [("grid", "", k, _value(v)) for k, v in grid.items() if k not in ("hosts", "queues") | NOT_COMPARED]
+    return out
+
+
+def differences(a: dict, b: dict) -> list[dict]:
+    """Rows {section, name, key, a, b} for every value that differs between inventories a and b (a key
+    one side lacks counts as null there). When each side has one machine under another name (two runs
+    on two machines), those two are compared with each other, and the names make a row of their own."""
+    na, nb = sorted(a.get("nodes") or {}), sorted(b.get("nodes") or {})
+    rename = {}
+    rows: list[dict] = []
+    if len(na) == len(nb) == 1 and na != nb:
+        rename = {nb[0]: na[0]}
+        rows.append({"section": "node", "name": "", "key": "machine", "a": na[0], "b": nb[0]})
+
+    def keyed(inv: dict, names: dict) -> dict:
+        return {(s, names.get(n, n) if s == "node" else n, k): v for s, n, k, v in flatten(inv)}
+
+    fa, fb = keyed(a, {}), keyed(b, rename)
+    for key in list(fa) + [k for k in fb if k not in fa]:
+        va, vb = fa.get(key), fb.get(key)
+        if va != vb:
+            section, name, k = key
+            shown = f"{name} / {nb[0]}" if section == "node" and rename and name == na[0] else name
+            rows.append({"section": section, "name": shown, "key": k, "a": va, "b": vb})
+    return rows
+
+
 def write(bundle: Path, inv: dict) -> Path:
     path = Path(bundle) / FILE
     path.write_text(json.dumps(inv, indent=1, default=str))
