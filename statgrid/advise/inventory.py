@@ -255,14 +255,15 @@ def flatten(inv: dict) -> list[tuple[str, str, str, object]]:
         out += [("grid", f"host {host}", k, _value(v)) for k, v in rec.items()]
     for q, rec in (grid.get("queues") or {}).items():
         out += [("grid", f"queue {q}", k, _value(v)) for k, v in rec.items()]
-    out += [("grid", "", k, _value(v)) for k, v in grid.items() if k not in ("hosts", "queues") | NOT_COMPARED]
+    out += [("grid", "", k, _value(v)) for k, v in grid.items() if k not in {"hosts", "queues"} | NOT_COMPARED]
     return out
 
 
 def differences(a: dict, b: dict) -> list[dict]:
     """Rows {section, name, key, a, b} for every value that differs between inventories a and b (a key
-    one side lacks counts as null there). When each side has one machine under another name (two runs
-    on two machines), those two are compared with each other, and the names make a row of their own."""
+    one side lacks counts as null there; a node, library, grid host or queue only one side has is one row,
+    key "present"). When each side has one machine under another name (two runs on two machines), those
+    two are compared with each other, and the names make a row of their own."""
     na, nb = sorted(a.get("nodes") or {}), sorted(b.get("nodes") or {})
     rename = {}
     rows: list[dict] = []
@@ -274,10 +275,20 @@ def differences(a: dict, b: dict) -> list[dict]:
         return {(s, names.get(n, n) if s == "node" else n, k): v for s, n, k, v in flatten(inv)}
 
     fa, fb = keyed(a, {}), keyed(b, rename)
+    # a node, library, grid host or queue on one side only: one row saying so, not one per value
+    ents_a, ents_b = {(s, n) for s, n, _ in fa if n}, {(s, n) for s, n, _ in fb if n}
+    said: set[tuple[str, str]] = set()
     for key in list(fa) + [k for k in fb if k not in fa]:
+        section, name, k = key
+        ent = (section, name)
+        if name and (ent in ents_a) != (ent in ents_b):
+            if ent not in said:
+                said.add(ent)
+                rows.append({"section": section, "name": name, "key": "present", "a": ent in ents_a,
+                             "b": ent in ents_b})
+            continue
         va, vb = fa.get(key), fb.get(key)
         if va != vb:
-            section, name, k = key
             shown = f"{name} / {nb[0]}" if section == "node" and rename and name == na[0] else name
             rows.append({"section": section, "name": shown, "key": k, "a": va, "b": vb})
     return rows

@@ -293,3 +293,40 @@ def test_statgrid_inventory_cli(tmp_path):
     (tmp_path / "b" / "inventory.json").write_text('{"schema": 99}')
     newer = run_cli(["-c", str(grid_toml), "inventory", "--bundle", str(tmp_path / "b")])
     assert newer.exit_code == 1 and "schema 99" in newer.output
+
+
+def test_report_compare_lists_what_differed(tmp_path):
+    """report --compare of two copies of a real bundle (tests/data/bundle_ma2): with inventories that
+    differ in two values, a "What differed" table of exactly those; identical ones, a note and no table;
+    a side without inventory.json (bundles made before it existed), a note saying it is not known."""
+    from statgrid.report import build
+
+    bundle = Path(__file__).parent.parent / "data" / "bundle_ma2"
+    a, b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(bundle, a)
+    shutil.copytree(bundle, b)
+    proc, sys_ = fake_tree(tmp_path)
+    libs = {"DATA": "/data/x", "WORK": "/scratch"}
+    inv = inventory.collect(None, libs, procfs=proc, sysfs=sys_, host="n1")
+    inv["session"] = {"memsize_bytes": 2 * 1024 ** 3, "threads": 0}
+    inv["grid"] = {"hosts": {"node1": {"slots": 2, "machine": "n1"}}, "master_host": "n1", "dispatch_interval_s": 0.0}
+
+    def compare():
+        rep = build.compare_report(a, b)
+        return next((t for t in rep.tables if t.id == "inventory_diff"), None), rep.tables[0].notes[-1]
+
+    table, note = compare()
+    assert table is None and note.startswith("A and B have no inventory.json")
+    inventory.write(a, inv)
+    inventory.write(b, inv)
+    table, note = compare()
+    assert table is None and note.startswith("Inventories: identical")
+    other = json.loads(json.dumps(inv))
+    other["session"]["memsize_bytes"] = 4 * 1024 ** 3
+    other["grid"]["hosts"]["node2"] = {"slots": 2, "machine": "n1"}
+    inventory.write(b, other)
+    table, note = compare()
+    assert note == 'Inventories: 2 value(s) differ — see "What differed".'
+    assert table.rows == [
+        {"section": "session", "name": "", "key": "memsize_bytes", "a": 2 * 1024 ** 3, "b": 4 * 1024 ** 3},
+        {"section": "grid", "name": "host node2", "key": "present", "a": False, "b": True}]
