@@ -21,7 +21,7 @@ named *_bytes, or *_kb as the kernel gives them):
 Nodes are keyed by machine (host name), not by grid host: on the embedded grid of `bench mixed`
 every grid host runs on this one machine, and the inventory says so (grid.hosts[h].machine and
 grid.note) rather than repeat the machine once per grid host. A host that joins from its own machine
-(`joins = true`) has machine null until that machine's own inventory is merged (merge_nodes).
+(`joins = true`) has machine null until its machine reports (`statgrid inventory --hosts`, merge_machines).
 
 Library names are upper case as SAS writes them (DATA, WORK, UTIL and each [libname.x] as X);
 UTIL is listed when its root differs from WORK's. Where a library's stack has several devices, the
@@ -186,14 +186,22 @@ def grid_facts(cfg, machine: str, embedded: bool | None = None) -> dict:
         hosts[h.name] = {"slots": slots, "cpus": list(h.cpus), "joins": h.joins,
                          "machine": None if h.joins else machine, "open": h.open, "memory_bytes": h.memory_bytes,
                          "max_load": h.max_load}
-    local = [n for n, h in hosts.items() if h["machine"] == machine]
-    note = (f"grid hosts {', '.join(local)} all run on this one machine ({machine}): they share its CPUs, memory "
-            "and storage; its node entry is theirs" if len(local) > 1 else None)
     return {"hosts": hosts, "master_host": machine, "dispatch_interval_s": DISPATCH_INTERVAL_S,
             "queues": {q.name: {"priority": q.priority,
                                 "hosts": " ".join(f"{p.host}+{p.weight}" if p.weight else p.host for p in q.hosts)}
                        for q in cfg.queues.values()},
-            "embedded": embedded, "note": note}
+            "embedded": embedded, "note": shared_machines_note(hosts)}
+
+
+def shared_machines_note(hosts: Mapping[str, dict]) -> str | None:
+    """Says which grid hosts run on one machine (the embedded grid's all do), or None."""
+    by_machine: dict[str, list[str]] = {}
+    for name, h in hosts.items():
+        if h.get("machine"):
+            by_machine.setdefault(h["machine"], []).append(name)
+    shared = [f"grid hosts {', '.join(names)} all run on one machine ({m}): they share its CPUs, memory and storage, "
+              "and its node entry is theirs" for m, names in by_machine.items() if len(names) > 1]
+    return "; ".join(shared) or None
 
 
 def collect(cfg=None, libraries: Mapping[str, str | os.PathLike] | None = None, *, embedded: bool | None = None,
@@ -210,18 +218,40 @@ def collect(cfg=None, libraries: Mapping[str, str | os.PathLike] | None = None, 
             "grid": grid_facts(cfg, host, embedded)}
 
 
-def merge_nodes(inv: dict, others: list[dict]) -> dict:
-    """The inventory with other machines' (each an inventory of its own machine, e.g. taken on a
-    joined host): their nodes added, their libraries kept per machine as libraries[name]["by_host"],
-    and each grid host's machine filled in from `host_of` (grid host → machine) when given."""
-    for other in others:
-        inv["nodes"].update(other.get("nodes") or {})
-        for name, rec in (other.get("libraries") or {}).items():
-            if name in inv["libraries"] and rec.get("host") != inv["libraries"][name].get("host"):
-                inv["libraries"][name].setdefault("by_host", {})[rec["host"]] = rec
-        for h, machine in (other.get("host_of") or {}).items():
-            if h in (inv.get("grid") or {}).get("hosts", {}):
-                inv["grid"]["hosts"][h]["machine"] = machine
+def for_run(cfg, embedded: bool, timeout_s: float = 60.0) -> dict:
+    """The inventory a `bench mixed` run keeps: this machine's; on a running grid with hosts joined
+    from machines of their own, theirs too (one short grid job on each, as `inventory --hosts all`).
+    If those jobs cannot run within timeout_s, this machine's alone, the reason in grid.note."""
+    if embedded or cfg is None or not any(h.joins for h in cfg.hosts.values()):
+        return collect(cfg, embedded=embedded)
+    from statgrid.advise import _remote
+
+    try:
+        return _remote.collect_hosts(cfg, "all", timeout_s)
+    except StatgridError as exc:
+        inv = collect(cfg, embedded=embedded)
+        inv["grid"]["note"] = f"the joined hosts' machines were not inventoried: {exc}"
+        return inv
+
+
+def merge_machines(inv: dict, machines: list[tuple[str, dict]]) -> dict:
+    """Merge what each grid host's machine reported (grid host, that machine's inventory: its "nodes"
+    holds the one machine): the machine's node entry is added, the grid host's machine set, and the
+    libraries as that machine sees them kept under libraries[name]["by_host"][machine] when it is not
+    this machine (a library may be another mount, or none, there). Returns inv."""
+    here = inv["grid"].get("master_host") if inv.get("grid") else None
+    for host, other in machines:
+        for machine, node in (other.get("nodes") or {}).items():
+            inv["nodes"].setdefault(machine, node)
+            if inv.get("grid"):
+                inv["grid"]["hosts"].setdefault(host, {})["machine"] = machine
+            if machine == here:
+                continue
+            for name, rec in (other.get("libraries") or {}).items():
+                if name in inv["libraries"]:
+                    inv["libraries"][name].setdefault("by_host", {})[machine] = rec
+    if inv.get("grid"):
+        inv["grid"]["note"] = shared_machines_note(inv["grid"]["hosts"])
     return inv
 
 

@@ -186,7 +186,7 @@ def _run(cfg, workload: Workload, nodes: int | None, slots: int, out: Path | Non
     states: dict[int, str] = {}
     try:
         # what the run ran on, written first so a run that fails still has it (advise/inventory.py)
-        inventory.write(bundle, inventory.collect(gcfg, embedded=own_grid))
+        inventory.write(bundle, inventory.for_run(gcfg, own_grid))
         datagen.run_all(gcfg, workload.scale, workload.seed, "data", echo=echo)
         env = {**os.environ, "STATGRID_BENCH_LIBRARY": "data", "STATGRID_BENCH_SCALE": repr(workload.scale),
                "STATGRID_BENCH_SEED": str(workload.seed)}

@@ -8,26 +8,49 @@ from typing import Optional
 
 import typer
 
-from statgrid.cli.common import call, config, fail
+from statgrid.cli.common import call, config, fail, grid_client
 from statgrid.errors import UsageError
 
 
 def inventory(ctx: typer.Context,
               as_json: bool = typer.Option(False, "--json", help="Print the inventory record as JSON."),
               bundle: Optional[Path] = typer.Option(None, "--bundle", help="Show the inventory.json a bench mixed "
-                                                    "bundle saved instead of taking one now.")) -> None:
+                                                    "bundle saved instead of taking one now."),
+              hosts: Optional[str] = typer.Option(None, "--hosts", metavar="all|H1,H2", help="Also inventory the "
+                                                  "machines these grid hosts run on, with one short grid job on "
+                                                  "each (the grid must be up; waits for a free slot)."),
+              library: list[str] = typer.Option([], "--library", metavar="NAME=PATH", help="Inventory this path "
+                                                "as library NAME too (repeatable)."),
+              machine: bool = typer.Option(False, "--machine", hidden=True, help="This machine's nodes and "
+                                           "libraries only, as JSON (what --hosts runs on each host).")) -> None:
     """What the grid runs on: per node CPU, memory, huge pages and VM tunables; per library the file
     system, mount options, device stack, readahead, I/O scheduler, queue limits, NFS and GPFS tunables;
     the session options; the grid's hosts and queues."""
     from statgrid.advise import inventory as inv_mod
 
+    extra = {}
+    for spec in library:
+        name, sep, path = spec.partition("=")
+        if not sep or not name.strip() or not path.strip():
+            fail(ctx, UsageError(f"--library {spec!r} is not NAME=PATH; e.g. --library SALES=/gpfs/sales."))
+        extra[name.strip().upper()] = path.strip()
+    if machine:
+        inv = call(ctx, inv_mod.collect, None, extra)
+        typer.echo(json.dumps({k: inv[k] for k in ("schema", "taken_ts", "nodes", "libraries")}))
+        return
     if bundle is not None:
         inv = call(ctx, inv_mod.load, bundle)
         if inv is None:
             fail(ctx, UsageError(f"--bundle {str(bundle)!r} holds no {inv_mod.FILE}: give a bundle made by "
                                  "`statgrid bench mixed` (bundles made before statgrid recorded one have none)."))
+    elif hosts is not None:
+        from statgrid.advise import _remote
+
+        inv = call(ctx, _remote.collect_hosts, config(ctx), hosts, echo=lambda m: typer.echo(m, err=True),
+                   client=grid_client(ctx))
     else:
-        inv = call(ctx, inv_mod.collect, config(ctx))
+        cfg = config(ctx)
+        inv = call(ctx, inv_mod.collect, cfg, {**inv_mod.library_paths(cfg), **extra})
     typer.echo(json.dumps(inv, indent=1) if as_json else text(inv))
 
 

@@ -281,7 +281,7 @@ def test_statgrid_inventory_cli(tmp_path):
     assert inv["libraries"]["SALES"]["path"] == str(tmp_path / "sales")
     assert inv["session"]["memsize_bytes"] == 1024 ** 3
     assert {h: v["slots"] for h, v in inv["grid"]["hosts"].items()} == {"a": 3, "b": 1}
-    assert "a, b all run on this one machine" in inv["grid"]["note"]
+    assert "a, b all run on one machine" in inv["grid"]["note"]
     text = run_cli(["-c", str(grid_toml), "inventory"])
     assert text.exit_code == 0 and "memsize_bytes      1073741824 (1 GiB)" in text.stdout
     (tmp_path / "b").mkdir()
@@ -330,3 +330,28 @@ def test_report_compare_lists_what_differed(tmp_path):
     assert table.rows == [
         {"section": "session", "name": "", "key": "memsize_bytes", "a": 2 * 1024 ** 3, "b": 4 * 1024 ** 3},
         {"section": "grid", "name": "host node2", "key": "present", "a": False, "b": True}]
+
+
+@pytest.mark.grid   # starts a real grid: not the one-process unit layer
+def test_inventory_hosts_runs_a_job_on_each_host(tmp_path):
+    """`statgrid inventory --hosts all` on a real grid of two hosts (both on this machine): a job on
+    each reports its machine, so both hosts name this machine and the nodes hold it once; the jobs
+    are ordinary grid jobs (DONE, named inventory-<host>); an unknown host is a usage error."""
+    import socket
+
+    from tests.support.gridtest import Grid, running
+    from tests.support.gridtoml import toml_text
+
+    with running(Grid(tmp_path, toml_text({"node1": 1, "node2": 1}))) as g:
+        r = g.cli("inventory", "--hosts", "all", "--json")
+        assert r.returncode == 0, r.stderr
+        inv = json.loads(r.stdout)
+        me = socket.gethostname()
+        assert list(inv["nodes"]) == [me]
+        assert {h: v["machine"] for h, v in inv["grid"]["hosts"].items()} == {"node1": me, "node2": me}
+        assert "by_host" not in inv["libraries"]["DATA"]           # the same machine: no second view
+        jobs = {j["name"]: j for j in g.client.jobs(states=["DONE", "EXIT", "KILLED"])}
+        assert {n: (j["state"], j["host"]) for n, j in jobs.items() if n.startswith("inventory-")} == \
+            {"inventory-node1": ("DONE", "node1"), "inventory-node2": ("DONE", "node2")}
+        bad = g.cli("inventory", "--hosts", "node1,nodeX")
+        assert bad.returncode == 2 and "'nodeX' is not a host of this grid" in bad.stderr
