@@ -280,11 +280,16 @@ def compare_scale(path_a: Path, path_b: Path) -> Report:
     ma, mb = load(path_a), load(path_b)
     name_a, name_b = Path(path_a).name, Path(path_b).name
     t = tables.scale_comparison(name_a, ma, name_b, mb)
+    # each step is a bench mixed bundle: the first steps' inventories say what differed between the tests
+    step_a, step_b = (Path(p) / (m["steps"][0].get("bundle") or "") if m.get("steps") else Path(p)
+                      for p, m in ((path_a, ma), (path_b, mb)))
+    differed, inv_note = inventory_diff(step_a, step_b, name_a, name_b)
+    t.notes.append(inv_note.replace("Inventories:", "Inventories (first steps):", 1))
     chart = Chart("scaling", "Scalability of A and B: throughput and efficiency by nodes", "scaling",
                   {"runs": [_scaling_run(name_a, ma, "-"), _scaling_run(name_b, mb, "--")]},
                   "Figure 10: solid A, dashed B; grey: linear from A's first step.")
     return Report(f"statgrid comparison — {name_a} vs {name_b}",
-                  f"A: {_scale_subtitle(ma)}\nB: {_scale_subtitle(mb)}", [t], [chart])
+                  f"A: {_scale_subtitle(ma)}\nB: {_scale_subtitle(mb)}", [t, *([differed] if differed else [])], [chart])
 
 
 def _scaling_run(name: str, meta: dict, style: str = "-") -> dict:

@@ -355,3 +355,25 @@ def test_inventory_hosts_runs_a_job_on_each_host(tmp_path):
             {"inventory-node1": ("DONE", "node1"), "inventory-node2": ("DONE", "node2")}
         bad = g.cli("inventory", "--hosts", "node1,nodeX")
         assert bad.returncode == 2 and "'nodeX' is not a host of this grid" in bad.stderr
+
+
+def test_scale_compare_lists_what_differed_in_the_first_steps(tmp_path):
+    """Two bench scale directories: the first step's bundle of each (1-nodes/) holds the inventory."""
+    from statgrid.report import build
+
+    proc, sys_ = fake_tree(tmp_path)
+    inv = inventory.collect(None, {"DATA": "/data/x"}, procfs=proc, sysfs=sys_, host="n1")
+    for name, governor in (("a", "performance"), ("b", "powersave")):
+        d = tmp_path / name
+        (d / "1-nodes").mkdir(parents=True)
+        (d / "1-nodes" / "bundle.json").write_text("{}")
+        step = {"nodes": 1, "sessions": 10, "jobs": 36, "done": 36, "exit": 0, "clock_s": 60.0, "jobs_per_h": 2160.0,
+                "summed_real_s": 180.0, "io_mb_per_s": 12.5, "efficiency": 1.0, "bundle": "1-nodes"}
+        (d / "scale.json").write_text(json.dumps({"kind": "statgrid-bench-scale", "max_nodes": 1,
+                                                  "sessions_per_node": 10, "slots": 2, "note": "",
+                                                  "host": {"hostname": "h", "cpus": 2}, "steps": [step]}))
+        inventory.write(d / "1-nodes", {**inv, "nodes": {"n1": {**inv["nodes"]["n1"], "governor": governor}}})
+    rep = build.compare_report(tmp_path / "a", tmp_path / "b")
+    table = next(t for t in rep.tables if t.id == "inventory_diff")
+    assert table.rows == [{"section": "node", "name": "n1", "key": "governor", "a": "performance", "b": "powersave"}]
+    assert rep.tables[0].notes[-1].startswith("Inventories (first steps): 1 value(s) differ")
