@@ -340,7 +340,8 @@ def load(bundle: Path) -> dict | None:
         inv = json.loads(path.read_text())
     except ValueError as exc:
         raise StatgridError(f"{str(path)!r} is not valid JSON ({exc}); remove it or run the benchmark again.") from None
-    if not isinstance(inv, dict) or inv.get("schema") != SCHEMA:
-        raise StatgridError(f"{str(path)!r} has inventory schema {inv.get('schema') if isinstance(inv, dict) else None!r}"
-                            f"; this statgrid reads schema {SCHEMA}: use the statgrid that wrote it.")
+    schema = inv.get("schema") if isinstance(inv, dict) else None
+    if schema != SCHEMA:
+        raise StatgridError(f"{str(path)!r} has inventory schema {schema!r}; this statgrid reads schema {SCHEMA}: "
+                            "use the statgrid that wrote it.")
     return inv

@@ -256,18 +256,22 @@ def inventory_diff(path_a: Path, path_b: Path, name_a: str, name_b: str) -> tupl
 
     invs = {}
     for side, path in (("A", path_a), ("B", path_b)):
-        invs[side] = inventory.load(path) if Path(path).is_dir() and (Path(path) / "bundle.json").is_file() else None
+        try:
+            invs[side] = inventory.load(path) if (Path(path) / "bundle.json").is_file() else None
+        except StatgridError as exc:          # a damaged inventory.json: the figures are still compared
+            return None, f"Inventories not compared: {exc}"
     missing = [side for side, inv in invs.items() if inv is None]
     if missing:
-        return None, (f"{' and '.join(missing)} {'has' if len(missing) == 1 else 'have'} no {inventory.FILE} (a monitor "
-                      "capture, or a bundle made before statgrid recorded one): what differed between the runs' "
-                      "machines, storage and options is not known.")
+        return None, (f"{' and '.join(missing)} {'has' if len(missing) == 1 else 'have'} no {inventory.FILE} "
+                      "(a monitor capture, or a bundle made before statgrid recorded one): what differed between "
+                      "the runs' machines, storage and options is not known.")
     rows = inventory.differences(invs["A"], invs["B"])
     if not rows:
         return None, f"Inventories: identical ({inventory.FILE} of A and B: nodes, libraries, session options, grid)."
     table = Table("inventory_diff", f"What differed — A: {name_a}, B: {name_b}",
-                  [Column("section", "section", align="left"), Column("name", "node / library / host", align="left"),
-                   Column("key", "value", align="left"), Column("a", "A", align="left"), Column("b", "B", align="left")],
+                  [Column("section", "section", align="left"),
+                   Column("name", "node / library / host", align="left"), Column("key", "value", align="left"),
+                   Column("a", "A", align="left"), Column("b", "B", align="left")],
                   rows, [f"From each bundle's {inventory.FILE}: every node value, library value, session option and "
                          "grid setting that is not the same in A and B ('—': not known on that side)."])
     return table, f"Inventories: {len(rows)} value(s) differ — see \"What differed\"."
@@ -288,8 +292,8 @@ def compare_scale(path_a: Path, path_b: Path) -> Report:
     chart = Chart("scaling", "Scalability of A and B: throughput and efficiency by nodes", "scaling",
                   {"runs": [_scaling_run(name_a, ma, "-"), _scaling_run(name_b, mb, "--")]},
                   "Figure 10: solid A, dashed B; grey: linear from A's first step.")
-    return Report(f"statgrid comparison — {name_a} vs {name_b}",
-                  f"A: {_scale_subtitle(ma)}\nB: {_scale_subtitle(mb)}", [t, *([differed] if differed else [])], [chart])
+    return Report(f"statgrid comparison — {name_a} vs {name_b}", f"A: {_scale_subtitle(ma)}\nB: {_scale_subtitle(mb)}",
+                  [t, *([differed] if differed is not None else [])], [chart])
 
 
 def _scaling_run(name: str, meta: dict, style: str = "-") -> dict:

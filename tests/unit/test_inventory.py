@@ -377,3 +377,16 @@ def test_scale_compare_lists_what_differed_in_the_first_steps(tmp_path):
     table = next(t for t in rep.tables if t.id == "inventory_diff")
     assert table.rows == [{"section": "node", "name": "n1", "key": "governor", "a": "performance", "b": "powersave"}]
     assert rep.tables[0].notes[-1].startswith("Inventories (first steps): 1 value(s) differ")
+
+
+def test_report_compare_with_a_damaged_inventory_still_compares(tmp_path):
+    from statgrid.report import build
+
+    bundle = Path(__file__).parent.parent / "data" / "bundle_ma2"
+    a, b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(bundle, a)
+    shutil.copytree(bundle, b)
+    (a / "inventory.json").write_text("{not json")
+    rep = build.compare_report(a, b)
+    assert rep.tables[0].rows and not any(t.id == "inventory_diff" for t in rep.tables)
+    assert rep.tables[0].notes[-1].startswith(f"Inventories not compared: {str(a / 'inventory.json')!r} is not valid JSON")
