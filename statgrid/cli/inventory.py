@@ -28,6 +28,9 @@ def inventory(ctx: typer.Context,
     the session options; the grid's hosts and queues."""
     from statgrid.advise import inventory as inv_mod
 
+    if bundle is not None and (hosts is not None or library):
+        fail(ctx, UsageError("--bundle shows a saved inventory: it takes no --hosts or --library (those take one "
+                             "now); give one or the other."))
     extra = {}
     for spec in library:
         name, sep, path = spec.partition("=")

@@ -290,6 +290,12 @@ def test_statgrid_inventory_cli(tmp_path):
     assert json.loads(again.stdout) == inv
     bad = run_cli(["-c", str(grid_toml), "inventory", "--bundle", str(tmp_path / "sales")])
     assert bad.exit_code == 2 and "holds no inventory.json" in bad.output
+    both = run_cli(["-c", str(grid_toml), "inventory", "--bundle", str(tmp_path / "b"), "--hosts", "all"])
+    assert both.exit_code == 2 and "takes no --hosts or --library" in both.output
+    lib = run_cli(["-c", str(grid_toml), "inventory", "--library", "sales"])
+    assert lib.exit_code == 2 and "--library 'sales' is not NAME=PATH" in lib.output
+    extra = json.loads(run_cli(["-c", str(grid_toml), "inventory", "--json", "--library", f"x={tmp_path}"]).stdout)
+    assert extra["libraries"]["X"]["path"] == str(tmp_path) and "DATA" in extra["libraries"]
     (tmp_path / "b" / "inventory.json").write_text('{"schema": 99}')
     newer = run_cli(["-c", str(grid_toml), "inventory", "--bundle", str(tmp_path / "b")])
     assert newer.exit_code == 1 and "schema 99" in newer.output
