@@ -116,8 +116,7 @@ def library_facts(paths: Mapping[str, str | os.PathLike], procfs: str | None = N
             if top is not None:
                 stack = _sysfs.device_stack(top, topology) if top in topology else [top]
                 per = {d: _sysfs.queue_facts(sysfs, d, topology) for d in stack}
-                bottom = next((d for d in reversed(stack) if topology.get(d) and topology[d].layer == "disk"),
-                              stack[-1])
+                bottom = next((d for d in stack if topology.get(d) and topology[d].layer == "disk"), stack[-1])
                 rec.update(devices=stack, per_device=per, readahead_kb=per[top]["readahead_kb"], queue_device=bottom,
                            **{k: per[bottom][k] for k in ("scheduler", "nr_requests", "max_sectors_kb", "rotational")})
             rec["nfs"] = _sysfs.nfs_facts(m.fstype, opts)

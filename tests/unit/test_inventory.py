@@ -71,6 +71,14 @@ def fake_tree(tmp_path: Path) -> tuple[str, str]:
     for k, v in (("read_ahead_kb", 4096), ("scheduler", "none"), ("nr_requests", 128), ("max_sectors_kb", 512),
                  ("rotational", 1)):
         _put(sys_, f"block/dm-0/queue/{k}", f"{v}\n")
+    # a multipath device over two paths (sdb, sdc), mounted at /mpath
+    _put(proc, "self/mountinfo", MOUNTINFO + "35 22 253:1 / /mpath rw - xfs /dev/mapper/mpatha rw\n")
+    _put(sys_, "block/dm-1/dev", "253:1\n")
+    _put(sys_, "block/dm-1/dm/uuid", "mpath-3600a\n")
+    for disk, sched in (("sdb", "[mq-deadline] none"), ("sdc", "mq-deadline [none]")):
+        _put(sys_, f"block/{disk}/dev", "8:16\n" if disk == "sdb" else "8:32\n")
+        _put(sys_, f"block/{disk}/queue/scheduler", sched + "\n")
+        (sys_ / f"block/dm-1/slaves/{disk}").mkdir(parents=True)
     return str(proc), str(sys_)
 
 
@@ -125,6 +133,9 @@ def test_libraries_over_a_fake_tree(tmp_path):
     assert libs["NFS"]["nfs"] == {"version": "4.2", "rsize": 1048576, "wsize": 524288, "nconnect": 8}
     assert libs["NFS"]["devices"] == [] and libs["NFS"]["readahead_kb"] is None
     assert libs["OLD"]["nfs"] == {"version": "3", "rsize": 65536, "wsize": 65536, "nconnect": 1}
+    mp = inventory.library_facts({"MP": "/mpath/x"}, proc, sys_)["MP"]
+    assert (mp["devices"], mp["queue_device"], mp["scheduler"]) == (["dm-1", "sdb", "sdc"], "sdb", "mq-deadline")
+    assert mp["per_device"]["sdc"]["scheduler"] == "none"            # each path's own, in per_device
     work = libs["WORK"]
     assert (work["fs_type"], work["mount_options"], work["devices"], work["nfs"]) == \
         ("tmpfs", ["rw", "nosuid", "size=8g"], [], None)
