@@ -103,6 +103,7 @@ def library_facts(paths: Mapping[str, str | os.PathLike], procfs: str | None = N
     real_tree = procfs == _linux.PROCFS_PATH
     gpfs_config: dict | None = None
     gpfs_asked = False
+    gpfs_by_fs: dict[str, dict | None] = {}
     out = {}
     for name, path in paths.items():
         where = _existing(str(path)) if real_tree else os.path.normpath(str(path))
@@ -123,7 +124,9 @@ def library_facts(paths: Mapping[str, str | os.PathLike], procfs: str | None = N
             if m.fstype == "gpfs" and (real_tree if commands is None else commands):
                 if not gpfs_asked:
                     gpfs_config, gpfs_asked = _gpfs.cluster_config(host), True
-                rec["gpfs"] = _gpfs.gpfs_facts(m.source, gpfs_config)
+                if m.source not in gpfs_by_fs:          # libraries on one file system: mmlsfs once
+                    gpfs_by_fs[m.source] = _gpfs.gpfs_facts(m.source, gpfs_config)
+                rec["gpfs"] = gpfs_by_fs[m.source]
         if real_tree:
             try:
                 rec["block_bytes"] = os.statvfs(where).f_bsize
