@@ -18,7 +18,7 @@ from statgrid.job.accounting import JobRusage
 from statgrid.monitor import store
 from statgrid.report import series as series_mod
 from statgrid.report import tables
-from statgrid.report.model import Chart, Report, Table
+from statgrid.report.model import Chart, Column, Report, Table
 from statgrid.report.series import mb_s
 
 BIN_S = 5.0          # per-node throughput from job records: bytes spread over each job's run, 5 s bins
@@ -230,6 +230,8 @@ def compare_report(path_a: Path, path_b: Path) -> Report:
     name_a, name_b = _side_name(path_a, kind_a), _side_name(path_b, kind_b)
     t = tables.comparison(name_a, fa, name_b, fb)
     t.notes += [f"{side}: {tables.devices_note(s)}" for side, s in (("A", sa), ("B", sb)) if s is not None]
+    differed, inv_note = inventory_diff(path_a, path_b, name_a, name_b)
+    t.notes.append(inv_note)
     overlay = []
     for name, s, style in ((name_a, sa, "-"), (name_b, sb, "--")):
         if s is None:
@@ -243,7 +245,36 @@ def compare_report(path_a: Path, path_b: Path) -> Report:
     nodes = [replace(x, id=f"nodes_{side}", title=f"{x.title} — {side.upper()}: {name}")
              for side, name, r in (("a", name_a, ra), ("b", name_b, rb)) for x in r.tables if x.id == "nodes"]
     return Report(f"statgrid comparison — {name_a} vs {name_b}", f"A: {ra.subtitle}\nB: {rb.subtitle}",
-                  [t, *nodes], [chart])
+                  [t, *([differed] if differed is not None else []), *nodes], [chart])
+
+
+def inventory_diff(path_a: Path, path_b: Path, name_a: str, name_b: str) -> tuple[Table | None, str]:
+    """What differed between two bundles' inventory.json (advise/inventory.differences): node values,
+    library values, session options, the grid — as a table (None when nothing differs or a side has no
+    inventory), and a note for the comparison saying which."""
+    from statgrid.advise import inventory
+
+    invs = {}
+    for side, path in (("A", path_a), ("B", path_b)):
+        try:
+            invs[side] = inventory.load(path) if (Path(path) / "bundle.json").is_file() else None
+        except StatgridError as exc:          # a damaged inventory.json: the figures are still compared
+            return None, f"Inventories not compared: {exc}"
+    missing = [side for side, inv in invs.items() if inv is None]
+    if missing:
+        return None, (f"{' and '.join(missing)} {'has' if len(missing) == 1 else 'have'} no {inventory.FILE} "
+                      "(a monitor capture, or a bundle made before statgrid recorded one): what differed between "
+                      "the runs' machines, storage and options is not known.")
+    rows = inventory.differences(invs["A"], invs["B"])
+    if not rows:
+        return None, f"Inventories: identical ({inventory.FILE} of A and B: nodes, libraries, session options, grid)."
+    table = Table("inventory_diff", f"What differed — A: {name_a}, B: {name_b}",
+                  [Column("section", "section", align="left"),
+                   Column("name", "node / library / host", align="left"), Column("key", "value", align="left"),
+                   Column("a", "A", align="left"), Column("b", "B", align="left")],
+                  rows, [f"From each bundle's {inventory.FILE}: every node value, library value, session option and "
+                         "grid setting that is not the same in A and B ('—': not known on that side)."])
+    return table, f"Inventories: {len(rows)} value(s) differ — see \"What differed\"."
 
 
 def compare_scale(path_a: Path, path_b: Path) -> Report:
@@ -253,11 +284,16 @@ def compare_scale(path_a: Path, path_b: Path) -> Report:
     ma, mb = load(path_a), load(path_b)
     name_a, name_b = Path(path_a).name, Path(path_b).name
     t = tables.scale_comparison(name_a, ma, name_b, mb)
+    # each step is a bench mixed bundle: the first steps' inventories say what differed between the tests
+    step_a, step_b = (Path(p) / (m["steps"][0].get("bundle") or "") if m.get("steps") else Path(p)
+                      for p, m in ((path_a, ma), (path_b, mb)))
+    differed, inv_note = inventory_diff(step_a, step_b, name_a, name_b)
+    t.notes.append(inv_note.replace("Inventories:", "Inventories (first steps):", 1))
     chart = Chart("scaling", "Scalability of A and B: throughput and efficiency by nodes", "scaling",
                   {"runs": [_scaling_run(name_a, ma, "-"), _scaling_run(name_b, mb, "--")]},
                   "Figure 10: solid A, dashed B; grey: linear from A's first step.")
-    return Report(f"statgrid comparison — {name_a} vs {name_b}",
-                  f"A: {_scale_subtitle(ma)}\nB: {_scale_subtitle(mb)}", [t], [chart])
+    return Report(f"statgrid comparison — {name_a} vs {name_b}", f"A: {_scale_subtitle(ma)}\nB: {_scale_subtitle(mb)}",
+                  [t, *([differed] if differed is not None else [])], [chart])
 
 
 def _scaling_run(name: str, meta: dict, style: str = "-") -> dict:
