@@ -17,7 +17,6 @@ from typer.testing import CliRunner
 
 from statgrid.cli.app import app
 
-pytestmark = pytest.mark.unit
 
 # -- a fake machine: 1 socket, 2 cores, 2 threads per core (cpu4 offline), LVM on sda2 -----------------
 CPUINFO = "".join(f"processor\t: {i}\nvendor_id\t: GenuineIntel\nmodel name\t: Fake Xeon 9999 @ 2.00GHz\n"
