@@ -37,6 +37,7 @@ from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME, NUM
 from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
 from statgrid.sas import ods
+from statgrid.sas.procs.fmtgroup import format_statement, group_by_formats, with_formats
 from statgrid.sas.procs.means_weight import VARDEFS, WEIGHT_REFUSED, mode_of, mode_agg, weighted_aggs, weighted_input
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, by_rule, check_by_sorted, cursor, fetch_rows,
                                        narrowed_input,
@@ -99,6 +100,7 @@ class Request:
     outputs: list = field(default_factory=list)
     freq: str | None = None                         # FREQ variable
     weight: str | None = None                       # WEIGHT variable
+    formats: dict = field(default_factory=dict)     # the FORMAT statement's: upper-case name → format
 
 
 @ods.proc_step
@@ -138,7 +140,9 @@ def run(statements: list, program: Any, proc: str = "MEANS") -> None:
             req.outputs.append(_output(c, program, cols))
         elif kw == "WHERE":
             where_statement(c, src)
-        elif kw in ("FORMAT", "LABEL", "ATTRIB"):
+        elif kw == "FORMAT":                                  # listing and CLASS levels by these formats
+            req.formats.update(format_statement(c, cols, program))
+        elif kw in ("LABEL", "ATTRIB"):
             continue                                          # the listing uses the data set's own
         elif kw in ("FREQ", "WEIGHT"):
             names = var_names(c, cols)
@@ -229,7 +233,7 @@ def _output(c, program: Any, cols: list[ColumnInfo]) -> OutRequest:
 # -- the computation ---------------------------------------------------------------------------------------
 def _run(program: Any, first, src: DatasetSpec, req: Request) -> None:
     opts, proc = req.opts, req.proc
-    cols = column_info(program, src)             # the input SQL: narrowed_input, below
+    cols = with_formats(column_info(program, src), req.formats)   # the input SQL: narrowed_input, below
     line = first.line
     byc = resolve_names([n for n, _ in req.by], cols, src, line)
     classc = resolve_names(req.classes, cols, src, line)
@@ -287,6 +291,7 @@ def _run(program: Any, first, src: DatasetSpec, req: Request) -> None:
     n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
     missing_ok = bool(opts.get("MISSING")) or req.class_missing
     keep = [] if missing_ok else [_present(c) for c in classc]
+    base = group_by_formats(program, base, classc)            # CLASS levels by their formatted values
     filtered = f"SELECT * FROM ({base})" + (f" WHERE {' AND '.join(keep)}" if keep else "")
     filtered = weighted_input(filtered, req.freq and fw[0].name, req.weight and fw[-1].name,
                               bool(opts.get("EXCLNPWGT")))
