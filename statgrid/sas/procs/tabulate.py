@@ -29,6 +29,7 @@ from statgrid.sas import ods
 from statgrid.sas.lexer import NAME, STR
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, fetch_rows, format_cell, narrowed_input,
                                        observations_read, resolve_names, var_names, where_statement, write_rows)
+from statgrid.sas.procs.fmtgroup import format_statement, group_by_formats
 from statgrid.sas.procs.step import begin, data_input, each_statement
 
 OPTIONS = {"DATA": DATASET, "OUT": DATASET, "MISSING": FLAG, "FORMAT": VALUE, "NOSEPS": FLAG, "ORDER": VALUE,
@@ -90,7 +91,9 @@ def run(statements: list, program: Any) -> None:
             t = stmt.tokens[0]
             raise SasError("The BY statement of PROC TABULATE is not supported by statgrid yet", t.line, t.col, "BY",
                            "a CLASS variable (one more table dimension) instead")
-        elif kw in ("FORMAT", "LABEL", "KEYWORD", "CLASSLEV", "FREQ", "WEIGHT"):
+        elif kw == "FORMAT":                      # the listing's and the CLASS levels' formats
+            format_statement(c, cols, program)
+        elif kw in ("LABEL", "KEYWORD", "CLASSLEV", "FREQ", "WEIGHT"):
             if kw in ("FREQ", "WEIGHT"):
                 t = stmt.tokens[0]
                 raise SasError(f"The {kw} statement of PROC TABULATE is not supported by statgrid yet", t.line,
@@ -109,6 +112,7 @@ def run(statements: list, program: Any) -> None:
     vnames = {c.name.upper(): c for c in varc}
     base = narrowed_input(program, src, cols, [c.name for c in classc + varc])   # bind only what the tables read
     n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
+    base = group_by_formats(program, base, classc)            # CLASS levels by their formatted values
     if not class_missing and classc:
         keep = " AND ".join(f"{sql_ident(c.name)} IS NOT NULL" + (f" AND {sql_ident(c.name)} <> ''" if c.type == "char"
                                                                    else "") for c in classc)

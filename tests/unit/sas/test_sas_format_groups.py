@@ -71,3 +71,12 @@ proc freq data=r noprint; tables v / out=ro; format v 1.; run;""")
     assert code != 0 and "The format NOSUCH was not found" in log
     code, log, _ = run(session, "proc freq data=a; tables x; format nonvar 5.; run;")
     assert code != 0 and "Variable nonvar not found" in log
+
+
+def test_tabulate_class_levels_by_format(session):
+    code, log, _ = run(session, """proc tabulate data=a out=tt; class age; var x; table age, x*(n mean);
+  format age agef.; run;""")
+    assert code == 0, log
+    # young: x 1, 3 → n 2, mean 2; old: x 2, 4, 5 → n 3, mean 11/3 (age missing: not a level)
+    got = [(r["age"], r["x_N"], r["x_Mean"]) for r in rows(session, "work.tt")]
+    assert got == [(11.0, 2, 2.0), (14.0, 3, pytest.approx(11 / 3))]
