@@ -50,7 +50,7 @@ PROC_OPTIONS = {
 UNSUPPORTED = {"GLM": ("RANDOM", "REPEATED", "MANOVA"),
                "GENMOD": ("LSMEANS",),
                "LOGISTIC": ("CONTRAST", "ODDSRATIO", "UNITS", "STRATA", "EXACT"),
-               "MIXED": ("CONTRAST", "ESTIMATE")}
+               "MIXED": ()}
 
 
 def _options_after_slash(c) -> dict[str, Any]:
@@ -179,6 +179,9 @@ def _run(statements: list, program: Any, proc: str) -> None:
         elif kw in ("CONTRAST", "ESTIMATE", "TEST") and proc == "GLM":
             from statgrid.sas.procs import glmstatements
             spec[kw.lower() + "s"].append(getattr(glmstatements, kw.lower())(c))
+        elif kw in ("CONTRAST", "ESTIMATE") and proc == "MIXED":
+            from statgrid.sas.procs import glmstatements
+            spec[kw.lower() + "s"].append(getattr(glmstatements, "mixed_" + kw.lower())(c))
         elif kw in ("RANDOM", "REPEATED", "PARMS", "LSMEANS") and proc == "MIXED":
             from statgrid.sas.procs import mixedstatements as ms
             if kw == "RANDOM":
