@@ -45,7 +45,7 @@ def bundle_inventory(bundle: Path, meta: dict) -> tuple[dict | None, str]:
     if path.is_file():
         mod = _inventory_module()
         if mod is not None and hasattr(mod, "load"):
-            return mod.load(bundle), str(path)
+            return mod.load(bundle), "the bundle's inventory.json"
         try:
             inv = json.loads(path.read_text())
         except ValueError as exc:
@@ -54,7 +54,7 @@ def bundle_inventory(bundle: Path, meta: dict) -> tuple[dict | None, str]:
         if not isinstance(inv, dict) or inv.get("schema") != INVENTORY_SCHEMA:
             raise StatgridError(f"{str(path)!r} is not an inventory of schema {INVENTORY_SCHEMA}; use the "
                                 "statgrid that wrote it.")
-        return inv, str(path)
+        return inv, "the bundle's inventory.json"
     return _inventory_from_meta(meta), ("bundle.json (this bundle has no inventory.json: only the machine's CPUs "
                                         "and memory and the grid's slots are known)")
 

@@ -359,9 +359,16 @@ def found_text(r: Result) -> str:
     if r.rule.scope in ("host", "job"):
         f = r.found
         noun = "jobs" if r.rule.scope == "job" else "hosts"
-        extra = f", {f['not_applicable']} not concerned" if f.get("not_applicable") else ""
-        return f"{f['failed']} of {f['checked']} {noun} checked{extra}"
-    return ", ".join(f"{n.split('.', 1)[-1]} {show(n, v)}" for n, v in r.found.items()) or "—"
+        extra = f" ({f['not_applicable']} not concerned)" if f.get("not_applicable") else ""
+        named = f": {', '.join(str(it['subject']) for it in r.items)}" if noun == "hosts" and r.items else ""
+        return f"{f['failed']} of {f['checked']} {noun} checked flagged{extra}{named}"
+    return ", ".join(f"{_short(n)} {show(n, v)}" for n, v in r.found.items()) or "—"
+
+
+def _short(name: str) -> str:
+    """A found value's name without the item's own prefix (lib., node., run. …); WORK.x, site.x stay whole."""
+    head, _, rest = name.partition(".")
+    return rest if rest and head in ("lib", "node", "machine", "host", "job", "run", "session", "grid") else name
 
 
 FOLD_AT = 3     # not-evaluated checks sharing one reason this often print as one line
