@@ -362,7 +362,7 @@ def found_text(r: Result) -> str:
         extra = f" ({f['not_applicable']} not concerned)" if f.get("not_applicable") else ""
         named = f": {', '.join(str(it['subject']) for it in r.items)}" if noun == "hosts" and r.items else ""
         return f"{f['failed']} of {f['checked']} {noun} checked flagged{extra}{named}"
-    return ", ".join(f"{_short(n)} {show(n, v)}" for n, v in r.found.items()) or "—"
+    return ", ".join(f"{_short(n)} {show(n, v)}" for n, v in r.found.items() if v is not None) or "—"
 
 
 def _short(name: str) -> str:
