@@ -82,21 +82,20 @@ def live_inventory(cfg) -> tuple[dict | None, str]:
 
 
 # -- a run's figures ---------------------------------------------------------------------------------
-def run_figures(meta: dict, jobs: list[dict], series) -> RunFigures:
-    """The figures of a bundle (meta, jobs, series as report.build.load_mixed gives them)."""
+def run_figures(meta: dict, jobs: list[dict], series, summary: dict) -> RunFigures:
+    """The figures of a bundle: meta, jobs and series as the report loads them (report.build.load_mixed), and
+    summary, the report's summary figures of the run (report.tables.summary_figures, plus
+    mb_s_peak_per_machine) — handed in by the report, which stands above advise and computes them once."""
     from statgrid.bench.figures import cpu_real, job_times, mean_present, wall_s
     from statgrid.job.accounting import JobRusage
-    from statgrid.report import tables
 
-    run = dict(tables.summary_figures(meta, jobs, series))
+    run = dict(summary)
     machine_of: dict[str, str] = {}
     if series is not None:
         machine_of = {h: m for m, hs in series.hosts_of.items() for h in hs}
         for res, kind in (("cpu", "some"), ("io", "some"), ("memory", "some")):
             key = f"psi_{res}_{kind}_pct"
             run[key] = mean_present([r.get(key) for r in series.node_rows])
-        peaks = [tables.series_figures(series.only(m)).get("mb_s_peak") for m in series.machines]
-        run["mb_s_peak_per_machine"] = max((p for p in peaks if p is not None), default=None)
     hosts: dict[str, dict] = {}
     for j in jobs:
         if j.get("host"):
@@ -305,29 +304,34 @@ class Advice:
         return {k: "; ".join(v) for k, v in flags.items()}
 
 
-def advise(bundle: Path | None = None, cfg=None, site: dict | None = None, loaded=None, rules=None) -> Advice:
-    """Check the rules on a bundle (its inventory and run) or, without one, on this machine and grid now.
-    loaded: (meta, jobs, series) of the bundle when the caller has them (report.build.load_mixed)."""
+def advise_live(cfg, site: dict | None = None, rules=None) -> Advice:
+    """The rules on this machine and grid now: an inventory collected now, no run figures."""
     from statgrid.advise.rules import evaluate
     from statgrid.advise.rules_data import RULES
 
-    rules = RULES if rules is None else rules
-    if bundle is None:
-        inv, where = live_inventory(cfg)
-        return Advice(evaluate(rules, items(inv, None, site), has_run=False), where)
+    inv, where = live_inventory(cfg)
+    return Advice(evaluate(RULES if rules is None else rules, items(inv, None, site), has_run=False), where)
+
+
+def check_bundle(bundle: Path) -> Path:
+    """The bundle directory, or a UsageError naming what it is not."""
     bundle = Path(bundle)
     if not bundle.is_dir() or not (bundle / "bundle.json").is_file():
         what = "does not exist" if not bundle.exists() else "is not a `bench mixed` results bundle (no bundle.json)"
         raise UsageError(f"BUNDLE {str(bundle)!r} {what}; give a directory written by `statgrid bench mixed` or "
                          "`statgrid demo` (e.g. <home>/demo/ma10-…), or no BUNDLE to check this machine now.")
-    if loaded is None:
-        from statgrid.report.build import load_mixed
-        try:
-            loaded = load_mixed(bundle)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise StatgridError(f"{str(bundle)!r}: bundle.json or jobs.jsonl lacks what advise reads ({exc!r}); "
-                                "was it written by an older statgrid? Run the benchmark again.") from None
+    return bundle
+
+
+def advise_bundle(bundle: Path, loaded, summary: dict, site: dict | None = None, rules=None) -> Advice:
+    """The rules on a bundle: its inventory and its run. loaded = (meta, jobs, series) and summary as
+    run_figures takes them (report.build.advice gathers both: the report stands above advise)."""
+    from statgrid.advise.rules import evaluate
+    from statgrid.advise.rules_data import RULES
+
+    bundle = check_bundle(bundle)
     meta, jobs, series = loaded
     inv, where = bundle_inventory(bundle, meta)
-    figures = run_figures(meta, jobs, series)
-    return Advice(evaluate(rules, items(inv, figures, site), has_run=True), where, str(bundle))
+    figures = run_figures(meta, jobs, series, summary)
+    return Advice(evaluate(RULES if rules is None else rules, items(inv, figures, site), has_run=True), where,
+                  str(bundle))

@@ -22,10 +22,13 @@ def advise(ctx: typer.Context,
     `verify: passed|failed` line per check, then each failed check with its evidence, advice, how to
     apply it, the effect its source reports and the source."""
     from statgrid.advise import evidence, rules
+    from statgrid.report import build
 
     facts = call(ctx, evidence.parse_site, site)
-    cfg = None if bundle is not None else config(ctx)
-    result = call(ctx, evidence.advise, bundle, cfg, facts)
+    if bundle is not None:
+        result = call(ctx, build.advice, bundle, None, facts)
+    else:
+        result = call(ctx, evidence.advise_live, config(ctx), facts)
     if as_json:
         typer.echo(json.dumps(result.to_json(), indent=1, default=str))
         return

@@ -110,26 +110,45 @@ FINDING_COLUMNS = [Column("severity", "severity", align="left"), Column("rule", 
                    Column("source", "source", align="left")]
 
 
+def advice(path: Path, loaded=None, site: dict | None = None):
+    """`statgrid advise` on a bundle (statgrid.advise.evidence.Advice): its inventory and its run, with the
+    run's figures computed here, as the report's summary computes them, so the report and advise agree.
+    loaded: what load_mixed(path) returned, if the caller has it."""
+    from statgrid.advise import evidence
+
+    evidence.check_bundle(path)
+    try:
+        meta, jobs, s = loaded or load_mixed(path)
+        summary = tables.summary_figures(meta, jobs, s)
+        if s is not None:
+            peaks = [tables.series_figures(s.only(m)).get("mb_s_peak") for m in s.machines]
+            summary["mb_s_peak_per_machine"] = max((p for p in peaks if p is not None), default=None)
+    except (KeyError, TypeError, IndexError) as exc:
+        raise StatgridError(f"{str(path)!r} is missing a field advise needs ({exc!r}); was it written by an older "
+                            "statgrid? Run the benchmark again with this version.") from None
+    return evidence.advise_bundle(path, (meta, jobs, s), summary, site)
+
+
 def _findings(path: Path, loaded) -> tuple:
     """(Advice, its table): the failed checks of `statgrid advise` on this bundle — the same records the
     command prints, so the report and advise agree."""
-    from statgrid.advise import evidence, rules
+    from statgrid.advise import rules
 
     try:
-        advice = evidence.advise(path, loaded=loaded)
+        advice_ = advice(path, loaded)
     except StatgridError as exc:
         return None, Table("findings", "Findings (statgrid advise)", FINDING_COLUMNS, [],
                            [f"advise could not read this bundle: {exc}"])
-    failed = sorted((r for r in advice.results if r.status == "failed"),
+    failed = sorted((r for r in advice_.results if r.status == "failed"),
                     key=lambda r: -rules.SEVERITIES.index(r.rule.severity))
     rows = [{"severity": r.rule.severity, "rule": r.rule.id, "subject": r.subject, "found": rules.found_text(r),
              "expected": r.rule.expected, "advice": r.advice or r.rule.advice, "source": r.rule.source}
             for r in failed]
-    counts = {st: sum(r.status == st for r in advice.results) for st in rules.STATUSES}
-    return advice, Table("findings", "Findings (statgrid advise)", FINDING_COLUMNS, rows, [
-        f"The checks that failed: {counts['failed']} of {len(advice.results)} ({counts['passed']} passed, "
+    counts = {st: sum(r.status == st for r in advice_.results) for st in rules.STATUSES}
+    return advice_, Table("findings", "Findings (statgrid advise)", FINDING_COLUMNS, rows, [
+        f"The checks that failed: {counts['failed']} of {len(advice_.results)} ({counts['passed']} passed, "
         f"{counts['not evaluated']} not evaluated, {counts['not applicable']} not applicable). Inventory from "
-        f"{advice.inventory_from}. `statgrid advise BUNDLE` prints every check with how to apply the advice and "
+        f"{advice_.inventory_from}. `statgrid advise BUNDLE` prints every check with how to apply the advice and "
         "the effect its source reports; the jobs' flags in the next table are the job findings."])
 
 

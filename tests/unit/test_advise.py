@@ -281,7 +281,7 @@ def test_demo_contradiction_cpu_saturated_jobs_are_short_of_cpu_not_io(tmp_path)
     from statgrid.report import build
 
     b = write_bundle(tmp_path / "b", busy_pct=99.9, iowait_pct=0.0, psi_cpu=98.0, psi_io=0.5)
-    adv = evidence.advise(b)
+    adv = build.advice(b)
     by = results_by(adv.results)
     cpu, io = by[("job.short_of_cpu", "2 jobs")], by[("job.short_of_io", "2 jobs")]
     # job 1: CPU/real 1 ÷ 10 = 0.10 < 0.7, its node's CPUs 99.9 % busy over its run; job 2 (0.95) did not wait
@@ -303,8 +303,10 @@ def test_demo_contradiction_cpu_saturated_jobs_are_short_of_cpu_not_io(tmp_path)
 
 
 def test_io_bound_jobs_are_short_of_io_not_cpu(tmp_path):
+    from statgrid.report import build
+
     b = write_bundle(tmp_path / "b", busy_pct=25.0, iowait_pct=60.0, psi_cpu=5.0, psi_io=70.0)
-    by = results_by(evidence.advise(b).results)
+    by = results_by(build.advice(b).results)
     io = by[("job.short_of_io", "2 jobs")]
     assert io.status == "failed" and [i["id"] for i in io.items] == [1]
     assert io.items[0]["label"] == ("short of I/O (I/O wait 60.0 %, I/O pressure 70 %, busiest device 5 % busy; "
@@ -329,15 +331,16 @@ def test_host_imbalance_names_the_host_off_the_mean():
 
 def test_bad_bundle_and_damaged_inventory_are_clear_errors(tmp_path):
     from statgrid.errors import StatgridError
+    from statgrid.report import build
 
     with pytest.raises(UsageError, match="is not a `bench mixed` results bundle"):
-        evidence.advise(tmp_path)
+        build.advice(tmp_path)
     with pytest.raises(UsageError, match="does not exist"):
-        evidence.advise(tmp_path / "nope")
+        build.advice(tmp_path / "nope")
     b = write_bundle(tmp_path / "b", 50.0, 0.0, 0.0, 0.0)
     (b / "inventory.json").write_text("{not json")
     with pytest.raises(StatgridError, match="inventory.json"):
-        evidence.advise(b)
+        build.advice(b)
 
 
 def test_verify_lines_and_findings_text():
