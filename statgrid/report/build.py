@@ -123,6 +123,9 @@ def advice(path: Path, loaded=None, site: dict | None = None):
         if s is not None:
             peaks = [tables.series_figures(s.only(m)).get("mb_s_peak") for m in s.machines]
             summary["mb_s_peak_per_machine"] = max((p for p in peaks if p is not None), default=None)
+    except ValueError as exc:                    # json's JSONDecodeError: a file cut short or edited
+        raise StatgridError(f"{str(path)!r}: bundle.json or jobs.jsonl is not valid JSON ({exc}); run the benchmark "
+                            "again, or restore the file.") from None
     except (KeyError, TypeError, IndexError) as exc:
         raise StatgridError(f"{str(path)!r} is missing a field advise needs ({exc!r}); was it written by an older "
                             "statgrid? Run the benchmark again with this version.") from None

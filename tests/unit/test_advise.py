@@ -338,6 +338,10 @@ def test_bad_bundle_and_damaged_inventory_are_clear_errors(tmp_path):
     with pytest.raises(UsageError, match="does not exist"):
         build.advice(tmp_path / "nope")
     b = write_bundle(tmp_path / "b", 50.0, 0.0, 0.0, 0.0)
+    (b / "jobs.jsonl").write_text('{"id": 1, "sta')                   # cut short
+    with pytest.raises(StatgridError, match="is not valid JSON"):
+        build.advice(b)
+    b = write_bundle(tmp_path / "c", 50.0, 0.0, 0.0, 0.0)
     (b / "inventory.json").write_text("{not json")
     with pytest.raises(StatgridError, match="inventory.json"):
         build.advice(b)
