@@ -193,10 +193,6 @@ class Rule:
         names = list(self._applies.names) if self._applies else []
         return names + [n for n in self._check.names if n not in names]
 
-    @property
-    def needs_bundle(self) -> bool:
-        return self.scope in ("host", "job") or any(n.split(".")[0] in RUN_PREFIXES for n in self.reads)
-
 
 @dataclass
 class Result:
@@ -253,7 +249,8 @@ def show(name: str, value: Any) -> str:
         text = f"{value:,.3g}" if isinstance(value, float) else f"{value:,}"
         if "e" in text and isinstance(value, float):
             text = f"{value:,.0f}"
-        for suffix, unit in (("_pct", " %"), ("_s", " s"), ("_mb_s", " MB/s"), ("mb_s_per_core", " MB/s per core")):
+        for suffix, unit in (("mb_s_per_core", " MB/s per core"), ("mb_s_peak_per_machine", " MB/s"),
+                             ("_mb_s", " MB/s"), ("_pct", " %"), ("_s", " s")):
             if name.endswith(suffix):
                 return text + unit
         return text

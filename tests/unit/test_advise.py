@@ -361,3 +361,14 @@ def test_verify_lines_and_findings_text():
         ("gpfs.pagepool", "failed", "warning", ["lib.fs_type", "lib.gpfs.pagepool_bytes"])
     assert rec["advice"] == ("The pagepool (GPFS's pinned cache for data and metadata, and its prefetch buffers) is "
                              "1 GiB.")
+
+
+def test_values_shown_with_the_unit_their_name_carries():
+    show = rules.show
+    assert [show("site.required_mb_s", 1600.0), show("run.mb_s_peak_per_machine", 182.0),
+            show("run.mb_s_per_core", 10.64), show("grid.dispatch_interval_s", 0.0), show("job.cpu_real", 0.1),
+            show("lib.gpfs.pagepool_bytes", 3 * 2**29), show("session.bufsize_bytes", 8192),
+            show("lib.readahead_kb", 128), show("run.cpu_busy_pct", 99.94), show("lib.rotational", True),
+            show("lib.devices", None)] == \
+        ["1,600 MB/s", "182 MB/s", "10.6 MB/s per core", "0 s", "0.1", "1.5 GiB", "8 KiB", "128 KiB", "99.9 %",
+         "yes", "—"]
