@@ -8,6 +8,7 @@ are in rules_data.
 """
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from dataclasses import dataclass, field
@@ -110,6 +111,7 @@ def run_figures(meta: dict, jobs: list[dict], series, summary: dict) -> RunFigur
     run["hosts"] = len(hosts)
     run["host_real_mean"] = sum(h["real_s"] for h in hosts.values()) / len(hosts) if hosts else None
     per_job = {}
+    samples = _Samples(series) if series is not None else None
     for j in jobs:
         ru = JobRusage.parse(j.get("rusage")) or JobRusage()
         wall = wall_s(j)
@@ -117,35 +119,47 @@ def run_figures(meta: dict, jobs: list[dict], series, summary: dict) -> RunFigur
              "kind": j.get("kind"), "max_rss_bytes": ru.max_rss_bytes,
              "major_faults_per_s": ru.page_faults / wall if wall and ru.page_faults is not None else None}
         m = machine_of.get(j.get("host"))
-        if series is not None and m is not None and j.get("start_ts") and j.get("end_ts"):
-            f.update(_window(series, m, j["start_ts"], j["end_ts"]))
+        if samples is not None and m is not None and j.get("start_ts") and j.get("end_ts"):
+            f.update(samples.window(m, j["start_ts"], j["end_ts"]))
         per_job[j["id"]] = f
     return RunFigures(run, hosts, per_job)
 
 
-def _window(series, machine: str, start: float, end: float) -> dict:
-    """The machine's samples over a job's run, averaged: a sample at ts covers (ts − interval, ts]; the
-    samples overlapping [start, end] count (the first one after start for a job shorter than a sample)."""
-    iv = series.intervals.get(machine, series.interval_s)
-    rows = [r for r in series.node_rows if r["host"] == machine and r["ts"] > start and r["ts"] - iv < end]
-    if not rows:
-        later = [r for r in series.node_rows if r["host"] == machine and r["ts"] >= start]
-        rows = [min(later, key=lambda r: r["ts"])] if later else []
-    stamps = {r["ts"] for r in rows}
+class _Samples:
+    """A series' node samples per machine in time order, and its busiest device per sample, so each job's
+    window is a bisection, not a scan of the whole run."""
 
-    def mean(key, rows=rows):
-        vals = [r[key] for r in rows if r.get(key) is not None]
-        return sum(vals) / len(vals) if vals else None
+    def __init__(self, series):
+        self.interval = {m: series.intervals.get(m, series.interval_s) for m in series.machines}
+        self.rows: dict[str, list[dict]] = {}
+        for r in sorted(series.node_rows, key=lambda r: r["ts"]):
+            self.rows.setdefault(r["host"], []).append(r)
+        self.ts = {m: [r["ts"] for r in rows] for m, rows in self.rows.items()}
+        self.util: dict[tuple[str, float], float] = {}
+        for r in series.device_rows:
+            if r.get("util_pct") is not None:
+                key = (r["host"], r["ts"])
+                self.util[key] = max(self.util.get(key, 0.0), r["util_pct"])
 
-    busy = [(r["cpu_user_pct"] or 0) + (r["cpu_system_pct"] or 0) for r in rows if r.get("cpu_user_pct") is not None]
-    util: dict[float, float] = {}
-    for r in series.device_rows:
-        if r["host"] == machine and r["ts"] in stamps and r.get("util_pct") is not None:
-            util[r["ts"]] = max(util.get(r["ts"], 0.0), r["util_pct"])
-    return {"node_cpu_busy_pct": sum(busy) / len(busy) if busy else None, "node_iowait_pct": mean("cpu_iowait_pct"),
-            "psi_cpu_some_pct": mean("psi_cpu_some_pct"), "psi_io_some_pct": mean("psi_io_some_pct"),
-            "psi_memory_some_pct": mean("psi_memory_some_pct"),
-            "dev_util_pct": sum(util.values()) / len(util) if util else None, "samples": len(rows)}
+    def window(self, machine: str, start: float, end: float) -> dict:
+        """The machine's samples over a job's run, averaged: a sample at ts covers (ts − interval, ts]; the
+        samples overlapping [start, end] count (the first one after start for a job shorter than a sample)."""
+        rows, ts = self.rows.get(machine, []), self.ts.get(machine, [])
+        lo = bisect.bisect_right(ts, start)
+        hi = bisect.bisect_left(ts, end + self.interval.get(machine, 1.0))
+        picked = rows[lo:hi] or rows[lo:lo + 1]
+
+        def mean(key):
+            vals = [r[key] for r in picked if r.get(key) is not None]
+            return sum(vals) / len(vals) if vals else None
+
+        busy = [(r["cpu_user_pct"] or 0) + (r["cpu_system_pct"] or 0) for r in picked
+                if r.get("cpu_user_pct") is not None]
+        util = [self.util[(machine, r["ts"])] for r in picked if (machine, r["ts"]) in self.util]
+        return {"node_cpu_busy_pct": sum(busy) / len(busy) if busy else None, "node_iowait_pct": mean("cpu_iowait_pct"),
+                "psi_cpu_some_pct": mean("psi_cpu_some_pct"), "psi_io_some_pct": mean("psi_io_some_pct"),
+                "psi_memory_some_pct": mean("psi_memory_some_pct"),
+                "dev_util_pct": sum(util) / len(util) if util else None, "samples": len(picked)}
 
 
 # -- the rules' items --------------------------------------------------------------------------------
