@@ -74,6 +74,15 @@ def gpfs(**values) -> dict:
     return ns
 
 
+def job(**values) -> dict:
+    """A job with CPU/real 0.30 on a quiet node (20 % busy, no wait, no pressure), with `values` over that."""
+    ns = {"job.cpu_real": 0.3, "job.node_cpu_busy_pct": 20.0, "job.psi_cpu_some_pct": 5.0, "job.node_iowait_pct": 0.0,
+          "job.psi_io_some_pct": 1.0, "job.dev_util_pct": 10.0, "job.psi_memory_some_pct": 0.0,
+          "job.major_faults_per_s": 0.0}
+    ns.update({f"job.{k}": v for k, v in values.items()})
+    return ns
+
+
 @pytest.mark.parametrize("rule_id, fires, passes", [
     ("gpfs.pagepool", gpfs(pagepool_bytes=GIB), gpfs(pagepool_bytes=8 * GIB)),
     # 1 MiB blocks on a 3 MiB stripe straddle stripes; on a 1 MiB stripe they match (000: XIV 1 MB, GPFS 1 MB)
@@ -133,10 +142,24 @@ def gpfs(**values) -> dict:
     ("run.short_of_io", {"run.cpu_wait_pct": 0.0, "run.psi_io_some_pct": 35.0},
      {"run.cpu_wait_pct": 0.0, "run.psi_io_some_pct": 0.8}),
     ("run.short_of_memory", {"run.psi_memory_some_pct": 25.0}, {"run.psi_memory_some_pct": 0.2}),
+    # a job that waited (CPU/real 0.3 < 0.7), and what its node showed over its run
+    ("job.short_of_cpu", job(node_cpu_busy_pct=99.9), job(node_cpu_busy_pct=40.0, psi_cpu_some_pct=10.0)),
+    ("job.short_of_cpu", job(node_cpu_busy_pct=60.0, psi_cpu_some_pct=70.0), job(psi_cpu_some_pct=49.0)),
+    ("job.short_of_io", job(node_iowait_pct=35.0), job()),
+    ("job.short_of_io", job(psi_io_some_pct=45.0), job(dev_util_pct=89.0)),       # async I/O: iowait 0, PSI not
+    ("job.short_of_io", job(dev_util_pct=97.0), job(dev_util_pct=50.0)),
+    ("job.short_of_memory", job(psi_memory_some_pct=25.0), job()),
+    ("job.short_of_memory", job(major_faults_per_s=400.0), job(major_faults_per_s=3.0)),
+    ("job.waited_unexplained", job(), job(node_iowait_pct=12.0)),
 ])
 def test_rule_fires_and_passes(rule_id, fires, passes):
     assert status(rule_id, fires) == "failed"
     assert status(rule_id, passes) == "passed"
+
+
+def test_a_job_that_did_not_wait_is_not_concerned():
+    for rule_id in ("job.short_of_cpu", "job.short_of_io", "job.short_of_memory", "job.waited_unexplained"):
+        assert status(rule_id, job(cpu_real=0.95, node_cpu_busy_pct=99.9, node_iowait_pct=50.0)) == "not applicable"
 
 
 def test_rules_that_do_not_concern_the_item_or_lack_a_value_say_so():
