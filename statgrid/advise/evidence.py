@@ -253,8 +253,8 @@ def items(inv: dict | None, figures: RunFigures | None, site: dict | None = None
         rec = libs[names[0]]
         where = f"{source or '?'} ({rec.get('fs_type') or '?'}"
         where += f", {'/'.join(rec['devices'])})" if rec.get("devices") else ")"
-        subject = f"{', '.join(names)} on {where}" + (f" of {host}" if len(groups) > 1 and host and
-                                                      len({k[0] for k in groups}) > 1 else "")
+        several_hosts = len({k[0] for k in groups}) > 1           # libraries seen from more than one machine
+        subject = f"{', '.join(names)} on {where}" + (f" of {host}" if several_hosts and host else "")
         out["library"].append((subject, {**common, **flat("lib", _library_values(rec)), "lib.names": names}))
     out["host"], out["job"] = [], []
     if figures is not None:
