@@ -332,6 +332,10 @@ def check_bundle(bundle: Path) -> Path:
     bundle = Path(bundle)
     if not bundle.is_dir() or not (bundle / "bundle.json").is_file():
         what = "does not exist" if not bundle.exists() else "is not a `bench mixed` results bundle (no bundle.json)"
+        steps = sorted(p.parent.name for p in bundle.glob("*/bundle.json")) if bundle.is_dir() else []
+        if (bundle / "scale.json").is_file() and steps:
+            what = (f"is a `bench scale` directory: give one of its steps' bundles, e.g. "
+                    f"{str(bundle / steps[0])!r}")
         raise UsageError(f"BUNDLE {str(bundle)!r} {what}; give a directory written by `statgrid bench mixed` or "
                          "`statgrid demo` (e.g. <home>/demo/ma10-…), or no BUNDLE to check this machine now.")
     return bundle

@@ -360,6 +360,12 @@ def test_bad_bundle_and_damaged_inventory_are_clear_errors(tmp_path):
         build.advice(tmp_path)
     with pytest.raises(UsageError, match="does not exist"):
         build.advice(tmp_path / "nope")
+    (tmp_path / "scale.json").write_text("{}")
+    (tmp_path / "1-nodes").mkdir()
+    (tmp_path / "1-nodes" / "bundle.json").write_text("{}")
+    with pytest.raises(UsageError, match=f"is a `bench scale` directory: give one of its steps' bundles, e.g. "
+                                         f"'{tmp_path / '1-nodes'}'"):
+        build.advice(tmp_path)
     b = write_bundle(tmp_path / "b", 50.0, 0.0, 0.0, 0.0)
     (b / "jobs.jsonl").write_text('{"id": 1, "sta')                   # cut short
     with pytest.raises(StatgridError, match="is not valid JSON"):
