@@ -86,12 +86,15 @@ def mixed_report(path: Path, loaded=None) -> tuple[Report, dict]:
     figures = tables.summary_figures(meta, jobs, s)
     w = meta["workload"]
     sizes = tables.io_sizes(s) if s is not None else None
+    advice, findings = _findings(path, (meta, jobs, s))
     ts = [tables.workload_summary(meta, figures, s), tables.per_node(jobs)]
     if s is not None and len(s.machines) > 1:       # a grid of several machines: each one's own devices and CPUs
         ts.append(tables.per_machine(s))
     if sizes is not None:
         ts.append(sizes)
-    ts += [tables.accounting(jobs, meta.get("groups")), tables.per_job(jobs)]
+    # the findings beside the per-job table whose flags are the job findings (the HTML puts both after the charts)
+    ts += [tables.accounting(jobs, meta.get("groups")), findings,
+           tables.per_job(jobs, advice.job_flags() if advice else None)]
     grid = meta.get("grid") or {}
     name = _workload_name(meta)
     sub = (f"{name}: {w['sessions']} sessions, {w['jobs']} jobs, scale {w['scale']:g}, seed {w['seed']}; "
@@ -99,6 +102,57 @@ def mixed_report(path: Path, loaded=None) -> tuple[Report, dict]:
            f"{grid.get('slots')} slots; machine {meta['host'].get('hostname')} ({meta['host'].get('cpus')} CPUs)")
     report = Report(f"statgrid report — {name}", sub, ts, charts(meta, jobs, s, sizes))
     return report, figures
+
+
+FINDING_COLUMNS = [Column("severity", "severity", align="left"), Column("rule", "rule", align="left"),
+                   Column("subject", "on", align="left"), Column("found", "found", align="left"),
+                   Column("expected", "expected", align="left"), Column("advice", "advice", align="left"),
+                   Column("source", "source", align="left")]
+
+
+def advice(path: Path, loaded=None, site: dict | None = None):
+    """`statgrid advise` on a bundle (statgrid.advise.evidence.Advice): its inventory and its run, with the
+    run's figures computed here, as the report's summary computes them, so the report and advise agree.
+    loaded: what load_mixed(path) returned, if the caller has it."""
+    from statgrid.advise import evidence
+
+    evidence.check_bundle(path)
+    try:
+        meta, jobs, s = loaded or load_mixed(path)
+        summary = tables.summary_figures(meta, jobs, s)
+        if s is not None:
+            peaks = [tables.series_figures(s.only(m)).get("mb_s_peak") for m in s.machines]
+            summary["mb_s_peak_per_machine"] = max((p for p in peaks if p is not None), default=None)
+    except ValueError as exc:                    # json's JSONDecodeError: a file cut short or edited
+        raise StatgridError(f"{str(path)!r}: bundle.json or jobs.jsonl is not valid JSON ({exc}); run the benchmark "
+                            "again, or restore the file.") from None
+    except (KeyError, TypeError, IndexError) as exc:
+        raise StatgridError(f"{str(path)!r} is missing a field advise needs ({exc!r}); was it written by an older "
+                            "statgrid? Run the benchmark again with this version.") from None
+    return evidence.advise_bundle(path, (meta, jobs, s), summary, site)
+
+
+def _findings(path: Path, loaded) -> tuple:
+    """(Advice, its table): the failed checks of `statgrid advise` on this bundle — the same records the
+    command prints, so the report and advise agree."""
+    from statgrid.advise import rules
+
+    try:
+        advice_ = advice(path, loaded)
+    except StatgridError as exc:
+        return None, Table("findings", "Findings (statgrid advise)", FINDING_COLUMNS, [],
+                           [f"advise could not read this bundle: {exc}"])
+    failed = sorted((r for r in advice_.results if r.status == "failed"),
+                    key=lambda r: -rules.SEVERITIES.index(r.rule.severity))
+    rows = [{"severity": r.rule.severity, "rule": r.rule.id, "subject": r.subject, "found": rules.found_text(r),
+             "expected": r.rule.expected, "advice": r.advice or r.rule.advice, "source": r.rule.source}
+            for r in failed]
+    counts = {st: sum(r.status == st for r in advice_.results) for st in rules.STATUSES}
+    return advice_, Table("findings", "Findings (statgrid advise)", FINDING_COLUMNS, rows, [
+        f"The checks that failed: {counts['failed']} of {len(advice_.results)} ({counts['passed']} passed, "
+        f"{counts['not evaluated']} not evaluated, {counts['not applicable']} not applicable). Inventory from "
+        f"{advice_.inventory_from}. `statgrid advise BUNDLE` prints every check with how to apply the advice and "
+        "the effect its source reports; the jobs' flags in the next table are the job findings."])
 
 
 def charts(meta: dict, jobs: list[dict], s, sizes: Table | None) -> list[Chart]:
