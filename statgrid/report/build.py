@@ -17,7 +17,7 @@ from statgrid.errors import StatgridError, UsageError
 from statgrid.job.accounting import JobRusage
 from statgrid.monitor import store
 from statgrid.report import series as series_mod
-from statgrid.report import tables
+from statgrid.report import profile, tables
 from statgrid.report.model import Chart, Column, Report, Table
 from statgrid.report.series import mb_s
 
@@ -93,6 +93,7 @@ def mixed_report(path: Path, loaded=None) -> tuple[Report, dict]:
     if sizes is not None:
         ts.append(sizes)
     # the findings beside the per-job table whose flags are the job findings (the HTML puts both after the charts)
+    ts += [profile.jobs_by_type_and_size(jobs), profile.work_profile(jobs)]     # seed 000 Table 1, seed 004 Fig. 1
     ts += [tables.accounting(jobs, meta.get("groups")), findings,
            tables.per_job(jobs, advice.job_flags() if advice else None)]
     grid = meta.get("grid") or {}

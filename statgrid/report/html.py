@@ -22,7 +22,7 @@ figure svg { max-width: 100%; height: auto; }
 """
 
 
-DETAIL_TABLES = ("acct", "jobs")
+DETAIL_TABLES = ("workload_table1", "workload_profile", "acct", "jobs")
 
 
 def table_html(t: Table) -> str:
