@@ -287,14 +287,24 @@ def file_of(library_dir: Path, name: str) -> Path:
     return Path(library_dir) / (f"{name}.txt" if SPECS[name].kind == "text" else f"{name}.parquet")
 
 
-def is_done(library_dir: Path, name: str, scale: float, seed: int) -> bool:
+def is_done(library_dir: Path, name: str, scale: float, seed: int, io=None) -> bool:
+    """Whether data set `name` is made for (scale, seed) — and, for a Parquet one when `io` (a
+    config.DatasetIO) is given, written with its BUFSIZE and COMPRESS: `bench mixed -o bufsize=8k` reads
+    data of 8 KiB requests, as SAS reads a data set in the page size it was created with. An entry from
+    before these were recorded counts as the defaults it was written with (zstd)."""
+    from statgrid.config.dataset_io import DEFAULT_BUFSIZE_BYTES, DEFAULT_COMPRESS
+
     e = read_manifest(library_dir).get(name)
-    return bool(e and e.get("seed") == seed and e.get("rows") == rows_for(SPECS[name], scale)
+    done = bool(e and e.get("seed") == seed and e.get("rows") == rows_for(SPECS[name], scale)
                 and e.get("version") == VERSION and file_of(library_dir, name).exists())
+    if done and io is not None and SPECS[name].kind == "parquet":
+        done = (e.get("bufsize_bytes", DEFAULT_BUFSIZE_BYTES), e.get("compress", DEFAULT_COMPRESS)) == (
+            io.bufsize_bytes, io.compress)
+    return done
 
 
-def missing(library_dir: Path, scale: float, seed: int) -> list[str]:
-    return [n for n in SPECS if not is_done(library_dir, n, scale, seed)]
+def missing(library_dir: Path, scale: float, seed: int, io=None) -> list[str]:
+    return [n for n in SPECS if not is_done(library_dir, n, scale, seed, io)]
 
 
 # ---------------------------------------------------------------------------- making one data set
@@ -326,6 +336,8 @@ def generate(s, name: str, scale: float, seed: int, library: str = "data") -> di
     size = file_of(lib_dir, name).stat().st_size
     entry = {"seed": seed, "scale": scale, "rows": rows, "bytes": size, "version": VERSION,
              "seconds": round(time.perf_counter() - t0, 3)}
+    if spec.kind == "parquet":
+        entry.update(bufsize_bytes=s.options.bufsize_bytes, compress=s.options.compress)
     _update_manifest(lib_dir, name, entry)
     return entry
 
@@ -346,11 +358,12 @@ def run_all(cfg, scale: float, seed: int = 1, library: str = "data", local: bool
     rows = plan(scale)
     lib_dir = _library_dir(cfg, library)
     lib_dir.mkdir(parents=True, exist_ok=True)
-    todo = [n for n in (names or list(SPECS)) if not is_done(lib_dir, n, scale, seed)]
+    todo = [n for n in (names or list(SPECS)) if not is_done(lib_dir, n, scale, seed, cfg.session.dataset_io)]
     todo.sort(key=lambda n: -rows[n] * SPECS[n].written_bytes_per_row)
     skipped = len(names or SPECS) - len(todo)
     if skipped:
-        echo(f"{skipped} data set(s) already made with seed {seed} at scale {scale:g}; skipped.")
+        echo(f"{skipped} data set(s) already made with seed {seed} at scale {scale:g} (bufsize "
+             f"{cfg.session.bufsize_bytes // 1024}K, compress {cfg.session.compress}); skipped.")
     cols = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
     with Progress(*cols, transient=False, disable=not sys.stderr.isatty()) as bar:
         task = bar.add_task(f"datagen scale {scale:g}", total=len(todo))
