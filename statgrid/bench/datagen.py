@@ -307,6 +307,34 @@ def missing(library_dir: Path, scale: float, seed: int, io=None) -> list[str]:
     return [n for n in SPECS if not is_done(library_dir, n, scale, seed, io)]
 
 
+# ---------------------------------------------------------------------------- data larger than memory
+def evict(path: str | os.PathLike) -> bool:
+    """Drop `path`'s pages from the page cache (fsync, then posix_fadvise DONTNEED), so the next read of
+    it goes to storage — how the seeds' data, far larger than memory, were read. This file only: no root,
+    other files' cache untouched (unlike writing /proc/sys/vm/drop_caches); a cgroup memory.max would need
+    the launcher's cgroup v2 memory controller, which hybrid v1/v2 hosts do not give. False if the file is
+    gone or the file system ignores the advice call's failure cases (it never raises)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def evict_inputs(s, library: str, names: list[str]) -> None:
+    """evict() the generated files `names` of `library` before a job's read phase (the I/O templates)."""
+    lib_dir = Path(s.libraries.get(library).path)
+    for name in names:
+        evict(file_of(lib_dir, name))
+
+
 # ---------------------------------------------------------------------------- making one data set
 def generate(s, name: str, scale: float, seed: int, library: str = "data") -> dict:
     """Make data set `name` in library `library` of session `s` (one step, with its STIMER)."""
@@ -334,6 +362,7 @@ def generate(s, name: str, scale: float, seed: int, library: str = "data") -> di
                 tmp.unlink(missing_ok=True)
             s.log.note(f"{target} has {rows} records.")
     size = file_of(lib_dir, name).stat().st_size
+    evict(file_of(lib_dir, name))          # on storage, not in memory, when the workload reads it
     entry = {"seed": seed, "scale": scale, "rows": rows, "bytes": size, "version": VERSION,
              "seconds": round(time.perf_counter() - t0, 3)}
     if spec.kind == "parquet":
