@@ -15,6 +15,15 @@ one single-threaded session, i.e. one core), logical and at the device; IOPS; re
 8k ÷ 256k — against fio's per-core ceiling (1 job, 1 MiB, O_DIRECT) in the same directory.
 
     .venv/bin/python benchmarks/io_profile.py [--mb 400] [--runs 3] [--dir /var/tmp/statgrid-bench/io]
+
+--families: the Mixed Analytics I/O templates instead (statgrid/bench/jobs/io_*.py, one job each, two
+sessions, through `statgrid bench mixed` on 1 host × 2 slots), per side `-o bufsize=… -o compress=…`, each
+side with its own data (made once, reused in later rounds), sides interleaved per round. Their inputs are
+read cold (datagen and each job evict the files' pages: statgrid/bench/datagen.py `evict`). MB/s per core
+as benchmarks/mixed.py computes it: the I/O jobs' logical reads + writes (and the monitor's device MB/s)
+over the union of their run intervals, ÷ this machine's cores.
+
+    .venv/bin/python benchmarks/io_profile.py --families [--scale 0.005] [--runs 2]
 """
 from __future__ import annotations
 
@@ -93,12 +102,71 @@ def fio_per_core(directory: Path, rw: str) -> float:
     return job["read" if rw == "read" else "write"]["bw_bytes"] / 1e6
 
 
+IO_WORKLOAD = """# the I/O families of the Mixed Analytics workload, one job each, two sessions
+[global]
+name = "IO8"
+sessions = 2
+ramp_s = 0
+concurrency = 1
+scale = {scale!r}
+seed = 1
+""" + "".join(f"\n[{t}]\ncount = 1\n" for t in ("io_import_household", "io_import_person", "io_datastep_big",
+                                                 "io_sql_semijoin", "io_big_sort", "io_etl_lookup", "io_random_read",
+                                                 "io_random_write"))
+FAMILY_SIDES = [("256k", "no"), ("8k", "no"), ("256k", "binary")]
+
+
+def families(args) -> int:
+    from mixed import device_mb_s, union_intervals
+
+    from statgrid.bench import mixed as bench_mixed
+
+    ncpu = len(os.sched_getaffinity(0))
+    shutil.rmtree(args.dir, ignore_errors=True)
+    args.dir.mkdir(parents=True)
+    (args.dir / "io8.toml").write_text(IO_WORKLOAD.format(scale=args.scale))
+    fio = {"read": fio_per_core(args.dir, "read"), "write": fio_per_core(args.dir, "write")}
+    print(f"fio 1 job 1 MiB O_DIRECT per core: read {fio['read']:.0f} MB/s, write {fio['write']:.0f} MB/s; "
+          f"{ncpu} cores; scale {args.scale:g}", flush=True)
+    res: dict[tuple, dict[str, list]] = {}
+    for rnd in range(args.runs):
+        for buf, comp in FAMILY_SIDES:
+            home = args.dir / f"home-{buf}-{comp}"
+            home.mkdir(exist_ok=True)
+            out = args.dir / f"b-{buf}-{comp}-{rnd}"
+            subprocess.run([sys.executable, "-m", "statgrid", "bench", "mixed", "--workload", str(args.dir / "io8.toml"),
+                            "--nodes", "1", "--slots", "2", "-o", f"bufsize={buf}", "-o", f"compress={comp}",
+                            "--out", str(out)], env={**os.environ, "STATGRID_HOME": str(home)}, check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            meta, jobs = bench_mixed.load_bundle(out)
+            io = [j for j in jobs if j["state"] == "DONE" and j["kind"] == "io"]
+            spans = union_intervals([(j["start_ts"], j["end_ts"]) for j in io])
+            t = sum(b - a for a, b in spans)
+            logical = sum(j["rusage"]["logical_read_bytes"] + j["rusage"]["logical_write_bytes"] for j in io)
+            cpu = sum(j["rusage"]["user_cpu_s"] + j["rusage"]["sys_cpu_s"] for j in io)
+            slot = res.setdefault((buf, comp), {})
+            for k, v in (("jobs_done", len(io)), ("io_phase_s", t), ("logical_mb_s_core", logical / 1e6 / t / ncpu),
+                         ("device_mb_s_core", (device_mb_s(out, spans) or 0) / ncpu), ("cpu_busy", cpu / t / ncpu)):
+                slot.setdefault(k, []).append(v)
+        print(f"round {rnd + 1}/{args.runs} done", flush=True)
+    print(f"\nI/O families ({len(FAMILY_SIDES)} sides × {args.runs} rounds, interleaved; per core of {ncpu})")
+    for side, m in res.items():
+        print(f"  bufsize={side[0]:<5} compress={side[1]:<7} " + "  ".join(f"{k} {fmt_stat(v, 2)}" for k, v in m.items()))
+        print(f"      logical ÷ fio read per core {fmt_stat([x / fio['read'] for x in m['logical_mb_s_core']], 3)}; "
+              f"device ÷ fio read per core {fmt_stat([x / fio['read'] for x in m['device_mb_s_core']], 3)}")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", type=int, default=400, help="data set size in MB (20 columns of 8-byte numbers)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--dir", type=Path, default=Path("/var/tmp/statgrid-bench/io"))
+    ap.add_argument("--families", action="store_true", help="the Mixed Analytics I/O templates (see above)")
+    ap.add_argument("--scale", type=float, default=0.005, help="--families: data scale")
     args = ap.parse_args()
+    if args.families:
+        return families(args)
     from statgrid.config import load_config
     from statgrid.libraries import parquet_copy_sql
     from statgrid.session import Session, SessionLog
