@@ -129,6 +129,7 @@ def families(args) -> int:
     print(f"fio 1 job 1 MiB O_DIRECT per core: read {fio['read']:.0f} MB/s, write {fio['write']:.0f} MB/s; "
           f"{ncpu} cores; scale {args.scale:g}", flush=True)
     res: dict[tuple, dict[str, list]] = {}
+    per_job: dict[tuple, dict[str, list]] = {}
     for rnd in range(args.runs):
         for buf, comp in FAMILY_SIDES:
             home = args.dir / f"home-{buf}-{comp}"
@@ -144,16 +145,29 @@ def families(args) -> int:
             t = sum(b - a for a, b in spans)
             logical = sum(j["rusage"]["logical_read_bytes"] + j["rusage"]["logical_write_bytes"] for j in io)
             cpu = sum(j["rusage"]["user_cpu_s"] + j["rusage"]["sys_cpu_s"] for j in io)
+            physical = sum((j["rusage"].get("read_bytes") or 0) + (j["rusage"].get("write_bytes") or 0) for j in io)
             slot = res.setdefault((buf, comp), {})
             for k, v in (("jobs_done", len(io)), ("io_phase_s", t), ("logical_mb_s_core", logical / 1e6 / t / ncpu),
-                         ("device_mb_s_core", (device_mb_s(out, spans) or 0) / ncpu), ("cpu_busy", cpu / t / ncpu)):
+                         ("device_mb_s_core", (device_mb_s(out, spans) or 0) / ncpu), ("cpu_busy", cpu / t / ncpu),
+                         # per CPU-second: what one job moves with a core of its own, whatever else runs
+                         ("logical_mb_per_cpu_s", logical / 1e6 / cpu), ("physical_mb_per_cpu_s", physical / 1e6 / cpu)):
                 slot.setdefault(k, []).append(v)
+            for j in io:
+                ru = j["rusage"]
+                busy = ru["user_cpu_s"] + ru["sys_cpu_s"]
+                per = per_job.setdefault((buf, comp, j["template"]), {"logical": [], "physical": []})
+                per["logical"].append((ru["logical_read_bytes"] + ru["logical_write_bytes"]) / 1e6 / busy)
+                per["physical"].append(((ru.get("read_bytes") or 0) + (ru.get("write_bytes") or 0)) / 1e6 / busy)
         print(f"round {rnd + 1}/{args.runs} done", flush=True)
     print(f"\nI/O families ({len(FAMILY_SIDES)} sides × {args.runs} rounds, interleaved; per core of {ncpu})")
     for side, m in res.items():
         print(f"  bufsize={side[0]:<5} compress={side[1]:<7} " + "  ".join(f"{k} {fmt_stat(v, 2)}" for k, v in m.items()))
         print(f"      logical ÷ fio read per core {fmt_stat([x / fio['read'] for x in m['logical_mb_s_core']], 3)}; "
               f"device ÷ fio read per core {fmt_stat([x / fio['read'] for x in m['device_mb_s_core']], 3)}")
+    print("\nper job, MB per CPU-second (logical / reaching storage: the job's /proc/<pid>/io)")
+    for (buf, comp, template), m in sorted(per_job.items(), key=lambda kv: (kv[0][2], kv[0][:2])):
+        print(f"  {template:<20} bufsize={buf:<5} compress={comp:<7} logical {fmt_stat(m['logical'], 1)}  "
+              f"physical {fmt_stat(m['physical'], 1)}")
     return 0
 
 
