@@ -16,10 +16,13 @@ import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 from statgrid.config import NAME_RE, RESERVED_LIBRARY_NAMES
 from statgrid.errors import LibraryError
+
+if TYPE_CHECKING:
+    from statgrid.config.dataset_io import DatasetIO
 
 SUFFIX = ".parquet"
 NAME_RULE = "letters, digits and underscore, not starting with a digit, at most 32 characters"
@@ -228,15 +231,18 @@ def decode_libnames(text: str) -> list[Library]:
     return out
 
 
-def parquet_copy_sql(select_sql: str, path: str | os.PathLike, row_group_rows: int,
+def parquet_copy_sql(select_sql: str, path: str | os.PathLike, io: "DatasetIO | int",
                      kv_metadata: dict[str, str] | None = None) -> str:
-    """The one way statgrid writes a data set: DuckDB COPY to zstd Parquet (DESIGN.md).
-    kv_metadata goes into the file's key-value metadata (labels and formats of imported data)."""
+    """The one way statgrid writes a data set: DuckDB COPY to Parquet (DESIGN.md), its row groups and codec
+    from the session's BUFSIZE and COMPRESS (`io`: a config.DatasetIO; a bare int is rows per row group,
+    zstd — benchmarks that pick row groups themselves). kv_metadata goes into the file's key-value
+    metadata (labels and formats of imported data)."""
+    rows, codec = (io, "zstd") if isinstance(io, int) else (io.row_group_rows, io.codec)
     kv = ""
     if kv_metadata:
         kv = ", KV_METADATA {" + ", ".join(f"{sql_ident(k)}: {sql_literal(v)}" for k, v in kv_metadata.items()) + "}"
     return (f"COPY ({select_sql}) TO {sql_literal(str(path))} "
-            f"(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {row_group_rows}{kv})")
+            f"(FORMAT parquet, COMPRESSION {codec}, ROW_GROUP_SIZE {int(rows)}{kv})")
 
 
 @contextmanager

@@ -287,14 +287,52 @@ def file_of(library_dir: Path, name: str) -> Path:
     return Path(library_dir) / (f"{name}.txt" if SPECS[name].kind == "text" else f"{name}.parquet")
 
 
-def is_done(library_dir: Path, name: str, scale: float, seed: int) -> bool:
+def is_done(library_dir: Path, name: str, scale: float, seed: int, io=None) -> bool:
+    """Whether data set `name` is made for (scale, seed) — and, for a Parquet one when `io` (a
+    config.DatasetIO) is given, written with its BUFSIZE and COMPRESS: `bench mixed -o bufsize=8k` reads
+    data of 8 KiB requests, as SAS reads a data set in the page size it was created with. An entry from
+    before these were recorded counts as the defaults it was written with (zstd)."""
+    from statgrid.config.dataset_io import DEFAULT_BUFSIZE_BYTES, DEFAULT_COMPRESS
+
     e = read_manifest(library_dir).get(name)
-    return bool(e and e.get("seed") == seed and e.get("rows") == rows_for(SPECS[name], scale)
+    done = bool(e and e.get("seed") == seed and e.get("rows") == rows_for(SPECS[name], scale)
                 and e.get("version") == VERSION and file_of(library_dir, name).exists())
+    if done and io is not None and SPECS[name].kind == "parquet":
+        done = (e.get("bufsize_bytes", DEFAULT_BUFSIZE_BYTES), e.get("compress", DEFAULT_COMPRESS)) == (
+            io.bufsize_bytes, io.compress)
+    return done
 
 
-def missing(library_dir: Path, scale: float, seed: int) -> list[str]:
-    return [n for n in SPECS if not is_done(library_dir, n, scale, seed)]
+def missing(library_dir: Path, scale: float, seed: int, io=None) -> list[str]:
+    return [n for n in SPECS if not is_done(library_dir, n, scale, seed, io)]
+
+
+# ---------------------------------------------------------------------------- data larger than memory
+def evict(path: str | os.PathLike) -> bool:
+    """Drop `path`'s pages from the page cache (fsync, then posix_fadvise DONTNEED), so the next read of
+    it goes to storage — how the seeds' data, far larger than memory, were read. This file only: no root,
+    other files' cache untouched (unlike writing /proc/sys/vm/drop_caches); a cgroup memory.max would need
+    the launcher's cgroup v2 memory controller, which hybrid v1/v2 hosts do not give. False if the file is
+    gone or the file system ignores the advice call's failure cases (it never raises)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def evict_inputs(s, library: str, names: list[str]) -> None:
+    """evict() the generated files `names` of `library` before a job's read phase (the I/O templates)."""
+    lib_dir = Path(s.libraries.get(library).path)
+    for name in names:
+        evict(file_of(lib_dir, name))
 
 
 # ---------------------------------------------------------------------------- making one data set
@@ -324,8 +362,11 @@ def generate(s, name: str, scale: float, seed: int, library: str = "data") -> di
                 tmp.unlink(missing_ok=True)
             s.log.note(f"{target} has {rows} records.")
     size = file_of(lib_dir, name).stat().st_size
+    evict(file_of(lib_dir, name))          # on storage, not in memory, when the workload reads it
     entry = {"seed": seed, "scale": scale, "rows": rows, "bytes": size, "version": VERSION,
              "seconds": round(time.perf_counter() - t0, 3)}
+    if spec.kind == "parquet":
+        entry.update(bufsize_bytes=s.options.bufsize_bytes, compress=s.options.compress)
     _update_manifest(lib_dir, name, entry)
     return entry
 
@@ -346,11 +387,12 @@ def run_all(cfg, scale: float, seed: int = 1, library: str = "data", local: bool
     rows = plan(scale)
     lib_dir = _library_dir(cfg, library)
     lib_dir.mkdir(parents=True, exist_ok=True)
-    todo = [n for n in (names or list(SPECS)) if not is_done(lib_dir, n, scale, seed)]
+    todo = [n for n in (names or list(SPECS)) if not is_done(lib_dir, n, scale, seed, cfg.session.dataset_io)]
     todo.sort(key=lambda n: -rows[n] * SPECS[n].written_bytes_per_row)
     skipped = len(names or SPECS) - len(todo)
     if skipped:
-        echo(f"{skipped} data set(s) already made with seed {seed} at scale {scale:g}; skipped.")
+        echo(f"{skipped} data set(s) already made with seed {seed} at scale {scale:g} (bufsize "
+             f"{cfg.session.bufsize_bytes // 1024}K, compress {cfg.session.compress}); skipped.")
     cols = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
     with Progress(*cols, transient=False, disable=not sys.stderr.isatty()) as bar:
         task = bar.add_task(f"datagen scale {scale:g}", total=len(todo))

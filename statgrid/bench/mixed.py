@@ -69,7 +69,7 @@ def toml_path(path: str | os.PathLike) -> str:
 
 
 def grid_toml(cfg, home: Path, nodes: int, slots: int, port: int, memsize: str | None,
-              cpus_per_node: int = 0) -> str:
+              cpus_per_node: int = 0, options: dict[str, str] | None = None) -> str:
     """An embedded grid of `nodes` hosts sharing the user's libraries (DATA is where datagen writes).
     Every path in it is absolute, so it means the same wherever the file is and whatever the cwd."""
     lines = ["[grid]", f"home = {toml_path(home)}", "", "[libraries]", f"data = {toml_path(cfg.libraries.data)}",
@@ -77,8 +77,9 @@ def grid_toml(cfg, home: Path, nodes: int, slots: int, port: int, memsize: str |
     for name, lib in cfg.libnames.items():
         lines += [f"[libname.{name}]", f"path = {toml_path(lib.path)}", f"readonly = {str(lib.readonly).lower()}", ""]
     lines += ["[master]", f"port = {port}", "", "[monitor]", "enabled = true", 'interval = "1s"', ""]
-    if memsize:
-        lines += ["[session]", f"memsize = {toml_string(memsize, '--memsize')}", ""]
+    session = {**({"memsize": memsize} if memsize else {}), **(options or {})}    # -o name=value: every job's
+    if session:
+        lines += ["[session]"] + [f"{k} = {toml_string(v, '-o ' + k)}" for k, v in session.items()] + [""]
     for i, cpus in enumerate(node_cpus(nodes, cpus_per_node), start=1):
         lines += [f"[hosts.node{i}]", f"slots = {slots}"] + ([f"cpus = {list(cpus)}"] if cpus else []) + [""]
     return "\n".join(lines)
@@ -122,13 +123,15 @@ class _Live:
 
 def run(cfg, workload: Workload, nodes: int | None = 4, slots: int = 2, out: Path | None = None,
         use_running: bool = False, memsize: str | None = None, echo: Callable[[str], None] = print,
-        cpus_per_node: int = 0, lang: str = "python") -> Path:
+        cpus_per_node: int = 0, lang: str = "python", options: dict[str, str] | None = None) -> Path:
     """Run `workload` with each job as its template's `lang` file (python: jobs/<name>.py, sas: the SAS
-    twin jobs/<name>.sas); return the bundle directory."""
+    twin jobs/<name>.sas); return the bundle directory. `options`: session options of every job (and of
+    datagen: `-o bufsize=8k` writes the data in 8 KiB requests too), checked here."""
     if lang not in LANGS:
         raise StatgridError(f"--lang {lang!r} is not a job language; use one of {', '.join(LANGS)}.")
+    cfg.session.with_overrides(options or {}, source="-o")         # a bad value fails before anything starts
     with _sigterm_as_interrupt():
-        return _run(cfg, workload, nodes, slots, out, use_running, memsize, echo, cpus_per_node, lang)
+        return _run(cfg, workload, nodes, slots, out, use_running, memsize, echo, cpus_per_node, lang, options)
 
 
 @contextlib.contextmanager
@@ -146,7 +149,8 @@ def _sigterm_as_interrupt():
 
 
 def _run(cfg, workload: Workload, nodes: int | None, slots: int, out: Path | None, use_running: bool,
-         memsize: str | None, echo: Callable[[str], None], cpus_per_node: int, lang: str = "python") -> Path:
+         memsize: str | None, echo: Callable[[str], None], cpus_per_node: int, lang: str = "python",
+         options: dict[str, str] | None = None) -> Path:
     from rich.console import Console
     from rich.live import Live
     from rich.table import Table
@@ -164,7 +168,7 @@ def _run(cfg, workload: Workload, nodes: int | None, slots: int, out: Path | Non
     (bundle / "workload.toml").write_text(workload.text)
     own_grid = not use_running
     if own_grid:
-        toml = grid_toml(cfg, bundle / "grid", nodes or 4, slots, free_port(), memsize, cpus_per_node)
+        toml = grid_toml(cfg, bundle / "grid", nodes or 4, slots, free_port(), memsize, cpus_per_node, options)
         (bundle / "grid.toml").write_text(toml)
         gcfg = load_config(bundle / "grid.toml")
         pinned = f", {cpus_per_node} CPU(s) each" if cpus_per_node else ""
@@ -176,6 +180,9 @@ def _run(cfg, workload: Workload, nodes: int | None, slots: int, out: Path | Non
             raise
     else:
         gcfg = cfg
+        if options:
+            raise StatgridError("-o with --use-running: the running grid's grid.toml [session] sets the jobs' "
+                                "options; set them there, or leave --use-running out.")
         if not server.running_master(cfg):
             raise StatgridError("--use-running: no grid master answers for this grid home; start one with "
                                 "`statgrid grid up --detach`, or leave --use-running out for an embedded grid.")
@@ -252,7 +259,7 @@ def _run(cfg, workload: Workload, nodes: int | None, slots: int, out: Path | Non
                          "cpus": ({h.name: list(h.cpus) for h in gcfg.hosts.values()} if own_grid else None)},
                 # the grid's [groups], for the report's accounting per group (report/tables.accounting)
                 "groups": {g: list(members) for g, members in gcfg.groups.items()},
-                "start_ts": t_begin, "end_ts": t_end, "workload_start_ts": t_workload, "host": host_facts(),
+                "session_options": gcfg.session.as_sas_names(), "start_ts": t_begin, "end_ts": t_end, "workload_start_ts": t_workload, "host": host_facts(),
                 "datagen": datagen.read_manifest(Path(gcfg.libraries.data))}
         (bundle / "bundle.json").write_text(json.dumps(meta, indent=1))
     except KeyboardInterrupt:

@@ -7,6 +7,7 @@ from typing import List, Optional
 import typer
 
 from statgrid.cli.common import call, config, fail
+from statgrid.config import parse_option_pairs
 from statgrid.errors import UsageError
 
 
@@ -66,7 +67,10 @@ def bench_mixed(ctx: typer.Context,
                 cpus_per_node: int = typer.Option(0, "--cpus-per-node", help="Give each embedded host this many "
                                                   "CPUs of its own (0: all hosts share every CPU)."),
                 lang: str = typer.Option("python", "--lang", help="The jobs' language: python (jobs/<name>.py) "
-                                         "or sas (each template's SAS twin, jobs/<name>.sas).")) -> None:
+                                         "or sas (each template's SAS twin, jobs/<name>.sas)."),
+                option: List[str] = typer.Option([], "-o", "--option", metavar="NAME=VALUE", help="Session option "
+                                                 "of every job and of datagen (bufsize=8k, compress=no, sortsize=256M, "
+                                                 "memsize, threads); repeatable.")) -> None:
     """Run a Mixed Analytics workload through the grid and save a results bundle."""
     from statgrid.bench import mixed, workload as wl
 
@@ -77,13 +81,14 @@ def bench_mixed(ctx: typer.Context,
         fail(ctx, UsageError(f"--cpus-per-node {cpus_per_node} must be ≥ 0 (0: hosts share every CPU)."))
     if lang.lower() not in wl.LANGS:
         fail(ctx, UsageError(f"--lang {lang!r} is not a job language; use one of {', '.join(wl.LANGS)}."))
+    opts = call(ctx, parse_option_pairs, option)
     w = call(ctx, wl.load, workload_file, sessions)
     if scale is not None:
         if not (scale > 0 and scale != float("inf")):
             fail(ctx, UsageError(f"--scale {scale!r} must be a positive number (try 0.0002)."))
         w = w.with_globals(scale=scale)
     bundle = call(ctx, mixed.run, cfg, w, nodes, slots, out, use_running, memsize,
-                  lambda m: typer.echo(m, err=True), cpus_per_node, lang.lower())
+                  lambda m: typer.echo(m, err=True), cpus_per_node, lang.lower(), opts)
     typer.echo(mixed.summary(*mixed.load_bundle(bundle)))
     typer.echo(f"bundle: {bundle}")
 

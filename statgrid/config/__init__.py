@@ -24,7 +24,10 @@ working grid whose home is ``$STATGRID_HOME`` or ``./statgrid-home``.
     [session]
     memsize = "2G"                  # engine memory cap (DuckDB memory_limit)
     threads = 0                     # engine threads; 0 = every CPU this process may use
-    bufsize = 122880                # rows per Parquet row group (the dataset I/O unit)
+    bufsize = "256k"                # SAS BUFSIZE: bytes of one data-set I/O request (a Parquet column
+                                    # chunk of 8-byte numbers: bufsize/8 rows per row group; floor 16K)
+    sortsize = "0"                  # SAS SORTSIZE: engine memory while a sort runs; "0" = memsize
+    compress = "binary"             # SAS COMPRESS: "no" (uncompressed), "yes"/"char" (snappy), "binary" (zstd)
     utilsize = "0"                  # cap on UTIL spill bytes; 0 = engine default
     autoexec = ""                   # a SAS program run before every .sas job (SAS's AUTOEXEC); "" = none
 

@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 from statgrid.config.sections import _SESSION_KEYS, _parse_section
 from statgrid.config.units import KIB, format_size
-from statgrid.config.values import DEFAULT_ROW_GROUP_ROWS
+from statgrid.config.dataset_io import DEFAULT_BUFSIZE_BYTES, DEFAULT_COMPRESS, DatasetIO
 
 
 @dataclass(frozen=True)
@@ -17,7 +17,9 @@ class SessionOptions:
 
     memsize_bytes: engine memory cap (DuckDB ``memory_limit``; RSS runs ~10 % above it).
     threads: engine threads; 0 means every CPU this process may use.
-    bufsize_rows: rows per Parquet row group written.
+    bufsize_bytes: SAS's BUFSIZE: the size of a data set's I/O requests (a column chunk; dataset_io.py).
+    compress: SAS's COMPRESS: 'no', 'yes', 'char' or 'binary' (uncompressed, snappy, snappy, zstd).
+    sortsize_bytes: SAS's SORTSIZE: DuckDB's memory_limit while a sort step runs; 0 = memsize.
     utilsize_bytes: cap on spill in UTIL (DuckDB ``max_temp_directory_size``); 0 = engine default.
     autoexec: a SAS program run before every .sas job of the session ("" none; a relative path is taken
     from the job's working directory); a job's `-autoexec FILE` replaces it.
@@ -25,9 +27,26 @@ class SessionOptions:
 
     memsize_bytes: int = 2 * KIB**3
     threads: int = 0
-    bufsize_rows: int = DEFAULT_ROW_GROUP_ROWS
+    bufsize_bytes: int = DEFAULT_BUFSIZE_BYTES
     utilsize_bytes: int = 0
     autoexec: str = ""
+    compress: str = DEFAULT_COMPRESS
+    sortsize_bytes: int = 0
+
+    @property
+    def dataset_io(self) -> DatasetIO:
+        """How this session writes data sets (row group rows and codec from bufsize and compress)."""
+        return DatasetIO(self.bufsize_bytes, self.compress)
+
+    @property
+    def bufsize_rows(self) -> int:
+        """Rows per Parquet row group that bufsize_bytes gives (dataset_io.row_group_rows)."""
+        return self.dataset_io.row_group_rows
+
+    @property
+    def sort_memory_bytes(self) -> int:
+        """The engine's memory limit during a sort: sortsize, never above memsize (the session's cap)."""
+        return min(self.sortsize_bytes, self.memsize_bytes) if self.sortsize_bytes else self.memsize_bytes
 
     @property
     def effective_threads(self) -> int:
@@ -40,7 +59,8 @@ class SessionOptions:
 
     def as_sas_names(self) -> dict[str, Any]:
         return {"memsize": format_size(self.memsize_bytes), "threads": self.effective_threads,
-                "bufsize": self.bufsize_rows, "utilsize": format_size(self.utilsize_bytes)}
+                "bufsize": format_size(self.bufsize_bytes), "sortsize": format_size(self.sortsize_bytes),
+                "compress": self.compress, "utilsize": format_size(self.utilsize_bytes)}
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ import re
 from typing import Any, Callable, Mapping
 
 from statgrid.config.units import parse_size_bytes
-from statgrid.config.values import _bufsize, _memsize, _nonneg_int, _string
+from statgrid.config.dataset_io import parse_bufsize, parse_compress, parse_sortsize
+from statgrid.config.values import _memsize, _nonneg_int, _string
 from statgrid.errors import ConfigError
 
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,31}$")
@@ -14,14 +15,13 @@ NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,31}$")
 _SESSION_KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "memsize": ("memsize_bytes", _memsize),
     "threads": ("threads", _nonneg_int),
-    "bufsize": ("bufsize_rows", _bufsize),
+    "bufsize": ("bufsize_bytes", parse_bufsize),      # SAS's BUFSIZE: bytes of one I/O request
+    "sortsize": ("sortsize_bytes", parse_sortsize),   # SAS's SORTSIZE: memory_limit while sorting
+    "compress": ("compress", parse_compress),         # SAS's COMPRESS: no|yes|char|binary
     "utilsize": ("utilsize_bytes", parse_size_bytes),
     "autoexec": ("autoexec", _string),      # a SAS program run before each .sas job (SAS's AUTOEXEC)
 }
-_HINTS = {
-    "session.sortsize": "DuckDB has no separate sort memory: sorts use memsize, and spill to UTIL. "
-                        "Set memsize instead",
-}
+_HINTS: dict[str, str] = {}
 _TOP_KEYS = ("grid", "libraries", "libname", "session", "master", "hosts", "queues", "monitor", "groups", "limits",
              "scheduling")
 

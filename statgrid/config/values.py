@@ -11,7 +11,7 @@ from statgrid.config.units import KIB, format_size, parse_duration_s, parse_size
 
 MIN_MEMSIZE_BYTES = 64 * KIB**2
 MAX_MEMSIZE_BYTES = KIB**5              # 1 PiB: no machine has more; DuckDB's memory_limit refuses far larger values
-DEFAULT_ROW_GROUP_ROWS = 122_880
+DEFAULT_ROW_GROUP_ROWS = 122_880         # DuckDB's own default row group (rows); statgrid's comes from bufsize
 FENCE_GRACE_MIN_S = 10.0
 CPU_NUMBERS_MAX = 8192                  # CONFIG_NR_CPUS's upper bound (arch/x86/Kconfig, NR_CPUS_RANGE_END)
 SLOTS_MAX = 100_000                     # job slots of one host: far past any machine's CPUs
@@ -44,16 +44,6 @@ def _positive_int(value: Any) -> int:
     n = _nonneg_int(value)
     if n == 0:
         raise ValueError("a whole number ≥ 1")
-    return n
-
-
-def _bufsize(value: Any) -> int:
-    if isinstance(value, str) and re.search(r"[A-Za-z]", value):
-        raise ValueError(f"a number of rows per Parquet row group (default {DEFAULT_ROW_GROUP_ROWS}); "
-                         "statgrid's bufsize counts rows, not bytes")
-    n = _positive_int(value)
-    if n < 1024:
-        raise ValueError("at least 1024 rows per row group (smaller groups make reads slow)")
     return n
 
 

@@ -362,6 +362,35 @@ def output_where_sql(program: Any, spec: DatasetSpec, cols: list[ColumnInfo]) ->
     return where_sql(spec.where, colmap, spec.name)
 
 
+def dataset_io(program: Any, spec: DatasetSpec | None = None):
+    """How output data set `spec` is written (config.DatasetIO): the session's BUFSIZE and COMPRESS (the
+    OPTIONS statement and -bufsize set them: sas/options.py), then the data set options BUFSIZE= (bytes;
+    0 = the session's) and COMPRESS=NO|YES|CHAR|BINARY. A bad value is a SasError at the option."""
+    from dataclasses import replace
+
+    from statgrid.config.dataset_io import MAX_BUFSIZE_BYTES, MIN_BUFSIZE_BYTES, DatasetIO, parse_compress
+    from statgrid.sas.options import parse_size
+
+    opts = getattr(program.session, "options", None)
+    io = opts.dataset_io if opts is not None else DatasetIO()
+    given = spec.options if spec is not None else {}
+    for name in ("BUFSIZE", "COMPRESS"):
+        if name not in given:
+            continue
+        raw = given[name]
+        text = str(int(raw)) if isinstance(raw, float) and raw.is_integer() else str(raw)
+        try:
+            if name == "BUFSIZE":
+                n = parse_size(text)
+                if n:   # SAS's BUFSIZE=0: the engine's default, the session's here
+                    io = replace(io, bufsize_bytes=min(max(n, MIN_BUFSIZE_BYTES), MAX_BUFSIZE_BYTES))
+            else:
+                io = replace(io, compress=parse_compress(text))
+        except ValueError as exc:
+            raise SasError(f"Invalid value for {name}= data set option", spec.line, spec.col, text, str(exc)) from None
+    return io
+
+
 def filter_written(program: Any, spec: DatasetSpec, cols: list[ColumnInfo], tmp) -> int | None:
     """Apply an output WHERE= to the Parquet file `tmp` just written (its rows, schema and metadata kept): the
     rows that pass replace it; their count, or None when there is no WHERE=."""
@@ -375,10 +404,10 @@ def filter_written(program: Any, spec: DatasetSpec, cols: list[ColumnInfo], tmp)
           if not k.startswith(b"ARROW:")}
     kept = Path(str(tmp) + ".where")
     path_sql = str(tmp).replace("'", "''")
-    group = int(getattr(program.session.options, "bufsize_rows", 0) or 122880)
     try:
         rows = int(program.session.execute(parquet_copy_sql(
-            f"SELECT * FROM read_parquet('{path_sql}') WHERE {cond}", kept, group, kv)).fetchall()[0][0])
+            f"SELECT * FROM read_parquet('{path_sql}') WHERE {cond}", kept, dataset_io(program, spec), kv)
+        ).fetchall()[0][0])
         os.replace(kept, tmp)
     finally:
         kept.unlink(missing_ok=True)
@@ -420,8 +449,12 @@ class DatasetWriter:
             # dictionary encoding only for character columns: on numbers of distinct values (the usual
             # DATA step output) pyarrow's attempt costs ~2.5x the write and is dropped anyway
             chars = [f.name for f in self.schema if f.type == pa.string()]
-            self.writer = pq.ParquetWriter(str(self.tmp), self.schema, compression="zstd", use_dictionary=chars)
-        self.writer.write_batch(batch)
+            io = dataset_io(self.program, self.spec)
+            self.row_group_rows = io.row_group_rows
+            # BUFSIZE: groups of at most bufsize/8 rows and pages of bufsize bytes (config/dataset_io.py)
+            self.writer = pq.ParquetWriter(str(self.tmp), self.schema, compression="none" if io.compress == "no"
+                                           else io.codec, use_dictionary=chars, data_page_size=io.bufsize_bytes)
+        self.writer.write_batch(batch, row_group_size=self.row_group_rows)
         self.rows += batch.num_rows
 
     def commit(self) -> None:

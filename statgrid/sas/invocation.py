@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from statgrid.sas.errors import SasError
-from statgrid.sas.options import SasOptions
+from statgrid.sas.options import SasOptions, session_value
 
 # name → takes a value; what `statgrid run` accepts after a .sas program (cli/session.py declares each)
 INVOCATION_OPTIONS: dict[str, bool] = {
@@ -39,7 +39,7 @@ _STATGRID_HINT = ("; statgrid's own options (-o KEY=VALUE, -q, -J, --log-dir …
 class Invocation:
     """SAS invocation options of one run, as given.
 
-    session_options: the statgrid session options they set (memsize); system: SAS system options to set
+    session_options: the statgrid session options they set (memsize, bufsize, sortsize); system: SAS system options to set
     before the autoexec (SYSPARM, BUFSIZE, SORTSIZE, FULLSTIMER, MEMSIZE); env: -set NAME VALUE (an
     environment variable of the program, read by %SYSGET); autoexec, log_path, print_path: files;
     work_root, util_root: directories under which WORK and UTIL are made; args: the words as given."""
@@ -90,9 +90,9 @@ def parse_invocation(args: list[str]) -> Invocation:
                                "by letters, digits or '_'", text=value, expected="-set NAME VALUE, e.g. -set "
                                "REGION north")
             inv.env[value] = args[i + 2]
-        elif name == "MEMSIZE":
-            inv.session_options["memsize"] = value
+        elif name in ("MEMSIZE", "BUFSIZE", "SORTSIZE"):     # the session opens with them (options.py)
             inv.system[name] = value
+            inv.session_options[name.lower()] = value if name == "MEMSIZE" else None
         elif name in _PATH_FIELDS:
             setattr(inv, _PATH_FIELDS[name], value)
         else:
@@ -101,6 +101,12 @@ def parse_invocation(args: list[str]) -> Invocation:
     check = SasOptions()
     for name, value in inv.system.items():
         check.set(name, value)
+        if inv.session_options.get(name.lower(), "") is None:     # -bufsize 64k → bufsize=65536B
+            value = session_value(name, check.get(name))
+            if value is None:
+                del inv.session_options[name.lower()]
+            else:
+                inv.session_options[name.lower()] = value
     return inv
 
 

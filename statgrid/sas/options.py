@@ -5,9 +5,11 @@ can change after start), the OPTIONS statement's values, GETOPTION's text, and S
 Names and behaviour follow SAS 9.4 System Options: Reference. Options SAS has that change nothing here
 (SASTRACE=, SASTRACELOC=, STSUFFIX: SAS/ACCESS tracing) are accepted and kept so GETOPTION returns them.
 MEMSIZE, WORK and UTILLOC are startup options: set in an OPTIONS statement they get SAS's WARNING and keep
-their value. BUFSIZE= and SORTSIZE= are kept as SAS values in bytes: statgrid's I/O unit is a Parquet row
-group counted in rows (session option bufsize) and DuckDB sorts within MEMSIZE, so neither maps onto an
-engine setting (README, SAS programs). THREADS/NOTHREADS and CPUCOUNT= set the session's engine threads.
+their value. BUFSIZE=, SORTSIZE= and COMPRESS= are the session's options bufsize, sortsize and compress
+(their start values come from the session; an OPTIONS statement changes the session's): BUFSIZE= in bytes
+is the size of a data set's I/O requests (config/dataset_io.py; BUFSIZE=0 = grid.toml's), SORTSIZE= the
+engine's memory while a sort runs, COMPRESS= the codec of data sets written. THREADS/NOTHREADS and
+CPUCOUNT= set the session's engine threads.
 Standard library only (the session is reached through the object handed in).
 """
 from __future__ import annotations
@@ -188,6 +190,12 @@ class SasOptions:
     def __post_init__(self) -> None:
         for d in OPTION_DEFS:
             self.values.setdefault(d.name, d.default)
+        o = getattr(self.session, "options", None)
+        if o is not None and hasattr(o, "bufsize_bytes"):    # the session's (grid.toml, -o, -bufsize …)
+            self.values["BUFSIZE"] = o.bufsize_bytes
+            self.values["COMPRESS"] = o.compress.upper()
+            if o.sortsize_bytes:
+                self.values["SORTSIZE"] = o.sortsize_bytes
 
     def get(self, name: str) -> Any:
         """The typed value: bool for NAME/NONAME options, int for numbers and sizes, str otherwise."""
@@ -249,3 +257,31 @@ class SasOptions:
         if name in ("THREADS", "CPUCOUNT"):
             threads = 1 if not self.values["THREADS"] else self.values["CPUCOUNT"]   # 0 = every CPU
             s.set_options({"threads": threads}, source="OPTIONS statement")
+        elif name in SESSION_IO_OPTIONS and hasattr(getattr(s, "options", None), "bufsize_bytes"):
+            s.set_options({name.lower(): session_value(name, value, s)}, source="OPTIONS statement")
+            # what the session took (BUFSIZE=0 → grid.toml's; pinned by the command line → unchanged)
+            o = s.options
+            self.values.update(BUFSIZE=o.bufsize_bytes, COMPRESS=o.compress.upper())
+            if name == "SORTSIZE" and o.sortsize_bytes:
+                self.values["SORTSIZE"] = o.sortsize_bytes
+
+
+# SAS options that are statgrid session options of the same name (config/dataset_io.py)
+SESSION_IO_OPTIONS = ("BUFSIZE", "SORTSIZE", "COMPRESS")
+
+
+def session_value(name: str, value: Any, session: Any = None) -> str | None:
+    """A SAS BUFSIZE=/SORTSIZE=/COMPRESS= value (bytes as int, or the COMPRESS word) as the session option's
+    text: BUFSIZE=0 is grid.toml's bufsize (SAS: the engine's default), within statgrid's 4K … 64M."""
+    if name == "COMPRESS":
+        return str(value).lower()
+    n = int(value)
+    if name == "SORTSIZE":
+        return "0" if n >= MAX_INT else f"{n}B"      # SORTSIZE=MAX: the whole MEMSIZE
+    from statgrid.config.dataset_io import MAX_BUFSIZE_BYTES, MIN_BUFSIZE_BYTES
+    if not n:
+        config = getattr(session, "config", None)
+        if config is None:
+            return None                              # -bufsize 0: leave grid.toml's
+        n = config.session.bufsize_bytes
+    return f"{min(max(n, MIN_BUFSIZE_BYTES), MAX_BUFSIZE_BYTES)}B"

@@ -173,6 +173,29 @@ class Session:
         if o.utilsize_bytes:
             self.con.execute(f"SET max_temp_directory_size = '{o.utilsize_bytes}B'")
 
+    @contextmanager
+    def sort_memory(self) -> Iterator[int]:
+        """SORTSIZE as DuckDB's memory_limit while a sort runs (sortsize_bytes, never above memsize; 0 or ≥
+        memsize: no change), set back to memsize afterwards. Yields the limit in bytes. DuckDB has no sort
+        memory of its own: its sorts spill to UTIL (temp_directory) when the query's limit is reached."""
+        limit = max(self.options.sort_memory_bytes, 16 * 1024**2)      # DuckDB needs a little to run at all
+        if limit >= self.options.memsize_bytes or self.con is None:
+            yield self.options.memsize_bytes
+            return
+        self.con.execute(f"SET memory_limit = '{limit}B'")
+        try:
+            yield limit
+        finally:
+            if not self._closed:
+                self.con.execute(f"SET memory_limit = '{self.options.memsize_bytes}B'")
+
+    def sort(self, *args: Any, **kwargs: Any) -> DatasetRef:
+        """PROC SORT (statgrid.procs.sort.sort) within SORTSIZE (sort_memory)."""
+        with self.sort_memory():
+            return _sort.sort(self, *args, **kwargs)
+
+    sort.__doc__ = (_sort.sort.__doc__ or "") + "\n        Runs within the session's sortsize (Session.sort_memory)."
+
     def set_options(self, options: Mapping[str, Any], source: str = "session()") -> None:
         """Change session options (SAS names). Options pinned on the command line win."""
         wanted = dict(options)
@@ -329,7 +352,7 @@ class Session:
         """
         ref = self.libraries.for_write(out.name if isinstance(out, DatasetRef) else out)   # refuses read-only
         with atomic_output(ref) as tmp:
-            rows = self.execute(parquet_copy_sql(select_sql, tmp, self.options.bufsize_rows,
+            rows = self.execute(parquet_copy_sql(select_sql, tmp, self.options.dataset_io,
                                                  kv_metadata)).fetchone()[0]
             if before_commit is not None:
                 before_commit()
@@ -431,7 +454,6 @@ class Session:
     import_fixed = _importing.import_fixed
     sql = _sqlproc.sql
     data = _datastep.data
-    sort = _sort.sort
     means = _summary.means
     summary = _summary.summary
     freq = _freq.freq

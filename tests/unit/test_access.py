@@ -60,7 +60,7 @@ def test_point_reads_only_the_wanted_rows(home, captured):
     from statgrid.session import Session
 
     n = 50_000
-    with Session(load_config(), {"bufsize": "1024"}, log=captured.log()) as s:     # DuckDB: ~2k-row groups
+    with Session(load_config(), {"bufsize": "16k"}, log=captured.log()) as s:      # 2,048-row groups
         s.write_table("work.big", pa.table({"i": np.arange(1, n + 1), "v": np.arange(n) * 0.5}))
         rows = [7, 49_999, 1, 7, 25_000]
         t = s.point("work.big", rows)

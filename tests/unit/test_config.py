@@ -45,7 +45,9 @@ readonly = true
 [session]
 memsize = "1.5G"
 threads = 1
-bufsize = 65536
+bufsize = "512k"
+sortsize = "1G"
+compress = "no"
 [master]
 port = 9000
 [hosts.a]
@@ -68,7 +70,9 @@ user_limit = 3
     assert cfg.libraries.work == tmp_path / "scratch/work"
     assert cfg.libnames["sales"].readonly is True
     assert cfg.session.memsize_bytes == int(1.5 * 2**30)
-    assert cfg.session.threads == 1 and cfg.session.bufsize_rows == 65536
+    assert cfg.session.threads == 1 and cfg.session.bufsize_bytes == 512 * 1024
+    assert cfg.session.bufsize_rows == 65536          # 512 KiB of 8-byte numbers per column chunk
+    assert (cfg.session.sortsize_bytes, cfg.session.compress) == (2**30, "no")
     assert cfg.master.port == 9000
     assert cfg.hosts["b"].open is False and cfg.hosts["a"].slots == 4
     assert cfg.hosts["a"].cpus == () and cfg.hosts["b"].cpus == (0, 1, 2, 5) and cfg.hosts["c"].cpus == (0, 1)
@@ -84,13 +88,15 @@ user_limit = 3
     ("[session]\nmemsize = 'lots'\n",
      "session.memsize = 'lots' is not allowed: expected a size such as 512M, 2G or a number of bytes."),
     ("[session]\nthreads = -1\n", "session.threads = -1 is not allowed: expected a whole number ≥ 0."),
-    ("[session]\nbufsize = '128k'\n",
-     "session.bufsize = '128k' is not allowed: expected a number of rows per Parquet row group (default 122880); "
-     "statgrid's bufsize counts rows, not bytes."),
-    ("[session]\nmemsiz = '2G'\n", "unknown key 'session.memsiz'; allowed in [session]: autoexec, bufsize, memsize, threads, "
-                                   "utilsize."),
-    ("[session]\nsortsize = '1G'\n", "'session.sortsize' is not an option: DuckDB has no separate sort memory: sorts "
-                                     "use memsize, and spill to UTIL. Set memsize instead."),
+    ("[session]\nbufsize = 65536\n",
+     "session.bufsize = 65536 is not allowed: expected a size in bytes with its unit, e.g. \"256k\" (bufsize is SAS's "
+     "BUFSIZE in bytes now, not rows per row group; 65536 rows of 8-byte numbers is \"512K\": write bufsize = "
+     "\"512K\", or \"256k\" as seed 004 advises)."),
+    ("[session]\ncompress = 'rle'\n",
+     "session.compress = 'rle' is not allowed: expected one of \"no\", \"yes\", \"char\", \"binary\" (SAS's "
+     "COMPRESS=: YES/CHAR → snappy, BINARY → zstd, NO → uncompressed)."),
+    ("[session]\nmemsiz = '2G'\n", "unknown key 'session.memsiz'; allowed in [session]: autoexec, bufsize, compress, memsize, "
+                                   "sortsize, threads, utilsize."),
     ("[sesion]\n", "unknown key 'sesion'; allowed at the top level: grid, groups, hosts, libname, libraries, limits, master, "
                     "monitor, queues, scheduling, session."),
     ("[queues.q]\nfairshare = { alice = 0 }\n", "queues.q.fairshare = {'alice': 0} is not allowed: expected shares of at "

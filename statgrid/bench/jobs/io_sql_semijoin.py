@@ -4,6 +4,7 @@ from statgrid.bench import datagen, jobkit
 
 p = jobkit.params()
 with statgrid.session() as s:
+    datagen.evict_inputs(s, p.library, ["customer_dim", "sales_fact"])    # read from storage: data larger than memory
     s.import_fixed(p.text(s, "customer_dim"), "work.dim", datagen.layout("customer_dim"))
     s.sql(f"CREATE TABLE work.seg_a AS SELECT * FROM {p.ds('sales_fact')} "
           "WHERE cust_id IN (SELECT cust_id FROM work.dim WHERE segment = 'A')")

@@ -400,7 +400,8 @@ def write_select(program: Any, spec: DatasetSpec, sql: str, cols: list[ColumnInf
         kv[LABEL_KEY] = spec.label
     if extra_kv and not spec.rename:
         kv.update(extra_kv)
-    group = int(getattr(session.options, "bufsize_rows", 0) or 122880)
+    from statgrid.sas.dataset import dataset_io
+    group = dataset_io(program, spec)                         # BUFSIZE= and COMPRESS= (session's, data set's)
     from statgrid.sas.dataset import output_where_sql
     cond = output_where_sql(program, spec, out_cols)          # WHERE= of the output: over the names written
     body = f"SELECT {', '.join(select) or 'NULL AS __none'} FROM ({sql})"

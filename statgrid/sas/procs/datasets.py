@@ -232,7 +232,7 @@ class Datasets:
             self.log.note(f"Renaming variable {old} to {new}.")
         select = ", ".join(f"{sql_ident(n)} AS {sql_ident(renames.get(n, n))}" for n in schema.names)
         session = self.program.session
-        group = max(1, int(getattr(session.options, "bufsize_rows", 0) or 122880))
+        group = session.options.dataset_io                    # MODIFY rewrites with the session's BUFSIZE/COMPRESS
         with atomic_output(ref) as tmp:
             session.execute(parquet_copy_sql(f"SELECT {select} FROM {ref.scan_sql()}", tmp, group, kv)).fetchall()
 

@@ -93,7 +93,7 @@ def test_invocation_options():
     inv = parse_invocation(["-sysparm", "3", "-memsize", "2G", "-bufsize", "64k", "-sortsize", "1G", "-fullstimer",
                             "-autoexec", "auto.sas", "-set", "HOST", "node1", "-log", "x.log", "-print", "x.lst",
                             "-work", "/w", "-utilloc", "/u"])
-    assert inv.session_options == {"memsize": "2G"}
+    assert inv.session_options == {"memsize": "2G", "bufsize": "65536B", "sortsize": "1073741824B"}   # bytes, as SAS
     assert inv.env == {"HOST": "node1"}
     assert (inv.autoexec, inv.log_path, inv.print_path, inv.work_root, inv.util_root) == (
         "auto.sas", "x.log", "x.lst", "/w", "/u")

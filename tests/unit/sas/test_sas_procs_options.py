@@ -53,7 +53,7 @@ proc options option=memsize define; run;""")
     assert code == 0, log
     lines = log.split("\n")
     assert lines[lines.index("Group=PERFORMANCE") + 1] == \
-        " NOTHREADS BUFSIZE=65536 COMPRESS=NO CPUCOUNT=2 MEXECSIZE=65536"
+        " NOTHREADS BUFSIZE=65536 COMPRESS=BINARY CPUCOUNT=2 MEXECSIZE=65536"   # COMPRESS: the session's (zstd)
     assert "Option Value Information For SAS Option BUFSIZE" in lines
     assert "    Value: 65536" in lines and "    Scope: SAS Session" in lines
     assert "Option Definition Information for SAS Option MEMSIZE" in lines

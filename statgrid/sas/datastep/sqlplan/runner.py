@@ -4,7 +4,7 @@ from __future__ import annotations
 import pyarrow.parquet as pq
 
 from statgrid.libraries import parquet_copy_sql, sql_ident
-from statgrid.sas.dataset import ColumnInfo, DatasetWriter, column_info, input_sql
+from statgrid.sas.dataset import ColumnInfo, DatasetWriter, column_info, dataset_io, input_sql
 from statgrid.sas.errors import SasError
 from statgrid.sas.procs.common import observations_read
 from statgrid.sas.where_sql import WhereNotSql
@@ -57,7 +57,7 @@ class Job:
 
         def write(tmp) -> int:
             kv = {k.decode(): v.decode() for k, v in (w.schema.metadata or {}).items()}
-            rows = self._copy(parquet_copy_sql(self.sql, tmp, self.program.session.options.bufsize_rows, kv))
+            rows = self._copy(parquet_copy_sql(self.sql, tmp, dataset_io(self.program, self.w.spec), kv))
             got = pq.read_schema(tmp)
             if not got.equals(w.schema, check_metadata=True):
                 raise Refuse(f"the file DuckDB wrote has the schema {got}, not the writer's {w.schema}")
