@@ -23,7 +23,7 @@ def submit(ctx: typer.Context,
            hosts: List[str] = typer.Option([], "--host", "-m", help="Run only on this host; repeatable (LSF -m)."),
            rerunnable: bool = typer.Option(False, "--rerunnable", "-r", help="Requeue if its host is lost."),
            option: List[str] = typer.Option([], "--option", "-o", metavar="KEY=VALUE", help="Session option "
-                                            "(memsize, threads, bufsize, utilsize); repeatable."),
+                                            "(memsize, threads, bufsize, sortsize, compress, utilsize); repeatable."),
            depend: str = typer.Option("", "--depend", "-w", metavar="EXPR", help="Start only when this holds, e.g. "
                                       "\"done(12) && ended(13)\" (done, ended, exit, started; &&, ||, parentheses)."),
            runlimit: Optional[str] = typer.Option(None, "--runlimit", "-W", metavar="TIME", help="Kill the job (EXIT) "

@@ -20,7 +20,7 @@ def run(ctx: typer.Context, job: Path = typer.Argument(..., metavar="JOB", help=
                                    "statgrid.session()), .sql, or .sas (a SAS program; SAS's invocation options "
                                    "may follow it)."),
         option: List[str] = typer.Option([], "--option", "-o", metavar="KEY=VALUE", help="Session option "
-                                         "(memsize, threads, bufsize, utilsize, autoexec); repeatable."),
+                                         "(memsize, threads, bufsize, sortsize, compress, utilsize, autoexec); repeatable."),
         as_json: bool = typer.Option(False, "--json", help="Print the STIMER records as JSON lines on stdout "
                                      "(log and listing go to stderr)."),
         log_dir: Optional[Path] = typer.Option(None, "--log-dir", help="Also write session.log, session.lst "
@@ -28,8 +28,8 @@ def run(ctx: typer.Context, job: Path = typer.Argument(..., metavar="JOB", help=
         sysparm: Optional[str] = typer.Option(None, "-sysparm", metavar="VALUE", help=".sas: SYSPARM= (&SYSPARM)."),
         memsize: Optional[str] = typer.Option(None, "-memsize", metavar="SIZE", help=".sas: MEMSIZE (the session's "
                                               "memsize)."),
-        bufsize: Optional[str] = typer.Option(None, "-bufsize", metavar="SIZE", help=".sas: BUFSIZE= (kept for "
-                                              "GETOPTION; statgrid's I/O unit is -o bufsize=ROWS)."),
+        bufsize: Optional[str] = typer.Option(None, "-bufsize", metavar="SIZE", help=".sas: BUFSIZE= in bytes: the size "
+                                              "of data-set I/O requests (session option bufsize)."),
         sortsize: Optional[str] = typer.Option(None, "-sortsize", metavar="SIZE", help=".sas: SORTSIZE=."),
         dsengine: Optional[str] = typer.Option(None, "-dsengine", metavar="ENGINE", help=".sas: DSENGINE= (AUTO, "
                                                "PYTHON, SQL or NUMBA: the DATA step engine)."),
