@@ -70,6 +70,7 @@ def test_sas_options_statement_and_data_set_options_drive_the_writes(session, tm
     code, log, _ = run_sas(session, """options bufsize=16k compress=no;
 data t.a; do i = 1 to 5000; x = i * 2; output; end; run;
 data t.b(bufsize=65536 compress=binary); set t.a; run;
+data t.c(bufsize=16k); set t.a; run;
 %put BUF=%sysfunc(getoption(bufsize)) COMP=%sysfunc(getoption(compress));
 options bufsize=0;
 %put BUF0=%sysfunc(getoption(bufsize));
@@ -79,6 +80,7 @@ options bufsize=0;
     assert "BUF=16384 COMP=NO" in log and f"BUF0={256 * KIB}" in log
     assert layout(tmp_path / "a.parquet")[1:] == (2048, "UNCOMPRESSED")     # 16K / 8 = 2,048 rows
     assert layout(tmp_path / "b.parquet")[1:] == (5000, "ZSTD")             # 64K / 8 = 8,192 ≥ 5,000 rows
+    assert layout(tmp_path / "c.parquet")[1:] == (2048, "UNCOMPRESSED")     # bufsize=16k as SAS writes it
 
 
 def test_bad_data_set_compress_is_an_error_at_the_option(session, tmp_path):
