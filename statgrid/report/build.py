@@ -299,8 +299,37 @@ def compare_report(path_a: Path, path_b: Path) -> Report:
                   {"y_label": "MB/s", "x_label": "s from the start", "series": overlay}, "Figure 12.")
     nodes = [replace(x, id=f"nodes_{side}", title=f"{x.title} — {side.upper()}: {name}")
              for side, name, r in (("a", name_a, ra), ("b", name_b, rb)) for x in r.tables if x.id == "nodes"]
+    by_node = node_comparison(name_a, ra, name_b, rb)
     return Report(f"statgrid comparison — {name_a} vs {name_b}", f"A: {ra.subtitle}\nB: {rb.subtitle}",
-                  [t, *([differed] if differed is not None else []), *nodes], [chart])
+                  [t, *([differed] if differed is not None else []), *([by_node] if by_node else []), *nodes],
+                  [chart])
+
+
+def node_comparison(name_a: str, ra: Report, name_b: str, rb: Report) -> Table | None:
+    """Seed 002 Table 5: per host, each side's mean CPU/real and summed STIMER real time, and the real-time
+    difference B − A; an average row over the hosts both sides have (None when they share none)."""
+    def rows_of(r: Report) -> dict:
+        t = next((x for x in r.tables if x.id == "nodes"), None)
+        return {row["host"]: row for row in (t.rows if t else []) if row["host"] not in ("all",)
+                and not str(row["host"]).startswith("spread")}
+    a, b = rows_of(ra), rows_of(rb)
+    hosts = sorted(set(a) & set(b))
+    if not hosts:
+        return None
+    rows = [{"host": h, "cpu_real_a": a[h]["cpu_real_mean"], "real_min_a": a[h]["real_min"],
+             "cpu_real_b": b[h]["cpu_real_mean"], "real_min_b": b[h]["real_min"],
+             "diff_min": (b[h]["real_min"] or 0) - (a[h]["real_min"] or 0)} for h in hosts]
+    if len(rows) > 1:
+        n = len(rows)
+        rows.append({"host": "average", "cpu_real_a": None, "real_min_a": sum(r["real_min_a"] or 0 for r in rows) / n,
+                     "cpu_real_b": None, "real_min_b": sum(r["real_min_b"] or 0 for r in rows) / n,
+                     "diff_min": sum(r["diff_min"] for r in rows) / n})
+    cols = [Column("host", "host", align="left"), Column("cpu_real_a", "A CPU/real", 2),
+            Column("real_min_a", "A real (min)", 2), Column("cpu_real_b", "B CPU/real", 2),
+            Column("real_min_b", "B real (min)", 2), Column("diff_min", "real-time difference B − A (min)", 2)]
+    return Table("compare_nodes", "Per node, A and B (seed 002 Table 5)", cols, rows,
+                 [f"A: {name_a}; B: {name_b}. Per host, the mean CPU/real of its jobs and their summed STIMER real "
+                  "time; hosts only one side has are left out."])
 
 
 def inventory_diff(path_a: Path, path_b: Path, name_a: str, name_b: str) -> tuple[Table | None, str]:

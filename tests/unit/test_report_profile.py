@@ -42,3 +42,32 @@ def test_profile_is_the_share_of_summed_wall_time():
 
 def test_no_jobs_gives_empty_tables():
     assert jobs_by_type_and_size([]).rows == [] and work_profile([]).rows == []
+
+
+def test_compare_has_seed_002_table5_per_node_difference(tmp_path):
+    """report --compare's per-node table: each host's summed STIMER real time on both sides and B − A; B here is
+    A with every job's STIMER real time on node1 doubled, so node1's difference is its own A time."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    from statgrid.report import build
+    src = Path(__file__).resolve().parents[1] / "data" / "bundle_ma2"
+    a, b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(src, a)
+    shutil.copytree(src, b)
+    jobs = [json.loads(line) for line in (b / "jobs.jsonl").read_text().splitlines()]
+    node1_s = sum(j["stimer_total"]["real_s"] for j in jobs if j["host"] == "node1")
+    for j in jobs:
+        if j["host"] == "node1":
+            j["stimer_total"]["real_s"] *= 2
+    (b / "jobs.jsonl").write_text("".join(json.dumps(j) + "\n" for j in jobs))
+    rep = build.compare_report(a, b)
+    t = next(t for t in rep.tables if t.id == "compare_nodes")
+    rows = {r["host"]: r for r in t.rows}
+    hosts = sorted({j["host"] for j in jobs})
+    assert [r["host"] for r in t.rows] == hosts + (["average"] if len(hosts) > 1 else [])
+    assert rows["node1"]["diff_min"] == pytest.approx(node1_s / 60)
+    assert all(rows[h]["diff_min"] == pytest.approx(0.0) for h in hosts if h != "node1")
+    if len(hosts) > 1:
+        assert rows["average"]["diff_min"] == pytest.approx(node1_s / 60 / len(hosts))
