@@ -230,7 +230,7 @@ def shipped(name: str) -> Path:
 
 
 def load(path: str | Path | None = None, sessions: int | None = None) -> Workload:
-    """A workload file, or the shipped one for `sessions` (ma10, ma20, …); for other numbers of
+    """A workload file (or a shipped one by name), or the shipped one for `sessions` (ma10, ma20, …); for other numbers of
     sessions the same mix, 3.6 jobs per session (see `render_shipped`)."""
     if path is None:
         sessions = sessions or 10
@@ -241,8 +241,12 @@ def load(path: str | Path | None = None, sessions: int | None = None) -> Workloa
             return parse(render_shipped(sessions, RAMP_PER_SESSION_S * sessions), f"<MA{sessions}>")
     else:
         p = Path(path)
+        if not p.is_file() and p.suffix == "" and shipped(str(path)).is_file():
+            p = shipped(str(path))            # a shipped workload by name: ma40_table1, ma20_seed002, …
         if not p.is_file():
-            raise UsageError(f"--workload {str(p)!r} does not exist.")
+            names = sorted(f.stem for f in shipped("x").parent.glob("*.toml"))
+            raise UsageError(f"--workload {str(p)!r} does not exist; give a workload file or a shipped name: "
+                             f"{', '.join(names)}.")
     return parse(p.read_text(), str(p))
 
 

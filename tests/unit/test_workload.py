@@ -44,11 +44,13 @@ def test_table1_mix_by_user_type():
 @pytest.mark.parametrize("name, sessions, jobs", [("ma20_seed002", 20, 77), ("ma30_seed003", 30, 101)])
 def test_the_seeds_own_job_counts(name, sessions, jobs):
     """Seed 002 launched 77 jobs per node for MA20, seed 003 ran 101 for MA30: the files that follow them."""
-    w = W.parse(W.shipped(name).read_text(), f"{name}.toml")
+    w = W.load(name)                                         # a shipped workload by its name
     assert (w.sessions, w.n_jobs) == (sessions, jobs)
     assert w.name.startswith(f"MA{sessions} (seed 00")
     kinds = Counter(g.template.kind for g in w.groups for _ in range(g.count))
     assert sum(kinds.values()) == jobs and kinds["cpu"] > 0 and kinds["io"] > 0 and kinds["memory"] > 0
+    with pytest.raises(UsageError, match="ma30_seed003"):     # an unknown name lists the shipped ones
+        W.load("ma31_nosuch")
 
 
 def test_schedule_deals_round_robin_ramps_and_puts_trail_out_last():
