@@ -6,6 +6,8 @@ A workload file is TOML, like a fio job file: a [global] section and one section
     name = "MA10"            # shown in reports
     sessions = 10            # simulated users; each runs its jobs one after another
     ramp_s = 60              # sessions start evenly spread over this many seconds
+    ramp_profile = [1, 3, 1] # optional: how many of them start in each equal slice of the ramp (a peak
+                             # between off-peak parts: 1/5, 3/5, 1/5 of the sessions here); default even
     concurrency = 1          # jobs a session may run at once
     scale = 0.0002           # datagen scale of the data the jobs read
     seed = 1
@@ -119,6 +121,23 @@ class Workload:
     groups: tuple[Group, ...]
     source: str = ""
     text: str = ""                 # the workload file as read (what a results bundle keeps)
+    ramp_profile: tuple[float, ...] = ()   # weights of equal slices of the ramp (peak/off-peak); () = even
+
+    def start_offset_s(self, k: int) -> float:
+        """When session k (0-based) starts: the k/sessions quantile of the ramp's arrivals — even over ramp_s,
+        or with ramp_profile as many sessions in each equal slice as its share of the weights, evenly within
+        the slice (so [1, 1] and no profile give the same starts)."""
+        if self.sessions <= 1 or self.ramp_s <= 0:
+            return 0.0
+        q = k / self.sessions
+        weights = self.ramp_profile or (1.0,)
+        total, width, acc = sum(weights), self.ramp_s / len(weights), 0.0
+        for i, w in enumerate(weights):
+            share = w / total
+            if share > 0 and q < acc + share - 1e-12:
+                return width * (i + (q - acc) / share)
+            acc += share
+        return self.ramp_s
 
     @property
     def n_jobs(self) -> int:
@@ -156,7 +175,7 @@ class Workload:
                 k += 1
         out = []
         for sess in range(self.sessions):
-            start = self.ramp_s * sess / self.sessions if self.sessions > 1 else 0.0
+            start = self.start_offset_s(sess)
             for order, g in enumerate(per_session[sess] + trail[sess]):
                 out.append(PlannedJob(sess + 1, order + 1, g.name, g.template, start, g.trail_out))
         return out
@@ -173,7 +192,7 @@ class PlannedJob:
 
 
 _GLOBAL_KEYS = {"name": str, "sessions": int, "ramp_s": (int, float), "concurrency": int, "scale": (int, float),
-                "seed": int}
+                "seed": int, "ramp_profile": list}
 _GROUP_KEYS = {"template": str, "count": int, "trail_out": bool}
 
 
@@ -201,6 +220,11 @@ def parse(text: str, source: str = "<workload>") -> Workload:
     scale = float(glob.get("scale", 0.0002))
     if ramp < 0 or not scale > 0:
         raise UsageError(f"{source}: [global] ramp_s must be ≥ 0 and scale > 0.")
+    profile = glob.get("ramp_profile", [])
+    if profile and (any(isinstance(w, bool) or not isinstance(w, (int, float)) or w < 0 for w in profile)
+                    or not sum(profile) > 0):
+        raise UsageError(f"{source}: [global] ramp_profile = {profile!r} must be numbers ≥ 0 with a positive sum "
+                         "(the share of sessions starting in each equal slice of ramp_s), e.g. [1, 3, 1].")
     groups = []
     for name, sec in raw.items():
         if not isinstance(sec, dict):
@@ -222,7 +246,7 @@ def parse(text: str, source: str = "<workload>") -> Workload:
     if not any(g.count for g in groups):
         raise UsageError(f"{source}: no jobs: add a section per job group with count ≥ 1.")
     return Workload(glob.get("name", Path(source).stem), sessions, ramp, concurrency, scale, glob.get("seed", 1),
-                    tuple(groups), source, text)
+                    tuple(groups), source, text, tuple(float(w) for w in profile))
 
 
 def shipped(name: str) -> Path:

@@ -53,6 +53,24 @@ def test_the_seeds_own_job_counts(name, sessions, jobs):
         W.load("ma31_nosuch")
 
 
+def test_ramp_profile_puts_a_peak_between_off_peak_parts():
+    w = W.parse("[global]\nsessions = 10\nramp_s = 50\nramp_profile = [1, 3, 1]\n[cpu_glm]\ncount = 10\n")
+    third = 50 / 3
+    # shares 0.2 / 0.6 / 0.2: session k starts at the k/10 quantile, evenly within its slice (worked by hand)
+    want = [0, third * 0.5, third, third * (1 + 1 / 6), third * (1 + 2 / 6), third * 1.5, third * (1 + 4 / 6),
+            third * (1 + 5 / 6), 2 * third, third * 2.5]
+    assert [w.start_offset_s(k) for k in range(10)] == pytest.approx(want)
+    assert sorted({j.start_offset_s for j in w.schedule()}) == pytest.approx(want)
+    even = W.parse("[global]\nsessions = 4\nramp_s = 40\nramp_profile = [2, 2]\n[cpu_glm]\ncount = 4\n")
+    assert [even.start_offset_s(k) for k in range(4)] == pytest.approx([0, 10, 20, 30])   # as with no profile
+    peak = W.load("ma20_peak")
+    in_peak = sum(1 for k in range(20) if 40 <= peak.start_offset_s(k) < 80)
+    assert in_peak == round(20 * 8 / 12)                        # the middle third holds 2/3 of the sessions
+    for bad in ("[1, -1]", "[0, 0]", '["a"]'):
+        with pytest.raises(UsageError, match="ramp_profile"):
+            W.parse(f"[global]\nramp_profile = {bad}\n[cpu_glm]\ncount = 1\n")
+
+
 def test_schedule_deals_round_robin_ramps_and_puts_trail_out_last():
     w = W.parse("""
         [global]
