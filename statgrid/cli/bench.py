@@ -1,6 +1,7 @@
 """The performance lab: `datagen`, `bench mixed`, `bench scale` and `report`."""
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import List, Optional
 
@@ -70,7 +71,9 @@ def bench_mixed(ctx: typer.Context,
                                          "or sas (each template's SAS twin, jobs/<name>.sas)."),
                 option: List[str] = typer.Option([], "-o", "--option", metavar="NAME=VALUE", help="Session option "
                                                  "of every job and of datagen (bufsize=8k, compress=no, sortsize=256M, "
-                                                 "memsize, threads); repeatable.")) -> None:
+                                                 "memsize, threads); repeatable."),
+                repeat: int = typer.Option(1, "--repeat", help="Run the workload this many times (<out>/run-k) "
+                                           "and report each figure's mean and spread.")) -> None:
     """Run a Mixed Analytics workload through the grid and save a results bundle."""
     from statgrid.bench import mixed, workload as wl
 
@@ -87,6 +90,18 @@ def bench_mixed(ctx: typer.Context,
         if not (scale > 0 and scale != float("inf")):
             fail(ctx, UsageError(f"--scale {scale!r} must be a positive number (try 0.0002)."))
         w = w.with_globals(scale=scale)
+    if repeat != 1:
+        from statgrid.bench import repeat as rp
+        from statgrid.report.build import mixed_report
+        if repeat < 1:
+            fail(ctx, UsageError(f"--repeat {repeat} must be at least 1."))
+        root = out or cfg.home / "bench" / f"mixed-{w.sessions}s-x{repeat}-{time.strftime('%Y%m%d-%H%M%S')}"
+        done = call(ctx, rp.run, repeat, root,
+                    lambda d: mixed.run(cfg, w, nodes, slots, d, use_running, memsize,
+                                        lambda m: typer.echo(m, err=True), cpus_per_node, lang.lower(), opts),
+                    lambda b: mixed_report(b)[1], lambda m: typer.echo(m, err=True))
+        typer.echo(f"{repeat} runs: {done} (statgrid report {done}: each figure's mean and spread)")
+        return
     bundle = call(ctx, mixed.run, cfg, w, nodes, slots, out, use_running, memsize,
                   lambda m: typer.echo(m, err=True), cpus_per_node, lang.lower(), opts)
     typer.echo(mixed.summary(*mixed.load_bundle(bundle)))

@@ -30,6 +30,8 @@ def kind_of(path: Path) -> str:
         return "mixed"
     if path.is_dir() and (path / "scale.json").is_file():
         return "scale"
+    if path.is_dir() and (path / "repeat.json").is_file():
+        return "repeat"
     if path.is_dir() and store.hosts(path):
         return "monitor"
     if path.is_file() and path.suffix == ".json":
@@ -40,7 +42,8 @@ def kind_of(path: Path) -> str:
         if isinstance(data, dict) and {"spec", "runs", "summary"} <= data.keys():
             return "iobench"
     raise UsageError(f"{str(path)!r} is not a result statgrid reports on: give a `bench mixed` bundle directory "
-                     "(bundle.json), a `bench scale` directory (scale.json), an `iobench --json` file or a "
+                     "(bundle.json), a `bench mixed --repeat` directory (repeat.json), a `bench scale` directory "
+                     "(scale.json), an `iobench --json` file or a "
                      "`statgrid monitor --out` directory (<host>/node-*.parquet).")
 
 
@@ -459,6 +462,8 @@ def build(paths: Path | list[Path], compare: Path | None = None) -> Report:
             return mixed_report(path)[0]
         if kind == "scale":
             return scale_report(path)
+        if kind == "repeat":
+            return repeat_report(path)
         if kind == "monitor":
             return monitor_report(path)[0]
         return iobench_report([path])
@@ -466,6 +471,29 @@ def build(paths: Path | list[Path], compare: Path | None = None) -> Report:
         which = f"{str(path)!r}" + (f" or {str(compare)!r}" if compare is not None else "")
         raise StatgridError(f"{which} is missing a field the report needs ({exc!r}); was it written by an older "
                             "statgrid? Run the benchmark again with this version.") from None
+
+
+def repeat_report(path: Path) -> Report:
+    """`bench mixed --repeat N`: every summary figure as its mean with the runs' spread, and the first run's
+    own report tables after it (the runs' bundles are reports of their own)."""
+    from statgrid.bench import repeat as rp
+    meta = rp.load(path)
+    stats = {r["key"]: r for r in rp.spread(meta)}
+    rows = []
+    for r in tables.summary_rows({k: v["mean"] for k, v in stats.items()}):
+        st = stats[r["key"]]
+        rows.append({"section": r["section"], "figure": r["figure"], "unit": r["unit"], "mean": st["mean"],
+                     "min": st["min"], "max": st["max"], "spread": st["spread"], "runs": st["runs"]})
+    cols = [Column("section", "section", align="left"), Column("figure", "figure", align="left"),
+            Column("mean", "mean"), Column("min", "min"), Column("max", "max"),
+            Column("spread", "(max − min) ÷ mean", 3), Column("runs", "runs"), Column("unit", "unit", align="left")]
+    n = len(meta["runs"])
+    t = Table("repeat", f"Summary over {n} runs", cols, rows,
+              [f"Each figure of the {n} runs' own reports (run-1 … run-{n}): mean, lowest and highest, and the "
+               "spread (max − min) ÷ mean."])
+    first = mixed_report(Path(path) / meta["runs"][0]["bundle"])[0] if meta["runs"] else None
+    sub = f"{n} runs of one workload" + (f"; first run: {first.subtitle}" if first else "")
+    return Report(f"statgrid report — {n} runs", sub, [t], first.charts if first else [])
 
 
 def build_many(paths: list[Path], compare: Path | None) -> Report:
