@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import fmt_stat  # noqa: E402
 
 from statgrid.bench import mixed  # noqa: E402
-from statgrid.bench.figures import job_figures  # noqa: E402
+from statgrid.job.figures import job_figures  # noqa: E402
 
 STATGRID = [sys.executable, "-m", "statgrid"]
 LANGS = ("python", "sas")

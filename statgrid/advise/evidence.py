@@ -87,7 +87,7 @@ def run_figures(meta: dict, jobs: list[dict], series, summary: dict) -> RunFigur
     """The figures of a bundle: meta, jobs and series as the report loads them (report.build.load_mixed), and
     summary, the report's summary figures of the run (report.tables.summary_figures, plus
     mb_s_peak_per_machine) — handed in by the report, which stands above advise and computes them once."""
-    from statgrid.bench.figures import cpu_real, job_times, mean_present, wall_s
+    from statgrid.job.figures import cpu_real, job_times, mean_present, wall_s
     from statgrid.job.accounting import JobRusage
 
     run = dict(summary)

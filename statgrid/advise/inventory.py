@@ -220,22 +220,6 @@ def collect(cfg=None, libraries: Mapping[str, str | os.PathLike] | None = None, 
             "grid": grid_facts(cfg, host, embedded)}
 
 
-def for_run(cfg, embedded: bool, timeout_s: float = 60.0) -> dict:
-    """The inventory a `bench mixed` run keeps: this machine's; on a running grid with hosts joined
-    from machines of their own, theirs too (one short grid job on each, as `inventory --hosts all`).
-    If those jobs cannot run within timeout_s, this machine's alone, the reason in grid.note."""
-    if embedded or cfg is None or not any(h.joins for h in cfg.hosts.values()):
-        return collect(cfg, embedded=embedded)
-    from statgrid.advise import _remote
-
-    try:
-        return _remote.collect_hosts(cfg, "all", timeout_s)
-    except StatgridError as exc:
-        inv = collect(cfg, embedded=embedded)
-        inv["grid"]["note"] = f"the joined hosts' machines were not inventoried: {exc}"
-        return inv
-
-
 def merge_machines(inv: dict, machines: list[tuple[str, dict]]) -> dict:
     """Merge what each grid host's machine reported (grid host, that machine's inventory: its "nodes"
     holds the one machine): the machine's node entry is added, the grid host's machine set, and the

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from statgrid.advise import inventory
+from statgrid.advise import hosts as inventory_hosts, inventory
 from statgrid.bench import datagen
 from statgrid.bench.workload import LANGS, Workload
 from statgrid.config import toml_string
@@ -193,7 +193,7 @@ def _run(cfg, workload: Workload, nodes: int | None, slots: int, out: Path | Non
     states: dict[int, str] = {}
     try:
         # what the run ran on, written first so a run that fails still has it (advise/inventory.py)
-        inventory.write(bundle, inventory.for_run(gcfg, own_grid))
+        inventory.write(bundle, inventory_hosts.for_run(gcfg, own_grid))
         datagen.run_all(gcfg, workload.scale, workload.seed, "data", echo=echo)
         env = {**os.environ, "STATGRID_BENCH_LIBRARY": "data", "STATGRID_BENCH_SCALE": repr(workload.scale),
                "STATGRID_BENCH_SEED": str(workload.seed)}
@@ -306,8 +306,8 @@ def lang_label(meta: dict) -> str:
 
 def summary(meta: dict, jobs: list[dict]) -> str:
     """The end-of-run summary: counts, clock time, response time and summed STIMER real time, CPU/real
-    by kind — the figures and names of the report's summary (bench/figures.py), so the two agree."""
-    from statgrid.bench.figures import FIGURE_NAMES, job_figures
+    by kind — the figures and names of the report's summary (job/figures.py), so the two agree."""
+    from statgrid.job.figures import FIGURE_NAMES, job_figures
 
     f = job_figures(meta, jobs)
     lines = [f"{meta['workload']['name']}: {f['jobs']} jobs, {f['jobs_done']} DONE, {f['jobs_exit']} EXIT, "

@@ -25,7 +25,7 @@ from typing import Callable
 from statgrid.bench import mixed
 from statgrid.bench import workload as wl
 from statgrid.errors import StatgridError, UsageError
-from statgrid.bench.figures import job_figures
+from statgrid.job.figures import job_figures
 
 COLUMNS = [("nodes", "nodes"), ("sessions", "sessions"), ("jobs", "jobs"), ("done", "DONE"), ("exit", "EXIT"),
            ("clock_s", "clock s"), ("jobs_per_h", "jobs/h"), ("summed_real_s", "summed real s"),

@@ -47,9 +47,9 @@ def inventory(ctx: typer.Context,
             fail(ctx, UsageError(f"--bundle {str(bundle)!r} holds no {inv_mod.FILE}: give a bundle made by "
                                  "`statgrid bench mixed` (bundles made before statgrid recorded one have none)."))
     elif hosts is not None:
-        from statgrid.advise import _remote
+        from statgrid.advise import hosts as inventory_hosts
 
-        inv = call(ctx, _remote.collect_hosts, config(ctx), hosts, echo=lambda m: typer.echo(m, err=True),
+        inv = call(ctx, inventory_hosts.collect_hosts, config(ctx), hosts, echo=lambda m: typer.echo(m, err=True),
                    client=grid_client(ctx))
     else:
         cfg = config(ctx)

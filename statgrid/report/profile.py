@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from statgrid.job.accounting import JobRusage
 from statgrid.report.model import Column, Table
-from statgrid.bench.figures import wall_s
+from statgrid.job.figures import wall_s
 
 GB = 1e9
 SIZE_CLASSES = (("less than 1 GB", 0.0, 1 * GB), ("1 to 10 GB", 1 * GB, 10 * GB), ("more than 10 GB", 10 * GB, None))

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from statgrid.advise.rules_data import WAITED_BELOW
 from statgrid.bench import iobench_out
-from statgrid.bench.figures import WORKLOAD_ROWS, mean_present, cpu_real, job_figures, job_times, wall_s
+from statgrid.job.figures import WORKLOAD_ROWS, mean_present, cpu_real, job_figures, job_times, wall_s
 from statgrid.bench.iobench import read_pct
 from statgrid.job.accounting import JobRusage
 from statgrid.report.model import Column, Table

@@ -79,3 +79,18 @@ def collect_hosts(cfg, spec: str, timeout_s: float = TIMEOUT_S, echo=None, clien
     for h, why in failed.items():
         inv["grid"]["hosts"].setdefault(h, {})["inventory"] = why
     return inv
+
+
+def for_run(cfg, embedded: bool, timeout_s: float = 60.0) -> dict:
+    """The inventory a `bench mixed` run keeps: this machine's; on a running grid with hosts joined
+    from machines of their own, theirs too (one short grid job on each, as `inventory --hosts all`).
+    If those jobs cannot run within timeout_s, this machine's alone, the reason in grid.note."""
+    if embedded or cfg is None or not any(h.joins for h in cfg.hosts.values()):
+        return inventory.collect(cfg, embedded=embedded)
+
+    try:
+        return collect_hosts(cfg, "all", timeout_s)
+    except StatgridError as exc:
+        inv = inventory.collect(cfg, embedded=embedded)
+        inv["grid"]["note"] = f"the joined hosts' machines were not inventoried: {exc}"
+        return inv

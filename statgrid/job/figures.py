@@ -1,6 +1,6 @@
 """A workload's figures that its job records alone give: each job's times (its STIMER total, else its
 rusage), the response time, the mean CPU/real by kind. `bench mixed` prints them at the end of a run,
-`bench scale` puts them in scale.json and the report (report/tables.py) shows them beside the monitor
+`bench scale` puts them in scale.json, `advise` reads them, and the report (report/tables.py) shows them beside the monitor
 series' figures: defined here, below both, so the two agree without bench importing the report.
 """
 from __future__ import annotations
