@@ -413,8 +413,10 @@ def iobench_rows(name: str, result: dict) -> list[dict]:
 
 
 def describe_spec(spec: dict) -> str:
+    timed = f", for {spec['duration_s']:g} s per run" if spec.get("run_mode") == "time" and spec.get("duration_s") else ""
+    raw = ", raw device" if spec.get("device") else ""
     return (f"{spec['mode']}, {spec['pattern']}, {spec['bs']} B blocks, {spec['threads']} thread(s), "
-            f"{'O_DIRECT' if spec['direct'] else 'buffered'}")
+            f"{'O_DIRECT' if spec['direct'] else 'buffered'}{timed}{raw}")
 
 
 def iobench(results: list[tuple[str, dict]]) -> Table:
@@ -429,7 +431,14 @@ def iobench(results: list[tuple[str, dict]]) -> Table:
 
 
 # -- seed 000 Table 2: operations × configurations ---------------------------------------------------
-CONFIG_FIELDS = ("dir", "pattern", "bs", "threads", "size_per_thread", "direct", "fsync")
+CONFIG_FIELDS = ("dir", "pattern", "bs", "threads", "size_per_thread", "direct", "fsync", "run_mode", "duration_s",
+                 "device")
+# what a result written before a field existed ran with: by size, no time limit, a directory
+SPEC_DEFAULTS = {"run_mode": "size", "duration_s": None, "device": False}
+
+
+def spec_value(spec: dict, key: str):
+    return spec.get(key, SPEC_DEFAULTS.get(key))
 
 
 def operation(spec: dict) -> tuple[int, str]:
@@ -439,6 +448,12 @@ def operation(spec: dict) -> tuple[int, str]:
 
 
 def _config_part(key: str, value) -> str:
+    if key == "run_mode":
+        return "by size" if value in (None, "size") else f"by {value}"
+    if key == "duration_s":
+        return "no time limit" if value is None else f"for {value:g} s"
+    if key == "device":
+        return "raw device" if value else "file system"
     if value is None:
         return f"{key} not recorded"
     if key == "direct":
@@ -462,7 +477,7 @@ def configurations(results: list[tuple[str, dict]], common: list[str]) -> list[s
     differ = [k for k in CONFIG_FIELDS if k not in common]
     labels, seen = [], set()
     for name, r in results:
-        label = ", ".join(_config_part(k, r["spec"].get(k)) for k in differ)
+        label = ", ".join(_config_part(k, spec_value(r["spec"], k)) for k in differ)
         cell = (operation(r["spec"])[0], label)
         labels.append(", ".join(x for x in (label, name if cell in seen else "") if x) or "MB/s")
         seen.add(cell)
@@ -470,7 +485,7 @@ def configurations(results: list[tuple[str, dict]], common: list[str]) -> list[s
 
 
 def _common_fields(results: list[tuple[str, dict]]) -> list[str]:
-    return [k for k in CONFIG_FIELDS if len({repr(r["spec"].get(k)) for _, r in results}) == 1]
+    return [k for k in CONFIG_FIELDS if len({repr(spec_value(r["spec"], k)) for _, r in results}) == 1]
 
 
 def iobench_matrix(results: list[tuple[str, dict]]) -> Table:
