@@ -15,8 +15,9 @@ whatever it declared. The session's declared libraries (its DATA, WORK, UTIL) we
 choice, but a session declares all of them at once and reads one while it writes another, so the
 declaration cannot split its bytes; its open files can. The interval's bytes go to the mounts seen
 at either end of it (split evenly when there are several); a job with no file open on a library's
-mount at either end keeps the mounts it was last seen on (a step that opens, writes and closes
-between two samples), and failing that its working directory's. Libraries on one mount share its
+mount at either end is charged to the mounts it was last seen on (a step that opens, writes and
+closes between two samples), and failing that to its working directory's — weaker evidence, so it
+never takes a share from a mount an open file shows. Libraries on one mount share its
 row, as libraries on one disk share the disk's. What this misses, and says in README: the last
 interval of a job that ended between two samples (its counters go with it), I/O of a job's
 children before they are reaped (a parent's /proc/<pid>/io counts its children when it reaps
@@ -53,7 +54,8 @@ class FsSnapshot:
     mono_s: float
     nfs: dict[str, _fs.NfsMount] = field(default_factory=dict)          # mount point → counters
     gpfs: dict[str, _fs.GpfsFs] | None = None                          # fs → counters; None: mmpmon failed
-    procs: dict[int, tuple[_fs.ProcIo, frozenset[str]]] = field(default_factory=dict)   # job pid → io, mounts
+    # job pid → (io, mounts of its open files, mounts to charge if none: libio.FsSources._read_jobs)
+    procs: dict[int, tuple[_fs.ProcIo, frozenset[str], frozenset[str]]] = field(default_factory=dict)
     jobs_known: bool = False                                            # whether job processes could be looked for
 
 
@@ -133,7 +135,9 @@ class FsSources:
             self._mount_of[path] = m.mount_point if m and m.mount_point in self.process_mounts else None
         return self._mount_of[path]
 
-    def _read_jobs(self) -> dict[int, tuple[_fs.ProcIo, frozenset[str]]]:
+    def _read_jobs(self) -> dict[int, tuple[_fs.ProcIo, frozenset[str], frozenset[str]]]:
+        """job pid → (its io, the mounts of its open files, the mounts to charge when no end of an
+        interval saw an open file: those it was last seen with, else its working directory's)."""
         out = {}
         jobs = [c for p in self.job_parents() for c in _fs.children(p, self.procfs)]
         for pid in jobs:
@@ -142,17 +146,18 @@ class FsSources:
             except (OSError, KeyError, ValueError):
                 continue                                 # gone, or another user's and we are not root
             paths, cwd = _fs.open_paths(pid, self.procfs)
-            mounts = frozenset(filter(None, map(self._mount, paths)))
-            if not mounts:
-                mounts = self._last_mounts.get(pid) or frozenset(filter(None, [cwd and self._mount(cwd)]))
-            out[pid] = (io, mounts)
-        self._last_mounts = {pid: m for pid, (_, m) in out.items() if m}
+            seen = frozenset(filter(None, map(self._mount, paths)))
+            fallback = self._last_mounts.get(pid) or frozenset(filter(None, [cwd and self._mount(cwd)]))
+            out[pid] = (io, seen, fallback)
+        self._last_mounts = {pid: seen or fallback for pid, (_, seen, fallback) in out.items() if seen or fallback}
         return out
 
     # -- rates ----------------------------------------------------------------------------------------
-    def rows(self, prev: FsSnapshot, cur: FsSnapshot, ts: float, host: str) -> list[dict]:
-        """One row per nfs/gpfs/process library for the interval between two snapshots."""
-        dt = cur.mono_s - prev.mono_s
+    def rows(self, prev: FsSnapshot, cur: FsSnapshot, ts: float, host: str, dt: float | None = None) -> list[dict]:
+        """One row per nfs/gpfs/process library for the interval between two snapshots. dt: the
+        interval to divide by (the sampler gives its node row's, read just before these, so that
+        rate × the row's interval_s is the bytes, as the report sums them); default their own."""
+        dt = cur.mono_s - prev.mono_s if dt is None else dt
         per_mount = _process_rates(prev, cur, dt) if cur.jobs_known else {}
         out = []
         for lib in self.libraries:
@@ -232,16 +237,15 @@ def _zero_process() -> dict:
 def _process_rates(prev: FsSnapshot, cur: FsSnapshot, dt: float) -> dict[str, dict]:
     """mount point → the jobs' rates there. A job's delta from the previous sample (from zero when it
     started in the interval, or its pid was reused: counters lower than before), split evenly among
-    the mounts seen at either end of the interval."""
+    the mounts of the files it had open at either end of the interval, or if none, its fallback."""
     sums: dict[str, list[float]] = {}
-    for pid, (io, mounts) in cur.procs.items():
+    for pid, (io, seen, fallback) in cur.procs.items():
         old = prev.procs.get(pid)
-        before_mounts = old[1] if old else frozenset()
         base = old[0] if old and io.rchar >= old[0].rchar and io.wchar >= old[0].wchar else None
         fields = _io_fields(io)
         d = [x - y for x, y in zip(fields, _io_fields(base))] if base else fields
         d = [max(0, x) for x in d]
-        targets = mounts | before_mounts
+        targets = seen | (old[1] if old else frozenset()) or fallback
         for mp in targets:
             acc = sums.setdefault(mp, [0.0] * 6)
             for i, x in enumerate(d):

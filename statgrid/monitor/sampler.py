@@ -326,7 +326,7 @@ class Sampler:
         if prev is None or prev_fs is None:
             return None
         out = rows(prev, cur, self.host, self.libraries, self.devices(cur), self.stack)
-        out["library"] += self.fs.rows(prev_fs, cur_fs, cur.ts, self.host)
+        out["library"] += self.fs.rows(prev_fs, cur_fs, cur.ts, self.host, cur.mono_s - prev.mono_s)
         order = {lib.library: i for i, lib in enumerate(self.libraries)}
         out["library"].sort(key=lambda r: order.get(r["library"], len(order)))
         return out

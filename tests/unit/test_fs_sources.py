@@ -163,7 +163,7 @@ def test_each_library_gets_its_source_and_rates_by_hand(tmp_path):
          "/")
     src = libio.FsSources(libs, str(root), job_parents=lambda: [100], mmpmon=mmpmon)
     a = dataclasses.replace(src.snapshot(), mono_s=10.0)
-    assert a.procs[300][1] == {"/scratch/util", "/data"} and a.procs[200][1] == {"/scratch"}
+    assert a.procs[300][1] == {"/scratch/util", "/data"} and a.procs[200][1:] == ({"/scratch"}, set())
 
     # Interval end (2 s): 200 went on under work; 300 closed its files (it keeps the mounts it was last
     # seen on); 400 started in the interval in a WORK directory with no file open (its cwd counts).
