@@ -165,8 +165,9 @@ def children(pid: int, procfs: str) -> list[int]:
 
 
 def open_paths(pid: int, procfs: str) -> tuple[list[str], str | None]:
-    """(the absolute paths of the files pid has open, its cwd); sockets, pipes, anonymous inodes and
-    /dev, /proc, /sys files are left out. ([], None) when it is gone or not ours to read."""
+    """(the absolute paths of the files pid has open, its cwd); sockets, pipes and anonymous inodes
+    are left out (/dev files stay: /dev/shm is a tmpfs libraries live on; the caller keeps only
+    paths on a library's mount). ([], None) when it is gone or not ours to read."""
     d = Path(procfs) / str(pid)
     out: list[str] = []
     try:
@@ -178,7 +179,7 @@ def open_paths(pid: int, procfs: str) -> tuple[list[str], str | None]:
             target = os.readlink(d / "fd" / fd)
         except OSError:
             continue
-        if target.startswith("/") and not target.startswith(("/dev/", "/proc/", "/sys/")):
+        if target.startswith("/"):              # not "pipe:[…]", "socket:[…]", "anon_inode:[…]"
             out.append(target.removesuffix(" (deleted)"))
     try:
         cwd = os.readlink(d / "cwd")

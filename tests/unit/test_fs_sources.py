@@ -221,3 +221,21 @@ def test_sources_can_be_limited_and_bad_names_are_refused(tmp_path):
     assert "no per-library I/O rows for it" in libs[3].unmeasured_note()
     with pytest.raises(UsageError, match="library source 'disk' is not one of block, nfs, gpfs, process"):
         Sampler("n1", LIBS, str(root), sources=("block", "disk"))
+
+
+def test_a_library_under_dev_shm_is_charged_and_dev_null_is_not(tmp_path):
+    """/dev/shm is a tmpfs libraries live on: a job's file there counts; /dev/null (on devtmpfs, no
+    library's mount) does not pull its bytes anywhere."""
+    root = _tree(tmp_path / "proc")
+    (root / "self" / "mountinfo").write_text(MOUNTINFO + "40 22 0:5 / /dev rw - devtmpfs udev rw\n"
+                                             "41 40 0:32 / /dev/shm rw - tmpfs tmpfs rw\n")
+    libs = map_libraries({"work": "/dev/shm/w"}, str(root))
+    assert [(x.source, x.mount_point) for x in libs] == [("process", "/dev/shm")]
+    _launcher(root, [200])
+    _job(root, 200, dict(rchar=0, wchar=0, syscr=0, syscw=0), ["/dev/shm/w/f"], "/")
+    src = libio.FsSources(libs, str(root), job_parents=lambda: [100])
+    a = dataclasses.replace(src.snapshot(), mono_s=0.0)
+    _job(root, 200, dict(rchar=0, wchar=3000, syscr=0, syscw=3), ["/dev/shm/w/f"], "/")
+    b = dataclasses.replace(src.snapshot(), mono_s=1.0)
+    (row,) = src.rows(a, b, 1.0, "n1")
+    assert (row["write_bytes_per_s"], row["write_iops"], row["avg_request_bytes"]) == (3000, 3, 1000)
