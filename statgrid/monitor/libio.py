@@ -43,6 +43,7 @@ log = logging.getLogger("statgrid.monitor")
 
 SOURCES = ("block", "nfs", "gpfs", "process")
 MMPMON_TIMEOUT_S = 5.0
+RESCAN_EVERY = 10                   # samples between two reads of the node worker's children
 PATH_CACHE_MAX = 4096
 FS_METRIC_NAMES = ("read_bytes_per_s", "write_bytes_per_s", "read_iops", "write_iops", "avg_request_bytes",
                    "await_ms", "read_await_ms", "write_await_ms", "util_pct", "avg_queue_size",
@@ -65,9 +66,17 @@ def node_job_parents(procfs: str | None = None, me: int | None = None) -> Callab
     proc = procfs or _linux.PROCFS_PATH
     me = os.getpid() if me is None else me
     parent = os.getppid()
+    known: list[int] = []
+    calls = [0]
 
     def parents() -> list[int]:
-        return [p for p in _fs.children(parent, proc) if p != me]
+        # The worker has many threads, each with a children file: read them again when a sibling
+        # seen before is gone (a launcher restarted), none was seen yet (it starts lazily), and
+        # every RESCAN_EVERY calls (a sibling started after the others).
+        calls[0] += 1
+        if not known or calls[0] % RESCAN_EVERY == 0 or not all(os.path.exists(f"{proc}/{p}") for p in known):
+            known[:] = [p for p in _fs.children(parent, proc) if p != me]
+        return known
     return parents
 
 
@@ -88,7 +97,7 @@ class FsSources:
         self.mounts = _linux.parse_mountinfo(_linux.read("self/mountinfo", procfs))
         self.process_mounts = frozenset(lib.mount_point for lib in libraries if lib.source == "process")
         self.nfs_mounts = frozenset(lib.mount_point for lib in libraries if lib.source == "nfs")
-        self.gpfs_names = frozenset(lib.device for lib in libraries if lib.source == "gpfs")
+        self.gpfs_names = frozenset(lib.where for lib in libraries if lib.source == "gpfs")
         self._mount_of: dict[str, str | None] = {}
         self._last_mounts: dict[int, frozenset[str]] = {}
         self._mmpmon_failed = False
@@ -165,14 +174,14 @@ class FsSources:
                 a, b = prev.nfs.get(lib.mount_point), cur.nfs.get(lib.mount_point)
                 values = nfs_metrics(a, b, dt) if a and b else None
             elif lib.source == "gpfs":
-                a = (prev.gpfs or {}).get(lib.device)
-                b = (cur.gpfs or {}).get(lib.device)
+                a = (prev.gpfs or {}).get(lib.where)
+                b = (cur.gpfs or {}).get(lib.where)
                 values = gpfs_metrics(a, b, dt) if a and b else None
             elif lib.source == "process":
                 values = per_mount.get(lib.mount_point, _zero_process()) if cur.jobs_known else None
             else:
                 continue
-            out.append({"ts": ts, "host": host, "library": lib.library, "path": lib.path, "device": lib.device,
+            out.append({"ts": ts, "host": host, "library": lib.library, "path": lib.path, "device": lib.where,
                         "source": lib.source, **(values or dict.fromkeys(FS_METRIC_NAMES))})
         return out
 

@@ -141,10 +141,11 @@ class LibraryDevice:
     library: str
     path: str
     mount_point: str | None
-    device: str | None              # block: diskstats name; nfs: the mount's source; gpfs: the file system;
-                                    # process: "<fstype> <mount point>"; None if no source measures it
+    device: str | None              # diskstats name, None if the file system has no block device (tmpfs, NFS)
     fstype: str | None = None       # the mount's file system type (mountinfo), None if no mount matched
     source: str | None = None       # block | nfs | gpfs | process (libio.py); None: not measured
+    where: str | None = None        # its rows' `device`: the diskstats name (block), the mount's source
+                                    # (nfs), the file system (gpfs), "<fstype> <mount point>" (process)
 
     def unmeasured_note(self) -> str | None:
         """Why this library gets no per-library I/O rows, or how they are measured when not by its
@@ -212,16 +213,10 @@ def map_libraries(libraries: Mapping[str, Path | str], procfs: str | None = None
         device = _mount_device(m, by_dev) if m else None
         source = libio.choose_source(m.fstype if m else None, device is not None, m.mount_point if m else None,
                                      sources, nfs_mounts, mmpmon)
-        if source == "nfs":
-            device = m.source
-        elif source == "gpfs":
-            device = libio.gpfs_fs_name(m.source)
-        elif source == "process":
-            device = f"{m.fstype} {m.mount_point}"
-        elif source is None:
-            device = None
+        where = {"block": device, "nfs": m.source if m else None, "gpfs": libio.gpfs_fs_name(m.source) if m else None,
+                 "process": f"{m.fstype} {m.mount_point}" if m else None}.get(source or "")
         out.append(LibraryDevice(lib, str(path), m.mount_point if m else None, device, m.fstype if m else None,
-                                 source))
+                                 source, where))
     return out
 
 

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from statgrid.console.live import flatten
 from statgrid.monitor.store import load
 from tests.conftest import wait_for
 from tests.grid.test_metrics import samples
@@ -78,6 +79,9 @@ def test_a_job_writing_to_a_tmpfs_library_shows_in_its_rows_and_metrics(tmp_path
         assert ("statgrid_library_write_bytes_per_second", labels) in got
         assert ("statgrid_library_request_bytes", labels) in got
         assert row["write_iops"] > 0 and row["avg_request_bytes"] > 0
+        # the console's live sample names the library's source, which its chart labels show
+        latest = json.loads((grid.home / "monitor" / "node1" / "latest.json").read_text())
+        assert flatten(latest)["sources"]["data"] == "process"
         marker.touch()
         (done,) = grid.wait([job_id])
         assert done["state"] == "DONE", done

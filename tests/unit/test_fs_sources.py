@@ -149,10 +149,11 @@ def test_each_library_gets_its_source_and_rates_by_hand(tmp_path):
     answer.write_text(MMPMON.format(t=1700000000, tu=0, br=0, bw=0, rdc=0, wc=0))
     mmpmon = _mmpmon(tmp_path, answer)
     libs = map_libraries(LIBS, str(root), mmpmon=mmpmon)
-    assert [(x.library, x.source, x.device) for x in libs] == [
+    assert [(x.library, x.source, x.where) for x in libs] == [
         ("home", "block", "sda1"), ("nfs", "nfs", "srv:/export/sas"), ("gpfs", "gpfs", "sasdata"),
         ("work", "process", "tmpfs /scratch"), ("util", "process", "tmpfs /scratch/util"),
         ("data", "process", "overlay /data")]
+    assert [x.device for x in libs] == ["sda1", None, None, None, None, None]     # the diskstats name, or None
     assert [x.unmeasured_note() is None for x in libs] == [True, True, True, False, False, False]
     assert "its rows (source 'process') are the grid jobs' own I/O" in libs[3].unmeasured_note()
 
