@@ -37,8 +37,13 @@ def run(host: str, out_dir: Path, libraries: Mapping[str, Path | str], interval_
     siblings (libio.node_job_parents)."""
     sampler = Sampler(host, libraries, procfs, sysfs, sources,
                       libio.node_job_parents(procfs) if stdin_liveness else None)
-    for note in filter(None, (lib.unmeasured_note() for lib in sampler.libraries)):
-        (warn or log.warning)(note)
+    for lib in sampler.libraries:
+        note = lib.unmeasured_note()
+        if note and lib.source == "process" and not stdin_liveness:
+            note += ("; this monitor was not started by a grid node, so it knows no jobs and those rows stay empty "
+                     "(the node's own monitor fills them)")
+        if note:
+            (warn or log.warning)(note)
     writer = MonitorWriter(out_dir, host, flush_every)
     write_machine(out_dir, host, {"machine_id": machine_id(procfs), "hostname": socket.gethostname(),
                                   "cpus": os.cpu_count()})
