@@ -101,6 +101,7 @@ class FsSources:
         self._mount_of: dict[str, str | None] = {}
         self._last_mounts: dict[int, frozenset[str]] = {}
         self._mmpmon_failed = False
+        self._denied_said = False
 
     # -- reading --------------------------------------------------------------------------------------
     def snapshot(self) -> FsSnapshot:
@@ -114,8 +115,11 @@ class FsSources:
         if self.gpfs_names:
             snap.gpfs = self._read_mmpmon()
         if self.process_mounts and self.job_parents is not None:
-            snap.jobs_known = True
-            snap.procs = self._read_jobs()
+            try:
+                snap.procs = self._read_jobs()
+                snap.jobs_known = True
+            except PermissionError:
+                pass                                     # every job is another user's: the rows say null, not 0
         return snap
 
     def _read_mmpmon(self) -> dict[str, _fs.GpfsFs] | None:
@@ -148,17 +152,28 @@ class FsSources:
         """job pid → (its io, the mounts of its open files, the mounts to charge when no end of an
         interval saw an open file: those it was last seen with, else its working directory's)."""
         out = {}
+        denied = 0
         jobs = [c for p in self.job_parents() for c in _fs.children(p, self.procfs)]
         for pid in jobs:
             try:
                 io = _fs.parse_proc_io(_linux.read(f"{pid}/io", self.procfs))
+            except PermissionError:                      # another user's job and we are not root
+                denied += 1
+                continue
             except (OSError, KeyError, ValueError):
-                continue                                 # gone, or another user's and we are not root
+                continue                                 # gone
             paths, cwd = _fs.open_paths(pid, self.procfs)
             seen = frozenset(filter(None, map(self._mount, paths)))
             fallback = self._last_mounts.get(pid) or frozenset(filter(None, [cwd and self._mount(cwd)]))
             out[pid] = (io, seen, fallback)
         self._last_mounts = {pid: seen or fallback for pid, (_, seen, fallback) in out.items() if seen or fallback}
+        if denied and not self._denied_said:
+            log.warning("cannot read /proc/<pid>/io of %d job process(es) of another user: the library rows of source "
+                        "'process' leave them out; run the node's monitor as root (as the launcher) to count them",
+                        denied)
+            self._denied_said = True
+        if denied and not out:
+            raise PermissionError("no job process readable")
         return out
 
     # -- rates ----------------------------------------------------------------------------------------
@@ -167,7 +182,8 @@ class FsSources:
         interval to divide by (the sampler gives its node row's, read just before these, so that
         rate × the row's interval_s is the bytes, as the report sums them); default their own."""
         dt = cur.mono_s - prev.mono_s if dt is None else dt
-        per_mount = _process_rates(prev, cur, dt) if cur.jobs_known else {}
+        known = cur.jobs_known and prev.jobs_known       # deltas need both ends (else a job's whole past counts)
+        per_mount = _process_rates(prev, cur, dt) if known else {}
         out = []
         for lib in self.libraries:
             if lib.source == "nfs":
@@ -178,7 +194,7 @@ class FsSources:
                 b = (cur.gpfs or {}).get(lib.where)
                 values = gpfs_metrics(a, b, dt) if a and b else None
             elif lib.source == "process":
-                values = per_mount.get(lib.mount_point, _zero_process()) if cur.jobs_known else None
+                values = per_mount.get(lib.mount_point, _zero_process()) if known else None
             else:
                 continue
             out.append({"ts": ts, "host": host, "library": lib.library, "path": lib.path, "device": lib.where,

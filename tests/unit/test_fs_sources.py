@@ -240,3 +240,32 @@ def test_a_library_under_dev_shm_is_charged_and_dev_null_is_not(tmp_path):
     b = dataclasses.replace(src.snapshot(), mono_s=1.0)
     (row,) = src.rows(a, b, 1.0, "n1")
     assert (row["write_bytes_per_s"], row["write_iops"], row["avg_request_bytes"]) == (3000, 3, 1000)
+
+
+def test_jobs_of_another_user_are_null_not_zero_and_said_once(tmp_path, caplog, monkeypatch):
+    """A monitor that may not read the jobs' /proc/<pid>/io (another user's, the monitor not root)
+    gives null rows, not 0 MB/s, and says why once; the interval after one it could not read has no
+    delta either (a job's whole past would count as one second's)."""
+    root = _tree(tmp_path / "proc")
+    libs = map_libraries({"work": "/scratch/w"}, str(root))
+    _launcher(root, [200])
+    _job(root, 200, dict(rchar=0, wchar=0, syscr=0, syscw=0), ["/scratch/w/f"], "/")
+    src = libio.FsSources(libs, str(root), job_parents=lambda: [100])
+    ok = src.snapshot()
+    real_read = libio._linux.read
+
+    def denied(name, procfs=None):
+        if name.endswith("/io"):
+            raise PermissionError(13, "Permission denied", name)
+        return real_read(name, procfs)
+
+    monkeypatch.setattr(libio._linux, "read", denied)
+    with caplog.at_level(logging.WARNING, logger="statgrid.monitor"):
+        no = [src.snapshot(), src.snapshot()]
+    monkeypatch.setattr(libio._linux, "read", real_read)
+    assert [s.jobs_known for s in (ok, *no)] == [True, False, False]
+    assert src.rows(ok, no[0], 1.0, "n1")[0]["write_bytes_per_s"] is None
+    assert len([r for r in caplog.records if "of another user" in r.message]) == 1
+    _job(root, 200, dict(rchar=0, wchar=10 ** 9, syscr=0, syscw=1), ["/scratch/w/f"], "/")
+    back = src.snapshot()
+    assert src.rows(no[1], back, 1.0, "n1")[0]["write_bytes_per_s"] is None
