@@ -11,6 +11,8 @@ The bundle (a directory, self-describing, what reports are built from):
                     grid, start (of the run and of the workload,
                     after data generation), end, host facts, versions, the grid's [groups]
     workload.toml   the workload file as run
+    inventory.json  the machine(s), the libraries' storage, the session options and the grid the run
+                    ran on (statgrid/advise/inventory.py)
     grid.toml       the grid's configuration (embedded grid)
     jobs.jsonl      one record per job: user, queue, session, order, template, its job file and language,
                     kind, user type, host, times,
@@ -30,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from statgrid.advise import inventory
 from statgrid.bench import datagen
 from statgrid.bench.workload import LANGS, Workload
 from statgrid.config import toml_string
@@ -182,6 +185,8 @@ def _run(cfg, workload: Workload, nodes: int | None, slots: int, out: Path | Non
     submitted: dict[int, object] = {}
     states: dict[int, str] = {}
     try:
+        # what the run ran on, written first so a run that fails still has it (advise/inventory.py)
+        inventory.write(bundle, inventory.for_run(gcfg, own_grid))
         datagen.run_all(gcfg, workload.scale, workload.seed, "data", echo=echo)
         env = {**os.environ, "STATGRID_BENCH_LIBRARY": "data", "STATGRID_BENCH_SCALE": repr(workload.scale),
                "STATGRID_BENCH_SEED": str(workload.seed)}

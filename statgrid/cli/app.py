@@ -8,7 +8,8 @@ from typing import Optional
 import typer
 
 from statgrid import __version__
-from statgrid.cli import admin, bench, demo, events, flows, hosts, iobench, jobs, kernels, monitor, node, session
+from statgrid.cli import (admin, advise, bench, demo, events, flows, hosts, inventory, iobench, jobs, kernels, monitor,
+                          node, session)
 from statgrid.cli.common import state
 
 app = typer.Typer(help="statgrid: an open analytics grid.", no_args_is_help=True, add_completion=False,
@@ -47,8 +48,8 @@ for _name, _command, _settings in (
         ("resume", jobs.resume, None), ("top", jobs.top, None), ("bottom", jobs.bottom, None),
         ("modify", jobs.modify, None), ("shares", hosts.shares, None), ("queues", hosts.queues, None),
         ("acct", hosts.acct, None), ("kill", jobs.kill, None), ("peek", jobs.peek, None), ("wait", jobs.wait, None),
-        ("worker", node.worker, None), ("iobench", iobench.iobench, None), ("kernel-run", kernels.kernel_run, None),
-        ("lab", kernels.lab, {**_JOB_ARGS, "ignore_unknown_options": True})):
+        ("worker", node.worker, None), ("iobench", iobench.iobench, None), ("inventory", inventory.inventory, None), ("kernel-run", kernels.kernel_run, None),
+        ("lab", kernels.lab, {**_JOB_ARGS, "ignore_unknown_options": True}), ("advise", advise.advise, None)):
     app.command(_name, context_settings=_settings)(_command)
 
 for _name, _group in (("bench", bench.bench_app), ("grid", admin.grid_app), ("token", admin.token_app),

@@ -68,7 +68,8 @@ def genmod(s, data: str, model: str, dist: str = "normal", link: str | None = No
            class_: str | Sequence[str] | None = None, trials: str | None = None, offset: str | None = None,
            noint: bool = False, scale: str | None = None, maxiter: int = 50, descending: bool = False,
            outest: str | None = None, print: bool = True, type3: bool = False,
-           contrasts: Sequence | None = None, estimates: Sequence | None = None) -> ResultTable:
+           contrasts: Sequence | None = None, estimates: Sequence | None = None,
+           output: dict | None = None, output_alpha: float = 0.05) -> ResultTable:
     """Generalized linear model of 'y = effects'. Returns the parameter estimates (Parameter, DF,
     Estimate, StdErr, LowerWaldCL, UpperWaldCL, ChiSq, ProbChiSq, plus the Scale/Dispersion row);
     `stats` holds the criteria for goodness of fit (deviance, Pearson χ², log-likelihood, AIC,
@@ -145,6 +146,11 @@ def genmod(s, data: str, model: str, dist: str = "normal", link: str | None = No
     if type3 or contrasts or estimates:
         full = genmod_tests.Fitted(rows, design, fam, lk, fit, ll, est_phi, bool(scale), df, maxiter)
         result.stats.update(_tests(s, full, type3, contrasts or (), estimates or ()))
+    if output:       # SAS's OUTPUT statement: statistic → variable (model_output.GENMOD_STATISTICS)
+        from statgrid.procs import model_output
+        result.stats["output"] = model_output.genmod_scores(
+            s, f"SELECT * FROM ({src.scan_sql()})", design, fit, fam, lk, est_phi, y, offset, output, output_alpha,
+            trials=trials, flip=binary_low)
     if print:
         s.log.listing(_listing(result, design, y, trials))
     if outest:

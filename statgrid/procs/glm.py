@@ -46,7 +46,8 @@ def _sse(R, n, names, cols, p) -> tuple[float, int]:
 def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noint: bool = False,
         lsmeans: str | Sequence[str] | None = None, ss: str = "1 3", outstat: str | None = None,
         print: bool = True, contrasts: Sequence | None = None, estimates: Sequence | None = None,
-        tests: Sequence | None = None, means: Sequence | None = None) -> ResultTable:
+        tests: Sequence | None = None, means: Sequence | None = None, output: dict | None = None,
+        output_alpha: float = 0.05) -> ResultTable:
     """Least squares of 'y1 y2 = a b a*b x' (A|B|C, @n and nesting B(A) as in SAS) with class_ variables.
     Returns the parameter estimates of every response (Dependent, Parameter, Estimate, Biased,
     StdErr, tValue, Probt); `stats[response]` holds the ANOVA, fit, Type I/III/IV tables and LS-means.
@@ -103,10 +104,11 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
                    "here test sum-to-zero hypotheses, which differ from SAS's Type III/IV with empty cells.")
 
     null = _null_space(R[:, :p])       # of the design columns: the same for every response
-    out_rows, ss_rows, per_response = [], [], {}
+    out_rows, ss_rows, per_response, fits = [], [], {}, []
     for i, y in enumerate(responses):
         Ry = R[:, [*range(p), p + i]]
         fit = fit_from_r(Ry, n, names, not noint)
+        fits.append((y, fit))
         if fit.df_error <= 0:
             raise StatgridError(f"{n} observation(s) for {fit.rank} parameters leave no degrees of freedom for "
                                 "error; use fewer effects or more data.")
@@ -172,6 +174,10 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
     if means:
         errors = {y: (per_response[y]["mse"], per_response[y]["df_error"]) for y in responses}
         result.stats["means"] = glm_means.means_tables(s, sql, design, responses, errors, means)
+    if output:       # SAS's OUTPUT statement: statistic → a name per response (model_output.GLM_STATISTICS)
+        from statgrid.procs import model_output
+        result.stats["output"] = model_output.glm_scores(s, f"SELECT * FROM ({src.scan_sql()})", design, fits, output,
+                                                         output_alpha)
     if print:
         s.log.listing(_listing(result, design, responses, n, n_missing))
     if outstat:

@@ -198,7 +198,8 @@ def mixed(s, data: str, model: str, class_: str | Sequence[str] | None = None, r
           repeated_subject: str | None = None, local: bool = False, coords: str | None = None,
           ddfm: str | None = None, covtest: bool = False, parms: Sequence[float] | None = None,
           hold: Sequence[int] = (), noiter: bool = False, scoring: int = 0,
-          lsmeans: str | Sequence[str] | None = None, lsmeans_diff: bool = False) -> ResultTable:
+          lsmeans: str | Sequence[str] | None = None, lsmeans_diff: bool = False,
+          contrasts: Sequence | None = None, estimates: Sequence | None = None) -> ResultTable:
     """Linear mixed model. Returns the Solution for Fixed Effects (Effect, CLASS levels, Estimate,
     StdErr, DF, tValue, Probt; aliased columns have Estimate 0 and missing values) with `stats`:
     covparms [{CovParm, Subject, Estimate, and with covtest StdErr, ZValue, ProbZ}], fit, d, type3,
@@ -300,6 +301,13 @@ def mixed(s, data: str, model: str, class_: str | Sequence[str] | None = None, r
         model_effects = st.design.effects
         lsm, diffs = _mixed_lsmeans.lsmeans(st.design, design, lsm_eff, df, ev.beta, ev.C,
                                             lambda e: dfs[model_effects.index(e) + 1], row_df, lsmeans_diff)
+    con_rows, est_rows = [], []
+    if contrasts or estimates:      # [(label, rows, options)], [(label, row, divisor, options)]: _mixed_contrasts
+        from statgrid.procs import _mixed_contrasts as _mc
+        from statgrid.procs.glm import _l_row
+        null = _mixed_lsmeans._null_space(design.X_full)
+        con_rows = _mc.contrasts(st.design, design, _l_row, null, ev.beta, ev.C, dfs, row_df, _wald_f, contrasts or ())
+        est_rows = _mc.estimates(st.design, design, _l_row, null, ev.beta, ev.C, dfs, row_df, estimates or ())
     if g_not_pd:
         notes.append("Estimated G matrix is not positive definite.")
     if scoring:
@@ -315,6 +323,7 @@ def mixed(s, data: str, model: str, class_: str | Sequence[str] | None = None, r
         "residual_df": resid_df, "n_read": st.n_read, "n_used": n, "subjects": n_subj, "G": G0.tolist(),
         "sigma2": float(theta[-1] * factor[-1]), "g_not_pd": g_not_pd, "method": method_l.upper(), "cov_beta": ev.C.tolist(),
         "notes": notes, "dependent": st.dep, "lsmeans": lsm, "diffs": diffs, "history": history,
+        "contrasts": con_rows, "estimates": est_rows,
         "asycov": None if A is None else (A * np.outer(factor, factor)).tolist(), "max_obs_per_subject": int(np.bincount(block).max()),
         "columns_in_x": design.n_full, "columns_in_z": sum(g.Z.shape[1] for g in gsides),
         "columns_in_z_per_subject": gsides[0].Z.shape[1] if gsides else 0,

@@ -209,13 +209,17 @@ def select(R, n, names, intercept, method: str, sle: float, sls: float, include:
         if len(candidates) > MAX_ALL_SUBSETS:
             raise StatgridError(f"selection='adjrsq' looks at every subset of {len(candidates)} regressors "
                                 f"(2^{len(candidates)} models); use 'stepwise' or at most {MAX_ALL_SUBSETS}.")
-        best, best_cols = -math.inf, fixed
+        best, best_cols, subsets = -math.inf, fixed, []
         for size in range(1, len(candidates) + 1):
             for combo in itertools.combinations(candidates, size):
                 f = fit_from_r(R, n, names, intercept, fixed + list(combo))
+                subsets.append([len(combo) + include, f.adj_rsquare, f.rsquare,
+                                " ".join(names[c] for c in fixed + list(combo) if names[c] != "Intercept")])
                 if f.adj_rsquare > best:
                     best, best_cols = f.adj_rsquare, fixed + list(combo)
         steps.append(["best", " ".join(names[c] for c in best_cols if c not in fixed), best])
+        # every subset, the best adjusted R-square first (SAS REG's "Adjusted R-Square Selection Method")
+        steps.append(["subsets", sorted(subsets, key=lambda r: (-r[1], r[0])), None])
         return best_cols, steps
     def enter(current: list[int]) -> int | None:          # the smallest partial-F p-value, at SLE
         outside = [j for j in candidates if j not in current]
@@ -386,7 +390,8 @@ def _listing(t: ResultTable, dep: str, n: int, n_missing: int) -> str:
     est = render_table(t.columns, t.rows, title="Parameter Estimates")
     parts = [head, anova, fit, est]
     if st["selection"]:
-        parts.insert(1, render_table(["Step", "Variable", "p"], st["selection"], title="Selection"))
+        parts.insert(1, render_table(["Step", "Variable", "p"], [x for x in st["selection"] if x[0] != "subsets"],
+                                     title="Selection"))
     if st.get("collinearity"):
         rows = [[c["number"], c["eigenvalue"], c["condition_index"], *c["proportions"].values()]
                 for c in st["collinearity"]]

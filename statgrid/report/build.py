@@ -18,7 +18,7 @@ from statgrid.job.accounting import JobRusage
 from statgrid.monitor import store
 from statgrid.report import series as series_mod
 from statgrid.report import tables
-from statgrid.report.model import Chart, Report, Table
+from statgrid.report.model import Chart, Column, Report, Table
 from statgrid.report.series import mb_s
 
 BIN_S = 5.0          # per-node throughput from job records: bytes spread over each job's run, 5 s bins
@@ -86,12 +86,15 @@ def mixed_report(path: Path, loaded=None) -> tuple[Report, dict]:
     figures = tables.summary_figures(meta, jobs, s)
     w = meta["workload"]
     sizes = tables.io_sizes(s) if s is not None else None
+    advice, findings = _findings(path, (meta, jobs, s))
     ts = [tables.workload_summary(meta, figures, s), tables.per_node(jobs)]
     if s is not None and len(s.machines) > 1:       # a grid of several machines: each one's own devices and CPUs
         ts.append(tables.per_machine(s))
     if sizes is not None:
         ts.append(sizes)
-    ts += [tables.accounting(jobs, meta.get("groups")), tables.per_job(jobs)]
+    # the findings beside the per-job table whose flags are the job findings (the HTML puts both after the charts)
+    ts += [tables.accounting(jobs, meta.get("groups")), findings,
+           tables.per_job(jobs, advice.job_flags() if advice else None)]
     grid = meta.get("grid") or {}
     name = _workload_name(meta)
     sub = (f"{name}: {w['sessions']} sessions, {w['jobs']} jobs, scale {w['scale']:g}, seed {w['seed']}; "
@@ -99,6 +102,57 @@ def mixed_report(path: Path, loaded=None) -> tuple[Report, dict]:
            f"{grid.get('slots')} slots; machine {meta['host'].get('hostname')} ({meta['host'].get('cpus')} CPUs)")
     report = Report(f"statgrid report — {name}", sub, ts, charts(meta, jobs, s, sizes))
     return report, figures
+
+
+FINDING_COLUMNS = [Column("severity", "severity", align="left"), Column("rule", "rule", align="left"),
+                   Column("subject", "on", align="left"), Column("found", "found", align="left"),
+                   Column("expected", "expected", align="left"), Column("advice", "advice", align="left"),
+                   Column("source", "source", align="left")]
+
+
+def advice(path: Path, loaded=None, site: dict | None = None):
+    """`statgrid advise` on a bundle (statgrid.advise.evidence.Advice): its inventory and its run, with the
+    run's figures computed here, as the report's summary computes them, so the report and advise agree.
+    loaded: what load_mixed(path) returned, if the caller has it."""
+    from statgrid.advise import evidence
+
+    evidence.check_bundle(path)
+    try:
+        meta, jobs, s = loaded or load_mixed(path)
+        summary = tables.summary_figures(meta, jobs, s)
+        if s is not None:
+            peaks = [tables.series_figures(s.only(m)).get("mb_s_peak") for m in s.machines]
+            summary["mb_s_peak_per_machine"] = max((p for p in peaks if p is not None), default=None)
+    except ValueError as exc:                    # json's JSONDecodeError: a file cut short or edited
+        raise StatgridError(f"{str(path)!r}: bundle.json or jobs.jsonl is not valid JSON ({exc}); run the benchmark "
+                            "again, or restore the file.") from None
+    except (KeyError, TypeError, IndexError) as exc:
+        raise StatgridError(f"{str(path)!r} is missing a field advise needs ({exc!r}); was it written by an older "
+                            "statgrid? Run the benchmark again with this version.") from None
+    return evidence.advise_bundle(path, (meta, jobs, s), summary, site)
+
+
+def _findings(path: Path, loaded) -> tuple:
+    """(Advice, its table): the failed checks of `statgrid advise` on this bundle — the same records the
+    command prints, so the report and advise agree."""
+    from statgrid.advise import rules
+
+    try:
+        advice_ = advice(path, loaded)
+    except StatgridError as exc:
+        return None, Table("findings", "Findings (statgrid advise)", FINDING_COLUMNS, [],
+                           [f"advise could not read this bundle: {exc}"])
+    failed = sorted((r for r in advice_.results if r.status == "failed"),
+                    key=lambda r: -rules.SEVERITIES.index(r.rule.severity))
+    rows = [{"severity": r.rule.severity, "rule": r.rule.id, "subject": r.subject, "found": rules.found_text(r),
+             "expected": r.rule.expected, "advice": r.advice or r.rule.advice, "source": r.rule.source}
+            for r in failed]
+    counts = {st: sum(r.status == st for r in advice_.results) for st in rules.STATUSES}
+    return advice_, Table("findings", "Findings (statgrid advise)", FINDING_COLUMNS, rows, [
+        f"The checks that failed: {counts['failed']} of {len(advice_.results)} ({counts['passed']} passed, "
+        f"{counts['not evaluated']} not evaluated, {counts['not applicable']} not applicable). Inventory from "
+        f"{advice_.inventory_from}. `statgrid advise BUNDLE` prints every check with how to apply the advice and "
+        "the effect its source reports; the jobs' flags in the next table are the job findings."])
 
 
 def charts(meta: dict, jobs: list[dict], s, sizes: Table | None) -> list[Chart]:
@@ -230,6 +284,8 @@ def compare_report(path_a: Path, path_b: Path) -> Report:
     name_a, name_b = _side_name(path_a, kind_a), _side_name(path_b, kind_b)
     t = tables.comparison(name_a, fa, name_b, fb)
     t.notes += [f"{side}: {tables.devices_note(s)}" for side, s in (("A", sa), ("B", sb)) if s is not None]
+    differed, inv_note = inventory_diff(path_a, path_b, name_a, name_b)
+    t.notes.append(inv_note)
     overlay = []
     for name, s, style in ((name_a, sa, "-"), (name_b, sb, "--")):
         if s is None:
@@ -243,7 +299,36 @@ def compare_report(path_a: Path, path_b: Path) -> Report:
     nodes = [replace(x, id=f"nodes_{side}", title=f"{x.title} — {side.upper()}: {name}")
              for side, name, r in (("a", name_a, ra), ("b", name_b, rb)) for x in r.tables if x.id == "nodes"]
     return Report(f"statgrid comparison — {name_a} vs {name_b}", f"A: {ra.subtitle}\nB: {rb.subtitle}",
-                  [t, *nodes], [chart])
+                  [t, *([differed] if differed is not None else []), *nodes], [chart])
+
+
+def inventory_diff(path_a: Path, path_b: Path, name_a: str, name_b: str) -> tuple[Table | None, str]:
+    """What differed between two bundles' inventory.json (advise/inventory.differences): node values,
+    library values, session options, the grid — as a table (None when nothing differs or a side has no
+    inventory), and a note for the comparison saying which."""
+    from statgrid.advise import inventory
+
+    invs = {}
+    for side, path in (("A", path_a), ("B", path_b)):
+        try:
+            invs[side] = inventory.load(path) if (Path(path) / "bundle.json").is_file() else None
+        except StatgridError as exc:          # a damaged inventory.json: the figures are still compared
+            return None, f"Inventories not compared: {exc}"
+    missing = [side for side, inv in invs.items() if inv is None]
+    if missing:
+        return None, (f"{' and '.join(missing)} {'has' if len(missing) == 1 else 'have'} no {inventory.FILE} "
+                      "(a monitor capture, or a bundle made before statgrid recorded one): what differed between "
+                      "the runs' machines, storage and options is not known.")
+    rows = inventory.differences(invs["A"], invs["B"])
+    if not rows:
+        return None, f"Inventories: identical ({inventory.FILE} of A and B: nodes, libraries, session options, grid)."
+    table = Table("inventory_diff", f"What differed — A: {name_a}, B: {name_b}",
+                  [Column("section", "section", align="left"),
+                   Column("name", "node / library / host", align="left"), Column("key", "value", align="left"),
+                   Column("a", "A", align="left"), Column("b", "B", align="left")],
+                  rows, [f"From each bundle's {inventory.FILE}: every node value, library value, session option and "
+                         "grid setting that is not the same in A and B ('—': not known on that side)."])
+    return table, f"Inventories: {len(rows)} value(s) differ — see \"What differed\"."
 
 
 def compare_scale(path_a: Path, path_b: Path) -> Report:
@@ -253,11 +338,16 @@ def compare_scale(path_a: Path, path_b: Path) -> Report:
     ma, mb = load(path_a), load(path_b)
     name_a, name_b = Path(path_a).name, Path(path_b).name
     t = tables.scale_comparison(name_a, ma, name_b, mb)
+    # each step is a bench mixed bundle: the first steps' inventories say what differed between the tests
+    step_a, step_b = (Path(p) / (m["steps"][0].get("bundle") or "") if m.get("steps") else Path(p)
+                      for p, m in ((path_a, ma), (path_b, mb)))
+    differed, inv_note = inventory_diff(step_a, step_b, name_a, name_b)
+    t.notes.append(inv_note.replace("Inventories:", "Inventories (first steps):", 1))
     chart = Chart("scaling", "Scalability of A and B: throughput and efficiency by nodes", "scaling",
                   {"runs": [_scaling_run(name_a, ma, "-"), _scaling_run(name_b, mb, "--")]},
                   "Figure 10: solid A, dashed B; grey: linear from A's first step.")
-    return Report(f"statgrid comparison — {name_a} vs {name_b}",
-                  f"A: {_scale_subtitle(ma)}\nB: {_scale_subtitle(mb)}", [t], [chart])
+    return Report(f"statgrid comparison — {name_a} vs {name_b}", f"A: {_scale_subtitle(ma)}\nB: {_scale_subtitle(mb)}",
+                  [t, *([differed] if differed is not None else [])], [chart])
 
 
 def _scaling_run(name: str, meta: dict, style: str = "-") -> dict:

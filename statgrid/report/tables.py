@@ -23,10 +23,12 @@ directory (scale.json), an `iobench --json` result. Figures and their definition
 - Accounting (`statgrid acct`, statgrid/grid/master/acct.py, like LSF's bacct): finished jobs per user,
   per group of the grid's [groups], per queue and in total — counts by state, wait mean and p95
   (nearest rank), run time summed and mean, CPU summed.
-- Per-job table; jobs with CPU/real < 0.7 are flagged: they waited, usually for I/O.
+- Per-job table; a job's flag is what `statgrid advise` found about it (statgrid.advise, rules job.*: a job
+  whose CPU/real is below 0.7 waited, and the node's CPU, I/O and memory pressure over its run say for what).
 """
 from __future__ import annotations
 
+from statgrid.advise.rules_data import WAITED_BELOW
 from statgrid.bench import iobench_out
 from statgrid.bench.figures import WORKLOAD_ROWS, mean_present, cpu_real, job_figures, job_times, wall_s
 from statgrid.bench.iobench import read_pct
@@ -34,7 +36,6 @@ from statgrid.job.accounting import JobRusage
 from statgrid.report.model import Column, Table
 from statgrid.report.series import Series, iops, mb_s, moving_max
 
-STARVED_BELOW = 0.7
 SUSTAINED_WINDOW_S = 60.0
 SIZE_BUCKETS = [(4 << 10, "≤ 4 KiB"), (16 << 10, "4–16 KiB"), (64 << 10, "16–64 KiB"), (256 << 10, "64–256 KiB"),
                 (1 << 20, "256 KiB–1 MiB"), (float("inf"), "> 1 MiB")]
@@ -342,7 +343,9 @@ JOB_COLUMNS = [Column("id", "job"), Column("session", "session"), Column("templa
                Column("flag", "flag", align="left")]
 
 
-def per_job(jobs: list[dict]) -> Table:
+def per_job(jobs: list[dict], flags: dict | None = None) -> Table:
+    """One row per job; flags: job id → what advise found about it (Advice.job_flags), shown as given."""
+    flags = flags or {}
     rows = []
     for j in sorted(jobs, key=lambda j: j["id"]):
         t = job_times(j)
@@ -356,11 +359,12 @@ def per_job(jobs: list[dict]) -> Table:
                      "cpu_real": ratio, "read_mb": (ru.logical_read_bytes or 0) / 1e6,
                      "written_mb": (ru.logical_write_bytes or 0) / 1e6,
                      "memory_mib": (ru.max_rss_bytes or 0) / 2**20,
-                     "flag": "starved for I/O" if ratio is not None and ratio < STARVED_BELOW else ""})
+                     "flag": flags.get(j["id"], "")})
     n = sum(1 for r in rows if r["flag"])
     return Table("jobs", "Jobs", JOB_COLUMNS, rows,
-                 [f"CPU/real below {STARVED_BELOW} flags a job that waited (for I/O, or for a CPU other jobs held): "
-                  f"{n} of {len(rows)} jobs. Wall time is the job's process, start to end (its share of the response "
+                 [f"Flags are the findings of `statgrid advise` about each job (rules job.*): a job whose CPU/real "
+                  f"is below {WAITED_BELOW} waited, and the CPU, I/O and memory pressure of its node over its run say for what: "
+                  f"{n} of {len(rows)} jobs flagged. Wall time is the job's process, start to end (its share of the response "
                   "time); STIMER real, user and system time are the session's STIMER total; bytes are logical reads "
                   "and writes; peak memory is the process's max RSS."])
 

@@ -262,14 +262,17 @@ def test_html_report_renders_in_headless_chromium(bundle, tmp_path):
     assert any(c == (0xd6, 0x27, 0x28) for _, c in colors) and any(c == (0x1f, 0x77, 0xb4) for _, c in colors)
 
 
-def test_per_job_flags_starved_jobs():
+def test_per_job_flags_are_the_findings_given():
     jobs = [{"id": 1, "state": "DONE", "host": "n1", "kind": "io", "start_ts": 0.0, "end_ts": 10.0, "submit_ts": 0.0,
              "stimer_total": {"real_s": 10.0, "user_cpu_s": 5.0, "sys_cpu_s": 1.0, "memory_bytes": 1}, "rusage": {}},
             {"id": 2, "state": "DONE", "host": "n1", "kind": "cpu", "start_ts": 0.0, "end_ts": 10.0, "submit_ts": 0.0,
              "stimer_total": {"real_s": 10.0, "user_cpu_s": 9.0, "sys_cpu_s": 1.0, "memory_bytes": 1}, "rusage": {}}]
-    t = tables.per_job(jobs)
-    assert [r["flag"] for r in t.rows] == ["starved for I/O", ""]
-    assert "1 of 2 jobs" in t.notes[0]
+    # the flag is what advise found about the job (statgrid.advise, tests/unit/test_advise.py), shown as given:
+    # a low CPU/real alone no longer reads "starved for I/O" (issue 29: CPU 99.9 % busy, 0 % wait)
+    assert [r["flag"] for r in tables.per_job(jobs).rows] == ["", ""]
+    t = tables.per_job(jobs, {1: "short of CPU (the node's CPUs were busy 99.9 %; CPU/real 0.60)"})
+    assert [r["flag"] for r in t.rows] == ["short of CPU (the node's CPUs were busy 99.9 %; CPU/real 0.60)", ""]
+    assert "1 of 2 jobs flagged" in t.notes[0]
 
 
 # -- a bare monitor capture as the source ------------------------------------------------------------

@@ -82,8 +82,12 @@ class DeclareMixin:
                 self._attrs(st)
             elif isinstance(st, D.Input):
                 self.textio.declare_input(st)
-            elif isinstance(st, D.FileStmt) and st.kind == "INFILE" and isinstance(st.options.get("END"), str):
-                pdv.auto_var(st.options["END"])
+            elif isinstance(st, D.FileStmt) and st.kind == "INFILE":
+                if isinstance(st.options.get("END"), str):
+                    pdv.auto_var(st.options["END"])
+                for opt in ("FILEVAR", "FILENAME"):      # like automatic variables, not written (INFILE)
+                    if isinstance(st.options.get(opt), str):
+                        self._auto_char(st.options[opt])
             elif isinstance(st, D.CallStmt):
                 from statgrid.sas.functions.registry import call_sets
                 from statgrid.sas.parse import ast as A
@@ -95,6 +99,16 @@ class DeclareMixin:
                         pdv.get(a.name).uninit = False      # assigned by the routine (CALL MISSING, RANUNI…)
             elif isinstance(st, D.Where):
                 self.where.append(st)
+
+    def _auto_char(self, name: str) -> None:
+        """A character variable SAS does not write (INFILE's FILEVAR= and FILENAME= variables)."""
+        v = self.pdv.declare(name)
+        if not v.auto:
+            v.auto = True
+            self.pdv.order.remove(name.upper())
+        if v.type is None:
+            v.type, v.length = "char", 200
+        v.uninit = False
 
     def _varlenchk(self, reader, st) -> None:
         """VARLENCHK=WARN|ERROR (SAS 9.4 System Options: VARLENCHK=): a character variable read by SET or

@@ -150,6 +150,7 @@ class DataStep(DeclareMixin, NamespaceMixin):
         bys = [s for s in self.textio._walk(self.body) if isinstance(s, D.By)]
         if bys:
             self.by, self.notsorted = bys[0].vars, bys[0].notsorted
+        self.textio.declare_infile_var()
         self.declare(self.body)
         for v in pdv.slots:
             if v.type is None:
@@ -169,14 +170,25 @@ class DataStep(DeclareMixin, NamespaceMixin):
         self.source = gen.generate(self.body)
         self.reset = [(v.slot, v.missing) for v in pdv.slots
                       if not (v.retained or v.from_input or v.auto or v.init is not None)]
+        if self.where:
+            self._apply_where()
+
+    def _apply_where(self) -> None:
+        """The step's WHERE statements onto the data sets of its one SET/MERGE: a later WHERE replaces the
+        earlier one, WHERE SAME AND / WHERE ALSO adds to it (SAS's NOTEs "WHERE clause has been replaced." /
+        "augmented."); a WHERE= data set option on a data set is kept and joined with AND."""
+        from statgrid.sas.parse import ast as A
+        first = self.where[0]
+        if len(self.plan.readers) != 1:
+            raise SasError("A WHERE statement needs one SET or MERGE statement in the step", first.line, first.col,
+                           "WHERE")
+        expr = None
         for w in self.where:
-            if len(self.plan.readers) == 1:
-                r = self.plan.readers[0]
-                for ds in r.stmt.datasets:
-                    from statgrid.sas.parse import ast as A
-                    ds.where = w.expr if ds.where is None else A.Binary(w.line, w.col, "AND", ds.where, w.expr)
-            else:
-                raise SasError("A WHERE statement needs one SET or MERGE statement in the step", w.line, w.col, "WHERE")
+            if expr is not None:
+                self.log.note("WHERE clause has been augmented." if w.same else "WHERE clause has been replaced.")
+            expr = A.Binary(w.line, w.col, "AND", expr, w.expr) if (w.same and expr is not None) else w.expr
+        for ds in self.plan.readers[0].stmt.datasets:
+            ds.where = expr if ds.where is None else A.Binary(first.line, first.col, "AND", ds.where, expr)
 
     def run(self) -> None:
         if self.view:

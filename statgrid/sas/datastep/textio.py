@@ -37,11 +37,36 @@ class TextIO:
         self.out_buf = ""
         self.out_files: dict = {}
         self.line_no = 0
+        self.v = None
+        self.infile_paths: list = []
+        self.infile_slot: int | None = None   # _INFILE_'s PDV slot: the input buffer as a variable
         self.cur_line = ""
         self.flowed = False          # FLOWOVER took a new line for a list-input value (a NOTE at the end)
+        self.closed: list = []       # files FILEVAR= closed, for the records-read NOTEs at the end
         self.opened: dict = {}       # INFILE statement id → (options, LineSource, id, target), in open order
 
+    @property
+    def cur_line(self) -> str:
+        return self._cur_line
+
+    @cur_line.setter
+    def cur_line(self, line: str) -> None:
+        self._cur_line = line
+        if self.infile_slot is not None and self.v is not None:
+            self.v[self.infile_slot] = line
+
     # -- compile --------------------------------------------------------------------------------------------------
+    def declare_infile_var(self) -> None:
+        """_INFILE_ (SAS 9.4 Statements: INPUT, INFILE): in a step that reads text, an automatic character
+        variable (not written) holding the current input record; a program may read it in expressions or
+        change it, and a held record is then read from the changed value."""
+        body = list(self._walk(self.step.body))
+        if any(isinstance(s, D.Input) or (isinstance(s, D.FileStmt) and s.kind == "INFILE") for s in body):
+            v = self.step.pdv.declare("_INFILE_", "char", 32767, auto=True)
+            v.retained, v.uninit, v.len_explicit = True, False, True
+            v.init = ""
+            self.infile_slot = v.slot
+
     def declare_input(self, st) -> None:
         pdv = self.step.pdv
         self.reads = True
@@ -131,11 +156,15 @@ class TextIO:
         program = self.step.program
         if isinstance(t, tuple) and t[0] == "path":
             return [Path(t[1])]
-        if isinstance(t, tuple) and t[0] == "ref":
+        if isinstance(t, tuple) and t[0] in ("ref", "member"):
             ref = program.filerefs.get(t[1]) or program.filerefs.get(t[1].lower())
             if ref is None:
+                if st.options.get("FILEVAR"):
+                    return []                      # FILEVAR=: the fileref only names the statement
                 raise SasRuntimeError(f"No logical assign for filename {t[1]}", st.line, st.col, t[1],
                                       "a FILENAME statement before")
+            if t[0] == "member":                   # fileref(member): a file in the fileref's directory
+                return [Path(ref.paths[0]) / t[2]]
             return [Path(p) for p in ref.paths]
         return []
 
@@ -145,7 +174,9 @@ class TextIO:
         statement first runs, before any record is read."""
         if st.target == "DATALINES":
             return list(self.datalines or [])
-        paths = self._paths_of(st)
+        return self._records_of(st, self._paths_of(st))
+
+    def _records_of(self, st, paths: list):
         for p in paths:
             if not p.is_file():
                 raise SasRuntimeError(f"Physical file does not exist, {p}", st.line, st.col, str(p))
@@ -159,6 +190,8 @@ class TextIO:
 
     def _infile_label(self, target) -> str:
         """How SAS names an infile in its NOTEs: a fileref by name, a physical file quoted."""
+        if target[0] == "member":
+            return f"{target[1].upper()}({target[2]})"
         return f"'{target[1]}'" if target[0] == "path" else target[1].upper()
 
     def _note_infile(self, st, path) -> None:
@@ -176,14 +209,37 @@ class TextIO:
         self.step.log.note(f"The infile {self._infile_label(st.target)} is:\nFilename={path},\n"
                            f"RECFM={recfm},LRECL={lrecl},File Size (bytes)={size},\nLast Modified={when}")
 
+    def _filevar(self, st) -> str | None:
+        """FILEVAR=var: the file the INFILE reads is the variable's value (a physical name); when it changes,
+        the current file is closed and the new one opened (SAS 9.4 Statements: INFILE, FILEVAR=)."""
+        name = st.options.get("FILEVAR")
+        if not isinstance(name, str):
+            return None
+        var = self.step.pdv.get(name)
+        val = self.v[var.slot] if var is not None else None
+        if not isinstance(val, str) or not val.strip():
+            raise SasRuntimeError(f"The FILEVAR= variable {name} has no file name", st.line, st.col, name,
+                                  "a physical file name in the variable")
+        return val.strip()
+
     def run_file(self, st) -> None:
         if st.kind == "INFILE":
-            key = id(st)
+            fv = self._filevar(st)
+            key = id(st) if fv is None else (id(st), fv)
             if self.infile is None or self.infile[2:] != (key,):
                 opened = self.opened.get(key)      # an INFILE read before in this step goes on where it was
+                if fv is not None:                 # FILEVAR=: one file open at a time per INFILE statement
+                    for k in [k for k in self.opened if isinstance(k, tuple) and k[0] == id(st) and k != key]:
+                        self.closed.append(self.opened.pop(k))
+                        self.closed[-1][1].close()
                 if opened is None:
-                    opened = self.opened[key] = (st.options, LineSource(self._lines_of(st), st.options), key,
-                                                 st.target)
+                    lines = self._lines_of(st) if fv is None else self._records_of(st, [Path(fv)])
+                    opened = self.opened[key] = (st.options, LineSource(lines, st.options), key, st.target)
+                    named = st.options.get("FILENAME")
+                    if isinstance(named, str) and self.infile_paths:   # FILENAME=var: the open file's name
+                        var = self.step.pdv.get(named)
+                        if var is not None:
+                            self.v[var.slot] = str(self.infile_paths[0])
                 self.infile = opened[:3]
                 self.line_base = self.line_base if st.target == "DATALINES" else 0
                 self.infile_name = st.target
@@ -214,6 +270,8 @@ class TextIO:
             self.held = None                    # @@ at the end of its line: the next INPUT reads a new line
         if self.held is not None:
             line, pos = self.held
+            if self.infile_slot is not None and isinstance(self.v[self.infile_slot], str):
+                line = self.v[self.infile_slot]          # _INFILE_ changed by the program: the buffer changed
         else:
             line = src.next()
             if line is None:
@@ -236,7 +294,7 @@ class TextIO:
         for it in st.items:
             kind = it[0]
             if kind == "at":
-                pos = int(self._num(it[1])) - 1
+                pos = self._at(it[1], line, pos)
                 continue
             if kind == "plus":
                 pos += int(self._num(it[1]))
@@ -367,6 +425,26 @@ class TextIO:
                 self.step.log.put(f"{line_no:<10}{cur}")
             self.v[self.step.pdv.get("_ERROR_").slot] = 1.0
 
+    def _at(self, x, line: str, pos: int) -> int:
+        """The pointer after `@x`: column x (@n, @numvar, @(expr)); for a character value (@'text', @charvar,
+        @(char-expression)) the column after the text's next occurrence from the pointer on, trailing blanks
+        of a variable's value not part of it (SAS 9.4 Statements: INPUT, Column Pointer Controls); a text
+        not found puts the pointer past the record's end (the next value is then read as at a record's end)."""
+        if isinstance(x, (int, float)):
+            return int(x) - 1
+        if isinstance(x, A.Str):
+            text = x.value
+        else:
+            s, kind, _ = self.step.expr.gen(x)
+            val = eval(s, self.ns, {"v": self.v})
+            if not isinstance(val, str):
+                return int(float(val)) - 1
+            text = val.rstrip(" ")
+        if not text:
+            return pos
+        k = line.find(text, pos)
+        return len(line) + 1 if k < 0 else k + len(text)
+
     def _num(self, x) -> float:
         if isinstance(x, (int, float)):
             return float(x)
@@ -456,8 +534,8 @@ class TextIO:
                     write(text.rjust(it[3][1] - it[3][0] + 1) if not isinstance(val, str) else text, it[3][0] - 1)
                 else:
                     write(text + (" " if not it[2] or kind == "named" else ""))
-            elif kind == "infile":                 # _INFILE_: the current input record
-                text = self.cur_line
+            elif kind == "infile":                 # _INFILE_: the current input record (as the program left it)
+                text = self.v[self.infile_slot] if self.infile_slot is not None else self.cur_line
                 if it[1] is not None:
                     write(text[:it[1][1] - it[1][0] + 1].ljust(it[1][1] - it[1][0] + 1), it[1][0] - 1)
                 else:
@@ -520,7 +598,7 @@ class TextIO:
     def _close_infiles(self) -> None:
         """Per file read: SAS's "N records were read from the infile X." with the shortest and longest
         record when any was read; the files closed."""
-        for _, src, _, target in self.opened.values():
+        for _, src, _, target in [*self.closed, *self.opened.values()]:
             if self.inputs and isinstance(target, tuple):
                 text = f"{src.i} records were read from the infile {self._infile_label(target)}."
                 if src.i:
@@ -529,6 +607,7 @@ class TextIO:
                 self.step.log.note(text)
             src.close()
         self.opened.clear()
+        self.closed.clear()
 
     def finish(self) -> None:
         if self.out_buf:

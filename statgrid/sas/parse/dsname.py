@@ -166,6 +166,9 @@ def _option_value(cur: TokenCursor) -> Any:
             if depth == 0 or cur.at_end():
                 return " ".join(out)
     t = cur.next()
+    if t.kind == NUM and cur.peek().kind == NAME and t.touches(cur.peek()) and \
+            cur.peek().upper in ("K", "M", "G", "T"):        # bufsize=64k: a number with its size unit
+        return f"{t.text}{cur.next().upper}"
     return t.value if t.kind in (STR, NUM) else t.text.upper()
 
 

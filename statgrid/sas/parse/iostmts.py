@@ -8,8 +8,10 @@ from statgrid.sas.parse.expr import ExprParser, parse_expression
 from statgrid.sas.parse.varlist import expand_numbered
 
 
-def _pointer(cur, items) -> bool:
-    """@n @(expr) +n +(expr) / #n and trailing @ @@; True if one was taken."""
+def _pointer(cur, items, strings: bool = False) -> bool:
+    """@n @(expr) +n +(expr) / #n and trailing @ @@ — and for INPUT (`strings`) @'text': the pointer
+    moves past the next occurrence of the text (@charvar and @(char-expression) do so at run time);
+    True if one was taken."""
     t = cur.peek()
     if not t.is_("@@", "@", "+", "/", "#"):
         return False
@@ -29,6 +31,10 @@ def _pointer(cur, items) -> bool:
         items.append(("plus", float(n.value) if n.kind == NUM else 0.0))
     elif cur.at_end():
         items.append(("hold",))
+    elif strings and cur.peek().kind == STR:
+        from statgrid.sas.parse import ast as A
+        s = cur.next()
+        items.append(("at", A.Str(s.line, s.col, s.value)))
     elif cur.peek().kind == NUM:
         items.append(("at", cur.next().value))
     elif cur.peek().kind == NAME:
@@ -143,7 +149,7 @@ def _format_list(cur, stmt: str) -> list:
 def parse_input(cur, stream, t):
     items = []
     while not cur.at_end():
-        if _pointer(cur, items):
+        if _pointer(cur, items, strings=True):
             continue
         if cur.at("("):                             # (variables) (informats): a formatted list
             items += _input_group(cur)
@@ -231,6 +237,15 @@ def parse_file(kind):
             target = ("path", tok.value)
         elif tok.is_("LOG", "PRINT", "DATALINES", "CARDS", "DATALINES4", "CARDS4"):
             target = tok.upper if tok.upper in ("LOG", "PRINT") else "DATALINES"
+        elif tok.kind == NAME and cur.at("("):   # fileref(member): a member of an aggregate storage location
+            cur.next()
+            m = cur.next()
+            if m.kind not in (NAME, STR):
+                raise cur.error(f"Syntax error in {kind}", "a member name", m)
+            cur.expect(")")
+            # SAS on UNIX: an unquoted member name without an extension gets .dat (a quoted one is as written)
+            member = m.value if m.kind == STR else (m.text if "." in m.text else m.text + ".dat")
+            target = ("member", tok.upper, member)
         elif tok.kind == NAME:
             target = ("ref", tok.upper)
         else:

@@ -7,7 +7,7 @@ from typing import Any
 from statgrid.sas.cursor import TokenCursor
 from statgrid.sas.parse.dsname import parse_dataset
 from statgrid.sas.errors import SasSyntaxError
-from statgrid.sas.lexer import NAME, NUM, STR
+from statgrid.sas.lexer import NAME, NUM, OP, SEMI, STR
 from statgrid.sas.parse import ast as A
 from statgrid.sas.parse import dsast as D
 from statgrid.sas.parse.expr import parse_expression, parse_var_list
@@ -507,9 +507,16 @@ def _by(cur, stream, t):
     return D.By(t.line, t.col, vars_, notsorted)
 
 
+# a variable named ALSO compared by a mnemonic (`where also in (1 2)`) is not WHERE ALSO
+_WHERE_WORD_OPS = ("EQ", "NE", "GT", "LT", "GE", "LE", "IN", "NOT", "AND", "OR", "IS", "LIKE", "BETWEEN", "CONTAINS")
+
+
 def _where(cur, stream, t):
     start = cur.i
-    same = bool(cur.at("SAME") and cur.peek(1).is_("AND") and cur.next() and cur.next())
+    # WHERE SAME AND expr / WHERE ALSO expr add to the step's WHERE; a plain WHERE replaces it
+    same = bool(cur.at("SAME") and cur.peek(1).is_("AND") and cur.next() and cur.next()) or \
+        bool(cur.at("ALSO") and cur.peek(1).kind not in (OP, SEMI) and not cur.peek(1).is_(*_WHERE_WORD_OPS)
+             and cur.next())
     e = parse_expression(cur, where=True)
     text = " ".join(x.text for x in cur.tokens[start:cur.i])
     cur.expect_end("WHERE")

@@ -39,6 +39,7 @@ from statgrid.sas import ods
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_rule, check_by_sorted, fetch_rows, format_cell,
                                        observations_read, open_input, resolve_names, simple_table, statement_error,
                                        write_rows)
+from statgrid.sas.procs.fmtgroup import group_by_formats
 from statgrid.sas.procs.step import Statements, begin, data_input, each_statement, statement_option
 
 OPTIONS = {"DATA": DATASET, "NOPRINT": FLAG, "ORDER": VALUE, "PAGE": FLAG, "NLEVELS": FLAG, "COMPRESS": FLAG,
@@ -60,6 +61,7 @@ def run(statements: list, program: Any) -> None:
     first, rest, opts = begin(statements, program, OPTIONS, "FREQ")
     src, cols = data_input(program, opts, first)
     st, weight, tables = Statements(src, cols, ("BY", "WHERE"), ("FORMAT", "LABEL", "ATTRIB", "TEST")), None, []
+    st.program = program
     for stmt, kw, c in each_statement(rest):
         if kw in ("TABLES", "TABLE"):
             tables.append(_tables(c, program))
@@ -117,6 +119,8 @@ def _run(program, first, src, cols, opts, by, weight, tables) -> None:
     cols_by_name = {c.name.upper(): c for c in cols}
     _, base = open_input(program, src)
     n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
+    levels = {n.upper() for ts in tables for req in ts.requests for n in req}
+    base = group_by_formats(program, base, [c for c in cols if c.name.upper() in levels])   # formatted levels
     if wc is not None and wc.type != "num":
         raise SasError(f"Variable {wc.name} in the WEIGHT statement must be numeric", line, 0, wc.name, "a numeric variable")
     order = str(opts.get("ORDER", "INTERNAL")).upper()

@@ -17,6 +17,8 @@ from statgrid.sas.ods import OdsColumn as Col, OdsTable
 
 CONTRAST_OPTIONS = {"E", "SINGULAR", "ETYPE", "E1", "E2", "E3", "E4"}
 ESTIMATE_OPTIONS = {"DIVISOR", "E", "SINGULAR"}
+MIXED_CONTRAST_OPTIONS = {"E", "SINGULAR", "DF", "CHISQ"}
+MIXED_ESTIMATE_OPTIONS = {"DIVISOR", "E", "SINGULAR", "DF", "CL", "ALPHA"}
 
 
 def _label(c, kw: str) -> str:
@@ -56,6 +58,9 @@ def _rows(c, kw: str, allowed: set[str]) -> tuple[list[dict], dict]:
                                "effect values, e.g. a 1 -1 0")
             rows[-1].setdefault(current, []).append(sign * float(v.value))
             continue
+        if t.kind == OP and t.text == "|":
+            raise SasError(f"Random-effect coefficients (after |) in {kw} are not supported by statgrid yet", t.line,
+                           t.col, t.text, "fixed-effect coefficients only (the broad inference space)")
         if t.kind != NAME:
             raise SasError(f"Syntax error in {kw}", t.line, t.col, t.text, "effect values")
         current = _effect(c)
@@ -88,6 +93,25 @@ def estimate(c) -> tuple[str, dict, float]:
     if divisor == 0:
         raise SasError("DIVISOR= must not be 0", 0, 0, "DIVISOR=0", "a non-zero divisor")
     return label, rows[0], divisor
+
+
+def mixed_contrast(c) -> tuple[str, list[dict], dict]:
+    """PROC MIXED's CONTRAST: (label, rows, options DF= CHISQ …)."""
+    label = _label(c, "CONTRAST")
+    rows, opts = _rows(c, "CONTRAST", MIXED_CONTRAST_OPTIONS)
+    return label, rows, opts
+
+
+def mixed_estimate(c) -> tuple[str, dict, float, dict]:
+    """PROC MIXED's ESTIMATE: (label, row, divisor, options DF= CL ALPHA= …)."""
+    label = _label(c, "ESTIMATE")
+    rows, opts = _rows(c, "ESTIMATE", MIXED_ESTIMATE_OPTIONS)
+    if len(rows) > 1:
+        raise SasError("ESTIMATE takes one row of coefficients (no commas) in PROC MIXED", 0, 0, ",", "one row")
+    divisor = float(opts.get("DIVISOR", 1.0))
+    if divisor == 0:
+        raise SasError("DIVISOR= must not be 0", 0, 0, "DIVISOR=0", "a non-zero divisor")
+    return label, rows[0], divisor, opts
 
 
 def test(c) -> tuple[list[str], str]:

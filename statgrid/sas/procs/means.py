@@ -21,7 +21,7 @@ What SAS documents and this follows:
 Statistics: N NMISS MEAN STD VAR STDERR MIN MAX RANGE SUM USS CSS CV SKEWNESS KURTOSIS SUMWGT T PROBT
 CLM LCLM UCLM MEDIAN P1 P5 P10 P20 P25 P30 P40 P50 P60 P70 P75 P80 P90 P95 P99 Q1 Q3 QRANGE — each
 computed in one DuckDB aggregate (procs/summary.py's expressions; quantiles by QNTLDEF= through
-procs/_quantile.py). Not built: WEIGHT and FREQ statements, MODE (each an ERROR naming it).
+procs/_quantile.py); MODE; the FREQ and WEIGHT statements and VARDEF=WDF|WEIGHT as means_weight.py says.
 """
 from __future__ import annotations
 
@@ -37,6 +37,8 @@ from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME, NUM
 from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
 from statgrid.sas import ods
+from statgrid.sas.procs.fmtgroup import format_statement, group_by_formats, with_formats
+from statgrid.sas.procs.means_weight import VARDEFS, WEIGHT_REFUSED, mode_of, mode_agg, weighted_aggs, weighted_input
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, by_rule, check_by_sorted, cursor, fetch_rows,
                                        narrowed_input,
                                        format_cell, input_dataset, observations_read, open_input, parse_options,
@@ -53,6 +55,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "PROBT": ("Pr > |t|", "Probt"), "LCLM": ("Lower {p}% CL for Mean", "LCLM"),
     "UCLM": ("Upper {p}% CL for Mean", "UCLM"), "MEDIAN": ("Median", "Median"),
     "Q1": ("Lower Quartile", "Q1"), "Q3": ("Upper Quartile", "Q3"), "QRANGE": ("Quartile Range", "QRange"),
+    "MODE": ("Mode", "Mode"),
 }
 PERCENTILES = {"P1": 1, "P5": 5, "P10": 10, "P20": 20, "P25": 25, "P30": 30, "P40": 40, "P50": 50, "P60": 60,
                "P70": 70, "P75": 75, "P80": 80, "P90": 90, "P95": 95, "P99": 99, "MEDIAN": 50, "Q1": 25, "Q3": 75}
@@ -95,6 +98,9 @@ class Request:
     types: list | None = None                       # CLASS-variable name lists
     ways: list | None = None
     outputs: list = field(default_factory=list)
+    freq: str | None = None                         # FREQ variable
+    weight: str | None = None                       # WEIGHT variable
+    formats: dict = field(default_factory=dict)     # the FORMAT statement's: upper-case name → format
 
 
 @ods.proc_step
@@ -134,19 +140,19 @@ def run(statements: list, program: Any, proc: str = "MEANS") -> None:
             req.outputs.append(_output(c, program, cols))
         elif kw == "WHERE":
             where_statement(c, src)
-        elif kw in ("FORMAT", "LABEL", "ATTRIB"):
+        elif kw == "FORMAT":                                  # listing and CLASS levels by these formats
+            req.formats.update(format_statement(c, cols, program))
+        elif kw in ("LABEL", "ATTRIB"):
             continue                                          # the listing uses the data set's own
         elif kw in ("FREQ", "WEIGHT"):
-            t = stmt.tokens[0]
-            raise SasError(f"The {kw} statement of PROC {proc} is not supported by statgrid yet", t.line, t.col,
-                           kw, "a step without it (or PROC SQL's weighted sums)")
+            names = var_names(c, cols)
+            if len(names) != 1:
+                t = stmt.tokens[0]
+                raise SasError(f"The {kw} statement of PROC {proc} names one numeric variable", t.line, t.col, kw,
+                               f"{kw} variable;")
+            setattr(req, kw.lower(), names[0])
         else:
             raise statement_error(stmt, proc, STATEMENTS)
-    for bad in ("MODE",):
-        if bad in opts:
-            line, col = opts.where[bad]
-            raise SasError(f"Statistic {bad} of PROC {proc} is not supported by statgrid yet", line, col, bad,
-                           "one of " + ", ".join(KEYWORDS))
     _run(program, first, src, req)
 
 
@@ -227,7 +233,7 @@ def _output(c, program: Any, cols: list[ColumnInfo]) -> OutRequest:
 # -- the computation ---------------------------------------------------------------------------------------
 def _run(program: Any, first, src: DatasetSpec, req: Request) -> None:
     opts, proc = req.opts, req.proc
-    cols = column_info(program, src)             # the input SQL: narrowed_input, below
+    cols = with_formats(column_info(program, src), req.formats)   # the input SQL: narrowed_input, below
     line = first.line
     byc = resolve_names([n for n, _ in req.by], cols, src, line)
     classc = resolve_names(req.classes, cols, src, line)
@@ -261,19 +267,36 @@ def _run(program: Any, first, src: DatasetSpec, req: Request) -> None:
     alpha = float(opts.get("ALPHA", 0.05))
     vardef = str(opts.get("VARDEF", "DF")).upper()
     qntldef = int(opts.get("QNTLDEF", opts.get("PCTLDEF", DEFAULT_QNTLDEF)))
-    if vardef not in ("DF", "N"):
+    if vardef not in VARDEFS:
         line_, col_ = opts.value_at.get("VARDEF", (line, 0))
-        raise SasError(f"VARDEF={vardef} is not supported here", line_, col_, vardef, "VARDEF=DF or VARDEF=N")
+        raise SasError(f"VARDEF={vardef} is not a divisor of PROC {proc}", line_, col_, vardef,
+                       "VARDEF=DF, N, WDF or WEIGHT")
+    fw = resolve_names([n for n in (req.freq, req.weight) if n], cols, src, line)
+    for c in fw:
+        if c.type != "num":
+            raise SasError(f"Variable {c.name} in the FREQ/WEIGHT statement is not numeric", line, 0, c.name,
+                           "a numeric variable")
+    if req.weight:
+        bad = [s for s in stats if s in WEIGHT_REFUSED or s in PERCENTILES or s == "QRANGE"]
+        if bad:
+            raise SasError(f"Statistic {bad[0]} of PROC {proc} is not computed with a WEIGHT statement", line, 0,
+                           bad[0], "SAS's rule: no SKEWNESS, KURTOSIS or MODE with weights (weighted quantiles "
+                           "are not built in statgrid)")
+    else:
+        vardef = {"WDF": "DF", "WEIGHT": "N", "WGT": "N"}.get(vardef, vardef)   # every weight 1
 
     if byc:
         check_by_sorted(program, src, cols, req.by)
-    base = narrowed_input(program, src, cols, [c.name for c in byc + classc + idc + varc])
+    base = narrowed_input(program, src, cols, [c.name for c in byc + classc + idc + varc + fw])
     n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
     missing_ok = bool(opts.get("MISSING")) or req.class_missing
     keep = [] if missing_ok else [_present(c) for c in classc]
+    base = group_by_formats(program, base, classc)            # CLASS levels by their formatted values
     filtered = f"SELECT * FROM ({base})" + (f" WHERE {' AND '.join(keep)}" if keep else "")
+    filtered = weighted_input(filtered, req.freq and fw[0].name, req.weight and fw[-1].name,
+                              bool(opts.get("EXCLNPWGT")))
     sql = _aggregate_sql(filtered, byc, classc, idc, varc, stats, sorted(set(masks) | set(print_masks)),
-                         qntldef, vardef, bool(opts.get("IDMIN")))
+                         qntldef, vardef, bool(opts.get("IDMIN")), bool(req.weight))
     names, rows = fetch_rows(program, sql)
     pos = {n: i for i, n in enumerate(names)}
     groups = [_group(r, pos, byc, classc, idc, varc, stats, alpha) for r in rows]
@@ -311,18 +334,23 @@ def _present(c: ColumnInfo) -> str:
 
 
 def _aggregate_sql(filtered: str, byc, classc, idc, varc, stats, masks, qntldef: int, vardef: str,
-                   idmin: bool) -> str:
+                   idmin: bool, weighted: bool = False) -> str:
     k = len(classc)
     aggs = []
     pct = sorted({PERCENTILES[s] for s in stats if s in PERCENTILES} | ({25, 75} if "QRANGE" in stats else set()))
     base_stats = set(stats) | ({"N", "MEAN", "STD"} if {"T", "PROBT", "LCLM", "UCLM"} & set(stats) else set())
     for i, v in enumerate(varc):
         c = f"CAST({sql_ident(v.name)} AS DOUBLE)"
+        if "MODE" in stats:
+            aggs.append(mode_agg(i, c))
+        if weighted:
+            aggs += weighted_aggs(i, c, base_stats, vardef, f"coalesce((SELECT avg({c}) FROM ({filtered})), 0)")
+            continue
         for s in ("N", "NMISS", "MEAN", "STD", "VAR", "STDERR", "MIN", "MAX", "RANGE", "SUM", "USS", "CSS", "CV",
                   "SKEWNESS", "KURTOSIS"):
             if s in base_stats:
                 expr = STATISTICS[s.lower()][0].format(c=c)
-                if vardef == "N":
+                if vardef == "N" and s != "CSS":
                     expr = expr.replace("stddev_samp", "stddev_pop").replace("var_samp", "var_pop")
                 aggs.append(f"{expr} AS __v{i}_{s}")
         if "SUMWGT" in stats:
@@ -386,8 +414,12 @@ def _group(r, pos, byc, classc, idc, varc, stats, alpha) -> Group:
             if "QRANGE" in stats:
                 q1, q3 = by_pct[25], by_pct[75]
                 d["QRANGE"] = None if q1 is None or q3 is None else q3 - q1
+        if "MODE" in stats:
+            d["MODE"] = mode_of(r[pos[f"__v{i}_MODE"]])
         if {"T", "PROBT", "LCLM", "UCLM"} & set(stats):
-            d.update(_t_stats(r[pos[f"__v{i}_N"]], r[pos[f"__v{i}_MEAN"]], r[pos[f"__v{i}_STD"]], alpha))
+            sw = f"__v{i}_SUMWGT"           # with WEIGHT the mean's standard error is s/√Σw
+            d.update(_t_stats(r[pos[f"__v{i}_N"]], r[pos[f"__v{i}_MEAN"]], r[pos[f"__v{i}_STD"]], alpha,
+                              r[pos[sw]] if sw in pos else None))
         values.append(d)
     nb = len(byc)                                  # the SELECT starts with the BY, then the CLASS values
     return Group(tuple(r[:nb]), tuple(r[nb:nb + len(classc)]),
@@ -395,13 +427,14 @@ def _group(r, pos, byc, classc, idc, varc, stats, alpha) -> Group:
                  int(r[pos["__type"]]), int(r[pos["__freq"]]), values)
 
 
-def _t_stats(n, mean, std, alpha: float) -> dict[str, float | None]:
-    """t = mean / stderr, its two-sided p-value and the mean's (1-alpha) confidence limits (n-1 df)."""
-    if not n or n < 2 or mean is None or std is None:
+def _t_stats(n, mean, std, alpha: float, sumwgt: float | None = None) -> dict[str, float | None]:
+    """t = mean / stderr, its two-sided p-value and the mean's (1-alpha) confidence limits (n-1 df); the
+    standard error is s/√n, or s/√Σw with a WEIGHT statement."""
+    if not n or n < 2 or mean is None or std is None or (sumwgt is not None and sumwgt <= 0):
         return {"T": None, "PROBT": None, "LCLM": None, "UCLM": None}
     from scipy import stats as st
 
-    se = std / math.sqrt(n)
+    se = std / math.sqrt(n if sumwgt is None else sumwgt)
     half = st.t.ppf(1 - alpha / 2, n - 1) * se
     t = mean / se if se > 0 else None
     p = None if t is None else float(2 * st.t.sf(abs(t), n - 1))

@@ -143,13 +143,28 @@ def engine_args(spec: dict) -> dict:
             "parms": parms_["values"] if parms_ else None, "hold": parms_["hold"] if parms_ else (),
             "noiter": parms_["noiter"] if parms_ else False,
             "lsmeans": " ".join(e for effs, _ in lsm for e in effs) or None,
-            "lsmeans_diff": any(d for _, d in lsm)}
+            "lsmeans_diff": any(d for _, d in lsm),
+            "contrasts": spec.get("contrasts") or None, "estimates": spec.get("estimates") or None}
 
 
 def tables(result: Any) -> list[OdsTable]:
-    """LSMeans and Diffs."""
+    """Contrasts, Estimates, LSMeans and Diffs."""
     st = result.stats
     out = []
+    if st.get("contrasts"):
+        out.append(OdsTable("Contrasts", "Contrasts", [
+            Col("Label", type="char"), Col("NumDF", "Num DF", fmt="int"), Col("DenDF", "Den DF", fmt="best"),
+            Col("FValue", "F Value", fmt="d2"), Col("ProbF", "Pr > F", fmt="p")],
+            [[r[k] for k in ("Label", "NumDF", "DenDF", "FValue", "ProbF")] for r in st["contrasts"]], "Mixed"))
+    if st.get("estimates"):
+        keys = ["Label", "Estimate", "StdErr", "DF", "tValue", "Probt"] + (
+            ["Alpha", "Lower", "Upper"] if any("Alpha" in r for r in st["estimates"]) else [])
+        cols = {"Label": Col("Label", type="char"), "Estimate": Col("Estimate", fmt="d4"),
+                "StdErr": Col("StdErr", "Standard Error", fmt="d4"), "DF": Col("DF", fmt="best"),
+                "tValue": Col("tValue", "t Value", fmt="d2"), "Probt": Col("Probt", "Pr > |t|", fmt="p"),
+                "Alpha": Col("Alpha", fmt="d2"), "Lower": Col("Lower", fmt="d4"), "Upper": Col("Upper", fmt="d4")}
+        out.append(OdsTable("Estimates", "Estimates", [cols[k] for k in keys],
+                            [[r.get(k) for k in keys] for r in st["estimates"]], "Mixed"))
     stats_cols = [Col("Estimate", fmt="d4"), Col("StdErr", "Standard Error", fmt="d4"), Col("DF", fmt="best"),
                   Col("tValue", "t Value", fmt="d2"), Col("Probt", "Pr > |t|", fmt="p")]
     for name, title, rows in (("LSMeans", "Least Squares Means", st.get("lsmeans")),

@@ -47,10 +47,10 @@ PROC_OPTIONS = {
               "ITDETAILS": FLAG, "SCORING": VALUE, "MAXITER": VALUE, "NOCLPRINT": FLAG, "NOITPRINT": FLAG,
               "PLOTS": VALUE, "ORDER": VALUE, "ASYCOV": FLAG, "IC": FLAG, "CL": FLAG, "LOGNOTE": FLAG},
 }
-UNSUPPORTED = {"GLM": ("RANDOM", "REPEATED", "MANOVA", "OUTPUT"),
-               "GENMOD": ("LSMEANS", "OUTPUT"),
+UNSUPPORTED = {"GLM": ("RANDOM", "REPEATED", "MANOVA"),
+               "GENMOD": ("LSMEANS",),
                "LOGISTIC": ("CONTRAST", "ODDSRATIO", "UNITS", "STRATA", "EXACT"),
-               "MIXED": ("CONTRAST", "ESTIMATE")}
+               "MIXED": ()}
 
 
 def _options_after_slash(c) -> dict[str, Any]:
@@ -179,6 +179,9 @@ def _run(statements: list, program: Any, proc: str) -> None:
         elif kw in ("CONTRAST", "ESTIMATE", "TEST") and proc == "GLM":
             from statgrid.sas.procs import glmstatements
             spec[kw.lower() + "s"].append(getattr(glmstatements, kw.lower())(c))
+        elif kw in ("CONTRAST", "ESTIMATE") and proc == "MIXED":
+            from statgrid.sas.procs import glmstatements
+            spec[kw.lower() + "s"].append(getattr(glmstatements, "mixed_" + kw.lower())(c))
         elif kw in ("RANDOM", "REPEATED", "PARMS", "LSMEANS") and proc == "MIXED":
             from statgrid.sas.procs import mixedstatements as ms
             if kw == "RANDOM":
@@ -197,6 +200,13 @@ def _run(statements: list, program: Any, proc: str) -> None:
                 raise SasError("statgrid's PROC LOGISTIC takes one OUTPUT statement", t.line, t.col, kw,
                                "one OUTPUT OUT= statement per step")
             spec["output"] = logisticoutput.parse(c, program)
+        elif kw == "OUTPUT" and proc in ("GLM", "GENMOD"):
+            from statgrid.sas.procs import modeloutput
+            if spec.get("output"):
+                t = stmt.tokens[0]
+                raise SasError(f"statgrid's PROC {proc} takes one OUTPUT statement", t.line, t.col, kw,
+                               "one OUTPUT OUT= statement per step")
+            spec["output"] = modeloutput.parse(c, program, proc)
         elif kw in ("CONTRAST", "ESTIMATE") and proc == "GENMOD":
             from statgrid.sas.procs import genmodstatements
             spec[kw.lower() + "s"].append(getattr(genmodstatements, kw.lower())(c))
@@ -226,9 +236,12 @@ def _run(statements: list, program: Any, proc: str) -> None:
         if spec.get("output"):
             scored.append(result.stats["output"])
     listing.flush()
-    if scored:
+    if scored and proc == "LOGISTIC":
         from statgrid.sas.procs import logisticoutput
         logisticoutput.write(program, spec["output"], scored, inp.cols, spec["model"][0])
+    elif scored:
+        from statgrid.sas.procs import modeloutput
+        modeloutput.write(program, spec["output"], scored, inp.cols)
 
 
 def class_statement(c, spec: dict) -> None:
@@ -300,12 +313,13 @@ def _fit(program, proc, opts, spec, data: str) -> Any:
         return fn(s, data, f"{dep} = {effects}", class_=classes, noint=bool(mopts.get("NOINT")),
            lsmeans=spec["lsmeans"] or None, ss=ss, outstat=_name(opts.get("OUTSTAT")), print=printing,
            contrasts=spec["contrasts"], estimates=spec["estimates"], tests=spec["tests"],
-           means=spec.get("means"))
+           means=spec.get("means"), output=spec["output"]["names"] if spec.get("output") else None,
+           output_alpha=spec["output"]["alpha"] if spec.get("output") else 0.05)
     elif proc == "GENMOD" and spec.get("gee"):
         from statgrid.sas.procs import repeated
         # GEE prints its own listing (gee_listing.py) and publishes no ODS tables yet
         for what, there in (("TYPE3 option", mopts.get("TYPE3")), ("CONTRAST statement", spec["contrasts"]),
-                            ("ESTIMATE statement", spec["estimates"])):
+                            ("ESTIMATE statement", spec["estimates"]), ("OUTPUT statement", spec.get("output"))):
             if there:
                 raise StatgridError(f"The {what} of PROC GENMOD with a REPEATED statement (GEE: generalized score "
                                     "and empirical-covariance tests) is not supported by statgrid yet; fit the model "
@@ -322,7 +336,9 @@ def _fit(program, proc, opts, spec, data: str) -> Any:
            offset=mopts.get("OFFSET"), noint=bool(mopts.get("NOINT")),
            scale=_genmod_scale(mopts), maxiter=int(float(mopts.get("MAXITER", 50))),
            descending=bool(opts.get("DESCENDING")), print=printing, type3=bool(mopts.get("TYPE3")),
-           contrasts=spec["contrasts"], estimates=spec["estimates"])
+           contrasts=spec["contrasts"], estimates=spec["estimates"],
+           output={k: v[0] for k, v in spec["output"]["names"].items()} if spec.get("output") else None,
+           output_alpha=spec["output"]["alpha"] if spec.get("output") else 0.05)
     else:
         from statgrid.procs.mixed import mixed
         from statgrid.sas.procs.mixedstatements import engine_args

@@ -246,6 +246,20 @@ def reg_tables(m, result) -> list[OdsTable]:
         rows.append([r["Variable"], r["DF"], r["Estimate"], r["StdErr"], r["tValue"], r["Probt"]]
                     + [r[c] for c in extra])
     out.append(table("ParameterEstimates", "Parameter Estimates", cols, rows))
+    if st.get("collinearity"):
+        names = list(st["collinearity"][0]["proportions"])
+        out.append(table("CollinDiag", "Collinearity Diagnostics", [
+            Col("Number", fmt="int"), Col("Eigenvalue", fmt="d5"), Col("ConditionIndex", "Condition Index", fmt="d5")]
+            + [Col(f"Proportion{nm}", f"Proportion of Variation {nm}", fmt="d5") for nm in names],
+            [[c["number"], c["eigenvalue"], c["condition_index"], *c["proportions"].values()]
+             for c in st["collinearity"]]))
+    subsets = next((x[1] for x in st.get("selection") or [] if x[0] == "subsets"), None)
+    if subsets is not None:
+        # SELECTION=ADJRSQ prints the subsets, best first, instead of a fitted model (SAS REG, "Model-Selection
+        # Methods": RSQUARE/ADJRSQ/CP list the subsets)
+        return [out[0], table("SubsetSelSummary", "Adjusted R-Square Selection Method", [
+            Col("NumInModel", "Number in Model", fmt="int"), Col("AdjRsq", "Adjusted R-Square", fmt="d4"),
+            Col("RSquare", "R-Square", fmt="d4"), Col("VarsInModel", "Variables in Model", "char")], subsets)]
     if st.get("selection"):
         steps = []
         for k, step in enumerate(st["selection"], 1):

@@ -68,11 +68,17 @@ class Statements:
     def __init__(self, src: DatasetSpec, cols: list[ColumnInfo], takes: tuple[str, ...] = ("BY", "VAR", "WHERE"),
                  passed: tuple[str, ...] = ("FORMAT", "LABEL", "ATTRIB")):
         self.src, self.cols, self.takes, self.passed = src, cols, takes, passed
+        self.program = None                 # set by a PROC that wants FORMAT's formats checked as it reads them
         self.by: list[tuple[str, bool]] = []
         self.var: list[str] | None = None
 
     def read(self, kw: str, c: TokenCursor) -> bool:
-        """The statement read (True), or not one of these (False: the PROC's own, or an ERROR)."""
+        """The statement read (True), or not one of these (False: the PROC's own, or an ERROR). FORMAT puts
+        its formats on (copies of) the columns: the listing shows them and grouping PROCs group by them."""
+        if kw == "FORMAT" and kw in self.passed:
+            from statgrid.sas.procs.fmtgroup import format_statement
+            format_statement(c, self.cols, self.program)
+            return True
         if kw in self.passed:
             return True
         if kw not in self.takes:

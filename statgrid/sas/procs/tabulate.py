@@ -27,8 +27,9 @@ from statgrid.sas.dataset import ColumnInfo
 from statgrid.sas.errors import SasError
 from statgrid.sas import ods
 from statgrid.sas.lexer import NAME, STR
-from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, fetch_rows, format_cell, narrowed_input,
+from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_keys, by_list, by_rule, by_text, check_by_sorted, fetch_rows, format_cell, narrowed_input,
                                        observations_read, resolve_names, var_names, where_statement, write_rows)
+from statgrid.sas.procs.fmtgroup import format_statement, group_by_formats
 from statgrid.sas.procs.step import begin, data_input, each_statement
 
 OPTIONS = {"DATA": DATASET, "OUT": DATASET, "MISSING": FLAG, "FORMAT": VALUE, "NOSEPS": FLAG, "ORDER": VALUE,
@@ -66,7 +67,7 @@ class Cell:
 def run(statements: list, program: Any) -> None:
     first, rest, opts = begin(statements, program, OPTIONS, "TABULATE")
     src, cols = data_input(program, opts, first)
-    classes, vars_, tables, labels = [], [], [], {}
+    classes, vars_, tables, labels, by = [], [], [], {}, []
     class_missing = bool(opts.get("MISSING"))
     for stmt, kw, c in each_statement(rest):
         if kw == "CLASS":
@@ -86,11 +87,10 @@ def run(statements: list, program: Any) -> None:
         elif kw == "WHERE":
             where_statement(c, src)
         elif kw == "BY":
-            by_list(c)
-            t = stmt.tokens[0]
-            raise SasError("The BY statement of PROC TABULATE is not supported by statgrid yet", t.line, t.col, "BY",
-                           "a CLASS variable (one more table dimension) instead")
-        elif kw in ("FORMAT", "LABEL", "KEYWORD", "CLASSLEV", "FREQ", "WEIGHT"):
+            by = by_list(c)
+        elif kw == "FORMAT":                      # the listing's and the CLASS levels' formats
+            format_statement(c, cols, program)
+        elif kw in ("LABEL", "KEYWORD", "CLASSLEV", "FREQ", "WEIGHT"):
             if kw in ("FREQ", "WEIGHT"):
                 t = stmt.tokens[0]
                 raise SasError(f"The {kw} statement of PROC TABULATE is not supported by statgrid yet", t.line,
@@ -107,8 +107,12 @@ def run(statements: list, program: Any) -> None:
     varc = resolve_names(vars_, cols, src, first.line)
     cnames = {c.name.upper(): c for c in classc}
     vnames = {c.name.upper(): c for c in varc}
-    base = narrowed_input(program, src, cols, [c.name for c in classc + varc])   # bind only what the tables read
+    byc = resolve_names([n for n, _ in by], cols, src, first.line)
+    if byc:
+        check_by_sorted(program, src, cols, by)
+    base = narrowed_input(program, src, cols, [c.name for c in byc + classc + varc])   # what the tables read
     n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
+    base = group_by_formats(program, base, classc)            # CLASS levels by their formatted values
     if not class_missing and classc:
         keep = " AND ".join(f"{sql_ident(c.name)} IS NOT NULL" + (f" AND {sql_ident(c.name)} <> ''" if c.type == "char"
                                                                    else "") for c in classc)
@@ -119,12 +123,16 @@ def run(statements: list, program: Any) -> None:
     out_stats: list[tuple[str | None, str]] = []
     listing = ods.Listing(program, "")
     printing = not opts.get("NOPRINT")
-    for t_index, dims in enumerate(tables, 1):
+    for bykey, t_index, dims in ((k, t, d) for k in by_keys(program, byc, base) for t, d in enumerate(tables, 1)):
         expanded = [_expand(d, cnames, vnames) for d in dims]
         while len(expanded) < 2:
             expanded.insert(0, [[]])
         cells = _cells(expanded, default_fmt)
-        values = _values(program, base, cells, classc, vnames, qdef)
+        group = base
+        if byc:                                           # one table per BY group, under its BY line
+            cond = " AND ".join(f"{sql_ident(b.name)} IS NOT DISTINCT FROM ?" for b in byc)
+            group = f"SELECT * FROM ({base}) WHERE {_inline(cond, bykey)}"
+        values = _values(program, group, cells, classc, vnames, qdef)
         table_stats: list[tuple[str | None, str]] = []
         for cell, results in values:
             key = (cell.var, cell.stat)
@@ -133,42 +141,53 @@ def run(statements: list, program: Any) -> None:
                     keys.append(key)
             for levels, value in results.items():
                 type_str = "".join("1" if c.name.upper() in cell.classes else "0" for c in classc)
-                row = out_rows.setdefault((t_index, type_str, levels), {})
+                row = out_rows.setdefault((tuple(bykey), t_index, type_str, levels), {})
                 row[key] = value
         if printing:
-            mine = {k: v for k, v in out_rows.items() if k[0] == t_index}
-            listing.table(_ods_table(classc, vnames, table_stats, mine),
+            mine = {k: v for k, v in out_rows.items() if k[:2] == (tuple(bykey), t_index)}
+            if byc:
+                listing.text(by_rule(by_text(program, zip(byc, bykey))), "")
+            listing.table(_ods_table(byc, classc, vnames, table_stats, mine),
                           _render(program, values, cnames, vnames, labels).split("\n"))
     observations_read(program, n_read, src)
     listing.flush()
     if opts.get("OUT") is not None:
-        out_cols, rows = _layout(classc, vnames, out_stats, out_rows)
+        out_cols, rows = _layout(byc, classc, vnames, out_stats, out_rows)
         write_rows(program, opts.get("OUT"), out_cols, rows)
 
 
-def _layout(classc, vnames, stats: list, out_rows: dict) -> tuple[list[ColumnInfo], list[list]]:
-    """SAS's OUT= (and ODS Table) layout: the CLASS variables, _TYPE_, _PAGE_, _TABLE_, then each analysis
+def _layout(byc, classc, vnames, stats: list, out_rows: dict) -> tuple[list[ColumnInfo], list[list]]:
+    """SAS's OUT= (and ODS Table) layout: the BY and CLASS variables, _TYPE_, _PAGE_, _TABLE_, then each analysis
     variable's statistic as var_Stat (N, PctN_… for class-only cells), one row per combination of levels."""
-    out_cols = [ColumnInfo(c.name, c.type, c.length, c.format, "", c.label) for c in classc]
+    out_cols = [ColumnInfo(c.name, c.type, c.length, c.format, "", c.label) for c in byc + classc]
     out_cols += [ColumnInfo("_TYPE_", "char", max(1, len(classc))), ColumnInfo("_PAGE_", "num", 8),
                  ColumnInfo("_TABLE_", "num", 8)]
     out_cols += [ColumnInfo(f"{vnames[var].name}_{STAT_NAMES[stat]}" if var else STAT_NAMES[stat], "num", 8)
                  for var, stat in stats]
 
     def order(kv):
-        (t_index, type_str, levels) = kv[0]
-        return (t_index, type_str, [(v is not None, v if v is not None else 0) for _, v in levels])
+        (bykey, t_index, type_str, levels) = kv[0]
+        return ([(v is not None, v if v is not None else 0) for v in bykey], t_index, type_str,
+                [(v is not None, v if v is not None else 0) for _, v in levels])
     rows = []
-    for (t_index, type_str, levels), vals in sorted(out_rows.items(), key=order):
+    for (bykey, t_index, type_str, levels), vals in sorted(out_rows.items(), key=order):
         lv = dict(levels)
-        rows.append([lv.get(c.name.upper()) for c in classc] + [type_str, 1.0, float(t_index)]
+        rows.append(list(bykey) + [lv.get(c.name.upper()) for c in classc] + [type_str, 1.0, float(t_index)]
                     + [vals.get(k) for k in stats])
     return out_cols, rows
 
 
-def _ods_table(classc, vnames, stats: list, out_rows: dict) -> ods.OdsTable:
+def _inline(cond: str, values: list) -> str:
+    """`cond`'s ? placeholders as SQL literals of `values` (a BY group's key)."""
+    for v in values:
+        lit = "NULL" if v is None else ("'" + v.replace("'", "''") + "'" if isinstance(v, str) else repr(float(v)))
+        cond = cond.replace("?", lit, 1)
+    return cond
+
+
+def _ods_table(byc, classc, vnames, stats: list, out_rows: dict) -> ods.OdsTable:
     """One TABLE statement's ODS output object "Table" (Base SAS TABULATE, "ODS Table Names"), in OUT='s layout."""
-    cols, rows = _layout(classc, vnames, stats, out_rows)
+    cols, rows = _layout(byc, classc, vnames, stats, out_rows)
     return ods.OdsTable("Table", "", [ods.OdsColumn(c.name, type=c.type) for c in cols], rows, "Tabulate")
 
 

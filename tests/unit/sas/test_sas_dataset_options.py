@@ -118,3 +118,12 @@ def test_write_dataset_atomic_with_metadata(prog):
     prog.syntax_check = True                      # syntax-check mode: nothing replaced
     write_dataset(prog, parse_dataset_text("work.out", prog), pa.table({"q": [9.0]}))
     assert pq.read_table(prog.session.ref("work.out").path).column_names == ["z", "c"]
+
+
+def test_a_size_option_value_keeps_its_unit():
+    """`bufsize=64k` is a number touching its unit (NUM 64, NAME k): one value "64K", as in OPTIONS; a
+    number and a name apart stay apart (`obs=5 k=…` is not a size)."""
+    spec = parse_dataset_text("work.a(bufsize=64k compress=yes obs=5)")
+    assert spec.options["BUFSIZE"] == "64K" and spec.options["COMPRESS"] == "YES"
+    assert spec.options["OBS"] == 5.0
+    assert parse_dataset_text("work.a(bufsize=2M)").options["BUFSIZE"] == "2M"

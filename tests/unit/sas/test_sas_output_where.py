@@ -68,3 +68,25 @@ proc summary data=n(where=(x <= 3)); var x; where x > 50; output out=s4 n=n; run
 """)
     assert code == 0, log
     assert [rows(session, f"work.s{k}")[0]["n"] for k in (1, 2, 3, 4)] == [48.0, 10.0, 5.0, 3.0]
+
+
+def test_data_step_where_statements_replace_or_augment_with_sas_notes(session):
+    """In a DATA step too a later WHERE replaces the earlier one and WHERE ALSO / WHERE SAME AND add to it,
+    each change logged ("WHERE clause has been replaced." / "augmented."); a variable named ALSO is still a
+    variable; a WHERE= data set option is kept beside the statement."""
+    code, log = run(session, """data n; do i = 1 to 100; x = i; also = mod(i, 2); output; end; run;
+data a; set n; where x > 10; where also x <= 20; run;
+data b; set n; where x > 90; where x <= 5; run;
+data c; set n; where x > 10; where same and x <= 40; where also also = 1; run;
+data d; set n; where also = 0 and x < 7; run;
+data e; set n(where=(x <= 30)); where x > 25; run;
+""")
+    assert code == 0, log
+    # the rows, counted by hand: 11..20; 1..5; odd 11..39; even below 7; 26..30
+    assert [r["x"] for r in rows(session, "work.a")] == [float(k) for k in range(11, 21)]
+    assert [r["x"] for r in rows(session, "work.b")] == [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert [r["x"] for r in rows(session, "work.c")] == [float(k) for k in range(11, 40, 2)]
+    assert [r["x"] for r in rows(session, "work.d")] == [2.0, 4.0, 6.0]
+    assert [r["x"] for r in rows(session, "work.e")] == [26.0, 27.0, 28.0, 29.0, 30.0]
+    assert log.count("NOTE: WHERE clause has been augmented.") == 3, log
+    assert log.count("NOTE: WHERE clause has been replaced.") == 1, log

@@ -284,3 +284,79 @@ def test_python_number_syntax_is_invalid_data_for_sas_input(session):
         assert code == 0, log
         assert [r["n"] for r in table(session, "work.x")] == [None] * len(bad) + [12.0, 3.5], stmt
         assert log.count("Invalid data for n in line") == len(bad), stmt
+
+
+def test_input_pointer_to_a_string_or_a_character_variable(session):
+    """@'text' and @charvar move the pointer past the text's next occurrence from the pointer on (SAS 9.4
+    Statements: INPUT, Column Pointer Controls); a text not found leaves the pointer past the record's end, so
+    with TRUNCOVER the next value is missing; @numvar still names a column."""
+    code, log = run(session, """data c;
+  length key $6 name $5 tag $5;
+  infile datalines truncover;
+  key = 'tag: ';
+  col = 1;
+  input @'id=' id 3. @'name=' name $5. @key tag $ @col first $2.;
+datalines;
+xx id=123 name=Alice tag: blue
+id=7   yy name=Bob
+name=Cy id=42
+;
+run;
+""")
+    assert code == 0, log
+    got = [(r["id"], r["name"], r["tag"], r["first"]) for r in table(session, "work.c")]
+    # record 3: @'id=' finds 'id=42' (col 12), then @'name=' searches on from there: not found → missing
+    assert got == [(123.0, "Alice", "blue", "xx"), (7.0, "Bob", "", "id"), (42.0, "", "", "na")]
+
+
+def test_infile_buffer_filevar_filename_and_aggregate_members(session, tmp_path):
+    """_INFILE_ is the input record as a variable (read in expressions, changed before a held record is read,
+    never written); FILEVAR= switches files when its value changes and, like FILENAME=, is not written;
+    `fileref(member)` reads a member of a directory fileref, `.dat` added to an unquoted name without one
+    (SAS 9.4 Statements: INFILE; SAS 9.4 Companion for UNIX: aggregate storage locations)."""
+    (tmp_path / "f1.txt").write_text("a 1\nb 2\n")
+    (tmp_path / "f2.txt").write_text("c 3\n")
+    (tmp_path / "m1.dat").write_text("x 10\n")
+    code, log = run(session, f"""filename agg '{tmp_path}';
+data r;
+  infile datalines truncover;
+  input @;
+  length up $20;
+  up = upcase(_infile_);
+  n = length(_infile_);
+  if index(_infile_, 'skip') then delete;
+  _infile_ = tranwrd(_infile_, ',', ' ');
+  input w $ a b;
+datalines;
+hi,1,2
+skip,3,4
+lo,5,6
+;
+data files; length fname $200; input fname $200.; datalines;
+{tmp_path}/f1.txt
+{tmp_path}/f2.txt
+;
+data all;
+  set files;
+  length src $200 file $200;
+  infile dummy filevar=fname filename=src end=last;
+  do while (not last);
+    input k $ v;
+    file = src;
+    output;
+  end;
+run;
+data m; infile agg(m1); input k $ v; run;
+""")
+    assert code == 0, log
+    got = table(session, "work.r")
+    assert [(r["up"], r["n"], r["b"]) for r in got] == [("HI,1,2", 6.0, 2.0), ("LO,5,6", 6.0, 6.0)]
+    assert "Invalid data" not in log, log
+    assert "_INFILE_" not in {k.upper() for k in got[0]}
+    rows_ = table(session, "work.all")
+    assert [(r["k"], r["v"], r["file"]) for r in rows_] == [
+        ("a", 1.0, f"{tmp_path}/f1.txt"), ("b", 2.0, f"{tmp_path}/f1.txt"), ("c", 3.0, f"{tmp_path}/f2.txt")]
+    assert not {"FNAME", "SRC"} & {k.upper() for k in rows_[0]}
+    assert "2 records were read from the infile DUMMY." in log and "1 records were read from the infile DUMMY." in log
+    assert [(r["k"], r["v"]) for r in table(session, "work.m")] == [("x", 10.0)]
+    assert "The infile AGG(m1.dat) is:" in log

@@ -1,0 +1,92 @@
+"""Formats in PROC steps: the FORMAT statement of a PROC, and grouping by formatted values.
+
+SAS groups the levels of PROC FREQ's tables and the CLASS variables of MEANS/SUMMARY and TABULATE by their
+formatted values (SAS/STAT FREQ, "Grouping with Formats"; Base Procedures MEANS, CLASS statement): with
+`format age agef.;` (a PROC FORMAT range) or `format x 1.;` the values that print alike are one level. Here
+a level's rows carry one internal value — the lowest of the group, as SAS reports the level under ORDER=
+INTERNAL — so the procedure runs unchanged on the input and prints and writes the level with its format.
+A missing value stays its own level. The values are formatted in Python once per distinct value (the
+formats' one implementation, statgrid/sas/formats), the mapping joined in DuckDB.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from statgrid.libraries import sql_ident
+from statgrid.sas.dataset import ColumnInfo
+from statgrid.sas.errors import SasError
+from statgrid.sas.lexer import NAME
+
+
+def format_statement(c: Any, cols: list[ColumnInfo], program: Any = None) -> dict[str, str]:
+    """A PROC's FORMAT statement (after FORMAT): `var … format. …`; a variable list without a format after it
+    takes its format away. The named columns of `cols` are replaced (not changed: the data set's column
+    records are shared) by copies with the format, so the listing and the grouping both see it."""
+    from statgrid.sas.formats import known_format, not_found, parse_spec
+    by_name = {col.name.upper(): i for i, col in enumerate(cols)}
+    pending: list[str] = []
+    given: dict[str, str] = {}
+    while not c.at_end():
+        if c.at_format() and pending:
+            t = c.peek()
+            fmt = c.format_name()
+            spec = parse_spec(fmt)
+            if program is not None and not known_format(spec, getattr(program, "formats", None)):
+                raise not_found(spec, line=t.line, col=t.col)
+            _assign(cols, by_name, pending, fmt)
+            given.update(dict.fromkeys(pending, fmt))
+            pending = []
+            continue
+        t = c.expect_kind(NAME, "a variable name or a format")
+        if t.upper not in by_name:
+            raise SasError(f"Variable {t.text} not found", t.line, t.col, t.text, "a variable of the input data set")
+        pending.append(t.upper)
+    _assign(cols, by_name, pending, "")
+    given.update(dict.fromkeys(pending, ""))
+    return given
+
+
+def with_formats(cols: list[ColumnInfo], given: dict[str, str]) -> list[ColumnInfo]:
+    """`cols` with the FORMAT statement's formats (format_statement's answer) put on copies."""
+    return [dataclasses.replace(c, format=given[c.name.upper()]) if c.name.upper() in given else c for c in cols]
+
+
+def _assign(cols: list[ColumnInfo], by_name: dict[str, int], names: list[str], fmt: str) -> None:
+    for n in names:
+        i = by_name[n]
+        cols[i] = dataclasses.replace(cols[i], format=fmt)
+
+
+def group_by_formats(program: Any, base: str, cols: list[ColumnInfo]) -> str:
+    """`base` (an input SQL) with each of `cols` that has a format replaced by its level's internal value: the
+    lowest value that formats alike. Columns whose every value formats apart are left as they are."""
+    from statgrid.sas.formats import format_value
+    catalog = getattr(program, "formats", None)
+    con = program.session.con
+    sql, grouped = base, 0
+    for col in cols:
+        if not col.format:
+            continue
+        q = sql_ident(col.name)
+        values = [r[0] for r in con.cursor().execute(f"SELECT DISTINCT {q} FROM ({sql}) WHERE {q} IS NOT NULL"
+                                                    + (f" AND {q} <> ''" if col.type == "char" else "")).fetchall()]
+        lowest: dict[str, Any] = {}
+        for v in sorted(values):
+            lowest.setdefault(format_value(v, col.format, catalog).strip(), v)
+        if len(lowest) == len(values):
+            continue                                    # one level per value: nothing to group
+        pairs = [(v, lowest[format_value(v, col.format, catalog).strip()]) for v in values]
+        import pyarrow as pa
+        kind = pa.string() if col.type == "char" else pa.float64()
+        table = pa.table({"raw": pa.array([p[0] for p in pairs], kind), "lvl": pa.array([p[1] for p in pairs], kind)})
+        # a table of the session's database (not a registration: the PROCs' cursors must see it), one per
+        # grouped column of this step, replaced by the next step's
+        name = f"__sg_fmtgroup_{grouped}"
+        grouped += 1
+        con.register("__sg_fmtgroup_arrow", table)
+        con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM __sg_fmtgroup_arrow")
+        con.unregister("__sg_fmtgroup_arrow")
+        sql = (f"SELECT __b.* REPLACE (coalesce(__m.lvl, __b.{q}) AS {q}) FROM ({sql}) __b "
+               f"LEFT JOIN {name} __m ON __b.{q} = __m.raw")
+    return sql
