@@ -397,8 +397,8 @@ def test_compare_of_two_stacks_counts_each_once(tmp_path):
     assert rows["sustained throughput (MB/s)"]["a"] == pytest.approx(102.4)
     assert rows["sustained throughput (MB/s)"]["ratio"] == pytest.approx(1.0)
     assert rows["sustained MB/s per core (MB/s)"]["ratio"] == pytest.approx(1.0)
-    notes = rep.tables[0].notes[1:]
-    assert len(notes) == 2 and notes[0].startswith("A: " + STACKS["LVM on a partition"]["note"])
+    notes = rep.tables[0].notes[1:]          # definitions, A's devices, B's devices, the inventories' note
+    assert len(notes) == 3 and notes[0].startswith("A: " + STACKS["LVM on a partition"]["note"])
     assert notes[1].startswith("B: " + STACKS["multipath over two paths"]["note"])
     overlay = rep.charts[0].data["series"]
     assert [max(s["y"]) for s in overlay] == [pytest.approx(102.4)] * 2
