@@ -83,11 +83,25 @@ def chart(console: "Console", host: str, chart_id: str, title: str, unit: str, s
             "series": [{"key": k, "label": label, "scale": scale} for k, label, scale in series], "data": data}
 
 
+def _sources(console: "Console", host: str | None) -> dict[str, str]:
+    """library → the source of its figures in the ring's latest samples (block, nfs, gpfs, process)."""
+    out: dict[str, str] = {}
+    for h, ring in console.ring.samples.items():
+        if (host is None or h == host) and ring:
+            out.update(ring[-1].get("sources") or {})
+    return out
+
+
 def library_series(console: "Console", host: str | None) -> list[tuple[str, str, float]]:
+    """Each library's read and write MB/s; a library not measured on its block device says where
+    its figures come from ("work read (process)": the jobs' own I/O, monitor/libio.py)."""
     out = []
+    sources = _sources(console, host)
     for lib in _names(console, host, "library"):
-        out += [(f"library.{lib}.read_bytes_per_s", f"{lib} read", MB),
-                (f"library.{lib}.write_bytes_per_s", f"{lib} write", MB)]
+        src = sources.get(lib)
+        tag = f" ({src})" if src and src != "block" else ""
+        out += [(f"library.{lib}.read_bytes_per_s", f"{lib} read{tag}", MB),
+                (f"library.{lib}.write_bytes_per_s", f"{lib} write{tag}", MB)]
     return out
 
 

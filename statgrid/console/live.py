@@ -44,7 +44,8 @@ FRAGMENTS_KEPT = 4096
 
 def flatten(rows: dict[str, list[dict]]) -> dict[str, Any] | None:
     """One sample of latest.json as {"ts", "values": {"node.cpu_user_pct": …, "library.data.read_bytes_per_s": …,
-    "disk.vda.await_ms": …}} — the keys the console's charts name their series by. None: no node row."""
+    "disk.vda.await_ms": …}, "sources": {"data": "block", …}} — the keys the console's charts name their
+    series by, and each library's source (left out when the rows give none). None: no node row."""
     node = (rows.get("node") or [None])[-1]
     if not isinstance(node, dict) or not isinstance(node.get("ts"), (int, float)):
         return None
@@ -52,17 +53,23 @@ def flatten(rows: dict[str, list[dict]]) -> dict[str, Any] | None:
     for key, value in node.items():
         if key not in ("ts", "host", "interval_s") and isinstance(value, (int, float)):
             values[f"node.{key}"] = value
+    sources: dict[str, str] = {}
     for table, name_key in (("library", "library"), ("disk", "device")):
         for row in rows.get(table) or []:
             if not isinstance(row, dict):
                 continue
+            if table == "library" and isinstance(row.get("source"), str):
+                sources[str(row.get("library"))] = row["source"]      # block, nfs, gpfs, process (monitor/libio.py)
             if table == "disk" and row.get("layer") == "partition":
                 continue                            # counted in its disk's row
             name = str(row.get(name_key))
             for key, value in row.items():
                 if isinstance(value, (int, float)) and key not in ("ts", "interval_s"):
                     values[f"{table}.{name}.{key}"] = value
-    return {"ts": float(node["ts"]), "values": values}
+    sample: dict[str, Any] = {"ts": float(node["ts"]), "values": values}
+    if sources:
+        sample["sources"] = sources                 # where each library's figures come from (chart labels)
+    return sample
 
 
 class SampleRing:

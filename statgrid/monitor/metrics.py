@@ -3,8 +3,8 @@ CSV headers, chart labels and the HELP of /metrics (grid/master/metrics.py): not
 
 `rate` is True for values derived from counter deltas over the interval (per second, or a
 share of the interval), False for gauges read as they are. `scope` says which table holds it:
-node (one row per sample), disk (one row per block device), library (one row per library
-root — data/work/util — with its device's figures, as the papers show SASDATA vs SASWORK).
+node (one row per sample), disk (one row per block device; library rows carry them too, one row
+per library root — data/work/util — as the papers show SASDATA vs SASWORK), library (library rows only).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ class Metric:
     unit: str
     description: str
     rate: bool
-    scope: str              # "node" | "disk" (library rows carry the disk metrics)
+    scope: str              # "node" | "disk" (library rows carry the disk metrics) | "library"
 
 
 _IO = [
@@ -53,18 +53,28 @@ METRICS: tuple[Metric, ...] = (
     Metric("net_rx_bytes_per_s", "B/s", "bytes received per second (all interfaces but lo)", True, "node"),
     Metric("net_tx_bytes_per_s", "B/s", "bytes sent per second (all interfaces but lo)", True, "node"),
     *(Metric(n, u, d, r, "disk") for n, u, d, r in _IO),
+    # Library rows of source "process" (libio.py): the jobs' /proc/<pid>/io read_bytes/write_bytes,
+    # beside their read_bytes_per_s/write_bytes_per_s, which there are rchar/wchar (logical bytes).
+    Metric("storage_read_bytes_per_s", "B/s", "bytes the jobs made the storage layer read (/proc/<pid>/io "
+           "read_bytes; source process only)", True, "library"),
+    Metric("storage_write_bytes_per_s", "B/s", "bytes the jobs sent to the storage layer (/proc/<pid>/io "
+           "write_bytes − cancelled_write_bytes; source process only)", True, "library"),
 )
 
 BY_NAME = {m.name: m for m in METRICS}
 NODE_METRICS = tuple(m for m in METRICS if m.scope == "node")
 DISK_METRICS = tuple(m for m in METRICS if m.scope == "disk")
+LIBRARY_METRICS = DISK_METRICS + tuple(m for m in METRICS if m.scope == "library")
 
 # Key columns of each table, before the metrics. A disk row's counted_in names the top-most devices
 # its bytes are counted in (itself when it is one; see sampler.top_devices) and layer says what it
 # is (disk, partition, LVM vg-lv, multipath name, md raid1); both null when the monitor had no sysfs.
 KEYS = {"node": ("ts", "host", "interval_s"), "disk": ("ts", "host", "device", "counted_in", "layer"),
-        "library": ("ts", "host", "library", "path", "device")}
-TABLE_METRICS = {"node": NODE_METRICS, "disk": DISK_METRICS, "library": DISK_METRICS}
+        "library": ("ts", "host", "library", "path", "device", "source")}
+TABLE_METRICS = {"node": NODE_METRICS, "disk": DISK_METRICS, "library": LIBRARY_METRICS}
+# A library row's source (monitor/libio.py): block (its device's diskstats, the disk metrics above),
+# nfs (/proc/self/mountstats), gpfs (mmpmon fs_io_s) or process (the jobs' /proc/<pid>/io). What each
+# metric means per source: README, "Library sources". Rows saved before format 3 are block rows.
 
 
 def label(name: str) -> str:

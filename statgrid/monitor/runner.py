@@ -3,6 +3,7 @@ grid node started it — the end of its stdin (the worker is gone). A sample tha
 logged and skipped; the monitor keeps running (glances' rule for a failing plugin).
 
     python -m statgrid.monitor --host node1 --out DIR [--interval 1] [--duration 60] [--stdin-liveness]
+                               [--library NAME=PATH ...] [--sources block,nfs,gpfs,process]
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Callable, Mapping
 
-from statgrid.monitor import _linux
+from statgrid.monitor import _linux, libio
 from statgrid.monitor.sampler import Sampler
 from statgrid.monitor.store import MonitorWriter, write_machine
 
@@ -28,12 +29,21 @@ log = logging.getLogger("statgrid.monitor")
 def run(host: str, out_dir: Path, libraries: Mapping[str, Path | str], interval_s: float = 1.0,
         duration_s: float | None = None, echo: Callable[[dict], None] | None = None,
         stdin_liveness: bool = False, procfs: str | None = None, flush_every: int = 60,
-        sysfs: str | None = None, warn: Callable[[str], None] | None = None) -> int:
+        sysfs: str | None = None, warn: Callable[[str], None] | None = None,
+        sources: tuple[str, ...] = libio.SOURCES) -> int:
     """Sample until stopped; returns the number of samples written. `warn` gets one line per
-    library whose I/O cannot be measured here (default: the log)."""
-    sampler = Sampler(host, libraries, procfs, sysfs)
-    for note in filter(None, (lib.unmeasured_note() for lib in sampler.libraries)):
-        (warn or log.warning)(note)
+    library whose I/O cannot be measured here or is measured from the jobs' own I/O (default: the
+    log). A monitor a node started (stdin_liveness) knows the node's jobs: the children of its
+    siblings (libio.node_job_parents)."""
+    sampler = Sampler(host, libraries, procfs, sysfs, sources,
+                      libio.node_job_parents(procfs) if stdin_liveness else None)
+    for lib in sampler.libraries:
+        note = lib.unmeasured_note()
+        if note and lib.source == "process" and not stdin_liveness:
+            note += ("; this monitor was not started by a grid node, so it knows no jobs and those rows stay empty "
+                     "(the node's own monitor fills them)")
+        if note:
+            (warn or log.warning)(note)
     writer = MonitorWriter(out_dir, host, flush_every)
     write_machine(out_dir, host, {"machine_id": machine_id(procfs), "hostname": socket.gethostname(),
                                   "cpus": os.cpu_count()})
@@ -118,11 +128,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--duration", type=float, default=None)
     ap.add_argument("--library", action="append", default=[], metavar="NAME=PATH")
     ap.add_argument("--stdin-liveness", action="store_true", help="stop when stdin closes (started by a node)")
+    ap.add_argument("--sources", default=",".join(libio.SOURCES),
+                    help="library I/O sources, comma-separated (default: all; 'block' is the monitor before the others)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     bad = [spec for spec in args.library if "=" not in spec]
     if bad:
         ap.error(f"--library {bad[0]!r} is not NAME=PATH, e.g. --library data=/gpfs/sasdata")
+    sources = tuple(s for s in args.sources.split(",") if s)
+    bad = [s for s in sources if s not in libio.SOURCES]
+    if bad:
+        ap.error(f"--sources {args.sources!r}: {bad[0]!r} is not one of {', '.join(libio.SOURCES)}, "
+                 "e.g. --sources block,nfs")
     libraries = dict(spec.split("=", 1) for spec in args.library)
-    run(args.host, args.out, libraries, args.interval, args.duration, stdin_liveness=args.stdin_liveness)
+    run(args.host, args.out, libraries, args.interval, args.duration, stdin_liveness=args.stdin_liveness,
+        sources=sources)
     return 0

@@ -13,9 +13,10 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Iterable, Mapping
 
-from statgrid.monitor import _linux
+from statgrid.monitor import _fs, _linux, libio
+from statgrid.errors import UsageError
 from statgrid.monitor._linux import SECTOR_BYTES, DiskCounters
 
 VIRTUAL_PREFIXES = ("loop", "ram", "zram", "nbd")
@@ -142,20 +143,29 @@ class LibraryDevice:
     mount_point: str | None
     device: str | None              # diskstats name, None if the file system has no block device (tmpfs, NFS)
     fstype: str | None = None       # the mount's file system type (mountinfo), None if no mount matched
+    source: str | None = None       # block | nfs | gpfs | process (libio.py); None: not measured
+    where: str | None = None        # its rows' `device`: the diskstats name (block), the mount's source
+                                    # (nfs), the file system (gpfs), "<fstype> <mount point>" (process)
 
     def unmeasured_note(self) -> str | None:
-        """Why this library gets no per-library I/O rows, or None when it gets them."""
-        if self.device is not None:
+        """Why this library gets no per-library I/O rows, or how they are measured when not by its
+        block device; None for a library on a block device."""
+        if self.source == "block":
+            return None
+        if self.source in ("nfs", "gpfs"):
             return None
         if not self.mount_point:
             why = "on no mount this node can see"
         elif self.fstype in MEMORY_FS:
             why = f"on {self.fstype} at {self.mount_point!r}, which is memory, not a block device"
         elif self.fstype in NETWORK_FS or (self.fstype or "").startswith("fuse."):
-            why = (f"on {self.fstype} at {self.mount_point!r}, a network or cluster file system: its I/O is "
-                   "network traffic, not a local block device's")
+            why = (f"on {self.fstype} at {self.mount_point!r}, a network or cluster file system with no "
+                   "counters here (no NFS mountstats entry, or GPFS without mmpmon)")
         else:                                    # zfs, overlay, a btrfs whose source is not a device node …
             why = f"on {self.fstype} at {self.mount_point!r}, which statgrid cannot map to a block device"
+        if self.source == "process":
+            return (f"library {self.library!r} ({self.path}) is {why}: its rows (source 'process') are the grid "
+                    "jobs' own I/O to that mount, from /proc/<pid>/io")
         return (f"library {self.library!r} ({self.path}) is {why}: no per-library I/O rows for it; node CPU, "
                 "memory and network figures still cover it")
 
@@ -180,20 +190,33 @@ def _mount_device(m: _linux.Mount, by_dev: Mapping[tuple[int, int], str]) -> str
     return name
 
 
-def map_libraries(libraries: Mapping[str, Path | str], procfs: str | None = None) -> list[LibraryDevice]:
-    """Library root → its mount and block device (major:minor of the mount matched in diskstats).
-    The device a file system is mounted from is never held by another (the kernel claims a held
-    device exclusively), so it is a counted device of top_devices() below."""
+def map_libraries(libraries: Mapping[str, Path | str], procfs: str | None = None,
+                  sources: Iterable[str] = libio.SOURCES, mmpmon: str | None = None) -> list[LibraryDevice]:
+    """Library root → its mount, and the source of its rows (libio.choose_source): the block device
+    (major:minor of the mount matched in diskstats), else the mount's NFS or GPFS counters, else
+    the jobs' own I/O. The device a file system is mounted from is never held by another (the
+    kernel claims a held device exclusively), so it is a counted device of top_devices() below."""
     mounts = _linux.parse_mountinfo(_linux.read("self/mountinfo", procfs))
     disks = _linux.parse_diskstats(_linux.read("diskstats", procfs))
     by_dev = {(d.major, d.minor): name for name, d in disks.items()}
+    nfs_mounts: set[str] = set()
+    if "nfs" in sources and any(m.fstype in ("nfs", "nfs4") for m in mounts):
+        try:
+            nfs_mounts = set(_fs.parse_mountstats(_linux.read("self/mountstats", procfs)))
+        except OSError:
+            pass
     out = []
     for lib, path in libraries.items():
         # realpath resolves the symlinks of the part that exists; a library not created yet
         # lives on the mount of its nearest existing parent, which the prefix match finds.
         m = _linux.mount_of(os.path.realpath(path), mounts)
-        out.append(LibraryDevice(lib, str(path), m.mount_point if m else None,
-                                 _mount_device(m, by_dev) if m else None, m.fstype if m else None))
+        device = _mount_device(m, by_dev) if m else None
+        source = libio.choose_source(m.fstype if m else None, device is not None, m.mount_point if m else None,
+                                     sources, nfs_mounts, mmpmon)
+        where = {"block": device, "nfs": m.source if m else None, "gpfs": libio.gpfs_fs_name(m.source) if m else None,
+                 "process": f"{m.fstype} {m.mount_point}" if m else None}.get(source or "")
+        out.append(LibraryDevice(lib, str(path), m.mount_point if m else None, device, m.fstype if m else None,
+                                 source, where))
     return out
 
 
@@ -250,12 +273,25 @@ class Sampler:
     """Call sample() once per interval; the first call only primes the counters (returns None)."""
 
     def __init__(self, host: str, libraries: Mapping[str, Path | str] | None = None, procfs: str | None = None,
-                 sysfs: str | None = None):
+                 sysfs: str | None = None, sources: Iterable[str] = libio.SOURCES,
+                 job_parents: Callable[[], list[int]] | None = None, mmpmon: str | None = None):
+        """sources: which library sources to use (libio.SOURCES; ("block",) is the monitor before
+        them); job_parents: the processes whose children are grid jobs (libio.node_job_parents), None
+        when this monitor knows no jobs; mmpmon: its path (default: looked for when a library is on GPFS)."""
         self.host = host
         self.procfs = procfs
         self.sysfs = sysfs
-        self.libraries = map_libraries(libraries or {}, procfs)
+        sources = tuple(sources)
+        bad = [s for s in sources if s not in libio.SOURCES]
+        if bad:
+            raise UsageError(f"library source {bad[0]!r} is not one of {', '.join(libio.SOURCES)}; "
+                             "e.g. --sources block,nfs,gpfs,process")
+        if mmpmon is None and "gpfs" in sources:
+            mmpmon = libio.find_mmpmon()
+        self.libraries = map_libraries(libraries or {}, procfs, sources, mmpmon)
+        self.fs = libio.FsSources(self.libraries, procfs, job_parents, mmpmon)
         self.prev: Snapshot | None = None
+        self.prev_fs: libio.FsSnapshot | None = None
         self.stack: dict[str, dict] = {}
         self._names: frozenset[str] | None = None
 
@@ -267,7 +303,7 @@ class Sampler:
             self.stack = stack_keys(_linux.read_block_topology(self.sysfs), names)
 
     def devices(self, snap: Snapshot) -> list[str]:
-        wanted = {lib.device for lib in self.libraries if lib.device}
+        wanted = {lib.device for lib in self.libraries if lib.source == "block"}
         for name, d in snap.disks.items():
             if not name.startswith(VIRTUAL_PREFIXES) and (d.reads or d.writes):
                 wanted.add(name)
@@ -275,14 +311,20 @@ class Sampler:
             wanted.update(n for n in (self.stack.get(name, NO_STACK)["counted_in"] or "").split() if n in snap.disks)
         return sorted(wanted)
 
-    def sample(self, snap: Snapshot | None = None) -> dict[str, list[dict]] | None:
-        """Rows for the interval since the previous call (snap: a snapshot read elsewhere; default now)."""
+    def sample(self, snap: Snapshot | None = None, fs: libio.FsSnapshot | None = None) -> dict[str, list[dict]] | None:
+        """Rows for the interval since the previous call (snap, fs: snapshots read elsewhere; default now)."""
         cur = snap or read_snapshot(self.procfs)
+        cur_fs = fs or self.fs.snapshot()
         self._restack(cur)
         prev, self.prev = self.prev, cur
-        if prev is None:
+        prev_fs, self.prev_fs = self.prev_fs, cur_fs
+        if prev is None or prev_fs is None:
             return None
-        return rows(prev, cur, self.host, self.libraries, self.devices(cur), self.stack)
+        out = rows(prev, cur, self.host, self.libraries, self.devices(cur), self.stack)
+        out["library"] += self.fs.rows(prev_fs, cur_fs, cur.ts, self.host, cur.mono_s - prev.mono_s)
+        order = {lib.library: i for i, lib in enumerate(self.libraries)}
+        out["library"].sort(key=lambda r: order.get(r["library"], len(order)))
+        return out
 
 
 def rows(prev: Snapshot, cur: Snapshot, host: str, libraries: list[LibraryDevice], devices: list[str],
@@ -293,6 +335,7 @@ def rows(prev: Snapshot, cur: Snapshot, host: str, libraries: list[LibraryDevice
         if dev in prev.disks and dev in cur.disks:
             disk_rows[dev] = {"ts": cur.ts, "host": host, "device": dev, **(stack or {}).get(dev, NO_STACK),
                               **disk_metrics(prev.disks[dev], cur.disks[dev], dt)}
-    lib_rows = [{**disk_rows[lib.device], "library": lib.library, "path": lib.path}
-                for lib in libraries if lib.device in disk_rows]
+    lib_rows = [{**disk_rows[lib.device], "library": lib.library, "path": lib.path, "source": "block",
+                 "storage_read_bytes_per_s": None, "storage_write_bytes_per_s": None}
+                for lib in libraries if lib.source == "block" and lib.device in disk_rows]
     return {"node": [node_row(prev, cur, host)], "disk": list(disk_rows.values()), "library": lib_rows}

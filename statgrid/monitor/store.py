@@ -10,7 +10,8 @@ consolidator does for a set of nmon files. The schema comes from metrics.py.
 
 Every file carries its format version in the Parquet key-value metadata (FORMAT_KEY), which the
 reader checks: 1 (no version written) lacks the disk table's counted_in and layer, read as null
-(the report then sums every device, as it did, and says so); 2 has them.
+(the report then sums every device, as it did, and says so); 2 has them; 3 adds the library
+table's source and storage_*_bytes_per_s (libio.py) — a library row of format 1 or 2 is a block row.
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from statgrid.monitor.metrics import KEYS, TABLE_METRICS
 
 TABLES = ("node", "disk", "library")
 _KEY_TYPES = {"ts": pa.float64(), "interval_s": pa.float64()}
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 FORMAT_KEY = b"statgrid.monitor.format"
 
 
@@ -144,8 +145,11 @@ def read_file(path: Path, table: str) -> pa.Table:
         raise StatgridError(f"{str(path)!r} is monitor format {raw.decode(errors='replace')!r}; this statgrid reads "
                             f"formats 1 to {FORMAT_VERSION}: report on it with the statgrid that wrote it, or upgrade.")
     sch = schema(table)
-    return pa.Table.from_arrays([data.column(f.name).cast(f.type) if f.name in data.column_names
-                                 else pa.nulls(data.num_rows, f.type) for f in sch], schema=sch)
+    cols = [data.column(f.name).cast(f.type) if f.name in data.column_names else pa.nulls(data.num_rows, f.type)
+            for f in sch]
+    if table == "library" and "source" not in data.column_names:     # before format 3 only devices gave rows
+        cols[sch.get_field_index("source")] = pa.array(["block"] * data.num_rows, pa.string())
+    return pa.Table.from_arrays(cols, schema=sch)
 
 
 def export_csv(root: Path, out_dir: Path) -> list[Path]:

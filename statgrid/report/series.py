@@ -91,13 +91,26 @@ class Series:
         return [r for r in self.library_rows if r["host"] == machine and r["library"] == library]
 
     def libraries_by_device(self) -> dict[tuple[str, str], list[str]]:
-        """(machine, device) → the libraries on it, in first-seen order."""
+        """(machine, where) → the libraries there, in first-seen order. where names the device, or
+        for a library not on a block device the source of its rows (source_label): libraries on one
+        device or mount share its figures (the jobs' I/O is charged per mount: monitor/libio.py)."""
         out: dict[tuple[str, str], list[str]] = {}
         for r in self.library_rows:
-            libs = out.setdefault((r["host"], r["device"] or "?"), [])
+            libs = out.setdefault((r["host"], source_label(r)), [])
             if r["library"] not in libs:
                 libs.append(r["library"])
         return out
+
+
+SOURCE_WORDS = {"nfs": "NFS mountstats", "gpfs": "GPFS mmpmon", "process": "the jobs' own I/O"}
+
+
+def source_label(row: dict) -> str:
+    """Where a library row's figures come from: its device ('sda'), or '<mount>, <source>' for the
+    other sources ('tmpfs /scratch, the jobs' own I/O'; 'srv:/export, NFS mountstats')."""
+    device = row.get("device") or "?"
+    source = row.get("source") or "block"
+    return device if source == "block" else f"{device}, {SOURCE_WORDS.get(source, source)}"
 
 
 def mb_s(row: dict) -> float:

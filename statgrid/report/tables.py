@@ -79,11 +79,18 @@ def series_figures(series: Series) -> dict:
         f[f"{key}_cores"] = sum(cores) if cores else None
         f[f"{key}_pct"] = sum(cores) / cpus * 100 if cores and cpus else None
     f["mb_s_per_core"] = f["mb_s_sustained"] / cpus if f["mb_s_sustained"] is not None and cpus else None
+    fs_rows = []
     for (machine, device), libs in series.libraries_by_device().items():
-        per = series.per_slot(series.library_rows_of(machine, libs[0]), mb_s)
+        rows = series.library_rows_of(machine, libs[0])
+        fs_rows += rows
+        per = series.per_slot(rows, mb_s)
         label = f"{'+'.join(libs)} ({device}{'' if len(series.machines) == 1 else ' on ' + machine})"
         f[f"lib:{label}:sustained"] = moving_max(per, window)
         f[f"lib:{label}:peak"] = max(per.values()) if per else None
+    if fs_rows:     # Table 3's file-system rows (seed 000: GPFS, SASDATA + SASWORK over every node): each device or mount once
+        fs = series.per_slot(fs_rows, mb_s)
+        f["fs_mb_s_sustained"] = moving_max(fs, window)
+        f["fs_mb_s_peak"] = max(fs.values()) if fs else None
     return f
 
 
@@ -107,6 +114,8 @@ SUMMARY_ROWS = [  # key, section, figure, unit
     ("latency_ms_mean", "storage (devices)", "average latency", "ms"),
     ("latency_ms_peak", "storage (devices)", "peak latency", "ms"),
     ("read_write_ratio", "storage (devices)", "read/write ratio (bytes)", ""),
+    ("fs_mb_s_sustained", "file system (libraries)", "sustained throughput", "MB/s"),
+    ("fs_mb_s_peak", "file system (libraries)", "peak throughput", "MB/s"),
     ("jobs_logical_mb_s", "file system (jobs)", "jobs' logical reads + writes", "MB/s"),
     ("cpu_busy_pct", "processor", "user + sys", "%"),
     ("cpu_busy_cores", "processor", "user + sys", "cores"),
@@ -137,7 +146,7 @@ def summary_rows(f: dict) -> list[dict]:
     libs = []
     for k in f:
         if k.startswith("lib:"):
-            _, label, which = k.split(":")
+            label, which = k[4:].rsplit(":", 1)          # a label may hold ':' (an NFS source, srv:/export)
             libs.append({"key": k, "section": "libraries", "figure": f"{which} throughput, {label}", "value": f[k],
                          "unit": "MB/s"})
     at = next((i + 1 for i, r in enumerate(rows) if r["key"] == "mb_s_peak"), len(rows))
@@ -188,9 +197,28 @@ def devices_note(series: Series) -> str:
     return " ".join(out)
 
 
+SOURCE_NOTES = {
+    "nfs": "NFS libraries: bytes to and from the server, READ/WRITE ops and their execute time "
+           "(/proc/self/mountstats, as nfsiostat reads it).",
+    "gpfs": "GPFS libraries: the applications' bytes and read/write calls on each node (mmpmon fs_io_s, "
+            "as seed 000's gpfs_perf); no latency.",
+    "process": "Libraries on no block device (tmpfs, overlay …): the grid jobs' own reads and writes to that "
+               "mount (/proc/<pid>/io rchar/wchar and their calls, charged by the files each job has open), "
+               "logical bytes — page-cache hits included; no latency."}
+
+
+def sources_note(series: Series | None) -> str:
+    """What the library rows that are not a device's measure (one sentence per source present)."""
+    present = {r.get("source") or "block" for r in (series.library_rows if series else [])}
+    lines = [SOURCE_NOTES[s] for s in ("nfs", "gpfs", "process") if s in present]
+    return ("File-system rows sum each library's device or mount once over the machines. " + " ".join(lines)) \
+        if lines else ""
+
+
 def workload_summary(meta: dict, figures: dict, series: Series | None) -> Table:
     w = meta["workload"]
-    notes = ([DEFINITIONS.format(over="workload's clock time"), devices_note(series)] if series is not None else
+    notes = ([DEFINITIONS.format(over="workload's clock time"), devices_note(series), sources_note(series)]
+             if series is not None else
              ["No monitor series in this bundle: storage and processor figures are missing."])
     notes.append(RESPONSE_TIME_NOTE)
     if meta.get("grid", {}).get("embedded"):
@@ -201,7 +229,7 @@ def workload_summary(meta: dict, figures: dict, series: Series | None) -> Table:
 
 def capture_summary(figures: dict, title: str, series: Series) -> Table:
     return Table("summary", title, SUMMARY_COLUMNS, summary_rows(figures),
-                 [DEFINITIONS.format(over="capture's time span"), devices_note(series)])
+                 [DEFINITIONS.format(over="capture's time span"), devices_note(series), sources_note(series)])
 
 
 MACHINE_COLUMNS = [Column("machine", "machine", align="left"), Column("hosts", "hosts sampled", align="left"),

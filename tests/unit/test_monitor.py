@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from statgrid.monitor import _linux
-from statgrid.monitor.metrics import DISK_METRICS, KEYS, METRICS, NODE_METRICS, label
+from statgrid.monitor.metrics import KEYS, LIBRARY_METRICS, METRICS, NODE_METRICS, label
 from statgrid.monitor.sampler import Sampler, map_libraries, read_snapshot, rows
 from statgrid.monitor.store import MonitorWriter, export_csv, load
 from tests.conftest import WAIT_S, run_cli, wait_for
@@ -84,7 +84,8 @@ def test_rates_match_iostat_formulas_exactly(tmp_path):
                   psi_io=dict(some=5_500_000, full=1_200_000), net=dict(lo=99, rx=3_000_000, tx=4096))
     prev = dataclasses.replace(read_snapshot(a), mono_s=100.0)
     cur = dataclasses.replace(read_snapshot(b), mono_s=102.0, ts=1_700_000_000.0)
-    libs = map_libraries({"data": "/data lake/sales", "work": "/scratch/w", "util": "/var/u"}, a)
+    libs = map_libraries({"data": "/data lake/sales", "work": "/scratch/w", "util": "/var/u"}, a,
+                         sources=("block",))                  # the block source alone: test_fs_sources has the rest
     assert [(x.library, x.mount_point, x.device) for x in libs] == [
         ("data", "/data lake", "sda"), ("work", "/scratch", None), ("util", "/", "sda1")]
     assert [x.unmeasured_note() for x in libs] == [
@@ -129,11 +130,11 @@ def test_metrics_table_drives_storage_and_csv(tmp_path):
     writer.flush()
     node = load(tmp_path / "mon", "node")
     assert node.num_rows == 3 and node.column_names == [*KEYS["node"], *(m.name for m in NODE_METRICS)]
-    assert load(tmp_path / "mon", "library").column_names == [*KEYS["library"], *(m.name for m in DISK_METRICS)]
+    assert load(tmp_path / "mon", "library").column_names == [*KEYS["library"], *(m.name for m in LIBRARY_METRICS)]
     written = export_csv(tmp_path / "mon", tmp_path / "csv")
     assert [p.name for p in written] == ["node.csv", "disk.csv", "library.csv"]
     header = next(csv.reader(open(tmp_path / "csv" / "library.csv")))
-    assert header == ["time_utc", *KEYS["library"], *(m.name for m in DISK_METRICS)]
+    assert header == ["time_utc", *KEYS["library"], *(m.name for m in LIBRARY_METRICS)]
 
 
 def test_anonymous_device_mounts_map_through_their_source_and_notes_say_why(tmp_path):
@@ -153,11 +154,12 @@ def test_anonymous_device_mounts_map_through_their_source_and_notes_say_why(tmp_
     (root / "diskstats").write_text(f"{os.major(rdev):4d} {os.minor(rdev):7d} {Path(real).name} "
                                     "1 0 8 1 1 0 8 1 0 2 2 0 0 0 0 0 0\n")
     libs = map_libraries({"data": "/srv/data", "work": "/nfs/w", "util": "/tank/u"}, str(root))
-    assert [x.device for x in libs] == [Path(real).name, None, None]
+    assert [(x.device, x.source) for x in libs] == [(Path(real).name, "block"), (None, "process"),
+                                                    (None, "process")]          # no mountstats: the jobs' I/O
     notes = [x.unmeasured_note() for x in libs]
     assert notes[0] is None
-    assert "on nfs4 at '/nfs', a network or cluster file system: its I/O is network traffic" in notes[1]
-    assert "on zfs at '/tank', which statgrid cannot map to a block device" in notes[2]
+    assert "on nfs4 at '/nfs', a network or cluster file system with no counters here" in notes[1]
+    assert "on zfs at '/tank', which statgrid cannot map to a block device: its rows (source 'process')" in notes[2]
 
 
 @pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
@@ -175,7 +177,7 @@ def test_monitor_says_which_libraries_it_cannot_measure(home, tmp_path):
     finally:
         shutil.rmtree(work, ignore_errors=True)
     assert r.returncode == 0, r.stderr
-    assert f"note: library 'work' ({work}) is on tmpfs at '/dev/shm', which is memory, not a block device" in r.stderr
+    assert f"note: library 'work' ({work}) is on tmpfs at '/dev/shm', which is memory, not a block device: its rows (source 'process')" in r.stderr
 
 
 @pytest.mark.grid   # a subprocess (the CLI): not the one-process unit layer
@@ -395,8 +397,8 @@ def test_compare_of_two_stacks_counts_each_once(tmp_path):
     assert rows["sustained throughput (MB/s)"]["a"] == pytest.approx(102.4)
     assert rows["sustained throughput (MB/s)"]["ratio"] == pytest.approx(1.0)
     assert rows["sustained MB/s per core (MB/s)"]["ratio"] == pytest.approx(1.0)
-    notes = rep.tables[0].notes[1:]
-    assert len(notes) == 2 and notes[0].startswith("A: " + STACKS["LVM on a partition"]["note"])
+    notes = rep.tables[0].notes[1:]          # definitions, A's devices, B's devices, the inventories' note
+    assert len(notes) == 3 and notes[0].startswith("A: " + STACKS["LVM on a partition"]["note"])
     assert notes[1].startswith("B: " + STACKS["multipath over two paths"]["note"])
     overlay = rep.charts[0].data["series"]
     assert [max(s["y"]) for s in overlay] == [pytest.approx(102.4)] * 2
@@ -435,7 +437,7 @@ def test_store_reads_format_1_and_refuses_a_newer_one(tmp_path):
     md = STACKS["md RAID1 over two disks"]
     cap = capture_stack(tmp_path, md, fake_sys(tmp_path / "sys", md["sysfs"]), seconds=1)
     (f,) = (cap / "n1").glob("disk-*.parquet")
-    assert pq.read_schema(f).metadata[store.FORMAT_KEY] == b"2"
-    pq.write_table(pq.read_table(f).replace_schema_metadata({store.FORMAT_KEY: b"3"}), f)
-    with pytest.raises(StatgridError, match=r"disk-.*parquet' is monitor format '3'; this statgrid reads formats 1 to 2"):
+    assert pq.read_schema(f).metadata[store.FORMAT_KEY] == str(store.FORMAT_VERSION).encode()
+    pq.write_table(pq.read_table(f).replace_schema_metadata({store.FORMAT_KEY: b"4"}), f)
+    with pytest.raises(StatgridError, match=r"disk-.*parquet' is monitor format '4'; this statgrid reads formats 1 to 3"):
         load(cap, "disk")

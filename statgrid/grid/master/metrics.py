@@ -7,7 +7,7 @@ host states — is read from its memory at each scrape (a custom collector: no s
 What happens over time — dispatch latency and job wait (histograms), jobs finished by state
 (counters) — is counted as it happens; counters start again at a master's restart, which
 Prometheus's rate() takes as a reset. Each node's latest monitor sample (CPU, memory, per-library
-MB/s) comes from its monitor's `latest.json` (replaced at every sample), read off the loop and
+bytes and ops per second, request size and latency, labelled with the library's source) comes from its monitor's `latest.json` (replaced at every sample), read off the loop and
 kept for MONITOR_CACHE_S, so scrapes by several Prometheus servers cost one read.
 
 Scraping needs a credential like every call but /health: a token (`statgrid token create`) as the
@@ -61,16 +61,25 @@ NODE_COLUMNS = {
     "mem_cached_bytes": ("statgrid_node_memory_cached_bytes", 1.0),
     "mem_available_bytes": ("statgrid_node_memory_available_bytes", 1.0),
 }
+# Every library has rows (monitor/libio.py): labels host, library and source (block: its device's
+# diskstats; nfs: mountstats; gpfs: mmpmon fs_io_s; process: the grid jobs' own /proc/<pid>/io).
+# A figure a source does not give (latency of gpfs and process) is left out, not sent as 0.
 LIBRARY_COLUMNS = {
-    "read_bytes_per_s": "statgrid_library_read_bytes_per_second",
-    "write_bytes_per_s": "statgrid_library_write_bytes_per_second",
+    "read_bytes_per_s": ("statgrid_library_read_bytes_per_second", 1.0),
+    "write_bytes_per_s": ("statgrid_library_write_bytes_per_second", 1.0),
+    "read_iops": ("statgrid_library_read_ops_per_second", 1.0),
+    "write_iops": ("statgrid_library_write_ops_per_second", 1.0),
+    "avg_request_bytes": ("statgrid_library_request_bytes", 1.0),
+    "await_ms": ("statgrid_library_latency_seconds", 0.001),
 }
 
 
 def help_text(column: str, scale: float = 1.0) -> str:
-    """A monitor column's HELP: its description in monitor/metrics.py, and the ratio's scale."""
+    """A monitor column's HELP: its description in monitor/metrics.py, and the ratio's or unit's scale."""
     text = BY_NAME[column].description
-    return f"{text}, 0…1 (the monitor's {column} / 100)" if scale == 0.01 else text
+    if scale == 0.01:
+        return f"{text}, 0…1 (the monitor's {column} / 100)"
+    return f"{text}, in seconds (the monitor's {column} / 1000)" if scale == 0.001 else text
 
 
 class GridMetrics:
@@ -175,11 +184,11 @@ class _Live:
                 if row.get(column) is not None:
                     family.add_metric([host], row[column] * scale)
             yield family
-        for column, name in LIBRARY_COLUMNS.items():
-            family = GaugeMetricFamily(name, help_text(column) + " on the library's device (the node's latest monitor "
-                                       "sample)",
-                                       labels=["host", "library"])
+        for column, (name, scale) in LIBRARY_COLUMNS.items():
+            family = GaugeMetricFamily(name, help_text(column, scale) + " for the library, from its source: block "
+                                       "device, nfs mountstats, gpfs mmpmon, or process (the jobs' own I/O) (the "
+                                       "node's latest monitor sample)", labels=["host", "library", "source"])
             for (host, library), row in sorted(libraries.items()):
                 if row.get(column) is not None:
-                    family.add_metric([host, library], row[column])
+                    family.add_metric([host, library, str(row.get("source") or "block")], row[column] * scale)
             yield family
