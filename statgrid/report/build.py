@@ -177,7 +177,7 @@ def series_charts(s, sizes: Table, x_label: str | None = None) -> list[Chart]:
         where = device if len(s.machines) == 1 else f"{device} on {machine}"
         lines.append({"name": f"{'+'.join(libs)} ({where})", "x": [r["ts"] - s.t0 for r in rows],
                       "y": [mb_s(r) for r in rows]})
-    out.append(Chart("throughput_library", "Throughput per library (device reads + writes)", "lines",
+    out.append(Chart("throughput_library", "Throughput per library (device, NFS, GPFS or the jobs' own reads + writes)", "lines",
                      {"y_label": "MB/s", "series": lines, **x}, "Libraries on one device share its line (Figure 7)."))
     by_ts: dict[float, dict] = {}
     for r in s.node_rows:
