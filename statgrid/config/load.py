@@ -81,7 +81,7 @@ def load_config(path: str | os.PathLike | None = None, env: Mapping[str, str] | 
                 from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{file}: not valid TOML: {exc}.") from None
-        except ValueError as exc:                  # tomllib's int(): a number past Python's int_max_str_digits
+        except ValueError:                         # tomllib's int(): a number past Python's int_max_str_digits
             raise ConfigError(f"{file}: a number in it has more than {sys.get_int_max_str_digits():,} digits, more than "
                               "Python reads; no setting takes such a number: correct it.") from None
         except OSError as exc:

@@ -109,7 +109,13 @@ def _member_info(program: Any, spec: DatasetSpec) -> dict:
     return {"nobs": meta.num_rows, "label": (kv.get(LABEL_KEY.encode()) or b"").decode(),
             "sortedby": (kv.get(SORTED_KEY.encode()) or b"").decode(),
             "modified": datetime.fromtimestamp(st.st_mtime), "path": str(ref.path), "bytes": st.st_size,
-            "row_groups": meta.num_row_groups, "compress": ",".join(codecs) or "NO"}
+            "row_groups": meta.num_row_groups,
+            # SAS's words for COMPRESS= (config/dataset_io.py writes NO as uncompressed, CHAR as snappy, BINARY
+            # as zstd); a codec statgrid does not write keeps its Parquet name
+            "compress": ",".join(dict.fromkeys(CODEC_WORDS.get(c.upper(), c) for c in codecs)) or "NO"}
+
+
+CODEC_WORDS = {"UNCOMPRESSED": "NO", "SNAPPY": "CHAR", "ZSTD": "BINARY"}
 
 
 def _when(t: datetime) -> str:

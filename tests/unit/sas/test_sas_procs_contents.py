@@ -110,3 +110,14 @@ Validated      YES
 Character Set  ASCII
 Sort Option    NODUPKEY""")
     assert "Sort Information" not in second
+
+
+def test_compressed_says_sas_words_for_the_codec(session, tmp_path):
+    """COMPRESS=NO|CHAR|BINARY written (config/dataset_io.py: uncompressed, snappy, zstd) is shown as SAS shows it."""
+    code, log, lst = run_sas(session, """data a(compress=no); x = 1; run;
+data b(compress=binary); x = 1; run;
+data c(compress=yes); x = 1; run;
+proc contents data=a; run; proc contents data=b; run; proc contents data=c; run;""")
+    assert code == 0, log
+    words = [line.split("Compressed")[1].split()[0] for line in lst.splitlines() if "Compressed" in line]
+    assert words == ["NO", "BINARY", "CHAR"]
