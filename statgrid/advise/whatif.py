@@ -1,0 +1,307 @@
+"""What-if: replay a workload's measured jobs on a simulated grid of another shape (issue 29 item 4).
+
+An event-driven fluid model, no clock and no sleeping: the simulated time jumps from one event (a
+session logging on, a job ending) to the next, and between two events every running job progresses
+at a constant rate, recomputed at each event.
+
+- A job needs `cpu_s` seconds of CPU and `io_bytes` bytes through the storage, done together (a job
+  that needs both advances as fast as the scarcer of the two lets it: its progress rate, in job
+  fractions per second, is min(CPU it gets / cpu_s, bytes/s it gets / io_bytes)). It can use at most
+  `threads` cores at once. `launch_s` is the part of a job's time that needs neither (process start,
+  dispatch): it passes first, holding the slot.
+- The jobs running on a node share its cores, max-min fair (a job that wants less than an equal share
+  keeps what it wants; the others split the rest), as a CPU scheduler does for runnable processes.
+  Nodes that are one machine's CPUs shared (`GridShape.shared_cores`: an embedded grid without its
+  own CPUs per node) share one pool of that many cores instead.
+- Every running job shares the storage's bytes/s (`mbps`, in 10⁶ bytes/s), max-min fair too. A job
+  short of I/O uses less CPU, which the others on its node then get; the two fillings alternate until
+  nothing changes (the demands only fall, so this ends).
+- Which job starts where and when is decided by the grid's own policy: the pure `plan()` of
+  grid/scheduling/policy.py, called as the master calls it (after every submit and every job end:
+  event-driven dispatch), with HostView and Job records built from the simulated state.
+- Sessions behave as `bench mixed` drives them: a session logs on at its ramp offset and keeps up to
+  `concurrency` of its jobs in the grid, submitting the next one `resubmit_s` after one ends.
+
+Returned (Replay): the makespan (the workload clock, from the first session's start to the last job's
+end), and per node its jobs, its busy core-seconds and bytes moved.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from statgrid.config import QueueConfig
+from statgrid.config.records import LimitsConfig, SchedulingConfig
+from statgrid.errors import UsageError
+from statgrid.grid.scheduling.policy import Limits, backlog_of, count_running, host_views, plan
+from statgrid.config.records import HostConfig
+from statgrid.job.record import Job, JobState
+
+EPS = 1e-12
+
+
+@dataclass(frozen=True, slots=True)
+class JobDemand:
+    """What one job needs. cpu_s: CPU seconds (user + system); io_bytes: bytes through the storage;
+    threads: cores it can use at once; memory_bytes: its peak memory; launch_s: seconds of its time
+    that need neither CPU nor storage (start-up, dispatch); label: its template, for the reader."""
+
+    cpu_s: float
+    io_bytes: float = 0.0
+    threads: float = 1.0
+    memory_bytes: int = 0
+    launch_s: float = 0.0
+    label: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPlan:
+    """One session: when it logs on (start_s, seconds after the workload's start) and its jobs in order."""
+
+    start_s: float
+    jobs: tuple[JobDemand, ...]
+    user: str = "user"
+    queue: str = "normal"
+
+
+@dataclass(frozen=True)
+class GridShape:
+    """The simulated grid. nodes × slots (LSF MXJ); cores: CPUs of each node; mbps: the storage's
+    sustained 10⁶ bytes/s shared by all (inf: not a limit); shared_cores: when set, the nodes are one
+    machine and share that many cores between them (cores is then ignored)."""
+
+    nodes: int
+    slots: int
+    cores: float
+    mbps: float = math.inf
+    shared_cores: float | None = None
+    queues: Mapping[str, QueueConfig] = field(default_factory=lambda: {"normal": QueueConfig("normal")})
+    limits: Limits = Limits()
+
+    def __post_init__(self):
+        for name, value in (("nodes", self.nodes), ("slots", self.slots)):
+            if not isinstance(value, int) or value < 1:
+                raise UsageError(f"what-if {name}={value!r} must be a whole number ≥ 1.")
+        for name, value in (("cores", self.cores), ("mbps", self.mbps)):
+            if not value > 0:
+                raise UsageError(f"what-if {name}={value!r} must be > 0.")
+        if self.shared_cores is not None and not self.shared_cores > 0:
+            raise UsageError(f"what-if shared cores {self.shared_cores!r} must be > 0.")
+
+    @property
+    def host_names(self) -> list[str]:
+        return [f"node{i}" for i in range(1, self.nodes + 1)]
+
+    def pool_of(self, host: str) -> str:
+        return "machine" if self.shared_cores is not None else host
+
+    def pool_cores(self, pool: str) -> float:
+        return self.shared_cores if pool == "machine" else self.cores
+
+
+@dataclass
+class NodeFigures:
+    """One simulated node: jobs run, busy core-seconds (CPU the jobs got), bytes moved."""
+
+    jobs: int = 0
+    busy_core_s: float = 0.0
+    io_bytes: float = 0.0
+
+
+@dataclass(frozen=True)
+class JobRun:
+    """One simulated job: session, order, node, submit/start/end in seconds after the workload's start."""
+
+    session: int
+    order: int
+    label: str
+    host: str
+    submit_s: float
+    start_s: float
+    end_s: float
+
+
+@dataclass
+class Replay:
+    """The simulation's answer. makespan_s: the workload clock; nodes: per node figures; jobs: every job."""
+
+    makespan_s: float
+    nodes: dict[str, NodeFigures]
+    jobs: list[JobRun]
+    events: int
+
+
+# -- the fluid model -----------------------------------------------------------------------------------
+def water_fill(capacity: float, wants: Mapping[object, float]) -> dict[object, float]:
+    """Max-min fair shares of `capacity`: whoever wants less than an equal share gets what it wants,
+    the rest split what is left equally. `wants` may hold math.inf (takes whatever it is given)."""
+    out: dict[object, float] = {}
+    left = capacity
+    todo = sorted(wants, key=lambda k: wants[k])
+    while todo:
+        share = left / len(todo)
+        k = todo[0]
+        if wants[k] <= share:
+            out[k] = wants[k]
+            left -= wants[k]
+            todo.pop(0)
+        else:
+            for k in todo:
+                out[k] = share
+            break
+    return out
+
+
+def rates(active: Mapping[int, JobDemand], pool_of: Mapping[int, str], pool_cores: Mapping[str, float],
+          storage_bps: float) -> tuple[dict[int, float], dict[int, float]]:
+    """Progress rates (job fractions per second) of the jobs doing work now, and the CPU each gets
+    (cores). Jobs with neither CPU nor I/O to do are not in `active` (they end at once)."""
+    cap = {j: (min(d.threads, pool_cores[pool_of[j]]) if d.cpu_s > 0 else 0.0) for j, d in active.items()}
+    rate: dict[int, float] = {}
+    cpu: dict[int, float] = {}
+    for _ in range(4 * len(active) + 4):          # demands only fall: a few rounds settle it
+        cpu = {}
+        for pool in {pool_of[j] for j in active}:
+            cpu.update(water_fill(pool_cores[pool], {j: cap[j] for j in active if pool_of[j] == pool}))
+        r_cpu = {j: (cpu[j] / d.cpu_s if d.cpu_s > 0 else math.inf) for j, d in active.items()}
+        wants = {j: (d.io_bytes * r_cpu[j]) for j, d in active.items() if d.io_bytes > 0}
+        io = wants if math.isinf(storage_bps) else water_fill(storage_bps, wants)
+        rate = {j: min(r_cpu[j], io[j] / d.io_bytes if d.io_bytes > 0 else math.inf) for j, d in active.items()}
+        new_cap = {j: (min(cap[j], rate[j] * d.cpu_s) if d.cpu_s > 0 else 0.0) for j, d in active.items()}
+        if all(cap[j] - new_cap[j] <= 1e-12 * max(1.0, cap[j]) for j in active):
+            break
+        cap = new_cap
+    cpu = {j: (rate[j] * d.cpu_s if d.cpu_s > 0 else 0.0) for j, d in active.items()}
+    return rate, cpu
+
+
+# -- the replay ------------------------------------------------------------------------------------------
+@dataclass
+class _Run:
+    job: Job
+    demand: JobDemand
+    session: int
+    order: int
+    host: str
+    submit_s: float
+    start_s: float
+    launch_left_s: float
+    left: float = 1.0             # fraction of its work still to do
+
+
+def replay(sessions: Sequence[SessionPlan], shape: GridShape, concurrency: int = 1,
+           resubmit_s: float = 0.0) -> Replay:
+    """Run `sessions` on `shape`; see the module docstring. Pure: no clock, no sleep, no I/O."""
+    if concurrency < 1:
+        raise UsageError(f"concurrency {concurrency!r} must be ≥ 1.")
+    hosts_cfg = {h: HostConfig(h, slots=shape.slots) for h in shape.host_names}
+    pool_cores = {shape.pool_of(h): shape.pool_cores(shape.pool_of(h)) for h in shape.host_names}
+    storage_bps = shape.mbps * 1e6
+    nodes = {h: NodeFigures() for h in shape.host_names}
+    last_start: dict[str, int] = {}
+    next_id = iter(range(1, 1 << 62))
+    queue_of = {}                                   # session index → its jobs still to submit
+    in_grid = [0] * len(sessions)
+    arrivals: list[tuple[float, int, int]] = []    # (time, seq, session): a session may submit
+    seq = 0
+    for i, s in enumerate(sessions):
+        queue_of[i] = list(enumerate(s.jobs, start=1))
+        heapq.heappush(arrivals, (s.start_s, seq, i))
+        seq += 1
+    pending: dict[int, tuple[Job, JobDemand, int, int, float]] = {}
+    running: dict[int, _Run] = {}
+    done: list[JobRun] = []
+    now = 0.0
+    events = 0
+    makespan = 0.0
+
+    def submit(i: int) -> None:
+        while queue_of[i] and in_grid[i] < concurrency:
+            order, demand = queue_of[i].pop(0)
+            jid = next(next_id)
+            s = sessions[i]
+            job = Job(id=jid, user=s.user, queue=s.queue, name=f"s{i + 1}-{order}", kind="session", argv=[],
+                      cwd="/", submit_ts=now, position=now)
+            pending[jid] = (job, demand, i, order, now)
+            in_grid[i] += 1
+
+    def dispatch() -> None:
+        if not pending:
+            return
+        per_host: dict[str, int] = {}
+        for r in running.values():
+            per_host[r.host] = per_host.get(r.host, 0) + 1
+        views = host_views(hosts_cfg, shape.host_names, per_host, last_start)
+        runs = [r.job for r in running.values()]
+        chosen = plan(backlog_of(p[0] for p in pending.values()), views, shape.queues,
+                      count_running(runs, shape.limits.groups), shape.limits)
+        last_start.update({name: h.last_start for name, h in views.items()})
+        for job, host in chosen.starts:
+            _, demand, i, order, submit_s = pending.pop(job.id)
+            job.host, job.state = host, JobState.RUN
+            running[job.id] = _Run(job, demand, i, order, host, submit_s, now, demand.launch_s)
+            nodes[host].jobs += 1
+
+    while arrivals or pending or running:
+        events += 1
+        working = {j: r.demand for j, r in running.items() if r.launch_left_s <= 0
+                   and (r.demand.cpu_s > 0 or r.demand.io_bytes > 0)}
+        rate, cpu = rates(working, {j: shape.pool_of(running[j].host) for j in working}, pool_cores, storage_bps) \
+            if working else ({}, {})
+        # the next event: an arrival, the end of a launch, or the end of a job's work
+        t_next = arrivals[0][0] if arrivals else math.inf
+        for j, r in running.items():
+            if r.launch_left_s > 0:
+                t_next = min(t_next, now + r.launch_left_s)
+            elif j in rate:
+                t_next = min(t_next, now + r.left / rate[j] if rate[j] > 0 else math.inf)
+            else:
+                t_next = now                    # nothing to do: it ends now
+        if math.isinf(t_next):
+            stuck = ", ".join(sorted(p[0].name for p in pending.values())[:5])
+            raise UsageError(f"what-if: jobs can never start on this grid shape ({stuck}); check its slots and "
+                             "the queues' hosts.")
+        dt = max(0.0, t_next - now)
+        for j, r in running.items():
+            if r.launch_left_s > 0:
+                r.launch_left_s -= dt
+                if r.launch_left_s <= EPS * max(1.0, t_next):
+                    r.launch_left_s = 0.0
+            elif j in rate:
+                r.left -= rate[j] * dt
+                nodes[r.host].busy_core_s += cpu[j] * dt
+                nodes[r.host].io_bytes += r.demand.io_bytes * rate[j] * dt
+        now = t_next
+        ended = [j for j, r in running.items() if r.launch_left_s <= 0 and _finished(r, rate.get(j), now)]
+        for j in ended:
+            r = running.pop(j)
+            done.append(JobRun(r.session + 1, r.order, r.demand.label, r.host, r.submit_s, r.start_s, now))
+            makespan = max(makespan, now)
+            in_grid[r.session] -= 1
+            if queue_of[r.session]:
+                heapq.heappush(arrivals, (now + resubmit_s, seq, r.session))
+                seq += 1
+        while arrivals and arrivals[0][0] <= now:
+            _, _, i = heapq.heappop(arrivals)
+            submit(i)
+        dispatch()
+    done.sort(key=lambda r: (r.start_s, r.session, r.order))
+    return Replay(makespan, nodes, done, events)
+
+
+def _finished(r: _Run, rate: float | None, now: float) -> bool:
+    """Whether a job past its launch is done: it had no work at all, or its work is done (to rounding)."""
+    if r.demand.cpu_s <= 0 and r.demand.io_bytes <= 0:
+        return True
+    if rate is None:                       # its launch ended at this event: its work starts now
+        return False
+    return r.left <= 1e-9 or (rate > 0 and r.left / rate <= EPS * max(1.0, now))
+
+
+def limits_of(cfg) -> Limits:
+    """The policy's Limits from a grid's Config ([groups], [limits], [scheduling]); none from None."""
+    if cfg is None:
+        return Limits()
+    return Limits(cfg.groups, cfg.limits or LimitsConfig(), cfg.scheduling or SchedulingConfig())
