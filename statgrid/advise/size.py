@@ -16,9 +16,10 @@ adds nodes until it is not: the answer's nodes are the model's. When even a grid
 for every job at once cannot give the measured clock (the sessions' own chains of jobs and their ramp
 bound it), the target is that grid's clock instead, and the answer says so.
 
-The model has one parameter fitted to the bundle itself, `launch_s`: the time of every job that needs
-neither CPU nor storage (dispatch, process start, waits the model does not see), chosen so the replay of
-the bundle on its own grid gives its measured clock. The fit is reported (`calibration`).
+The model has one parameter fitted to the bundle itself, chosen so the replay of the bundle on its own grid
+gives its measured clock (`calibrate`, reported as `calibration`): by default the share of each core the
+jobs got (the grid's own master and monitors, and anything else on the machine, had the rest); or a time
+per job that needs neither CPU nor storage (dispatch, process start, waits the model does not see).
 
 The measured hardware is what the bundle says the nodes had (bundle.json grid.cpus: each embedded node's
 own CPUs), not what grid.toml's slots claim: nodes without CPUs of their own shared the machine's.
@@ -59,7 +60,8 @@ class MeasuredJob:
 class Measured:
     """A bundle as the model sees it. clock_s: its workload clock; nodes, slots (per node); cores_per_node:
     the CPUs each node really had; shared_cores: when the nodes shared one machine, its CPUs (else None);
-    resubmit_s: a session's median delay from a job's end to its next submit."""
+    resubmit_s: a session's median delay from a job's end to its next submit; background_per_core: other
+    runnable threads per core during the workload (the monitor's load average less the grid's running jobs)."""
 
     path: Path
     workload: wl.Workload
@@ -70,6 +72,7 @@ class Measured:
     cores_per_node: float
     shared_cores: float | None
     resubmit_s: float
+    background_per_core: float = 0.0
     grid_cfg: object = None
 
     @property
@@ -78,7 +81,8 @@ class Measured:
 
     def shape(self, **changes) -> whatif.GridShape:
         """The measured grid (changes: nodes, slots, cores, mbps, shared_cores)."""
-        base = dict(nodes=self.nodes, slots=self.slots, cores=self.cores_per_node, shared_cores=self.shared_cores)
+        base = dict(nodes=self.nodes, slots=self.slots, cores=self.cores_per_node, shared_cores=self.shared_cores,
+                    background_per_core=self.background_per_core)
         base.update(changes)
         cfg = self.grid_cfg
         queues = cfg.queues if cfg is not None else {"normal": whatif.QueueConfig("normal")}
@@ -127,8 +131,34 @@ def load(path: str | Path) -> Measured:
             cfg = load_config(path / "grid.toml", env={})
         except StatgridError:
             cfg = None
-    return Measured(path, workload, tuple(out), meta["end_ts"] - t0, int(nodes), int(grid.get("slots") or 1),
-                    cores_per_node, shared, _resubmit_s(jobs), cfg)
+    clock_s = meta["end_ts"] - t0
+    own_running = sum(j.wall_s for j in out) / clock_s if clock_s > 0 else 0.0
+    return Measured(path, workload, tuple(out), clock_s, int(nodes), int(grid.get("slots") or 1),
+                    cores_per_node, shared, _resubmit_s(jobs),
+                    background_per_core(path / "grid" / "monitor", t0, meta["end_ts"], own_running, machine_cpus), cfg)
+
+
+def background_per_core(monitor_dir: Path, start_ts: float, end_ts: float, own_running: float,
+                        machine_cpus: float) -> float:
+    """Other work's runnable threads per core while the workload ran: the monitor's 1-minute load average
+    (its mean over the workload, the machine's: hosts on one machine see the same) less the grid's own
+    running jobs (their summed wall time over the clock), over the machine's CPUs. 0 without a monitor.
+    The load average lags by about a minute (an exponential average): a rough figure for a short run."""
+    if not monitor_dir.is_dir():
+        return 0.0
+    from statgrid.monitor.store import load as load_series
+    try:
+        rows = load_series(monitor_dir, "node").to_pylist()
+    except Exception:                       # a capture the store cannot read: no figure, not a failure
+        return 0.0
+    loads: dict[str, list[float]] = {}
+    for r in rows:
+        if start_ts <= r.get("ts", 0) <= end_ts and r.get("load_1m") is not None:
+            loads.setdefault(r.get("host"), []).append(r["load_1m"])
+    if not loads:
+        return 0.0
+    load = statistics.mean(statistics.mean(v) for v in loads.values())
+    return max(0.0, load - own_running) / machine_cpus
 
 
 def _resubmit_s(jobs: list[dict]) -> float:
@@ -185,24 +215,76 @@ def session_plans(m: Measured, sessions: int, ramp_s: float | None = None,
     return [whatif.SessionPlan(starts[s], tuple(plans[s])) for s in sorted(plans)]
 
 
-def calibrate(m: Measured) -> tuple[float, float]:
-    """(launch_s, the replay's clock with launch_s = 0): launch_s such that replaying the bundle on its own
-    grid gives its measured clock (bisection; 0 when the model without it is already as slow)."""
-    shape = m.shape()
+FITS = ("background", "cores", "launch", "none")
 
-    def clock(launch_s: float) -> float:
-        return whatif.replay(session_plans(m, m.workload.sessions, launch_s=launch_s), shape,
-                             m.workload.concurrency, m.resubmit_s).makespan_s
-    bare = clock(0.0)
-    if bare >= m.clock_s:
-        return 0.0, bare
-    lo, hi = 0.0, max(1.0, max(j.wall_s for j in m.jobs))
-    while clock(hi) < m.clock_s and hi < 1e6:
-        hi *= 2
-    for _ in range(30):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if clock(mid) < m.clock_s else (lo, mid)
-    return (lo + hi) / 2, bare
+
+@dataclass(frozen=True)
+class Calibration:
+    """The model's one fitted parameter (see the module docstring). fit: which (FITS); background_factor:
+    the share of the monitor's background load (Measured.background_per_core) that took CPU from the jobs;
+    core_share: the fraction of each core the jobs got; launch_s: seconds per job using neither CPU nor
+    storage; bare_clock_s: the replay of the bundle on its own grid before the fit (the background as
+    measured, nothing else); measured_clock_s."""
+
+    fit: str
+    background_factor: float
+    core_share: float
+    launch_s: float
+    bare_clock_s: float
+    measured_clock_s: float
+    resubmit_s: float
+
+    def apply(self, shape: whatif.GridShape) -> whatif.GridShape:
+        """`shape` (its background in the monitor's terms) as the fitted model runs it."""
+        return dataclasses.replace(shape, cores=shape.cores * self.core_share,
+                                   shared_cores=None if shape.shared_cores is None
+                                   else shape.shared_cores * self.core_share,
+                                   background_per_core=shape.background_per_core * self.background_factor)
+
+
+def calibrate(m: Measured, fit: str = "background") -> Calibration:
+    """Fit the model to the bundle: replaying it on its own grid gives its measured clock (bisection).
+    fit="background": how much of the monitor's background load (other runnable threads) took CPU from the
+    jobs, a factor in 0 … 4 (with no background measured: as "cores"); "cores": no background, the share of
+    each core the jobs got; "launch": no background, a time per job that uses neither CPU nor storage;
+    "none": the background as measured, nothing fitted."""
+    if fit not in FITS:
+        raise UsageError(f"--fit {fit!r} is not one of {', '.join(FITS)}.")
+    if fit == "background" and m.background_per_core <= 0:
+        fit = "cores"
+    plans = {launch: session_plans(m, m.workload.sessions, launch_s=launch) for launch in (0.0,)}
+
+    def clock(factor: float = 1.0, share: float = 1.0, launch_s: float = 0.0) -> float:
+        cal = Calibration(fit, factor, share, launch_s, 0, 0, 0)
+        p = plans.get(launch_s) or session_plans(m, m.workload.sessions, launch_s=launch_s)
+        return whatif.replay(p, cal.apply(m.shape()), m.workload.concurrency, m.resubmit_s).makespan_s
+    bare = clock()
+    target = m.clock_s
+
+    def bisect(f, lo: float, hi: float, rising: bool) -> float:
+        """x in lo … hi where f(x) meets the target (f rising or falling in x); an end if it never does."""
+        if (f(lo) >= target) == rising:
+            return lo
+        if (f(hi) < target) == rising:
+            return hi
+        for _ in range(30):
+            mid = (lo + hi) / 2
+            if (f(mid) < target) == rising:
+                lo = mid
+            else:
+                hi = mid
+        return (lo + hi) / 2
+    factor, share, launch_s = (1.0 if fit == "none" else 0.0), 1.0, 0.0
+    if fit == "background":
+        factor = bisect(lambda x: clock(factor=x), 0.0, 4.0, rising=True)
+    elif fit == "cores":
+        share = bisect(lambda x: clock(factor=0.0, share=x), 0.01, 4.0, rising=False)
+    elif fit == "launch":
+        hi = max(1.0, max(j.wall_s for j in m.jobs))
+        while clock(factor=0.0, launch_s=hi) < target and hi < 1e6:
+            hi *= 2
+        launch_s = bisect(lambda x: clock(factor=0.0, launch_s=x), 0.0, hi, rising=True)
+    return Calibration(fit, factor, share, launch_s, bare, target, m.resubmit_s)
 
 
 # -- the answer ---------------------------------------------------------------------------------------------
@@ -215,6 +297,7 @@ class WhatIf:
     cores_per_node: float
     shared_cores: float | None
     mbps: float | None
+    background_per_core: float
     sessions: int
     ramp_s: float
     jobs: int
@@ -243,9 +326,9 @@ class SizeResult:
         return d
 
 
-def run_what_if(m: Measured, sessions: int, launch_s: float, nodes: int | None = None, slots: int | None = None,
+def run_what_if(m: Measured, sessions: int, cal: Calibration, nodes: int | None = None, slots: int | None = None,
                 cores: float | None = None, mbps: float | None = None, shared_cores: float | None = None,
-                ramp_s: float | None = None) -> WhatIf:
+                ramp_s: float | None = None, background: float | None = None) -> WhatIf:
     """Replay `sessions` sessions of the bundle's workload on a grid shape (unset: the measured one's)."""
     changes = {k: v for k, v in (("nodes", nodes), ("slots", slots), ("cores", cores)) if v is not None}
     if nodes is not None or cores is not None:
@@ -253,19 +336,22 @@ def run_what_if(m: Measured, sessions: int, launch_s: float, nodes: int | None =
     elif shared_cores is not None:
         changes["shared_cores"] = shared_cores
     changes["mbps"] = math.inf if mbps is None else mbps
+    if background is not None:
+        changes["background_per_core"] = background
     shape = m.shape(**changes)
-    plans = session_plans(m, sessions, ramp_s, launch_s)
-    r = whatif.replay(plans, shape, m.workload.concurrency, m.resubmit_s)
+    fitted = cal.apply(shape)
+    plans = session_plans(m, sessions, ramp_s, cal.launch_s)
+    r = whatif.replay(plans, fitted, m.workload.concurrency, m.resubmit_s)
     per_node = [{"host": h, "jobs": f.jobs, "busy_cores": f.busy_core_s / r.makespan_s if r.makespan_s else 0.0,
                  "mb_s": f.io_bytes / 1e6 / r.makespan_s if r.makespan_s else 0.0} for h, f in r.nodes.items()]
     return WhatIf(shape.nodes, shape.slots, shape.cores, shape.shared_cores, None if math.isinf(shape.mbps) else
-                  shape.mbps, sessions, scaled_workload(m.workload, sessions, ramp_s).ramp_s, len(r.jobs),
-                  r.makespan_s, per_node)
+                  shape.mbps, shape.background_per_core, sessions,
+                  scaled_workload(m.workload, sessions, ramp_s).ramp_s, len(r.jobs), r.makespan_s, per_node)
 
 
 def size(m: Measured, sessions: int, cores_per_node: float | None = None, what_if: dict | None = None,
          users: int | None = None, sessions_per_user: float | None = None,
-         tolerance: float = TOLERANCE) -> SizeResult:
+         tolerance: float = TOLERANCE, fit: str = "background") -> SizeResult:
     """Size a grid for `sessions` sessions of the bundle's workload; see the module docstring.
     what_if: nodes, slots, cores, mbps, shared, ramp (any subset) for one more replay."""
     if not isinstance(sessions, int) or sessions < 1:
@@ -283,7 +369,7 @@ def size(m: Measured, sessions: int, cores_per_node: float | None = None, what_i
                 "clock_s": clock, "nodes": m.nodes, "slots_per_node": m.slots,
                 "cores_per_node": m.cores_per_node, "cores": m.cores, "cores_shared": m.shared_cores is not None,
                 "cpu_s": cpu_total, "busy_cores": cpu_total / clock, "io_bytes": io_total, "mb_s": mb_s,
-                "mb_s_per_core": mb_s / m.cores, "job_wall_s_mean": statistics.mean(walls) if walls else None,
+                "mb_s_per_core": mb_s / m.cores, "background_per_core": m.background_per_core, "job_wall_s_mean": statistics.mean(walls) if walls else None,
                 "job_cpu_s_mean": cpu_total / len(m.jobs), "job_memory_bytes_max": max(mems),
                 "job_memory_bytes_mean": statistics.mean(mems)}
     per_session = {"jobs": len(m.jobs) / w.sessions, "cpu_s": cpu_total / w.sessions,
@@ -295,10 +381,10 @@ def size(m: Measured, sessions: int, cores_per_node: float | None = None, what_i
     nodes = max(1, math.ceil(cores_needed / node_cores - 1e-9))
     mb_s_needed = sessions * per_session["io_bytes"] / 1e6 / clock
     mem_node = node_slots * max(mems)
-    launch_s, bare = calibrate(m)
+    cal = calibrate(m, fit)
 
     def replay(n: int) -> WhatIf:
-        return run_what_if(m, sessions, launch_s, nodes=n, slots=node_slots, cores=node_cores)
+        return run_what_if(m, sessions, cal, nodes=n, slots=node_slots, cores=node_cores)
     # The clock no grid shortens: every job with a slot and the cores it can use at once (the sessions' own
     # chains of jobs, their ramp and launch times). The target is the measured clock, or that if longer.
     most = max(nodes, math.ceil(sessions * w.concurrency / min(node_slots, max(1.0, node_cores))))
@@ -318,13 +404,12 @@ def size(m: Measured, sessions: int, cores_per_node: float | None = None, what_i
               "measured_vs_rule": needed["mb_s_per_core"] / lo} for name, lo, hi, source in RULES]
     target = {"sessions": sessions, "users": users, "sessions_per_user": sessions_per_user,
               "jobs": round(sessions * per_session["jobs"]), "factor": sessions / w.sessions}
-    calibration = {"launch_s": launch_s, "replay_clock_s_uncalibrated": bare, "measured_clock_s": clock,
-                   "resubmit_s": m.resubmit_s}
-    result = SizeResult(str(m.path), w.name, measured, per_session, target, needed, rules, calibration, model)
+    result = SizeResult(str(m.path), w.name, measured, per_session, target, needed, rules, dataclasses.asdict(cal),
+                        model)
     if what_if is not None:
-        result.what_if = run_what_if(m, sessions, launch_s, what_if.get("nodes"), what_if.get("slots"),
+        result.what_if = run_what_if(m, sessions, cal, what_if.get("nodes"), what_if.get("slots"),
                                      what_if.get("cores"), what_if.get("mbps"), what_if.get("shared"),
-                                     what_if.get("ramp"))
+                                     what_if.get("ramp"), what_if.get("background"))
     return result
 
 
@@ -356,14 +441,15 @@ def _fewest_nodes(replay, lo: int, hi: int, target_clock_s: float) -> WhatIf:
     return ok
 
 
-WHAT_IF_KEYS = {"nodes": int, "slots": int, "cores": float, "mbps": float, "shared": float, "ramp": float}
+WHAT_IF_KEYS = {"nodes": int, "slots": int, "cores": float, "mbps": float, "shared": float, "ramp": float,
+                "background": float}
 WHAT_IF_EXAMPLE = "--what-if nodes=4,slots=8,cores=8,mbps=2000"
 
 
 def parse_what_if(text: str) -> dict:
     """'nodes=4,slots=8,mbps=2000' → {'nodes': 4, 'slots': 8, 'mbps': 2000.0}. Keys: nodes, slots (per node),
     cores (per node), mbps (the storage's sustained MB/s), shared (cores the nodes share, one machine),
-    ramp (seconds over which the sessions log on)."""
+    ramp (seconds over which the sessions log on), background (other runnable threads per core)."""
     out: dict = {}
     for part in [p.strip() for p in text.split(",") if p.strip()]:
         key, eq, value = part.partition("=")
@@ -377,8 +463,8 @@ def parse_what_if(text: str) -> dict:
         except ValueError:
             what = "a whole number" if kind is int else "a number"
             raise UsageError(f"--what-if {key}={value.strip()!r} is not {what}; e.g. {WHAT_IF_EXAMPLE}.") from None
-        if not (v > 0 if key != "ramp" else v >= 0) or (kind is float and not math.isfinite(v)):
-            raise UsageError(f"--what-if {key}={value.strip()!r} must be {'≥ 0' if key == 'ramp' else '> 0'} "
+        if not (v > 0 if key not in ("ramp", "background") else v >= 0) or (kind is float and not math.isfinite(v)):
+            raise UsageError(f"--what-if {key}={value.strip()!r} must be {'≥ 0' if key in ('ramp', 'background') else '> 0'} "
                              f"and finite; e.g. {WHAT_IF_EXAMPLE}.")
         out[key] = v
     if not out:

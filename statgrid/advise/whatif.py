@@ -70,13 +70,15 @@ class SessionPlan:
 class GridShape:
     """The simulated grid. nodes × slots (LSF MXJ); cores: CPUs of each node; mbps: the storage's
     sustained 10⁶ bytes/s shared by all (inf: not a limit); shared_cores: when set, the nodes are one
-    machine and share that many cores between them (cores is then ignored)."""
+    machine and share that many cores between them (cores is then ignored); background_per_core: runnable
+    threads of other work per core (the grid's own daemons, other users' processes), served with the jobs."""
 
     nodes: int
     slots: int
     cores: float
     mbps: float = math.inf
     shared_cores: float | None = None
+    background_per_core: float = 0.0
     queues: Mapping[str, QueueConfig] = field(default_factory=lambda: {"normal": QueueConfig("normal")})
     limits: Limits = Limits()
 
@@ -87,6 +89,8 @@ class GridShape:
         for name, value in (("cores", self.cores), ("mbps", self.mbps)):
             if not value > 0:
                 raise UsageError(f"what-if {name}={value!r} must be > 0.")
+        if not self.background_per_core >= 0:
+            raise UsageError(f"what-if background={self.background_per_core!r} must be ≥ 0.")
         if self.shared_cores is not None and not self.shared_cores > 0:
             raise UsageError(f"what-if shared cores {self.shared_cores!r} must be > 0.")
 
@@ -134,37 +138,46 @@ class Replay:
 
 
 # -- the fluid model -----------------------------------------------------------------------------------
-def water_fill(capacity: float, wants: Mapping[object, float]) -> dict[object, float]:
+def water_fill(capacity: float, wants: Mapping[object, float], background: float = 0.0) -> dict[object, float]:
     """Max-min fair shares of `capacity`: whoever wants less than an equal share gets what it wants,
-    the rest split what is left equally. `wants` may hold math.inf (takes whatever it is given)."""
+    the rest split what is left equally. `wants` may hold math.inf (takes whatever it is given).
+    background: that many other runnable threads (not ours; may be fractional) each wanting one unit,
+    served alongside, as a CPU scheduler serves every runnable thread; their shares are not returned."""
     out: dict[object, float] = {}
     left = capacity
-    todo = sorted(wants, key=lambda k: wants[k])
-    while todo:
-        share = left / len(todo)
-        k = todo[0]
-        if wants[k] <= share:
-            out[k] = wants[k]
-            left -= wants[k]
-            todo.pop(0)
+    items = sorted([(w, 1.0, k) for k, w in wants.items()] + ([(1.0, background, None)] if background > 0 else []),
+                   key=lambda x: x[0])
+    weight = sum(x[1] for x in items)
+    while items:
+        share = left / weight
+        want, wt, k = items[0]
+        if want <= share:
+            if k is not None:
+                out[k] = want
+            left -= want * wt
+            weight -= wt
+            items.pop(0)
         else:
-            for k in todo:
-                out[k] = share
+            for _, _, k in items:
+                if k is not None:
+                    out[k] = share
             break
     return out
 
 
 def rates(active: Mapping[int, JobDemand], pool_of: Mapping[int, str], pool_cores: Mapping[str, float],
-          storage_bps: float) -> tuple[dict[int, float], dict[int, float]]:
+          storage_bps: float, background_per_core: float = 0.0) -> tuple[dict[int, float], dict[int, float]]:
     """Progress rates (job fractions per second) of the jobs doing work now, and the CPU each gets
-    (cores). Jobs with neither CPU nor I/O to do are not in `active` (they end at once)."""
+    (cores). Jobs with neither CPU nor I/O to do are not in `active` (they end at once).
+    background_per_core: other runnable threads per core of each pool, sharing its cores with the jobs."""
     cap = {j: (min(d.threads, pool_cores[pool_of[j]]) if d.cpu_s > 0 else 0.0) for j, d in active.items()}
     rate: dict[int, float] = {}
     cpu: dict[int, float] = {}
     for _ in range(4 * len(active) + 4):          # demands only fall: a few rounds settle it
         cpu = {}
         for pool in {pool_of[j] for j in active}:
-            cpu.update(water_fill(pool_cores[pool], {j: cap[j] for j in active if pool_of[j] == pool}))
+            cpu.update(water_fill(pool_cores[pool], {j: cap[j] for j in active if pool_of[j] == pool},
+                                  background_per_core * pool_cores[pool]))
         r_cpu = {j: (cpu[j] / d.cpu_s if d.cpu_s > 0 else math.inf) for j, d in active.items()}
         wants = {j: (d.io_bytes * r_cpu[j]) for j, d in active.items() if d.io_bytes > 0}
         io = wants if math.isinf(storage_bps) else water_fill(storage_bps, wants)
@@ -248,8 +261,8 @@ def replay(sessions: Sequence[SessionPlan], shape: GridShape, concurrency: int =
         events += 1
         working = {j: r.demand for j, r in running.items() if r.launch_left_s <= 0
                    and (r.demand.cpu_s > 0 or r.demand.io_bytes > 0)}
-        rate, cpu = rates(working, {j: shape.pool_of(running[j].host) for j in working}, pool_cores, storage_bps) \
-            if working else ({}, {})
+        rate, cpu = rates(working, {j: shape.pool_of(running[j].host) for j in working}, pool_cores, storage_bps,
+                          shape.background_per_core) if working else ({}, {})
         # the next event: an arrival, the end of a launch, or the end of a job's work
         t_next = arrivals[0][0] if arrivals else math.inf
         for j, r in running.items():

@@ -26,6 +26,10 @@ def size(ctx: typer.Context,
                                                "node), cores (per node), mbps (the storage's sustained MB/s), "
                                                "shared (cores the nodes share on one machine), ramp (s); e.g. "
                                                "nodes=4,slots=8,cores=8,mbps=2000."),
+         fit: str = typer.Option("background", "--fit", help="The model's parameter fitted to the bundle: "
+                                 "background (how much of the monitor's background load took CPU from the jobs), "
+                                 "cores (the share of each core the jobs got), launch (a time per job using neither "
+                                 "CPU nor storage) or none."),
          as_json: bool = typer.Option(False, "--json", help="Print the result record as JSON.")) -> None:
     """Size a grid for N sessions from a bundle's measured jobs (cores, memory, nodes, MB/s, with the
     MB/s-per-core rule), checked by the what-if model; --what-if replays the jobs on another grid shape."""
@@ -35,7 +39,7 @@ def size(ctx: typer.Context,
     shape = call(ctx, sz.parse_what_if, what_if) if what_if is not None else None
     m = call(ctx, sz.load, bundle)
     result = call(ctx, sz.size, m, n if n is not None else m.workload.sessions, cores_per_node, shape,
-                  users, sessions_per_user if users is not None else None)
+                  users, sessions_per_user if users is not None else None, fit=fit)
     typer.echo(json.dumps(result.to_dict(), indent=1) if as_json else text(result))
 
 
@@ -95,9 +99,13 @@ def text(r) -> str:
                      f" MB/s per core → {_num(rule['mb_s_low'], 0)}–{_num(rule['mb_s_high'], 0)} MB/s for "
                      f"{_num(ne['cores'], 0)} cores; measured {_num(rule['measured_mb_s_per_core'])} MB/s per core "
                      f"= {_num(rule['measured_vs_rule'], 2)} × the rule's low end")
-    lines += ["", f"model check (event-driven replay with the grid's placement policy; launch time "
-              f"{_num(cal['launch_s'], 2)} s per job fitted to the bundle: its own replay "
-              f"{_num(cal['replay_clock_s_uncalibrated'])} s before the fit, {_num(cal['measured_clock_s'])} s measured):",
+    fitted = {"cores": f"the jobs got {cal['core_share']:.0%} of each core", "none": "nothing fitted",
+              "background": f"{cal['background_factor']:.2f} × the measured background load "
+                            f"({_num(me['background_per_core'], 2)} other runnable threads per core)",
+              "launch": f"{_num(cal['launch_s'], 2)} s per job using neither CPU nor storage"}[cal["fit"]]
+    lines += ["", f"model check (event-driven replay with the grid's placement policy; fitted to the bundle: {fitted};"
+              f" its own replay {_num(cal['bare_clock_s'])} s before the fit, {_num(cal['measured_clock_s'])} s "
+              "measured):",
               f"  {ne['nodes']} node(s): clock {_num(ne['model_clock_s'])} s; target {_num(ne['target_clock_s'])} s "
               f"(+{ne['tolerance']:.0%} over " + ("the measured clock)" if ne['unconstrained_clock_s'] <= ne['clock_s']
                                                    else f"{_num(ne['unconstrained_clock_s'])} s, the clock of a grid "
