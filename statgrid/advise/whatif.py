@@ -182,7 +182,9 @@ def rates(active: Mapping[int, JobDemand], pool_of: Mapping[int, str], pool_core
         wants = {j: (d.io_bytes * r_cpu[j]) for j, d in active.items() if d.io_bytes > 0}
         io = wants if math.isinf(storage_bps) else water_fill(storage_bps, wants)
         rate = {j: min(r_cpu[j], io[j] / d.io_bytes if d.io_bytes > 0 else math.inf) for j, d in active.items()}
-        new_cap = {j: (min(cap[j], rate[j] * d.cpu_s) if d.cpu_s > 0 else 0.0) for j, d in active.items()}
+        # A job held back by the storage uses only the CPU its I/O lets it: the rest goes to the others.
+        new_cap = {j: (min(cap[j], rate[j] * d.cpu_s) if d.cpu_s > 0 and rate[j] < r_cpu[j] else cap[j])
+                   for j, d in active.items()}
         if all(cap[j] - new_cap[j] <= 1e-12 * max(1.0, cap[j]) for j in active):
             break
         cap = new_cap
