@@ -35,11 +35,12 @@ from typing import Mapping, Sequence
 from statgrid.config import QueueConfig
 from statgrid.config.records import LimitsConfig, SchedulingConfig
 from statgrid.errors import UsageError
-from statgrid.grid.scheduling.policy import Limits, backlog_of, count_running, host_views, plan
+from statgrid.grid.scheduling.policy import Limits, Running, backlog_of, host_views, plan
 from statgrid.config.records import HostConfig
 from statgrid.job.record import Job, JobState
 
 EPS = 1e-12
+ROUNDS = 30            # CPU/storage fillings alternated at most per event (they settle in a few; 1e-9 apart)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,12 +172,15 @@ def rates(active: Mapping[int, JobDemand], pool_of: Mapping[int, str], pool_core
     (cores). Jobs with neither CPU nor I/O to do are not in `active` (they end at once).
     background_per_core: other runnable threads per core of each pool, sharing its cores with the jobs."""
     cap = {j: (min(d.threads, pool_cores[pool_of[j]]) if d.cpu_s > 0 else 0.0) for j, d in active.items()}
+    pools: dict[str, list[int]] = {}
+    for j in active:
+        pools.setdefault(pool_of[j], []).append(j)
     rate: dict[int, float] = {}
     cpu: dict[int, float] = {}
-    for _ in range(4 * len(active) + 4):          # demands only fall: a few rounds settle it
+    for _ in range(ROUNDS):                     # demands only fall: a few rounds settle it
         cpu = {}
-        for pool in {pool_of[j] for j in active}:
-            cpu.update(water_fill(pool_cores[pool], {j: cap[j] for j in active if pool_of[j] == pool},
+        for pool, members in pools.items():
+            cpu.update(water_fill(pool_cores[pool], {j: cap[j] for j in members},
                                   background_per_core * pool_cores[pool]))
         r_cpu = {j: (cpu[j] / d.cpu_s if d.cpu_s > 0 else math.inf) for j, d in active.items()}
         wants = {j: (d.io_bytes * r_cpu[j]) for j, d in active.items() if d.io_bytes > 0}
@@ -185,7 +189,7 @@ def rates(active: Mapping[int, JobDemand], pool_of: Mapping[int, str], pool_core
         # A job held back by the storage uses only the CPU its I/O lets it: the rest goes to the others.
         new_cap = {j: (min(cap[j], rate[j] * d.cpu_s) if d.cpu_s > 0 and rate[j] < r_cpu[j] else cap[j])
                    for j, d in active.items()}
-        if all(cap[j] - new_cap[j] <= 1e-12 * max(1.0, cap[j]) for j in active):
+        if all(cap[j] - new_cap[j] <= 1e-9 * max(1.0, cap[j]) for j in active):
             break
         cap = new_cap
     cpu = {j: (rate[j] * d.cpu_s if d.cpu_s > 0 else 0.0) for j, d in active.items()}
@@ -195,124 +199,167 @@ def rates(active: Mapping[int, JobDemand], pool_of: Mapping[int, str], pool_core
 # -- the replay ------------------------------------------------------------------------------------------
 @dataclass
 class _Run:
+    """A running job. Its progress is kept lazily: `left` (fraction of its work still to do) as of `t_mark`,
+    advancing at `rate` (and using `cpu` cores) since; settled whenever its rate changes."""
+
     job: Job
     demand: JobDemand
     session: int
     order: int
     host: str
+    pool: str
     submit_s: float
     start_s: float
-    launch_left_s: float
-    left: float = 1.0             # fraction of its work still to do
+    working: bool = False
+    left: float = 1.0
+    t_mark: float = 0.0
+    rate: float = 0.0
+    cpu: float = 0.0
+    version: int = 0
+
+
+_ARRIVAL, _LAUNCHED, _DONE = 0, 1, 2          # timeline event kinds
 
 
 def replay(sessions: Sequence[SessionPlan], shape: GridShape, concurrency: int = 1,
            resubmit_s: float = 0.0) -> Replay:
-    """Run `sessions` on `shape`; see the module docstring. Pure: no clock, no sleep, no I/O."""
+    """Run `sessions` on `shape`; see the module docstring. Pure: no clock, no sleep, no I/O.
+
+    Cost: each event recomputes the rates of the jobs whose share changed (the jobs of the node where a
+    job started or ended; every job when the storage is a limit), and the timeline is a heap."""
     if concurrency < 1:
         raise UsageError(f"concurrency {concurrency!r} must be ≥ 1.")
     hosts_cfg = {h: HostConfig(h, slots=shape.slots) for h in shape.host_names}
     pool_cores = {shape.pool_of(h): shape.pool_cores(shape.pool_of(h)) for h in shape.host_names}
     storage_bps = shape.mbps * 1e6
+    total_slots = shape.slots * shape.nodes
+    groups = shape.limits.groups
+    member_of = {u: tuple(g for g, members in groups.items() if u in members) for s in sessions for u in (s.user,)}
+
+    def groups_of(user: str) -> tuple[str, ...]:
+        return member_of.get(user, ())
     nodes = {h: NodeFigures() for h in shape.host_names}
+    per_host = dict.fromkeys(shape.host_names, 0)
+    counts = Running()                                # the running jobs as plan() counts them, kept as they change
     last_start: dict[str, int] = {}
-    next_id = iter(range(1, 1 << 62))
-    queue_of = {}                                   # session index → its jobs still to submit
+    todo = {i: list(enumerate(s.jobs, start=1)) for i, s in enumerate(sessions)}   # jobs still to submit
     in_grid = [0] * len(sessions)
-    arrivals: list[tuple[float, int, int]] = []    # (time, seq, session): a session may submit
+    timeline: list[tuple[float, int, int, int, int]] = []   # (time, seq, kind, id, version)
     seq = 0
-    for i, s in enumerate(sessions):
-        queue_of[i] = list(enumerate(s.jobs, start=1))
-        heapq.heappush(arrivals, (s.start_s, seq, i))
-        seq += 1
     pending: dict[int, tuple[Job, JobDemand, int, int, float]] = {}
     running: dict[int, _Run] = {}
+    working_by_pool: dict[str, dict[int, _Run]] = {}
+    dirty: set[str] = set()                           # pools whose working jobs changed since the last rates
     done: list[JobRun] = []
+    next_id = 0
     now = 0.0
     events = 0
-    makespan = 0.0
+
+    def push(t: float, kind: int, ident: int, version: int = 0) -> None:
+        nonlocal seq
+        heapq.heappush(timeline, (t, seq, kind, ident, version))
+        seq += 1
+
+    for i, s in enumerate(sessions):
+        push(s.start_s, _ARRIVAL, i)
 
     def submit(i: int) -> None:
-        while queue_of[i] and in_grid[i] < concurrency:
-            order, demand = queue_of[i].pop(0)
-            jid = next(next_id)
+        nonlocal next_id
+        while todo[i] and in_grid[i] < concurrency:
+            order, demand = todo[i].pop(0)
+            next_id += 1
             s = sessions[i]
-            job = Job(id=jid, user=s.user, queue=s.queue, name=f"s{i + 1}-{order}", kind="session", argv=[],
+            job = Job(id=next_id, user=s.user, queue=s.queue, name=f"s{i + 1}-{order}", kind="session", argv=[],
                       cwd="/", submit_ts=now, position=now)
-            pending[jid] = (job, demand, i, order, now)
+            pending[next_id] = (job, demand, i, order, now)
             in_grid[i] += 1
 
     def dispatch() -> None:
-        if not pending:
+        if not pending or len(running) >= total_slots:     # nothing to place, or no slot anywhere
             return
-        per_host: dict[str, int] = {}
-        for r in running.values():
-            per_host[r.host] = per_host.get(r.host, 0) + 1
         views = host_views(hosts_cfg, shape.host_names, per_host, last_start)
-        runs = [r.job for r in running.values()]
-        chosen = plan(backlog_of(p[0] for p in pending.values()), views, shape.queues,
-                      count_running(runs, shape.limits.groups), shape.limits)
+        chosen = plan(backlog_of(p[0] for p in pending.values()), views, shape.queues, counts, shape.limits)
         last_start.update({name: h.last_start for name, h in views.items()})
         for job, host in chosen.starts:
             _, demand, i, order, submit_s = pending.pop(job.id)
             job.host, job.state = host, JobState.RUN
-            running[job.id] = _Run(job, demand, i, order, host, submit_s, now, demand.launch_s)
+            running[job.id] = _Run(job, demand, i, order, host, shape.pool_of(host), submit_s, now)
+            per_host[host] += 1
+            counts.add(job, host, groups_of)
             nodes[host].jobs += 1
+            push(now + demand.launch_s, _LAUNCHED, job.id)
 
-    while arrivals or pending or running:
+    def settle(r: _Run) -> None:
+        """Bring a working job's progress and its node's figures up to now."""
+        dt = now - r.t_mark
+        if dt > 0 and r.rate > 0:
+            r.left -= r.rate * dt
+            nodes[r.host].busy_core_s += r.cpu * dt
+            nodes[r.host].io_bytes += r.demand.io_bytes * r.rate * dt
+        r.t_mark = now
+
+    def end(j: int) -> None:
+        r = running.pop(j)
+        if working_by_pool.get(r.pool, {}).pop(j, None) is not None:
+            dirty.add(r.pool)
+        per_host[r.host] -= 1
+        _uncount(counts, r.job, r.host, groups_of)
+        done.append(JobRun(r.session + 1, r.order, r.demand.label, r.host, r.submit_s, r.start_s, now))
+        in_grid[r.session] -= 1
+        if todo[r.session]:
+            push(now + resubmit_s, _ARRIVAL, r.session)
+
+    while timeline or pending or running:
         events += 1
-        working = {j: r.demand for j, r in running.items() if r.launch_left_s <= 0
-                   and (r.demand.cpu_s > 0 or r.demand.io_bytes > 0)}
-        rate, cpu = rates(working, {j: shape.pool_of(running[j].host) for j in working}, pool_cores, storage_bps,
-                          shape.background_per_core) if working else ({}, {})
-        # the next event: an arrival, the end of a launch, or the end of a job's work
-        t_next = arrivals[0][0] if arrivals else math.inf
-        for j, r in running.items():
-            if r.launch_left_s > 0:
-                t_next = min(t_next, now + r.launch_left_s)
-            elif j in rate:
-                t_next = min(t_next, now + r.left / rate[j] if rate[j] > 0 else math.inf)
-            else:
-                t_next = now                    # nothing to do: it ends now
-        if math.isinf(t_next):
+        if dirty:
+            # Rates change only where the working jobs changed: with the storage no limit, a pool's jobs
+            # share nothing with other pools; a limited storage ties them all together.
+            pools = list(working_by_pool) if not math.isinf(storage_bps) else list(dirty)
+            sub = {j: r for pool in pools for j, r in working_by_pool.get(pool, {}).items()}
+            if sub:
+                rate, cpu = rates({j: r.demand for j, r in sub.items()}, {j: r.pool for j, r in sub.items()},
+                                  pool_cores, storage_bps, shape.background_per_core)
+                for j, r in sub.items():
+                    if rate[j] != r.rate or cpu[j] != r.cpu or r.version == 0:
+                        settle(r)
+                        r.rate, r.cpu, r.version = rate[j], cpu[j], r.version + 1
+                        if r.rate > 0:
+                            push(now + max(0.0, r.left) / r.rate, _DONE, j, r.version)
+            dirty.clear()
+        if not timeline:
             stuck = ", ".join(sorted(p[0].name for p in pending.values())[:5])
-            raise UsageError(f"what-if: jobs can never start on this grid shape ({stuck}); check its slots and "
-                             "the queues' hosts.")
-        dt = max(0.0, t_next - now)
-        for j, r in running.items():
-            if r.launch_left_s > 0:
-                r.launch_left_s -= dt
-                if r.launch_left_s <= EPS * max(1.0, t_next):
-                    r.launch_left_s = 0.0
-            elif j in rate:
-                r.left -= rate[j] * dt
-                nodes[r.host].busy_core_s += cpu[j] * dt
-                nodes[r.host].io_bytes += r.demand.io_bytes * rate[j] * dt
-        now = t_next
-        ended = [j for j, r in running.items() if r.launch_left_s <= 0 and _finished(r, rate.get(j), now)]
-        for j in ended:
-            r = running.pop(j)
-            done.append(JobRun(r.session + 1, r.order, r.demand.label, r.host, r.submit_s, r.start_s, now))
-            makespan = max(makespan, now)
-            in_grid[r.session] -= 1
-            if queue_of[r.session]:
-                heapq.heappush(arrivals, (now + resubmit_s, seq, r.session))
-                seq += 1
-        while arrivals and arrivals[0][0] <= now:
-            _, _, i = heapq.heappop(arrivals)
-            submit(i)
+            raise UsageError(f"what-if: jobs can never finish on this grid shape ({stuck}); check its slots, "
+                             "cores and the queues' hosts.")
+        now = timeline[0][0]
+        limit = now + EPS * max(1.0, now)
+        while timeline and timeline[0][0] <= limit:
+            _, _, kind, ident, version = heapq.heappop(timeline)
+            if kind == _ARRIVAL:
+                submit(ident)
+            elif kind == _LAUNCHED:
+                r = running[ident]
+                if r.demand.cpu_s > 0 or r.demand.io_bytes > 0:
+                    r.working, r.t_mark = True, now
+                    working_by_pool.setdefault(r.pool, {})[ident] = r
+                    dirty.add(r.pool)
+                else:
+                    end(ident)                   # nothing to do but its launch
+            elif ident in running and running[ident].version == version:
+                settle(running[ident])
+                end(ident)
         dispatch()
     done.sort(key=lambda r: (r.start_s, r.session, r.order))
+    makespan = max((r.end_s for r in done), default=0.0)
     return Replay(makespan, nodes, done, events)
 
 
-def _finished(r: _Run, rate: float | None, now: float) -> bool:
-    """Whether a job past its launch is done: it had no work at all, or its work is done (to rounding)."""
-    if r.demand.cpu_s <= 0 and r.demand.io_bytes <= 0:
-        return True
-    if rate is None:                       # its launch ended at this event: its work starts now
-        return False
-    return r.left <= 1e-9 or (rate > 0 and r.left / rate <= EPS * max(1.0, now))
+def _uncount(counts: Running, job: Job, host: str, groups_of) -> None:
+    """Running.add undone: the same keys (policy.Running.add), one less."""
+    for counter, key in ((counts.queue_user, (job.queue, job.user)), (counts.user, job.user),
+                         (counts.queue, job.queue), (counts.queue_host, (job.queue, host)),
+                         *((counts.group, g) for g in groups_of(job.user)),
+                         *(((counts.flow, job.flow_id),) if job.flow_id is not None else ())):
+        counter[key] -= 1
 
 
 def limits_of(cfg) -> Limits:
