@@ -331,10 +331,9 @@ def run_what_if(m: Measured, sessions: int, cal: Calibration, nodes: int | None 
                 ramp_s: float | None = None, background: float | None = None) -> WhatIf:
     """Replay `sessions` sessions of the bundle's workload on a grid shape (unset: the measured one's)."""
     changes = {k: v for k, v in (("nodes", nodes), ("slots", slots), ("cores", cores)) if v is not None}
-    if nodes is not None or cores is not None:
-        changes["shared_cores"] = shared_cores            # a new shape: own cores per node unless shared is given
-    elif shared_cores is not None:
-        changes["shared_cores"] = shared_cores
+    if cores is not None or shared_cores is not None:
+        changes["shared_cores"] = shared_cores            # cores per node given: each node's own, unless shared
+    # else: the measured nodes' CPUs — their own, or the one machine's that they shared
     changes["mbps"] = math.inf if mbps is None else mbps
     if background is not None:
         changes["background_per_core"] = background

@@ -72,7 +72,7 @@ def text(r) -> str:
     """The terminal view of a SizeResult."""
     me, ps, ne, tg, cal = r.measured, r.per_session, r.needed, r.target, r.calibration
     shared = " (shared by the nodes: one machine)" if me["cores_shared"] else ""
-    who = (f"{tg['users']} users × {tg['sessions_per_user']:g} sessions = " if tg["users"] else "")
+    who = (f"{tg['users']} users × {tg['sessions_per_user']:g} session(s) each = " if tg["users"] else "")
     lines = [
         f"sizing from {r.bundle} ({r.workload})",
         f"measured: {me['sessions']} sessions, {me['jobs']} jobs ({me['jobs_done']} DONE), clock {_num(me['clock_s'])} s "

@@ -47,7 +47,7 @@ def test_size_json_and_text_from_one_record(tmp_path):
                    "--what-if", "nodes=2,slots=2,cores=1,mbps=20", cwd=tmp_path)
     assert text.returncode == 0, text.stderr
     out = text.stdout
-    assert "for 4 users × 2 sessions = 8 sessions (28 jobs)" in out
+    assert "for 4 users × 2 session(s) each = 8 sessions (28 jobs)" in out
     assert f"predicted clock {w['clock_s']:.1f} s" in out
     assert "100–150 MB/s per core" in out and "90–150 MB/s per core" in out
 

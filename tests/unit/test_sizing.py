@@ -186,6 +186,9 @@ def test_what_if_replays_on_the_asked_shape_and_nodes_that_shared_cpus_are_one_m
     # 50 MB/s: each session's first job runs alone on a node: 30 s; resubmit 1 s; the io_big_sort pair share
     # 50 MB/s: at a full core each wants 39 MB/s, so 25 each: 390 MB take 15.6 s → 30 + 1 + 15.6.
     assert w.clock_s == pytest.approx(46.6)
+    # nodes alone changed: the nodes still share the measured machine's 2 cores
+    w = sz.size(m, 2, what_if=sz.parse_what_if("nodes=3"), fit="none").what_if
+    assert (w.nodes, w.shared_cores) == (3, 2.0)
 
 
 def test_scaled_workload_keeps_the_mix():
