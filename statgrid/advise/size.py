@@ -95,6 +95,10 @@ def load(path: str | Path) -> Measured:
     if not path.is_dir():
         raise UsageError(f"BUNDLE {str(path)!r} is not a directory: give a `bench mixed` results directory "
                          "(it holds bundle.json and jobs.jsonl).")
+    if (path / "scale.json").is_file() and not (path / "bundle.json").is_file():
+        steps = sorted(p.name for p in path.iterdir() if (p / "bundle.json").is_file())
+        raise UsageError(f"BUNDLE {str(path)!r} is a bench scale directory; give one of its steps' bundles"
+                         + (f", e.g. {str(path / steps[0])!r}." if steps else "."))
     meta, jobs = mixed.load_bundle(path)
     if meta.get("kind") != "statgrid-bench-mixed":
         raise StatgridError(f"{str(path)!r}: bundle.json is a {meta.get('kind')!r}, not a bench mixed bundle.")

@@ -216,5 +216,11 @@ def test_bad_input_names_the_value_and_the_fix(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(StatgridError, match=r"is not a bench mixed bundle \(.*bundle.json is missing\)"):
         sz.load(tmp_path / "empty")
+    scale = tmp_path / "scale"
+    scale.mkdir()
+    make_bundle(scale / "1-nodes")
+    (scale / "scale.json").write_text("{}")
+    with pytest.raises(UsageError, match=r"is a bench scale directory; .*e\.g\. '.*1-nodes'"):
+        sz.load(scale)
     with pytest.raises(UsageError, match=r"what-if slots=0"):
         GridShape(1, 0, 1.0)
