@@ -10,6 +10,7 @@ import typer
 from statgrid import __version__
 from statgrid.cli import (admin, advise, bench, demo, events, flows, hosts, inventory, iobench, jobs, kernels, monitor,
                           node, session)
+from statgrid.cli import size as size_cli
 from statgrid.cli.common import state
 
 app = typer.Typer(help="statgrid: an open analytics grid.", no_args_is_help=True, add_completion=False,
@@ -42,7 +43,7 @@ _JOB_ARGS = {"allow_interspersed_args": False}
 for _name, _command, _settings in (
         ("run", session.run, None), ("cleanwork", session.cleanwork, None), ("demo", demo.demo, None),
         ("config", session.show_config, None), ("import", session.import_, None), ("datagen", bench.datagen, None),
-        ("report", bench.report, None), ("events", events.events, None), ("reconfig", admin.reconfig, None),
+        ("report", bench.report, None), ("size", size_cli.size, None), ("events", events.events, None), ("reconfig", admin.reconfig, None),
         ("whoami", admin.whoami, None), ("submit", jobs.submit, _JOB_ARGS), ("jobs", jobs.jobs, None),
         ("job", jobs.job_detail, None), ("hosts", hosts.hosts, None), ("suspend", jobs.suspend, None),
         ("resume", jobs.resume, None), ("top", jobs.top, None), ("bottom", jobs.bottom, None),
