@@ -31,9 +31,9 @@ class RunFigures:
 
 # -- the inventory -----------------------------------------------------------------------------------
 def _inventory_module():
-    """statgrid.advise.inventory (the "inventory" part of issue 29), or None where it is not installed."""
+    """statgrid.monitor.inventory (the "inventory" part of issue 29), or None where it is not installed."""
     try:
-        from statgrid.advise import inventory
+        from statgrid.monitor import inventory
     except ImportError:
         return None
     return inventory if hasattr(inventory, "collect") else None
@@ -78,7 +78,7 @@ def live_inventory(cfg) -> tuple[dict | None, str]:
     """(inventory of this machine and grid now, where from), or (None, why not)."""
     mod = _inventory_module()
     if mod is None:
-        return None, "no inventory: this statgrid has no statgrid.advise.inventory"
+        return None, "no inventory: this statgrid has no statgrid.monitor.inventory"
     return mod.collect(cfg), "collected now on this machine"
 
 

@@ -12,7 +12,7 @@ The bundle (a directory, self-describing, what reports are built from):
                     after data generation), end, host facts, versions, the grid's [groups]
     workload.toml   the workload file as run
     inventory.json  the machine(s), the libraries' storage, the session options and the grid the run
-                    ran on (statgrid/advise/inventory.py)
+                    ran on (statgrid/monitor/inventory.py)
     grid.toml       the grid's configuration (embedded grid)
     jobs.jsonl      one record per job: user, queue, session, order, template, its job file and language,
                     kind, user type, host, times,
@@ -32,7 +32,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from statgrid.advise import hosts as inventory_hosts, inventory
+from statgrid.bench import inventory_hosts
+from statgrid.monitor import inventory
 from statgrid.bench import datagen
 from statgrid.bench.workload import LANGS, Workload
 from statgrid.config import toml_string
@@ -192,7 +193,7 @@ def _run(cfg, workload: Workload, nodes: int | None, slots: int, out: Path | Non
     submitted: dict[int, object] = {}
     states: dict[int, str] = {}
     try:
-        # what the run ran on, written first so a run that fails still has it (advise/inventory.py)
+        # what the run ran on, written first so a run that fails still has it (monitor/inventory.py)
         inventory.write(bundle, inventory_hosts.for_run(gcfg, own_grid))
         datagen.run_all(gcfg, workload.scale, workload.seed, "data", echo=echo)
         env = {**os.environ, "STATGRID_BENCH_LIBRARY": "data", "STATGRID_BENCH_SCALE": repr(workload.scale),

@@ -1,5 +1,5 @@
 """`statgrid inventory`: what this machine, its libraries' storage, the session options and the grid
-are (statgrid/advise/inventory.py), as text or --json (the record bundles keep as inventory.json)."""
+are (statgrid/monitor/inventory.py), as text or --json (the record bundles keep as inventory.json)."""
 from __future__ import annotations
 
 import json
@@ -26,7 +26,7 @@ def inventory(ctx: typer.Context,
     """What the grid runs on: per node CPU, memory, huge pages and VM tunables; per library the file
     system, mount options, device stack, readahead, I/O scheduler, queue limits, NFS and GPFS tunables;
     the session options; the grid's hosts and queues."""
-    from statgrid.advise import inventory as inv_mod
+    from statgrid.monitor import inventory as inv_mod
 
     if bundle is not None and (hosts is not None or library):
         fail(ctx, UsageError("--bundle shows a saved inventory: it takes no --hosts or --library (those take one "
@@ -47,7 +47,7 @@ def inventory(ctx: typer.Context,
             fail(ctx, UsageError(f"--bundle {str(bundle)!r} holds no {inv_mod.FILE}: give a bundle made by "
                                  "`statgrid bench mixed` (bundles made before statgrid recorded one have none)."))
     elif hosts is not None:
-        from statgrid.advise import hosts as inventory_hosts
+        from statgrid.bench import inventory_hosts
 
         inv = call(ctx, inventory_hosts.collect_hosts, config(ctx), hosts, echo=lambda m: typer.echo(m, err=True),
                    client=grid_client(ctx))
@@ -60,7 +60,7 @@ def inventory(ctx: typer.Context,
 def text(inv: dict) -> str:
     """The inventory as tables: nodes (a column per machine), libraries (a column per library),
     session options, grid hosts; null shows as '-'."""
-    from statgrid.advise.inventory import LIBRARY_KEYS, NODE_KEYS
+    from statgrid.monitor.inventory import LIBRARY_KEYS, NODE_KEYS
     from statgrid.grid.interface.views import table
 
     def val(v, key: str = ""):

@@ -336,10 +336,10 @@ def node_comparison(name_a: str, ra: Report, name_b: str, rb: Report) -> Table |
 
 
 def inventory_diff(path_a: Path, path_b: Path, name_a: str, name_b: str) -> tuple[Table | None, str]:
-    """What differed between two bundles' inventory.json (advise/inventory.differences): node values,
+    """What differed between two bundles' inventory.json (monitor/inventory.differences): node values,
     library values, session options, the grid — as a table (None when nothing differs or a side has no
     inventory), and a note for the comparison saying which."""
-    from statgrid.advise import inventory
+    from statgrid.monitor import inventory
 
     invs = {}
     for side, path in (("A", path_a), ("B", path_b)):

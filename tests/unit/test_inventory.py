@@ -1,4 +1,4 @@
-"""The inventory (statgrid/advise/inventory.py): parsers over fake /proc and /sys trees and over GPFS
+"""The inventory (statgrid/monitor/inventory.py): parsers over fake /proc and /sys trees and over GPFS
 command output written after IBM's documented formats (expected values worked out by hand from the
 fixture text); the real machine against independent tools (lscpu, findmnt, stat -f, lsblk, sysconf);
 the differences between two inventories; `statgrid inventory` through the real CLI (in process)."""
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from statgrid.advise import _gpfs, _sysfs, inventory
+from statgrid.monitor import _gpfs, _sysfs, inventory
 from typer.testing import CliRunner
 
 from statgrid.cli.app import app

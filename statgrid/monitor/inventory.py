@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 from typing import Mapping
 
-from statgrid.advise import _gpfs, _sysfs
+from statgrid.monitor import _gpfs, _sysfs
 from statgrid.errors import StatgridError
 from statgrid.monitor import _linux
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sys
 
-from statgrid.advise import inventory
+from statgrid.monitor import inventory
 from statgrid.errors import StatgridError, UsageError
 
 TIMEOUT_S = 120.0
