@@ -85,14 +85,19 @@ def contrast(c) -> tuple[str, list[dict]]:
 
 
 def estimate(c) -> tuple[str, dict, float]:
+    label, row, divisor, _ = _estimate(c, ESTIMATE_OPTIONS, " here")
+    return label, row, divisor
+
+
+def _estimate(c, allowed: set[str], where: str) -> tuple[str, dict, float, dict]:
     label = _label(c, "ESTIMATE")
-    rows, opts = _rows(c, "ESTIMATE", ESTIMATE_OPTIONS)
+    rows, opts = _rows(c, "ESTIMATE", allowed)
     if len(rows) > 1:
-        raise SasError("ESTIMATE takes one row of coefficients (no commas) here", 0, 0, ",", "one row")
+        raise SasError(f"ESTIMATE takes one row of coefficients (no commas){where}", 0, 0, ",", "one row")
     divisor = float(opts.get("DIVISOR", 1.0))
     if divisor == 0:
         raise SasError("DIVISOR= must not be 0", 0, 0, "DIVISOR=0", "a non-zero divisor")
-    return label, rows[0], divisor
+    return label, rows[0], divisor, opts
 
 
 def mixed_contrast(c) -> tuple[str, list[dict], dict]:
@@ -104,14 +109,7 @@ def mixed_contrast(c) -> tuple[str, list[dict], dict]:
 
 def mixed_estimate(c) -> tuple[str, dict, float, dict]:
     """PROC MIXED's ESTIMATE: (label, row, divisor, options DF= CL ALPHA= …)."""
-    label = _label(c, "ESTIMATE")
-    rows, opts = _rows(c, "ESTIMATE", MIXED_ESTIMATE_OPTIONS)
-    if len(rows) > 1:
-        raise SasError("ESTIMATE takes one row of coefficients (no commas) in PROC MIXED", 0, 0, ",", "one row")
-    divisor = float(opts.get("DIVISOR", 1.0))
-    if divisor == 0:
-        raise SasError("DIVISOR= must not be 0", 0, 0, "DIVISOR=0", "a non-zero divisor")
-    return label, rows[0], divisor, opts
+    return _estimate(c, MIXED_ESTIMATE_OPTIONS, " in PROC MIXED")
 
 
 def test(c) -> tuple[list[str], str]:

@@ -14,49 +14,17 @@ from __future__ import annotations
 from typing import Any
 
 from statgrid.sas.dataset import ColumnInfo
-from statgrid.sas.errors import SasError
-from statgrid.sas.lexer import NAME
-from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
 
-KEYWORDS = {"P": "p", "PRED": "p", "PREDICTED": "p", "PROB": "p", "XBETA": "xbeta", "STDXBETA": "stdxbeta",
-            "LOWER": "lower", "L": "lower", "UPPER": "upper", "U": "upper"}
-NOT_BUILT = {"RESCHI", "RESDEV", "RESLIK", "STDRESCHI", "STDRESDEV", "H", "C", "CBAR", "DFBETAS", "DIFDEV",
-             "DIFCHISQ", "PREDPROBS", "STDXBETA_", "ICPLFUNC"}
 LABELS = {"p": "Estimated Probability", "xbeta": "Linear Predictor", "stdxbeta": "Standard Error of Linear Predictor",
           "lower": "Lower Confidence Limit", "upper": "Upper Confidence Limit"}
-VALID = "OUT=, P=, XBETA=, STDXBETA=, LOWER=, UPPER=, / ALPHA="
 
 
 def parse(c, program: Any) -> dict:
-    out: dict[str, Any] = {"spec": None, "names": {}, "alpha": 0.05}
-    while not c.at_end():
-        if c.accept("/"):
-            t = c.expect_kind(NAME, "ALPHA=")
-            if t.upper != "ALPHA":
-                raise SasError(f"The option {t.text} is not recognized in the OUTPUT statement of PROC LOGISTIC",
-                               t.line, t.col, t.text, "ALPHA=")
-            c.expect("=", expected="= after ALPHA")
-            v = c.next()
-            out["alpha"] = float(v.value) if isinstance(v.value, (int, float)) else float("nan")
-            if not 0 < out["alpha"] < 1:
-                raise SasError(f"ALPHA={v.text} must be between 0 and 1", v.line, v.col, v.text, "ALPHA=0.05")
-            continue
-        t = c.expect_kind(NAME, VALID)
-        key = t.upper
-        if key in NOT_BUILT:
-            raise SasError(f"The OUTPUT statistic {t.text.upper()}= of PROC LOGISTIC is not supported by statgrid yet",
-                           t.line, t.col, t.text, VALID)
-        if key != "OUT" and key not in KEYWORDS:
-            raise SasError(f"The keyword {t.text} is not recognized in the OUTPUT statement of PROC LOGISTIC", t.line,
-                           t.col, t.text, VALID)
-        c.expect("=", expected=f"= after {key}")
-        if key == "OUT":
-            out["spec"] = parse_dataset(c, program)
-        else:
-            out["names"][KEYWORDS[key]] = c.expect_kind(NAME, "a variable name").text
-    if out["spec"] is None:
-        from statgrid.sas.parse.dsname import next_data_name
-        out["spec"] = DatasetSpec("WORK", next_data_name(program, "WORK"))
+    """{spec, names: statistic → name, alpha}: the OUTPUT statement read as GLM's and GENMOD's are
+    (modeloutput.py), one name per statistic."""
+    from statgrid.sas.procs import modeloutput
+    out = modeloutput.parse(c, program, "LOGISTIC")
+    out["names"] = {k: v[0] for k, v in out["names"].items()}
     return out
 
 

@@ -25,8 +25,12 @@ KEYWORDS = {
     "GENMOD": {"P": "p", "PRED": "p", "PREDICTED": "p", "PROB": "p", "XBETA": "xbeta", "STDXBETA": "stdxbeta",
                "LOWER": "lower", "L": "lower", "UPPER": "upper", "U": "upper", "RESRAW": "resraw",
                "RESCHI": "reschi"},
+    "LOGISTIC": {"P": "p", "PRED": "p", "PREDICTED": "p", "PROB": "p", "XBETA": "xbeta", "STDXBETA": "stdxbeta",
+                 "LOWER": "lower", "L": "lower", "UPPER": "upper", "U": "upper"},
 }
 NOT_BUILT = {"GLM": {"COVRATIO"},
+             "LOGISTIC": {"RESCHI", "RESDEV", "RESLIK", "STDRESCHI", "STDRESDEV", "H", "C", "CBAR", "DFBETAS", "DIFDEV",
+                          "DIFCHISQ", "PREDPROBS", "ICPLFUNC"},
              "GENMOD": {"RESDEV", "STDRESCHI", "STDRESDEV", "RESLIK", "HESSWGT", "LEVERAGE", "H", "COOKD", "DFBETA",
                         "DFBETAS", "STDRESLIK"}}
 LABELS = {"p": "Predicted Value", "r": "Residual", "stdp": "Standard Error of Mean Predicted Value",
@@ -41,7 +45,7 @@ LABELS = {"p": "Predicted Value", "r": "Residual", "stdp": "Standard Error of Me
 
 
 def parse(c, program: Any, proc: str) -> dict:
-    """{spec, names: statistic → [names], alpha}."""
+    """{spec, names: statistic → [names], alpha} (GLM, GENMOD and LOGISTIC: logisticoutput.py)."""
     keys, valid = KEYWORDS[proc], "OUT=, " + ", ".join(f"{k}=" for k in KEYWORDS[proc]) + ", / ALPHA="
     out: dict[str, Any] = {"spec": None, "names": {}, "alpha": 0.05}
     while not c.at_end():

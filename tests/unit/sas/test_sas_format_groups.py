@@ -3,13 +3,10 @@ FORMAT statement or a data set's own format makes the values that print alike on
 lowest internal value; a missing value is its own level. Expected counts and means worked out by hand."""
 from __future__ import annotations
 
-import io
 
 import pytest
+from tests.unit.sas.standins import rows, run_sas
 
-from statgrid.sas.program import run_program
-from statgrid.sas.saslog import SasLog
-from statgrid.session.log import SessionLog
 
 DATA = """proc format; value agef low-12 = 'young' 13-high = 'old'; run;
 data a; input g $ age x; datalines;
@@ -25,13 +22,7 @@ run;
 
 
 def run(session, text):
-    out, lst = io.StringIO(), io.StringIO()
-    code = run_program(DATA + text, session, SasLog(SessionLog(text=out, jsonl=io.StringIO(), listing=lst)))
-    return code, out.getvalue(), lst.getvalue()
-
-
-def rows(session, name):
-    return session.fetch_arrow("SELECT * FROM " + session.ref(name).scan_sql()).to_pylist()
+    return run_sas(session, DATA + text)
 
 
 def test_freq_counts_formatted_levels_under_their_lowest_value(session):

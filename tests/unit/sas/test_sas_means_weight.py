@@ -2,14 +2,11 @@
 FREQ Statement, "Keywords and Formulas"). Every expected figure is worked out by hand below from the eight rows."""
 from __future__ import annotations
 
-import io
 import math
 
 import pytest
+from tests.unit.sas.standins import rows, run_sas
 
-from statgrid.sas.program import run_program
-from statgrid.sas.saslog import SasLog
-from statgrid.session.log import SessionLog
 
 # g x w f — group b: a missing x (counted in N Obs), a missing weight (row left out), a negative weight (0)
 DATA = """data a; input g $ x w f; datalines;
@@ -27,13 +24,8 @@ run;
 
 
 def run(session, text):
-    out = io.StringIO()
-    code = run_program(DATA + text, session, SasLog(SessionLog(text=out, jsonl=io.StringIO(), listing=io.StringIO())))
-    return code, out.getvalue()
-
-
-def rows(session, name):
-    return session.fetch_arrow("SELECT * FROM " + session.ref(name).scan_sql()).to_pylist()
+    code, log, _ = run_sas(session, DATA + text)
+    return code, log
 
 
 def test_weighted_statistics_by_sas_formulas(session):

@@ -4,14 +4,11 @@ mean is its LS-mean, of a difference the Diffs row (estimate, SE, Satterthwaite 
 effect is its Type 3 test; a one-row CONTRAST's F is the ESTIMATE's t². Limits by hand from t quantiles."""
 from __future__ import annotations
 
-import io
 
 import pytest
 from scipy import stats as st
+from tests.unit.sas.standins import rows, run_sas
 
-from statgrid.sas.program import run_program
-from statgrid.sas.saslog import SasLog
-from statgrid.session.log import SessionLog
 
 DATA = """data sp; do id = 1 to 12; u = mod(id * 7, 5) / 2; trt = ifc(id <= 6, 'A', 'B');
   do time = 1 to 3; y = 10 + (trt = 'B') + 0.3 * time + u + mod(id * time * 3, 7) / 3; output; end; end; run;
@@ -19,13 +16,8 @@ DATA = """data sp; do id = 1 to 12; u = mod(id * 7, 5) / 2; trt = ifc(id <= 6, '
 
 
 def run(session, text):
-    out = io.StringIO()
-    code = run_program(DATA + text, session, SasLog(SessionLog(text=out, jsonl=io.StringIO(), listing=io.StringIO())))
-    return code, out.getvalue()
-
-
-def rows(session, name):
-    return session.fetch_arrow("SELECT * FROM " + session.ref(name).scan_sql()).to_pylist()
+    code, log, _ = run_sas(session, DATA + text)
+    return code, log
 
 
 @pytest.mark.parametrize("ddfm", ["satterth", "contain"])

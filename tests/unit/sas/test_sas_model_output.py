@@ -3,15 +3,12 @@ data sets; expected values from statsmodels on the same rows read back (OLS infl
 limits; a Poisson GLM's mean, linear predictor and its standard error), never from statgrid's engines."""
 from __future__ import annotations
 
-import io
 
 import numpy as np
 import pytest
 import statsmodels.api as sm
+from tests.unit.sas.standins import rows, run_sas
 
-from statgrid.sas.program import run_program
-from statgrid.sas.saslog import SasLog
-from statgrid.session.log import SessionLog
 
 # 31 rows: row 31 has a missing response (scored, not fitted), row 30 a missing x (not scored)
 DATA = """data d; do i = 1 to 31; x = mod(i * 7, 11); c = mod(i, 3); y = 2 + 0.5 * x + c + mod(i * 3, 5) / 4;
@@ -20,13 +17,8 @@ DATA = """data d; do i = 1 to 31; x = mod(i * 7, 11); c = mod(i, 3); y = 2 + 0.5
 
 
 def run(session, text):
-    out = io.StringIO()
-    code = run_program(DATA + text, session, SasLog(SessionLog(text=out, jsonl=io.StringIO(), listing=io.StringIO())))
-    return code, out.getvalue()
-
-
-def rows(session, name):
-    return session.fetch_arrow("SELECT * FROM " + session.ref(name).scan_sql()).to_pylist()
+    code, log, _ = run_sas(session, DATA + text)
+    return code, log
 
 
 def _design(rs):

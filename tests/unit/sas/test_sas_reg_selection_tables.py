@@ -4,15 +4,12 @@ every subset's R-square by least squares, the diagnostics from the eigen-decompo
 columns (not the SVD of R the procedure uses)."""
 from __future__ import annotations
 
-import io
 import itertools
 
 import numpy as np
 import pytest
+from tests.unit.sas.standins import rows, run_sas
 
-from statgrid.sas.program import run_program
-from statgrid.sas.saslog import SasLog
-from statgrid.session.log import SessionLog
 
 DATA = """data d; do i = 1 to 60; x1 = mod(i * 7, 13) / 3; x2 = mod(i * 5, 11) - 4; x3 = x1 + mod(i, 4) / 5;
   y = 1 + 2 * x1 - 0.7 * x2 + mod(i * 3, 7) / 2; output; end; drop i; run;
@@ -20,13 +17,8 @@ DATA = """data d; do i = 1 to 60; x1 = mod(i * 7, 13) / 3; x2 = mod(i * 5, 11) -
 
 
 def run(session, text):
-    out = io.StringIO()
-    code = run_program(DATA + text, session, SasLog(SessionLog(text=out, jsonl=io.StringIO(), listing=io.StringIO())))
-    return code, out.getvalue()
-
-
-def rows(session, name):
-    return session.fetch_arrow("SELECT * FROM " + session.ref(name).scan_sql()).to_pylist()
+    code, log, _ = run_sas(session, DATA + text)
+    return code, log
 
 
 def _xy(session):

@@ -2,11 +2,8 @@
 variables first in OUT=; a BY variable out of order is SAS's ERROR. Expected rows worked out by hand."""
 from __future__ import annotations
 
-import io
+from tests.unit.sas.standins import run_sas
 
-from statgrid.sas.program import run_program
-from statgrid.sas.saslog import SasLog
-from statgrid.session.log import SessionLog
 
 DATA = """data a; input g $ age x; datalines;
 a 11 1
@@ -20,9 +17,7 @@ run;
 
 
 def run(session, text):
-    out, lst = io.StringIO(), io.StringIO()
-    code = run_program(DATA + text, session, SasLog(SessionLog(text=out, jsonl=io.StringIO(), listing=lst)))
-    return code, out.getvalue(), lst.getvalue()
+    return run_sas(session, DATA + text)
 
 
 def test_one_table_per_by_group_and_by_columns_first_in_out(session):
