@@ -57,7 +57,7 @@ proc sort data=vw out=s; by descending i; run;
 
 # ----------------------------------------------------------------------------------- 2: streamed INFILE
 def test_records_are_streamed_with_one_record_read_ahead():
-    from statgrid.sas.datastep.textio import LineSource
+    from statgrid.sas.datastep.records import LineSource
     pulled = []
 
     def records():
@@ -76,7 +76,7 @@ def test_records_are_streamed_with_one_record_read_ahead():
 
 
 def test_file_records_reads_lazily_and_keeps_bytes(tmp_path):
-    from statgrid.sas.datastep.textio import file_records
+    from statgrid.sas.datastep.records import file_records
     p = tmp_path / "v.txt"
     p.write_bytes(b"one\r\ntwo\n\xe9t\xe9\nlast")          # CRLF, Latin-1 bytes, no final newline
     it = file_records(p, {})
