@@ -265,6 +265,7 @@ def request_loop(plans: Iterator[tuple[list[int], list[bool]]], fd: int, view, b
     end = FOREVER_NS if deadline_ns is None else deadline_ns
     lats, kinds_done = [], []
     read_bytes = write_bytes = 0
+    timed_out = False
     for blocks, kinds in plans:
         n = len(blocks)
         lat = np.empty(n, dtype=np.int64)
@@ -281,11 +282,11 @@ def request_loop(plans: Iterator[tuple[list[int], list[bool]]], fd: int, view, b
             b = clock()
             lat[i] = b - a
             if b >= end:
-                done = i + 1
+                done, timed_out = i + 1, True
                 break
         lats.append(lat[:done])
         kinds_done.append(np.fromiter(kinds[:done] if done < n else kinds, dtype=bool, count=done))
-        if deadline_ns is None or done < n:
+        if deadline_ns is None or timed_out:
             break
     return Moved(read_bytes, write_bytes, np.concatenate(lats), np.concatenate(kinds_done))
 

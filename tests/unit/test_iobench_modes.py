@@ -205,7 +205,7 @@ def test_users_finds_mounts_partitions_holders_and_swap(tmp_path):
     proc, sys_ = fake_trees(tmp_path / "a", MOUNT.format(dev="8:241", mp="/data", src="/dev/sdz1"),
                             parts={"sdz1": "8:241", "sdz2": "8:242"})
     assert iobench_device.users("sdz", 8, 240, proc, sys_) == ["/dev/sdz1 mounted on /data (ext4)"]
-    proc, sys_ = fake_trees(tmp_path / "b", MOUNT.format(dev="8:240", mp="/mnt/x y", src="/dev/sdz"))
+    proc, sys_ = fake_trees(tmp_path / "b", MOUNT.format(dev="8:240", mp="/mnt/x\\040y", src="/dev/sdz"))
     assert iobench_device.users("sdz", 8, 240, proc, sys_) == ["/dev/sdz mounted on /mnt/x y (ext4)"]
     proc, sys_ = fake_trees(tmp_path / "c", holders={"sdz": "dm-3"})
     assert iobench_device.users("sdz", 8, 240, proc, sys_) == ["/dev/sdz held by dm-3"]
