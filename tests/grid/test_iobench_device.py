@@ -119,3 +119,26 @@ def test_a_mounted_device_is_refused_for_writes_and_a_file_is_no_device(home, tm
         assert r.returncode == 0, r.stderr                    # reading a mounted device harms nothing
     finally:
         subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+def test_time_and_device_modes_on_the_grid_reach_every_node(tmp_path, loop_dev):
+    """--nodes passes --time and --device through: two hosts (one machine here) each loop over
+    their slices for 1 s; the device's counter holds what both nodes say they read. (One grid run
+    covers both options: a grid's start and stop cost most of this file's time budget.)"""
+    from tests.support.gridtest import Grid, running
+    from tests.support.gridtoml import toml_text
+
+    dev, _ = loop_dev
+    with running(Grid(tmp_path, toml_text({"node1": 1, "node2": 1}))) as grid:
+        before = sectors(dev)
+        out = tmp_path / "dev.json"
+        r = grid.cli("iobench", "--nodes", "all", "--device", dev, "--mode", "read", "--bs", "64K",
+                     "--size-per-thread", "2M", "--time", "1s", "--runs", "1", "--json", str(out), timeout=120)
+        assert r.returncode == 0, r.stderr
+        after = sectors(dev)
+        res = json.loads(out.read_text())
+        assert (res["spec"]["device"], res["spec"]["dir"], res["spec"]["run_mode"]) == (True, dev, "time")
+        assert [n["node"] for n in res["runs"][0]["nodes"]] == ["node1", "node2"]
+        for n in res["runs"][0]["nodes"]:
+            assert n["read"]["runtime"] >= 1000.0 and n["read"]["io_bytes"] > 0      # ms: each lasted its 1 s
+        assert moved(out)[0] == (after[0] - before[0]) * 512
