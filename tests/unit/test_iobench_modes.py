@@ -49,9 +49,9 @@ def ticking(step_ns: int):
     return clock
 
 
-def loop(plans, disk, deadline_ns, clock, base=0, stop=None):
+def loop(plans, disk, deadline_ns, clock, base=0, stop=None, between_passes=None):
     return request_loop(plans, -1, bytearray(BS), BS, base, deadline_ns, clock=clock, pread=disk.pread,
-                        pwrite=disk.pwrite, stop=stop or threading.Event())
+                        pwrite=disk.pwrite, stop=stop or threading.Event(), between_passes=between_passes)
 
 
 def take(plans, n_passes):
@@ -93,12 +93,17 @@ def test_time_mode_stops_at_the_first_request_ending_at_the_deadline_and_wraps_r
     assert moved.lat_ns.tolist() == [10] * 6 and moved.is_read.tolist() == [False] * 6
 
 
-def test_time_mode_reads_loop_for_several_passes():
+def test_time_mode_reads_loop_for_several_passes_with_a_hook_at_each_wrap():
     disk = FakeDisk()
-    # 2-block region; deadline 150: requests end at 10, 30, …, 150 → 8 requests, 4 passes
-    moved = loop(request_plan(2, "seq", 100, seed=1), disk, deadline_ns=150, clock=ticking(10))
-    assert disk.calls == [("r", b * BS) for b in (0, 1) * 4]
+    # 2-block region; deadline 150: requests end at 10, 30, …, 150 → 8 requests, 4 passes, 3 wraps
+    moved = loop(request_plan(2, "seq", 100, seed=1), disk, deadline_ns=150, clock=ticking(10),
+                 between_passes=lambda: disk.calls.append(("wrap", -1)))
+    assert disk.calls == [("r", 0), ("r", BS)] + [("wrap", -1), ("r", 0), ("r", BS)] * 3
     assert moved.read_bytes == 8 * BS and moved.is_read.all() and moved.lat_ns.size == 8
+    disk = FakeDisk()
+    loop(request_plan(2, "seq", 100, seed=1), disk, deadline_ns=None, clock=ticking(10),
+         between_passes=lambda: disk.calls.append(("wrap", -1)))
+    assert disk.calls == [("r", 0), ("r", BS)]                     # size mode: one pass, no wrap
 
 
 def test_a_deadline_exactly_at_a_pass_end_stops_there():
