@@ -22,6 +22,7 @@ the device: thread i at offset i × size_per_thread_bytes.
 """
 from __future__ import annotations
 
+import itertools
 import mmap
 import os
 import random
@@ -93,7 +94,7 @@ class IOSpec:
         if self.device is not None:
             if not self.direct:
                 raise UsageError("a raw --device is read and written with O_DIRECT only: add --direct.")
-            return                                  # the device itself: iobench_device.check_device
+            return                                  # the device itself: iobench_device.open_device, region_bytes
         if self.destructive:
             raise UsageError("--destructive applies to a raw --device only; files in --dir need no such flag.")
         if not self.dir.is_dir():
@@ -222,7 +223,8 @@ def request_plan(n_blocks: int, pattern: str, reads_pct: int, seed: int) -> Iter
     pass the same (no reshuffle inside the timed loop); the kinds repeat each pass too, so every
     pass has the same read share."""
     rng = random.Random(seed)
-    kinds = [rng.randrange(100) < reads_pct for _ in range(n_blocks)]
+    kinds = ([rng.randrange(100) < reads_pct for _ in range(n_blocks)] if 0 < reads_pct < 100
+             else [reads_pct == 100] * n_blocks)
     if pattern == "rand":
         blocks = list(range(n_blocks))
         rng.shuffle(blocks)
@@ -244,12 +246,22 @@ def request_plan(n_blocks: int, pattern: str, reads_pct: int, seed: int) -> Iter
 @dataclass
 class Moved:
     """What one thread's request loop did: bytes per direction; per request its latency (ns) and
-    whether it was a read, in the order issued."""
+    whether it was a read, in the order issued (kept per pass as the loop left them, joined on
+    first use: after the thread's clock has stopped)."""
 
     read_bytes: int
     write_bytes: int
-    lat_ns: np.ndarray
-    is_read: np.ndarray
+    lat_parts: list[np.ndarray]
+    kind_parts: list[list[bool]]
+
+    @property
+    def lat_ns(self) -> np.ndarray:
+        return np.concatenate(self.lat_parts)
+
+    @property
+    def is_read(self) -> np.ndarray:
+        n = sum(len(k) for k in self.kind_parts)
+        return np.fromiter(itertools.chain.from_iterable(self.kind_parts), dtype=bool, count=n)
 
 
 FOREVER_NS = 1 << 62
@@ -288,16 +300,18 @@ def request_loop(plans: Iterator[tuple[list[int], list[bool]]], fd: int, view, b
                 done, timed_out = i + 1, True
                 break
         lats.append(lat[:done])
-        kinds_done.append(np.fromiter(kinds[:done] if done < n else kinds, dtype=bool, count=done))
+        kinds_done.append(kinds[:done] if done < n else kinds)
         if deadline_ns is None or timed_out:
             break
-    return Moved(read_bytes, write_bytes, np.concatenate(lats), np.concatenate(kinds_done))
+    return Moved(read_bytes, write_bytes, lats, kinds_done)
 
 
 def _thread_io(spec: IOSpec, path: Path, base_bytes: int, seed: int, out: dict, start: threading.Barrier) -> None:
     n_blocks = spec.size_per_thread_bytes // spec.bs_bytes
     reads_wanted = read_pct(spec.mode, spec.rwmixread)
     plans = request_plan(n_blocks, spec.pattern, reads_wanted, seed)
+    # the first pass is built before the clock starts (a mix draws a random number per block)
+    plans = itertools.chain((next(plans),), plans)
     buf = view = None
     fd = -1
     clock = time.perf_counter_ns
@@ -327,8 +341,9 @@ def _thread_io(spec: IOSpec, path: Path, base_bytes: int, seed: int, out: dict, 
             view.release()
         if buf is not None:
             buf.close()
+    lat, is_read = moved.lat_ns, moved.is_read
     out.update(read_bytes=moved.read_bytes, write_bytes=moved.write_bytes, wall_ns=wall,
-               read_lat=moved.lat_ns[moved.is_read], write_lat=moved.lat_ns[~moved.is_read])
+               read_lat=lat[is_read], write_lat=lat[~is_read])
 
 
 def run_node(spec: IOSpec, node: str, before_run=None, progress=None) -> list[NodeRun]:
