@@ -319,6 +319,11 @@ def _thread_io(spec: IOSpec, path: Path, base_bytes: int, seed: int, out: dict, 
         buf = _data_buffer(spec.bs_bytes) if reads_wanted < 100 else mmap.mmap(-1, spec.bs_bytes)
         view = memoryview(buf)
         fd = _open(path, spec, write=reads_wanted < 100, create=spec.mode == "write")
+        if not spec.direct:
+            # tell the kernel the access pattern, as fio does (fadvise_hint=1): no readahead for
+            # random requests, which would read — and cache — more than the request asked for
+            os.posix_fadvise(fd, base_bytes, spec.size_per_thread_bytes,
+                             os.POSIX_FADV_RANDOM if spec.pattern == "rand" else os.POSIX_FADV_SEQUENTIAL)
         start.wait(timeout=600)
         t0 = clock()
         deadline = None if spec.duration_s is None else t0 + int(spec.duration_s * 1e9)
