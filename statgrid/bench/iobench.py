@@ -16,7 +16,10 @@ Two ways to end a run (ndisk64 has both, seed 000 Appendix: `-s 32768M` and `-t 
 - size mode (default): each thread moves its region (--size-per-thread) once;
 - time mode (`duration_s`, ndisk64's -t, fio's time_based + runtime): each thread passes over its
   region again and again — writes wrap around to its start, reads loop — until duration_s is up;
-  the request under way when the time runs out is the last one.
+  the request under way when the time runs out is the last one. Buffered runs drop the region's
+  cached pages at each wrap (as fio's invalidate does each loop), so later passes read the device.
+- Buffered runs tell the kernel the pattern (fadvise RANDOM / SEQUENTIAL, fio's fadvise_hint):
+  random requests get no readahead.
 A region is a thread's own file, or with a raw device (bench/iobench_device.py) its own slice of
 the device: thread i at offset i × size_per_thread_bytes.
 """
