@@ -11,9 +11,21 @@ Measurement rules (DESIGN.md, "I/O measurement"):
 - Each thread times every request (perf_counter_ns around preadv/pwrite, which release the
   GIL); bandwidth is bytes over the thread's wall time, summed over threads.
 Files are removed at the end, also on error or Ctrl-C.
+
+Two ways to end a run (ndisk64 has both, seed 000 Appendix: `-s 32768M` and `-t 120`):
+- size mode (default): each thread moves its region (--size-per-thread) once;
+- time mode (`duration_s`, ndisk64's -t, fio's time_based + runtime): each thread passes over its
+  region again and again — writes wrap around to its start, reads loop — until duration_s is up;
+  the request under way when the time runs out is the last one. Buffered runs drop the region's
+  cached pages at each wrap (as fio's invalidate does each loop), so later passes read the device.
+- Buffered runs tell the kernel the pattern (fadvise RANDOM / SEQUENTIAL, fio's fadvise_hint):
+  random requests get no readahead.
+A region is a thread's own file, or with a raw device (bench/iobench_device.py) its own slice of
+the device: thread i at offset i × size_per_thread_bytes.
 """
 from __future__ import annotations
 
+import itertools
 import mmap
 import os
 import random
@@ -21,6 +33,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
@@ -48,6 +61,19 @@ class IOSpec:
     fsync: bool = False
     runs: int = 3
     seed: int = 1
+    duration_s: float | None = None     # time mode: each run lasts this long (None: size mode)
+    device: Path | None = None          # a raw block device instead of files in dir (always O_DIRECT)
+    destructive: bool = False           # with device: writes allowed (they destroy what it holds)
+
+    @property
+    def run_mode(self) -> str:
+        """'time' (each run lasts duration_s) or 'size' (each thread moves its region once)."""
+        return "size" if self.duration_s is None else "time"
+
+    @property
+    def target(self) -> Path:
+        """Where the I/O goes: the device, or the directory of the files."""
+        return self.device if self.device is not None else self.dir
 
     def check(self) -> None:
         if self.mode not in MODES:
@@ -66,6 +92,14 @@ class IOSpec:
         if self.size_per_thread_bytes < self.bs_bytes:
             raise UsageError(f"--size-per-thread ({self.size_per_thread_bytes} bytes) is smaller than --bs "
                              f"({self.bs_bytes} bytes); give at least one block per thread.")
+        if self.duration_s is not None and not self.duration_s > 0:
+            raise UsageError(f"--time {self.duration_s!r} s is not allowed: give a positive duration such as 30s.")
+        if self.device is not None:
+            if not self.direct:
+                raise UsageError("a raw --device is read and written with O_DIRECT only: add --direct.")
+            return                                  # the device itself: iobench_device.open_device, region_bytes
+        if self.destructive:
+            raise UsageError("--destructive applies to a raw --device only; files in --dir need no such flag.")
         if not self.dir.is_dir():
             raise UsageError(f"--dir {str(self.dir)!r} is not a directory; create it or choose another.")
         if not os.access(self.dir, os.W_OK):
@@ -98,7 +132,7 @@ def thread_files(spec: IOSpec, node: str) -> list[Path]:
 
 def _open(path: Path, spec: IOSpec, write: bool, create: bool = False) -> int:
     flags = os.O_RDWR if write else os.O_RDONLY
-    if create:
+    if create and spec.device is None:
         flags |= os.O_CREAT
     if spec.direct:
         flags |= os.O_DIRECT
@@ -106,7 +140,7 @@ def _open(path: Path, spec: IOSpec, write: bool, create: bool = False) -> int:
         return os.open(path, flags, 0o600)
     except OSError as exc:
         if spec.direct and exc.errno == 22:
-            raise UsageError(f"{str(spec.dir)!r} does not support O_DIRECT (e.g. tmpfs); run without --direct "
+            raise UsageError(f"{str(spec.target)!r} does not support O_DIRECT (e.g. tmpfs); run without --direct "
                              "or choose another --dir.") from None
         raise
 
@@ -182,45 +216,127 @@ class Interrupted(Exception):
     pass
 
 
-def _thread_io(spec: IOSpec, path: Path, seed: int, out: dict, start: threading.Barrier) -> None:
-    n_blocks = spec.size_per_thread_bytes // spec.bs_bytes
+def request_plan(n_blocks: int, pattern: str, reads_pct: int, seed: int) -> Iterator[tuple[list[int], list[bool]]]:
+    """A thread's passes over its region, endless: per pass (block numbers, is-a-read per request),
+    n_blocks requests each. Size mode takes one pass, time mode as many as its time allows.
+
+    seq: reads and writes each keep their own position, as fio does, so readahead and write-back
+    see sequential I/O; a position that reaches the region's end wraps to block 0 (in a mix, the
+    next pass goes on where the last one stopped). rand: one shuffled order of all blocks, every
+    pass the same (no reshuffle inside the timed loop); the kinds repeat each pass too, so every
+    pass has the same read share."""
     rng = random.Random(seed)
-    reads_wanted = read_pct(spec.mode, spec.rwmixread)
-    kinds = [rng.randrange(100) < reads_wanted for _ in range(n_blocks)]
-    if spec.pattern == "rand":
+    kinds = ([rng.randrange(100) < reads_pct for _ in range(n_blocks)] if 0 < reads_pct < 100
+             else [reads_pct == 100] * n_blocks)
+    if pattern == "rand":
         blocks = list(range(n_blocks))
         rng.shuffle(blocks)
-    else:
-        # Sequential mixes keep one position per direction, as fio does: reads and writes each
-        # stream through the file, so readahead and write-back see sequential I/O.
-        pos = {True: 0, False: 0}
+        while True:
+            yield blocks, kinds
+    if reads_pct in (0, 100):
+        blocks = list(range(n_blocks))                   # one direction: every pass is 0 … n-1
+        while True:
+            yield blocks, kinds
+    pos = {True: 0, False: 0}
+    while True:
         blocks = []
         for is_read in kinds:
             blocks.append(pos[is_read])
-            pos[is_read] += 1
-    lat = np.empty(n_blocks, dtype=np.int64)
+            pos[is_read] = (pos[is_read] + 1) % n_blocks
+        yield blocks, kinds
+
+
+@dataclass
+class Moved:
+    """What one thread's request loop did: bytes per direction; per request its latency (ns) and
+    whether it was a read, in the order issued (kept per pass as the loop left them, joined on
+    first use: after the thread's clock has stopped)."""
+
+    read_bytes: int
+    write_bytes: int
+    lat_parts: list[np.ndarray]
+    kind_parts: list[list[bool]]
+
+    @property
+    def lat_ns(self) -> np.ndarray:
+        return np.concatenate(self.lat_parts)
+
+    @property
+    def is_read(self) -> np.ndarray:
+        n = sum(len(k) for k in self.kind_parts)
+        return np.fromiter(itertools.chain.from_iterable(self.kind_parts), dtype=bool, count=n)
+
+
+FOREVER_NS = 1 << 62
+
+
+def request_loop(plans: Iterator[tuple[list[int], list[bool]]], fd: int, view, bs: int, base_bytes: int,
+                 deadline_ns: int | None, clock=time.perf_counter_ns, pread=os.preadv, pwrite=os.pwrite,
+                 stop: threading.Event | None = None, between_passes=None) -> Moved:
+    """Issue the plan's requests at base_bytes + block × bs: one pass (deadline_ns None: size mode),
+    or pass after pass until a request ends at or after deadline_ns on `clock` (time mode), calling
+    between_passes() (if given) before each pass after the first. clock/pread/pwrite are parameters
+    so the loop logic is testable without a disk or a real clock."""
+    stop = _stop if stop is None else stop
+    end = FOREVER_NS if deadline_ns is None else deadline_ns
+    lats, kinds_done = [], []
+    read_bytes = write_bytes = 0
+    timed_out = False
+    for p, (blocks, kinds) in enumerate(plans):
+        if p and between_passes is not None:
+            between_passes()
+        n = len(blocks)
+        lat = np.empty(n, dtype=np.int64)
+        done = n
+        for i in range(n):
+            if stop.is_set():
+                raise Interrupted()
+            off = base_bytes + blocks[i] * bs
+            a = clock()
+            if kinds[i]:
+                read_bytes += pread(fd, [view], off)
+            else:
+                write_bytes += pwrite(fd, view, off)
+            b = clock()
+            lat[i] = b - a
+            if b >= end:
+                done, timed_out = i + 1, True
+                break
+        lats.append(lat[:done])
+        kinds_done.append(kinds[:done] if done < n else kinds)
+        if deadline_ns is None or timed_out:
+            break
+    return Moved(read_bytes, write_bytes, lats, kinds_done)
+
+
+def _thread_io(spec: IOSpec, path: Path, base_bytes: int, seed: int, out: dict, start: threading.Barrier) -> None:
+    n_blocks = spec.size_per_thread_bytes // spec.bs_bytes
+    reads_wanted = read_pct(spec.mode, spec.rwmixread)
+    plans = request_plan(n_blocks, spec.pattern, reads_wanted, seed)
+    # the first pass is built before the clock starts (a mix draws a random number per block)
+    plans = itertools.chain((next(plans),), plans)
     buf = view = None
     fd = -1
-    read_bytes = write_bytes = 0
-    bs = spec.bs_bytes
     clock = time.perf_counter_ns
     try:
         buf = _data_buffer(spec.bs_bytes) if reads_wanted < 100 else mmap.mmap(-1, spec.bs_bytes)
         view = memoryview(buf)
         fd = _open(path, spec, write=reads_wanted < 100, create=spec.mode == "write")
+        if not spec.direct:
+            # tell the kernel the access pattern, as fio does (fadvise_hint=1): no readahead for
+            # random requests, which would read — and cache — more than the request asked for
+            os.posix_fadvise(fd, base_bytes, spec.size_per_thread_bytes,
+                             os.POSIX_FADV_RANDOM if spec.pattern == "rand" else os.POSIX_FADV_SEQUENTIAL)
         start.wait(timeout=600)
         t0 = clock()
-        for i in range(n_blocks):
-            if _stop.is_set():
-                raise Interrupted()
-            off = blocks[i] * bs
-            a = clock()
-            if kinds[i]:
-                read_bytes += os.preadv(fd, [view], off)
-            else:
-                write_bytes += os.pwrite(fd, view, off)
-            lat[i] = clock() - a
-        if spec.fsync and write_bytes:
+        deadline = None if spec.duration_s is None else t0 + int(spec.duration_s * 1e9)
+        # Buffered time mode: the next pass would read the pages this one brought in (memory, not
+        # the device), so they are dropped at each wrap, as fio's invalidate=1 does every time it
+        # loops over a file (measured: without it a 256M file read at 2.4× fio's MB/s).
+        drop = None if spec.direct else lambda: os.posix_fadvise(fd, base_bytes, spec.size_per_thread_bytes,
+                                                                 os.POSIX_FADV_DONTNEED)
+        moved = request_loop(plans, fd, view, spec.bs_bytes, base_bytes, deadline, clock, between_passes=drop)
+        if spec.fsync and moved.write_bytes:
             os.fsync(fd)
         wall = clock() - t0
     except BaseException:
@@ -233,9 +349,9 @@ def _thread_io(spec: IOSpec, path: Path, seed: int, out: dict, start: threading.
             view.release()
         if buf is not None:
             buf.close()
-    kinds_arr = np.fromiter(kinds, dtype=bool, count=n_blocks)
-    out.update(read_bytes=read_bytes, write_bytes=write_bytes, wall_ns=wall,
-               read_lat=lat[kinds_arr], write_lat=lat[~kinds_arr])
+    lat, is_read = moved.lat_ns, moved.is_read
+    out.update(read_bytes=moved.read_bytes, write_bytes=moved.write_bytes, wall_ns=wall,
+               read_lat=lat[is_read], write_lat=lat[~is_read])
 
 
 def run_node(spec: IOSpec, node: str, before_run=None, progress=None) -> list[NodeRun]:
@@ -243,10 +359,18 @@ def run_node(spec: IOSpec, node: str, before_run=None, progress=None) -> list[No
     before_run(run) is called right before each timed run (the grid's cross-node barrier)."""
     spec.check()
     _stop.clear()
-    files = thread_files(spec, node)
+    if spec.device is not None:
+        from statgrid.bench.iobench_device import claim
+
+        # threads share the device, each on its own slice; a write run holds an exclusive claim
+        # on it meanwhile (nothing can mount it under us)
+        files, bases, guard = [spec.device] * spec.threads, [i * spec.size_per_thread_bytes
+                                                             for i in range(spec.threads)], claim(spec)
+    else:
+        files, bases, guard = thread_files(spec, node), [0] * spec.threads, None
     results: list[NodeRun] = []
     try:
-        if spec.mode != "write":
+        if spec.mode != "write" and spec.device is None:
             layout(spec, files)
         for run in range(1, spec.runs + 1):
             if not spec.direct:
@@ -257,7 +381,8 @@ def run_node(spec: IOSpec, node: str, before_run=None, progress=None) -> list[No
             outs = [dict() for _ in files]
             barrier = threading.Barrier(len(files))
             t0 = time.perf_counter_ns()
-            _in_threads([lambda p=p, o=o, i=i: _thread_io(spec, p, spec.seed * 1000 + run * 100 + i, o, barrier)
+            _in_threads([lambda p=p, o=o, i=i: _thread_io(spec, p, bases[i], spec.seed * 1000 + run * 100 + i, o,
+                                                          barrier)
                          for i, (p, o) in enumerate(zip(files, outs))])
             wall = time.perf_counter_ns() - t0
             rd = Direction(sum(o["read_bytes"] for o in outs), max(o["wall_ns"] for o in outs),
@@ -268,7 +393,9 @@ def run_node(spec: IOSpec, node: str, before_run=None, progress=None) -> list[No
             if progress is not None:
                 progress(results[-1])
     finally:
-        for f in files:
+        if guard is not None:
+            os.close(guard)
+        for f in files if spec.device is None else []:
             try:
                 f.unlink()
             except FileNotFoundError:

@@ -23,11 +23,15 @@ PEEK_BYTES = 1500                       # of a failed job's output, quoted in th
 
 def job_argv(spec: IOSpec, group: Path, n_nodes: int) -> list[str]:
     """The command each node's job runs: this iobench, on that node, at the group's barrier."""
-    return [sys.executable, "-m", "statgrid", "iobench", "--dir", str(spec.dir), "--mode", spec.mode,
+    where = ["--dir", str(spec.dir)] if spec.device is None else []
+    return [sys.executable, "-m", "statgrid", "iobench", *where, "--mode", spec.mode,
             "--rwmixread", str(spec.rwmixread), "--pattern", spec.pattern, "--bs", str(spec.bs_bytes),
             "--threads", str(spec.threads), "--size-per-thread", str(spec.size_per_thread_bytes),
             "--runs", str(spec.runs), "--barrier-dir", str(group), "--barrier-nodes", str(n_nodes),
-            *(["--direct"] if spec.direct else []), *(["--fsync"] if spec.fsync else [])]
+            *(["--direct"] if spec.direct else []), *(["--fsync"] if spec.fsync else []),
+            *(["--time", f"{spec.duration_s!r}s"] if spec.duration_s is not None else []),
+            *(["--device", str(spec.device)] if spec.device is not None else []),
+            *(["--destructive"] if spec.destructive else [])]
 
 
 def run(cfg, spec: IOSpec, nodes: str, queue: str, echo: Callable[[str], None]) -> tuple[dict, Path]:

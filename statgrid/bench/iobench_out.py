@@ -3,9 +3,11 @@
 The JSON keeps fio's key names so the numbers can be held against `fio --output-format=json`:
 per direction `io_bytes`, `bw_bytes` (bytes/s), `iops`, `runtime` (ms), `total_ios`, and
 `lat_ns` {min, max, mean, stddev, N, percentile {"50.000000": ..., "99.000000": ..., "99.900000": ...}}.
-Bandwidth of a node is its bytes over its slowest thread's time; the total of a run is the
-sum over nodes (they run at the same time); figures over runs print as
-`mean ± σ (min … max, N runs)`.
+The spec says how each run ended: `run_mode` "size" (each thread moved `size_per_thread`
+bytes once) or "time" (each run lasted `duration_s`, threads looping over their regions), and
+whether `dir` is a raw `device`. Bandwidth of a node is its bytes over its slowest thread's
+time; the total of a run is the sum over nodes (they run at the same time); figures over runs
+print as `mean ± σ (min … max, N runs)`.
 """
 from __future__ import annotations
 
@@ -74,9 +76,12 @@ def summarize(spec: IOSpec, runs: list[list[NodeRun]]) -> dict:
                                   if scope == "total" or nr.node == scope])
             target = summary["total"][k] if scope == "total" else summary["nodes"][scope][k]
             target["lat_ns"] = lat_stats(lat)
-    return {"spec": {"dir": str(spec.dir), "mode": spec.mode, "rwmixread": spec.rwmixread, "pattern": spec.pattern,
+    # "mode" is the operation (read/write/rw, as the reports read it); how a run ends is "run_mode":
+    # "size" (each thread moved size_per_thread once) or "time" (each run lasted duration_s).
+    return {"spec": {"dir": str(spec.target), "mode": spec.mode, "rwmixread": spec.rwmixread, "pattern": spec.pattern,
                      "bs": spec.bs_bytes, "threads": spec.threads, "size_per_thread": spec.size_per_thread_bytes,
-                     "direct": spec.direct, "fsync": spec.fsync, "runs": spec.runs},
+                     "direct": spec.direct, "fsync": spec.fsync, "runs": spec.runs, "run_mode": spec.run_mode,
+                     "duration_s": spec.duration_s, "device": spec.device is not None},
             "runs": out_runs, "summary": summary}
 
 
@@ -95,6 +100,14 @@ def scopes(result: dict) -> list[tuple[str, dict]]:
     return [(nodes[0][0], result["summary"]["total"])]
 
 
+def _time_part(spec: dict) -> str:
+    """', for 30 s per run (looping)' in time mode; nothing in size mode (results from before
+    time mode have no run_mode: size)."""
+    if spec.get("run_mode") != "time":
+        return ""
+    return f", for {spec['duration_s']:g} s per run (looping)"
+
+
 def terminal(result: dict) -> str:
     spec = result["spec"]
     active = [k for k in DIRECTIONS if result["summary"]["total"][k]["bw_bytes"]["max"] > 0]
@@ -110,8 +123,9 @@ def terminal(result: dict) -> str:
                          f"{p.get('99.900000', 0) / 1e6:.3f}"])
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
     title = (f"iobench: {spec['mode']}{' ' + str(spec['rwmixread']) + '% read' if spec['mode'] == 'rw' else ''}, "
-             f"{spec['pattern']}, bs {spec['bs']} B, {spec['threads']} thread(s) × {spec['size_per_thread']} B, "
-             f"{'O_DIRECT' if spec['direct'] else 'buffered'}{', fsync' if spec['fsync'] else ''}, in {spec['dir']}")
+             f"{spec['pattern']}, bs {spec['bs']} B, {spec['threads']} thread(s) × {spec['size_per_thread']} B"
+             f"{_time_part(spec)}, {'O_DIRECT' if spec['direct'] else 'buffered'}{', fsync' if spec['fsync'] else ''}, "
+             f"{'on device' if spec.get('device') else 'in'} {spec['dir']}")
     lines = [title, "  ".join(h.ljust(w) for h, w in zip(head, widths))]
     lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
     return "\n".join(lines)

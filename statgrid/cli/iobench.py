@@ -10,6 +10,9 @@ from statgrid.cli.common import config, fail
 from statgrid.errors import StatgridError, UsageError
 
 
+DEFAULT_SIZE_PER_THREAD_BYTES = 8 << 30        # 8G per thread, as in the papers (seed 000 Table 2)
+
+
 # -- the I/O benchmark ------------------------------------------------------------------------------
 def iobench(ctx: typer.Context,
             directory: Optional[Path] = typer.Option(None, "--dir", help="Directory for the test files."),
@@ -20,7 +23,15 @@ def iobench(ctx: typer.Context,
             pattern: str = typer.Option("seq", "--pattern", help="seq or rand."),
             bs: str = typer.Option("1M", "--bs", help="Request size (4K, 1M)."),
             threads: int = typer.Option(1, "--threads", "-t", help="Threads, each on its own file."),
-            size: str = typer.Option("8G", "--size-per-thread", help="File size per thread (8G as in the papers)."),
+            size: Optional[str] = typer.Option(None, "--size-per-thread", help="File size per thread (default 8G as "
+                                               "in the papers; with --device, the device split between the threads)."),
+            time_limit: Optional[str] = typer.Option(None, "--time", help="Time mode (ndisk64 -t): each run lasts this "
+                                                     "long (30s, 2m), writes wrapping round the file, reads looping; "
+                                                     "default: each thread moves its file once."),
+            device: Optional[Path] = typer.Option(None, "--device", help="A raw block device (ndisk64 -f /dev/sdX) "
+                                                  "instead of files: O_DIRECT, root only, each thread on its own slice."),
+            destructive: bool = typer.Option(False, "--destructive", help="With --device: allow writes, which destroy "
+                                             "what the device holds (refused on a mounted or held device)."),
             direct: bool = typer.Option(False, "--direct", help="O_DIRECT: bypass the page cache."),
             fsync: bool = typer.Option(False, "--fsync", help="fsync each file at the end, inside the timing."),
             runs: int = typer.Option(3, "--runs", help="Timed runs."),
@@ -38,15 +49,21 @@ def iobench(ctx: typer.Context,
             ) -> None:
     """Raw I/O test like gpfsperf/ndisk64: N threads, each on its own file; MB/s, IOPS, latency."""
     import socket
+    from dataclasses import replace
 
     from statgrid.bench import iobench_out
     from statgrid.bench.iobench import IOSpec, run_node
-    from statgrid.config import parse_size_bytes
+    from statgrid.config import parse_duration_s, parse_size_bytes
 
     cfg = config(ctx)
     if directory is not None and library is not None:
         fail(ctx, UsageError("give --dir or --library, not both."))
-    if directory is None:
+    if device is not None and (directory is not None or library is not None):
+        fail(ctx, UsageError("give --device or --dir/--library, not both: --device tests the raw device itself."))
+    if device is not None:
+        directory = device.parent                    # unused: the I/O goes to the device
+        direct = True                                # a raw device is always read and written with O_DIRECT
+    elif directory is None:
         lib = (library or "work").lower()
         roots = {"data": cfg.libraries.data, "work": cfg.libraries.work, "util": cfg.libraries.util,
                  **{n: ln.path for n, ln in cfg.libnames.items()}}
@@ -57,13 +74,33 @@ def iobench(ctx: typer.Context,
     sizes = {}
     for option, value in (("--bs", bs), ("--size-per-thread", size)):
         try:
-            sizes[option] = parse_size_bytes(value)
+            sizes[option] = None if value is None else parse_size_bytes(value)
         except ValueError as exc:
             fail(ctx, UsageError(f"{option} {value!r} is not allowed: expected {exc}."))
     try:
+        duration_s = None if time_limit is None else parse_duration_s(time_limit)
+    except ValueError as exc:
+        fail(ctx, UsageError(f"--time {time_limit!r} is not allowed: expected {exc}."))
+    try:
         spec = IOSpec(directory.absolute(), mode, rwmixread, pattern, sizes["--bs"], threads,
-                      sizes["--size-per-thread"], direct, fsync, runs)
+                      sizes["--size-per-thread"] or DEFAULT_SIZE_PER_THREAD_BYTES, direct, fsync, runs,
+                      duration_s=duration_s, device=device.absolute() if device else None, destructive=destructive)
         spec.check()
+        if device is not None and not nodes:
+            # the device is checked here; on the grid, each node's job checks its own
+            from statgrid.bench.iobench_device import open_device, region_bytes
+
+            dev = open_device(device, writes=mode != "read", destructive=destructive)
+            spec = replace(spec, size_per_thread_bytes=region_bytes(dev, threads, sizes["--bs"],
+                                                                    sizes["--size-per-thread"]))
+            spec.check()
+        elif device is not None:
+            if mode != "read" and not destructive:
+                raise UsageError(f"writing to --device {str(device)!r} destroys what it holds: add --destructive to "
+                                 "mean it, or use --mode read.")
+            if sizes["--size-per-thread"] is None:
+                raise UsageError("--device with --nodes needs --size-per-thread: the nodes' devices may differ in "
+                                 "size, so give each thread's slice (e.g. --size-per-thread 8G).")
     except StatgridError as exc:
         fail(ctx, exc)
     if mode != "read" and not direct and not fsync:
@@ -100,12 +137,13 @@ def iobench(ctx: typer.Context,
         if raw_out is not None:
             save_runs(raw_out, results)
     except KeyboardInterrupt:
-        typer.echo("iobench interrupted; its files were removed.", err=True)
+        typer.echo("iobench interrupted; its files were removed." if device is None else "iobench interrupted.",
+                   err=True)
         raise typer.Exit(130)
     except StatgridError as exc:
         fail(ctx, exc)
     except OSError as exc:
-        fail(ctx, StatgridError(f"I/O error in {str(directory)!r}: {exc.strerror} ({exc.filename or ''}); check "
+        fail(ctx, StatgridError(f"I/O error in {str(spec.target)!r}: {exc.strerror} ({exc.filename or ''}); check "
                                 "the space and permissions there."))
     _show(iobench_out.summarize(spec, iobench_out.group_by_run([results])), json_out, csv_out)
 
