@@ -62,7 +62,7 @@ def users(name: str, major: int, minor: int, procfs: str | None = None, sysfs: s
     'held by dm-0', 'swap'); [] when nothing does."""
     procfs = procfs or PROCFS_PATH
     sysfs = sysfs or _linux.SYSFS_PATH
-    from statgrid.advise._sysfs import device_numbers
+    from statgrid.monitor._sysfs import device_numbers
 
     by_number = device_numbers(sysfs)
     topology = _linux.read_block_topology(sysfs) or {}
@@ -116,7 +116,7 @@ def open_device(path: Path, writes: bool, destructive: bool, euid: int | None = 
     if (os.geteuid() if euid is None else euid) != 0:
         raise StatgridError(f"--device {str(path)!r} needs root: raw devices are root's; run it as root "
                             "(e.g. sudo statgrid iobench …), or test files in a directory with --dir.")
-    from statgrid.advise._sysfs import device_numbers
+    from statgrid.monitor._sysfs import device_numbers
 
     name = device_numbers(sysfs or _linux.SYSFS_PATH).get((major, minor)) or Path(path).name
     if writes:
