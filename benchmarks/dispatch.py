@@ -34,9 +34,12 @@ batch's makespan ÷ ideal and the median submit→start of each; the ratio remot
 ÷ xargs, the refill gap's median and p95, the median submit→start of --latency-jobs jobs on the
 idle grid, the CPU time of the grid's daemons per job of the batch (less at the mercy of the
 machine's load than the times are); and the refill's hops (refill_hops) over all runs.
+With --trace, each side's grid also writes a hop trace (statgrid/grid/execution/hoptrace.py,
+$STATGRID_HOP_TRACE; a REV before it writes none) and the refill is shown in its finer steps,
+from the launcher's reap of the ended job to the next job's exec (median and p90, all runs).
 
     .venv/bin/python benchmarks/dispatch.py [--runs 5] [--jobs 144] [--sleep 0.5] [--tls] [--auth REV] [--netns]
-                                           [--before REV]
+                                           [--before REV [--trace]]
 """
 from __future__ import annotations
 
@@ -55,6 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import fmt_stat, free_port, percentile, stat_dict  # noqa: E402
 
 from statgrid.config import load_config  # noqa: E402
+from statgrid.grid.execution import hoptrace  # noqa: E402
 from statgrid.grid.interface.client import GridClient  # noqa: E402
 
 HOSTS, SLOTS = 4, 2
@@ -163,15 +167,18 @@ def run_xargs(n_jobs: int, sleep_s: float) -> float:
 STATGRID = [sys.executable, "-m", "statgrid"]
 
 
-def grid_up(engine_tls: bool = True, code: Path | None = None) -> tuple[GridClient, dict]:
+def grid_up(engine_tls: bool = True, code: Path | None = None, trace: Path | None = None) -> tuple[GridClient, dict]:
     """A grid of HOSTS × SLOTS in a fresh home; returns its client and the environment for `grid down`.
-    code: run the grid's processes from this source tree (PYTHONPATH) instead of the installed statgrid."""
+    code: run the grid's processes from this source tree (PYTHONPATH) instead of the installed statgrid.
+    trace: its processes write their hop trace there (hoptrace.py)."""
     home = Path(tempfile.mkdtemp(prefix="statgrid-bench-dispatch-"))
     (home / "grid.toml").write_text(f"[master]\nport = {free_port()}\nengine_tls = {str(engine_tls).lower()}\n" +
                                     "".join(f"[hosts.node{i}]\nslots = {SLOTS}\n" for i in range(1, HOSTS + 1)))
     env = {**os.environ, "STATGRID_HOME": str(home), "STATGRID_CONFIG": str(home / "grid.toml")}
     if code is not None:
         env["PYTHONPATH"] = str(code)
+    if trace is not None:
+        env[hoptrace.ENV] = str(trace)
     subprocess.run(STATGRID + ["grid", "up", "--detach"], env=env, check=True, cwd=code)
     return GridClient(load_config(home / "grid.toml", env)), env
 
@@ -215,9 +222,10 @@ def compare_before(args) -> None:
     res = {side: {"vs_ideal": [], "vs_xargs": [], "gap_median_ms": [], "gap_p95_ms": [], "gaps_ms": [],
                   "latency_ms": [], "cpu_ms_per_job": [], "hops": {name: [] for name, _ in HOPS}} for side in sides}
     xargs: list[float] = []
+    traces = {side: tree / f"hoptrace-{side}.txt" for side in sides} if args.trace else {}
     try:
-        grids["before"] = grid_up(code=tree)
-        grids["after"] = grid_up()
+        grids["before"] = grid_up(code=tree, trace=traces.get("before"))
+        grids["after"] = grid_up(trace=traces.get("after"))
         for side in sides:
             run_latency(grids[side][0], 5)                 # warm: launchers, imports, first connections
         for i in range(args.runs):
@@ -266,6 +274,13 @@ def compare_before(args) -> None:
         print(f"{labels[side]}: all {len(g)} refills: median {statistics.median(g):.1f} ms, p95 {percentile(g, 0.95):.1f} "
               "ms; by hop:")
         print_hops(res[side]["hops"], "    ")
+    for side, path in traces.items():
+        steps = hoptrace.refill_hops(str(path)) if path.exists() else {}
+        print(f"{labels[side]}: the refill in steps (hop trace, {len(next(iter(steps.values()), []))} refills), "
+              "median / p90 ms:" if any(steps.values()) else f"{labels[side]}: no hop trace (its code writes none)")
+        for name, ms in steps.items():
+            if ms:
+                print(f"    {statistics.median(ms):6.2f} / {percentile(ms, 0.9):6.2f}  {name}")
     if args.json:
         args.json.write_text(json.dumps({"ideal_s": ideal, "before": args.before, "xargs_s": stat_dict(xargs), **{
             f"{key}_{side}": stat_dict(res[side][key]) for side in sides
@@ -520,6 +535,8 @@ def main() -> None:
                     "(issue 16; root)")
     ap.add_argument("--before", metavar="REV", help="this code against git revision REV's, and xargs, interleaved "
                     "(issue 24)")
+    ap.add_argument("--trace", action="store_true", help="with --before: the refill in finer steps, from a hop "
+                    "trace each grid writes (statgrid/grid/execution/hoptrace.py)")
     ap.add_argument("--as-remote-client", metavar="URL", help=argparse.SUPPRESS)
     ap.add_argument("--json", type=Path, help="also write the figures here")
     args = ap.parse_args()

@@ -25,7 +25,7 @@ from distributed import Client, Future, KilledWorker, fire_and_forget
 from distributed.diagnostics.plugin import SchedulerPlugin
 
 from statgrid.errors import StatgridError
-from statgrid.grid.execution import node
+from statgrid.grid.execution import hoptrace, node
 from statgrid.grid.security import tls as grid_tls
 from statgrid.grid.execution.cluster import configure_dask
 from statgrid.grid.execution.fence import CONTACT_HANDLER, FENCE_MARGIN_S
@@ -170,7 +170,18 @@ class GridEvents(SchedulerPlugin):
         ages.update({self.names[a]: self.silent_s(a) for a in self.contact if a in self.names})
         return ages
 
+    def log_event(self, topic, msg) -> None:
+        """hoptrace only: a job event passing through the scheduler (to the master)."""
+        if hoptrace.PATH and topic == node.JOB_TOPIC and isinstance(msg, str):
+            try:
+                data = json.loads(msg)
+                hoptrace.mark(f"S.event_{data['type']}", data["key"])
+            except (ValueError, KeyError, TypeError):
+                pass
+
     def transition(self, key, start, finish, *args, stimulus_id: str, **kwargs) -> None:
+        if hoptrace.PATH and isinstance(key, str) and key.startswith(TASK_KEY_PREFIX):
+            hoptrace.mark(f"S.{start}>{finish}", key)
         if finish == "erred" and isinstance(key, str) and key.startswith(TASK_KEY_PREFIX):
             # A fire-and-forget task is forgotten right after it errs: the exception is only here.
             exc = kwargs.get("exception")
@@ -312,14 +323,19 @@ class Engine:
         # Dask's client awaits its topic handlers one after another for a whole batch of events
         # (Client._handle_report); without a yield here a batch of ~30 job ends held the loop ~100 ms
         # and submits waited behind it (benchmarks/scheduling.py: submit p99 260 ms).
+        if hoptrace.PATH:
+            data = json.loads(event[1])
+            hoptrace.mark(f"M.recv_{data.get('type')}", data.get("key", "?"))
         await asyncio.sleep(0)
         try:
             msg = from_event(event[1], job_event_from_dict)
         except ProtocolError as exc:               # a node of another statgrid release
             log.error("job event dropped: %s", exc)
             return
+        hoptrace.mark(f"M.event_{type(msg).__name__}", msg.key)
         if self.on_job_event:
             await self.on_job_event(msg)
+        hoptrace.mark(f"M.handled_{type(msg).__name__}", msg.key)
 
     async def _host_event(self, event) -> None:
         try:
@@ -356,10 +372,12 @@ class Engine:
         """Hand one attempt to its host's worker. The task's argument is the request's to_dict(),
         which the node checks (LaunchRequest.from_dict): a pickled record of another release's
         shape would not be."""
+        hoptrace.mark("M.submit", request.task_key)
         address = self.workers[request.host]
         future = self.client.submit(node.run_job, request.to_dict(), key=request.task_key, workers=[address],
                                     allow_other_workers=False, retries=0, pure=False)
         fire_and_forget(future)
+        hoptrace.mark("M.submitted", request.task_key)
 
     async def cancel(self, key: str) -> None:
         """Drop a task that never started (its worker is gone), so it can never start later."""

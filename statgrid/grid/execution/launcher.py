@@ -47,7 +47,7 @@ over, as LSF does for MEMLIMIT. Either way LaunchExited.limit_reason says so, na
 
 Pieces, each loaded by this server from its file (standard library only): runas.py (whose job,
 and the switch to that user), cgroups.py (the server's and each job's cgroup v2), jobio.py (a
-reaped job's I/O counters), memlimit.py; this file is the server itself: its socket, the job's
+reaped job's I/O counters), memlimit.py, hoptrace.py (an optional trace of each job's hops); this file is the server itself: its socket, the job's
 fork and set-up, the reap.
 """
 from __future__ import annotations
@@ -88,6 +88,7 @@ memlimit = _load_stdlib_module("statgrid.grid.execution.memlimit")    # before c
 cgroups = _load_stdlib_module("statgrid.grid.execution.cgroups")
 jobio = _load_stdlib_module("statgrid.grid.execution.jobio")          # after protocol, which it imports
 runas = _load_stdlib_module("statgrid.grid.execution.runas")
+hoptrace = _load_stdlib_module("statgrid.grid.execution.hoptrace")   # off unless $STATGRID_HOP_TRACE is set
 LaunchError = runas.LaunchError
 PR_SET_PDEATHSIG = 1
 CGROUP_RETRY_S = 0.2                     # how often removal of a killed job's cgroup is retried
@@ -128,6 +129,7 @@ class Job:
         self.mem_limit_bytes = 0                # its memory reservation, enforced (memlimit.py); 0: none
         self.mem_by_cgroup = False              # enforced by its cgroup's memory.max, else watched
         self.limit_reason: str | None = None    # why it was killed over its limit (LaunchExited.limit_reason)
+        self.key = ""                           # its task key (protocol.task_key), for hoptrace
 
 
 class Server:
@@ -236,7 +238,9 @@ class Server:
         line, _, _ = buf.partition(b"\n")
         self.buffers.pop(fd, None)
         try:
-            self._start(conn, protocol.LaunchRequest.from_dict(json.loads(line)))
+            req = protocol.LaunchRequest.from_dict(json.loads(line))
+            hoptrace.mark("L.request", req.task_key)
+            self._start(conn, req)
         except Exception as exc:                 # a bad request must not stop the server
             error = str(exc) if isinstance(exc, LaunchError) else f"{type(exc).__name__}: {exc}"
             self._send(conn, protocol.LaunchFailed(error=error))
@@ -295,6 +299,8 @@ class Server:
         os.set_blocking(status_r, False)
         job = Job(conn, pid, cgroup, status_r, start_ts, req.identity)
         job.mem_limit_bytes, job.mem_by_cgroup = limit, by_cgroup
+        job.key = req.task_key
+        hoptrace.mark("L.start", job.key)
         self.jobs[pid] = job
         self.by_conn[conn.fileno()] = job
         self.sel.register(status_r, selectors.EVENT_READ, job)     # LaunchStarted once it closes empty
@@ -324,6 +330,7 @@ class Server:
         else:
             self._send(job.conn, protocol.LaunchStarted(pid=job.pid, pgid=job.pid, cgroup=job.cgroup,
                                                         start_ts=job.start_ts, identity=job.identity))
+            hoptrace.mark("L.started_sent", job.key)
 
     def _new_job_cgroup(self) -> str | None:
         if self.cgroup_top is None:
@@ -428,6 +435,7 @@ class Server:
             job = self.jobs.pop(pid, None)
             if job is None:
                 continue
+            hoptrace.mark("L.reaped", job.key)
             if job.mem_by_cgroup and job.limit_reason is None:
                 job.limit_reason = memlimit.oom_kill_reason(job.cgroup, job.mem_limit_bytes)
             if job.cgroup and not cgroups.remove_cgroup(job.cgroup):
@@ -439,6 +447,7 @@ class Server:
             if job.conn is not None and not job.failed:
                 self.by_conn.pop(job.conn.fileno(), None)
                 self._send(job.conn, msg)
+                hoptrace.mark("L.exited_sent", job.key)
                 self._drop(job.conn)
 
     # -- memory limits watched (memlimit.py) ---------------------------------------------------------

@@ -39,12 +39,12 @@ from pathlib import Path
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from statgrid.grid.execution import usage
+from statgrid.grid.execution import hoptrace, usage
 from statgrid.host.files import write_json_atomic
 from statgrid.host.scratch import prepare_work_roots
 from statgrid.job.jobdir import JobDir, usage_path
-from statgrid.job.protocol import (AttemptFinished, AttemptLost, AttemptStarted, LaunchExited, LaunchFailed,
-                                    LaunchRequest, LaunchStarted, decode, started_fields, to_event)
+from statgrid.job.protocol import (TASK_KEY_PREFIX, AttemptFinished, AttemptLost, AttemptStarted, LaunchExited,
+                                    LaunchFailed, LaunchRequest, LaunchStarted, decode, started_fields, to_event)
 
 logger = logging.getLogger("statgrid.node")
 
@@ -167,6 +167,11 @@ class FencePlugin(WorkerPlugin):
 
     def teardown(self, worker) -> None:
         pass
+
+    def transition(self, key, start, finish, **kwargs) -> None:
+        """hoptrace only: a job task's state changes on this worker."""
+        if hoptrace.PATH and isinstance(key, str) and key.startswith(TASK_KEY_PREFIX):
+            hoptrace.mark(f"W.{start}>{finish}", key)
 
 
 def _start_fence(dask_worker, grace_s: float) -> None:
@@ -324,6 +329,7 @@ def run_job(spec: dict) -> AttemptStarted | AttemptFinished | AttemptLost:
     or a launch error) or AttemptLost if the launcher died while the job ran."""
     request = LaunchRequest.from_dict(spec)
     key, job_dir, attempt_file = request.task_key, Path(request.job_dir), Path(request.attempt_file)
+    hoptrace.mark("W.run", key)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(_launcher_socket())
@@ -333,6 +339,7 @@ def run_job(spec: dict) -> AttemptStarted | AttemptFinished | AttemptLost:
         if not line:
             raise RuntimeError("the launcher closed the connection")
         reply = decode(json.loads(line), (LaunchStarted, LaunchFailed))
+        hoptrace.mark("W.started", key)
         if isinstance(reply, LaunchFailed):
             raise LaunchRefused(reply.error)
         info = AttemptStarted(key=key, job_id=request.job_id, attempt=request.attempt, host=request.host,
@@ -345,12 +352,14 @@ def run_job(spec: dict) -> AttemptStarted | AttemptFinished | AttemptLost:
                                f"not for {request.identity!r}")
         write_json_atomic(attempt_file, info.to_dict(), private=True)
         _event(info)
+        hoptrace.mark("W.started_event", key)
         _start_sampler()
         try:
             line = reader.readline()
         except OSError:                            # a reset: the launcher is gone all the same
             line = b""
         reader.close()
+        hoptrace.mark("W.exited", key)
         exited = decode(json.loads(line), (LaunchExited,)) if line.endswith(b"\n") else None   # no line, or half
         _end_usage(key, usage.final_record(exited))
         if exited is not None:
@@ -395,7 +404,9 @@ def run_job(spec: dict) -> AttemptStarted | AttemptFinished | AttemptLost:
         write_json_atomic(attempt_file, outcome.to_dict(), private=True)
     except OSError as exc:                          # the event below still reports the end
         outcome = dataclasses.replace(outcome, attempt_file_error=str(exc))
+    hoptrace.mark("W.attempt_written", key)
     _event(outcome)
+    hoptrace.mark("W.finish_event", key)
     return outcome
 
 
