@@ -152,6 +152,14 @@ class TextIO(InfileMixin):
 
     def run_input(self, st) -> bool:
         """One INPUT statement; True when the input is exhausted (the step stops)."""
+        if self.infile is None and self.datalines is not None:
+            # before an INFILE statement has run, INPUT reads the instream data (INFILE is executable: the
+            # FILEVAR= idiom reads the file names from DATALINES, then each file)
+            opened = self.opened.get("DATALINES")
+            if opened is None:
+                opened = self.opened["DATALINES"] = ({}, LineSource(list(self.datalines), {}), "DATALINES",
+                                                     "DATALINES")
+            self.infile = opened[:3]
         if self.infile is None:
             raise SasRuntimeError("INPUT without an INFILE statement before it", st.line, st.col, "INPUT")
         opts, src = self.infile[0], self.infile[1]

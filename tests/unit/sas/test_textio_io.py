@@ -360,3 +360,28 @@ data m; infile agg(m1); input k $ v; run;
     assert "2 records were read from the infile DUMMY." in log and "1 records were read from the infile DUMMY." in log
     assert [(r["k"], r["v"]) for r in table(session, "work.m")] == [("x", 10.0)]
     assert "The infile AGG(m1.dat) is:" in log
+
+
+def test_input_before_any_infile_reads_the_instream_data(session, tmp_path):
+    """INFILE is executable: until one runs, INPUT reads DATALINES; once the FILEVAR= INFILE has run, INPUT
+    reads that file — so the next iteration's first INPUT reads on there (as in SAS: the idiom puts
+    `infile datalines;` first to read every file)."""
+    (tmp_path / "f1.txt").write_text("a 1\nb 2\n")
+    (tmp_path / "f2.txt").write_text("c 3\n")
+    program = """data {name};
+  length fn $200;
+  {first}input fn $;
+  infile dummy filevar=fn end=eof truncover;
+  do while (not eof); input k $ v; output; end;
+datalines;
+{d}/f1.txt
+{d}/f2.txt
+;
+run;
+"""
+    code, log = run(session, program.format(name="one", first="", d=tmp_path))
+    assert code == 0, log
+    assert [r["k"] for r in table(session, "work.one")] == ["a", "b"]
+    code, log = run(session, program.format(name="both", first="infile datalines; ", d=tmp_path))
+    assert code == 0, log
+    assert [r["k"] for r in table(session, "work.both")] == ["a", "b", "c"]
