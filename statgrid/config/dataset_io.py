@@ -16,7 +16,6 @@ character data) → Parquet snappy; BINARY is SAS's RDC (stronger, for numbers) 
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,13 +58,14 @@ def row_group_rows(bufsize_bytes: int) -> int:
 
 
 def parse_bufsize(value: Any) -> int:
-    """grid.toml / --option bufsize: a size with a unit ('256k', '1M', '65536B') → bytes.
+    """grid.toml / --option bufsize: a size ('256k', '1M', '65536B', or digits as SAS's bytes) → bytes.
 
-    A bare number is refused: bufsize counted rows per Parquet row group before it counted bytes, so
-    `bufsize = 122880` in an old grid.toml must not silently become 120 KiB."""
+    A TOML number is refused: bufsize counted rows per Parquet row group before it counted bytes, so
+    `bufsize = 122880` in an old grid.toml must not silently become 120 KiB. Digits typed as text (`-o
+    bufsize=65536`, as `-bufsize 65536` and `OPTIONS BUFSIZE=65536`) are bytes, as in SAS."""
     if isinstance(value, bool):
         raise ValueError('a size in bytes with its unit, e.g. "256k"')
-    if isinstance(value, int) or (isinstance(value, str) and re.fullmatch(r"\s*\d+\s*", value)):
+    if isinstance(value, int):
         rows = int(value)
         old = format_size(min(max(rows * NUMBER_BYTES, MIN_BUFSIZE_BYTES), MAX_BUFSIZE_BYTES))
         raise ValueError(f'a size in bytes with its unit, e.g. "256k" (bufsize is SAS\'s BUFSIZE in bytes now, '

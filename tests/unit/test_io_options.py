@@ -31,7 +31,7 @@ def test_bufsize_bytes_to_rows_per_row_group(text, rows):
     assert row_group_rows(parse_bufsize(text)) == rows
 
 
-@pytest.mark.parametrize("value, words", [(122880, '983040 is not'), ("65536", '"512K"'), ("1k", "from 4K to 64M"),
+@pytest.mark.parametrize("value, words", [(122880, '983040 is not'), (65536, '"512K"'), ("1k", "from 4K to 64M"),
                                           ("lots", '"8k", "256k"'), (True, "with its unit")])
 def test_bufsize_refuses_row_counts_and_bad_sizes(value, words):
     with pytest.raises(ValueError) as exc:
@@ -40,6 +40,12 @@ def test_bufsize_refuses_row_counts_and_bad_sizes(value, words):
         assert words in str(exc.value)
     else:   # 122880 rows (the old default) × 8 bytes = 960K
         assert '"960K"' in str(exc.value) and "not rows per row group" in str(exc.value)
+
+
+def test_digits_typed_as_text_are_bytes_as_in_sas():
+    """-o bufsize=65536 means bytes, as -bufsize 65536 and OPTIONS BUFSIZE=65536 do (only a TOML number, an old
+    grid.toml's row count, is refused)."""
+    assert parse_bufsize("65536") == 65536 and parse_bufsize(" 262144 ") == 256 * KIB
 
 
 def test_grid_toml_old_row_count_names_value_and_fix(tmp_path):
