@@ -133,7 +133,8 @@ RULES: tuple[Rule, ...] = (
     Rule("run.short_of_cpu", "the grid's CPUs had room", "grid",
          f"run.cpu_busy_pct < {CPU_BUSY_PCT}", f"< {CPU_BUSY_PCT} % busy (user + sys)", "warning",
          "The grid's CPUs were {run.cpu_busy_pct:.1f} % busy (CPU pressure {run.psi_cpu_some_pct:.0f} %): jobs "
-         "queued for CPUs, so their CPU/real fell for want of CPU, not of I/O.",
+         "queued for CPUs, so their CPU/real fell for want of CPU (run.short_of_io says whether they waited for "
+         "I/O as well).",
          "Fewer slots per CPU (grid.slots_vs_cpus), more or faster cores, or fewer concurrent sessions.",
          "000's tuned 40-session run kept the CPUs 45 % busy with 10 % wait; 003 added nodes once CPU use "
          "approached 75 %.",
@@ -307,7 +308,8 @@ RULES: tuple[Rule, ...] = (
     Rule("job.short_of_cpu", "a job that waited, for want of CPU", "job",
          f"not ({_CPU_SHORT})", f"the node's CPUs < {CPU_BUSY_PCT} % busy and CPU pressure < {PSI_CPU_PCT} % "
          f"while a job with CPU/real < {WAITED_BELOW} ran", "warning",
-         "These jobs waited while their node's CPUs were busy: they were short of CPU, not of I/O.",
+         "These jobs waited while their node's CPUs were busy: they were short of CPU (job.short_of_io says "
+         "whether they also waited for I/O).",
          "Fewer slots per CPU (grid.slots_vs_cpus) or more cores; CPU-bound templates do not test the storage.",
          "002 reads CPU/real below 1 as time spent waiting on resources; here the waiting coincides with "
          "saturated CPUs.",
@@ -337,8 +339,9 @@ RULES: tuple[Rule, ...] = (
          label="short of memory (memory pressure {job.psi_memory_some_pct:.0f} %, {job.major_faults_per_s:.0f} "
                "major faults/s; CPU/real {job.cpu_real:.2f})"),
     Rule("job.waited_unexplained", "a job that waited, with a cause in view", "job",
-         f"{_CPU_SHORT} or job.node_iowait_pct >= {IOWAIT_PCT} or job.psi_io_some_pct >= {PSI_IO_PCT} or "
-         f"{_MEM_SHORT}", "CPU, I/O or memory pressure on the node while the job waited", "info",
+         # exactly the jobs none of the three rules above explains (the negation of their conditions)
+         f"{_CPU_SHORT} or {_IO_SHORT} or {_MEM_SHORT}", "CPU, I/O or memory pressure on the node while the job "
+         "waited", "info",
          "These jobs waited with no CPU, I/O or memory pressure on their node: a lock, the network, a sleep or a "
          "child process outside the job's accounting.",
          "Read the job's log and STIMER steps (`statgrid job ID`) for the step where real time outran CPU time.",

@@ -157,6 +157,16 @@ def test_rule_fires_and_passes(rule_id, fires, passes):
     assert status(rule_id, passes) == "passed"
 
 
+def test_a_waited_job_is_unexplained_exactly_when_no_cause_rule_fires():
+    """job.waited_unexplained is the negation of the three cause rules: a busy device alone (no iowait, no PSI)
+    is a cause (job.short_of_io), so such a job is not also 'waited with no pressure' (found by review)."""
+    causes = ("job.short_of_cpu", "job.short_of_io", "job.short_of_memory")
+    for ev in (job(), job(dev_util_pct=99.0), job(node_cpu_busy_pct=95.0), job(psi_memory_some_pct=30.0),
+               job(node_iowait_pct=12.0, dev_util_pct=20.0), job(major_faults_per_s=150.0)):
+        fired = any(status(r, ev) == "failed" for r in causes)
+        assert (status("job.waited_unexplained", ev) == "failed") == (not fired), ev
+
+
 def test_a_job_that_did_not_wait_is_not_concerned():
     for rule_id in ("job.short_of_cpu", "job.short_of_io", "job.short_of_memory", "job.waited_unexplained"):
         assert status(rule_id, job(cpu_real=0.95, node_cpu_busy_pct=99.9, node_iowait_pct=50.0)) == "not applicable"
