@@ -51,7 +51,7 @@ NODE_KEYS = ("cpu_model", "sockets", "cores", "threads", "smt", "governor", "mem
              "dirty_background_bytes", "kernel")
 LIBRARY_KEYS = ("path", "host", "fs_type", "mount_point", "source", "mount_options", "block_bytes", "devices",
                 "readahead_kb", "scheduler", "nr_requests", "max_sectors_kb", "rotational", "queue_device",
-                "per_device", "gpfs", "nfs")
+                "per_device", "gpfs", "nfs", "note")
 # statgrid dispatches on events (a freed slot is refilled at once): no polling interval like LSF's
 # MBD_SLEEP_TIME, whose shortening gave seed 000 its 7–15 % (DESIGN.md, "The seed system").
 DISPATCH_INTERVAL_S = 0.0
@@ -111,6 +111,9 @@ def library_facts(paths: Mapping[str, str | os.PathLike], procfs: str | None = N
         opts = next((o for mt, o in reversed(mounts) if mt is m), []) if m else []
         rec = dict.fromkeys(LIBRARY_KEYS)
         rec.update(path=str(path), host=host, mount_options=opts, devices=[], per_device={})
+        if real_tree and where != os.path.realpath(str(path)):     # a typo, or a mount that is not mounted
+            rec["note"] = (f"{path} does not exist: these are the facts of {where}, its nearest existing directory "
+                           "(create the library, or mount its file system, and take the inventory again)")
         if m is not None:
             rec.update(fs_type=m.fstype, mount_point=m.mount_point, source=m.source)
             top = _top_device(m, numbers)
@@ -330,4 +333,10 @@ def load(bundle: Path) -> dict | None:
     if schema != SCHEMA:
         raise StatgridError(f"{str(path)!r} has inventory schema {schema!r}; this statgrid reads schema {SCHEMA}: "
                             "use the statgrid that wrote it.")
+    for part in ("nodes", "libraries", "session", "grid"):       # the shape every reader walks
+        value = inv.get(part)
+        if value is not None and not (isinstance(value, dict) and all(isinstance(v, dict) or part in ("session", "grid")
+                                                                      for v in value.values())):
+            raise StatgridError(f"{str(path)!r} is damaged: its {part!r} is not a table of records; remove it or "
+                                "run the benchmark again (`statgrid inventory --json` writes a good one).")
     return inv

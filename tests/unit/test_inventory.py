@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from statgrid.errors import StatgridError
 from statgrid.monitor import _gpfs, _sysfs, inventory
 from typer.testing import CliRunner
 
@@ -406,3 +407,16 @@ def test_report_compare_with_a_damaged_inventory_still_compares(tmp_path):
     rep = build.compare_report(a, b)
     assert rep.tables[0].rows and not any(t.id == "inventory_diff" for t in rep.tables)
     assert rep.tables[0].notes[-1].startswith(f"Inventories not compared: {str(a / 'inventory.json')!r} is not valid JSON")
+
+
+def test_a_damaged_shape_and_a_missing_library_path_are_said(tmp_path):
+    """inventory.json whose parts are not tables is a clear error (not a traceback in advise); a library path
+    that does not exist is inventoried as its nearest existing directory, with a note saying so (review)."""
+    (tmp_path / "inventory.json").write_text(json.dumps({"schema": inventory.SCHEMA, "nodes": "x", "libraries": {},
+                                                          "session": {}, "grid": {}}))
+    with pytest.raises(StatgridError, match="its 'nodes' is not a table of records"):
+        inventory.load(tmp_path)
+    missing = tmp_path / "not" / "there"
+    rec = inventory.library_facts({"X": str(missing)})["X"]
+    assert rec["path"] == str(missing) and str(tmp_path) in rec["note"] and "does not exist" in rec["note"]
+    assert inventory.library_facts({"Y": str(tmp_path)})["Y"]["note"] is None
