@@ -359,8 +359,16 @@ def size(m: Measured, sessions: int, cores_per_node: float | None = None, what_i
     what_if: nodes, slots, cores, mbps, shared, ramp (any subset) for one more replay."""
     if not isinstance(sessions, int) or sessions < 1:
         raise UsageError(f"--sessions {sessions!r} must be a whole number ≥ 1.")
-    if cores_per_node is not None and not cores_per_node > 0:
-        raise UsageError(f"--cores-per-node {cores_per_node!r} must be > 0.")
+    if cores_per_node is not None and not cores_per_node >= MIN_CORES:
+        raise UsageError(f"--cores-per-node {cores_per_node!r} must be at least {MIN_CORES}.")
+    if not any(j.state == "DONE" for j in m.jobs):
+        raise UsageError("the bundle has no DONE job: its jobs' CPU, I/O and memory say nothing of the work; size "
+                         "from a run whose jobs finished.")
+    per_run = len(m.jobs) / max(1, m.workload.sessions)
+    if sessions * per_run > MAX_REPLAY_JOBS:
+        raise UsageError(f"--sessions {sessions} replays about {sessions * per_run:,.0f} jobs; the what-if replay takes "
+                         f"at most {MAX_REPLAY_JOBS:,} (its time grows faster than the jobs): size for fewer sessions "
+                         "and scale the answer, or measure a bundle whose sessions run more work each.")
     w = m.workload
     cpu_total = sum(j.demand.cpu_s for j in m.jobs)
     io_total = sum(j.demand.io_bytes for j in m.jobs)
@@ -449,6 +457,11 @@ WHAT_IF_KEYS = {"nodes": int, "slots": int, "cores": float, "mbps": float, "shar
 WHAT_IF_EXAMPLE = "--what-if nodes=4,slots=8,cores=8,mbps=2000"
 
 
+MIN_CORES = 0.01          # a node's cores: below this the fluid model's shares underflow
+MIN_MBPS = 0.001          # the storage's MB/s
+MAX_REPLAY_JOBS = 5000    # the what-if replay's size (880 sessions of MA10's mix replay in a few seconds)
+
+
 def parse_what_if(text: str) -> dict:
     """'nodes=4,slots=8,mbps=2000' → {'nodes': 4, 'slots': 8, 'mbps': 2000.0}. Keys: nodes, slots (per node),
     cores (per node), mbps (the storage's sustained MB/s), shared (cores the nodes share, one machine),
@@ -466,9 +479,11 @@ def parse_what_if(text: str) -> dict:
         except ValueError:
             what = "a whole number" if kind is int else "a number"
             raise UsageError(f"--what-if {key}={value.strip()!r} is not {what}; e.g. {WHAT_IF_EXAMPLE}.") from None
-        if not (v > 0 if key not in ("ramp", "background") else v >= 0) or (kind is float and not math.isfinite(v)):
-            raise UsageError(f"--what-if {key}={value.strip()!r} must be {'≥ 0' if key in ('ramp', 'background') else '> 0'} "
-                             f"and finite; e.g. {WHAT_IF_EXAMPLE}.")
+        low = {"cores": MIN_CORES, "shared": MIN_CORES, "mbps": MIN_MBPS}.get(key)
+        if not (v > 0 if key not in ("ramp", "background") else v >= 0) or (kind is float and not math.isfinite(v)) \
+                or (low is not None and v < low):
+            bound = '≥ 0' if key in ('ramp', 'background') else (f'≥ {low:g}' if low is not None else '> 0')
+            raise UsageError(f"--what-if {key}={value.strip()!r} must be {bound} and finite; e.g. {WHAT_IF_EXAMPLE}.")
         out[key] = v
     if not out:
         raise UsageError(f"--what-if {text!r} names no setting; e.g. {WHAT_IF_EXAMPLE}.")

@@ -206,11 +206,21 @@ def test_bad_input_names_the_value_and_the_fix(tmp_path):
         sz.parse_what_if("nodes=x")
     with pytest.raises(UsageError, match=r"'speed=3'.*one of nodes, slots"):
         sz.parse_what_if("speed=3")
-    with pytest.raises(UsageError, match=r"mbps='0' must be > 0"):
+    with pytest.raises(UsageError, match=r"mbps='0' must be ≥ 0\.001"):
         sz.parse_what_if("mbps=0")
+    with pytest.raises(UsageError, match=r"cores='1e-300' must be ≥ 0\.01"):     # review: a ZeroDivisionError
+        sz.parse_what_if("cores=1e-300")
+    with pytest.raises(UsageError, match=r"slots='0' must be > 0"):
+        sz.parse_what_if("slots=0")
     m = sz.load(make_bundle(tmp_path / "b"))
     with pytest.raises(UsageError, match=r"--sessions 0 must be"):
         sz.size(m, 0)
+    with pytest.raises(UsageError, match=r"the what-if replay takes at most 5,000"):       # review: it ran for minutes
+        sz.size(m, 10 ** 6)
+    import dataclasses
+    failed = dataclasses.replace(m, jobs=[dataclasses.replace(j, state="EXIT") for j in m.jobs])
+    with pytest.raises(UsageError, match=r"the bundle has no DONE job"):
+        sz.size(failed, 2)
     with pytest.raises(UsageError, match=r"is not a directory"):
         sz.load(tmp_path / "nope")
     (tmp_path / "empty").mkdir()
