@@ -405,7 +405,8 @@ def test_out_of_memory_retries_on_one_thread_and_restores(home, captured):
     rows, 2 threads sometimes fitted — 1 run in 3 — and the retry went untested: 600 k never fit in
     8 runs, and 1 thread always does)."""
     cols = ", ".join(f"(hash(i*{j}) % 100000) / 7.0 AS x{j}" for j in range(1, 19))
-    with Session(load_config(), {"memsize": "64M", "threads": "2"}, log=captured.log()) as s:
+    # bufsize 960k: the row groups (122,880 rows) this test was calibrated with before bufsize counted bytes
+    with Session(load_config(), {"memsize": "64M", "threads": "2", "bufsize": "960k"}, log=captured.log()) as s:
         s.sql(f"CREATE TABLE work.w AS SELECT (hash(i) % 1000)::INT AS k1, {cols}, repeat('x', 30) AS note "
               "FROM range(600000) t(i)")
         ref = s.sort("work.w", by="k1", out="work.ws")
