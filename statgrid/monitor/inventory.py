@@ -42,7 +42,7 @@ from typing import Mapping
 
 from statgrid.monitor import _gpfs, _sysfs
 from statgrid.errors import StatgridError
-from statgrid.monitor import _linux
+from statgrid.monitor import _linux, sampler
 
 SCHEMA = 1
 FILE = "inventory.json"
@@ -116,7 +116,7 @@ def library_facts(paths: Mapping[str, str | os.PathLike], procfs: str | None = N
                            "(create the library, or mount its file system, and take the inventory again)")
         if m is not None:
             rec.update(fs_type=m.fstype, mount_point=m.mount_point, source=m.source)
-            top = _top_device(m, numbers)
+            top = sampler.mount_device(m, numbers)   # the block device the mount is on
             if top is not None:
                 stack = _sysfs.device_stack(top, topology) if top in topology else [top]
                 per = {d: _sysfs.queue_facts(sysfs, d, topology) for d in stack}
@@ -137,20 +137,6 @@ def library_facts(paths: Mapping[str, str | os.PathLike], procfs: str | None = N
                 pass
         out[name] = rec
     return out
-
-
-def _top_device(m: _linux.Mount, numbers: Mapping[tuple[int, int], str]) -> str | None:
-    """The block device a mount is on. btrfs (and others keeping several devices) show an anonymous
-    0:N in mountinfo; their source names the device node, whose st_rdev is the real one (as the
-    monitor's sampler._mount_device does)."""
-    name = numbers.get((m.major, m.minor))
-    if name is None and m.major == 0 and m.source.startswith("/dev/"):
-        try:
-            rdev = os.stat(m.source).st_rdev
-        except OSError:
-            return None
-        name = numbers.get((os.major(rdev), os.minor(rdev)))
-    return name
 
 
 def library_paths(cfg) -> dict[str, str]:

@@ -176,7 +176,7 @@ NETWORK_FS = frozenset({"nfs", "nfs4", "cifs", "smb3", "gpfs", "ceph", "lustre",
                         "virtiofs", "afs", "ocfs2", "gfs2"})
 
 
-def _mount_device(m: _linux.Mount, by_dev: Mapping[tuple[int, int], str]) -> str | None:
+def mount_device(m: _linux.Mount, by_dev: Mapping[tuple[int, int], str]) -> str | None:
     """The diskstats name of the block device a mount reads and writes. btrfs (and others that keep
     several devices) report an anonymous 0:N device in mountinfo; their source names the device node,
     whose st_rdev is the real major:minor (for a multi-device btrfs: the device it was mounted by)."""
@@ -210,7 +210,7 @@ def map_libraries(libraries: Mapping[str, Path | str], procfs: str | None = None
         # realpath resolves the symlinks of the part that exists; a library not created yet
         # lives on the mount of its nearest existing parent, which the prefix match finds.
         m = _linux.mount_of(os.path.realpath(path), mounts)
-        device = _mount_device(m, by_dev) if m else None
+        device = mount_device(m, by_dev) if m else None
         source = libio.choose_source(m.fstype if m else None, device is not None, m.mount_point if m else None,
                                      sources, nfs_mounts, mmpmon)
         where = {"block": device, "nfs": m.source if m else None, "gpfs": libio.gpfs_fs_name(m.source) if m else None,
