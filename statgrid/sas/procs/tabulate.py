@@ -27,8 +27,9 @@ from statgrid.sas.dataset import ColumnInfo
 from statgrid.sas.errors import SasError
 from statgrid.sas import ods
 from statgrid.sas.lexer import NAME, STR
-from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_keys, by_list, by_rule, by_text, check_by_sorted, fetch_rows, format_cell, narrowed_input,
-                                       observations_read, resolve_names, var_names, where_statement, write_rows)
+from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_condition, by_keys, by_list, by_rule, by_text,
+                                       check_by_sorted, fetch_rows, format_cell, narrowed_input, observations_read,
+                                       resolve_names, var_names, where_statement, write_rows)
 from statgrid.sas.procs.fmtgroup import format_statement, group_by_formats
 from statgrid.sas.procs.step import begin, data_input, each_statement
 
@@ -130,8 +131,7 @@ def run(statements: list, program: Any) -> None:
         cells = _cells(expanded, default_fmt)
         group = base
         if byc:                                           # one table per BY group, under its BY line
-            cond = " AND ".join(f"{sql_ident(b.name)} IS NOT DISTINCT FROM ?" for b in byc)
-            group = f"SELECT * FROM ({base}) WHERE {_inline(cond, bykey)}"
+            group = f"SELECT * FROM ({base}) WHERE {by_condition(byc, bykey)}"
         values = _values(program, group, cells, classc, vnames, qdef)
         table_stats: list[tuple[str | None, str]] = []
         for cell, results in values:
@@ -175,14 +175,6 @@ def _layout(byc, classc, vnames, stats: list, out_rows: dict) -> tuple[list[Colu
         rows.append(list(bykey) + [lv.get(c.name.upper()) for c in classc] + [type_str, 1.0, float(t_index)]
                     + [vals.get(k) for k in stats])
     return out_cols, rows
-
-
-def _inline(cond: str, values: list) -> str:
-    """`cond`'s ? placeholders as SQL literals of `values` (a BY group's key)."""
-    for v in values:
-        lit = "NULL" if v is None else ("'" + v.replace("'", "''") + "'" if isinstance(v, str) else repr(float(v)))
-        cond = cond.replace("?", lit, 1)
-    return cond
 
 
 def _ods_table(byc, classc, vnames, stats: list, out_rows: dict) -> ods.OdsTable:

@@ -35,3 +35,19 @@ def test_by_not_sorted_is_an_error(session):
     code, log, _ = run(session, "proc tabulate data=a; by x; class g; table g; run;\n"
                                 "data d; set a; x = -x; run; proc tabulate data=d; by x; class g; table g; run;")
     assert code != 0 and "Data set WORK.D is not sorted in ascending sequence" in log
+
+
+def test_by_values_with_sql_characters_select_their_own_rows(session):
+    """Two BY variables, the first's value holding '?' or a quote: each group gets its own rows (by hand:
+    a?b/1 → 1 + 2, a?b/2 → 4, o'k/1 → 3)."""
+    code, log, _ = run(session, """data q; length g $4; input g $ h x; datalines;
+a?b 1 1
+a?b 1 2
+a?b 2 4
+o'k 1 3
+;
+proc tabulate data=q out=qt; by g h; var x; table x*sum; run;""")
+    assert code == 0, log
+    got = [(r["g"], r["h"], r["x_Sum"]) for r in
+           session.fetch_arrow("SELECT * FROM " + session.ref("work.qt").scan_sql()).to_pylist()]
+    assert got == [("a?b", 1.0, 3.0), ("a?b", 2.0, 4.0), ("o'k", 1.0, 3.0)]
