@@ -71,12 +71,13 @@ def group_by_formats(program: Any, base: str, cols: list[ColumnInfo]) -> str:
         q = sql_ident(col.name)
         values = [r[0] for r in con.cursor().execute(f"SELECT DISTINCT {q} FROM ({sql}) WHERE {q} IS NOT NULL"
                                                     + (f" AND {q} <> ''" if col.type == "char" else "")).fetchall()]
+        label = {v: format_value(v, col.format, catalog).strip() for v in values}    # each value formatted once
         lowest: dict[str, Any] = {}
         for v in sorted(values):
-            lowest.setdefault(format_value(v, col.format, catalog).strip(), v)
+            lowest.setdefault(label[v], v)
         if len(lowest) == len(values):
             continue                                    # one level per value: nothing to group
-        pairs = [(v, lowest[format_value(v, col.format, catalog).strip()]) for v in values]
+        pairs = [(v, lowest[label[v]]) for v in values]
         import pyarrow as pa
         kind = pa.string() if col.type == "char" else pa.float64()
         table = pa.table({"raw": pa.array([p[0] for p in pairs], kind), "lvl": pa.array([p[1] for p in pairs], kind)})
