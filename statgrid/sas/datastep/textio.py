@@ -332,8 +332,7 @@ class TextIO(InfileMixin):
         if isinstance(x, A.Str):
             text = x.value
         else:
-            s, kind, _ = self.step.expr.gen(x)
-            val = eval(s, self.ns, {"v": self.v})
+            val = self._value(x)
             if not isinstance(val, str):
                 return int(float(val)) - 1
             text = val.rstrip(" ")
@@ -343,10 +342,12 @@ class TextIO(InfileMixin):
         return len(line) + 1 if k < 0 else k + len(text)
 
     def _num(self, x) -> float:
-        if isinstance(x, (int, float)):
-            return float(x)
-        s, kind, _ = self.step.expr.gen(x)
-        return float(eval(s, self.ns, {"v": self.v}))
+        return float(x) if isinstance(x, (int, float)) else float(self._value(x))
+
+    def _value(self, x):
+        """A pointer control's expression, evaluated on the PDV now."""
+        s, _, _ = self.step.expr.gen(x)
+        return eval(s, self.ns, {"v": self.v})
 
     # -- PUT -------------------------------------------------------------------------------------------------------
     def _expand_put(self, st) -> None:
