@@ -16,7 +16,7 @@ from typing import Any, Iterator
 from statgrid.sas.cursor import TokenCursor
 from statgrid.sas.dataset import ColumnInfo, DatasetWriter, column_info, input_sql
 from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
-from statgrid.sas.errors import SasError
+from statgrid.sas.errors import SasError, SasRuntimeError
 from statgrid.sas.lexer import NAME, NUM, STR
 from statgrid.sas.statement import Statement
 
@@ -141,9 +141,14 @@ def input_dataset(program: Any, opts: ProcOptions, key: str = "DATA", stmt: Stat
     return DatasetSpec(lib or "WORK", mem)
 
 
+class ByList(list):
+    """A BY statement's [(name, descending)], and whether it said NOTSORTED."""
+    notsorted = False
+
+
 def by_list(cur: TokenCursor) -> list[tuple[str, bool]]:
     """`BY [DESCENDING] a [DESCENDING] b …` (after BY): [(name as written, descending)]."""
-    keys, desc = [], False
+    keys, desc = ByList(), False
     while not cur.at_end():
         t = cur.next()
         if t.kind != NAME:
@@ -152,6 +157,7 @@ def by_list(cur: TokenCursor) -> list[tuple[str, bool]]:
             desc = True
             continue
         if t.upper == "NOTSORTED":
+            keys.notsorted = True
             continue
         keys.append((t.text, desc))
         desc = False
@@ -184,18 +190,32 @@ def check_by_sorted(program: Any, spec: DatasetSpec, cols: list[ColumnInfo], by:
         q = sql_ident(next((c.name for c in cols if c.name.upper() == name.upper()), name))
         # a missing value sorts lowest (SAS): NULL and '' before everything
         k = f"coalesce({q}, '')" if types.get(name.upper()) == "char" else f"coalesce({q}, -'inf'::DOUBLE)"
-        keys.append((k, desc, name))
-    lags = ", ".join(f"{k} AS __k{j}, lag({k}) OVER (ORDER BY __r) AS __p{j}" for j, (k, _, _) in enumerate(keys))
+        keys.append((k, desc, q))
+    lags = ", ".join(f"{k} AS __k{j}, lag({k}) OVER (ORDER BY __r) AS __p{j}, {q} AS __v{j}, "
+                     f"lag({q}) OVER (ORDER BY __r) AS __w{j}" for j, (k, _, q) in enumerate(keys))
     cond, eq = [], []
     for j, (_, desc, _) in enumerate(keys):
         cond.append("(" + " AND ".join(eq + [f"__k{j} {'>' if desc else '<'} __p{j}"]) + ")")
         eq.append(f"__k{j} = __p{j}")
-    sql = (f"SELECT min(__r) FROM (SELECT __r, {lags} FROM (SELECT *, row_number() OVER () AS __r FROM "
-           f"({input_sql(program, spec, cols)}))) WHERE {' OR '.join(cond)}")
-    if program.session.execute(sql).fetchall()[0][0] is not None:
+    values = ", ".join(f"__w{j}, __v{j}" for j in range(len(keys)))
+    sql = (f"SELECT {values} FROM (SELECT __r, {lags} FROM (SELECT *, row_number() OVER () AS __r FROM "
+           f"({input_sql(program, spec, cols)}))) WHERE {' OR '.join(cond)} ORDER BY __r LIMIT 1")
+    first = program.session.execute(sql).fetchall()
+    if first:
         how = "descending" if by[0][1] else "ascending"
-        raise SasError(f"Data set {spec.name} is not sorted in {how} sequence", spec.line, spec.col, spec.name,
-                       "data sorted by the BY variables (PROC SORT)")
+        row = first[0]
+        fix = "data sorted by the BY variables (PROC SORT)"
+        if getattr(by, "notsorted", False):
+            fix += "; statgrid's PROC steps do not take NOTSORTED on a BY statement yet (a DATA step does)"
+
+        def shown(v):
+            return "." if v is None else (v if isinstance(v, str) else format_cell(program, v, None, "num").strip())
+        names = [name for name, _ in by]
+        current = " ".join(f"{n} = {shown(row[2 * j])}" for j, n in enumerate(names))
+        following = " ".join(f"{n} = {shown(row[2 * j + 1])}" for j, n in enumerate(names))
+        # an execution-time ERROR (the step stops; the program goes on, not in syntax-check mode)
+        raise SasRuntimeError(f"Data set {spec.name} is not sorted in {how} sequence. The current BY group has "
+                              f"{current} and the next BY group has {following}", spec.line, spec.col, spec.name, fix)
 
 
 def var_names(cur: TokenCursor, cols: list[ColumnInfo]) -> list[str]:

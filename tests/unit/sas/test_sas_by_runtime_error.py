@@ -1,0 +1,35 @@
+"""A PROC's BY group out of order is an execution-time ERROR (SAS 9.4 Language Reference: Concepts, "Error
+Processing": only syntax and semantic errors put a batch program in syntax-check mode). The step stops and
+names the two groups; the steps after it run as usual."""
+from __future__ import annotations
+
+from tests.unit.sas.standins import run_sas
+
+PROGRAM = """data a; input g h x; datalines;
+1 1 10
+2 1 20
+1 2 30
+;
+proc means data=a noprint; by g {notsorted}; var x; output out=m mean=mx; run;
+data b; set a; y = x * 2; run;
+"""
+
+
+def test_next_step_runs_after_a_by_order_error_and_the_groups_are_named(session):
+    code, log, _ = run_sas(session, PROGRAM.format(notsorted=""))
+    flat = " ".join(x.strip() for x in log.split("\n"))
+    assert code == 1
+    # rows 2 → 3 go from g=2 back to g=1
+    assert ("ERROR: Data set WORK.A is not sorted in ascending sequence. The current BY group has g = 2 and the "
+            "next BY group has g = 1") in flat
+    assert "OBS=0" not in flat
+    assert "NOTE: The data set WORK.B has 3 observations and 4 variables." in flat
+    ys = sorted(r["y"] for r in session.fetch_arrow("SELECT * FROM " + session.ref("work.b").scan_sql()).to_pylist())
+    assert ys == [20.0, 40.0, 60.0]
+
+
+def test_notsorted_in_a_proc_is_refused_with_the_way_out(session):
+    code, log, _ = run_sas(session, PROGRAM.format(notsorted="notsorted"))
+    flat = " ".join(x.strip() for x in log.split("\n"))
+    assert code == 1 and "do not take NOTSORTED" in flat and "PROC SORT" in flat
+    assert "NOTE: The data set WORK.B has 3 observations" in flat
