@@ -228,6 +228,8 @@ def select(R, n, names, intercept, method: str, sle: float, sls: float, include:
         p, j = min((_entry_p(R, n, names, intercept, current, j), j) for j in outside)
         if not p <= sle:
             return None
+        if steps and steps[-1][:2] == ["removed", names[j]]:
+            return None          # SAS REG: stepwise ends when the variable to add is the one just deleted
         steps.append(["entered", names[j], p])
         return j
 
