@@ -437,6 +437,8 @@ class SasSession:
             options.set("UTILLOC", str(session.util.path))
         options.started = True
         log.options = options
+        from statgrid.sas import sashelp
+        sashelp.assign(session)                 # SASHELP.CLASS, read-only, as every SAS session has
         self.program = program = ProgramState(session=session, log=log, options=options, symbols=_make_symbols(),
                                               formats=_make_formats(session, options), interactive=interactive)
         program.titles[1] = "The SAS System"      # TITLE1 at startup (SAS 9.4, TITLE statement)
