@@ -337,21 +337,40 @@ def _render(program, values, cnames, vnames, labels) -> str:
                 parts.append(e.label or labels.get(e.name, vnames[e.name].name if e.kind == "var" else STAT_NAMES[e.name]))
         return " ".join(parts)
 
+    # SAS's order: each dimension as its expression reads (the first-written element first at every depth),
+    # a CLASS variable's levels in sorted order (missing first) where it stands
+    rank: dict[tuple, int] = {}
+    for cell, _ in values:
+        for dim in cell.path:
+            for depth, e in enumerate(dim):
+                rank.setdefault((depth, e.kind, e.name, e.label), len(rank))
+
+    def order(path, levels):
+        lv = dict(levels)
+        key = []
+        for depth, e in enumerate(path):
+            level = lv.get(e.name) if e.kind == "class" else None
+            key.append((rank[(depth, e.kind, e.name, e.label)], level is not None,
+                        (0, level, "") if isinstance(level, (int, float)) else (1, 0, str(level or ""))))
+        return tuple(key)
+
     header, body = [""], {}
-    col_keys = []
+    col_keys, col_order = [], {}
     for cell, results in values:
         cp, rp = cell.path[-1], cell.path[-2] if len(cell.path) >= 2 else []
-        for levels, v in sorted(results.items(), key=lambda kv: str(kv[0])):
+        for levels, v in results.items():
             col_levels = tuple((n, lv) for n, lv in levels if any(e.kind == "class" and e.name == n for e in cp))
             row_levels = tuple((n, lv) for n, lv in levels if any(e.kind == "class" and e.name == n for e in rp))
             ck = (id(cp), col_levels)
-            if ck not in col_keys:
-                col_keys.append(ck)
-                header.append(heading(cp, col_levels))
+            if ck not in col_order:
+                col_order[ck] = (order(cp, col_levels), heading(cp, col_levels))
             rk = (id(rp), row_levels)
-            body.setdefault(rk, {"label": heading(rp, row_levels), "cells": {}})
+            body.setdefault(rk, {"label": heading(rp, row_levels), "cells": {}, "order": order(rp, row_levels)})
             body[rk]["cells"][ck] = format_cell(program, v, cell.fmt, "num").strip()
-    table = [header] + [[b["label"]] + [b["cells"].get(k, "") for k in col_keys] for b in body.values()]
+    col_keys = sorted(col_order, key=lambda k: col_order[k][0])
+    header += [col_order[k][1] for k in col_keys]
+    rows = sorted(body.values(), key=lambda b: b["order"])
+    table = [header] + [[b["label"]] + [b["cells"].get(k, "") for k in col_keys] for b in rows]
     widths = [max(len(r[j]) for r in table) for j in range(len(header))]
     lines = []
     for i, r in enumerate(table):
