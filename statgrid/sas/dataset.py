@@ -430,6 +430,9 @@ class DatasetWriter:
         self.schema = pa.schema(fields, metadata=kv)
         self.ref = None
         if not spec.is_null:
+            if spec.libref.lower() not in program.session.libraries:
+                raise SasError(f"Libref {spec.libref.upper()} is not assigned", spec.line, spec.col, spec.name,
+                               "a library assigned with LIBNAME")
             try:
                 self.ref = program.session.libraries.for_write(f"{spec.libref}.{spec.member}")
             except Exception as exc:  # noqa: BLE001

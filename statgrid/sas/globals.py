@@ -189,14 +189,36 @@ def _libname(c: TokenCursor, ref: str, up: str, program: ProgramState) -> None:
                            "BASE or V9 (statgrid libraries are directories of Parquet data sets)")
         engine = "V9" if t.upper == "BASE" else t.upper
     t = c.peek()
+    levels = None                                  # LIBNAME x (lib | 'dir' …): a library concatenation
     if t.is_("("):
-        raise SasError("Concatenated libraries are not supported", t.line, t.col, t.text,
-                       "one directory in quotes")
-    if t.kind != STR:
+        c.next()
+        levels = []
+        while not c.at(")"):
+            if c.at_end():
+                raise SasSyntaxError("Syntax error: the library list is not closed", t.line, t.col, t.text, ")")
+            levels.append(c.next())
+        c.expect(")")
+        if len(levels) != 1:
+            raise SasError("Concatenated libraries of more than one library are not supported by statgrid", t.line,
+                           t.col, t.text, "one libref or one directory in the parentheses (the same library under "
+                           "a second name), or one LIBNAME per directory")
+        t = levels[0]
+        if t.kind == NAME:                         # the same library under another libref
+            if t.text.lower() not in session.libraries:
+                raise SasError(f"Libref {t.upper} is not assigned", t.line, t.col, t.text,
+                               "a libref assigned before this LIBNAME statement")
+            t_path = session.libraries.get(t.text.lower()).path
+        elif t.kind == STR:
+            t_path = str(t.value)
+        else:
+            raise SasSyntaxError("Syntax error", t.line, t.col, t.text, "a libref or a quoted directory path")
+    elif t.kind != STR:
         raise SasSyntaxError("Syntax error", t.line, t.col, t.text, "a quoted directory path")
-    c.next()
-    path = Path(os.path.expanduser(str(t.value)))
-    readonly = False
+    else:
+        c.next()
+        t_path = str(t.value)
+    path = Path(os.path.expanduser(t_path))
+    readonly = levels is not None and levels[0].kind == NAME and session.libraries.get(levels[0].text.lower()).readonly
     while not c.at_end():
         o = c.expect_kind(NAME, "a LIBNAME option such as ACCESS=READONLY")
         c.expect("=")
@@ -211,9 +233,13 @@ def _libname(c: TokenCursor, ref: str, up: str, program: ProgramState) -> None:
             raise SasError(f"Unrecognized LIBNAME option {o.upper}", o.line, o.col, o.text, "ACCESS=READONLY")
     if not path.is_dir():
         raise SasError(f"Library {up} does not exist: {str(path)!r} is not a directory", t.line, t.col,
-                       str(t.value), "the path of an existing directory")
+                       t_path, "the path of an existing directory")
     lib = session.libraries.assign(ref, path, readonly)
     session.assigned_libnames[lib.name] = lib
+    if levels is not None:
+        program.log.note(f"Libref {up} was successfully assigned as follows: \nLevels:           1 \n"
+                         f"Engine(1):        {engine} \nPhysical Name(1): {lib.path}")
+        return
     program.log.note(f"Libref {up} was successfully assigned as follows: \nEngine:        {engine} \n"
                      f"Physical Name: {lib.path}")
 

@@ -86,6 +86,21 @@ def _text(text: str) -> str:
     return str(text)
 
 
+STIMEFMT_TIME = {"H": "H", "HOURS": "H", "Z": "H", "M": "M", "MINUTES": "M", "S": "S", "SECONDS": "S",
+                 "N": "N", "NORMAL": "N", "B": "N", "BESTFIT": "N"}
+STIMEFMT_OTHER = ("TS", "TSFULL", "TSOFF", "MEMFULL", "MEM", "KB", "MB", "GB", "C", "NC")
+
+
+def _stimefmt(text: str) -> str:
+    """STIMEFMT=value or (values) (SAS 9.4 on UNIX): the time layout of STIMER/FULLSTIMER notes (H/HOURS/Z,
+    M/MINUTES, S/SECONDS, N/NORMAL) and the datetime-stamp/memory words, kept as written, upper case."""
+    words = str(text).strip().strip("()").upper().replace(",", " ").split()
+    bad = [w for w in words if w not in STIMEFMT_TIME and w not in STIMEFMT_OTHER]
+    if not words or bad:
+        raise ValueError("one or more of " + ", ".join([*STIMEFMT_TIME, *STIMEFMT_OTHER]))
+    return " ".join(words)
+
+
 def _missing_char(text: str) -> str:
     t = str(text)
     if len(t) != 1:
@@ -150,7 +165,7 @@ OPTION_DEFS: tuple[OptionDef, ...] = (
     _v("CPUCOUNT", 0, _cpucount, text=lambda v: "ACTUAL" if not v else str(v)),
     _v("WORK", "", _text, startup=True), _v("UTILLOC", "", _text, startup=True),
     _v("AUTOEXEC", "", _text, startup=True),
-    _v("MSGLEVEL", "N", _choice("N", "I")),
+    _v("MSGLEVEL", "N", _choice("N", "I")), _v("STIMEFMT", "M", _stimefmt),
     _v("MEXECSIZE", 65536, parse_size), _v("MVARSIZE", 65534, _num(0, 65534)),
     _v("SASAUTOS", "", _text), _v("FORMCHAR", "|----|+|---+=|-/\\<>*", _text),
     _v("FORMDLM", "", _text), _v("DKRICOND", "ERROR", _choice("ERROR", "WARN", "WARNING", "NOWARN", "NOWARNING")),

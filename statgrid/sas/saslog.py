@@ -63,22 +63,42 @@ def step_title(name: str) -> str:
     return name
 
 
-def format_sas_block(rec: StepRecord, full: bool) -> list[str]:
+def stime_text(seconds: float, layout: str = "M") -> str:
+    """A STIMER time as STIMEFMT lays it out (SAS 9.4 on UNIX): S '62.03 seconds'; M (the default) seconds
+    under a minute, else mm:ss.ss; H hh:mm:ss.ss; N seconds, mm:ss.ss under an hour, else hh:mm:ss.ss."""
+    s = max(0.0, float(seconds))
+    hms = f"{int(s // 3600)}:{int(s % 3600 // 60):02d}:{s % 60:05.2f}"
+    if layout == "H":
+        return hms
+    if layout == "S" or s < 60:
+        return f"{s:.2f} seconds"
+    if layout == "N" and s >= 3600:
+        return hms
+    return f"{int(s // 60)}:{s % 60:05.2f}"
+
+
+def format_sas_block(rec: StepRecord, full: bool, stimefmt: str = "M") -> list[str]:
     """The lines of SAS's step note from a STIMER record: FULLSTIMER's rows when `full`, else STIMER's
-    real time and cpu time. Page Swaps is 0: Linux does not count swaps per process (getrusage(2))."""
+    real time and cpu time, times laid out by STIMEFMT= (its time word; TSOFF drops the Timestamp row).
+    Page Swaps is 0: Linux does not count swaps per process (getrusage(2))."""
+    from statgrid.sas.options import STIMEFMT_TIME
+
+    words = str(stimefmt or "M").upper().split()
+    layout = next((STIMEFMT_TIME[w] for w in reversed(words) if w in STIMEFMT_TIME), "M")
     if rec.record == "total":
         head = "NOTE: The SAS System used:"
     else:
         head = f"NOTE: {step_title(rec.name)} used (Total process time):"
-    rows = [("real time", f"{rec.real_s:.2f} seconds")]
+    rows = [("real time", stime_text(rec.real_s, layout))]
     if not full:
-        rows.append(("cpu time", f"{rec.cpu_s:.2f} seconds"))
+        rows.append(("cpu time", stime_text(rec.cpu_s, layout)))
         return [head] + [f"{_INDENT}{a:<{_TIME_LABEL}}{b}" for a, b in rows] + [_INDENT]
-    rows += [("user cpu time", f"{rec.user_cpu_s:.2f} seconds"),
-             ("system cpu time", f"{rec.sys_cpu_s:.2f} seconds"),
+    rows += [("user cpu time", stime_text(rec.user_cpu_s, layout)),
+             ("system cpu time", stime_text(rec.sys_cpu_s, layout)),
              ("memory", _k(rec.memory_bytes)),
-             ("OS Memory", _k(rec.os_memory_bytes)),
-             ("Timestamp", _timestamp(rec.start_ts))]
+             ("OS Memory", _k(rec.os_memory_bytes))]
+    if "TSOFF" not in words:
+        rows.append(("Timestamp", _timestamp(rec.start_ts)))
     counts = [("Page Faults", rec.page_faults), ("Page Reclaims", rec.page_reclaims), ("Page Swaps", 0),
               ("Voluntary Context Switches", rec.voluntary_ctx_switches),
               ("Involuntary Context Switches", rec.involuntary_ctx_switches),
@@ -272,7 +292,7 @@ class SasLog(LevelMessages):
             if rec.record != "total":
                 self._text("")
             return
-        for line in format_sas_block(rec, full):
+        for line in format_sas_block(rec, full, str(self._opt("STIMEFMT", "M"))):
             self._text(line)
         self._text("")
 
