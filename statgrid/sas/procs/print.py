@@ -27,7 +27,7 @@ from typing import Any
 
 from statgrid.libraries import sql_ident
 from statgrid.sas.dataset import ColumnInfo, column_info, input_sql
-from statgrid.sas.errors import SasError
+from statgrid.sas.errors import SasError, SasRuntimeError
 from statgrid.sas.formats.numeric import best, missing_text, w_d
 from statgrid.sas.lexer import STR
 from statgrid.sas.procs.common import (DATASET, FLAG, TEXT, by_list, by_rule, fetch_rows, format_cell, input_dataset,
@@ -202,10 +202,10 @@ def _by_groups(rows, idx: list[int], desc: list[bool], byc: list[ColumnInfo], sp
                         continue
                     if (b < a) != d:
                         how = "descending" if d else "ascending"
-                        raise SasError(f"Data set {spec.name} is not sorted in {how} sequence. The current BY "
-                                       f"group has {c.name} = {_plain(a)} and the next BY group has "
-                                       f"{c.name} = {_plain(b)}", spec.line, spec.col, spec.name,
-                                       "data sorted by the BY variables (PROC SORT)")
+                        raise SasRuntimeError(f"Data set {spec.name} is not sorted in {how} sequence. The current BY "
+                                              f"group has {c.name} = {_plain(a)} and the next BY group has "
+                                              f"{c.name} = {_plain(b)}", spec.line, spec.col, spec.name,
+                                              "data sorted by the BY variables (PROC SORT)")
                     break
             groups.append([])
         groups[-1].append(r)

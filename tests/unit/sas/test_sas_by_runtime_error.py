@@ -33,3 +33,13 @@ def test_notsorted_in_a_proc_is_refused_with_the_way_out(session):
     flat = " ".join(x.strip() for x in log.split("\n"))
     assert code == 1 and "do not take NOTSORTED" in flat and "PROC SORT" in flat
     assert "NOTE: The data set WORK.B has 3 observations" in flat
+
+
+def test_proc_print_by_order_error_does_not_stop_the_program(session):
+    program = PROGRAM.format(notsorted="").replace("proc means data=a noprint; by g ; var x; output out=m mean=mx;",
+                                                   "proc print data=a; by g;")
+    assert "proc print" in program
+    code, log, _ = run_sas(session, program)
+    flat = " ".join(x.strip() for x in log.split("\n"))
+    assert code == 1 and "The current BY group has g = 2 and the next BY group has g = 1" in flat
+    assert "OBS=0" not in flat and "NOTE: The data set WORK.B has 3 observations and 4 variables." in flat
