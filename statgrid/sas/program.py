@@ -310,6 +310,7 @@ class Driver:
                         if not getattr(exc, "logged", False):
                             log.sas_error(exc)
                     else:
+                        runtime = True           # an engine's fault while the step ran (not the statements')
                         log.error(str(exc))
                     log.note("The SAS System stopped processing this step because of errors.")
                     for text in getattr(exc, "after", ()):     # the DATA step's data sets (run-time ERROR)

@@ -17,7 +17,7 @@ from typing import Any
 
 from statgrid.libraries import sql_ident
 from statgrid.sas.dataset import column_info, dataset_path, input_sql
-from statgrid.sas.errors import SasError
+from statgrid.sas.errors import SasError, SasRuntimeError
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, input_dataset, observations_read, parse_options,
                                        proc_statement, statement_error, write_select)
 
@@ -87,7 +87,8 @@ def run(statements: list, program: Any) -> None:
 def run_cimport(statements: list, program: Any) -> None:
     """PROC CIMPORT reads SAS's transport files made by PROC CPORT, a format no open tool reads."""
     t = list(statements)[0].tokens[0]
-    raise SasError("PROC CIMPORT is not available: SAS's CPORT transport format has no open reader. Convert the "
+    # an execution-time ERROR (as SAS's own when the file cannot be read): the steps after it still run
+    raise SasRuntimeError("PROC CIMPORT is not available: SAS's CPORT transport format has no open reader. Convert the "
                    "file where SAS runs (PROC COPY to a XPORT library, or a sas7bdat data set), then bring it in with "
                    "`statgrid import FILE LIB.MEMBER` (.xpt or .sas7bdat)", t.line, t.col, "CIMPORT",
                    "an XPORT or sas7bdat file")

@@ -43,3 +43,13 @@ def test_proc_print_by_order_error_does_not_stop_the_program(session):
     flat = " ".join(x.strip() for x in log.split("\n"))
     assert code == 1 and "The current BY group has g = 2 and the next BY group has g = 1" in flat
     assert "OBS=0" not in flat and "NOTE: The data set WORK.B has 3 observations and 4 variables." in flat
+
+
+def test_cimport_refusal_lets_the_rest_of_the_program_run(session):
+    """PROC CIMPORT cannot run here (no open reader of CPORT files): an execution-time ERROR, so the steps
+    after it run with their data (4 of the benchmark programs SAS-SUBSET.md counts start with CIMPORT)."""
+    code, log, _ = run_sas(session, "proc cimport library=work infile='/nonexistent/x.cpt'; run;\n"
+                                    "data b; do i = 1 to 3; output; end; run;\n")
+    flat = " ".join(x.strip() for x in log.split("\n"))
+    assert code == 1 and "PROC CIMPORT is not available" in flat
+    assert "OBS=0" not in flat and "NOTE: The data set WORK.B has 3 observations and 1 variables." in flat
