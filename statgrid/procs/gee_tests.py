@@ -28,6 +28,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from statgrid.errors import StatgridError
 from statgrid.procs import _irls
 from statgrid.procs import genmod_tests as gt
 
@@ -105,8 +106,14 @@ def score(fit: GeeFit, L: np.ndarray) -> tuple[float, int]:
     return float(u @ np.linalg.pinv(L @ sigma_e @ L.T) @ u), L.shape[0]
 
 
-def _test(fit: GeeFit, L: np.ndarray, use_wald: bool) -> tuple[float, int]:
-    return wald(fit, L) if use_wald else score(fit, L)
+def _test(fit: GeeFit, L: np.ndarray, use_wald: bool, what: str) -> tuple[float, int]:
+    if use_wald:
+        return wald(fit, L)
+    try:
+        return score(fit, L)
+    except StatgridError as exc:      # the restricted GEE fit: say which test needed it
+        raise StatgridError(f"{what} (a generalized score test) refits the model under its hypothesis, and {exc} "
+                            "The WALD option (MODEL / TYPE3 WALD, CONTRAST / WALD) needs no refit.") from exc
 
 
 def type3_l(fit: GeeFit) -> list[tuple[str, np.ndarray]]:
@@ -123,11 +130,25 @@ def type3_l(fit: GeeFit) -> list[tuple[str, np.ndarray]]:
     return out
 
 
-def type3(fit: GeeFit, use_wald: bool) -> list[list]:
+def empty_cells(fit: GeeFit) -> list[str]:
+    """The crossed effects with a cell no row has (as procs/glm.py finds them)."""
+    design = fit.design
+    unused = ~np.any(fit.X_all != 0, axis=0)
+    return [e.name for i, (e, sl) in enumerate(zip(design.effects, design.slices()))
+            if len(design.effect_classes(e)) > 1 and not design.present_coded(i)
+            and (unused[sl].any() or design.effect_width(e) < design.grid_size(e))]
+
+
+def type3(fit: GeeFit, use_wald: bool, log=None) -> list[list]:
     """Rows [Source, DF, ChiSq, ProbChiSq] (Score/Wald Statistics For Type 3 GEE Analysis)."""
+    empty = empty_cells(fit)
+    if empty and log is not None:
+        log.note(f"Some cells of {', '.join(empty)} have no observations: the Type 3 tests here test sum-to-zero "
+                 "hypotheses, which differ from SAS's Type III estimable functions with empty cells; test the "
+                 "hypotheses you mean with CONTRAST statements.")
     rows = []
     for name, L in type3_l(fit):
-        s, df = _test(fit, L, use_wald)
+        s, df = _test(fit, L, use_wald, f"the Type 3 test of {name}")
         rows.append([name, df, s, gt.p_chi2(s, df)])
     return rows
 
@@ -140,7 +161,7 @@ def contrast(fit: GeeFit, label: str, specs: Sequence[dict], use_wald: bool, nul
         if log is not None:
             log.warning(f"Contrast {label!r} is not estimable.")
         return [label, None, None, None, kind]
-    s, df = _test(fit, L[:, fit.kept], use_wald)
+    s, df = _test(fit, L[:, fit.kept], use_wald, f"CONTRAST {label!r}")
     return [label, df, s, gt.p_chi2(s, df), kind]
 
 
@@ -189,7 +210,7 @@ def run(s, fit: GeeFit, type3_on: bool, type3_wald: bool, contrasts: Sequence, e
     """stats entries: type3, type3_wald, contrasts, estimates, qic (the GEE Fit Criteria)."""
     out: dict = {"qic": qic(fit), "type3_wald": bool(type3_wald)}
     if type3_on:
-        out["type3"] = type3(fit, bool(type3_wald))
+        out["type3"] = type3(fit, bool(type3_wald), s.log)
     if contrasts or estimates:
         null = gt.design_null_space([(fit.X_all, fit.y, fit.w, fit.off)], fit.X_all.shape[1])
         out["contrasts"] = [contrast(fit, label, rows, bool(w), null, s.log) for label, rows, w in contrasts]

@@ -327,3 +327,21 @@ proc genmod data=work.p; class id a; model y = a x; repeated subject=id; contras
 proc genmod data=work.p; class id a; model y = a x; repeated subject=id; output out=work.o p=p; run;
 """)
     assert code == 1 and "The OUTPUT statement of PROC GENMOD with a REPEATED statement" in log, log
+
+
+def test_empty_cells_note_and_not_estimable_contrast(session, panel):
+    code, log, lst = run_sas(session, """
+ods output Contrasts=work.ne;
+proc genmod data=work.p;
+  where not (a = 'r' and b = 'v');
+  class id a b;
+  model y = a b a*b x / type3;
+  repeated subject=id / type=exch;
+  contrast 'p-q' a 1 -1 0;
+run;
+""")
+    assert code == 0, log
+    assert "NOTE: Some cells of a*b have no observations: the Type 3 tests here test sum-to-zero" in log
+    assert "WARNING: Contrast 'p-q' is not estimable." in log     # GENMOD fills in no a*b coefficients
+    row = work_frame(session, "ne").iloc[0]
+    assert row.Contrast == "p-q" and row.Type == "Score" and np.isnan(row.DF) and np.isnan(row.ChiSq)
