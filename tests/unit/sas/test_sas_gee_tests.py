@@ -37,6 +37,7 @@ def panel(session, tmp_path):
     d["y"] = np.round(1 + 0.5 * d.x + 0.4 * (d.a == "q") + u + rng.normal(size=n), 6)
     d["cnt"] = rng.poisson(np.exp(0.2 + 0.3 * d.x + 0.3 * (d.a == "r") + 0.4 * u))
     d["bin"] = (rng.random(n) < 1 / (1 + np.exp(-(-0.2 + 0.7 * d.x + u)))).astype(int)
+    d["gy"] = np.round(rng.gamma(2.0, np.exp(0.3 + 0.2 * d.x + 0.3 * u) / 2.0), 6)
     session.write_table("work.p", pa.Table.from_pandas(d, preserve_index=False))
     csv = tmp_path / "p.csv"
     d.to_csv(csv, index=False)
@@ -298,6 +299,32 @@ cat(sprintf('%.15g', c(QIC(f)[c('Quasi Lik', 'CIC')], g$geese$gamma)))
     q = frame(session, "qn", "Criterion")
     np.testing.assert_allclose(q.loc["QIC", "Value"], -2 * quasi / phi + 2 * trace, rtol=RTOL)
     np.testing.assert_allclose(q.loc["QICu", "Value"], n - p + 2 * p, rtol=RTOL)
+
+
+def test_qic_gamma_log_link_independent(session, panel):
+    d, csv = panel
+    sas(session, """
+ods output GEEFitCriteria=work.qg;
+proc genmod data=work.p;
+  class id a;
+  model gy = a x / dist=gamma link=log;
+  repeated subject=id / type=ind converge=1e-12;
+run;
+""")
+    # SAS's gamma Q_ij = −(y/μ + log μ), φ̂ = Σ((y − μ)/μ)²/(N − p), Ω_I = X'WX/φ̂ (W = 1 for the log link:
+    # (∂μ/∂η)²/v(μ) = μ²/μ²); geepack's CIC = tr(X'WX V_R)/its scale (geepack's own gamma quasi-likelihood is
+    # not SAS's, so it is computed here from geepack's fitted means)
+    quasi, phi, cic, scale = r(f"""suppressMessages(library(geepack))
+d <- read.csv('{csv}'); d <- d[order(d$id, d$t), ]; d$a <- factor(d$a)
+f <- geeglm(gy ~ a + x, id = id, data = d, family = Gamma(link = 'log'), corstr = 'independence',
+            control = geese.control(epsilon = 1e-12, maxit = 200))
+mu <- as.vector(fitted(f))
+cat(sprintf('%.15g', c(sum(-(d$gy / mu + log(mu))), sum(((d$gy - mu) / mu)^2) / (nrow(d) - 4),
+                       QIC(f)['CIC'], f$geese$gamma)))
+""")
+    q = frame(session, "qg", "Criterion")
+    np.testing.assert_allclose(q.Value, [-2 * quasi / phi + 2 * cic * scale / phi, -2 * quasi / phi + 2 * 4],
+                               rtol=RTOL)
 
 
 # ------------------------------------------------------------------------------------------- listing and errors
