@@ -185,11 +185,22 @@ def gee(s, data: str, model: str, subject: str | Sequence[str], type: str = "ind
         dist: str = "normal", link: str | None = None, class_: str | Sequence[str] | None = None,
         trials: str | None = None, offset: str | None = None, noint: bool = False, scale: str | None = None,
         glm_maxiter: int = 50, maxiter: int = 50, converge: float = 1e-4, descending: bool = False,
-        corrw: bool = False, modelse: bool = False, print: bool = True) -> ResultTable:
+        corrw: bool = False, modelse: bool = False, print: bool = True, type3: bool = False,
+        type3_wald: bool = False, contrasts: Sequence | None = None, estimates: Sequence | None = None
+        ) -> ResultTable:
     """GEE fit of 'y = effects' with clusters given by `subject` (CLASS variables; several: their
     combinations). Returns the GEE estimates (Parameter, Estimate, StdErr, LowerCL, UpperCL, Z, ProbZ)
     with empirical standard errors; `stats` has working_correlation, alpha, phi, scale, cov_empirical,
-    cov_model, model_stderr, clusters, iterations and `initial` (the GLM fit, genmod's ResultTable)."""
+    cov_model, model_stderr, clusters, iterations, `initial` (the GLM fit, genmod's ResultTable) and the
+    tests and criteria of gee_tests.py:
+      qic            {qic, qicu, quasi_likelihood, trace, phi} (GEE Fit Criteria; None for negbin);
+      type3=True     stats['type3']: [Source, DF, ChiSq, ProbChiSq] — generalized score tests, or Wald with
+                     type3_wald=True;
+      contrasts      [(label, [row {effect: [coefficients]}, …], wald)] → stats['contrasts']: [Contrast, DF,
+                     ChiSq, ProbChiSq, Type 'Score'|'Wald'];
+      estimates      [(label, row, alpha, exp)] → stats['estimates']: [Label, MeanEstimate, MeanLowerCL,
+                     MeanUpperCL, LBetaEstimate, StdErr, Alpha, LBetaLowerCL, LBetaUpperCL, ChiSq, ProbChiSq]
+                     (empirical standard errors)."""
     kind = corr_type(type)
     src = s.dataset(data)
     names_all = [c for c, _ in s.columns(src.scan_sql())]
@@ -240,6 +251,9 @@ def gee(s, data: str, model: str, subject: str | Sequence[str], type: str = "ind
         "subject": subj, "within": wcol, "n": int(y.size), "model_stderr": np.sqrt(np.diag(bread)),
         "subject_levels": cl.count, "within_levels": cl.dim if wcol else None,
         "class_levels": {c: v.to_pylist() for c, v in _design.levels_of(s, sql, [c for c in classes if c in table.column_names]).items()}})
+    from statgrid.procs import gee_tests
+    fitted = gee_tests.GeeFit(X, kept, y, w, off, fam, lk, kind, cl, beta, cov_emp, st.phi, design, maxiter, converge)
+    result.stats.update(gee_tests.run(s, fitted, type3, type3_wald, contrasts or (), estimates or ()))
     if print:
         from statgrid.procs import gee_listing
         s.log.listing(gee_listing.listing(result, design, y_name, trials, str(src), corrw, modelse))

@@ -2,7 +2,9 @@
 Model Information, Class Level Information, the initial GLM fit (Criteria For Assessing Goodness Of
 Fit, Analysis Of Initial Parameter Estimates), GEE Model Information, the working correlation (CORRW;
 the exchangeable correlation always), and Analysis Of GEE Parameter Estimates with empirical (and, for
-MODELSE, model-based) standard errors. Numbers in SAS's formats: estimates and limits 4 decimals,
+MODELSE, model-based) standard errors, GEE Fit Criteria (QIC, QICu) before them, and after them the tests
+asked for (gee_tests.py): Score (or Wald) Statistics For Type 3 GEE Analysis, Contrast Results for GEE
+Analysis and Contrast Estimate Results. Numbers in SAS's formats: estimates and limits 4 decimals,
 Z and chi-squares 2, p-values PVALUE6.4 (<.0001).
 """
 from __future__ import annotations
@@ -130,10 +132,37 @@ def listing(t: ResultTable, design, y: str, trials: str | None, data: str, corrw
                          [[f"Row{i + 1}", *(num(x) for x in R[i])] for i in range(R.shape[0])]))
     if st["type"] == "exch":
         out.append(pairs("Exchangeable Working Correlation", [("Correlation", num(st["alpha"], 4))]))
+    if st.get("qic"):
+        out.append(table(["GEE Fit Criteria"], [], [["QIC", num(st["qic"]["qic"])], ["QICu", num(st["qic"]["qicu"])]]))
     out.append(_estimates(t.rows, "Empirical Standard Error Estimates"))
     if modelse:
         out.append(_estimates(_model_rows(t), "Model-Based Standard Error Estimates"))
         if st["initial"].stats["dist"] in ("normal", "gamma"):
             out.append("NOTE: The scale parameter for GEE estimation was computed as the square root of the "
                        "normalized Pearson's chi-square.\n")
-    return "\n".join(out)
+    return "\n".join(out + tests(st))
+
+
+def type3_title(st: dict) -> str:
+    return f"{'Wald' if st.get('type3_wald') else 'Score'} Statistics For Type 3 GEE Analysis"
+
+
+def tests(st: dict) -> list[str]:
+    """The Type 3, CONTRAST and ESTIMATE tables of the fit's stats (those it has)."""
+    out = []
+    if st.get("type3"):
+        out.append(table([type3_title(st)], [["Source", "DF", "Chi-Square", "Pr > ChiSq"]],
+                         [[r[0], num(r[1], 0), num(r[2], 2), pvalue(r[3])] for r in st["type3"]]))
+    if st.get("contrasts"):
+        out.append(table(["Contrast Results for GEE Analysis"], [["Contrast", "DF", "Chi-Square", "Pr > ChiSq",
+                                                                  "Type"]],
+                         [[r[0], num(r[1], 0), num(r[2], 2), pvalue(r[3]), r[4]] for r in st["contrasts"]],
+                         left_cols=(4,)))
+    if st.get("estimates"):
+        rows = [[r[0], num(r[1]), num(r[2]), num(r[3]), num(r[4]), num(r[5]), num(r[6], 2), num(r[7]), num(r[8]),
+                 num(r[9], 2), pvalue(r[10])] for r in st["estimates"]]
+        out.append(table(["Contrast Estimate Results"],
+                         [["", "Mean", "Mean", "", "L'Beta", "Standard", "", "L'Beta", "", "Chi-", ""],
+                          ["Label", "Estimate", "Confidence Limits", "", "Estimate", "Error", "Alpha",
+                           "Confidence Limits", "", "Square", "Pr > ChiSq"]], rows))
+    return out

@@ -184,18 +184,25 @@ def estimate(full: Fitted, label: str, spec: dict, alpha: float, exp: bool, null
     LBetaUpperCL, ChiSq, ProbChiSq] (and the Exp(label) row with EXP)."""
     L = l_row(full.design, spec, log)
     fit = full.fit
+    return estimate_rows(label, L, fit.kept, fit.beta[fit.kept], fit.cov(full.phi), full.lk, alpha, exp, null, log)
+
+
+def estimate_rows(label: str, L: np.ndarray, kept: Sequence[int], beta: np.ndarray, cov: np.ndarray, lk,
+                  alpha: float, exp: bool, null: np.ndarray, log=None) -> list[list]:
+    """The ESTIMATE rows of l'b for the estimates `beta` of the columns `kept` and their covariance `cov` (the
+    likelihood fit's, or GEE's empirical one — procs/gee_tests.py); missing values when l is not estimable."""
     if not estimable(L, null):
         if log is not None:
             log.warning(f"Estimate {label!r} is not estimable.")
         return [[label, None, None, None, None, None, alpha, None, None, None, None]]
-    lk = L[fit.kept]
-    est = float(lk @ fit.beta[fit.kept])
-    se = math.sqrt(max(float(lk @ fit.cov(full.phi) @ lk), 0.0))
+    lk_row = L[list(kept)]
+    est = float(lk_row @ beta)
+    se = math.sqrt(max(float(lk_row @ cov @ lk_row), 0.0))
     z = float(special.ndtri(1 - alpha / 2))
     lo, hi = est - z * se, est + z * se
     chi = (est / se) ** 2 if se > 0 else float("nan")
-    means = sorted(float(full.lk.inv(np.array([v]))[0]) for v in (lo, hi))
-    rows = [[label, float(full.lk.inv(np.array([est]))[0]), means[0], means[1], est, se, alpha, lo, hi, chi,
+    means = sorted(float(lk.inv(np.array([v]))[0]) for v in (lo, hi))
+    rows = [[label, float(lk.inv(np.array([est]))[0]), means[0], means[1], est, se, alpha, lo, hi, chi,
              p_chi2(chi, 1)]]
     if exp:
         e = _exp(est)

@@ -9,6 +9,9 @@ procs/genmod_tests.py computes them), and their tables as SAS's ODS names them:
                                                                                   Type 3 Analysis")
 A CONTRAST is by default the likelihood-ratio test (WALD: the Wald χ²). With SCALE=DEVIANCE/PEARSON (DSCALE,
 PSCALE) the Type3 and Contrasts tables carry the F test beside the χ² (Num DF, Den DF, F Value, Pr > F).
+With a REPEATED statement (GEE) the same statements are GEE's tests (procs/gee_tests.py, tables in repeated.py):
+TYPE3 and CONTRAST generalized score statistics (WALD: Wald with the empirical covariance), ESTIMATE with the
+empirical standard error.
 The column names statgrid gives where SAS's documentation names none: Type3 Source, DF, DenDF, FValue, ProbF,
 ChiSq, ProbChiSq; Contrasts Contrast, DF, (DenDF, FValue, ProbF,) ChiSq, ProbChiSq, Type.
 """

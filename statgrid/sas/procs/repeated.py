@@ -88,8 +88,10 @@ def _value(c) -> str:
     return text
 
 
-def fit(program, data: str, dep: str, effects: str, classes, mopts: dict, opts, rep: dict, printing: bool):
-    """GENMOD with a REPEATED statement: the GEE fit (statgrid.procs.gee) of one BY group's rows."""
+def fit(program, data: str, dep: str, effects: str, classes, mopts: dict, opts, rep: dict, printing: bool,
+        contrasts=(), estimates=()):
+    """GENMOD with a REPEATED statement: the GEE fit (statgrid.procs.gee) of one BY group's rows, with MODEL /
+    TYPE3 <WALD> and the CONTRAST and ESTIMATE statements (genmodstatements.py) as GEE's tests."""
     from statgrid.procs.gee import gee
     trials = None
     if "/" in dep:
@@ -102,13 +104,25 @@ def fit(program, data: str, dep: str, effects: str, classes, mopts: dict, opts, 
        scale=str(mopts["SCALE"]).lower() if "SCALE" in mopts else None,
        glm_maxiter=int(float(mopts.get("MAXITER", 50))), maxiter=int(float(rep.get("MAXITER", 50))),
        converge=float(rep.get("CONVERGE", 1e-4)), descending=bool(opts.get("DESCENDING")),
-       corrw=bool(rep.get("CORRW")), modelse=bool(rep.get("MODELSE")), print=printing)
+       corrw=bool(rep.get("CORRW")), modelse=bool(rep.get("MODELSE")), print=printing,
+       type3=bool(mopts.get("TYPE3")), type3_wald=bool(mopts.get("WALD")), contrasts=contrasts, estimates=estimates)
 
 
 def tables(result, classes) -> list:
-    """GEE's ODS table GEEEmpPEst (Analysis Of GEE Parameter Estimates, empirical standard errors): Parm, Level1,
-    Estimate, StdErr, LowerCL, UpperCL, Z, ProbZ — for ODS OUTPUT; the listing is the GEE listing's own."""
+    """GEE's ODS tables, for ODS OUTPUT (the listing is the GEE listing's own): GEEFitCriteria (GEE Fit Criteria:
+    Criterion, Value), GEEEmpPEst (Analysis Of GEE Parameter Estimates, empirical standard errors: Parm, Level1,
+    Estimate, StdErr, LowerCL, UpperCL, Z, ProbZ), and those asked for — Type3 (Score or Wald Statistics For
+    Type 3 GEE Analysis: Source, DF, ChiSq, ProbChiSq), Contrasts (Contrast Results for GEE Analysis: Contrast,
+    DF, ChiSq, ProbChiSq, Type) and Estimates (Contrast Estimate Results, as genmodstatements.tables)."""
+    from statgrid.procs import gee_listing
     from statgrid.sas.ods import OdsColumn as Col, OdsTable
+    from statgrid.sas.procs import genmodstatements
+    st = result.stats
+    out = []
+    if st.get("qic"):
+        out.append(OdsTable("GEEFitCriteria", "GEE Fit Criteria", [Col("Criterion", type="char"),
+                            Col("Value", fmt="d4")], [["QIC", st["qic"]["qic"]], ["QICu", st["qic"]["qicu"]]],
+                            "Genmod"))
     rows = []
     for r in result.rows:
         head, level = parameter_level(r[0])
@@ -116,4 +130,14 @@ def tables(result, classes) -> list:
     cols = [Col("Parm", "Parameter", "char"), Col("Level1", "", "char"), Col("Estimate", fmt="d4"),
             Col("StdErr", "Standard Error", fmt="d4"), Col("LowerCL", "95% Confidence Limits", fmt="d4"),
             Col("UpperCL", "", fmt="d4"), Col("Z", fmt="d2"), Col("ProbZ", "Pr > |Z|", fmt="p")]
-    return [OdsTable("GEEEmpPEst", "Analysis Of GEE Parameter Estimates", cols, rows, "Genmod")]
+    out.append(OdsTable("GEEEmpPEst", "Analysis Of GEE Parameter Estimates", cols, rows, "Genmod"))
+    chi = [Col("DF", fmt="int"), Col("ChiSq", "Chi-Square", fmt="d2"), Col("ProbChiSq", "Pr > ChiSq", fmt="p")]
+    if st.get("type3"):
+        out.append(OdsTable("Type3", gee_listing.type3_title(st), [Col("Source", type="char"), *chi], st["type3"],
+                            "Genmod"))
+    if st.get("contrasts"):
+        out.append(OdsTable("Contrasts", "Contrast Results for GEE Analysis",
+                            [Col("Contrast", type="char"), *chi, Col("Type", type="char")], st["contrasts"], "Genmod"))
+    if st.get("estimates"):
+        out += [t for t in genmodstatements.tables(result) if t.name == "Estimates"]
+    return out
