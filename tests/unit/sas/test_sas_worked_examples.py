@@ -87,3 +87,83 @@ def test_mixed_heights_without_random_effects_is_iteration_zero(session):
 proc mixed data=heights; class Family Gender; model Height = Gender; run;""")
     fit = {r["Descr"]: r["Value"] for r in rows(session, "work.fit")}
     assert fit["-2 Res Log Likelihood"] == printed("74.11074833")
+
+
+# ------------------------------------------------------------------------------------------------ GLM
+# Hald's cement data as a published SAS GLM run lists them (rows 14 and 15 have no Y: read, not used), and the
+# figures that run printed. This is SAS's output published on a course page, not SAS's manual:
+# http://asellus.cee.odu.edu/expdesign/src/m_reg_l.php ("Multiple Least-Square Regression Example 1-3")
+CEMENT = "data cement; input Y X1 X2 X3 X4; datalines;\n" + datalines("cement.txt") + ";\n"
+CEMENT_PAGE = "http://asellus.cee.odu.edu/expdesign/src/m_reg_l.php"
+
+
+def test_glm_cement_anova_type1_type3_and_solution(session):
+    run_ok(session, CEMENT + """ods output NObs=nobs OverallANOVA=anova FitStatistics=fit ModelANOVA=ss
+  ParameterEstimates=pe;
+proc glm data=cement; model Y = X1 X2 X3 X4 / solution; run; quit;""")
+    # all figures below: CEMENT_PAGE
+    assert [r["N"] for r in rows(session, "work.nobs")] == [15, 13]
+    model, error, total = rows(session, "work.anova")
+    assert (model["DF"], error["DF"], total["DF"]) == (4, 8, 12)
+    assert model["SS"] == printed("2670.365050") and model["MS"] == printed("667.591263")
+    assert model["FValue"] == printed("117.64")
+    assert error["SS"] == printed("45.398026") and error["MS"] == printed("5.674753")
+    assert total["SS"] == printed("2715.763077")
+    (fit,) = rows(session, "work.fit")
+    assert fit["RSquare"] == printed("0.983284") and fit["CV"] == printed("2.496434")
+    assert fit["RootMSE"] == printed("2.382174") and fit["DepMean"] == printed("95.42308")
+    ss = {(r["HypothesisType"], r["Source"]): r for r in rows(session, "work.ss")}
+    for source, ss1, f1, ss3, f3 in [("X1", "1450.076328", "255.53", "281.3174755", "49.57"),
+                                     ("X2", "1207.782266", "212.83", "163.2592552", "28.77"),
+                                     ("X3", "9.793869", "1.73", "3.1459775", "0.55"),
+                                     ("X4", "2.712588", "0.48", "2.7125876", "0.48")]:
+        assert ss[(1, source)]["SS"] == printed(ss1) and ss[(1, source)]["FValue"] == printed(f1)
+        assert ss[(3, source)]["SS"] == printed(ss3) and ss[(3, source)]["FValue"] == printed(f3)
+    assert ss[(1, "X3")]["ProbF"] == printed("0.2254") and ss[(3, "X2")]["ProbF"] == printed("0.0007")
+    pe = {r["Parameter"]: r for r in rows(session, "work.pe")}
+    for name, est, se, t, p in [("Intercept", "55.28234314", "11.01724868", "5.02", "0.0010"),
+                                ("X1", "1.62976040", "0.23147223", "7.04", "0.0001"),
+                                ("X2", "0.58798438", "0.10962267", "5.36", "0.0007"),
+                                ("X3", "0.16734770", "0.22475814", "0.74", "0.4778"),
+                                ("X4", "-0.07179770", "0.10384657", "-0.69", "0.5089")]:
+        assert pe[name]["Estimate"] == printed(est) and pe[name]["StdErr"] == printed(se)
+        assert pe[name]["tValue"] == printed(t) and pe[name]["Probt"] == printed(p)
+
+
+# ----------------------------------------------------------------------------------------------- FREQ
+# The 2×2 table of Stokes, Davis and Koch, "Categorical Data Analysis Using the SAS System" (SAS Press), with the
+# Fisher's Exact Test table SAS printed for it, as quoted on http://tj211.com/forum.php?action=printable&mod=viewthread&tid=2744
+SEVERE = """data severe; input treat $ outcome $ count; datalines;
+Test f 10
+Test u 2
+Control f 2
+Control u 4
+;
+ods output FishersExact=fe ChiSq=chisq;
+proc freq data=severe order=data; weight count; tables treat*outcome / chisq nocol; run;
+"""
+
+
+def test_freq_fisher_exact_2x2(session):
+    run_ok(session, SEVERE)
+    fe = {r["Name1"]: r["nValue1"] for r in rows(session, "work.fe")}
+    # http://tj211.com/forum.php?action=printable&mod=viewthread&tid=2744 (SAS's listing, quoted)
+    assert fe["FREQ11"] == 10
+    assert fe["XPL_FISH"] == printed("0.9961") and fe["XPR_FISH"] == printed("0.0573")
+    assert fe["P_TABLE"] == printed("0.0533") and fe["XP2_FISH"] == printed("0.1070")
+    # by hand: phi = (10·4 − 2·2)/√(12·6·12·6) = 36/72 = 0.5; Pearson chi-square = n·phi² = 18·0.25 = 4.5
+    chisq = {r["Statistic"]: r for r in rows(session, "work.chisq")}
+    assert chisq["Chi-Square"]["Value"] == pytest.approx(4.5, rel=1e-12)
+    assert chisq["Phi Coefficient"]["Value"] == pytest.approx(0.5, rel=1e-12)
+
+
+@pytest.mark.xfail(strict=True, raises=KeyError, reason="PROC FREQ CHISQ leaves out the Mantel-Haenszel Chi-Square row when the row "
+                   "or column variable is character; SAS computes it with table scores (row/column numbers)")
+def test_freq_mantel_haenszel_with_character_levels(session):
+    # SAS/STAT FREQ, "Definitions and Notation: Scores": "The default score type is TABLE ... For character
+    # variables, table scores are defined as the row numbers and column numbers":
+    # https://support.sas.com/documentation/cdl/en/statug/63033/HTML/default/statug_freq_a0000000639.htm
+    run_ok(session, SEVERE)
+    chisq = {r["Statistic"]: r for r in rows(session, "work.chisq")}
+    # by hand, scores 1, 2 on both margins: Q_MH = (n − 1)·r² = 17·0.5² = 4.25
+    assert chisq["Mantel-Haenszel Chi-Square"]["Value"] == pytest.approx(4.25, rel=1e-12)
