@@ -167,3 +167,31 @@ def test_freq_mantel_haenszel_with_character_levels(session):
     chisq = {r["Statistic"]: r for r in rows(session, "work.chisq")}
     # by hand, scores 1, 2 on both margins: Q_MH = (n − 1)·r² = 17·0.5² = 4.25
     assert chisq["Mantel-Haenszel Chi-Square"]["Value"] == pytest.approx(4.25, rel=1e-12)
+
+
+# SAS/STAT 9.2 User's Guide, MIXED, "Clustered Data Example", Figures 56.9 and 56.10 (the book excerpt's page):
+# https://www.yumpu.com/en/document/view/13737171/sas-stat-92-users-guide-the-mixed-procedure-book-excerpt/12
+HEIGHTS_RANDOM = HEIGHTS + """ods output NObs=nobs ClassLevels=cl Dimensions=dim;
+proc mixed data=heights; class Family Gender; model Height = Gender; random Family Family*Gender; run;"""
+
+
+def test_mixed_heights_observations_read_and_used(session):
+    run_ok(session, HEIGHTS_RANDOM)
+    nobs = {r["Label"]: r["N"] for r in rows(session, "work.nobs")}
+    # Figure 56.10: "Number of Observations Read 18 / Used 18 / Not Used 0"
+    assert nobs == {"Number of Observations Read": 18, "Number of Observations Used": 18,
+                    "Number of Observations Not Used": 0}
+
+
+@pytest.mark.xfail(strict=True, reason="PROC MIXED creates no ClassLevels or Dimensions ODS table (SAS prints "
+                   "'Class Level Information' and 'Dimensions' for every fit)")
+def test_mixed_heights_class_levels_and_dimensions(session):
+    log = run_ok(session, HEIGHTS_RANDOM)
+    assert "Output 'ClassLevels' was not created" not in log and "Output 'Dimensions' was not created" not in log
+    # Figure 56.9: Family 4 levels "1 2 3 4", Gender 2 levels "F M"
+    cl = {r["Class"]: (r["Levels"], r["Values"]) for r in rows(session, "work.cl")}
+    assert cl == {"Family": (4, "1 2 3 4"), "Gender": (2, "F M")}
+    # Figure 56.10: Covariance Parameters 3, Columns in X 3, Columns in Z 12, Subjects 1, Max Obs Per Subject 18
+    dim = {r["Descr"]: r["Value"] for r in rows(session, "work.dim")}
+    assert dim == {"Covariance Parameters": 3, "Columns in X": 3, "Columns in Z": 12, "Subjects": 1,
+                   "Max Obs Per Subject": 18}
