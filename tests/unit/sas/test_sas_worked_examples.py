@@ -63,6 +63,70 @@ proc reg data=fitness; model Oxygen = RunTime Age Weight RunPulse MaxPulse RestP
     assert pe["Intercept"]["Estimate"] == printed("102.9")
 
 
+# Hald's cement data (Hald 1952; Draper and Smith), the classic 13 rows, and a published SAS REG run on them:
+# "Example 13. Variable selection in multiple regression: Hald data", http://merlot.stat.uconn.edu/~nalini/fcilmweb/ex13.txt
+# (SAS's listing: R-Square selection, BEST=2, with C(p); then forward selection step by step). The data check
+# themselves: numpy's least squares on them give every R-square that listing prints (X4 alone 0.6745, all four 0.9824).
+HALD = "data hald; input X1 X2 X3 X4 Y; datalines;\n" + datalines("hald.txt") + ";\n"
+HALD_PAGE = "http://merlot.stat.uconn.edu/~nalini/fcilmweb/ex13.txt"
+
+
+def test_reg_hald_forward_selection_order(session):
+    run_ok(session, HALD + """ods output SelectionSummary=steps;
+proc reg data=hald; model Y = X1 X2 X3 X4 / selection=forward; run;""")
+    steps = rows(session, "work.steps")
+    # HALD_PAGE: "Forward Selection: Step 1 Variable X4 Entered", "Step 2 Variable X1 Entered"; step 1's F 22.80,
+    # Pr > F 0.0006 (the one-variable model's F); step 2's X1 F 108.22, Pr > F <.0001
+    assert [s["VarEntered"] for s in steps[:2]] == ["X4", "X1"]
+    assert steps[0]["ProbF"] == printed("0.0006") and steps[1]["ProbF"] < 0.0001
+
+
+@pytest.mark.parametrize("model, anova, estimates", [
+    # HALD_PAGE, Forward Selection Step 1 (X4 entered): Model 1 1831.89616 1831.89616 22.80; Error 11 883.86692
+    # 80.35154; Intercept 117.56793 (5.26221), X4 -0.73816 (0.15460)
+    ("X4", ("1831.89616", "883.86692", "80.35154", "22.80"),
+     {"Intercept": ("117.56793", "5.26221"), "X4": ("-0.73816", "0.15460")}),
+    # HALD_PAGE, Step 2 (X1 entered): Model 2 2641.00096 1320.50048 176.63; Error 10 74.76211 7.47621;
+    # Intercept 103.09738 (2.12398), X1 1.43996 (0.13842), X4 -0.61395 (0.04864)
+    ("X1 X4", ("2641.00096", "74.76211", "7.47621", "176.63"),
+     {"Intercept": ("103.09738", "2.12398"), "X1": ("1.43996", "0.13842"), "X4": ("-0.61395", "0.04864")}),
+])
+def test_reg_hald_forward_step_models(session, model, anova, estimates):
+    run_ok(session, HALD + f"""ods output ANOVA=anova ParameterEstimates=pe;
+proc reg data=hald; model Y = {model}; run;""")
+    m, e, _ = rows(session, "work.anova")
+    assert (m["SS"], e["SS"], e["MS"], m["FValue"]) == tuple(printed(x) for x in anova)
+    pe = {r["Variable"]: (r["Estimate"], r["StdErr"]) for r in rows(session, "work.pe")}
+    assert pe == {k: (printed(a), printed(b)) for k, (a, b) in estimates.items()}
+
+
+@pytest.mark.xfail(strict=True, raises=KeyError, reason="PROC REG's SelectionSummary has no model R-square or "
+                   "C(p) column (SAS's Summary of Forward Selection prints Number Vars In, Partial R-Square, "
+                   "Model R-Square, C(p), F Value, Pr > F)")
+def test_reg_hald_forward_selection_summary_r_square_and_cp(session):
+    run_ok(session, HALD + """ods output SelectionSummary=steps;
+proc reg data=hald; model Y = X1 X2 X3 X4 / selection=forward; run;""")
+    steps = [{k.lower(): v for k, v in s.items()} for s in rows(session, "work.steps")]
+    # HALD_PAGE: "Step 1 Variable X4 Entered: R-Square = 0.6745 and C(p) = 138.7308",
+    #            "Step 2 Variable X1 Entered: R-Square = 0.9725 and C(p) = 5.4959"
+    assert steps[0]["modelrsquare"] == printed("0.6745") and steps[0]["cp"] == printed("138.7308")
+    assert steps[1]["modelrsquare"] == printed("0.9725") and steps[1]["cp"] == printed("5.4959")
+
+
+@pytest.mark.xfail(strict=True, reason="PROC REG has no SELECTION=RSQUARE (nor BEST=, CP): 'ERROR: selection "
+                   "'rsquare' is not one of forward, backward, stepwise, adjrsq'")
+def test_reg_hald_rsquare_selection_best_two(session):
+    run_ok(session, HALD + """ods output SubsetSelSummary=subsets;
+proc reg data=hald; model Y = X1 X2 X3 X4 / selection=rsquare best=2 cp; run;""")
+    got = [(r["NumInModel"], r["RSquare"], r["Cp"], r["VarsInModel"]) for r in rows(session, "work.subsets")]
+    # HALD_PAGE, "R-Square Selection Method" (Number in Model, R-Square, C(p), Variables in Model)
+    want = [(1, "0.6745", "138.7308", "X4"), (1, "0.6663", "142.4864", "X2"),
+            (2, "0.9787", "2.6782", "X1 X2"), (2, "0.9725", "5.4959", "X1 X4"),
+            (3, "0.9823", "3.0182", "X1 X2 X4"), (3, "0.9823", "3.0413", "X1 X2 X3"),
+            (4, "0.9824", "5.0000", "X1 X2 X3 X4")]
+    assert got == [(k, printed(r2), printed(cp), v) for k, r2, cp, v in want]
+
+
 # ---------------------------------------------------------------------------------------------- MIXED
 HEIGHTS = "data heights; input Family Gender $ Height @@; datalines;\n" + datalines("heights.txt") + ";\n"
 
