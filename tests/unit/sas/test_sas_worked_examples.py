@@ -29,6 +29,19 @@ def run_ok(session, text: str) -> str:
     return log
 
 
+def listing_lines(session, text: str) -> list[list[str]]:
+    """The listing of `text`, each line as its blank-separated words (a printed row of a table, compared word
+    for word with the row the manual prints)."""
+    code, log, lst = run_sas(session, text)
+    assert code == 0, log
+    return [line.split() for line in lst.splitlines()]
+
+
+def missing_rows(lines: list[list[str]], printed_rows: list[str]) -> list[str]:
+    """The rows of `printed_rows` (as a page prints them) that no listing line shows word for word."""
+    return [row for row in printed_rows if row.split() not in lines]
+
+
 def test_printed_tolerance_is_half_the_last_digit():
     assert 0.84874 == printed("0.8487") and 0.84876 != printed("0.8487")
     assert 722.543614 == printed("722.54361") and 722.54362 != printed("722.54361")
@@ -127,6 +140,38 @@ proc reg data=hald; model Y = X1 X2 X3 X4 / selection=rsquare best=2 cp; run;"""
     assert got == [(k, printed(r2), printed(cp), v) for k, r2, cp, v in want]
 
 
+def test_reg_hald_listing_prints_the_published_rows(session):
+    lines = listing_lines(session, HALD + "proc reg data=hald; model Y = X4; run;")
+    # HALD_PAGE, Forward Selection Step 1's Analysis of Variance: the same model's table, printed with the same
+    # formats (the step's parameter table has Type II SS and F columns, not REG's t tests, so it is not compared)
+    assert missing_rows(lines, ["Model 1 1831.89616 1831.89616 22.80 0.0006", "Error 11 883.86692 80.35154",
+                                "Corrected Total 12 2715.76308"]) == []
+
+
+def test_reg_fitness_listing_prints_the_published_anova(session):
+    lines = listing_lines(session, FITNESS + """proc reg data=fitness;
+  model Oxygen = RunTime Age Weight RunPulse MaxPulse RestPulse; run;""")
+    # https://go.documentation.sas.com/api/docsets/statug/v_023/content/statug_reg_details21.htm, Figure 30
+    assert missing_rows(lines, ["Model 6 722.54361 120.42393 22.43 <.0001", "Error 24 128.83794 5.36825",
+                                "Corrected Total 30 851.38154", "Root MSE 2.31695 R-Square 0.8487",
+                                "Dependent Mean 47.37581 Adj R-Sq 0.8108", "Coeff Var 4.89057"]) == []
+
+
+@pytest.mark.xfail(strict=True, reason="PROC GLM's listing prints sums of squares and estimates with a fixed number "
+                   "of decimals (2670.3650505, 55.282343145) where SAS gives each column the decimals that leave its "
+                   "largest value ten significant digits (2670.365050, 55.28234314), and the dependent mean with six "
+                   "decimals (95.423077) where SAS prints 95.42308")
+def test_glm_cement_listing_prints_the_published_rows(session):
+    lines = listing_lines(session, CEMENT + "proc glm data=cement; model Y = X1 X2 X3 X4 / solution; run; quit;")
+    # CEMENT_PAGE, "Multiple Least-Square Regression Example 3" (the GLM listing, row by row)
+    assert missing_rows(lines, [
+        "Model 4 2670.365050 667.591263 117.64 <.0001", "Error 8 45.398026 5.674753",
+        "Corrected Total 12 2715.763077", "0.983284 2.496434 2.382174 95.42308",
+        "X1 1 1450.076328 1450.076328 255.53 <.0001", "X3 1 9.793869 9.793869 1.73 0.2254",
+        "X1 1 281.3174755 281.3174755 49.57 0.0001", "X4 1 2.7125876 2.7125876 0.48 0.5089",
+        "Intercept 55.28234314 11.01724868 5.02 0.0010", "X4 -0.07179770 0.10384657 -0.69 0.5089"]) == []
+
+
 # ---------------------------------------------------------------------------------------------- MIXED
 HEIGHTS = "data heights; input Family Gender $ Height @@; datalines;\n" + datalines("heights.txt") + ";\n"
 
@@ -219,6 +264,14 @@ def test_freq_fisher_exact_2x2(session):
     chisq = {r["Statistic"]: r for r in rows(session, "work.chisq")}
     assert chisq["Chi-Square"]["Value"] == pytest.approx(4.5, rel=1e-12)
     assert chisq["Phi Coefficient"]["Value"] == pytest.approx(0.5, rel=1e-12)
+
+
+def test_freq_fisher_exact_listing(session):
+    lines = listing_lines(session, SEVERE)
+    # http://tj211.com/forum.php?action=printable&mod=viewthread&tid=2744 (SAS's "Fisher's Exact Test" table)
+    assert missing_rows(lines, ["Cell (1,1) Frequency (F) 10", "Left-sided Pr <= F 0.9961",
+                                "Right-sided Pr >= F 0.0573", "Table Probability (P) 0.0533",
+                                "Two-sided Pr <= P 0.1070"]) == []
 
 
 @pytest.mark.xfail(strict=True, raises=KeyError, reason="PROC FREQ CHISQ leaves out the Mantel-Haenszel Chi-Square row when the row "
