@@ -239,6 +239,32 @@ proc glm data=cement; model Y = X1 X2 X3 X4 / solution; run; quit;""")
         assert pe[name]["tValue"] == printed(t) and pe[name]["Probt"] == printed(p)
 
 
+# ------------------------------------------------------------------------------------- MEANS/UNIVARIATE
+# No page found prints MEANS or UNIVARIATE output for these data, but the model pages above print the response's
+# mean and corrected sum of squares (the ANOVA's Corrected Total): the descriptive PROCs must give the same.
+def test_means_and_univariate_agree_with_the_published_mean_and_corrected_ss(session):
+    run_ok(session, FITNESS + CEMENT + """ods output Summary=fit_sum;
+proc means data=fitness n mean css std; var Oxygen; run;
+ods output Summary=cem_sum;
+proc means data=cement n nmiss mean css; var Y; run;
+ods output Moments=moments;
+proc univariate data=cement; var Y; run;""")
+    (f,) = rows(session, "work.fit_sum")
+    # the REG Fitness page (statug_reg_details21): Dependent Mean 47.37581, Corrected Total 30 851.38154
+    assert f["Oxygen_N"] == 31 and f["Oxygen_Mean"] == printed("47.37581") and f["Oxygen_CSS"] == printed("851.38154")
+    # by hand from those: Std Dev = sqrt(851.38154 / 30) = 5.32722 (the printed CSS's rounding moves it < 1e-6)
+    assert f["Oxygen_StdDev"] == pytest.approx((851.38154 / 30) ** 0.5, abs=1e-6)
+    (c,) = rows(session, "work.cem_sum")
+    # CEMENT_PAGE: 15 read, 13 used (2 missing Y), Y Mean 95.42308, Corrected Total 12 2715.763077
+    assert (c["Y_N"], c["Y_NMiss"]) == (13, 2)
+    assert c["Y_Mean"] == printed("95.42308") and c["Y_CSS"] == printed("2715.763077")
+    mo = {r["Label1"]: r["nValue1"] for r in rows(session, "work.moments")}
+    mo.update({r["Label2"]: r["nValue2"] for r in rows(session, "work.moments")})
+    assert mo["N"] == 13 and mo["Mean"] == printed("95.42308") and mo["Corrected SS"] == printed("2715.763077")
+    # by hand from the page's Y column: sum = 1240.5 (the 13 values add to it exactly)
+    assert mo["Sum Observations"] == pytest.approx(1240.5, abs=1e-9)
+
+
 # ----------------------------------------------------------------------------------------------- FREQ
 # The 2×2 table of Stokes, Davis and Koch, "Categorical Data Analysis Using the SAS System" (SAS Press), with the
 # Fisher's Exact Test table SAS printed for it, as quoted on http://tj211.com/forum.php?action=printable&mod=viewthread&tid=2744
