@@ -101,7 +101,8 @@ run;
 
 
 @pytest.mark.parametrize("stmt,message", [
-    ("model cnt = a x / dist=poisson type3; repeated subject=b;", "TYPE3 option of PROC GENMOD with a REPEATED"),
+    ("model cnt = a x / dist=poisson; repeated subject=b; output out=work.o p=p;",
+     "The OUTPUT statement of PROC GENMOD with a REPEATED statement"),
     ("model cnt = a x / dist=poisson; contrast 'x' a 1 -1 / bogus;",
      "The option bogus is not recognized in the CONTRAST statement"),
     ("model cnt = a x / dist=poisson; estimate 'x' x 1 / alpha=2;", "ALPHA=2 in ESTIMATE must be between 0 and 1"),
