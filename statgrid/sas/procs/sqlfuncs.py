@@ -3,6 +3,7 @@ statgrid's formats (the program's user formats included), and DICTIONARY.TABLES 
 (SASHELP.VTABLE / VCOLUMN) as queries over the assigned libraries."""
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from statgrid.libraries import sql_literal
@@ -54,11 +55,13 @@ def dictionary_sql(program: Any, kind: str) -> str:
     libname and memname upper case, as SAS keeps them."""
     import pyarrow.parquet as pq
 
-    from statgrid.sas.dataset import DatasetSpec, stored_columns
+    from statgrid.sas.dataset import LABEL_KEY, VIEW_SUFFIX, DatasetSpec, stored_columns
 
     rows = []
     for lib in program.session.libraries:
         for member in lib.members():
+            if member.startswith("_view_"):          # a view's rows for the step reading it: not a member
+                continue
             path = lib.member_path(member)
             spec = DatasetSpec(lib.name.upper(), member.upper())
             try:
@@ -67,12 +70,20 @@ def dictionary_sql(program: Any, kind: str) -> str:
             except Exception:  # noqa: BLE001 - a member being replaced: left out, as SAS skips locked ones
                 continue
             if kind == "TABLES":
-                rows.append([lib.name.upper(), member.upper(), "DATA", float(meta.num_rows), float(len(cols)), "",
+                label = ((meta.metadata or {}).get(LABEL_KEY.encode()) or b"").decode("utf-8", "replace")
+                rows.append([lib.name.upper(), member.upper(), "DATA", float(meta.num_rows), float(len(cols)), label,
                              float(path.stat().st_size)])
             else:
                 for n, c in enumerate(cols, 1):
                     rows.append([lib.name.upper(), member.upper(), "DATA", c.name, c.type, float(c.length), float(n),
                                  c.label, c.format, c.informat])
+        if kind == "TABLES":                          # views (DATA step or SQL): memtype VIEW, no row count
+            try:
+                views = sorted(e.name[:-len(VIEW_SUFFIX)] for e in os.scandir(lib.path)
+                               if e.name.endswith(VIEW_SUFFIX) and e.is_file())
+            except OSError:
+                views = []
+            rows += [[lib.name.upper(), v.upper(), "VIEW", None, None, "", None] for v in views]
     if kind == "TABLES":
         names = ["libname", "memname", "memtype", "nobs", "nvar", "memlabel", "filesize"]
         types = ["VARCHAR", "VARCHAR", "VARCHAR", "DOUBLE", "DOUBLE", "VARCHAR", "DOUBLE"]
@@ -85,6 +96,8 @@ def dictionary_sql(program: Any, kind: str) -> str:
         return f"SELECT {cols} WHERE FALSE"
 
     def lit(v, t):
-        return sql_literal(str(v or "")) if t == "VARCHAR" else repr(float(v))
+        if t == "VARCHAR":
+            return sql_literal(str(v or ""))
+        return "CAST(NULL AS DOUBLE)" if v is None else repr(float(v))
     values = ", ".join("(" + ", ".join(lit(v, t) for v, t in zip(r, types)) + ")" for r in rows)
     return f"SELECT * FROM (VALUES {values}) AS t({', '.join(names)})"
