@@ -23,8 +23,9 @@ from typing import Any
 from statgrid.sas.dataset import input_sql, column_info, write_dataset
 from statgrid.sas.errors import SasError
 from statgrid.sas.formats.catalog import DEFAULT_CATALOG, cntlout_rows, formats_from_cntlin
-from statgrid.sas.formats.userformat import FormatRange, UserFormat
-from statgrid.sas.formats.numeric import best
+from statgrid.sas.formats.userformat import FormatRange, PictureOptions, UserFormat
+from statgrid.sas.formats.numeric import InvalidData, best
+from statgrid.sas.formats.picture import DATATYPES, default_mult
 from statgrid.sas.lexer import NAME, NUM, STR
 from statgrid.sas.procs.common import (DATASET, FLAG, cursor, fetch_rows, observations_read, parse_options,
                                        proc_statement, statement_error)
@@ -33,9 +34,13 @@ from statgrid.sas.values import MISSING, num_key, special_missing
 OPTIONS = {"LIBRARY": "value", "CNTLIN": DATASET, "CNTLOUT": DATASET, "FMTLIB": FLAG, "PAGE": FLAG,
            "NOREPLACE": FLAG, "MAXLABLEN": "value", "MAXSELEN": "value", "LOCALE": FLAG, "NOLIST": FLAG}
 ALIASES = {"LIB": "LIBRARY", "DDNAME": "LIBRARY"}
-STATEMENTS = ("VALUE", "INVALUE", "SELECT", "EXCLUDE")
-VALUE_OPTIONS = ("DEFAULT", "MIN", "MAX", "FUZZ", "NOTSORTED", "MULTILABEL", "JUST", "UPCASE")
-_FLAG_FIELDS = {"NOTSORTED": "notsorted", "MULTILABEL": None, "JUST": "just", "UPCASE": "upcase"}  # None: accepted
+STATEMENTS = ("VALUE", "INVALUE", "PICTURE", "SELECT", "EXCLUDE")
+VALUE_OPTIONS = ("DEFAULT", "MIN", "MAX", "FUZZ", "NOTSORTED", "MULTILABEL", "JUST", "UPCASE", "ROUND")
+_FLAG_FIELDS = {"NOTSORTED": "notsorted", "MULTILABEL": "multilabel", "JUST": "just", "UPCASE": "upcase",
+                "ROUND": "round"}
+# which statement takes which flag (SAS: MULTILABEL on VALUE and PICTURE, ROUND on PICTURE, JUST/UPCASE on INVALUE)
+_FLAG_STATEMENTS = {"MULTILABEL": ("VALUE", "PICTURE"), "ROUND": ("PICTURE",), "JUST": ("INVALUE",),
+                    "UPCASE": ("INVALUE",)}
 _NUMBER_FIELDS = {"DEFAULT": ("default", int), "MIN": ("min_width", int), "MAX": ("max_width", int),
                   "FUZZ": ("fuzz", float)}
 
@@ -64,6 +69,8 @@ def run(statements: list, program: Any) -> None:
         sc.next()
         if kw in ("VALUE", "INVALUE"):
             defined.append(parse_value(sc, informat=kw == "INVALUE"))
+        elif kw == "PICTURE":
+            defined.append(parse_picture(sc))
         elif kw in ("SELECT", "EXCLUDE"):
             names = []
             while not sc.at_end():
@@ -76,10 +83,6 @@ def run(statements: list, program: Any) -> None:
                 exclude = (exclude or []) + names
         elif kw in ("TITLE", "FOOTNOTE"):
             continue
-        elif kw == "PICTURE":
-            t = stmt.tokens[0]
-            raise SasError("The PICTURE statement is not supported by statgrid's PROC FORMAT yet", t.line, t.col,
-                           t.text, "VALUE or INVALUE", stmt.source)
         else:
             raise statement_error(stmt, "FORMAT", STATEMENTS)
     dry = bool(getattr(program, "syntax_check", False))
@@ -136,6 +139,28 @@ def _lib_dir(program: Any, lib: str, first, opts):
 
 # -- VALUE / INVALUE ------------------------------------------------------------------------------------------
 def parse_value(c, informat: bool) -> UserFormat:
+    fmt = _head(c, informat, "INVALUE" if informat else "VALUE")
+    char = fmt.char
+    numeric_keys = not char and not informat
+    while not c.at_end():
+        ranges = []
+        while True:
+            ranges.append(_range(c, numeric_keys))
+            if not c.accept(","):
+                break
+        eq = c.expect("=", expected="= and a label")
+        label, label_fmt = _label(c, fmt, eq)
+        for r in ranges:
+            r.label, r.label_format = label, label_fmt
+            fmt.ranges.append(r)
+    _check_overlap(fmt, numeric_keys)
+    return fmt
+
+
+def _head(c, informat: bool, statement: str) -> UserFormat:
+    """`<$>name <(options)>` of a VALUE, INVALUE or PICTURE statement."""
+    if statement == "PICTURE" and c.at("$"):
+        raise c.error("A PICTURE format is numeric: its name cannot start with $", "a name without $")
     char = bool(c.accept("$"))
     t = c.expect_kind(NAME, "a format name")
     name = t.text.upper()
@@ -153,27 +178,89 @@ def parse_value(c, informat: bool) -> UserFormat:
             if up not in VALUE_OPTIONS:
                 raise c.error(f"The option {o.text} is not recognized", "one of " + ", ".join(VALUE_OPTIONS), o)
             if up in _FLAG_FIELDS:
-                if _FLAG_FIELDS[up]:
-                    setattr(fmt, _FLAG_FIELDS[up], True)
+                if statement not in _FLAG_STATEMENTS.get(up, (statement,)):
+                    raise c.error(f"The option {o.text} is not valid in the {statement} statement",
+                                  "an option of " + " or ".join(_FLAG_STATEMENTS[up]), o)
+                setattr(fmt, _FLAG_FIELDS[up], True)
                 continue
             c.expect("=", expected="=")
             v = c.expect_kind(NUM, f"a number after {up}=").value
             field_name, kind = _NUMBER_FIELDS[up]
             setattr(fmt, field_name, kind(v))
-    numeric_keys = not char and not informat
+    return fmt
+
+
+# -- PICTURE --------------------------------------------------------------------------------------------------
+PICTURE_OPTIONS = ("PREFIX", "FILL", "MULT", "MULTIPLIER", "NOEDIT", "DATATYPE")
+MAX_PICTURE = 40                                         # SAS: "The maximum length for a picture is 40 characters"
+
+
+def parse_picture(c) -> UserFormat:
+    """PICTURE name <(DEFAULT= MIN= MAX= FUZZ= ROUND MULTILABEL NOTSORTED)> range <, range> = 'picture'
+    <(PREFIX='p' FILL='c' MULT=n NOEDIT DATATYPE=DATE|TIME|DATETIME)> …"""
+    fmt = _head(c, False, "PICTURE")
+    fmt.picture = True
     while not c.at_end():
         ranges = []
         while True:
-            ranges.append(_range(c, numeric_keys))
+            ranges.append(_range(c, True))
             if not c.accept(","):
                 break
-        eq = c.expect("=", expected="= and a label")
-        label, label_fmt = _label(c, fmt, eq)
+        c.expect("=", expected="= and a picture in quotation marks")
+        t = c.peek()
+        if t.kind != STR:
+            raise c.error("A picture must be in quotation marks", "a picture such as '000,009.99'", t)
+        c.next()
+        if len(t.value) > MAX_PICTURE:
+            raise c.error(f"The picture {t.value!r} is longer than {MAX_PICTURE} characters",
+                          f"a picture of at most {MAX_PICTURE} characters", t)
+        opts = _picture_options(c)
+        if opts.mult is None:                            # SAS keeps the default it computed (FMTLIB shows M100)
+            opts.mult = default_mult(t.value)
         for r in ranges:
-            r.label, r.label_format = label, label_fmt
+            r.label, r.pic = t.value, opts
             fmt.ranges.append(r)
-    _check_overlap(fmt, numeric_keys)
+    _check_overlap(fmt, True)
     return fmt
+
+
+def _picture_options(c) -> PictureOptions:
+    o = PictureOptions()
+    if not c.accept("("):
+        return o
+    while not c.accept(")"):
+        t = c.expect_kind(NAME, "PREFIX=, FILL=, MULT=, NOEDIT or DATATYPE=")
+        up = t.upper
+        if up not in PICTURE_OPTIONS:
+            raise c.error(f"The picture option {t.text} is not recognized", "one of " + ", ".join(PICTURE_OPTIONS), t)
+        if up == "NOEDIT":
+            o.noedit = True
+            continue
+        c.expect("=", expected="=")
+        v = c.next()
+        if up in ("PREFIX", "FILL"):
+            if v.kind != STR:
+                raise c.error(f"{up}= needs a quoted value", f"{up}='$'", v)
+            if up == "FILL":
+                if len(v.value) != 1:
+                    raise c.error(f"FILL={v.text} is not one character", "one character such as FILL='*'", v)
+                o.fill = v.value
+            else:
+                if len(v.value) > 4:
+                    raise c.error(f"PREFIX={v.text} is longer than 4 characters", "a prefix of up to 4 characters", v)
+                o.prefix = v.value
+        elif up in ("MULT", "MULTIPLIER"):
+            neg = v.is_("-")
+            if neg:
+                v = c.next()
+            if v.kind != NUM:
+                raise c.error(f"{up}= needs a number", "MULT=100", v)
+            o.mult = -v.value if neg else float(v.value)
+        else:
+            if v.upper not in DATATYPES:
+                raise c.error(f"DATATYPE={v.text} is not a data type", "DATATYPE=DATE, TIME or DATETIME", v)
+            o.datatype = v.upper
+    return o
 
 
 def _value(c, numeric: bool) -> Any:
@@ -181,6 +268,8 @@ def _value(c, numeric: bool) -> Any:
     t = c.peek()
     if t.kind == STR:
         c.next()
+        if numeric and t.suffix in ("D", "T", "DT"):
+            return _date_literal(c, t)
         if numeric:
             try:
                 return float(t.value) if t.value.strip() else MISSING
@@ -205,6 +294,19 @@ def _value(c, numeric: bool) -> Any:
             return special_missing("_")
         return MISSING
     raise c.error("Syntax error in a range", "a value, LOW, HIGH or OTHER", t)
+
+
+def _date_literal(c, t) -> float:
+    """'01jan2020'd, '10:30't, '01jan2020:10:30'dt as a range end (a PICTURE with DATATYPE= often has them)."""
+    from statgrid.sas.formats.dates import read_date, read_datetime, read_time
+    reader = {"D": read_date, "T": read_time, "DT": read_datetime}[t.suffix]
+    try:
+        v = reader(t.value)
+    except InvalidData:
+        v = MISSING
+    if v != v:
+        raise c.error(f"Invalid date/time/datetime constant {t.text}", "a constant such as '01jan2020'd", t)
+    return float(v)
 
 
 def _range(c, numeric: bool) -> FormatRange:
@@ -279,8 +381,9 @@ def _label(c, fmt: UserFormat, eq) -> tuple[Any, str | None]:
 
 
 def _check_overlap(fmt: UserFormat, numeric: bool) -> None:
-    """SAS: "ERROR: This range is repeated, or values overlap: a-b." (numeric VALUE formats)."""
-    if not numeric or fmt.notsorted:
+    """SAS: "ERROR: This range is repeated, or values overlap: a-b." (numeric VALUE and PICTURE formats
+    without MULTILABEL, which allows overlapping ranges)."""
+    if not numeric or fmt.notsorted or fmt.multilabel:
         return
     spans = []
     for r in fmt.ranges:
@@ -341,14 +444,18 @@ def fmtlib_box(fmt: UserFormat) -> str:
         end = side(row["END"], r.high, r.end if r.end is not None else r.start)[:16]
         mid = "<" if r.start_excl else "|"
         after = "<" if r.end_excl else "|"
-        lines.append(f"|{start}{mid}{end}{after}{str(row['LABEL'])[:40]:<40}|")
+        label = str(row["LABEL"])
+        if r.pic is not None:                            # SAS: the picture, then P<prefix> F<fill> M<mult>
+            label = f"{label:<20}P{r.pic.prefix:<3}F{r.pic.fill} M{row['MULT_TEXT']}"
+        lines.append(f"|{start}{mid}{end}{after}{label[:40]:<40}|")
     lines.append(rule)
     return "\n".join(lines)
 
 
-_CNTLOUT_CHAR = {"FMTNAME": 32, "START": 16, "END": 16, "LABEL": 40, "TYPE": 1, "SEXCL": 1, "EEXCL": 1, "HLO": 11}
-_CNTLOUT_ORDER = ["FMTNAME", "START", "END", "LABEL", "MIN", "MAX", "DEFAULT", "LENGTH", "FUZZ", "TYPE", "SEXCL",
-                  "EEXCL", "HLO"]
+_CNTLOUT_CHAR = {"FMTNAME": 32, "START": 16, "END": 16, "LABEL": 40, "PREFIX": 2, "FILL": 1, "TYPE": 1, "SEXCL": 1,
+                 "EEXCL": 1, "HLO": 11, "DATATYPE": 8}
+_CNTLOUT_ORDER = ["FMTNAME", "START", "END", "LABEL", "MIN", "MAX", "DEFAULT", "LENGTH", "FUZZ", "PREFIX", "MULT",
+                  "FILL", "NOEDIT", "TYPE", "SEXCL", "EEXCL", "HLO", "DATATYPE"]
 
 
 def _cntlout(program: Any, spec, fmts: list[UserFormat]) -> None:
