@@ -91,3 +91,57 @@ def group_by_formats(program: Any, base: str, cols: list[ColumnInfo]) -> str:
         sql = (f"SELECT __b.* REPLACE (coalesce(__m.lvl, __b.{q}) AS {q}) FROM ({sql}) __b "
                f"LEFT JOIN {name} __m ON __b.{q} = __m.raw")
     return sql
+
+
+def multilabel_levels(program: Any, base: str, cols: list[ColumnInfo], mlf: set[str] | frozenset = frozenset()
+                      ) -> tuple[str, list[ColumnInfo], dict[str, str]]:
+    """CLASS variables with MLF (Base Procedures MEANS and TABULATE, CLASS statement MLF option): each
+    observation is put in the group of every label its value has under a MULTILABEL format, so `base` gets one
+    row per (observation, label). The column becomes character, its value the label (stripped) — SAS's OUT=
+    holds the formatted value of an MLF variable; levels then sort by that text. Each expanded column gets a
+    companion `__sg_mlf_<i>` numbering an observation's labels from 0: a statistic that does not cross the
+    variable counts only copy 0, so every observation is counted once there. Returns (sql, cols with the MLF
+    columns replaced, {upper-case name: companion column}). A variable named in MLF whose format is not a
+    MULTILABEL user format is left to group_by_formats, as SAS groups it by its one label."""
+    from statgrid.sas.formats import parse_spec
+    catalog = getattr(program, "formats", None)
+    if not mlf or catalog is None:
+        return base, cols, {}
+    con = program.session.con
+    out_cols = list(cols)
+    copies: dict[str, str] = {}
+    sql = base
+    for i, col in enumerate(cols):
+        if col.name.upper() not in mlf or not col.format:
+            continue
+        spec = parse_spec(col.format)
+        fmt = catalog.get(("$" if spec.char else "") + spec.name) if spec.name else None
+        if fmt is None or not fmt.multilabel or fmt.char != (col.type == "char"):
+            continue
+        q = sql_ident(col.name)
+        values = [r[0] for r in con.cursor().execute(f"SELECT DISTINCT {q} FROM ({sql}) WHERE {q} IS NOT NULL"
+                                                    + (f" AND {q} <> ''" if col.type == "char" else "")).fetchall()]
+        raw, lvl, n = [], [], []
+        for v in values:
+            for k, text in enumerate(fmt.labels(v, catalog)):
+                raw.append(v), lvl.append(text), n.append(k)
+        import pyarrow as pa
+        kind = pa.string() if col.type == "char" else pa.float64()
+        table = pa.table({"raw": pa.array(raw, kind), "lvl": pa.array(lvl, pa.string()),
+                          "n": pa.array(n, pa.int64())})
+        name, copy = f"__sg_mlf_map_{len(copies)}", f"__sg_mlf_{len(copies)}"
+        con.register("__sg_mlf_arrow", table)
+        con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM __sg_mlf_arrow")
+        con.unregister("__sg_mlf_arrow")
+        sql = (f"SELECT __b.* REPLACE (__m.lvl AS {q}), coalesce(__m.n, 0) AS {copy} FROM ({sql}) __b "
+               f"LEFT JOIN {name} __m ON __b.{q} = __m.raw")
+        width = max([len(t) for t in lvl] + [1])
+        out_cols[i] = dataclasses.replace(col, type="char", length=width, format="", sql_type="VARCHAR")
+        copies[col.name.upper()] = copy
+    return sql, out_cols, copies
+
+
+def first_copies(copies: dict[str, str], crossed: set[str] | frozenset = frozenset()) -> str:
+    """The SQL condition keeping one row per observation for every MLF variable not in `crossed` (names upper
+    case): '' when there is none."""
+    return " AND ".join(f"{c} = 0" for n, c in copies.items() if n not in crossed)
