@@ -129,8 +129,12 @@ def multilabel_levels(program: Any, base: str, cols: list[ColumnInfo], mlf: set[
         kind = pa.string() if col.type == "char" else pa.float64()
         table = pa.table({"raw": pa.array(raw, kind), "lvl": pa.array(lvl, pa.string()),
                           "n": pa.array(n, pa.int64())})
-        name, copy = f"__sg_mlf_map_{len(copies)}", f"__sg_mlf_{len(copies)}"
+        copy = f"__sg_mlf_{len(copies)}"
         con.register("__sg_mlf_arrow", table)
+        # named with its database and schema: a PROC's own cursor (TABULATE's) does not share the session's
+        # search_path
+        db, schema = con.execute("SELECT current_database(), current_schema()").fetchone()
+        name = f"{sql_ident(db)}.{sql_ident(schema)}.__sg_mlf_map_{len(copies)}"
         con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM __sg_mlf_arrow")
         con.unregister("__sg_mlf_arrow")
         sql = (f"SELECT __b.* REPLACE (__m.lvl AS {q}), coalesce(__m.n, 0) AS {copy} FROM ({sql}) __b "
