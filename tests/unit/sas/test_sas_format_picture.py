@@ -103,6 +103,30 @@ run;
     ]
 
 
+def test_put_statement_and_freq_means_grouping_by_picture(session):
+    code, log, lst = run_sas(session, HEAD + """proc format;
+  picture tens (round) low-high='009' (mult=0.1);
+run;
+data a;
+  input x @@;
+  y = x;
+  put 'X ' x tens. +1 x tens5.;
+datalines;
+4 14 15 24 26 31
+;
+run;
+proc freq data=a; tables x; format x tens.; run;
+proc means data=a n sum; class x; var y; format x tens.; run;""")
+    assert code == 0, log
+    # ROUND with MULT=0.1: 0.4 → 0, 1.4 → 1, 1.5 → 2, 2.4 → 2, 2.6 → 3, 3.1 → 3
+    assert re.findall(r"X\s+(\d)\s+(\d)", log) == [(d, d) for d in "012233"]
+    # FREQ and MEANS group by the picture's text: levels 0 1 2 3 with 1 1 2 2 observations
+    assert [m for m in re.findall(r"^[ ]*(\d)[ ]+(\d)[ ]+\d+\.\d\d[ ]+\d[ ]+\d+\.\d\d(?=\s)", lst, re.M)] == \
+        [("0", "1"), ("1", "1"), ("2", "2"), ("3", "2")]
+    # MEANS: level 2 is 15+24 = 39, level 3 is 26+31 = 57
+    assert re.search(r"^\s*2\s+2\s+2\s+39\.0+\s*$", lst, re.M) and re.search(r"^\s*3\s+2\s+2\s+57\.0+\s*$", lst, re.M), lst
+
+
 def test_datatype_directives(session):
     defs = """proc format;
   picture dmy (default=11) other='%0d-%b-%Y' (datatype=date);
@@ -175,7 +199,7 @@ run;""")
     assert "FMTNAME=PLAIN TYPE=N START=1 END=1 LABEL=one PREFIX= MULT=. FILL= NOEDIT=. HLO=" in log
 
 
-@pytest.mark.parametrize("stmt, message", [
+BAD = [
     ("picture p low-high='99' (fill='**');", "FILL='**' is not one character"),
     ("picture p low-high='99' (datatype=week);", "DATATYPE=week is not a data type"),
     ("picture p low-high='99' (prefix='$$$$$');", "PREFIX='$$$$$' is longer than 4 characters"),
@@ -185,11 +209,14 @@ run;""")
     ("picture p 0-10='99' 5-20='999';", "This range is repeated, or values overlap: 5-20"),
     ("value v (round) 1='a';", "The option round is not valid in the VALUE statement"),
     ("picture p low-high='" + "9" * 41 + "';", "longer than 40 characters"),
-])
-def test_bad_pictures_are_errors(session, stmt, message):
-    code, log, _ = run_sas(session, f"proc format;\n  {stmt}\nrun;")
-    assert code != 0
-    assert "ERROR" in log and message in log, log
+]
+
+
+def test_bad_pictures_are_errors(session):
+    for stmt, message in BAD:                 # one session for all: each PROC FORMAT step stands alone
+        code, log, _ = run_sas(session, f"proc format;\n  {stmt}\nrun;")
+        assert code != 0, stmt
+        assert "ERROR" in log and message in log, log
 
 
 def test_damaged_picture_entry_is_refused(tmp_path):
