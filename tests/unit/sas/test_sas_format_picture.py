@@ -70,6 +70,26 @@ run;""")
         assert re.search(rf"^\s*{name}\s+{re.escape(text)}\s*$", lst, re.M), lst
 
 
+def test_too_many_digits_lose_the_prefix_then_the_leftmost_digits(session):
+    """SAS's own log, published on communities.sas.com ("SAS Picture formats – without fear (or tears)"): PAY.
+    (picture '000,009.99', PREFIX='$', width 10) for num = 1.23456789*10**(i-4), i = 1 … 12."""
+    code, log, _ = run_sas(session, """proc format;
+  picture pay low-high='000,009.99' (prefix='$');
+run;
+data _null_;
+  do i = 1 to 12;
+    num = 1.234567890*10**(i-4);
+    put 'PAY ' num pay.;
+  end;
+run;""")
+    assert code == 0, log
+    assert re.findall(r"PAY +(\S+)", log.split("run;")[-1]) == [
+        "$0.00", "$0.01", "$0.12", "$1.23", "$12.34", "$123.45", "$1,234.56", "$12,345.67",
+        "123,456.78",      # no room left for the prefix
+        "234,567.89",      # the leftmost digit is lost (1234567.89 * 100 is 123456789, not 123456788.99…)
+        "345,678.89", "456,788.99"]
+
+
 def test_digit_selectors_message_noedit_round_and_missing(session):
     defs = """proc format;
   picture nine low-high='9999';
@@ -80,12 +100,14 @@ def test_digit_selectors_message_noedit_round_and_missing(session):
   picture rnd (round) low-high='009.99';
   picture msg . = 'N/A' low -< 0 = 'negative' 0 - 1000 = '0,009' 1000 <- high = 'over 1,000' (noedit);
   picture times low-high='0009' (mult=1000);
+  picture days 01-31='99' other='99-illegal day value';
+  picture miles 1-1000='0000' 1000<-high='>1000 miles'(noedit);
 run;
 """
     got = puts(session, defs, [
         ("42", "nine."), ("42", "zero."), ("0.5", "mixed."), ("12.345", "pct."), ("2.999", "trunc."),
         ("2.999", "rnd."), ("1.235", "rnd."), (".", "msg."), ("-3", "msg."), ("999", "msg."), ("5000", "msg."),
-        ("0.0425", "times."), ("42", "nine6.")])
+        ("0.0425", "times."), ("42", "nine6."), ("2", "days2."), ("67", "days."), ("1500", "miles.")])
     assert got == [
         "0042",            # 9: leading zeros printed
         "  42",            # 0: leading zeros blank
@@ -100,6 +122,8 @@ run;
         "over 1,000",      # NOEDIT: digits are message characters
         "  42",            # MULT=1000: 42.5 → 42
         "  0042",          # w=6: right-aligned
+        # the manual's PICTURE statement examples: '02', '67-illegal day value', '>1000 miles'
+        "02", "67-illegal day value", ">1000 miles",
     ]
 
 
