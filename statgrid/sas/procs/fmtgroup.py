@@ -149,3 +149,28 @@ def first_copies(copies: dict[str, str], crossed: set[str] | frozenset = frozens
     """The SQL condition keeping one row per observation for every MLF variable not in `crossed` (names upper
     case): '' when there is none."""
     return " AND ".join(f"{c} = 0" for n, c in copies.items() if n not in crossed)
+
+
+def format_order_sql(program: Any, column: str, fmt_text: str) -> str | None:
+    """An SQL expression ranking an MLF column's labels (its values after multilabel_levels) in the order its
+    format keeps its ranges — sorted by start, or as written with NOTSORTED — for CLASS x / MLF PRELOADFMT
+    ORDER=DATA (Base Procedures MEANS, CLASS statement: "PRELOADFMT … ORDER=DATA … the order in which the
+    format's values are defined"). Labels the ranges do not name (pictures, nested formats, BEST. text) sort
+    after them. None when the format is not a user format."""
+    from statgrid.sas.formats import parse_spec
+    catalog = getattr(program, "formats", None)
+    spec = parse_spec(fmt_text) if fmt_text else None
+    fmt = catalog.get(("$" if spec.char else "") + spec.name) if catalog is not None and spec and spec.name else None
+    if fmt is None:
+        return None
+    whens, seen = [], set()
+    for r in fmt.ranges:
+        if r.label_format or r.pic is not None:
+            continue
+        text = str(r.label).strip()
+        if text not in seen:
+            seen.add(text)
+            whens.append(f"WHEN '{text.replace(chr(39), chr(39) * 2)}' THEN {len(seen)}")
+    if not whens:
+        return None
+    return f"CASE {sql_ident(column)} {' '.join(whens)} ELSE {len(seen) + 1} END"

@@ -37,8 +37,8 @@ from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME, NUM
 from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
 from statgrid.sas import ods
-from statgrid.sas.procs.fmtgroup import (first_copies, format_statement, group_by_formats, multilabel_levels,
-                                         with_formats)
+from statgrid.sas.procs.fmtgroup import (first_copies, format_order_sql, format_statement, group_by_formats,
+                                         multilabel_levels, with_formats)
 from statgrid.sas.procs.means_weight import VARDEFS, WEIGHT_REFUSED, mode_of, mode_agg, weighted_aggs, weighted_input
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, by_rule, check_by_sorted, cursor, fetch_rows,
                                        narrowed_input,
@@ -103,6 +103,7 @@ class Request:
     weight: str | None = None                       # WEIGHT variable
     formats: dict = field(default_factory=dict)     # the FORMAT statement's: upper-case name → format
     mlf: set = field(default_factory=set)           # CLASS variables with / MLF (upper case)
+    format_order: set = field(default_factory=set)  # … with / PRELOADFMT ORDER=DATA: levels in format order
 
 
 @ods.proc_step
@@ -120,6 +121,7 @@ def run(statements: list, program: Any, proc: str = "MEANS") -> None:
             req.by = by_list(c)
         elif kw == "CLASS":
             names = var_names_until(c, cols, "/")
+            preload = data_order = False
             if c.accept("/"):
                 while not c.at_end():
                     o = c.next()
@@ -127,8 +129,14 @@ def run(statements: list, program: Any, proc: str = "MEANS") -> None:
                         req.class_missing = True
                     elif o.upper == "MLF":                    # every label of a MULTILABEL format (fmtgroup.py)
                         req.mlf |= {n.upper() for n in names}
+                    elif o.upper == "PRELOADFMT":
+                        preload = True
+                    elif o.upper == "ORDER" and c.accept("="):
+                        data_order = c.next().upper == "DATA"
                     elif c.accept("="):
                         c.next()                              # ORDER=, MLF … : accepted, the default order kept
+            if preload and data_order:                # MLF levels in the format's order (fmtgroup.py)
+                req.format_order |= {n.upper() for n in names}
             req.classes += names
         elif kw == "VAR":
             req.var = (req.var or []) + var_names_until(c, cols, "/")
@@ -295,6 +303,8 @@ def _run(program: Any, first, src: DatasetSpec, req: Request) -> None:
     n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
     missing_ok = bool(opts.get("MISSING")) or req.class_missing
     keep = [] if missing_ok else [_present(c) for c in classc]
+    rank = {c.name.upper(): format_order_sql(program, c.name, c.format) for c in classc
+            if c.name.upper() in req.format_order & req.mlf}
     base, classc, mlf = multilabel_levels(program, base, classc, req.mlf)   # CLASS x / MLF
     base = group_by_formats(program, base, classc)            # CLASS levels by their formatted values
     filtered = f"SELECT * FROM ({base})" + (f" WHERE {' AND '.join(keep)}" if keep else "")
@@ -311,7 +321,9 @@ def _run(program: Any, first, src: DatasetSpec, req: Request) -> None:
         parts = [aggregate([m], first_copies(mlf, {c.name.upper() for i, c in enumerate(classc)
                                                    if m >> (k - 1 - i) & 1})) for m in all_masks]
         lead = [sql_ident(c.name) for c in byc + classc]        # _group reads the BY and CLASS values first
-        order = [f"{q} NULLS FIRST" for q in lead[:len(byc)]] + ["__type"] + [f"{q} NULLS FIRST" for q in lead[len(byc):]]
+        order = [f"{q} NULLS FIRST" for q in lead[:len(byc)]] + ["__type"] + \
+            [f"{rank[c.name.upper()]}, {q}" if rank.get(c.name.upper()) and c.name.upper() in mlf
+             else f"{q} NULLS FIRST" for c, q in zip(classc, lead[len(byc):])]
         union = " UNION ALL BY NAME ".join(f"SELECT * FROM ({p})" for p in parts)
         sql = f"SELECT {', '.join(lead)}, * EXCLUDE ({', '.join(lead)}) FROM ({union}) ORDER BY {', '.join(order)}"
     else:

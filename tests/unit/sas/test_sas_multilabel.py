@@ -1,7 +1,8 @@
 """MULTILABEL formats (SAS 9.4 Base Procedures: FORMAT VALUE/PICTURE option MULTILABEL; MEANS/SUMMARY and
 TABULATE CLASS statement option MLF) through a real session. PUT takes a value's first label (ranges in
 order of their start); a CLASS variable with MLF puts an observation in the group of every label it has, and a
-statistic that does not cross the variable counts it once. Expected counts and sums by hand from the data."""
+statistic that does not cross the variable counts it once; with PRELOADFMT ORDER=DATA the levels come in the
+format's order. Expected counts and sums by hand from the data."""
 from __future__ import annotations
 
 import re
@@ -81,6 +82,11 @@ proc tabulate data=a;
   format age agef. score pct.;
   table age all, n;
   table score, n;
+run;
+proc means data=a n sum;
+  class age / mlf preloadfmt order=data;
+  var score;
+  format age agef.;
 run;""")
     assert code == 0, log
     # $GRP.: 'Anyone' F and M (1..5: n 5, sum 15), 'Female' F (1 3 5: n 3, sum 9)
@@ -91,7 +97,10 @@ run;""")
         assert re.search(rf"^age={label}\s+{n}\s*$", lst, re.M), lst
     assert re.search(r"^All\s+5\s*$", lst, re.M), lst
     # a MULTILABEL PICTURE: scores 1..5 → labels ' 1%' … ' 5%' (1 each) and none >= 50
-    assert len(re.findall(r"^score=\s*\d%\s+1\s*$", lst, re.M)) == 5, lst
+    assert len(re.findall(r"^score=\s*\d%[ ]+1(?=\s)", lst, re.M)) == 5, lst
+    # PRELOADFMT ORDER=DATA: the levels in the format's stored order (by start; 0-19 was given before 0-12)
+    assert re.findall(r"^(Teen or less|Child|Teen|Adult)[ ]+(\d)[ ]+\d[ ]+(\d)\.0+(?=\s)", lst, re.M) == [
+        ("Teen or less", "3", "6"), ("Child", "1", "1"), ("Teen", "2", "5"), ("Adult", "2", "9")], lst
 
 
 def test_overlap_without_multilabel_is_an_error_and_cntl_keeps_multilabel(session):
