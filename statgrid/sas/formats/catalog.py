@@ -12,7 +12,8 @@ order: WORK.FORMATS, LIBRARY.FORMATS, then the option's list (SAS searches WORK 
 unless the list names them). Each catalog is saved as one JSON file in its library's directory,
 `<catalog>.fmtcat.json` (statgrid's own format, not SAS's .sas7bcat), so a later program that assigns
 the library finds the formats. `formats_from_cntlin(rows)` turns CNTLIN= data (FMTNAME START END
-LABEL TYPE HLO SEXCL EEXCL DEFAULT LENGTH MIN MAX FUZZ) into definitions; `cntlout_rows` the reverse;
+LABEL TYPE HLO SEXCL EEXCL DEFAULT LENGTH MIN MAX FUZZ, and for TYPE='P' pictures PREFIX FILL MULT NOEDIT
+DATATYPE) into definitions; `cntlout_rows` the reverse;
 `import_sas7bcat` reads a SAS catalog through pyreadstat (value labels only) into the same catalog.
 """
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """A user format or informat as PROC FORMAT defines it (SAS 9.4 Base Procedures, PROC FORMAT): its ranges
 (`low-<10`, `10-20`, `'a','b'`, LOW, HIGH, OTHER, exclusive ends), labels (text; a format in brackets
-`[date9.]`; for an informat a number, `_SAME_` or `_ERROR_`), default width, FUZZ=, UPCASE and JUST, and
+`[date9.]`; for an informat a number, `_SAME_` or `_ERROR_`; for a PICTURE the picture and its
+PictureOptions), default width, FUZZ=, UPCASE and JUST, ROUND and MULTILABEL (labels() gives every label), and
 how a value is looked up in it; and its JSON form, read back with every field checked (a catalog file
 may come from another user: catalog.py reads the file, this module the definition).
 """

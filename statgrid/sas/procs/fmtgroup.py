@@ -6,7 +6,8 @@ formatted values (SAS/STAT FREQ, "Grouping with Formats"; Base Procedures MEANS,
 a level's rows carry one internal value — the lowest of the group, as SAS reports the level under ORDER=
 INTERNAL — so the procedure runs unchanged on the input and prints and writes the level with its format.
 A missing value stays its own level. The values are formatted in Python once per distinct value (the
-formats' one implementation, statgrid/sas/formats), the mapping joined in DuckDB.
+formats' one implementation, statgrid/sas/formats), the mapping joined in DuckDB. A CLASS variable with MLF
+under a MULTILABEL format is expanded instead (multilabel_levels): one row per label, the label its value.
 """
 from __future__ import annotations
 
@@ -174,3 +175,21 @@ def format_order_sql(program: Any, column: str, fmt_text: str) -> str | None:
     if not whens:
         return None
     return f"CASE {sql_ident(column)} {' '.join(whens)} ELSE {len(seen) + 1} END"
+
+
+def types_apart(aggregate: Any, masks: list[int], byc: list[ColumnInfo], classc: list[ColumnInfo],
+                copies: dict[str, str], rank: dict[str, str | None]) -> str:
+    """MEANS/SUMMARY with MLF variables: one aggregate query per type (`aggregate(mask list, condition)` gives
+    it, the condition keeping one copy of each observation for the MLF variables the type does not cross),
+    joined into one answer in MEANS' layout — BY values, CLASS values, the rest — ordered by BY, _TYPE_ and
+    the CLASS values (an MLF variable's by `rank`, format_order_sql's expression, when it has one). A mask's
+    bit for the i-th of k CLASS variables is 2**(k-1-i)."""
+    k = len(classc)
+    parts = [aggregate([m], first_copies(copies, {c.name.upper() for i, c in enumerate(classc)
+                                                  if m >> (k - 1 - i) & 1})) for m in masks]
+    lead = [sql_ident(c.name) for c in byc + classc]
+    order = [f"{q} NULLS FIRST" for q in lead[:len(byc)]] + ["__type"] + \
+        [f"{rank[c.name.upper()]}, {q}" if rank.get(c.name.upper()) and c.name.upper() in copies
+         else f"{q} NULLS FIRST" for c, q in zip(classc, lead[len(byc):])]
+    union = " UNION ALL BY NAME ".join(f"SELECT * FROM ({p})" for p in parts)
+    return f"SELECT {', '.join(lead)}, * EXCLUDE ({', '.join(lead)}) FROM ({union}) ORDER BY {', '.join(order)}"

@@ -1,4 +1,4 @@
-"""PROC FORMAT (SAS 9.4 Base Procedures, FORMAT): VALUE and INVALUE with ranges into the program's
+"""PROC FORMAT (SAS 9.4 Base Procedures, FORMAT): VALUE, INVALUE and PICTURE with ranges into the program's
 FormatCatalog (statgrid/sas/formats/catalog.py), kept in LIBRARY= (default WORK) so later steps — and
 later programs, for a permanent library — find them.
 
@@ -6,15 +6,20 @@ later programs, for a permanent library — find them.
       value agegrp (default=8) low -< 13 = 'Child'  13 - 19 = 'Teen'  20 - high = 'Adult'  other = '?';
       value $sexf 'F' = 'Female'  'M', 'm' = 'Male';
       invalue yn 'Y' = 1  'N' = 0  other = _error_;
+      picture pay (round) low-<0 = '0,009.99' (prefix='-$')  0-high = '0,009.99' (prefix='$' fill='*');
+      picture dmy (default=11) other = '%0d-%b-%Y' (datatype=date);
 
 Ranges: single values, lists (`1, 3, 5`), `a - b`, `a <- b` / `a -< b` / `a <-< b` (exclusive ends), LOW,
 HIGH, OTHER, `.` and special missings `.A`; labels: quoted text, `[fmt.]` (a format for the values of the
 range), for numeric informats a number, `_SAME_` or `_ERROR_`. Options in parentheses after the name:
-DEFAULT= MIN= MAX= FUZZ= NOTSORTED (VALUE), and JUST UPCASE (INVALUE).
+DEFAULT= MIN= MAX= FUZZ= NOTSORTED MULTILABEL (VALUE, PICTURE), ROUND (PICTURE), and JUST UPCASE
+(INVALUE); after a picture PREFIX= FILL= MULT= NOEDIT DATATYPE= (statgrid/sas/formats/picture.py fills it).
 CNTLIN= reads SAS's control data set (FMTNAME START END LABEL TYPE HLO SEXCL EEXCL DEFAULT MIN MAX FUZZ),
 CNTLOUT= writes one, FMTLIB prints each format's ranges in SAS's box. The NOTE is SAS's
 "NOTE: Format AGEGRP has been output." A format name may not end in a digit (SAS's rule); overlapping
-ranges are SAS's ERROR "This range is repeated, or values overlap".
+ranges are SAS's ERROR "This range is repeated, or values overlap" unless the format is MULTILABEL.
+CNTLOUT= adds SAS's PREFIX MULT FILL NOEDIT DATATYPE columns (TYPE='P' for a picture, HLO 'M' multilabel,
+'R' round); FMTLIB shows a picture's label as SAS does: the picture, then P<prefix> F<fill> M<mult>.
 """
 from __future__ import annotations
 

@@ -37,8 +37,8 @@ from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME, NUM
 from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
 from statgrid.sas import ods
-from statgrid.sas.procs.fmtgroup import (first_copies, format_order_sql, format_statement, group_by_formats,
-                                         multilabel_levels, with_formats)
+from statgrid.sas.procs.fmtgroup import (format_order_sql, format_statement, group_by_formats, multilabel_levels,
+                                         types_apart, with_formats)
 from statgrid.sas.procs.means_weight import VARDEFS, WEIGHT_REFUSED, mode_of, mode_agg, weighted_aggs, weighted_input
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, by_rule, check_by_sorted, cursor, fetch_rows,
                                        narrowed_input,
@@ -317,15 +317,7 @@ def _run(program: Any, first, src: DatasetSpec, req: Request) -> None:
                               bool(req.weight))
     all_masks = sorted(set(masks) | set(print_masks))
     if mlf:        # one query per type: a type that does not cross an MLF variable counts its first label only
-        k = len(classc)
-        parts = [aggregate([m], first_copies(mlf, {c.name.upper() for i, c in enumerate(classc)
-                                                   if m >> (k - 1 - i) & 1})) for m in all_masks]
-        lead = [sql_ident(c.name) for c in byc + classc]        # _group reads the BY and CLASS values first
-        order = [f"{q} NULLS FIRST" for q in lead[:len(byc)]] + ["__type"] + \
-            [f"{rank[c.name.upper()]}, {q}" if rank.get(c.name.upper()) and c.name.upper() in mlf
-             else f"{q} NULLS FIRST" for c, q in zip(classc, lead[len(byc):])]
-        union = " UNION ALL BY NAME ".join(f"SELECT * FROM ({p})" for p in parts)
-        sql = f"SELECT {', '.join(lead)}, * EXCLUDE ({', '.join(lead)}) FROM ({union}) ORDER BY {', '.join(order)}"
+        sql = types_apart(aggregate, all_masks, byc, classc, mlf, rank)
     else:
         sql = aggregate(all_masks)
     names, rows = fetch_rows(program, sql)
