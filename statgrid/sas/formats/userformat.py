@@ -290,6 +290,9 @@ class UserFormat:
                 text = format_value(value, spec, catalog, missing)
             return pad(text.strip() if default else text, w)
         if r.pic is not None:
+            if not isinstance(value, str) and value != value and not r.pic.noedit and (
+                    r.pic.datatype or any(ch.isdigit() for ch in str(r.label))):
+                return missing_text(value, missing).rjust(w)     # nothing to select: the MISSING= character
             return self._picture(value, r, w)
         return pad(str(r.label), w)
 

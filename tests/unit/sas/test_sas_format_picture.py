@@ -160,12 +160,13 @@ def test_datatype_directives(session):
   picture twelve (default=12) other='%I:%0M %p' (datatype=datetime);
   picture yr (default=8) '01jan2020'd - '31dec2020'd = 'in %Y' (datatype=date) other = 'none';
   picture short other='%d%b%Y' (datatype=date);
+  picture num other='009.9';
 run;
 """
     got = puts(session, defs, [
         ("'05mar2021'd", "dmy."), ("'05mar2021:09:04:07'dt", "mdyhms."), ("'1:05:00't", "clock."),
         ("'05mar2021'd", "words."), ("'05mar2021:15:04:07'dt", "twelve."), ("'15jun2020'd", "yr."),
-        ("'15jun2021'd", "yr."), ("'05mar2021'd", "short.")])
+        ("'15jun2021'd", "yr."), ("'05mar2021'd", "short."), (".", "short."), (".", "num.")])
     assert got == [
         "05-Mar-2021",
         "03/05/2021 09:04:07",
@@ -176,6 +177,7 @@ run;
         " in 2020",
         "    none",
         "5Mar20",          # no DEFAULT=: the picture's 6 characters, the rest cut (hence SAS's advice to give one)
+        "     .", "    .",                 # a missing value has no date or digits to show: the MISSING= character
     ]
 
 
