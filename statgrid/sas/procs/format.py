@@ -386,17 +386,22 @@ def _label(c, fmt: UserFormat, eq) -> tuple[Any, str | None]:
 
 
 def _check_overlap(fmt: UserFormat, numeric: bool) -> None:
-    """SAS: "ERROR: This range is repeated, or values overlap: a-b." (numeric VALUE and PICTURE formats
-    without MULTILABEL, which allows overlapping ranges)."""
-    if not numeric or fmt.notsorted or fmt.multilabel:
+    """SAS: "ERROR: This range is repeated, or values overlap: a-b." (VALUE — numeric or character — and
+    PICTURE formats without MULTILABEL, which allows overlapping ranges)."""
+    if fmt.notsorted or fmt.multilabel or (not numeric and (fmt.informat or not fmt.char)):
         return
     spans = []
     for r in fmt.ranges:
         if r.other:
             continue
-        # LOW starts at the smallest number (it does not take in missing values), HIGH ends past the largest
-        lo = (28, float("-inf"), 0) if r.low else (*num_key(r.start), 1 if r.start_excl else 0)
-        hi = (29, 0.0, 0) if r.high else (*num_key(r.end if r.end is not None else r.start), -1 if r.end_excl else 0)
+        end = r.end if r.end is not None else r.start
+        if numeric:
+            # LOW starts at the smallest number (it does not take in missing values), HIGH ends past the largest
+            lo = (28, float("-inf"), 0) if r.low else (*num_key(r.start), 1 if r.start_excl else 0)
+            hi = (29, 0.0, 0) if r.high else (*num_key(end), -1 if r.end_excl else 0)
+        else:                                            # text: LOW before every value, HIGH after
+            lo = (0, "", 0) if r.low else (1, str(r.start), 1 if r.start_excl else 0)
+            hi = (2, "", 0) if r.high else (1, str(end), -1 if r.end_excl else 0)
         spans.append((lo, hi, r))
     spans.sort(key=lambda s: s[0])
     for (lo1, hi1, r1), (lo2, hi2, r2) in zip(spans, spans[1:]):

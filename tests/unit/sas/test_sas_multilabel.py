@@ -107,6 +107,9 @@ def test_overlap_without_multilabel_is_an_error_and_cntl_keeps_multilabel(sessio
     code, log, _ = run_sas(session, "proc format;\n  value bad 0-19 = 'a' 13-19 = 'b';\nrun;")
     assert code != 0
     assert "ERROR: This range is repeated, or values overlap: 13-19" in log, log
+    code, log, _ = run_sas(session, "proc format;\n  value $bad 'A'-'C' = 'a to c' 'B' = 'b';\nrun;")
+    assert code != 0
+    assert "ERROR: This range is repeated, or values overlap: B-B" in log, log
     code, log, _ = run_sas(session, HEAD + """proc format cntlout=ctl;
   value agef (multilabel) 0-19 = 'Teen or less' 13-19 = 'Teen';
 run;
