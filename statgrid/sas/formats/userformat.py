@@ -298,19 +298,20 @@ class UserFormat:
 
     def _picture(self, value: Any, r: FormatRange, w: int) -> str:
         """A PICTURE range's text for `value` (statgrid/sas/formats/picture.py), right-aligned in w: a number
-        too wide loses its leftmost characters (its prefix first), a date its rightmost."""
+        too wide loses its leftmost characters (its prefix first, as SAS's log shows), a date or a message its
+        rightmost."""
         o, pic = r.pic, str(r.label)
-        if o.noedit or isinstance(value, str) or value != value:
-            text = pic
-        elif o.datatype:
+        if o.noedit or isinstance(value, str) or value != value or not any(ch.isdigit() for ch in pic) \
+                and not o.datatype:
+            return pic[:w].rjust(w)
+        if o.datatype:
             try:
                 text = fill_datetime(float(value), pic, o.datatype)
             except (ValueError, OverflowError):
                 return stars(w)
             return text[:w].rjust(w)
-        else:
-            text = fill_number(float(value), pic, o.mult, o.prefix, o.fill, self.round)
-        return text[-w:].rjust(w) if len(text) > w else text.rjust(w)
+        text = fill_number(float(value), pic, o.mult, o.prefix, o.fill, self.round)
+        return text[-w:].rjust(w)
 
     def read(self, text: str, catalog: Any = None) -> Any:
         """INVALUE: `text` → the label of its range (a number, or text for a $ informat); `_SAME_`

@@ -107,7 +107,7 @@ run;
     got = puts(session, defs, [
         ("42", "nine."), ("42", "zero."), ("0.5", "mixed."), ("12.345", "pct."), ("2.999", "trunc."),
         ("2.999", "rnd."), ("1.235", "rnd."), (".", "msg."), ("-3", "msg."), ("999", "msg."), ("5000", "msg."),
-        ("0.0425", "times."), ("42", "nine6."), ("2", "days2."), ("67", "days."), ("1500", "miles.")])
+        ("0.0425", "times."), ("42", "nine6."), ("2", "days2."), ("67", "days."), ("1500", "miles."), ("-3", "msg3.")])
     assert got == [
         "0042",            # 9: leading zeros printed
         "  42",            # 0: leading zeros blank
@@ -124,6 +124,7 @@ run;
         "  0042",          # w=6: right-aligned
         # the manual's PICTURE statement examples: '02', '67-illegal day value', '>1000 miles'
         "02", "67-illegal day value", ">1000 miles",
+        "neg",             # a message wider than w is cut on the right, as text is
     ]
 
 
