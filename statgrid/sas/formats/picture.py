@@ -18,8 +18,9 @@ selectors, then a digit selector must be the first character in the picture"); P
 leading message.
 
 DATATYPE=DATE|TIME|DATETIME pictures hold directives instead: %Y (year, 4 digits) %y (2 digits) %m %d %j
-%H %I %M %S %w (numbers; no leading zero unless written %0m, %0d …) %B %b %A %a (month and weekday names)
-%p (AM/PM) %% (a percent sign); everything else is written as it is.
+%H %I %M %S %w %U (numbers; no leading zero unless written %0m, %0d …) %B %b %A %a (month and weekday
+names) %p (AM/PM) %% (a percent sign); everything else — %s fractional seconds and %n included, which are
+not built — is written as it is.
 """
 from __future__ import annotations
 
@@ -144,7 +145,7 @@ def _directive(code: str, d: _dt.date | None, hms: tuple | None, zero: bool) -> 
         return str(v).rjust(width, "0") if zero else str(v)
     if code == "%":
         return "%"
-    if code in "YymdjBbAaw":
+    if code in "YymdjBbAawU":
         if d is None:
             return ""
         if code == "Y":
@@ -165,6 +166,8 @@ def _directive(code: str, d: _dt.date | None, hms: tuple | None, zero: bool) -> 
             return _WEEKDAYS[d.weekday()]
         if code == "a":
             return _WEEKDAYS[d.weekday()][:3]
+        if code == "U":                                  # week of the year, Sunday its first day (0-53)
+            return num(int(d.strftime("%U")))
         return str(d.isoweekday() % 7 + 1)               # %w: 1 is Sunday, as SAS's WEEKDAY()
     if code in "HIMSp":
         if hms is None:

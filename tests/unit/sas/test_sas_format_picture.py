@@ -157,7 +157,7 @@ def test_datatype_directives(session):
   picture dmy (default=11) other='%0d-%b-%Y' (datatype=date);
   picture mdyhms (default=19) other='%0m/%0d/%Y %0H:%0M:%0S' (datatype=datetime);
   picture clock (default=20) other='%H hours %M minutes' (datatype=time);
-  picture words (default=40) other='%A %a %B %y %j %w %%' (datatype=date);
+  picture words (default=40) other='%A %a %B %y %j %w %% %0U' (datatype=date);
   picture twelve (default=12) other='%I:%0M %p' (datatype=datetime);
   picture yr (default=8) '01jan2020'd - '31dec2020'd = 'in %Y' (datatype=date) other = 'none';
   picture short other='%d%b%Y' (datatype=date);
@@ -172,8 +172,9 @@ run;
         "05-Mar-2021",
         "03/05/2021 09:04:07",
         "   1 hours 5 minutes",
-        # Friday, day 31+28+5 = 64 of 2021, %w 6 (Sunday is 1); default 40: right-aligned
-        "Friday Fri March 21 64 6 %".rjust(40),
+        # Friday, day 31+28+5 = 64 of 2021, %w 6 (Sunday is 1), week (64-3)//7+1 = 9 counted from Sunday 3 Jan;
+        # default 40: right-aligned
+        "Friday Fri March 21 64 6 % 09".rjust(40),
         "3:04 PM".rjust(12),
         " in 2020",
         "    none",
