@@ -12,7 +12,8 @@ order: WORK.FORMATS, LIBRARY.FORMATS, then the option's list (SAS searches WORK 
 unless the list names them). Each catalog is saved as one JSON file in its library's directory,
 `<catalog>.fmtcat.json` (statgrid's own format, not SAS's .sas7bcat), so a later program that assigns
 the library finds the formats. `formats_from_cntlin(rows)` turns CNTLIN= data (FMTNAME START END
-LABEL TYPE HLO SEXCL EEXCL DEFAULT LENGTH MIN MAX FUZZ) into definitions; `cntlout_rows` the reverse;
+LABEL TYPE HLO SEXCL EEXCL DEFAULT LENGTH MIN MAX FUZZ, and for TYPE='P' pictures PREFIX FILL MULT NOEDIT
+DATATYPE) into definitions; `cntlout_rows` the reverse;
 `import_sas7bcat` reads a SAS catalog through pyreadstat (value labels only) into the same catalog.
 """
 from __future__ import annotations
@@ -27,7 +28,8 @@ from typing import Any, Iterable
 
 from statgrid.sas.errors import SasError
 from statgrid.sas.formats.numeric import best, missing_text
-from statgrid.sas.formats.userformat import (Damaged, FormatRange, UserFormat, format_from_json,
+from statgrid.sas.formats.picture import DATATYPES, default_mult
+from statgrid.sas.formats.userformat import (Damaged, FormatRange, PictureOptions, UserFormat, format_from_json,
                                              format_key, nested_loop, want_field)
 from statgrid.sas.values import MISSING, special_missing
 
@@ -353,6 +355,9 @@ def formats_from_cntlin(rows: Iterable[dict]) -> list[UserFormat]:
         if not name:
             raise SasError("CNTLIN= data: FMTNAME is missing or blank", expected="a format name in every observation")
         typ = _text(row.get("TYPE")).strip().upper()[:1] or ("C" if name.startswith("$") else "N")
+        if typ not in ("N", "C", "I", "J", "P"):
+            raise SasError(f"CNTLIN= data: TYPE value {typ!r} of format {name} is not a format type",
+                           expected="TYPE='N', 'C', 'P' (picture), 'I' or 'J'")
         informat = typ in ("I", "J")
         char = typ in ("C", "J")
         if char and not name.startswith("$"):
@@ -361,7 +366,7 @@ def formats_from_cntlin(rows: Iterable[dict]) -> list[UserFormat]:
         key = format_key(name, informat)
         fmt = found.get(key)
         if fmt is None:
-            fmt = UserFormat(name, informat=informat)
+            fmt = UserFormat(name, informat=informat, picture=typ == "P")
             found[key] = fmt
             order.append(key)
             dflt = row.get("DEFAULT")
@@ -376,6 +381,10 @@ def formats_from_cntlin(rows: Iterable[dict]) -> list[UserFormat]:
                 fmt.fuzz = float(fz)
         if "S" in hlo:
             fmt.notsorted = True
+        if "M" in hlo:
+            fmt.multilabel = True
+        if "R" in hlo and fmt.picture:
+            fmt.round = True
         if "U" in hlo and informat:
             fmt.upcase = True
         if "J" in hlo and informat:
@@ -408,6 +417,8 @@ def formats_from_cntlin(rows: Iterable[dict]) -> list[UserFormat]:
             r.label = t.upper() if t.upper() in ("_SAME_", "_ERROR_") else _num(label, "LABEL")
         else:
             r.label = _text(label).rstrip(" ")
+        if fmt.picture and not r.label_format:
+            r.pic = _cntlin_picture(row, name, r.label)
         fmt.ranges.append(r)
     out = [found[k] for k in order]
     for f in out:
@@ -415,12 +426,28 @@ def formats_from_cntlin(rows: Iterable[dict]) -> list[UserFormat]:
     return out
 
 
+def _cntlin_picture(row: dict, name: str, picture: str) -> PictureOptions:
+    """A TYPE='P' observation's PREFIX, FILL, MULT, NOEDIT and DATATYPE columns (blank/missing: the default)."""
+    fill = _text(row.get("FILL"))[:1] or " "
+    mult = row.get("MULT")
+    mult = None if mult is None or mult == "" or (isinstance(mult, float) and mult != mult) else _num(mult, "MULT")
+    dtype = _text(row.get("DATATYPE")).strip().upper()
+    if dtype and dtype not in DATATYPES:
+        raise SasError(f"CNTLIN= data: DATATYPE value {dtype!r} of picture {name} is not a data type",
+                       expected="DATATYPE='DATE', 'TIME' or 'DATETIME' (or blank)")
+    noedit = row.get("NOEDIT")
+    return PictureOptions(_text(row.get("PREFIX")).rstrip(" ")[:4], fill,
+                          default_mult(picture) if mult is None or mult != mult else float(mult),
+                          isinstance(noedit, (int, float)) and noedit == noedit and bool(noedit), dtype)
+
+
 def cntlout_rows(fmt: UserFormat) -> list[dict]:
     """The CNTLOUT= observations of one format (the columns formats_from_cntlin reads)."""
-    typ = ("J" if fmt.char else "I") if fmt.informat else ("C" if fmt.char else "N")
+    typ = ("J" if fmt.char else "I") if fmt.informat else ("C" if fmt.char else "P" if fmt.picture else "N")
     rows = []
     for r in fmt.ranges:
         hlo = ("L" if r.low else "") + ("H" if r.high else "") + ("O" if r.other else "") + ("F" if r.label_format else "")
+        hlo += ("M" if fmt.multilabel else "") + ("R" if fmt.round else "") + ("S" if fmt.notsorted else "")
 
         def side(v, flag, word):
             if flag:
@@ -436,7 +463,18 @@ def cntlout_rows(fmt: UserFormat) -> list[dict]:
                      "MIN": fmt.min_width, "MAX": fmt.max_width, "DEFAULT": fmt.default_width,
                      "LENGTH": fmt.default_width, "FUZZ": fmt.fuzz, "TYPE": typ,
                      "SEXCL": "Y" if r.start_excl else "N", "EEXCL": "Y" if r.end_excl else "N", "HLO": hlo})
+        rows[-1].update(_picture_columns(r))
     return rows
+
+
+def _picture_columns(r: FormatRange) -> dict:
+    """CNTLOUT='s PICTURE columns: PREFIX, MULT, FILL, NOEDIT (1/0), DATATYPE; missing/blank for a VALUE range."""
+    o = r.pic
+    if o is None:
+        return {"PREFIX": "", "MULT": None, "FILL": "", "NOEDIT": None, "DATATYPE": "", "MULT_TEXT": ""}
+    mult = o.mult if o.mult is not None else default_mult(str(r.label))
+    return {"PREFIX": o.prefix, "MULT": mult, "FILL": o.fill, "NOEDIT": 1.0 if o.noedit else 0.0,
+            "DATATYPE": o.datatype, "MULT_TEXT": best(mult, 12).strip()}
 
 
 def import_sas7bcat(path: str | os.PathLike, catalog: FormatCatalog, library: str = "WORK",

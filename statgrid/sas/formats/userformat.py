@@ -1,6 +1,7 @@
 """A user format or informat as PROC FORMAT defines it (SAS 9.4 Base Procedures, PROC FORMAT): its ranges
 (`low-<10`, `10-20`, `'a','b'`, LOW, HIGH, OTHER, exclusive ends), labels (text; a format in brackets
-`[date9.]`; for an informat a number, `_SAME_` or `_ERROR_`), default width, FUZZ=, UPCASE and JUST, and
+`[date9.]`; for an informat a number, `_SAME_` or `_ERROR_`; for a PICTURE the picture and its
+PictureOptions), default width, FUZZ=, UPCASE and JUST, ROUND and MULTILABEL (labels() gives every label), and
 how a value is looked up in it; and its JSON form, read back with every field checked (a catalog file
 may come from another user: catalog.py reads the file, this module the definition).
 """
@@ -14,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from statgrid.sas.errors import SasError
-from statgrid.sas.formats.numeric import InvalidData, best, missing_text
+from statgrid.sas.formats.numeric import InvalidData, best, missing_text, stars
+from statgrid.sas.formats.picture import DATATYPES, fill_datetime, fill_number
 from statgrid.sas.values import MISSING, num_key, pad, special_missing
 
 MAX_WIDTH = 32767                         # SAS's widths run from 1 to 32767
@@ -41,6 +43,34 @@ class _Nested:
 
 
 @dataclass
+class PictureOptions:
+    """The options of one PICTURE range (SAS 9.4 Base Procedures, PROC FORMAT PICTURE statement): PREFIX=
+    (text put before the first printed character), FILL= (the character of the picture's unfilled leading
+    positions, blank by default), MULT= (None: 10**n, n = digit selectors after the decimal point), NOEDIT
+    (the picture is a message, digits and all), DATATYPE= ('' for numbers, DATE, TIME or DATETIME: the
+    picture holds directives such as %Y)."""
+    prefix: str = ""
+    fill: str = " "
+    mult: float | None = None
+    noedit: bool = False
+    datatype: str = ""
+
+    def to_json(self) -> dict:
+        return {"prefix": self.prefix, "fill": self.fill, "mult": self.mult, "noedit": self.noedit,
+                "datatype": self.datatype}
+
+    @classmethod
+    def from_json(cls, d: Any) -> "PictureOptions":
+        want_field(isinstance(d, dict), "a picture's options are not an object")
+        prefix, fill, mult, dtype = d.get("prefix", ""), d.get("fill", " "), d.get("mult"), d.get("datatype", "")
+        want_field(isinstance(prefix, str) and len(prefix) <= 4, "a picture's prefix is not text of up to 4 characters")
+        want_field(isinstance(fill, str) and len(fill) == 1, "a picture's fill is not one character")
+        want_field(dtype in ("",) + DATATYPES, f"a picture's datatype {dtype!r} is not DATE, TIME or DATETIME")
+        return cls(prefix, fill, None if mult is None else _number(mult, "a picture's mult"),
+                   _flag(d, "noedit"), dtype)
+
+
+@dataclass
 class FormatRange:
     """One `start-end = label` of a VALUE or INVALUE. start/end: float (numeric format), str (character
     format, and the input side of every INVALUE), None with low/high set for LOW/HIGH. `label`: str for
@@ -55,15 +85,19 @@ class FormatRange:
     high: bool = False
     other: bool = False
     label_format: str | None = None
+    pic: PictureOptions | None = None     # a PICTURE range's options (its picture is `label`)
 
     def to_json(self) -> dict:
         def enc(v):
             if isinstance(v, float) and v != v:
                 return {"missing": getattr(v, "code", ".")}
             return v
-        return {"start": enc(self.start), "end": enc(self.end), "label": enc(self.label),
-                "start_excl": self.start_excl, "end_excl": self.end_excl, "low": self.low, "high": self.high,
-                "other": self.other, "label_format": self.label_format}
+        d = {"start": enc(self.start), "end": enc(self.end), "label": enc(self.label),
+             "start_excl": self.start_excl, "end_excl": self.end_excl, "low": self.low, "high": self.high,
+             "other": self.other, "label_format": self.label_format}
+        if self.pic is not None:
+            d["picture"] = self.pic.to_json()
+        return d
 
     @classmethod
     def from_json(cls, d: dict) -> "FormatRange":
@@ -72,9 +106,10 @@ class FormatRange:
                 code = v["missing"]
                 return MISSING if code == "." else special_missing(code)
             return float(v) if isinstance(v, int) and not isinstance(v, bool) else v
+        pic = d.get("picture")
         return cls(dec(d.get("start")), dec(d.get("end")), dec(d.get("label", "")), d.get("start_excl", False),
                    d.get("end_excl", False), d.get("low", False), d.get("high", False), d.get("other", False),
-                   d.get("label_format"))
+                   d.get("label_format"), None if pic is None else PictureOptions.from_json(pic))
 
 
 @dataclass
@@ -91,6 +126,9 @@ class UserFormat:
     upcase: bool = False                # INVALUE (UPCASE)
     just: bool = False                  # INVALUE (JUST): left-align the input first
     notsorted: bool = False
+    picture: bool = False               # a PICTURE format: each range's label is its picture
+    round: bool = False                 # PICTURE (ROUND): round, not truncate, the multiplied value
+    multilabel: bool = False            # MULTILABEL: ranges may overlap; MLF groups take every label
     # lookup caches, rebuilt when the ranges list (or FUZZ=) changes: (key, numeric index, OTHER, width)
     _cache: Any = field(default=None, init=False, repr=False, compare=False)
 
@@ -206,14 +244,39 @@ class UserFormat:
 
     # -- use ---------------------------------------------------------------------------------------
     def format(self, value: Any, width: int | None = None, catalog: Any = None, missing: str = ".") -> str:
-        """The label of `value`, in `width` (default width if None) characters, left-aligned."""
+        """The label of `value`, in `width` (default width if None) characters: a VALUE label left-aligned, a
+        filled PICTURE right-aligned (SAS writes pictures as numbers)."""
         w = width or self.default_width
+        value = self._as_value(value)
+        return self._write(value, self.match(value), w, width is None, catalog, missing)
+
+    def labels(self, value: Any, catalog: Any = None, missing: str = ".") -> list[str]:
+        """Every label of `value` under MULTILABEL, stripped, in the format's range order without repeats (the
+        groups a CLASS variable with MLF puts the value in); the one label of format() when none of the
+        ranges is found (OTHER, or the value written with BEST.)."""
+        value = self._as_value(value)
+        numeric = not isinstance(value, str)
+        if numeric and value is None:
+            value = MISSING
+        found = [r for r in self.ranges if self._contains(r, value, numeric)]
+        if not found:
+            return [self.format(value, None, catalog, missing).strip()]
+        out: list[str] = []
+        for r in found:
+            text = self._write(value, r, self.default_width, True, catalog, missing).strip()
+            if text not in out:
+                out.append(text)
+        return out
+
+    def _as_value(self, value: Any) -> Any:
         if isinstance(value, str) and not self.char:
             try:                                             # SAS converts, as for any numeric format
-                value = float(value) if value.strip() else MISSING
+                return float(value) if value.strip() else MISSING
             except ValueError:
-                value = MISSING
-        r = self.match(value)
+                return MISSING
+        return value
+
+    def _write(self, value: Any, r: FormatRange | None, w: int, default: bool, catalog: Any, missing: str) -> str:
         if r is None:
             if isinstance(value, str):
                 return pad(value, w)
@@ -225,8 +288,30 @@ class UserFormat:
             spec = parse_spec(r.label_format)
             with _Nested(self, r.label_format):
                 text = format_value(value, spec, catalog, missing)
-            return pad(text.strip() if width is None else text, w) if width is None else pad(text, w)
+            return pad(text.strip() if default else text, w)
+        if r.pic is not None:
+            if not isinstance(value, str) and value != value and not r.pic.noedit and (
+                    r.pic.datatype or any(ch.isdigit() for ch in str(r.label))):
+                return missing_text(value, missing).rjust(w)     # nothing to select: the MISSING= character
+            return self._picture(value, r, w)
         return pad(str(r.label), w)
+
+    def _picture(self, value: Any, r: FormatRange, w: int) -> str:
+        """A PICTURE range's text for `value` (statgrid/sas/formats/picture.py), right-aligned in w: a number
+        too wide loses its leftmost characters (its prefix first, as SAS's log shows), a date or a message its
+        rightmost."""
+        o, pic = r.pic, str(r.label)
+        if o.noedit or isinstance(value, str) or value != value or not any(ch.isdigit() for ch in pic) \
+                and not o.datatype:
+            return pic[:w].rjust(w)
+        if o.datatype:
+            try:
+                text = fill_datetime(float(value), pic, o.datatype)
+            except (ValueError, OverflowError):
+                return stars(w)
+            return text[:w].rjust(w)
+        text = fill_number(float(value), pic, o.mult, o.prefix, o.fill, self.round)
+        return text[-w:].rjust(w)
 
     def read(self, text: str, catalog: Any = None) -> Any:
         """INVALUE: `text` → the label of its range (a number, or text for a $ informat); `_SAME_`
@@ -261,7 +346,8 @@ class UserFormat:
     def to_json(self) -> dict:
         return {"name": self.name, "informat": self.informat, "default": self.default, "min": self.min_width,
                 "max": self.max_width, "fuzz": self.fuzz, "upcase": self.upcase, "just": self.just,
-                "notsorted": self.notsorted, "ranges": [r.to_json() for r in self.ranges]}
+                "notsorted": self.notsorted, "picture": self.picture, "round": self.round,
+                "multilabel": self.multilabel, "ranges": [r.to_json() for r in self.ranges]}
 
     @classmethod
     def from_json(cls, d: dict) -> "UserFormat":
@@ -371,14 +457,23 @@ def format_from_json(d: Any) -> UserFormat:
                 parse_spec(lf)
             except SasError:
                 raise Damaged(f"{where}: label_format {lf!r} is not a format") from None
+        pic = r.get("picture")
+        if pic is not None:
+            want_field(not char and not informat and isinstance(label, str),
+                       f"{where}: a picture is given for a format that is not a numeric PICTURE")
+            pic = PictureOptions.from_json(pic)
         out.append(FormatRange(start, end, label, _flag(r, "start_excl"), _flag(r, "end_excl"), _flag(r, "low"),
-                               _flag(r, "high"), _flag(r, "other"), lf))
+                               _flag(r, "high"), _flag(r, "other"), lf, pic))
     fuzz = d.get("fuzz", 1e-12)
     fuzz = 1e-12 if fuzz is None else _number(fuzz, f"format {name}: fuzz")
     min_w = _width(d.get("min", 1), f"format {name}: min", 1)
     max_w = _width(d.get("max", 40), f"format {name}: max", 40)
-    return UserFormat(name.upper(), out, informat, _width(d.get("default"), f"format {name}: default", None),
-                      min_w, max(max_w, min_w), abs(fuzz), _flag(d, "upcase"), _flag(d, "just"), _flag(d, "notsorted"))
+    fmt = UserFormat(name.upper(), out, informat, _width(d.get("default"), f"format {name}: default", None),
+                     min_w, max(max_w, min_w), abs(fuzz), _flag(d, "upcase"), _flag(d, "just"), _flag(d, "notsorted"),
+                     _flag(d, "picture"), _flag(d, "round"), _flag(d, "multilabel"))
+    want_field(not fmt.picture or (numeric and all(r.pic is not None or r.label_format for r in out)),
+               f"format {name}: a PICTURE format's ranges have no picture options")
+    return fmt
 
 
 def nested_loop(defs: dict[tuple[str, bool], UserFormat]) -> str | None:

@@ -1,4 +1,4 @@
-"""PROC FORMAT (SAS 9.4 Base Procedures, FORMAT): VALUE and INVALUE with ranges into the program's
+"""PROC FORMAT (SAS 9.4 Base Procedures, FORMAT): VALUE, INVALUE and PICTURE with ranges into the program's
 FormatCatalog (statgrid/sas/formats/catalog.py), kept in LIBRARY= (default WORK) so later steps — and
 later programs, for a permanent library — find them.
 
@@ -6,15 +6,20 @@ later programs, for a permanent library — find them.
       value agegrp (default=8) low -< 13 = 'Child'  13 - 19 = 'Teen'  20 - high = 'Adult'  other = '?';
       value $sexf 'F' = 'Female'  'M', 'm' = 'Male';
       invalue yn 'Y' = 1  'N' = 0  other = _error_;
+      picture pay (round) low-<0 = '0,009.99' (prefix='-$')  0-high = '0,009.99' (prefix='$' fill='*');
+      picture dmy (default=11) other = '%0d-%b-%Y' (datatype=date);
 
 Ranges: single values, lists (`1, 3, 5`), `a - b`, `a <- b` / `a -< b` / `a <-< b` (exclusive ends), LOW,
 HIGH, OTHER, `.` and special missings `.A`; labels: quoted text, `[fmt.]` (a format for the values of the
 range), for numeric informats a number, `_SAME_` or `_ERROR_`. Options in parentheses after the name:
-DEFAULT= MIN= MAX= FUZZ= NOTSORTED (VALUE), and JUST UPCASE (INVALUE).
+DEFAULT= MIN= MAX= FUZZ= NOTSORTED MULTILABEL (VALUE, PICTURE), ROUND (PICTURE), and JUST UPCASE
+(INVALUE); after a picture PREFIX= FILL= MULT= NOEDIT DATATYPE= (statgrid/sas/formats/picture.py fills it).
 CNTLIN= reads SAS's control data set (FMTNAME START END LABEL TYPE HLO SEXCL EEXCL DEFAULT MIN MAX FUZZ),
 CNTLOUT= writes one, FMTLIB prints each format's ranges in SAS's box. The NOTE is SAS's
 "NOTE: Format AGEGRP has been output." A format name may not end in a digit (SAS's rule); overlapping
-ranges are SAS's ERROR "This range is repeated, or values overlap".
+ranges are SAS's ERROR "This range is repeated, or values overlap" unless the format is MULTILABEL.
+CNTLOUT= adds SAS's PREFIX MULT FILL NOEDIT DATATYPE columns (TYPE='P' for a picture, HLO 'M' multilabel,
+'R' round); FMTLIB shows a picture's label as SAS does: the picture, then P<prefix> F<fill> M<mult>.
 """
 from __future__ import annotations
 
@@ -23,8 +28,9 @@ from typing import Any
 from statgrid.sas.dataset import input_sql, column_info, write_dataset
 from statgrid.sas.errors import SasError
 from statgrid.sas.formats.catalog import DEFAULT_CATALOG, cntlout_rows, formats_from_cntlin
-from statgrid.sas.formats.userformat import FormatRange, UserFormat
-from statgrid.sas.formats.numeric import best
+from statgrid.sas.formats.userformat import FormatRange, PictureOptions, UserFormat
+from statgrid.sas.formats.numeric import InvalidData, best
+from statgrid.sas.formats.picture import DATATYPES, default_mult
 from statgrid.sas.lexer import NAME, NUM, STR
 from statgrid.sas.procs.common import (DATASET, FLAG, cursor, fetch_rows, observations_read, parse_options,
                                        proc_statement, statement_error)
@@ -33,9 +39,13 @@ from statgrid.sas.values import MISSING, num_key, special_missing
 OPTIONS = {"LIBRARY": "value", "CNTLIN": DATASET, "CNTLOUT": DATASET, "FMTLIB": FLAG, "PAGE": FLAG,
            "NOREPLACE": FLAG, "MAXLABLEN": "value", "MAXSELEN": "value", "LOCALE": FLAG, "NOLIST": FLAG}
 ALIASES = {"LIB": "LIBRARY", "DDNAME": "LIBRARY"}
-STATEMENTS = ("VALUE", "INVALUE", "SELECT", "EXCLUDE")
-VALUE_OPTIONS = ("DEFAULT", "MIN", "MAX", "FUZZ", "NOTSORTED", "MULTILABEL", "JUST", "UPCASE")
-_FLAG_FIELDS = {"NOTSORTED": "notsorted", "MULTILABEL": None, "JUST": "just", "UPCASE": "upcase"}  # None: accepted
+STATEMENTS = ("VALUE", "INVALUE", "PICTURE", "SELECT", "EXCLUDE")
+VALUE_OPTIONS = ("DEFAULT", "MIN", "MAX", "FUZZ", "NOTSORTED", "MULTILABEL", "JUST", "UPCASE", "ROUND")
+_FLAG_FIELDS = {"NOTSORTED": "notsorted", "MULTILABEL": "multilabel", "JUST": "just", "UPCASE": "upcase",
+                "ROUND": "round"}
+# which statement takes which flag (SAS: MULTILABEL on VALUE and PICTURE, ROUND on PICTURE, JUST/UPCASE on INVALUE)
+_FLAG_STATEMENTS = {"MULTILABEL": ("VALUE", "PICTURE"), "ROUND": ("PICTURE",), "JUST": ("INVALUE",),
+                    "UPCASE": ("INVALUE",)}
 _NUMBER_FIELDS = {"DEFAULT": ("default", int), "MIN": ("min_width", int), "MAX": ("max_width", int),
                   "FUZZ": ("fuzz", float)}
 
@@ -64,6 +74,8 @@ def run(statements: list, program: Any) -> None:
         sc.next()
         if kw in ("VALUE", "INVALUE"):
             defined.append(parse_value(sc, informat=kw == "INVALUE"))
+        elif kw == "PICTURE":
+            defined.append(parse_picture(sc))
         elif kw in ("SELECT", "EXCLUDE"):
             names = []
             while not sc.at_end():
@@ -76,10 +88,6 @@ def run(statements: list, program: Any) -> None:
                 exclude = (exclude or []) + names
         elif kw in ("TITLE", "FOOTNOTE"):
             continue
-        elif kw == "PICTURE":
-            t = stmt.tokens[0]
-            raise SasError("The PICTURE statement is not supported by statgrid's PROC FORMAT yet", t.line, t.col,
-                           t.text, "VALUE or INVALUE", stmt.source)
         else:
             raise statement_error(stmt, "FORMAT", STATEMENTS)
     dry = bool(getattr(program, "syntax_check", False))
@@ -136,6 +144,28 @@ def _lib_dir(program: Any, lib: str, first, opts):
 
 # -- VALUE / INVALUE ------------------------------------------------------------------------------------------
 def parse_value(c, informat: bool) -> UserFormat:
+    fmt = _head(c, informat, "INVALUE" if informat else "VALUE")
+    char = fmt.char
+    numeric_keys = not char and not informat
+    while not c.at_end():
+        ranges = []
+        while True:
+            ranges.append(_range(c, numeric_keys))
+            if not c.accept(","):
+                break
+        eq = c.expect("=", expected="= and a label")
+        label, label_fmt = _label(c, fmt, eq)
+        for r in ranges:
+            r.label, r.label_format = label, label_fmt
+            fmt.ranges.append(r)
+    _check_overlap(fmt, numeric_keys)
+    return fmt
+
+
+def _head(c, informat: bool, statement: str) -> UserFormat:
+    """`<$>name <(options)>` of a VALUE, INVALUE or PICTURE statement."""
+    if statement == "PICTURE" and c.at("$"):
+        raise c.error("A PICTURE format is numeric: its name cannot start with $", "a name without $")
     char = bool(c.accept("$"))
     t = c.expect_kind(NAME, "a format name")
     name = t.text.upper()
@@ -153,27 +183,89 @@ def parse_value(c, informat: bool) -> UserFormat:
             if up not in VALUE_OPTIONS:
                 raise c.error(f"The option {o.text} is not recognized", "one of " + ", ".join(VALUE_OPTIONS), o)
             if up in _FLAG_FIELDS:
-                if _FLAG_FIELDS[up]:
-                    setattr(fmt, _FLAG_FIELDS[up], True)
+                if statement not in _FLAG_STATEMENTS.get(up, (statement,)):
+                    raise c.error(f"The option {o.text} is not valid in the {statement} statement",
+                                  "an option of " + " or ".join(_FLAG_STATEMENTS[up]), o)
+                setattr(fmt, _FLAG_FIELDS[up], True)
                 continue
             c.expect("=", expected="=")
             v = c.expect_kind(NUM, f"a number after {up}=").value
             field_name, kind = _NUMBER_FIELDS[up]
             setattr(fmt, field_name, kind(v))
-    numeric_keys = not char and not informat
+    return fmt
+
+
+# -- PICTURE --------------------------------------------------------------------------------------------------
+PICTURE_OPTIONS = ("PREFIX", "FILL", "MULT", "MULTIPLIER", "NOEDIT", "DATATYPE")
+MAX_PICTURE = 40                                         # SAS: "The maximum length for a picture is 40 characters"
+
+
+def parse_picture(c) -> UserFormat:
+    """PICTURE name <(DEFAULT= MIN= MAX= FUZZ= ROUND MULTILABEL NOTSORTED)> range <, range> = 'picture'
+    <(PREFIX='p' FILL='c' MULT=n NOEDIT DATATYPE=DATE|TIME|DATETIME)> …"""
+    fmt = _head(c, False, "PICTURE")
+    fmt.picture = True
     while not c.at_end():
         ranges = []
         while True:
-            ranges.append(_range(c, numeric_keys))
+            ranges.append(_range(c, True))
             if not c.accept(","):
                 break
-        eq = c.expect("=", expected="= and a label")
-        label, label_fmt = _label(c, fmt, eq)
+        c.expect("=", expected="= and a picture in quotation marks")
+        t = c.peek()
+        if t.kind != STR:
+            raise c.error("A picture must be in quotation marks", "a picture such as '000,009.99'", t)
+        c.next()
+        if len(t.value) > MAX_PICTURE:
+            raise c.error(f"The picture {t.value!r} is longer than {MAX_PICTURE} characters",
+                          f"a picture of at most {MAX_PICTURE} characters", t)
+        opts = _picture_options(c)
+        if opts.mult is None:                            # SAS keeps the default it computed (FMTLIB shows M100)
+            opts.mult = default_mult(t.value)
         for r in ranges:
-            r.label, r.label_format = label, label_fmt
+            r.label, r.pic = t.value, opts
             fmt.ranges.append(r)
-    _check_overlap(fmt, numeric_keys)
+    _check_overlap(fmt, True)
     return fmt
+
+
+def _picture_options(c) -> PictureOptions:
+    o = PictureOptions()
+    if not c.accept("("):
+        return o
+    while not c.accept(")"):
+        t = c.expect_kind(NAME, "PREFIX=, FILL=, MULT=, NOEDIT or DATATYPE=")
+        up = t.upper
+        if up not in PICTURE_OPTIONS:
+            raise c.error(f"The picture option {t.text} is not recognized", "one of " + ", ".join(PICTURE_OPTIONS), t)
+        if up == "NOEDIT":
+            o.noedit = True
+            continue
+        c.expect("=", expected="=")
+        v = c.next()
+        if up in ("PREFIX", "FILL"):
+            if v.kind != STR:
+                raise c.error(f"{up}= needs a quoted value", f"{up}='$'", v)
+            if up == "FILL":
+                if len(v.value) != 1:
+                    raise c.error(f"FILL={v.text} is not one character", "one character such as FILL='*'", v)
+                o.fill = v.value
+            else:
+                if len(v.value) > 4:
+                    raise c.error(f"PREFIX={v.text} is longer than 4 characters", "a prefix of up to 4 characters", v)
+                o.prefix = v.value
+        elif up in ("MULT", "MULTIPLIER"):
+            neg = v.is_("-")
+            if neg:
+                v = c.next()
+            if v.kind != NUM:
+                raise c.error(f"{up}= needs a number", "MULT=100", v)
+            o.mult = -v.value if neg else float(v.value)
+        else:
+            if v.upper not in DATATYPES:
+                raise c.error(f"DATATYPE={v.text} is not a data type", "DATATYPE=DATE, TIME or DATETIME", v)
+            o.datatype = v.upper
+    return o
 
 
 def _value(c, numeric: bool) -> Any:
@@ -181,6 +273,8 @@ def _value(c, numeric: bool) -> Any:
     t = c.peek()
     if t.kind == STR:
         c.next()
+        if numeric and t.suffix in ("D", "T", "DT"):
+            return _date_literal(c, t)
         if numeric:
             try:
                 return float(t.value) if t.value.strip() else MISSING
@@ -205,6 +299,19 @@ def _value(c, numeric: bool) -> Any:
             return special_missing("_")
         return MISSING
     raise c.error("Syntax error in a range", "a value, LOW, HIGH or OTHER", t)
+
+
+def _date_literal(c, t) -> float:
+    """'01jan2020'd, '10:30't, '01jan2020:10:30'dt as a range end (a PICTURE with DATATYPE= often has them)."""
+    from statgrid.sas.formats.dates import read_date, read_datetime, read_time
+    reader = {"D": read_date, "T": read_time, "DT": read_datetime}[t.suffix]
+    try:
+        v = reader(t.value)
+    except InvalidData:
+        v = MISSING
+    if v != v:
+        raise c.error(f"Invalid date/time/datetime constant {t.text}", "a constant such as '01jan2020'd", t)
+    return float(v)
 
 
 def _range(c, numeric: bool) -> FormatRange:
@@ -279,16 +386,22 @@ def _label(c, fmt: UserFormat, eq) -> tuple[Any, str | None]:
 
 
 def _check_overlap(fmt: UserFormat, numeric: bool) -> None:
-    """SAS: "ERROR: This range is repeated, or values overlap: a-b." (numeric VALUE formats)."""
-    if not numeric or fmt.notsorted:
+    """SAS: "ERROR: This range is repeated, or values overlap: a-b." (VALUE — numeric or character — and
+    PICTURE formats without MULTILABEL, which allows overlapping ranges)."""
+    if fmt.notsorted or fmt.multilabel or (not numeric and (fmt.informat or not fmt.char)):
         return
     spans = []
     for r in fmt.ranges:
         if r.other:
             continue
-        # LOW starts at the smallest number (it does not take in missing values), HIGH ends past the largest
-        lo = (28, float("-inf"), 0) if r.low else (*num_key(r.start), 1 if r.start_excl else 0)
-        hi = (29, 0.0, 0) if r.high else (*num_key(r.end if r.end is not None else r.start), -1 if r.end_excl else 0)
+        end = r.end if r.end is not None else r.start
+        if numeric:
+            # LOW starts at the smallest number (it does not take in missing values), HIGH ends past the largest
+            lo = (28, float("-inf"), 0) if r.low else (*num_key(r.start), 1 if r.start_excl else 0)
+            hi = (29, 0.0, 0) if r.high else (*num_key(end), -1 if r.end_excl else 0)
+        else:                                            # text: LOW before every value, HIGH after
+            lo = (0, "", 0) if r.low else (1, str(r.start), 1 if r.start_excl else 0)
+            hi = (2, "", 0) if r.high else (1, str(end), -1 if r.end_excl else 0)
         spans.append((lo, hi, r))
     spans.sort(key=lambda s: s[0])
     for (lo1, hi1, r1), (lo2, hi2, r2) in zip(spans, spans[1:]):
@@ -341,14 +454,18 @@ def fmtlib_box(fmt: UserFormat) -> str:
         end = side(row["END"], r.high, r.end if r.end is not None else r.start)[:16]
         mid = "<" if r.start_excl else "|"
         after = "<" if r.end_excl else "|"
-        lines.append(f"|{start}{mid}{end}{after}{str(row['LABEL'])[:40]:<40}|")
+        label = str(row["LABEL"])
+        if r.pic is not None:                            # SAS: the picture, then P<prefix> F<fill> M<mult>
+            label = f"{label:<20}P{r.pic.prefix:<3}F{r.pic.fill} M{row['MULT_TEXT']}"
+        lines.append(f"|{start}{mid}{end}{after}{label[:40]:<40}|")
     lines.append(rule)
     return "\n".join(lines)
 
 
-_CNTLOUT_CHAR = {"FMTNAME": 32, "START": 16, "END": 16, "LABEL": 40, "TYPE": 1, "SEXCL": 1, "EEXCL": 1, "HLO": 11}
-_CNTLOUT_ORDER = ["FMTNAME", "START", "END", "LABEL", "MIN", "MAX", "DEFAULT", "LENGTH", "FUZZ", "TYPE", "SEXCL",
-                  "EEXCL", "HLO"]
+_CNTLOUT_CHAR = {"FMTNAME": 32, "START": 16, "END": 16, "LABEL": 40, "PREFIX": 2, "FILL": 1, "TYPE": 1, "SEXCL": 1,
+                 "EEXCL": 1, "HLO": 11, "DATATYPE": 8}
+_CNTLOUT_ORDER = ["FMTNAME", "START", "END", "LABEL", "MIN", "MAX", "DEFAULT", "LENGTH", "FUZZ", "PREFIX", "MULT",
+                  "FILL", "NOEDIT", "TYPE", "SEXCL", "EEXCL", "HLO", "DATATYPE"]
 
 
 def _cntlout(program: Any, spec, fmts: list[UserFormat]) -> None:

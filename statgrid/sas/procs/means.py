@@ -37,7 +37,8 @@ from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME, NUM
 from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
 from statgrid.sas import ods
-from statgrid.sas.procs.fmtgroup import format_statement, group_by_formats, with_formats
+from statgrid.sas.procs.fmtgroup import (format_order_sql, format_statement, group_by_formats, multilabel_levels,
+                                         types_apart, with_formats)
 from statgrid.sas.procs.means_weight import VARDEFS, WEIGHT_REFUSED, mode_of, mode_agg, weighted_aggs, weighted_input
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, by_rule, check_by_sorted, cursor, fetch_rows,
                                        narrowed_input,
@@ -101,6 +102,8 @@ class Request:
     freq: str | None = None                         # FREQ variable
     weight: str | None = None                       # WEIGHT variable
     formats: dict = field(default_factory=dict)     # the FORMAT statement's: upper-case name → format
+    mlf: set = field(default_factory=set)           # CLASS variables with / MLF (upper case)
+    format_order: set = field(default_factory=set)  # … with / PRELOADFMT ORDER=DATA: levels in format order
 
 
 @ods.proc_step
@@ -118,13 +121,22 @@ def run(statements: list, program: Any, proc: str = "MEANS") -> None:
             req.by = by_list(c)
         elif kw == "CLASS":
             names = var_names_until(c, cols, "/")
+            preload = data_order = False
             if c.accept("/"):
                 while not c.at_end():
                     o = c.next()
                     if o.upper == "MISSING":
                         req.class_missing = True
+                    elif o.upper == "MLF":                    # every label of a MULTILABEL format (fmtgroup.py)
+                        req.mlf |= {n.upper() for n in names}
+                    elif o.upper == "PRELOADFMT":
+                        preload = True
+                    elif o.upper == "ORDER" and c.accept("="):
+                        data_order = c.next().upper == "DATA"
                     elif c.accept("="):
                         c.next()                              # ORDER=, MLF … : accepted, the default order kept
+            if preload and data_order:                # MLF levels in the format's order (fmtgroup.py)
+                req.format_order |= {n.upper() for n in names}
             req.classes += names
         elif kw == "VAR":
             req.var = (req.var or []) + var_names_until(c, cols, "/")
@@ -291,12 +303,23 @@ def _run(program: Any, first, src: DatasetSpec, req: Request) -> None:
     n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
     missing_ok = bool(opts.get("MISSING")) or req.class_missing
     keep = [] if missing_ok else [_present(c) for c in classc]
+    rank = {c.name.upper(): format_order_sql(program, c.name, c.format) for c in classc
+            if c.name.upper() in req.format_order & req.mlf}
+    base, classc, mlf = multilabel_levels(program, base, classc, req.mlf)   # CLASS x / MLF
     base = group_by_formats(program, base, classc)            # CLASS levels by their formatted values
     filtered = f"SELECT * FROM ({base})" + (f" WHERE {' AND '.join(keep)}" if keep else "")
-    filtered = weighted_input(filtered, req.freq and fw[0].name, req.weight and fw[-1].name,
-                              bool(opts.get("EXCLNPWGT")))
-    sql = _aggregate_sql(filtered, byc, classc, idc, varc, stats, sorted(set(masks) | set(print_masks)),
-                         qntldef, vardef, bool(opts.get("IDMIN")), bool(req.weight))
+
+    def aggregate(mask_list: list[int], one_copy: str = "") -> str:
+        f = f"SELECT * FROM ({filtered}) WHERE {one_copy}" if one_copy else filtered
+        f = weighted_input(f, req.freq and fw[0].name, req.weight and fw[-1].name, bool(opts.get("EXCLNPWGT")))
+        cls = [] if mask_list == [0] and not byc else classc        # GROUPING() needs a group: type 0 alone
+        return _aggregate_sql(f, byc, cls, idc, varc, stats, mask_list, qntldef, vardef, bool(opts.get("IDMIN")),
+                              bool(req.weight))
+    all_masks = sorted(set(masks) | set(print_masks))
+    if mlf:        # one query per type: a type that does not cross an MLF variable counts its first label only
+        sql = types_apart(aggregate, all_masks, byc, classc, mlf, rank)
+    else:
+        sql = aggregate(all_masks)
     names, rows = fetch_rows(program, sql)
     pos = {n: i for i, n in enumerate(names)}
     groups = [_group(r, pos, byc, classc, idc, varc, stats, alpha) for r in rows]

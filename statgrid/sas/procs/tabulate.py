@@ -30,7 +30,7 @@ from statgrid.sas.lexer import NAME, STR
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_condition, by_keys, by_list, by_rule, by_text,
                                        check_by_sorted, fetch_rows, format_cell, narrowed_input, observations_read,
                                        resolve_names, var_names, where_statement, write_rows)
-from statgrid.sas.procs.fmtgroup import format_statement, group_by_formats
+from statgrid.sas.procs.fmtgroup import first_copies, format_statement, group_by_formats, multilabel_levels
 from statgrid.sas.procs.step import begin, data_input, each_statement
 
 OPTIONS = {"DATA": DATASET, "OUT": DATASET, "MISSING": FLAG, "FORMAT": VALUE, "NOSEPS": FLAG, "ORDER": VALUE,
@@ -69,13 +69,17 @@ def run(statements: list, program: Any) -> None:
     first, rest, opts = begin(statements, program, OPTIONS, "TABULATE")
     src, cols = data_input(program, opts, first)
     classes, vars_, tables, labels, by = [], [], [], {}, []
+    mlf_names: set[str] = set()
     class_missing = bool(opts.get("MISSING"))
     for stmt, kw, c in each_statement(rest):
         if kw == "CLASS":
+            first_class = len(classes)
             while not c.at_end() and not c.at("/"):
                 classes.append(c.expect_kind(NAME, "a CLASS variable").text)
             if c.accept("/"):
                 class_missing = class_missing or any(t.is_("MISSING") for t in c.tokens[c.i:])
+                if any(t.is_("MLF") for t in c.tokens[c.i:]):     # every label of a MULTILABEL format
+                    mlf_names |= {n.upper() for n in classes[first_class:]}
         elif kw == "VAR":
             vars_ += [n for n in var_names(c, cols)]
         elif kw in ("TABLE", "TABLES"):
@@ -113,6 +117,8 @@ def run(statements: list, program: Any) -> None:
         check_by_sorted(program, src, cols, by)
     base = narrowed_input(program, src, cols, [c.name for c in byc + classc + varc])   # what the tables read
     n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
+    base, classc, mlf = multilabel_levels(program, base, classc, mlf_names)   # CLASS x / MLF
+    cnames = {c.name.upper(): c for c in classc}
     base = group_by_formats(program, base, classc)            # CLASS levels by their formatted values
     if not class_missing and classc:
         keep = " AND ".join(f"{sql_ident(c.name)} IS NOT NULL" + (f" AND {sql_ident(c.name)} <> ''" if c.type == "char"
@@ -132,7 +138,7 @@ def run(statements: list, program: Any) -> None:
         group = base
         if byc:                                           # one table per BY group, under its BY line
             group = f"SELECT * FROM ({base}) WHERE {by_condition(byc, bykey)}"
-        values = _values(program, group, cells, classc, vnames, qdef)
+        values = _values(program, group, cells, classc, vnames, qdef, mlf)
         table_stats: list[tuple[str | None, str]] = []
         for cell, results in values:
             key = (cell.var, cell.stat)
@@ -280,11 +286,16 @@ def _cells(dims: list[list[list[Elem]]], default_fmt: str) -> list[Cell]:
     return cells
 
 
-def _values(program, base, cells: list[Cell], classc, vnames, qdef: int) -> list[tuple[Cell, dict]]:
-    """Each cell's value for every combination of its CLASS variables' levels: {((name, level), …): value}."""
+def _values(program, all_rows, cells: list[Cell], classc, vnames, qdef: int, mlf: dict | None = None
+            ) -> list[tuple[Cell, dict]]:
+    """Each cell's value for every combination of its CLASS variables' levels: {((name, level), …): value}. With
+    MLF variables (`mlf`, fmtgroup.multilabel_levels) a cell that does not cross one counts its first label only."""
     out = []
     totals: dict[str | None, float] = {}
+    one = first_copies(mlf or {})
     for cell in cells:
+        keep = first_copies(mlf or {}, set(cell.classes))
+        base = f"SELECT * FROM ({all_rows}) WHERE {keep}" if keep else all_rows
         keys = [sql_ident(next(c.name for c in classc if c.name.upper() == n)) for n in cell.classes]
         agg = _agg(cell, vnames, qdef)
         group = f" GROUP BY {', '.join(keys)}" if keys else ""
@@ -294,7 +305,8 @@ def _values(program, base, cells: list[Cell], classc, vnames, qdef: int) -> list
             tkey = cell.var if cell.stat == "PCTSUM" else None
             if tkey not in totals:
                 tot_agg = "count(*)" if cell.stat == "PCTN" else f"sum(CAST({sql_ident(vnames[cell.var].name)} AS DOUBLE))"
-                totals[tkey] = float(fetch_rows(program, f"SELECT {tot_agg} FROM ({base})")[1][0][0] or 0.0)
+                whole = f"SELECT * FROM ({all_rows}) WHERE {one}" if one else all_rows
+                totals[tkey] = float(fetch_rows(program, f"SELECT {tot_agg} FROM ({whole})")[1][0][0] or 0.0)
             denom = totals[tkey]
             rows = [r[:-1] + [100.0 * float(r[-1] or 0) / denom if denom else None] for r in rows]
         results = {}
