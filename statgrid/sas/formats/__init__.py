@@ -4,7 +4,7 @@ its text in exactly w characters), `informat_value` (text → value, or InvalidD
 
 Built-in formats (SAS 9.4 Formats and Informats: Reference): w.d, BESTw., COMMAw.d, DOLLARw.d, Ew.,
 Zw.d, PERCENTw.d, NEGPARENw.d-like COMMA fallbacks, $w., $CHARw., DATEw., DDMMYYw., MMDDYYw., YYMMDDw.,
-MONYYw., WORDDATEw., DATETIMEw.d, TIMEw.d, HHMMw.d. Informats: w.d, BESTw., COMMAw.d, DOLLARw.d, $w.,
+MONYYw., WORDDATEw., DATETIMEw.d, TIMEw.d, TODw.d, HHMMw.d. Informats: w.d, BESTw., COMMAw.d, DOLLARw.d, $w.,
 $CHARw., DATEw., DDMMYYw., MMDDYYw., YYMMDDw., DATETIMEw., TIMEw., ANYDTDTEw.
 An unknown name raises SasError naming it ("The format X was not found or could not be loaded.").
 Standard library only.
@@ -68,7 +68,7 @@ FORMAT_DEFAULTS: dict[str, tuple[int, int, int]] = {
     "": (12, 1, 32), "F": (12, 1, 32), "BEST": (12, 1, 32), "COMMA": (6, 1, 32), "DOLLAR": (6, 2, 32),
     "E": (12, 7, 32), "Z": (1, 1, 32), "PERCENT": (6, 4, 32), "DATE": (7, 5, 11), "DDMMYY": (8, 2, 10),
     "MMDDYY": (8, 2, 10), "YYMMDD": (8, 2, 10), "MONYY": (5, 5, 7), "WORDDATE": (18, 3, 32),
-    "DATETIME": (16, 7, 40), "TIME": (8, 2, 20), "HHMM": (5, 2, 20), "COMMAX": (6, 1, 32),
+    "DATETIME": (16, 7, 40), "TIME": (8, 2, 20), "TOD": (8, 2, 26), "HHMM": (5, 2, 20), "COMMAX": (6, 1, 32),
 }
 CHAR_DEFAULTS: dict[str, tuple[int, int, int]] = {"": (1, 1, 32767), "CHAR": (8, 1, 32767)}
 CHAR_DEFAULTS.update(_c.CHAR_RANGES)                # $QUOTE. $UPCASE. (formats/charfmt.py)
@@ -96,6 +96,7 @@ _NUMERIC_WRITERS: dict[str, Callable[[float, int, int, str], str]] = {
     "DATETIME": lambda v, w, d, m: _d.datetime_format(v, w, d, m),
     "TIME": lambda v, w, d, m: _d.time_format(v, w, d, m),
     "HHMM": lambda v, w, d, m: _d.hhmm(v, w, d, m),
+    "TOD": lambda v, w, d, m: _d.tod(v, w, d, m),
 }
 
 

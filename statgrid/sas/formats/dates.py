@@ -1,5 +1,5 @@
 """SAS's date, time and datetime formats and informats (SAS 9.4 Formats and Informats: Reference):
-DATEw. (DATE9.), DDMMYYw., MMDDYYw., YYMMDDw., MONYYw., WORDDATEw., DATETIMEw.d, TIMEw.d, HHMMw.d;
+DATEw. (DATE9.), DDMMYYw., MMDDYYw., YYMMDDw., MONYYw., WORDDATEw., DATETIMEw.d, TIMEw.d, TODw.d, HHMMw.d;
 informats DATEw., DDMMYYw., MMDDYYw., YYMMDDw., DATETIMEw., TIMEw., ANYDTDTEw.
 
 Values are SAS numbers (days since 1960-01-01, seconds since midnight or since 1960-01-01 00:00:00).
@@ -149,6 +149,18 @@ def time_format(v: float, w: int = 8, d: int = 0, missing: str = ".") -> str:
             text = f"{sign}{h}:{m:02d}"
     else:
         text = f"{sign}{h}:{m:02d}"
+    return _fit(text, w)
+
+
+def tod(v: float, w: int = 8, d: int = 0, missing: str = ".") -> str:
+    """TODw.d: the time of day 'hh:mm:ss' with a leading zero (a datetime's time part: the value modulo
+    86,400 seconds); w < 8 drops the seconds ('hh:mm')."""
+    if v != v:
+        return missing_text(v, missing).rjust(w)
+    _, h, m, sec = _hms(math.fmod(v, 86400.0) % 86400.0, d if w >= 10 else 0)
+    text = f"{h:02d}:{m:02d}:{sec}" if w >= 8 else f"{h:02d}:{m:02d}"
+    if len(text) > w:
+        text = f"{h:02d}:{m:02d}"
     return _fit(text, w)
 
 

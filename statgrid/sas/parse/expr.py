@@ -302,6 +302,13 @@ class ExprParser:
         if c.accept(")"):
             return args
         while True:
+            if c.at(",") and args:
+                # an omitted argument (`compress(s, , 'kd')`): an empty character constant, which the
+                # functions that allow omission read as "not given"
+                t = c.peek()
+                args.append(A.Str(t.line, t.col, ""))
+                c.next()
+                continue
             if len(args) == 1 and name in FORMAT_ARG and c.at_format():
                 # PUT(x, date9.), INPUT(s, 8.): the second argument is a format name, not an expression
                 t = c.peek()
