@@ -180,8 +180,8 @@ def _run(statements: list, program: Any, proc: str) -> None:
             from statgrid.sas.procs import glmstatements
             spec[kw.lower() + "s"].append(getattr(glmstatements, kw.lower())(c))
         elif kw in ("CONTRAST", "ESTIMATE") and proc == "MIXED":
-            from statgrid.sas.procs import glmstatements
-            spec[kw.lower() + "s"].append(getattr(glmstatements, "mixed_" + kw.lower())(c))
+            from statgrid.sas.procs import mixedstatements
+            spec[kw.lower() + "s"].append(getattr(mixedstatements, kw.lower())(c))
         elif kw in ("RANDOM", "REPEATED", "PARMS", "LSMEANS") and proc == "MIXED":
             from statgrid.sas.procs import mixedstatements as ms
             if kw == "RANDOM":
@@ -283,7 +283,7 @@ def _publish(listing, proc: str, spec: dict, result: Any, by: list) -> None:
         extra = logisticoutput.lackfit_tables(result)
     for table in model_tables(proc, result, spec["class"], spec["model"]) + extra:
         table.by = by
-        listing.table(table)
+        listing.table(table, mixedstatements.listing_text(table) if proc == "MIXED" else None)
 
 
 def _fit(program, proc, opts, spec, data: str) -> Any:
