@@ -61,6 +61,7 @@ def contrast(fit: Fit, spec) -> dict:
     if not rand or not any(rand):
         return _mc.contrasts(fit.design, fit.fixed, glm_l(), fit.null, fit.beta, fit.C, fit.dfs, fit.row_df,
                              fit.wald, [spec])[0]
+    _check(fit, rand, opts.get("SUBJECT"))
     L_full = np.array([_l_row(fit, r) for r in rows])
     out = {"Label": label, "NumDF": None, "DenDF": None, "FValue": None, "ProbF": None}
     if not all(_mc._estimable(r, fit.null) for r in L_full):
@@ -82,6 +83,7 @@ def estimate(fit: Fit, spec) -> dict:
     if not rand:
         return _mc.estimates(fit.design, fit.fixed, glm_l(), fit.null, fit.beta, fit.C, fit.dfs, fit.row_df,
                              [spec])[0]
+    _check(fit, [rand], opts.get("SUBJECT"))
     d = float(divisor or 1.0)
     L_full = _l_row(fit, row) / d
     rec: dict[str, Any] = {"Label": label, "Estimate": None, "StdErr": None, "DF": None, "tValue": None,
@@ -131,6 +133,21 @@ def _locate(fit: Fit, name: str) -> tuple[int, list[int]]:
                         f"{', '.join(known) or 'none — add a RANDOM statement'}).")
 
 
+def _check(fit: Fit, rows: list[dict], subject: list[float] | None) -> None:
+    """Each random effect named is in a RANDOM statement and has no more coefficients than levels; SUBJECT no
+    more coefficients than its statement has subjects."""
+    for row in rows:
+        for name, vals in row.items():
+            j, cols = _locate(fit, name)
+            if len(vals) > len(cols):
+                raise StatgridError(f"random effect {name!r} has {len(cols)} levels; {len(vals)} coefficients "
+                                    "were given after |.")
+            s = int(fit.model.gsides[j].subject.max()) + 1
+            if subject is not None and len(subject) > s:
+                raise StatgridError(f"SUBJECT gives {len(subject)} coefficients; the RANDOM statement of "
+                                    f"{name!r} has {s} subjects.")
+
+
 def _z_columns(fit: Fit, rows: list[dict], subject: list[float] | None) -> tuple[np.ndarray, np.ndarray]:
     """z = Z G Mᵀ (n × r) and MGMᵀ (r × r) of the random parts `rows`."""
     model = fit.model
@@ -144,12 +161,8 @@ def _z_columns(fit: Fit, rows: list[dict], subject: list[float] | None) -> tuple
         for k, row in enumerate(rows):
             for name, vals in row.items():
                 jj, cols = _locate(fit, name)
-                if jj != j:
-                    continue
-                if len(vals) > len(cols):
-                    raise StatgridError(f"random effect {name!r} has {len(cols)} levels; {len(vals)} coefficients "
-                                        "were given after |.")
-                c[cols[:len(vals)], k] += vals
+                if jj == j:
+                    c[cols[:len(vals)], k] += vals
         if not c.any():
             continue
         G = gs.G(fit.theta[pos[j]:pos[j + 1]])
@@ -157,9 +170,6 @@ def _z_columns(fit: Fit, rows: list[dict], subject: list[float] | None) -> tuple
         if subject is None:
             w = np.full(s, 1.0 / s)
         else:
-            if len(subject) > s:
-                raise StatgridError(f"SUBJECT gives {len(subject)} coefficients; the RANDOM statement has {s} "
-                                    "subjects.")
             w = np.zeros(s)
             w[:len(subject)] = subject
         Zu = gs.Z * gs.scale                        # the data's Z (GSide keeps it scaled)
