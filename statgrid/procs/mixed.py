@@ -20,8 +20,9 @@ AIC = −2ℓ + 2d, AICC = −2ℓ + 2d·n*/(n*−d−1), BIC = −2ℓ + d·log
 parameters not on the boundary (REML) or those plus p (ML), n* = n − p (REML) or n (ML), raised to
 d+2 if smaller, and s is the number of subjects (without random effects: n* for REML, n for ML).
 
-Degrees of freedom (DF): ddfm= contain|residual|betwithin|satterthwaite (statgrid.procs._mixed_ddf for
-Satterthwaite's rule); SAS's defaults otherwise. With RANDOM: containment (DDFM=CONTAIN) — for a fixed
+Degrees of freedom (DF): ddfm= contain|residual|betwithin|satterthwaite|kenwardroger (statgrid.procs._mixed_ddf
+for Satterthwaite's rule; statgrid.procs._mixed_kr for Kenward–Roger, whose adjusted Cov(β̂) then feeds the
+standard errors, Type 3 F (scaled by λ), LSMEANS, CONTRAST and ESTIMATE); SAS's defaults otherwise. With RANDOM: containment (DDFM=CONTAIN) — for a fixed
 effect A, the random effects (each random term × subject) whose variables include all of A's
 variables (so the intercept is contained in every one); A gets the smallest of their rank
 contributions to [X Z] (taken in order: rank[X Z₁…Z_k] − rank[X Z₁…Z_{k−1}]), or the residual
@@ -37,6 +38,10 @@ reparameterization of the same model (design.coding('effect'), glm's Type III co
 SAS's Type III hypotheses when every cell of the CLASS effects is filled (a nested effect's
 contrasts are among the levels present); if some cell is empty the test is of the effect's
 columns in the GLM parameterization and a note says so.
+
+CONTRAST/ESTIMATE: statgrid.procs._mixed_contrasts over the fixed effects; rows with random-effect
+coefficients (SAS's | part) are predictable functions of the mixed model equations (statgrid.procs._mixed_predictable).
+A non-estimable row or LS-mean has missing values (SAS prints Non-est).
 
 GLIMMIX: statgrid.procs.glimmix (the same set-up, another model).
 

@@ -17,9 +17,9 @@ them. What each procedure takes:
   REPEATED SUBJECT= </ TYPE= CORRW WITHINSUBJECT= MAXITER= CONVERGE= MODELSE> (GEE,
   repeated.py: with it TYPE3 <WALD>, CONTRAST and ESTIMATE are GEE's score/Wald tests, and QIC is printed).
 - MIXED: METHOD=REML|ML|MIVQUE0, COVTEST, SCORING=, UPDATE, ITDETAILS, NOPRINT; CLASS; MODEL y = effects
-  </ SOLUTION DDFM=CONTAIN|RESIDUAL|BETWITHIN|SATTERTHWAITE>; RANDOM (several) effects </ SUBJECT= TYPE=VC|UN>;
+  </ SOLUTION DDFM=CONTAIN|RESIDUAL|BETWITHIN|SATTERTHWAITE|KR>; RANDOM (several) effects </ SUBJECT= TYPE=VC|UN>;
   REPEATED <effect> </ SUBJECT= TYPE=VC|CS|AR(1)|UN|SP(SPH)(c)|SP(EXP)(c) LOCAL>; PARMS / HOLD= NOITER;
-  LSMEANS / DIFF (mixedstatements.py).
+  LSMEANS / DIFF; CONTRAST/ESTIMATE with random-effect coefficients after | and SUBJECT (mixedstatements.py).
 What the engines do not have is an ERROR naming it (RANDOM/MANOVA in GLM, OUTPUT with
 REPEATED in GENMOD, link functions other than LOGIT in LOGISTIC, other covariance types in MIXED).
 """
