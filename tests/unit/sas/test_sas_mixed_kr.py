@@ -126,3 +126,33 @@ def test_kr_bad_input(session):
     assert code == 1 and "DDFM=KENWARDROGER is built for covariance structures linear in their parameters" in log
     code, log, _ = run_sas(session, BALANCED + FIT.format(ddfm="kr3") + " run;")
     assert code == 1 and "DDFM=KR3 is not built" in log and "KENWARDROGER (KR)" in log
+
+
+SLOPES = """data rs; do id = 1 to 10; a = mod(id * 3, 7); b = mod(id * 5, 4) / 2 + mod(id, 3) / 5; g = ifc(id <= 5, 'P', 'Q');
+  do x = 0 to 4; y = 5 + a + (1 + b) * x + (g = 'Q') + mod(id * x * 7, 9) / 4;
+  if not (id = 2 and x = 3) and not (id = 7 and x = 0) then output; end; end; run;
+"""
+
+
+def test_kr_random_slopes_type_un_match_pbkrtest(session, tmp_path):
+    """RANDOM intercept x / TYPE=UN (lme4's (1 + x | id)): G's elements are linear parameters in both."""
+    code, log, _ = run_sas(session, SLOPES)
+    assert code == 0, log
+    d = rows(session, "work.rs")
+    with open(tmp_path / "rs.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(d[0]))
+        w.writeheader()
+        w.writerows(d)
+    want = r_numbers(f"""suppressMessages({{library(lme4); library(pbkrtest)}})
+d <- read.csv("{tmp_path / 'rs.csv'}"); d$id <- factor(d$id); d$g <- factor(d$g, levels = c("Q", "P"))
+m <- lmer(y ~ g + x + (1 + x | id), data = d, REML = TRUE,
+          control = lmerControl(optimizer = "bobyqa", optCtrl = list(rhoend = 1e-12)))
+L <- diag(3)
+cat(sprintf("%.12g", c(sqrt(diag(as.matrix(vcovAdj(m)))), sapply(1:3, function(k) get_Lb_ddf(m, L[k, , drop = FALSE])))),
+    "\\n")""", ("lme4", "pbkrtest"))
+    fn = getattr(mixed, "__wrapped__", mixed)
+    r = fn(session, "work.rs", "y = g x", class_="id g", print=False, ddfm="kr", kr_information="expected",
+           randoms=[{"effects": "intercept x", "subject": "id", "type": "un"}])
+    kept = [row for row in r.rows if row[3] is not None]          # Intercept, g P, x
+    assert [row[3] for row in kept] == pytest.approx(want[0:3], rel=1e-5)
+    assert [row[4] for row in kept] == pytest.approx(want[3:6], rel=1e-5)
