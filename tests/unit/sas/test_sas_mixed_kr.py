@@ -156,3 +156,19 @@ cat(sprintf("%.12g", c(sqrt(diag(as.matrix(vcovAdj(m)))), sapply(1:3, function(k
     kept = [row for row in r.rows if row[3] is not None]          # Intercept, g P, x
     assert [row[3] for row in kept] == pytest.approx(want[0:3], rel=1e-5)
     assert [row[4] for row in kept] == pytest.approx(want[3:6], rel=1e-5)
+
+
+def test_method_ml_with_kr_matches_lme4_ml(session, tmp_path):
+    """METHOD=ML on these data once stopped with 'LinAlgError: Singular matrix' (a trial V that passed Cholesky but
+    not inversion); the ML variance components are lme4's (REML = FALSE)."""
+    code, log, _ = run_sas(session, UNBALANCED + "ods output CovParms=cp Tests3=t3;\n"
+                           + FIT.replace("proc mixed data=sp;", "proc mixed data=sp method=ml;").format(ddfm="kr")
+                           + " run;")
+    assert code == 0, log
+    _write_csv(session, tmp_path / "d.csv")
+    want = r_numbers(f"""suppressMessages(library(lme4))
+d <- read.csv("{tmp_path / 'd.csv'}"); d$id <- factor(d$id); d$trt <- factor(d$trt); d$time <- factor(d$time)
+m <- lmer(y ~ trt + time + (1 | id), data = d, REML = FALSE)
+cat(sprintf("%.12g", as.data.frame(VarCorr(m))$vcov), "\\n")""", ("lme4", "pbkrtest"))
+    assert [r["Estimate"] for r in rows(session, "work.cp")] == pytest.approx(want, rel=1e-6)
+    assert all(r["DenDF"] > 0 for r in rows(session, "work.t3"))
