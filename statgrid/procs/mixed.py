@@ -479,5 +479,6 @@ def _mixed_listing(st: Setup, r: ResultTable) -> str:
     for title, rows in (("Least Squares Means", x["lsmeans"]), ("Differences of Least Squares Means", x["diffs"])):
         if rows:
             cols = list(dict.fromkeys(k for row in rows for k in row))
-            parts.append(render_table(cols, [[row.get(c, "") for c in cols] for row in rows], title=title))
+            parts.append(render_table(cols, [[("Non-est" if c == "Estimate" and row.get(c) is None else row.get(c, ""))
+                                              for c in cols] for row in rows], title=title))
     return "\n".join(parts)
