@@ -14,13 +14,14 @@ KR-adjusted one under DDFM=KR) and H = XᵀV⁻¹z:
     Var(L'φ̂ − L'φ) = KΦKᵀ − KΦH − (KΦH)ᵀ + MGMᵀ − zᵀV⁻¹z + HᵀΦH             (the prediction error variance:
                                                                         [K M] C [K M]ᵀ, C the inverse of the
                                                                         mixed model equations' matrix)
-The DF: DF= when given, else the Tests of Fixed Effects' for the final fixed effect listed (the intercept's if
-none) — under DDFM=SATTERTHWAITE or KENWARDROGER a row with a random part needs DF= (its DF is not built).
+The DF: DF= when given; under DDFM=SATTERTHWAITE Satterthwaite's rule on the prediction error variance (its
+gradient in θ by central differences); under DDFM=KENWARDROGER DF= is needed (not built); else the Tests of Fixed
+Effects' for the final fixed effect listed (the intercept's if none).
 Non-estimable fixed part: no values (the listing shows Non-est).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -48,6 +49,7 @@ class Fit:
     ev: Any                      # model.evaluate(θ̂, 2)
     randoms: list                # _mixed_spec.RandomSpec per RANDOM statement
     ddfm: str
+    A: np.ndarray | None = None  # asymptotic covariance of θ̂ (DDFM=SATTERTHWAITE)
 
 
 def _l_row(fit: Fit, row: dict) -> np.ndarray:
@@ -71,7 +73,7 @@ def contrast(fit: Fit, spec) -> dict:
     keep = w > 1e-10 * max(w.max(initial=0.0), 1e-300)
     rank = int(keep.sum())
     f = float(np.sum((v[:, keep].T @ est) ** 2 / w[keep])) / rank if rank else float("nan")
-    den = _df(fit, opts, rows[-1])
+    den = _df(fit, opts, rows[-1], lambda f: _predict(f, L_full[:, fit.fixed.kept], rand, opts.get("SUBJECT"))[1])
     p = float(sst.f.sf(f, rank, den)) if rank and f == f and den > 0 else None
     out.update({"NumDF": rank, "DenDF": den, "FValue": f, "ProbF": p})
     return out
@@ -95,7 +97,7 @@ def estimate(fit: Fit, spec) -> dict:
     scaled = {k: [x / d for x in v] for k, v in rand.items()}
     est_v, var = _predict(fit, L_full[fit.fixed.kept][None, :], [scaled], opts.get("SUBJECT"))
     est, se = float(est_v[0]), float(np.sqrt(max(float(var[0, 0]), 0.0)))
-    df = _df(fit, opts, row)
+    df = _df(fit, opts, row, lambda f: _predict(f, L_full[fit.fixed.kept][None, :], [scaled], opts.get("SUBJECT"))[1])
     t = est / se if se > 0 else float("nan")
     rec.update({"Estimate": est, "StdErr": se, "DF": df, "tValue": t,
                 "Probt": float(2 * sst.t.sf(abs(t), df)) if t == t and df > 0 else None})
@@ -110,14 +112,47 @@ def glm_l() -> Callable:
     return glm_l_row
 
 
-def _df(fit: Fit, opts: dict, fixed_row: dict) -> float:
+def _df(fit: Fit, opts: dict, fixed_row: dict, variance: Callable) -> float:
     if "DF" in opts:
         return float(opts["DF"])
-    if fit.ddfm in ("satterthwaite", "kenwardroger"):
-        raise StatgridError(f"DDFM={fit.ddfm.upper()}: the DF of a CONTRAST/ESTIMATE with random-effect coefficients "
+    if fit.ddfm == "satterthwaite" and fit.A is not None:
+        return _satterthwaite(fit, variance)
+    if fit.ddfm == "kenwardroger":
+        raise StatgridError("DDFM=KENWARDROGER: the DF of a CONTRAST/ESTIMATE with random-effect coefficients "
                             "(after |) is not built; give it with the DF= option (e.g. / DF=10), or use "
-                            "DDFM=CONTAIN or RESIDUAL.")
+                            "DDFM=SATTERTHWAITE, CONTAIN or RESIDUAL.")
     return _mc._final_effect_df(fit.design, fixed_row, fit.dfs)
+
+
+def _satterthwaite(fit: Fit, variance: Callable) -> float:
+    """Satterthwaite's DF of the rows' prediction error variance Var(θ) (r × r): its gradient in θ by central
+    differences (each free θ_k moved by 10⁻⁴ of itself), then _mixed_ddf's rule — ν_m = 2 w_m²/(g_mᵀ A g_m) per
+    eigenvalue w_m of Var, combined as E = Σ ν_m/(ν_m − 2), DF = 2E/(E − q)."""
+    var0 = variance(fit)
+    w, U = np.linalg.eigh((var0 + var0.T) / 2)
+    keep = w > 1e-10 * max(w.max(initial=0.0), 1e-300)
+    w, U = w[keep], U[:, keep]
+    K = len(fit.theta)
+    dvar = [np.zeros_like(var0) for _ in range(K)]
+    for k in np.flatnonzero(np.diag(fit.A) > 0):
+        h = 1e-4 * abs(fit.theta[k]) or 1e-8
+        sides = []
+        for sign in (1, -1):
+            th = fit.theta.copy()
+            th[k] += sign * h
+            ev = fit.model.evaluate(th, 2)
+            sides.append(variance(replace(fit, theta=th, ev=ev, beta=ev.beta, C=ev.C)))
+        dvar[k] = (sides[0] - sides[1]) / (2 * h)
+    nus = []
+    for m in range(len(w)):
+        g = np.array([float(U[:, m] @ d @ U[:, m]) for d in dvar])
+        v = float(g @ fit.A @ g)
+        nus.append(2 * w[m] ** 2 / v if v > 0 else float("inf"))
+    if len(nus) == 1:
+        return float(nus[0])
+    E = sum(v / (v - 2) for v in nus if v > 2)
+    q = len(nus)
+    return float(2 * E / (E - q)) if E > q else float("nan")
 
 
 # ---------------------------------------------------------------------------- the random part

@@ -323,7 +323,7 @@ def mixed(s, data: str, model: str, class_: str | Sequence[str] | None = None, r
     if contrasts or estimates:      # [(label, rows, options)], [(label, row, divisor, options)]: _mixed_contrasts
         from statgrid.procs import _mixed_predictable as _mp
         fit = _mp.Fit(st.design, design, _mixed_lsmeans._null_space(design.X_full), ev.beta, C, dfs, row_df, wald,
-                      mdl, theta, ev, rnd, dd)
+                      mdl, theta, ev, rnd, dd, A)
         con_rows = [_mp.contrast(fit, spec) for spec in contrasts or ()]
         est_rows = [_mp.estimate(fit, spec) for spec in estimates or ()]
     if g_not_pd:

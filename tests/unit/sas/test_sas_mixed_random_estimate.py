@@ -149,3 +149,38 @@ def test_random_part_bad_input(session):
     assert code == 0, log
     e = rows(session, "work.ee")[0]
     assert e["DF"] == 7 and e["Estimate"] is not None
+
+
+def test_satterthwaite_df_of_a_random_part(session):
+    """DDFM=SATTERTHWAITE: ν = 2 PEV² / (gᵀ A g), g the gradient of the prediction error variance in (σ²_u, σ²_e)
+    — here from Henderson's equations by central differences in the test — and A the fit's asymptotic covariance
+    of the variance components (COVTEST's). A zero random part gives the fixed row's own Satterthwaite DF."""
+    from statgrid.procs.mixed import mixed
+    code, log, _ = run_sas(session, DATA + "ods output Estimates=ee CovParms=cp;\n"
+                           + FIT.replace("model y = trt time;", "model y = trt time / ddfm=satterth;") + """
+  estimate 'fixed' intercept 1 trt 1 0 time 0 0 1;
+  estimate 'zero random part' intercept 1 trt 1 0 time 0 0 1 | intercept 0;
+  estimate 'subj 1' intercept 1 trt 1 0 time 0 0 1 | intercept 1 / subject 1;
+run;""")
+    assert code == 0, log
+    ee = {r["Label"]: r for r in rows(session, "work.ee")}
+    assert ee["zero random part"]["DF"] == pytest.approx(ee["fixed"]["DF"], rel=1e-4)
+    assert ee["zero random part"]["StdErr"] == pytest.approx(ee["fixed"]["StdErr"], rel=1e-9)
+    fn = getattr(mixed, "__wrapped__", mixed)
+    fit = fn(session, "work.sp", "y = trt time", class_="id trt time", print=False, ddfm="satterth", covtest=True,
+             randoms=[{"effects": "intercept", "subject": "id", "type": "vc"}])
+    A = np.array(fit.stats["asycov"])
+    d = rows(session, "work.sp")
+    X = np.array([[1.0, r["trt"] == "A", r["time"] == 1, r["time"] == 2] for r in d], dtype=float)
+    Z = np.array([[float(r["id"] == i) for i in range(1, 13)] for r in d])
+    lm = np.r_[1.0, 1, 0, 0, np.eye(12)[0]]
+
+    def pev(s_u, s_e):
+        M = np.block([[X.T @ X, X.T @ Z], [Z.T @ X, Z.T @ Z + np.eye(12) * s_e / s_u]]) / s_e
+        return float(lm @ np.linalg.solve(M, lm))
+    cp = [r["Estimate"] for r in rows(session, "work.cp")]
+    g = np.array([(pev(*(cp + h * np.eye(2)[k])) - pev(*(cp - h * np.eye(2)[k]))) / (2 * h)
+                  for k, h in enumerate(np.array(cp) * 1e-5)])
+    want = 2 * pev(*cp) ** 2 / float(g @ A @ g)
+    assert ee["subj 1"]["DF"] == pytest.approx(want, rel=1e-4)
+    assert ee["subj 1"]["StdErr"] == pytest.approx(np.sqrt(pev(*cp)), rel=1e-6)
