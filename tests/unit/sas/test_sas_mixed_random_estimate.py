@@ -184,3 +184,30 @@ run;""")
     want = 2 * pev(*cp) ** 2 / float(g @ A @ g)
     assert ee["subj 1"]["DF"] == pytest.approx(want, rel=1e-4)
     assert ee["subj 1"]["StdErr"] == pytest.approx(np.sqrt(pev(*cp)), rel=1e-6)
+
+
+SPLIT = """data spl; do block = 1 to 4; do a = 1 to 3; do b = 1 to 2;
+  y = 10 + a + 2 * b + mod(block * 7, 5) + mod(block * a * 3, 4) / 2 + mod(block * a * b * 5, 7) / 3; output;
+  end; end; end; run;
+"""
+
+
+def test_inference_spaces_of_the_sas_documentation_split_plot(session):
+    """SAS's ESTIMATE example (random block a*block, no SUBJECT=): on balanced data the A1 mean's prediction error
+    variance is, by hand from the variance components, σ²_e/8 (narrow), σ²_ab/4 + σ²_e/8 (intermediate) and
+    (σ²_block + σ²_ab)/4 + σ²_e/8 (broad), and the three estimates are equal (block and a*block BLUPs sum to 0)."""
+    code, log, _ = run_sas(session, SPLIT + """ods output Estimates=ee CovParms=cp;
+proc mixed data=spl; class a b block; model y = a b a*b; random block a*block;
+  estimate 'narrow' intercept 1 a 1 b .5 .5 a*b .5 .5 | block .25 .25 .25 .25 a*block .25 .25 .25 .25 0 0 0 0 0 0 0 0;
+  estimate 'intermediate' intercept 1 a 1 b .5 .5 a*b .5 .5 | block .25 .25 .25 .25;
+  estimate 'broad' intercept 1 a 1 b .5 .5 a*b .5 .5;
+run;""")
+    assert code == 0, log
+    cp = {r["CovParm"]: r["Estimate"] for r in rows(session, "work.cp")}
+    ee = {r["Label"]: r for r in rows(session, "work.ee")}
+    s_b, s_ab, s_e = cp["block"], cp["a*block"], cp["Residual"]
+    assert ee["narrow"]["StdErr"] == pytest.approx(np.sqrt(s_e / 8), rel=1e-6)
+    assert ee["intermediate"]["StdErr"] == pytest.approx(np.sqrt(s_ab / 4 + s_e / 8), rel=1e-6)
+    assert ee["broad"]["StdErr"] == pytest.approx(np.sqrt((s_b + s_ab) / 4 + s_e / 8), rel=1e-6)
+    a1 = np.mean([r["y"] for r in rows(session, "work.spl") if r["a"] == 1])
+    assert [ee[k]["Estimate"] for k in ("narrow", "intermediate", "broad")] == pytest.approx([a1] * 3, rel=1e-9)
