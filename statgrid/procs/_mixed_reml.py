@@ -98,7 +98,10 @@ class Model:
             except np.linalg.LinAlgError:
                 return Eval(math.inf)
             logdet += 2.0 * float(np.sum(np.log(np.diagonal(L, axis1=1, axis2=2))))
-            W = np.linalg.inv(V)
+            try:
+                W = np.linalg.inv(V)
+            except np.linalg.LinAlgError:     # Cholesky can pass a V that is singular in floating point
+                return Eval(math.inf)
             WX, Wy = W @ g.X, np.einsum("bij,bj->bi", W, g.y)
             xwx += np.einsum("bmp,bmq->pq", g.X, WX)
             xwy += np.einsum("bmp,bm->p", g.X, Wy)

@@ -20,8 +20,9 @@ AIC = −2ℓ + 2d, AICC = −2ℓ + 2d·n*/(n*−d−1), BIC = −2ℓ + d·log
 parameters not on the boundary (REML) or those plus p (ML), n* = n − p (REML) or n (ML), raised to
 d+2 if smaller, and s is the number of subjects (without random effects: n* for REML, n for ML).
 
-Degrees of freedom (DF): ddfm= contain|residual|betwithin|satterthwaite (statgrid.procs._mixed_ddf for
-Satterthwaite's rule); SAS's defaults otherwise. With RANDOM: containment (DDFM=CONTAIN) — for a fixed
+Degrees of freedom (DF): ddfm= contain|residual|betwithin|satterthwaite|kenwardroger (statgrid.procs._mixed_ddf
+for Satterthwaite's rule; statgrid.procs._mixed_kr for Kenward–Roger, whose adjusted Cov(β̂) then feeds the
+standard errors, Type 3 F (scaled by λ), LSMEANS, CONTRAST and ESTIMATE); SAS's defaults otherwise. With RANDOM: containment (DDFM=CONTAIN) — for a fixed
 effect A, the random effects (each random term × subject) whose variables include all of A's
 variables (so the intercept is contained in every one); A gets the smallest of their rank
 contributions to [X Z] (taken in order: rank[X Z₁…Z_k] − rank[X Z₁…Z_{k−1}]), or the residual
@@ -38,6 +39,10 @@ SAS's Type III hypotheses when every cell of the CLASS effects is filled (a nest
 contrasts are among the levels present); if some cell is empty the test is of the effect's
 columns in the GLM parameterization and a note says so.
 
+CONTRAST/ESTIMATE: statgrid.procs._mixed_contrasts over the fixed effects; rows with random-effect
+coefficients (SAS's | part) are predictable functions of the mixed model equations (statgrid.procs._mixed_predictable).
+A non-estimable row or LS-mean has missing values (SAS prints Non-est).
+
 GLIMMIX: statgrid.procs.glimmix (the same set-up, another model).
 
 Data come from DuckDB into pandas in memory; rows × variables × 8 bytes above MEMSIZE is an error.
@@ -53,18 +58,19 @@ import numpy as np
 
 from statgrid.errors import StatgridError
 from statgrid.procs._base import ResultTable, as_list, check_columns, procedure, render_table
-from statgrid.procs import _mixed_ddf as _ddf, _mixed_lsmeans, _mixed_spec as _mspec, design as _design
+from statgrid.procs import _mixed_ddf as _ddf, _mixed_kr as _kr, _mixed_lsmeans, _mixed_spec as _mspec, design as _design
 from statgrid.procs._mixed_gls import _blocks, _df_between_within, _p_f, _p_t
 from statgrid.procs._mixed_reml import Model, maximise
 from statgrid.procs._mixed_setup import Fixed, Setup, _class_table, _fixed, _kv, _setup, _solution_rows
 
 BOUNDARY_TOL = 1e-8     # a variance ≤ this · Var(y) is on its bound 0 (reported as 0)
-DDFMS = ("contain", "residual", "betwithin", "satterthwaite")
+DDFMS = ("contain", "residual", "betwithin", "satterthwaite", "kenwardroger")
 DDFM_ALIASES = {"con": "contain", "res": "residual", "bw": "betwithin", "satterth": "satterthwaite",
                 "sat": "satterthwaite", "satterthwaite": "satterthwaite", "contain": "contain",
-                "residual": "residual", "betwithin": "betwithin"}
+                "residual": "residual", "betwithin": "betwithin", "kr": "kenwardroger",
+                "kenwardroger": "kenwardroger", "kenward-roger": "kenwardroger"}
 DDFM_LABELS = {"contain": "Containment", "residual": "Residual", "betwithin": "Between-Within",
-               "satterthwaite": "Satterthwaite"}
+               "satterthwaite": "Satterthwaite", "kenwardroger": "Kenward-Roger"}
 
 
 def _specs(s, data, class_, random, subject, repeated, type, random_type, randoms, repeated_subject, local,
@@ -102,7 +108,7 @@ def _check_args(method, maxiter, ddfm, subject, random, randoms, repeated) -> tu
         dd = DDFM_ALIASES.get(str(ddfm).lower())
         if dd is None:
             raise StatgridError(f"DDFM={str(ddfm).upper()} is not built; statgrid's PROC MIXED takes DDFM=CONTAIN, RESIDUAL, "
-                                "BETWITHIN or SATTERTHWAITE (KENWARDROGER is not built).")
+                                "BETWITHIN, SATTERTHWAITE or KENWARDROGER (KR).")
     if subject is not None and not (random or randoms or (repeated is not None and repeated is not False)):
         raise StatgridError("subject= needs random= or repeated=; name the random effects, e.g. random='intercept'.")
     return method_l, dd
@@ -199,7 +205,8 @@ def mixed(s, data: str, model: str, class_: str | Sequence[str] | None = None, r
           ddfm: str | None = None, covtest: bool = False, parms: Sequence[float] | None = None,
           hold: Sequence[int] = (), noiter: bool = False, scoring: int = 0,
           lsmeans: str | Sequence[str] | None = None, lsmeans_diff: bool = False,
-          contrasts: Sequence | None = None, estimates: Sequence | None = None) -> ResultTable:
+          contrasts: Sequence | None = None, estimates: Sequence | None = None,
+          kr_information: str = "observed") -> ResultTable:
     """Linear mixed model. Returns the Solution for Fixed Effects (Effect, CLASS levels, Estimate,
     StdErr, DF, tValue, Probt; aliased columns have Estimate 0 and missing values) with `stats`:
     covparms [{CovParm, Subject, Estimate, and with covtest StdErr, ZValue, ProbZ}], fit, d, type3,
@@ -208,8 +215,11 @@ def mixed(s, data: str, model: str, class_: str | Sequence[str] | None = None, r
     or randoms=[{'effects': 'intercept', 'subject': 'b(c)', 'type': 'vc'|'un'}, …] (several);
     REPEATED: repeated=True or the repeated effect, with subject= (or repeated_subject=) and
     type='vc'|'cs'|'ar(1)'|'un'|'sp(sph)'|'sp(exp)' (coords='x y' or type='sp(sph)(x y)', local=True
-    for a nugget). ddfm= contain|residual|betwithin|satterthwaite (SAS's default: contain with RANDOM,
-    betwithin with REPEATED only, else residual). parms= start values in CovParms order, hold= their
+    for a nugget). ddfm= contain|residual|betwithin|satterthwaite|kenwardroger (SAS's default: contain with
+    RANDOM, betwithin with REPEATED only, else residual); with kenwardroger the standard errors, tests, LSMEANS,
+    CONTRAST and ESTIMATE use the adjusted covariance (statgrid.procs._mixed_kr; kr_information='observed' as
+    SAS, or 'expected' as R's pbkrtest). CONTRAST/ESTIMATE rows may carry random-effect coefficients (after |
+    in SAS): statgrid.procs._mixed_predictable. parms= start values in CovParms order, hold= their
     1-based positions kept fixed, noiter: no iterations. scoring=n: Fisher scoring for the first n
     iterations. lsmeans='a a*b' (CLASS effects), lsmeans_diff: their pairwise differences.
     out= writes the observations used with Pred (Xβ + Zû) and Resid. See the module docstring."""
@@ -265,7 +275,7 @@ def mixed(s, data: str, model: str, class_: str | Sequence[str] | None = None, r
                                                                 ).min() < -1e-10 for i, g in enumerate(gsides))
     free = ~zero & ~hold_mask
     factor = np.array([p.factor for p in mdl.params])
-    need_h = covtest or dd == "satterthwaite"
+    need_h = covtest or dd in ("satterthwaite", "kenwardroger")
     H = mdl.hessian(theta, free) if need_h and free.any() else np.full((K, K), np.nan)
     A = _ddf.asymptotic_cov(np.nan_to_num(H), free) if need_h else None
     covparms = [{"CovParm": p.name, "Subject": p.subject, "Estimate": float(t * f)}
@@ -280,7 +290,12 @@ def mixed(s, data: str, model: str, class_: str | Sequence[str] | None = None, r
     dfs, resid_df = _dfs(dd, design, contain, mdl, block, df, rspec, rnd, s.options.memsize_bytes)
     dC = [ev.C @ Qk @ ev.C for Qk in ev.Q]
     row_df = (lambda L: _ddf.satterthwaite(L, ev.C, dC, A)) if dd == "satterthwaite" else None
-    se = np.sqrt(np.diag(ev.C))
+    kr = _kr.kenward_roger(mdl, theta, ev, free, A, kr_information) if dd == "kenwardroger" else None
+    C = ev.C if kr is None else kr.phi_a          # the fixed effects' covariance every table uses
+    if kr is not None:
+        row_df = lambda L: kr.ddf(L)[0]            # noqa: E731
+    wald = _wald_f if kr is None else (lambda L, beta, _C: kr.wald_f(L, beta)[:2])
+    se = np.sqrt(np.diag(C))
     sat_dfs = [row_df(np.eye(p)[k]) for k in range(p)] if row_df else None
     columns, rows = _solution_rows(st, design, ev.beta, se, dfs, "tValue", _p_t)
     if sat_dfs is not None:
@@ -288,8 +303,11 @@ def mixed(s, data: str, model: str, class_: str | Sequence[str] | None = None, r
     t3_l, type3_ok = _type3_l(design)
     type3 = []
     for i, L in t3_l:
-        f, rank = _wald_f(L, ev.beta, ev.C)
-        den = row_df(L) if row_df else dfs[i]
+        if kr is not None:
+            f, rank, den = kr.wald_f(L, ev.beta)
+        else:
+            f, rank = _wald_f(L, ev.beta, C)
+            den = row_df(L) if row_df else dfs[i]
         type3.append({"Effect": st.effects[i].name, "NumDF": rank, "DenDF": _intish(den), "FValue": f,
                       "ProbF": _p_f(f, rank, den)})
     if not type3_ok and len(st.effects) > 1:
@@ -299,15 +317,15 @@ def mixed(s, data: str, model: str, class_: str | Sequence[str] | None = None, r
     if lsmeans:
         lsm_eff = _design.parse_effects(" ".join(as_list(lsmeans)), list(df.columns), "LSMEANS")
         model_effects = st.design.effects
-        lsm, diffs = _mixed_lsmeans.lsmeans(st.design, design, lsm_eff, df, ev.beta, ev.C,
+        lsm, diffs = _mixed_lsmeans.lsmeans(st.design, design, lsm_eff, df, ev.beta, C,
                                             lambda e: dfs[model_effects.index(e) + 1], row_df, lsmeans_diff)
     con_rows, est_rows = [], []
     if contrasts or estimates:      # [(label, rows, options)], [(label, row, divisor, options)]: _mixed_contrasts
-        from statgrid.procs import _mixed_contrasts as _mc
-        from statgrid.procs.glm import _l_row
-        null = _mixed_lsmeans._null_space(design.X_full)
-        con_rows = _mc.contrasts(st.design, design, _l_row, null, ev.beta, ev.C, dfs, row_df, _wald_f, contrasts or ())
-        est_rows = _mc.estimates(st.design, design, _l_row, null, ev.beta, ev.C, dfs, row_df, estimates or ())
+        from statgrid.procs import _mixed_predictable as _mp
+        fit = _mp.Fit(st.design, design, _mixed_lsmeans._null_space(design.X_full), ev.beta, C, dfs, row_df, wald,
+                      mdl, theta, ev, rnd, dd, A)
+        con_rows = [_mp.contrast(fit, spec) for spec in contrasts or ()]
+        est_rows = [_mp.estimate(fit, spec) for spec in estimates or ()]
     if g_not_pd:
         notes.append("Estimated G matrix is not positive definite.")
     if scoring:
@@ -321,13 +339,13 @@ def mixed(s, data: str, model: str, class_: str | Sequence[str] | None = None, r
     result.stats = {
         "covparms": covparms, "fit": fit_stats, "d": d, "type3": type3, "ddfm": DDFM_LABELS[dd],
         "residual_df": resid_df, "n_read": st.n_read, "n_used": n, "subjects": n_subj, "G": G0.tolist(),
-        "sigma2": float(theta[-1] * factor[-1]), "g_not_pd": g_not_pd, "method": method_l.upper(), "cov_beta": ev.C.tolist(),
+        "sigma2": float(theta[-1] * factor[-1]), "g_not_pd": g_not_pd, "method": method_l.upper(), "cov_beta": C.tolist(),
         "notes": notes, "dependent": st.dep, "lsmeans": lsm, "diffs": diffs, "history": history,
         "contrasts": con_rows, "estimates": est_rows,
         "asycov": None if A is None else (A * np.outer(factor, factor)).tolist(), "max_obs_per_subject": int(np.bincount(block).max()),
         "columns_in_x": design.n_full, "columns_in_z": sum(g.Z.shape[1] for g in gsides),
         "columns_in_z_per_subject": gsides[0].Z.shape[1] if gsides else 0,
-        "covariance_parameters": K, "structure": _structure_name(rnd, rspec),
+        "covariance_parameters": K, "se_method": "Kenward-Roger" if kr is not None else "Model-Based", "structure": _structure_name(rnd, rspec),
         "subject_effect": (rnd[0].subject_name if rnd else (rspec.subject_name if rspec else "")),
     }
     if print:
@@ -428,7 +446,7 @@ def _mixed_listing(st: Setup, r: ResultTable) -> str:
     if x["subject_effect"]:
         info.append(["Subject Effect", x["subject_effect"]])
     info += [["Estimation Method", x["method"]], ["Residual Variance Method", "Parameter"],
-             ["Fixed Effects SE Method", "Model-Based"], ["Degrees of Freedom Method", x["ddfm"]]]
+             ["Fixed Effects SE Method", x["se_method"]], ["Degrees of Freedom Method", x["ddfm"]]]
     parts = ["The Mixed Procedure", _kv(info, title="Model Information")]
     cls = _class_table(st)
     if cls:
@@ -461,5 +479,6 @@ def _mixed_listing(st: Setup, r: ResultTable) -> str:
     for title, rows in (("Least Squares Means", x["lsmeans"]), ("Differences of Least Squares Means", x["diffs"])):
         if rows:
             cols = list(dict.fromkeys(k for row in rows for k in row))
-            parts.append(render_table(cols, [[row.get(c, "") for c in cols] for row in rows], title=title))
+            parts.append(render_table(cols, [[("Non-est" if c == "Estimate" and row.get(c) is None else row.get(c, ""))
+                                              for c in cols] for row in rows], title=title))
     return "\n".join(parts)

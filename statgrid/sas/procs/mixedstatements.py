@@ -6,19 +6,26 @@ and the tables they add as SAS's ODS names them: LSMeans and Diffs.
     REPEATED <effect> </ SUBJECT=effect TYPE=VC|CS|AR(1)|UN|SP(SPH)(coords)|SP(EXP)(coords) LOCAL R RCORR>;
     PARMS (value) (value) … </ HOLD=list NOITER>;                               in CovParms order
     LSMEANS effects </ DIFF>;
-Display-only options (G, V, R, SOLUTION, …) are accepted; anything else is an ERROR naming it.
+    CONTRAST 'label' <fixed-effect values …> <| random-effect values …>, … </ DF= CHISQ SUBJECT coeffs E SINGULAR=>;
+    ESTIMATE 'label' <fixed-effect values …> <| random-effect values …> </ DIVISOR= DF= CL ALPHA= SUBJECT coeffs>;
+Display-only options (G, V, R, SOLUTION, …) are accepted; anything else is an ERROR naming it. A non-estimable
+ESTIMATE, CONTRAST or LS-mean is missing in the data set and shows "Non-est" in the listing (listing_text).
 """
 from __future__ import annotations
 
 from typing import Any
 
 from statgrid.sas.errors import SasError
-from statgrid.sas.lexer import NUM, STR
+from statgrid.sas.lexer import NAME, NUM, OP, STR
 from statgrid.sas.ods import OdsColumn as Col, OdsTable
+from statgrid.sas.odstable import render
 
 RANDOM_OPTIONS = {"SUBJECT", "SUB", "TYPE", "G", "GCORR", "GI", "SOLUTION", "S", "V", "VCORR", "CL"}
 REPEATED_OPTIONS = {"SUBJECT", "SUB", "TYPE", "LOCAL", "R", "RCORR", "RI"}
 DISPLAY_ONLY = {"G", "GCORR", "GI", "SOLUTION", "S", "V", "VCORR", "CL", "R", "RCORR", "RI"}
+CONTRAST_OPTIONS = {"E", "SINGULAR", "DF", "CHISQ", "SUBJECT"}
+ESTIMATE_OPTIONS = {"DIVISOR", "E", "SINGULAR", "DF", "CL", "ALPHA", "SUBJECT"}
+NON_EST = "Non-est"
 
 
 def _group(c) -> str:
@@ -177,3 +184,115 @@ def tables(result: Any) -> list[OdsTable]:
                             [[r.get(k, "") for k in keys] + [r[k] for k in ("Estimate", "StdErr", "DF", "tValue",
                                                                            "Probt")] for r in rows], "Mixed"))
     return out
+
+
+# ---------------------------------------------------------------------------- CONTRAST, ESTIMATE
+def _coefficient(c, kw: str, current: str | None) -> float:
+    sign = -1.0 if c.accept("-") else 1.0
+    c.accept("+")
+    v = c.next()
+    if v.kind != NUM or current is None:
+        raise SasError(f"{kw}: a coefficient must follow an effect name", v.line, v.col, v.text,
+                       "effect values, e.g. a 1 -1 0 | intercept 1")
+    return sign * float(v.value)
+
+
+def _contrast_rows(c, kw: str, allowed: set[str]) -> tuple[list[dict], list[dict], dict]:
+    """fixed-effect values <| random-effect values> <, …> </ options> → fixed rows, random rows, options
+    (SUBJECT: a list of coefficients; DF=, ALPHA=, DIVISOR=: numbers; the rest flags)."""
+    from statgrid.sas.procs.glmstatements import _effect
+    fixed: list[dict] = [{}]
+    rand: list[dict] = [{}]
+    side, current = fixed, None
+    while not c.at_end() and not c.at("/"):
+        t = c.peek()
+        if t.kind == OP and t.text == ",":
+            c.next()
+            fixed.append({})
+            rand.append({})
+            side, current = fixed, None
+        elif t.kind == OP and t.text == "|":
+            c.next()
+            if side is rand:
+                raise SasError(f"{kw}: one | per row", t.line, t.col, t.text, "fixed part | random part")
+            side, current = rand, None
+        elif t.kind == NUM or (t.kind == OP and t.text in ("-", "+")):
+            side[-1][current].append(_coefficient(c, kw, current))
+        elif t.kind == NAME:
+            current = _effect(c)
+            side[-1].setdefault(current, [])
+        else:
+            raise SasError(f"Syntax error in {kw}", t.line, t.col, t.text, "effect values <| random-effect values>")
+    opts: dict[str, Any] = {}
+    if c.accept("/"):
+        while not c.at_end():
+            t = c.next()
+            if t.kind != NAME or t.upper not in allowed:
+                raise SasError(f"The option {t.text} is not recognized in the {kw} statement of PROC MIXED", t.line,
+                               t.col, t.text, ", ".join(sorted(allowed)))
+            if t.upper == "SUBJECT":
+                opts["SUBJECT"] = []
+                while not c.at_end() and (c.peek().kind == NUM or c.at("-") or c.at("+")):
+                    opts["SUBJECT"].append(_coefficient(c, kw, "SUBJECT"))
+                if not opts["SUBJECT"]:
+                    raise SasError(f"{kw}: SUBJECT needs the subjects' coefficients", t.line, t.col, t.text,
+                                   "SUBJECT 1 -1")
+            elif c.accept("="):
+                v = c.next()
+                try:
+                    opts[t.upper] = float(v.value)
+                except (TypeError, ValueError):
+                    raise SasError(f"{kw}: {t.upper}= needs a number", v.line, v.col, v.text, "a number") from None
+            else:
+                opts[t.upper] = True
+    if not any(fixed) and not any(rand):
+        raise SasError(f"{kw} needs at least one effect and its coefficients", 0, 0, kw, "effect values")
+    return fixed, rand, opts
+
+
+def contrast(c) -> tuple[str, list[dict], dict]:
+    """CONTRAST → (label, fixed rows, options with RANDOM: the random rows when any is given)."""
+    from statgrid.sas.procs.glmstatements import _label
+    label = _label(c, "CONTRAST")
+    fixed, rand, opts = _contrast_rows(c, "CONTRAST", CONTRAST_OPTIONS)
+    if any(rand):
+        opts["RANDOM"] = rand
+    return label, fixed, opts
+
+
+def estimate(c) -> tuple[str, dict, float, dict]:
+    """ESTIMATE → (label, fixed row, divisor, options with RANDOM: the random row when given)."""
+    from statgrid.sas.procs.glmstatements import _label
+    t0 = c.peek()
+    label = _label(c, "ESTIMATE")
+    fixed, rand, opts = _contrast_rows(c, "ESTIMATE", ESTIMATE_OPTIONS)
+    if len(fixed) > 1:
+        raise SasError("ESTIMATE takes one row of coefficients (no commas) in PROC MIXED", t0.line, t0.col, ",",
+                       "one row")
+    divisor = float(opts.get("DIVISOR", 1.0))
+    if divisor == 0:
+        raise SasError("DIVISOR= must not be 0", t0.line, t0.col, "DIVISOR=0", "a non-zero divisor")
+    if rand[0]:
+        opts["RANDOM"] = rand[0]
+    return label, fixed[0], divisor, opts
+
+
+def listing_text(table: OdsTable) -> list[str] | None:
+    """The listing lines of a MIXED table with a non-estimable row ("Non-est" in its Estimate or F Value column,
+    the rest blank, as SAS prints it), or None when no row is (the table's usual rendering)."""
+    if table.name not in ("Estimates", "Contrasts", "LSMeans", "Diffs"):
+        return None
+    names = [col.name for col in table.columns]
+    target = names.index("Estimate" if "Estimate" in names else "FValue")
+    probe = [k for k in ("StdErr", "DenDF") if k in names]
+    rows = [list(r) for r in table.rows]
+    hit = False
+    for r in rows:
+        if r[target] is None and all(r[names.index(k)] is None for k in probe):
+            r[target] = NON_EST
+            hit = True
+    if not hit:
+        return None
+    shown = OdsTable(table.name, table.title, table.columns, rows, table.proc, table.path, table.by,
+                     table.headings, table.footer)
+    return render(shown)

@@ -17,9 +17,9 @@ them. What each procedure takes:
   REPEATED SUBJECT= </ TYPE= CORRW WITHINSUBJECT= MAXITER= CONVERGE= MODELSE> (GEE,
   repeated.py: with it TYPE3 <WALD>, CONTRAST and ESTIMATE are GEE's score/Wald tests, and QIC is printed).
 - MIXED: METHOD=REML|ML|MIVQUE0, COVTEST, SCORING=, UPDATE, ITDETAILS, NOPRINT; CLASS; MODEL y = effects
-  </ SOLUTION DDFM=CONTAIN|RESIDUAL|BETWITHIN|SATTERTHWAITE>; RANDOM (several) effects </ SUBJECT= TYPE=VC|UN>;
+  </ SOLUTION DDFM=CONTAIN|RESIDUAL|BETWITHIN|SATTERTHWAITE|KR>; RANDOM (several) effects </ SUBJECT= TYPE=VC|UN>;
   REPEATED <effect> </ SUBJECT= TYPE=VC|CS|AR(1)|UN|SP(SPH)(c)|SP(EXP)(c) LOCAL>; PARMS / HOLD= NOITER;
-  LSMEANS / DIFF (mixedstatements.py).
+  LSMEANS / DIFF; CONTRAST/ESTIMATE with random-effect coefficients after | and SUBJECT (mixedstatements.py).
 What the engines do not have is an ERROR naming it (RANDOM/MANOVA in GLM, OUTPUT with
 REPEATED in GENMOD, link functions other than LOGIT in LOGISTIC, other covariance types in MIXED).
 """
@@ -180,8 +180,8 @@ def _run(statements: list, program: Any, proc: str) -> None:
             from statgrid.sas.procs import glmstatements
             spec[kw.lower() + "s"].append(getattr(glmstatements, kw.lower())(c))
         elif kw in ("CONTRAST", "ESTIMATE") and proc == "MIXED":
-            from statgrid.sas.procs import glmstatements
-            spec[kw.lower() + "s"].append(getattr(glmstatements, "mixed_" + kw.lower())(c))
+            from statgrid.sas.procs import mixedstatements
+            spec[kw.lower() + "s"].append(getattr(mixedstatements, kw.lower())(c))
         elif kw in ("RANDOM", "REPEATED", "PARMS", "LSMEANS") and proc == "MIXED":
             from statgrid.sas.procs import mixedstatements as ms
             if kw == "RANDOM":
@@ -283,7 +283,7 @@ def _publish(listing, proc: str, spec: dict, result: Any, by: list) -> None:
         extra = logisticoutput.lackfit_tables(result)
     for table in model_tables(proc, result, spec["class"], spec["model"]) + extra:
         table.by = by
-        listing.table(table)
+        listing.table(table, mixedstatements.listing_text(table) if proc == "MIXED" else None)
 
 
 def _fit(program, proc, opts, spec, data: str) -> Any:
