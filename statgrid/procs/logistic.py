@@ -76,7 +76,7 @@ def logistic(s, data: str, model: str, class_: str | Sequence[str] | None = None
              noint: bool = False, outest: str | None = None, print: bool = True, output: dict | None = None,
              alpha: float = 0.05, link: str = "logit", contrasts: Sequence | None = None,
              oddsratios: Sequence | None = None, units: dict | None = None, units_default: Sequence | None = None,
-             clodds: bool = False, model_alpha: float = 0.05) -> ResultTable:
+             clodds: bool = False, model_alpha: float = 0.05, exact: Sequence | None = None) -> ResultTable:
     """Binary logistic regression of 'y = effects'. Returns the parameter estimates (Parameter, DF,
     Estimate, StdErr, WaldChiSq, ProbChiSq); `stats` holds fit statistics, global tests, type3,
     odds_ratios, association (c, somers_d, gamma, tau_a, concordant…), hosmer_lemeshow, selection.
@@ -87,8 +87,8 @@ def logistic(s, data: str, model: str, class_: str | Sequence[str] | None = None
     odds ratios from the same model in effect coding). contrasts [(label, [row {effect: [coefficients]}],
     {'estimate': parm|exp|both|None, 'alpha': a})], oddsratios [(label, var, {'at': {v: values}, 'diff':
     all|ref, 'alpha': a})], units {var: [number|SD|…]} with units_default, clodds (limits at model_alpha):
-    logistic_tests.py; their
-    rows in stats['contrast_tests'], ['contrast_estimates'], ['oddsratios_wald'], ['clodds_wald']."""
+    logistic_tests.py; exact [(label, [effects | 'INTERCEPT'], {'joint', 'jointonly'})]: logistic_exact.py; their
+    rows in stats['contrast_tests'], ['contrast_estimates'], ['oddsratios_wald'], ['clodds_wald'], ['exact_tests']."""
     src = s.dataset(data)
     names_all = [c for c, _ in s.columns(src.scan_sql())]
     (yname,), effects = _design.parse_model(model, names_all, str(src), many_responses=False)
@@ -115,6 +115,9 @@ def logistic(s, data: str, model: str, class_: str | Sequence[str] | None = None
     lk_name = {"normit": "probit", "logistic": "logit", "clog": "cloglog"}.get(str(link).lower(), str(link).lower())
     if lk_name not in ("logit", "probit", "cloglog"):
         raise StatgridError(f"link {link!r} of logistic is not one of LOGIT, PROBIT (NORMIT), CLOGLOG.")
+    if lk_name != "logit" and exact:
+        raise StatgridError(f"EXACT (exact conditional logistic tests) needs LINK=LOGIT; the model's link is "
+                            f"{lk_name.upper()}.")
     if lk_name != "logit" and (oddsratios or units or clodds):
         raise StatgridError(f"odds ratios (ODDSRATIO, UNITS, CLODDS=) need LINK=LOGIT; the model's link is "
                             f"{lk_name.upper()}. Drop them or fit with LINK=LOGIT.")
@@ -155,6 +158,13 @@ def logistic(s, data: str, model: str, class_: str | Sequence[str] | None = None
     if contrasts or oddsratios or units or clodds:
         result.stats.update(_statements(s, sql, rows, design, T, cnames, cslices, final, effects, chosen, contrasts,
                                         oddsratios, units, units_default, clodds, model_alpha))
+    if exact:
+        from statgrid.procs import logistic_exact
+        chunks = list(rows)
+        X = np.vstack([c[0] for c in chunks]) if chunks else np.zeros((0, T.shape[1]))
+        y_all = np.concatenate([c[1] for c in chunks]) if chunks else np.zeros(0)
+        result.stats["exact_tests"] = logistic_exact.exact(X, y_all, cnames, cslices, effects, bool(design.intercept),
+                                                           exact, final.kept)
     result.stats["selection"] = steps
     result.stats["event"] = ev
     result.stats["levels"] = levels

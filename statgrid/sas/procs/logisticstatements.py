@@ -10,12 +10,14 @@ procs/logistic_tests.py) and their tables as SAS's ODS names them:
     MODEL … / CLODDS=WALD (or RISKLIMITS) ALPHA=;   → CLOddsWald ("Odds Ratio Estimates and Wald Confidence
         Intervals", UNITS honoured; UNITS alone gives it too, as statgrid shows the limits always)
     MODEL … / LINK=LOGIT|PROBIT|NORMIT|CLOGLOG;   CLASS … / PARAM=EFFECT|REF|REFERENCE|GLM;
-CONTRAST coefficients follow the PARAM= coding (SAS's rule for LOGISTIC). EXACT is an ERROR naming what to do
-instead. CLODDS=PL/BOTH (profile likelihood) is an ERROR.
+    EXACT <'label'> <INTERCEPT> <effects> </ JOINT JOINTONLY>;   → ExactTests ("Conditional Exact Tests": Score and
+        Probability tests, exact and mid p-values; procs/logistic_exact.py)
+CONTRAST coefficients follow the PARAM= coding (SAS's rule for LOGISTIC). EXACT's ESTIMATE=, OUTDIST=, ONESIDED and
+MIDPFACTOR= are ERRORs, as is CLODDS=PL/BOTH (profile likelihood).
 The column names statgrid gives where SAS's documentation names none: ContrastTest Contrast, DF, WaldChiSq,
 ProbChiSq; ContrastEstimate Contrast, Type, Row, Estimate, StdErr, Alpha, LowerLimit, UpperLimit, WaldChiSq,
 ProbChiSq; OddsRatiosWald Label, Effect, OddsRatioEst, LowerCL, UpperCL; CLOddsWald Effect, Unit, OddsRatioEst,
-LowerCL, UpperCL.
+LowerCL, UpperCL; ExactTests Label, Effect, Test, Statistic, ExactPValue, MidPValue.
 """
 from __future__ import annotations
 
@@ -42,10 +44,32 @@ def parse(kw: str, c, spec: dict, stmt) -> None:
     elif kw == "UNITS":
         spec["logistic_units"] = units(c)                  # SAS: the last UNITS statement is used
     else:
-        t = stmt.tokens[0]
-        raise SasError("The EXACT statement of PROC LOGISTIC (exact conditional tests) is not supported by statgrid "
-                       "yet", t.line, t.col, kw, "the asymptotic Wald tests of CONTRAST, or PROC FREQ's EXACT "
-                       "statement for a 2×2 table")
+        spec.setdefault("logistic_exact", []).append(exact(c))
+
+
+def exact(c) -> tuple[str | None, list[str], dict]:
+    """EXACT <'label'> <INTERCEPT> <effects> </ JOINT JOINTONLY>."""
+    from statgrid.sas.procs.glmstatements import _effect
+    label = str(c.next().value) if c.peek().kind == STR else None
+    names: list[str] = []
+    while not c.at_end() and not c.at("/"):
+        if c.accept(","):
+            continue
+        if c.peek().kind != NAME:
+            t = c.peek()
+            raise SasError("Syntax error in EXACT", t.line, t.col, t.text, "INTERCEPT or effects of the MODEL")
+        names.append(_effect(c))
+    opts: dict[str, Any] = {}
+    if c.accept("/"):
+        while not c.at_end():
+            t = c.next()
+            if t.kind == NAME and t.upper in ("JOINT", "JOINTONLY"):
+                opts[t.upper.lower()] = True
+            else:
+                raise SasError(f"The option {t.text} of the EXACT statement is not supported by statgrid (exact "
+                               "tests only: no ESTIMATE=, OUTDIST=, ONESIDED, MIDPFACTOR=)", t.line, t.col, t.text,
+                               "JOINT or JOINTONLY")
+    return label, names, opts
 
 
 def _slash_index(c) -> int:
@@ -216,7 +240,8 @@ def fit(s: Any, data: str, dep: str, effects: str, dep_opts: dict, mopts: dict, 
               noint=bool(mopts.get("NOINT")), outest=outest, print=False,
               output=out["names"] if out else None, alpha=out["alpha"] if out else 0.05, link=LINKS[link],
               contrasts=spec.get("logistic_contrasts"), oddsratios=spec.get("logistic_oddsratios"),
-              units=u.get("units"), units_default=u.get("default"), clodds=bool(cl), model_alpha=alpha)
+              units=u.get("units"), units_default=u.get("default"), clodds=bool(cl), model_alpha=alpha,
+              exact=spec.get("logistic_exact"))
 
 
 # ------------------------------------------------------------------------------------------------ tables
@@ -244,4 +269,9 @@ def tables(result: Any) -> list[OdsTable]:
             Col("Effect", type="char"), Col("Unit", fmt="d4"), Col("OddsRatioEst", "Estimate", fmt="d4"),
             Col("LowerCL", "Lower CL", fmt="d4"), Col("UpperCL", "Upper CL", fmt="d4")],
             [list(r) for r in st["clodds_wald"]], "Logistic"))
+    if st.get("exact_tests"):
+        out.append(OdsTable("ExactTests", "Exact Conditional Analysis: Conditional Exact Tests", [
+            Col("Label", "Exact", "char"), Col("Effect", type="char"), Col("Test", type="char"),
+            Col("Statistic", fmt="d4"), Col("ExactPValue", "Exact p-Value", fmt="p"),
+            Col("MidPValue", "Mid p-Value", fmt="p")], [list(r) for r in st["exact_tests"]], "Logistic"))
     return out

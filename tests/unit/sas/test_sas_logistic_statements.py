@@ -3,7 +3,9 @@ come from R's glm(binomial(link=…)) on the same rows (one R process, tests/sup
 estimates, standard errors, −2 Log L and predicted probabilities; CONTRASTs as (Lb)'(LVL')⁻¹(Lb) computed here with
 numpy from R's coefficients and covariance, L written over R's coding of the same parameterization (contr.sum is
 SAS's PARAM=EFFECT, contr.treatment with the last level first is PARAM=REF); odds ratios as exp(l'b) with Wald
-limits from R's fit. Plus the ERRORs of what is not there (EXACT, profile limits, odds ratios of a probit)."""
+limits from R's fit. EXACT's conditional tests against a brute-force enumeration of every response vector (2^14)
+written here from SAS's definitions. Plus the ERRORs of what is not there (profile limits, odds ratios of a
+probit, EXACT's ESTIMATE=, the size limit of the enumeration)."""
 from __future__ import annotations
 
 import math
@@ -63,9 +65,10 @@ def run(session, text):
     return log, lst
 
 
-@pytest.mark.parametrize("link,r_link", [("probit", "probit"), ("normit", "probit"), ("cloglog", "cloglog")])
+@pytest.mark.parametrize("link,r_link", [("normit", "probit"), ("cloglog", "cloglog")])
 def test_link_fits_agree_with_r_glm(session, d, link, r_link):
-    run(session, f"""ods output ParameterEstimates=pe FitStatistics=fs;
+    """NORMIT is PROBIT's other name; neither link has odds ratios."""
+    _, lst = run(session, f"""ods output ParameterEstimates=pe FitStatistics=fs;
 proc logistic data=d descending; class a b / param=ref; model y = a b x / link={link};
   output out=o p=phat; run;""")
     ref = r_fit(d, "y ~ a + b + x", r_link, "ref")
@@ -75,10 +78,6 @@ proc logistic data=d descending; class a b / param=ref; model y = a b x / link={
     m2ll = next(r for r in rows(session, "work.fs") if r["Criterion"] == "-2 Log L")
     assert m2ll["InterceptAndCovariates"] == pytest.approx(ref["dev"], rel=1e-8)     # binary y: deviance = −2 log L
     assert [r["phat"] for r in rows(session, "work.o")] == pytest.approx(ref["fitted"], rel=1e-6)
-
-
-def test_probit_has_no_odds_ratio_table(session, d):
-    _, lst = run(session, "proc logistic data=d descending; model y = x / link=probit; run;")
     assert "Analysis of Maximum Likelihood Estimates" in lst and "Odds Ratio Estimates" not in lst
 
 
@@ -210,7 +209,6 @@ run;""")
 def test_errors_name_what_to_do(session, d):
     head = "proc logistic data=d descending; class a b;"
     assert_errors(run_sas, session, [
-        (f"{head} model y = a x; exact x; run;", "The EXACT statement of PROC LOGISTIC"),
         (f"{head} model y = a x / link=glogit; run;", "LINK=glogit is not supported"),
         (f"{head} model y = a x / link=probit; oddsratio x; run;", "odds ratios (ODDSRATIO, UNITS, CLODDS=) need "
                                                                      "LINK=LOGIT"),
@@ -223,4 +221,71 @@ def test_errors_name_what_to_do(session, d):
         (f"{head} model y = a x a*x; oddsratio x / at(a='7'); run;", "AT a='7' is not a level of a"),
         (f"{head} model y = a x / clodds=pl; run;", "CLODDS=PL (profile-likelihood limits) is not supported"),
         ("proc logistic data=d; class a / param=orthpoly; model y = a; run;", "PARAM=ORTHPOLY of the CLASS"),
+    ])
+
+
+# ------------------------------------------------------------------------------------------------ EXACT
+SMALL = {"x": [0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 1.0, 2.5],
+         "g": ["u", "u", "u", "u", "u", "u", "v", "v", "v", "v", "v", "v", "u", "v"],
+         "y": [0, 0, 1, 0, 1, 1, 0, 0, 0, 1, 0, 1, 0, 1]}
+
+
+def brute_force(X: np.ndarray, y: np.ndarray, interest: list[int]) -> list[list]:
+    """Every one of the 2^n response vectors: the conditional distribution of T_I given T_N = t_N, then SAS's
+    score and probability tests ([Test, Statistic, Exact p, Mid p]) straight from their definitions."""
+    n = len(y)
+    Y = ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1).astype(float)
+    T = Y @ X
+    t = y @ X
+    nuis = [j for j in range(X.shape[1]) if j not in interest]
+    keep = np.all(np.isclose(T[:, nuis], t[nuis]), axis=1)
+    values, counts = np.unique(np.round(T[keep][:, interest], 9), axis=0, return_counts=True)
+    f = counts / counts.sum()
+    t0 = np.round(t[interest], 9)
+    f0 = float(f[np.all(np.isclose(values, t0), axis=1)][0])
+    mu = f @ values
+    cov = ((values - mu) * f[:, None]).T @ (values - mu)
+    inv = np.linalg.inv(cov)
+    s = np.array([(v - mu) @ inv @ (v - mu) for v in values])
+    s0 = float((t0 - mu) @ inv @ (t0 - mu))
+    p_s = float(f[s >= s0 - 1e-9].sum())
+    p_f = float(f[f <= f0 + 1e-12].sum())
+    return [["Score", s0, p_s, p_s - f0 / 2], ["Probability", f0, p_f, p_f - f0 / 2]]
+
+
+def test_exact_tests_agree_with_brute_force_enumeration(session):
+    session.write_table("work.s", pa.table({k: np.array(v, dtype=float if k != "g" else None)
+                                            for k, v in SMALL.items()}))
+    run(session, """ods output ExactTests=ex;
+proc logistic data=s descending; class g; model y = g x;
+  exact x; exact 'both' g x / joint; exact 'i' intercept;
+run;""")
+    x = np.array(SMALL["x"])
+    g = np.where(np.array(SMALL["g"]) == "u", 1.0, -1.0)            # PARAM=EFFECT: u 1, v −1
+    X = np.column_stack([np.ones_like(x), g, x])
+    y = np.array(SMALL["y"], dtype=float)
+    got = [[r["Label"], r["Effect"], r["Test"], r["Statistic"], r["ExactPValue"], r["MidPValue"]]
+           for r in rows(session, "work.ex")]
+    want = []
+    for label, effects in (("Exact1", [("x", [2])]), ("both", [("g", [1]), ("x", [2]), ("Joint", [1, 2])]),
+                           ("i", [("Intercept", [0])])):
+        for name, cols in effects:
+            want += [[label, name, *row] for row in brute_force(X, y, cols)]
+    assert [r[:3] for r in got] == [w[:3] for w in want]
+    for g_row, w_row in zip(got, want):
+        assert g_row[3:] == pytest.approx(w_row[3:], rel=1e-9, abs=1e-12), g_row[:3]
+
+
+def test_exact_limit_and_options(session, monkeypatch):
+    from statgrid.procs import logistic_exact
+    session.write_table("work.d", pa.table(DATA))
+    monkeypatch.setattr(logistic_exact, "MAX_POINTS", 50)
+    assert_errors(run_sas, session, [
+        ("proc logistic data=d descending; model y = x i; exact x i; run;",
+         "EXACT: the conditional distribution grew past 50 points (statgrid's limit"),
+        ("proc logistic data=d descending; model y = x; exact x / estimate=both; run;",
+         "The option estimate of the EXACT statement is not supported"),
+        ("proc logistic data=d descending; model y = x / link=probit; exact x; run;", "EXACT (exact conditional "
+                                                                                      "logistic tests) needs LINK=LOGIT"),
+        ("proc logistic data=d descending; model y = x; exact z; run;", "effect 'z' of EXACT 'Exact1' is not in"),
     ])
