@@ -51,7 +51,11 @@ class Model:
         self.cov = fit.cov()
 
     def estimate(self, lc: np.ndarray) -> tuple[float, float] | None:
-        """l'b and its standard error for l over the coded columns; None when not estimable."""
+        """l'b and its standard error for l over the coded columns; None when not estimable (or naming columns of
+        an effect the selection left out of the model)."""
+        inside = set(self.fit.kept) | set(self.fit.aliased)
+        if any(v != 0 for j, v in enumerate(lc) if j not in inside):
+            return None
         if self.null.size and np.max(np.abs(lc @ self.null)) > 1e-7 * max(1.0, float(np.abs(lc).max())):
             return None
         kept = self.fit.kept

@@ -289,3 +289,25 @@ def test_exact_limit_and_options(session, monkeypatch):
                                                                                       "logistic tests) needs LINK=LOGIT"),
         ("proc logistic data=d descending; model y = x; exact z; run;", "effect 'z' of EXACT 'Exact1' is not in"),
     ])
+
+
+def test_selection_score_test_at_the_intercept_only_model_is_the_same_for_every_link(session, d):
+    """At β = 0 but the intercept every μ is the same, so the score χ² for entering an effect does not depend on the
+    link (d/V is one constant that cancels): forward selection's first step must agree across links; later steps
+    (at fitted slopes) differ."""
+    steps = {}
+    for link in ("logit", "probit", "cloglog"):
+        r = session.logistic("work.d", "y = a b x", class_="a b", descending=True, selection="forward", link=link,
+                             print=False)
+        steps[link] = r.stats["selection"]
+    first = steps["logit"][0]
+    for link in ("probit", "cloglog"):
+        assert steps[link][0][1] == first[1] and steps[link][0][4] == pytest.approx(first[4], rel=1e-9)
+    assert len(steps["logit"]) > 1 and steps["probit"][1][4] != pytest.approx(steps["logit"][1][4], rel=1e-4)
+    # the second step's score χ² of the probit: R's Rao score test of the nested fits
+    e1, e2 = steps["probit"][0][1], steps["probit"][1][1]
+    rao = r_numbers(f"""d <- read.csv("{d}"); d$a <- factor(d$a); d$b <- factor(d$b)
+m0 <- glm(y ~ {e1}, family = binomial(link = "probit"), data = d, control = glm.control(epsilon = 1e-12))
+m1 <- glm(y ~ {e1} + {e2}, family = binomial(link = "probit"), data = d, control = glm.control(epsilon = 1e-12))
+cat(sprintf("%.15g", anova(m0, m1, test = "Rao")$Rao[2]))""")
+    assert steps["probit"][1][4] == pytest.approx(rao[0], rel=1e-6)
