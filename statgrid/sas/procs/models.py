@@ -7,7 +7,7 @@ engine's (its tables carry SAS's names and values); OUTEST=/OUTSTAT=/OUT= are wr
 them. What each procedure takes:
 - LOGISTIC: DESCENDING, OUTEST=, NOPRINT; CLASS vars </ PARAM=EFFECT|REF|GLM>; MODEL y<(EVENT='v'|DESCENDING)>
   = effects </ SELECTION=FORWARD|BACKWARD|STEPWISE SLE= SLS= INCLUDE= LACKFIT MAXITER= NOINT RISKLIMITS
-  LINK=LOGIT|PROBIT|CLOGLOG CLODDS=WALD ALPHA=>; CONTRAST, ODDSRATIO, UNITS (logisticstatements.py); OUTPUT OUT=
+  LINK=LOGIT|PROBIT|CLOGLOG CLODDS=WALD ALPHA=>; CONTRAST, ODDSRATIO, UNITS, EXACT (logisticstatements.py); OUTPUT OUT=
   P= XBETA= STDXBETA= LOWER= UPPER= </ ALPHA=> (logisticoutput.py, with LACKFIT's tables).
 - GLM: OUTSTAT=, NOPRINT; CLASS; MODEL y1 y2 = effects (crossed a*b, a|b, nested b(a)) </ SS1 SS3 SS4 NOINT
   SOLUTION>; LSMEANS effects; CONTRAST, ESTIMATE, TEST H= E= (glmstatements.py); MEANS effects </ DUNCAN SNK
