@@ -182,7 +182,8 @@ run;""")
 
 
 def test_oddsratio_with_an_interaction_is_at_the_interacting_values(session, d):
-    run(session, """ods output OddsRatiosWald=orw;
+    """And PARAM=GLM's Type 3 tests are those of the effect coding (every cell filled): R's contr.sum fit."""
+    run(session, """ods output OddsRatiosWald=orw Type3=t3;
 proc logistic data=d descending; class a b / param=glm; model y = a x a*x b;
   oddsratio a / diff=ref at(x=2 4);
   oddsratio x;
@@ -204,6 +205,12 @@ run;""")
     assert got["x at a=1"] == pytest.approx(log_or([0, 0, 0, 1, 0, 1, 0]), rel=1e-5)
     assert got["x at a=3"] == pytest.approx(log_or([0, 0, 0, 1, 0, 0, 0]), rel=1e-5)
     assert mean_x > 0                                   # x's own value cancels in a difference of one unit
+    eff = r_fit(d, "y ~ a * x + b", "logit", "effect")   # (Intercept) a1 a2 x b1 a1:x a2:x
+    t3 = {r["Effect"]: r for r in rows(session, "work.t3")}
+    for name, cols in (("a", [1, 2]), ("x", [3]), ("a*x", [5, 6]), ("b", [4])):
+        sub = eff["coef"][cols]
+        want = float(sub @ np.linalg.solve(eff["vcov"][np.ix_(cols, cols)], sub))
+        assert t3[name]["DF"] == len(cols) and t3[name]["WaldChiSq"] == pytest.approx(want, rel=1e-5), name
 
 
 def test_errors_name_what_to_do(session, d):
