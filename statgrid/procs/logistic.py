@@ -88,7 +88,8 @@ def logistic(s, data: str, model: str, class_: str | Sequence[str] | None = None
     {'estimate': parm|exp|both|None, 'alpha': a})], oddsratios [(label, var, {'at': {v: values}, 'diff':
     all|ref, 'alpha': a})], units {var: [number|SD|…]} with units_default, clodds (limits at model_alpha):
     logistic_tests.py; exact [(label, [effects | 'INTERCEPT'], {'joint', 'jointonly'})]: logistic_exact.py; their
-    rows in stats['contrast_tests'], ['contrast_estimates'], ['oddsratios_wald'], ['clodds_wald'], ['exact_tests']."""
+    rows in stats['contrast_tests'], ['contrast_estimates'], ['contrast_coeffs'] (/ E: (label, rows [parameter,
+    row 1, row 2 …])), ['oddsratios_wald'], ['clodds_wald'], ['exact_tests']."""
     src = s.dataset(data)
     names_all = [c for c, _ in s.columns(src.scan_sql())]
     (yname,), effects = _design.parse_model(model, names_all, str(src), many_responses=False)
@@ -351,6 +352,10 @@ def _statements(s, sql, rows, design, T, cnames, cslices, fit, effects, chosen, 
         test, est = lt.contrast(m, label, specs, opts.get("estimate"), float(opts.get("alpha", 0.05)))
         out["contrast_tests"].append(test)
         out["contrast_estimates"] += est
+        if opts.get("e"):                            # CONTRAST / E: the L matrix over the coded parameters
+            L = np.array([lt.l_row(m, sp, label) for sp in specs])
+            out.setdefault("contrast_coeffs", []).append((label, [[nm, *map(float, L[:, j])]
+                                                                  for j, nm in enumerate(cnames)]))
     units = dict(units or {})
     cont = {v.upper(): v for v in design.continuous}
     for v in units:

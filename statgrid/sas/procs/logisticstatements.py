@@ -2,8 +2,9 @@
 ALPHA= (SAS/STAT User's Guide, The LOGISTIC Procedure), read into the engine's arguments (procs/logistic.py,
 procs/logistic_tests.py) and their tables as SAS's ODS names them:
 
-    CONTRAST 'label' effect values <, effect values …> </ ESTIMATE=PARM|EXP|BOTH ALPHA=>;
-        → ContrastTest ("Contrast Test Results"), ContrastEstimate ("Contrast Estimation and Testing Results by Row")
+    CONTRAST 'label' effect values <, effect values …> </ ESTIMATE=PARM|EXP|BOTH ALPHA= E>;
+        → ContrastTest ("Contrast Test Results"), ContrastEstimate ("Contrast Estimation and Testing Results by Row"),
+          ContrastCoeff (E: "Coefficients of Contrast label", one column per row of L)
     ODDSRATIO <'label'> var </ AT(v=values|ALL|REF …) DIFF=ALL|REF CL=WALD ALPHA=>;
         → OddsRatiosWald ("Odds Ratio Estimates and Wald Confidence Intervals")
     UNITS var=list … </ DEFAULT=list>;   list items: number, SD, -SD, number*SD
@@ -109,9 +110,11 @@ def contrast(c) -> tuple[str, list[dict], dict]:
                     raise SasError(f"ALPHA={v.text} in CONTRAST must be a number between 0 and 1", v.line, v.col,
                                    v.text, "ALPHA=0.05")
                 opts["alpha"] = float(v.value)
+            elif key == "E":
+                opts["e"] = True
             else:
                 raise SasError(f"The option {t.text} is not recognized in the CONTRAST statement of PROC LOGISTIC "
-                               "(statgrid)", t.line, t.col, t.text, "ESTIMATE=PARM|EXP|BOTH, ALPHA=")
+                               "(statgrid)", t.line, t.col, t.text, "ESTIMATE=PARM|EXP|BOTH, ALPHA=, E")
     return label, rows, opts
 
 
@@ -248,6 +251,10 @@ def fit(s: Any, data: str, dep: str, effects: str, dep_opts: dict, mopts: dict, 
 def tables(result: Any) -> list[OdsTable]:
     st = getattr(result, "stats", None) or {}
     out = []
+    for label, rows in st.get("contrast_coeffs", ()):
+        out.append(OdsTable("ContrastCoeff", f"Coefficients of Contrast {label}", [
+            Col("Contrast", type="char", hidden=True), Col("Parameter", type="char"),
+            *[Col(f"Row{i}", fmt="best") for i in range(1, len(rows[0]))]], [[label, *r] for r in rows], "Logistic"))
     if st.get("contrast_tests"):
         out.append(OdsTable("ContrastTest", "Contrast Test Results", [
             Col("Contrast", type="char"), Col("DF", fmt="int"), Col("WaldChiSq", "Wald Chi-Square", fmt="d4"),

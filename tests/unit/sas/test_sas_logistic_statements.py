@@ -87,10 +87,10 @@ def _wald(L, b, V):
 
 
 def test_contrasts_over_effect_coding_agree_with_numpy_on_r_fit(session, d):
-    run(session, """ods output ContrastTest=ct ContrastEstimate=ce;
+    run(session, """ods output ContrastTest=ct ContrastEstimate=ce ContrastCoeff=cc;
 proc logistic data=d descending; class a b; model y = a b x;
   contrast 'a1 vs a2' a 1 -1 / estimate=both alpha=0.1;
-  contrast 'a both' a 1 0, a 0 1;
+  contrast 'a both' a 1 0, a 0 1 / e;
   contrast 'at x=2' intercept 1 x 2 / estimate=parm;
   contrast 'repeated row' b 1, b 2;
 run;""")
@@ -121,6 +121,8 @@ run;""")
     assert (exp_["LowerLimit"], exp_["UpperLimit"]) == pytest.approx(
         (math.exp(est - z90 * se), math.exp(est + z90 * se)), rel=1e-6)
     assert x2["Estimate"] == pytest.approx(b[0] + 2 * b[4], rel=1e-6)
+    assert [(r["Parameter"], r["Row1"], r["Row2"]) for r in rows(session, "work.cc")] == [
+        ("Intercept", 0, 0), ("a 1", 1, 0), ("a 2", 0, 1), ("b p", 0, 0), ("x", 0, 0)]          # L' (E option)
 
 
 def test_contrast_coefficients_follow_param_ref_and_glm(session, d):
