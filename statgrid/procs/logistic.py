@@ -116,6 +116,9 @@ def logistic(s, data: str, model: str, class_: str | Sequence[str] | None = None
     lk_name = {"normit": "probit", "logistic": "logit", "clog": "cloglog"}.get(str(link).lower(), str(link).lower())
     if lk_name not in ("logit", "probit", "cloglog"):
         raise StatgridError(f"link {link!r} of logistic is not one of LOGIT, PROBIT (NORMIT), CLOGLOG.")
+    if exact and method != "none":
+        raise StatgridError("EXACT is not performed with a model selection method (SAS: exact analyses need the "
+                            "model as written); drop SELECTION= or fit the selected model again with EXACT.")
     if lk_name != "logit" and exact:
         raise StatgridError(f"EXACT (exact conditional logistic tests) needs LINK=LOGIT; the model's link is "
                             f"{lk_name.upper()}.")

@@ -297,6 +297,8 @@ def test_exact_limit_and_options(session, monkeypatch):
         ("proc logistic data=d descending; model y = x / link=probit; exact x; run;", "EXACT (exact conditional "
                                                                                       "logistic tests) needs LINK=LOGIT"),
         ("proc logistic data=d descending; model y = x; exact z; run;", "effect 'z' of EXACT 'Exact1' is not in"),
+        ("proc logistic data=d descending; model y = x i / selection=forward; exact x; run;",
+         "EXACT is not performed with a model selection method"),
     ])
 
 
