@@ -362,7 +362,7 @@ def _statements(s, sql, rows, design, T, cnames, cslices, fit, effects, chosen, 
     units = dict(units or {})
     cont = {v.upper(): v for v in design.continuous}
     for v in units:
-        if v.upper() not in cont and v not in design.classes:
+        if v.upper() not in cont and v.upper() not in {c.upper() for c in design.classes}:
             raise StatgridError(f"UNITS names {v!r}, which is not a variable of the model; its continuous "
                                 f"variables: {', '.join(design.continuous) or 'none'}.")
     mom = lt.moments(s, sql, design.continuous) if (oddsratios or units or clodds) else {}
