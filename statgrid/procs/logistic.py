@@ -74,12 +74,22 @@ def logistic(s, data: str, model: str, class_: str | Sequence[str] | None = None
              event=None, descending: bool = False, selection: str | None = None, sle: float = 0.05,
              sls: float = 0.05, include: int = 0, lackfit: bool = False, maxiter: int = 25,
              noint: bool = False, outest: str | None = None, print: bool = True, output: dict | None = None,
-             alpha: float = 0.05) -> ResultTable:
+             alpha: float = 0.05, link: str = "logit", contrasts: Sequence | None = None,
+             oddsratios: Sequence | None = None, units: dict | None = None, units_default: Sequence | None = None,
+             clodds: bool = False, model_alpha: float = 0.05, exact: Sequence | None = None) -> ResultTable:
     """Binary logistic regression of 'y = effects'. Returns the parameter estimates (Parameter, DF,
     Estimate, StdErr, WaldChiSq, ProbChiSq); `stats` holds fit statistics, global tests, type3,
     odds_ratios, association (c, somers_d, gamma, tau_a, concordant…), hosmer_lemeshow, selection.
     output={'p': name, 'xbeta': …, 'stdxbeta': …, 'lower': …, 'upper': …} (SAS's OUTPUT statement; limits at
-    `alpha`): stats['output'] is the input, every row, with those variables and _LEVEL_ (logistic_output.py)."""
+    `alpha`): stats['output'] is the input, every row, with those variables and _LEVEL_ (logistic_output.py).
+    link: logit (normit/probit, cloglog too: the fit, tests and OUTPUT through that link; odds ratios need logit).
+    param: effect, ref or glm (GLM: every level a column, the later ones aliased as SAS's; Type 3 and the default
+    odds ratios from the same model in effect coding). contrasts [(label, [row {effect: [coefficients]}],
+    {'estimate': parm|exp|both|None, 'alpha': a})], oddsratios [(label, var, {'at': {v: values}, 'diff':
+    all|ref, 'alpha': a})], units {var: [number|SD|…]} with units_default, clodds (limits at model_alpha):
+    logistic_tests.py; exact [(label, [effects | 'INTERCEPT'], {'joint', 'jointonly'})]: logistic_exact.py; their
+    rows in stats['contrast_tests'], ['contrast_estimates'], ['contrast_coeffs'] (/ E: (label, rows [parameter,
+    row 1, row 2 …])), ['oddsratios_wald'], ['clodds_wald'], ['exact_tests']."""
     src = s.dataset(data)
     names_all = [c for c, _ in s.columns(src.scan_sql())]
     (yname,), effects = _design.parse_model(model, names_all, str(src), many_responses=False)
@@ -101,16 +111,31 @@ def logistic(s, data: str, model: str, class_: str | Sequence[str] | None = None
     else:
         ev = levels[-1] if descending else levels[0]
     sql = f"SELECT *, CAST({qi(yname)} = {_literal(ev)} AS DOUBLE) AS __event FROM ({sql})"
-    if param not in ("effect", "ref"):
-        raise StatgridError(f"param {param!r} is not one of effect, ref (PARAM=GLM's Type 3 tests need SAS's "
-                            "estimable functions, which are not implemented here).")
-    T, cnames, cslices = design.coding(param)
+    if param not in ("effect", "ref", "glm"):
+        raise StatgridError(f"param {param!r} is not one of effect, ref, glm.")
+    lk_name = {"normit": "probit", "logistic": "logit", "clog": "cloglog"}.get(str(link).lower(), str(link).lower())
+    if lk_name not in ("logit", "probit", "cloglog"):
+        raise StatgridError(f"link {link!r} of logistic is not one of LOGIT, PROBIT (NORMIT), CLOGLOG.")
+    if exact and method != "none":
+        raise StatgridError("EXACT is not performed with a model selection method (SAS: exact analyses need the "
+                            "model as written); drop SELECTION= or fit the selected model again with EXACT.")
+    if lk_name != "logit" and exact:
+        raise StatgridError(f"EXACT (exact conditional logistic tests) needs LINK=LOGIT; the model's link is "
+                            f"{lk_name.upper()}.")
+    if lk_name != "logit" and (oddsratios or units or clodds):
+        raise StatgridError(f"odds ratios (ODDSRATIO, UNITS, CLODDS=) need LINK=LOGIT; the model's link is "
+                            f"{lk_name.upper()}. Drop them or fit with LINK=LOGIT.")
+    if param == "glm":
+        T, cnames, cslices = np.eye(design.width), design.column_names(), design.slices()
+    else:
+        T, cnames, cslices = design.coding(param)
     rows, n = model_rows(s, design, sql, T, "__event")
     p = T.shape[1]
     base = [0] if not noint else []
     eff_cols = [list(range(sl.start, sl.stop)) for sl in cslices]
 
-    fam, lk = _irls.family("binomial"), _irls.link("logit", _irls.family("binomial"))
+    fam = _irls.family("binomial")
+    lk = _irls.link(lk_name, fam)
     fits: dict[tuple[int, ...], _irls.GLMFit] = {}
 
     def cols_of(chosen: list[int]) -> list[int]:
@@ -131,14 +156,26 @@ def logistic(s, data: str, model: str, class_: str | Sequence[str] | None = None
     else:
         chosen = _select(rows, fam, lk, fit, cols_of, effects, eff_cols, fixed, method, sle, sls, steps)
     final = fit(chosen)
-    result = _report(s, rows, final, cnames, design, effects, cslices, T, chosen, n, n_missing, yname, ev, lackfit)
+    alt = _effect_coded(rows, design, effects, chosen, fam, lk, maxiter, noint) if param == "glm" else None
+    result = _report(s, rows, final, cnames, design, effects, cslices, T, chosen, n, n_missing, yname, ev, lackfit,
+                     lk, alt)
+    if contrasts or oddsratios or units or clodds:
+        result.stats.update(_statements(s, sql, rows, design, T, cnames, cslices, final, effects, chosen, contrasts,
+                                        oddsratios, units, units_default, clodds, model_alpha))
+    if exact:
+        from statgrid.procs import logistic_exact
+        chunks = list(rows)
+        X = np.vstack([c[0] for c in chunks]) if chunks else np.zeros((0, T.shape[1]))
+        y_all = np.concatenate([c[1] for c in chunks]) if chunks else np.zeros(0)
+        result.stats["exact_tests"] = logistic_exact.exact(X, y_all, cnames, cslices, effects, bool(design.intercept),
+                                                           exact, final.kept)
     result.stats["selection"] = steps
     result.stats["event"] = ev
     result.stats["levels"] = levels
     if output is not None:
         from statgrid.procs import logistic_output
         rows_in = f"SELECT * FROM ({src.scan_sql()})"
-        result.stats["output"] = logistic_output.scored(s, rows_in, design, T, final, ev, output, alpha)
+        result.stats["output"] = logistic_output.scored(s, rows_in, design, T, final, ev, output, alpha, lk.inv)
     if print:
         s.log.listing(_listing(result, design, yname, ev, n, n_missing))
     if outest:
@@ -152,7 +189,8 @@ def _contains(big, small) -> bool:
 
 
 def _score_tests(rows, fam, lk, fit: _irls.GLMFit, model_cols: list[int], candidates: dict[int, list[int]]):
-    """Score χ² and DF for adding each candidate effect to the fitted model."""
+    """Score χ² and DF for adding each candidate effect to the fitted model: with d = dμ/dη and V = μ(1 − μ),
+    U = X'(y − μ)·d/V and the information X'WX, W = d²/V (for the logit d = V: U = X'(y − μ), W = V)."""
     cand_cols = [c for cols in candidates.values() for c in cols]
     allc = model_cols + cand_cols
     R = None
@@ -160,11 +198,13 @@ def _score_tests(rows, fam, lk, fit: _irls.GLMFit, model_cols: list[int], candid
     beta = fit.beta[fit.kept]
     for X, y, w, off in rows:
         eta = X[:, fit.kept] @ beta + off
-        mu = np.clip(special.expit(eta), _irls.EPS, 1 - _irls.EPS)
-        sw = np.sqrt(w * mu * (1 - mu))
+        mu = np.clip(lk.inv(eta), _irls.EPS, 1 - _irls.EPS)
+        v = mu * (1 - mu)
+        d = 1.0 / lk.deriv(mu)
+        sw = np.sqrt(w * d * d / v)
         a = X[:, allc] * sw[:, None]
         R = _irls.fold_r(R, a)
-        U += X[:, cand_cols].T @ (w * (y - mu))
+        U += X[:, cand_cols].T @ (w * (y - mu) * d / v)
     k = len(model_cols)
     out = {}
     pos = k
@@ -217,7 +257,9 @@ def _select(rows, fam, lk, fit, cols_of, effects, eff_cols, fixed, method, sle, 
 
 
 # ---------------------------------------------------------------------------- report
-def _report(s, rows, fit, cnames, design, effects, cslices, T, chosen, n, n_missing, yname, ev, lackfit):
+def _report(s, rows, fit, cnames, design, effects, cslices, T, chosen, n, n_missing, yname, ev, lackfit, lk, alt=None):
+    """The tables of the fit; `alt` (PARAM=GLM): (fit, T, slices) of the same model in effect coding, whose
+    Type 3 tests and odds ratios are SAS's for the GLM coding (every cell filled)."""
     cov = fit.cov()
     se = fit.stderr()
     # predictions, separation check, unweighted QR of [X | y] for the score test of the global null
@@ -226,7 +268,7 @@ def _report(s, rows, fit, cnames, design, effects, cslices, T, chosen, n, n_miss
     model_cols = fit.kept + fit.aliased
     for X, y, _w, off in rows:
         eta = X[:, fit.kept] @ fit.beta[fit.kept] + off
-        p_hat.append(special.expit(eta))
+        p_hat.append(lk.inv(eta))
         y_all.append(y)
         R0 = _irls.fold_r(R0, np.column_stack([X[:, sorted(model_cols)], y]))
     p_hat = np.concatenate(p_hat)
@@ -272,21 +314,67 @@ def _report(s, rows, fit, cnames, design, effects, cslices, T, chosen, n, n_miss
         b = float(fit.beta[j])
         chi = (b / se[j]) ** 2 if se[j] > 0 else float("nan")
         est_rows.append([nm, 1, b, float(se[j]), chi, p_chi2(chi, 1)])
+    t_fit, t_T, t_slices = alt if alt is not None else (fit, T, cslices)
+    t_cov = t_fit.cov() if alt is not None else cov
     type3 = []
     for i in chosen:
-        idx = [fit.kept.index(c) for c in range(cslices[i].start, cslices[i].stop) if c in fit.kept]
-        chi, df = _wald(fit.beta[[fit.kept[j] for j in idx]], cov[np.ix_(idx, idx)])
+        idx = [t_fit.kept.index(c) for c in range(t_slices[i].start, t_slices[i].stop) if c in t_fit.kept]
+        chi, df = _wald(t_fit.beta[[t_fit.kept[j] for j in idx]], t_cov[np.ix_(idx, idx)])
         type3.append([effects[i].name, df, chi, p_chi2(chi, df)])
-    odds = _odds_ratios(design, effects, chosen, T, fit, cov)
+    odds = _odds_ratios(design, effects, chosen, t_T, t_fit, t_cov) if lk.name == "logit" else []
     assoc = association(p_hat, y_all)
     result = ResultTable(["Parameter", "DF", "Estimate", "StdErr", "WaldChiSq", "ProbChiSq"], est_rows)
     result.stats = {"n": n, "n_missing": n_missing, "events": int(events), "fit": fit_stats,
                     "global": global_tests, "type3": type3, "odds_ratios": odds, "association": assoc,
                     "m2loglik": m2ll, "m2loglik_intercept": m2ll0, "iterations": fit.iterations,
-                    "effects": [effects[i].name for i in chosen]}
+                    "effects": [effects[i].name for i in chosen], "link": lk.name}
     if lackfit:
         result.stats["hosmer_lemeshow"] = hosmer_lemeshow(p_hat, y_all)
     return result
+
+
+def _effect_coded(rows, design, effects, chosen, fam, lk, maxiter, noint):
+    """PARAM=GLM: the same model in effect coding, (fit, T, slices), for its Type 3 tests and odds ratios."""
+    from statgrid.procs.genmod_tests import Mapped
+    T, _, slices = design.coding("effect")
+    cols = ([] if noint else [0]) + [c for i in sorted(chosen) for c in range(slices[i].start, slices[i].stop)]
+    fit = _irls.irls(Mapped(rows, T), T.shape[1], fam, lk, cols, maxiter=maxiter, tol=1e-10,
+                     what="logistic model", allow_separation=True)
+    return fit, T, slices
+
+
+def _statements(s, sql, rows, design, T, cnames, cslices, fit, effects, chosen, contrasts, oddsratios, units,
+                units_default, clodds, alpha) -> dict:
+    """CONTRAST, ODDSRATIO, UNITS/CLODDS rows (logistic_tests.py)."""
+    from statgrid.procs import logistic_tests as lt
+    from statgrid.procs.genmod_tests import design_null_space
+    null = design_null_space(rows, T.shape[1]) if fit.aliased else np.zeros((T.shape[1], 0))
+    m = lt.Model(design, T, cnames, cslices, fit, null, s.log)
+    out: dict = {"contrast_tests": [], "contrast_estimates": [], "oddsratios_wald": [], "clodds_wald": []}
+    for label, specs, opts in contrasts or ():
+        test, est = lt.contrast(m, label, specs, opts.get("estimate"), float(opts.get("alpha", 0.05)))
+        out["contrast_tests"].append(test)
+        out["contrast_estimates"] += est
+        if opts.get("e"):                            # CONTRAST / E: the L matrix over the coded parameters
+            L = np.array([lt.l_row(m, sp, label) for sp in specs])
+            out.setdefault("contrast_coeffs", []).append((label, [[nm, *map(float, L[:, j])]
+                                                                  for j, nm in enumerate(cnames)]))
+    units = dict(units or {})
+    cont = {v.upper(): v for v in design.continuous}
+    for v in units:
+        if v.upper() not in cont and v.upper() not in {c.upper() for c in design.classes}:
+            raise StatgridError(f"UNITS names {v!r}, which is not a variable of the model; its continuous "
+                                f"variables: {', '.join(design.continuous) or 'none'}.")
+    mom = lt.moments(s, sql, design.continuous) if (oddsratios or units or clodds) else {}
+    for label, var, opts in oddsratios or ():
+        texts = next((u for k, u in units.items() if k.upper() == str(var).upper()), units_default or ["1"])
+        us = [lt.unit_value(t, var, mom.get(cont.get(str(var).upper(), ""), (0.0, float("nan")))[1])
+              for t in texts] if str(var).upper() in cont else [1.0]
+        out["oddsratios_wald"] += lt.oddsratio(m, label, var, opts.get("at"), opts.get("diff", "all"),
+                                               float(opts.get("alpha", alpha)), us, mom)
+    if units or clodds:
+        out["clodds_wald"] = lt.clodds(m, effects, chosen, units, units_default, mom, alpha)
+    return out
 
 
 def _exp(v: float) -> float:

@@ -1,10 +1,10 @@
 """PROC LOGISTIC's OUTPUT statement for a binary response (SAS/STAT User's Guide, LOGISTIC: OUTPUT statement,
 "Linear Predictor, Predicted Probability, and Confidence Limits"): every observation of the input with
 
-    P=         the predicted probability of the event modelled, π̂ = 1/(1 + e^(−x'b))
+    P=         the predicted probability of the event modelled, π̂ = g⁻¹(x'b) (the logit's: 1/(1 + e^(−x'b)))
     XBETA=     the linear predictor x'b
     STDXBETA=  its standard error √(x'V̂x), V̂ the covariance of the estimates
-    LOWER=, UPPER=  the confidence limits of π̂: the inverse logit of x'b ∓ z(1−α/2)·√(x'V̂x) (ALPHA=, 0.05)
+    LOWER=, UPPER=  the confidence limits of π̂: the inverse link of x'b ∓ z(1−α/2)·√(x'V̂x) (ALPHA=, 0.05)
 and _LEVEL_, the response level whose probability P= is. As SAS, an observation with a missing response but
 every explanatory variable present gets its values (it is scored, not fitted); one with a missing explanatory
 variable, or a CLASS level the fit did not see, gets missing values.
@@ -21,9 +21,12 @@ from statgrid.procs._irls import special
 STATISTICS = ("p", "xbeta", "stdxbeta", "lower", "upper")
 
 
-def scored(s, sql: str, design: Any, T: np.ndarray, fit: Any, event: Any, names: dict, alpha: float = 0.05):
+def scored(s, sql: str, design: Any, T: np.ndarray, fit: Any, event: Any, names: dict, alpha: float = 0.05,
+           inv: Any = None):
     """The rows of `sql` as an Arrow table with the requested statistics appended (names: statistic →
-    output variable) and _LEVEL_ (the event level)."""
+    output variable) and _LEVEL_ (the event level); `inv` the inverse link (the logit's by default: LINK=PROBIT
+    and CLOGLOG score through their own)."""
+    inv = inv or special.expit
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -43,8 +46,7 @@ def scored(s, sql: str, design: Any, T: np.ndarray, fit: Any, event: Any, names:
         eta = Xk @ fit.beta[fit.kept]
         se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", Xk, fit.cov(), Xk), 0.0))
         z = float(special.ndtri(1 - alpha / 2))
-        got = {"p": special.expit(eta), "xbeta": eta, "stdxbeta": se, "lower": special.expit(eta - z * se),
-               "upper": special.expit(eta + z * se)}
+        got = {"p": inv(eta), "xbeta": eta, "stdxbeta": se, "lower": inv(eta - z * se), "upper": inv(eta + z * se)}
         for k in STATISTICS:
             values[k][ok] = got[k]
     for k, name in names.items():

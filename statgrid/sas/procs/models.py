@@ -7,8 +7,8 @@ engine's (its tables carry SAS's names and values); OUTEST=/OUTSTAT=/OUT= are wr
 them. What each procedure takes:
 - LOGISTIC: DESCENDING, OUTEST=, NOPRINT; CLASS vars </ PARAM=EFFECT|REF|GLM>; MODEL y<(EVENT='v'|DESCENDING)>
   = effects </ SELECTION=FORWARD|BACKWARD|STEPWISE SLE= SLS= INCLUDE= LACKFIT MAXITER= NOINT RISKLIMITS
-  LINK=LOGIT>; OUTPUT OUT= P= XBETA= STDXBETA= LOWER= UPPER= </ ALPHA=> (logisticoutput.py, with LACKFIT's
-  tables).
+  LINK=LOGIT|PROBIT|CLOGLOG CLODDS=WALD ALPHA=>; CONTRAST, ODDSRATIO, UNITS, EXACT (logisticstatements.py); OUTPUT OUT=
+  P= XBETA= STDXBETA= LOWER= UPPER= </ ALPHA=> (logisticoutput.py, with LACKFIT's tables).
 - GLM: OUTSTAT=, NOPRINT; CLASS; MODEL y1 y2 = effects (crossed a*b, a|b, nested b(a)) </ SS1 SS3 SS4 NOINT
   SOLUTION>; LSMEANS effects; CONTRAST, ESTIMATE, TEST H= E= (glmstatements.py); MEANS effects </ DUNCAN SNK
   TUKEY BON SIDAK SCHEFFE LSD T ALPHA= LINES CLDIFF DEPONLY> (glmmeans.py).
@@ -21,7 +21,7 @@ them. What each procedure takes:
   REPEATED <effect> </ SUBJECT= TYPE=VC|CS|AR(1)|UN|SP(SPH)(c)|SP(EXP)(c) LOCAL>; PARMS / HOLD= NOITER;
   LSMEANS / DIFF; CONTRAST/ESTIMATE with random-effect coefficients after | and SUBJECT (mixedstatements.py).
 What the engines do not have is an ERROR naming it (RANDOM/MANOVA in GLM, OUTPUT with
-REPEATED in GENMOD, link functions other than LOGIT in LOGISTIC, other covariance types in MIXED).
+REPEATED in GENMOD, STRATA in LOGISTIC, other covariance types in MIXED).
 """
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ PROC_OPTIONS = {
 }
 UNSUPPORTED = {"GLM": ("RANDOM", "REPEATED", "MANOVA"),
                "GENMOD": ("LSMEANS",),
-               "LOGISTIC": ("CONTRAST", "ODDSRATIO", "UNITS", "STRATA", "EXACT"),
+               "LOGISTIC": ("STRATA",),
                "MIXED": ()}
 
 
@@ -173,6 +173,9 @@ def _run(statements: list, program: Any, proc: str) -> None:
             spec["by"] = by_list(c)
         elif kw == "WHERE":
             where_statement(c, src)
+        elif kw in ("CONTRAST", "ODDSRATIO", "UNITS", "EXACT") and proc == "LOGISTIC":
+            from statgrid.sas.procs import logisticstatements
+            logisticstatements.parse(kw, c, spec, stmt)
         elif kw == "LSMEANS" and proc == "GLM":
             while not c.at_end() and not c.at("/"):
                 spec["lsmeans"].append(c.next().text)
@@ -279,8 +282,8 @@ def _publish(listing, proc: str, spec: dict, result: Any, by: list) -> None:
         from statgrid.sas.procs import genmodstatements
         extra = genmodstatements.tables(result)
     elif proc == "LOGISTIC":
-        from statgrid.sas.procs import logisticoutput
-        extra = logisticoutput.lackfit_tables(result)
+        from statgrid.sas.procs import logisticoutput, logisticstatements
+        extra = logisticoutput.lackfit_tables(result) + logisticstatements.tables(result)
     for table in model_tables(proc, result, spec["class"], spec["model"]) + extra:
         table.by = by
         listing.table(table, mixedstatements.listing_text(table) if proc == "MIXED" else None)
@@ -292,20 +295,8 @@ def _fit(program, proc, opts, spec, data: str) -> Any:
     printing = False                   # the listing is made from the ODS tables (_publish)
     classes = spec["class"] or None
     if proc == "LOGISTIC":
-        from statgrid.procs.logistic import logistic
-        if str(mopts.get("LINK", "LOGIT")).upper() not in ("LOGIT", "LOGISTIC"):
-            raise StatgridError(f"LINK={mopts['LINK']} is not supported by statgrid's PROC LOGISTIC (LOGIT only).")
-        selection = {"S": "stepwise", "F": "forward", "B": "backward"}.get(
-            str(mopts.get("SELECTION", "")).upper(), str(mopts.get("SELECTION", "")).lower() or None)
-        fn = getattr(logistic, "__wrapped__", logistic)
-        return fn(s, data, f"{dep} = {effects}", class_=classes, param=str(spec["class_opts"].get("PARAM", "effect")).lower(),
-           event=dep_opts.get("EVENT"), descending=bool(opts.get("DESCENDING") or dep_opts.get("DESCENDING")),
-           selection=selection if selection != "none" else None, sle=float(mopts.get("SLE", mopts.get("SLENTRY", 0.05))),
-           sls=float(mopts.get("SLS", mopts.get("SLSTAY", 0.05))), include=int(float(mopts.get("INCLUDE", 0))),
-           lackfit=bool(mopts.get("LACKFIT")), maxiter=int(float(mopts.get("MAXITER", 25))),
-           noint=bool(mopts.get("NOINT")), outest=_name(opts.get("OUTEST")), print=printing,
-           output=spec["output"]["names"] if spec.get("output") else None,
-           alpha=spec["output"]["alpha"] if spec.get("output") else 0.05)
+        from statgrid.sas.procs import logisticstatements
+        return logisticstatements.fit(s, data, dep, effects, dep_opts, mopts, opts, spec, classes, _name(opts.get("OUTEST")))
     elif proc == "GLM":
         from statgrid.procs.glm import glm
         ss = " ".join(k[2:] for k in ("SS1", "SS2", "SS3", "SS4") if mopts.get(k)) or "1 3"
