@@ -57,6 +57,3 @@ proc mixed data=sp; class id trt; model y = trt; random intercept / subject=id;
     assert code == 0, log
     e = rows(session, "work.ee")[0]
     assert e["DF"] == 5 and e["Probt"] == pytest.approx(2 * st.t.sf(abs(e["tValue"]), 5))
-    code, log = run(session, """proc mixed data=sp; class id trt; model y = trt; random intercept / subject=id;
-  estimate 'narrow' trt 1 -1 | intercept 1; run;""")
-    assert code != 0 and "Random-effect coefficients (after |) in ESTIMATE are not supported by statgrid yet" in log
