@@ -30,6 +30,7 @@ import numpy as np
 
 from statgrid.errors import StatgridError
 from statgrid.procs import _irls
+from statgrid.procs import _gee_core as _gee
 from statgrid.procs import genmod_tests as gt
 
 
@@ -85,7 +86,6 @@ def wald(fit: GeeFit, L: np.ndarray) -> tuple[float, int]:
 
 def score(fit: GeeFit, L: np.ndarray) -> tuple[float, int]:
     """The generalized score statistic of Lβ = 0 (L over the kept columns) and its DF (see the module)."""
-    from statgrid.procs import gee as _gee
     L = _rank_rows(L)
     if L.shape[0] == 0:
         return 0.0, 0
