@@ -90,7 +90,10 @@ def run_figures(meta: dict, jobs: list[dict], series, summary: dict) -> RunFigur
     from statgrid.job.figures import cpu_real, job_times, mean_present, wall_s
     from statgrid.job.accounting import JobRusage
 
+    from statgrid.advise import ownio
+
     run = dict(summary)
+    run.update(ownio.run_io(meta, jobs, series, summary))
     machine_of: dict[str, str] = {}
     if series is not None:
         machine_of = {h: m for m, hs in series.hosts_of.items() for h in hs}
@@ -115,9 +118,12 @@ def run_figures(meta: dict, jobs: list[dict], series, summary: dict) -> RunFigur
     for j in jobs:
         ru = JobRusage.parse(j.get("rusage")) or JobRusage()
         wall = wall_s(j)
+        own = ownio.job_io_bytes(j)
         f = {"cpu_real": cpu_real(j), "wall_s": wall, "host": j.get("host"), "template": j.get("template"),
              "kind": j.get("kind"), "max_rss_bytes": ru.max_rss_bytes,
-             "major_faults_per_s": ru.page_faults / wall if wall and ru.page_faults is not None else None}
+             "major_faults_per_s": ru.page_faults / wall if wall and ru.page_faults is not None else None,
+             "own_io_bytes": own, "own_io_mb_s": own / 1e6 / wall if own is not None and wall else None}
+        f["own_io"] = f"{f['own_io_mb_s']:.1f} MB/s" if f["own_io_mb_s"] is not None else "not in its record"
         m = machine_of.get(j.get("host"))
         if samples is not None and m is not None and j.get("start_ts") and j.get("end_ts"):
             f.update(samples.window(m, j["start_ts"], j["end_ts"]))
@@ -136,10 +142,14 @@ class _Samples:
             self.rows.setdefault(r["host"], []).append(r)
         self.ts = {m: [r["ts"] for r in rows] for m, rows in self.rows.items()}
         self.util: dict[tuple[str, float], float] = {}
+        self.dev_bps: dict[tuple[str, float], float] = {}      # the machine's devices' bytes/s, read + write
         for r in series.device_rows:
+            key = (r["host"], r["ts"])
             if r.get("util_pct") is not None:
-                key = (r["host"], r["ts"])
                 self.util[key] = max(self.util.get(key, 0.0), r["util_pct"])
+            if r.get("read_bytes_per_s") is not None or r.get("write_bytes_per_s") is not None:
+                self.dev_bps[key] = (self.dev_bps.get(key, 0.0) + (r.get("read_bytes_per_s") or 0)
+                                     + (r.get("write_bytes_per_s") or 0))
 
     def window(self, machine: str, start: float, end: float) -> dict:
         """The machine's samples over a job's run, averaged: a sample at ts covers (ts − interval, ts]; the
@@ -156,7 +166,9 @@ class _Samples:
         busy = [(r["cpu_user_pct"] or 0) + (r["cpu_system_pct"] or 0) for r in picked
                 if r.get("cpu_user_pct") is not None]
         util = [self.util[(machine, r["ts"])] for r in picked if (machine, r["ts"]) in self.util]
-        return {"node_cpu_busy_pct": sum(busy) / len(busy) if busy else None, "node_iowait_pct": mean("cpu_iowait_pct"),
+        dev = [self.dev_bps[(machine, r["ts"])] for r in picked if (machine, r["ts"]) in self.dev_bps]
+        return {"node_dev_mb_s": sum(dev) / len(dev) / 1e6 if dev else None,
+                "node_cpu_busy_pct": sum(busy) / len(busy) if busy else None, "node_iowait_pct": mean("cpu_iowait_pct"),
                 "psi_cpu_some_pct": mean("psi_cpu_some_pct"), "psi_io_some_pct": mean("psi_io_some_pct"),
                 "psi_memory_some_pct": mean("psi_memory_some_pct"),
                 "dev_util_pct": sum(util) / len(util) if util else None, "samples": len(picked)}
@@ -214,6 +226,29 @@ def grid_values(inv: dict) -> dict:
             "grid.dispatch_interval_s": grid.get("dispatch_interval_s")}
 
 
+def host_shares(inv: dict | None, figures: RunFigures) -> dict[str, dict]:
+    """Grid host → its work in the run (jobs, real_s, …: RunFigures.hosts) and its share of the work,
+    share_real_s. The hosts are the grid's shape — every open host of the inventory with slots, whether or not
+    it ran a job (a host with slots and no job is the worst imbalance) — and any other host that ran jobs.
+    The share is the hosts' summed real time split by their slots (equally when a host's slots are unknown)."""
+    grid_hosts = ((inv or {}).get("grid") or {}).get("hosts") or {}
+    hosts = {h: dict(f) for h, f in figures.hosts.items()}
+    for name, rec in grid_hosts.items():
+        if not isinstance(rec, dict) or name in hosts:
+            continue
+        slots = rec.get("slots")
+        if rec.get("open", True) is not False and isinstance(slots, int) and slots > 0:
+            hosts[name] = {"jobs": 0, "real_s": 0.0, "cpu_s": 0.0, "cpu_real_mean": None}
+    slots = {h: (grid_hosts.get(h) or {}).get("slots") for h in hosts}
+    total = sum(f.get("real_s") or 0.0 for f in hosts.values())
+    by_slots = all(isinstance(n, int) and n > 0 for n in slots.values())
+    for h, f in hosts.items():
+        f["slots"] = slots[h] if isinstance(slots[h], int) else None
+        f["share_real_s"] = (total * slots[h] / sum(slots.values()) if by_slots
+                             else total / len(hosts)) if hosts else None
+    return hosts
+
+
 def _library_values(rec: dict) -> dict:
     ns = flat("", rec)
     ns["has_device"] = bool(rec.get("devices"))
@@ -234,8 +269,12 @@ def items(inv: dict | None, figures: RunFigures | None, site: dict | None = None
             common.update(flat(name, _library_values(libs[name])))
     if inv:
         common.update(grid_values(inv))
+    shares = host_shares(inv, figures) if figures is not None else {}
     if figures is not None:
         common.update(flat("run", {k: v for k, v in figures.run.items() if not k.startswith("lib:")}))
+        if shares:
+            common["run.hosts"] = len(shares)
+            common["run.host_real_mean"] = sum(h["real_s"] for h in shares.values()) / len(shares)
     out: dict[str, list] = {"grid": [("grid", dict(common))] if inv or figures else []}
     hosts = (inv.get("grid") or {}).get("hosts") or {}
     out["machine"] = []
@@ -258,7 +297,7 @@ def items(inv: dict | None, figures: RunFigures | None, site: dict | None = None
         out["library"].append((subject, {**common, **flat("lib", _library_values(rec)), "lib.names": names}))
     out["host"], out["job"] = [], []
     if figures is not None:
-        for h, f in sorted(figures.hosts.items()):
+        for h, f in sorted(shares.items()):
             out["host"].append((h, {**common, **flat("host", f)}))
         for jid, f in sorted(figures.jobs.items()):
             out["job"].append((f"job {jid} {f.get('template') or ''} on {f.get('host') or '?'}".strip(),
