@@ -367,8 +367,11 @@ def advise_live(cfg, site: dict | None = None, rules=None) -> Advice:
 
 
 def check_bundle(bundle: Path) -> Path:
-    """The bundle directory, or a UsageError naming what it is not."""
-    bundle = Path(bundle)
+    """The bundle directory, or a UsageError naming what it is not (a StatgridError naming the part this user may
+    not read: advise.access)."""
+    from statgrid.advise.access import readable_bundle
+
+    bundle = readable_bundle(bundle)
     if not bundle.is_dir() or not (bundle / "bundle.json").is_file():
         what = "does not exist" if not bundle.exists() else "is not a `bench mixed` results bundle (no bundle.json)"
         steps = sorted(p.parent.name for p in bundle.glob("*/bundle.json")) if bundle.is_dir() else []
