@@ -13,7 +13,8 @@ stay machine-wide, labelled (`pressure_figure`), with the jobs' share of the dev
 (`jobs_io_share_pct`): a small share says the wait was mostly other processes'.
 
 The jobs' sustained MB/s is defined as the report's device figure is (report.tables: the best mean over
-any SUSTAINED_WINDOW_S seconds, the whole span when shorter), each job's bytes spread evenly over its run.
+any SUSTAINED_WINDOW_S seconds, the whole span when shorter), over the workload clock in 1 s bins, each
+job's bytes spread evenly over its run.
 """
 from __future__ import annotations
 
@@ -96,7 +97,11 @@ def run_io(meta: dict, jobs: list[dict], series, summary: dict) -> dict[str, Any
                            "jobs_mb_s_per_core": None, "devices_mb_s_per_core": summary.get("mb_s_per_core"),
                            "jobs_io_share_pct": None, "pressure_figure": PRESSURE_MACHINE_WIDE}
     if own:
-        sustained = best_window_mean(spread_per_s(jobs, t0), SUSTAINED_WINDOW_S)
+        per_s = spread_per_s(jobs, t0)
+        clock_s = (meta.get("end_ts") or t0) - t0
+        for k in range(0, math.ceil(clock_s)):          # the whole workload clock, seconds without I/O included
+            per_s.setdefault(k, 0.0)
+        sustained = best_window_mean(per_s, SUSTAINED_WINDOW_S)
         out["jobs_mb_s_sustained"] = sustained / 1e6 if sustained is not None else 0.0
         out["jobs_mb_s_per_core"] = out["jobs_mb_s_sustained"] / cpus if cpus else None
     dev = devices_bytes(series)

@@ -68,7 +68,7 @@ MAX_STRING_CHARS = 200
 MAX_TUPLE = 64
 MAX_MAGNITUDE = 10 ** 30         # a number read, or computed by + - * / %
 _FIELD = re.compile(r"\{([A-Za-z_][\w.]*)(?::([^{}]*))?\}")      # {name} / {name:spec} in advice and labels
-_SPEC = re.compile(r"[<>^=]?[+\- ]?,?\d{0,2}(\.\d{1,2})?[defgn%]?")    # {name:spec}: .1f, >8,.0f, .2%
+_SPEC = re.compile(r"[<>^=]?[+\- ]?\d{0,2},?(\.\d{1,2})?[defgn%]?")    # {name:spec}: .1f, >8,.0f, .2%
 
 
 _BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,

@@ -355,12 +355,14 @@ RULES: tuple[Rule, ...] = (
     Rule("job.waited_unexplained", "a job that waited, with a cause in view", "job",
          # exactly the jobs none of the three rules above explains (the negation of their conditions)
          f"{_CPU_SHORT} or {_IO_SHORT} or {_MEM_SHORT}", "CPU, I/O or memory pressure on the node while the job "
-         "waited", "info",
-         "These jobs waited with no CPU, I/O or memory pressure on their node: a lock, the network, a sleep or a "
-         "child process outside the job's accounting.",
+         "waited (I/O counting only for a job that read or wrote itself)", "info",
+         "These jobs waited with no CPU or memory pressure on their node, and no I/O wait of their own (a job that "
+         "read and wrote nothing was not held up by its machine's I/O): a lock, the network, a sleep or a child "
+         "process outside the job's accounting.",
          "Read the job's log and STIMER steps (`statgrid job ID`) for the step where real time outran CPU time.",
          "None: the seeds' CPU/real ratio says a job waited, not for what.",
          f"seed 002, 'Single Node Spectrum Scale 4.2.1 Results'; {_PSI_DOC}",
-         applies=_WAITED, shows=("job.cpu_real", "job.node_cpu_busy_pct", "job.node_iowait_pct"),
-         label="waited (CPU/real {job.cpu_real:.2f}) with no CPU, I/O or memory pressure on its node"),
+         applies=_WAITED, shows=("job.cpu_real", "job.node_cpu_busy_pct", "job.node_iowait_pct", "job.own_io"),
+         label="waited (CPU/real {job.cpu_real:.2f}) with no CPU or memory pressure on its node and no I/O wait "
+               "of its own (its reads and writes: {job.own_io})"),
 )
