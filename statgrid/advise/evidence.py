@@ -194,18 +194,35 @@ def _weights(spec: str) -> list[tuple[str, int]]:
     return out
 
 
+def _table(value: Any) -> dict:
+    """value when it is a table (dict), else {} (an inventory edited or damaged by hand reads as not known)."""
+    return value if isinstance(value, dict) else {}
+
+
+def grid_hosts(inv: dict | None) -> dict[str, dict]:
+    """The inventory's grid hosts, name → record; entries that are not records are left out."""
+    hosts = _table(_table((inv or {}).get("grid")).get("hosts"))
+    return {str(name): rec for name, rec in hosts.items() if isinstance(rec, dict)}
+
+
+def _slots(rec: dict) -> int | None:
+    """A host record's slots when they are a whole number ≥ 0 (None: unknown, e.g. a host that joins)."""
+    v = rec.get("slots")
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+
+
 def grid_values(inv: dict) -> dict:
     """The grid's shape: machines, cores, threads, slots, whether the master's machine runs jobs and
     whether every queue prefers other hosts to it (LSF HOSTS syntax: host+weight, others, all)."""
-    grid = inv.get("grid") or {}
-    hosts = grid.get("hosts") or {}
+    grid = _table(inv.get("grid"))
+    hosts = grid_hosts(inv)
     nodes = inv.get("nodes") or {}
     machines = {h.get("machine") for h in hosts.values() if h.get("machine")} or set(nodes)
     master = grid.get("master_host")
     on_master = [n for n, h in hosts.items() if h.get("machine") == master and master is not None]
-    runs = any(hosts[n].get("open", True) and (hosts[n].get("slots") or 0) > 0 for n in on_master)
+    runs = any(hosts[n].get("open", True) and (_slots(hosts[n]) or 0) > 0 for n in on_master)
     down = None
-    queues = grid.get("queues") or {}
+    queues = _table(grid.get("queues"))
     if master is not None and queues:
         down = True
         for q in queues.values():
@@ -221,7 +238,7 @@ def grid_values(inv: dict) -> dict:
     return {"grid.machines": len(machines), "grid.hosts": len(hosts),
             "grid.cores": sum(cores) if cores and None not in cores else None,
             "grid.threads": sum(threads) if threads and None not in threads else None,
-            "grid.slots_total": sum(h.get("slots") or 0 for h in hosts.values()) if hosts else None,
+            "grid.slots_total": sum(_slots(h) or 0 for h in hosts.values()) if hosts else None,
             "grid.master_runs_jobs": runs if master is not None else None, "grid.master_weighted_down": down,
             "grid.dispatch_interval_s": grid.get("dispatch_interval_s")}
 
@@ -231,19 +248,18 @@ def host_shares(inv: dict | None, figures: RunFigures) -> dict[str, dict]:
     share_real_s. The hosts are the grid's shape — every open host of the inventory with slots, whether or not
     it ran a job (a host with slots and no job is the worst imbalance) — and any other host that ran jobs.
     The share is the hosts' summed real time split by their slots (equally when a host's slots are unknown)."""
-    grid_hosts = ((inv or {}).get("grid") or {}).get("hosts") or {}
+    shape = grid_hosts(inv)
     hosts = {h: dict(f) for h, f in figures.hosts.items()}
-    for name, rec in grid_hosts.items():
-        if not isinstance(rec, dict) or name in hosts:
+    for name, rec in shape.items():
+        if name in hosts:
             continue
-        slots = rec.get("slots")
-        if rec.get("open", True) is not False and isinstance(slots, int) and slots > 0:
+        if rec.get("open", True) is not False and (_slots(rec) or 0) > 0:
             hosts[name] = {"jobs": 0, "real_s": 0.0, "cpu_s": 0.0, "cpu_real_mean": None}
-    slots = {h: (grid_hosts.get(h) or {}).get("slots") for h in hosts}
+    slots = {h: _slots(shape.get(h) or {}) for h in hosts}
     total = sum(f.get("real_s") or 0.0 for f in hosts.values())
     by_slots = all(isinstance(n, int) and n > 0 for n in slots.values())
     for h, f in hosts.items():
-        f["slots"] = slots[h] if isinstance(slots[h], int) else None
+        f["slots"] = slots[h]
         f["share_real_s"] = (total * slots[h] / sum(slots.values()) if by_slots
                              else total / len(hosts)) if hosts else None
     return hosts
@@ -276,12 +292,12 @@ def items(inv: dict | None, figures: RunFigures | None, site: dict | None = None
             common["run.hosts"] = len(shares)
             common["run.host_real_mean"] = sum(h["real_s"] for h in shares.values()) / len(shares)
     out: dict[str, list] = {"grid": [("grid", dict(common))] if inv or figures else []}
-    hosts = (inv.get("grid") or {}).get("hosts") or {}
+    hosts = grid_hosts(inv)
     out["machine"] = []
     for machine, node in (inv.get("nodes") or {}).items():
         mine = [h for h in hosts.values() if h.get("machine") == machine]
         ns = {**common, **flat("node", node), "machine.hosts": len(mine),
-              "machine.slots": sum(h.get("slots") or 0 for h in mine) if mine else None}
+              "machine.slots": sum(_slots(h) or 0 for h in mine) if mine else None}
         out["machine"].append((machine, ns))
     groups: dict[tuple, list[str]] = {}
     for name, rec in libs.items():
@@ -357,13 +373,24 @@ class Advice:
         return {k: "; ".join(v) for k, v in flags.items()}
 
 
+def _items_of(inv, figures, site, what: str) -> dict[str, list]:
+    """items(), or a StatgridError naming the file when a value of the wrong sort (an inventory edited by hand:
+    a list where a table belongs, text where a number does) stops the rules' items being built."""
+    try:
+        return items(inv, figures, site)
+    except (TypeError, AttributeError, ValueError) as exc:
+        raise StatgridError(f"{what} holds a value of the wrong sort ({type(exc).__name__}: {exc}); remove the "
+                            "file or run the benchmark again (`statgrid inventory --json` shows a good one).") from None
+
+
 def advise_live(cfg, site: dict | None = None, rules=None) -> Advice:
     """The rules on this machine and grid now: an inventory collected now, no run figures."""
     from statgrid.advise.rules import evaluate
     from statgrid.advise.rules_data import RULES
 
     inv, where = live_inventory(cfg)
-    return Advice(evaluate(RULES if rules is None else rules, items(inv, None, site), has_run=False), where)
+    ns = _items_of(inv, None, site, "the inventory collected now")
+    return Advice(evaluate(RULES if rules is None else rules, ns, has_run=False), where)
 
 
 def check_bundle(bundle: Path) -> Path:
@@ -393,5 +420,6 @@ def advise_bundle(bundle: Path, loaded, summary: dict, site: dict | None = None,
     meta, jobs, series = loaded
     inv, where = bundle_inventory(bundle, meta)
     figures = run_figures(meta, jobs, series, summary)
-    return Advice(evaluate(RULES if rules is None else rules, items(inv, figures, site), has_run=True), where,
+    ns = _items_of(inv, figures, site, f"{str(bundle / INVENTORY_FILE)!r} (or bundle.json)")
+    return Advice(evaluate(RULES if rules is None else rules, ns, has_run=True), where,
                   str(bundle))

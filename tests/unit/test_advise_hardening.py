@@ -221,3 +221,19 @@ def test_running_remove_undoes_add_and_refuses_a_job_it_does_not_count():
     assert counts == before                                            # unchanged by the refusal
     counts.remove(b, "h1", of_user)
     assert counts == Running()
+
+
+# -- an inventory edited by hand -------------------------------------------------------------------------------
+def test_a_hand_edited_inventory_reads_as_unknown_or_is_a_clear_error(tmp_path):
+    from statgrid.errors import StatgridError
+    from statgrid.report import build
+
+    figures = evidence.RunFigures({}, {"a": {"jobs": 1, "real_s": 10.0}})
+    for grid in ({"hosts": ["a"]}, {"hosts": {"a": 5, "b": {"slots": "2"}}, "queues": [1]}, {"hosts": None}):
+        ns = evidence.items({"grid": grid}, figures)                  # not a table / not a record: left out
+        assert [h for h, _ in ns["host"]] == ["a"]
+    b = write_bundle(tmp_path / "b", busy_pct=25.0, iowait_pct=0.0, psi_cpu=5.0, psi_io=0.0)
+    (b / "inventory.json").write_text(json.dumps({"schema": 1, "nodes": {"m": {"cores": "4"}}, "libraries": {},
+                                                  "session": {}, "grid": {"hosts": {}}}))
+    with pytest.raises(StatgridError, match=r"inventory.json' \(or bundle.json\) holds a value of the wrong sort"):
+        build.advice(b)
