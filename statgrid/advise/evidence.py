@@ -90,7 +90,10 @@ def run_figures(meta: dict, jobs: list[dict], series, summary: dict) -> RunFigur
     from statgrid.job.figures import cpu_real, job_times, mean_present, wall_s
     from statgrid.job.accounting import JobRusage
 
+    from statgrid.advise import ownio
+
     run = dict(summary)
+    run.update(ownio.run_io(meta, jobs, series, summary))
     machine_of: dict[str, str] = {}
     if series is not None:
         machine_of = {h: m for m, hs in series.hosts_of.items() for h in hs}
@@ -115,9 +118,12 @@ def run_figures(meta: dict, jobs: list[dict], series, summary: dict) -> RunFigur
     for j in jobs:
         ru = JobRusage.parse(j.get("rusage")) or JobRusage()
         wall = wall_s(j)
+        own = ownio.job_io_bytes(j)
         f = {"cpu_real": cpu_real(j), "wall_s": wall, "host": j.get("host"), "template": j.get("template"),
              "kind": j.get("kind"), "max_rss_bytes": ru.max_rss_bytes,
-             "major_faults_per_s": ru.page_faults / wall if wall and ru.page_faults is not None else None}
+             "major_faults_per_s": ru.page_faults / wall if wall and ru.page_faults is not None else None,
+             "own_io_bytes": own, "own_io_mb_s": own / 1e6 / wall if own is not None and wall else None}
+        f["own_io"] = f"{f['own_io_mb_s']:.1f} MB/s" if f["own_io_mb_s"] is not None else "not in its record"
         m = machine_of.get(j.get("host"))
         if samples is not None and m is not None and j.get("start_ts") and j.get("end_ts"):
             f.update(samples.window(m, j["start_ts"], j["end_ts"]))
@@ -136,10 +142,14 @@ class _Samples:
             self.rows.setdefault(r["host"], []).append(r)
         self.ts = {m: [r["ts"] for r in rows] for m, rows in self.rows.items()}
         self.util: dict[tuple[str, float], float] = {}
+        self.dev_bps: dict[tuple[str, float], float] = {}      # the machine's devices' bytes/s, read + write
         for r in series.device_rows:
+            key = (r["host"], r["ts"])
             if r.get("util_pct") is not None:
-                key = (r["host"], r["ts"])
                 self.util[key] = max(self.util.get(key, 0.0), r["util_pct"])
+            if r.get("read_bytes_per_s") is not None or r.get("write_bytes_per_s") is not None:
+                self.dev_bps[key] = (self.dev_bps.get(key, 0.0) + (r.get("read_bytes_per_s") or 0)
+                                     + (r.get("write_bytes_per_s") or 0))
 
     def window(self, machine: str, start: float, end: float) -> dict:
         """The machine's samples over a job's run, averaged: a sample at ts covers (ts − interval, ts]; the
@@ -156,7 +166,9 @@ class _Samples:
         busy = [(r["cpu_user_pct"] or 0) + (r["cpu_system_pct"] or 0) for r in picked
                 if r.get("cpu_user_pct") is not None]
         util = [self.util[(machine, r["ts"])] for r in picked if (machine, r["ts"]) in self.util]
-        return {"node_cpu_busy_pct": sum(busy) / len(busy) if busy else None, "node_iowait_pct": mean("cpu_iowait_pct"),
+        dev = [self.dev_bps[(machine, r["ts"])] for r in picked if (machine, r["ts"]) in self.dev_bps]
+        return {"node_dev_mb_s": sum(dev) / len(dev) / 1e6 if dev else None,
+                "node_cpu_busy_pct": sum(busy) / len(busy) if busy else None, "node_iowait_pct": mean("cpu_iowait_pct"),
                 "psi_cpu_some_pct": mean("psi_cpu_some_pct"), "psi_io_some_pct": mean("psi_io_some_pct"),
                 "psi_memory_some_pct": mean("psi_memory_some_pct"),
                 "dev_util_pct": sum(util) / len(util) if util else None, "samples": len(picked)}
@@ -182,18 +194,35 @@ def _weights(spec: str) -> list[tuple[str, int]]:
     return out
 
 
+def _table(value: Any) -> dict:
+    """value when it is a table (dict), else {} (an inventory edited or damaged by hand reads as not known)."""
+    return value if isinstance(value, dict) else {}
+
+
+def grid_hosts(inv: dict | None) -> dict[str, dict]:
+    """The inventory's grid hosts, name → record; entries that are not records are left out."""
+    hosts = _table(_table((inv or {}).get("grid")).get("hosts"))
+    return {str(name): rec for name, rec in hosts.items() if isinstance(rec, dict)}
+
+
+def _slots(rec: dict) -> int | None:
+    """A host record's slots when they are a whole number ≥ 0 (None: unknown, e.g. a host that joins)."""
+    v = rec.get("slots")
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+
+
 def grid_values(inv: dict) -> dict:
     """The grid's shape: machines, cores, threads, slots, whether the master's machine runs jobs and
     whether every queue prefers other hosts to it (LSF HOSTS syntax: host+weight, others, all)."""
-    grid = inv.get("grid") or {}
-    hosts = grid.get("hosts") or {}
+    grid = _table(inv.get("grid"))
+    hosts = grid_hosts(inv)
     nodes = inv.get("nodes") or {}
     machines = {h.get("machine") for h in hosts.values() if h.get("machine")} or set(nodes)
     master = grid.get("master_host")
     on_master = [n for n, h in hosts.items() if h.get("machine") == master and master is not None]
-    runs = any(hosts[n].get("open", True) and (hosts[n].get("slots") or 0) > 0 for n in on_master)
+    runs = any(hosts[n].get("open", True) and (_slots(hosts[n]) or 0) > 0 for n in on_master)
     down = None
-    queues = grid.get("queues") or {}
+    queues = _table(grid.get("queues"))
     if master is not None and queues:
         down = True
         for q in queues.values():
@@ -209,9 +238,31 @@ def grid_values(inv: dict) -> dict:
     return {"grid.machines": len(machines), "grid.hosts": len(hosts),
             "grid.cores": sum(cores) if cores and None not in cores else None,
             "grid.threads": sum(threads) if threads and None not in threads else None,
-            "grid.slots_total": sum(h.get("slots") or 0 for h in hosts.values()) if hosts else None,
+            "grid.slots_total": sum(_slots(h) or 0 for h in hosts.values()) if hosts else None,
             "grid.master_runs_jobs": runs if master is not None else None, "grid.master_weighted_down": down,
             "grid.dispatch_interval_s": grid.get("dispatch_interval_s")}
+
+
+def host_shares(inv: dict | None, figures: RunFigures) -> dict[str, dict]:
+    """Grid host → its work in the run (jobs, real_s, …: RunFigures.hosts) and its share of the work,
+    share_real_s. The hosts are the grid's shape — every open host of the inventory with slots, whether or not
+    it ran a job (a host with slots and no job is the worst imbalance) — and any other host that ran jobs.
+    The share is the hosts' summed real time split by their slots (equally when a host's slots are unknown)."""
+    shape = grid_hosts(inv)
+    hosts = {h: dict(f) for h, f in figures.hosts.items()}
+    for name, rec in shape.items():
+        if name in hosts:
+            continue
+        if rec.get("open", True) is not False and (_slots(rec) or 0) > 0:
+            hosts[name] = {"jobs": 0, "real_s": 0.0, "cpu_s": 0.0, "cpu_real_mean": None}
+    slots = {h: _slots(shape.get(h) or {}) for h in hosts}
+    total = sum(f.get("real_s") or 0.0 for f in hosts.values())
+    by_slots = all(isinstance(n, int) and n > 0 for n in slots.values())
+    for h, f in hosts.items():
+        f["slots"] = slots[h]
+        f["share_real_s"] = (total * slots[h] / sum(slots.values()) if by_slots
+                             else total / len(hosts)) if hosts else None
+    return hosts
 
 
 def _library_values(rec: dict) -> dict:
@@ -234,15 +285,19 @@ def items(inv: dict | None, figures: RunFigures | None, site: dict | None = None
             common.update(flat(name, _library_values(libs[name])))
     if inv:
         common.update(grid_values(inv))
+    shares = host_shares(inv, figures) if figures is not None else {}
     if figures is not None:
         common.update(flat("run", {k: v for k, v in figures.run.items() if not k.startswith("lib:")}))
+        if shares:
+            common["run.hosts"] = len(shares)
+            common["run.host_real_mean"] = sum(h["real_s"] for h in shares.values()) / len(shares)
     out: dict[str, list] = {"grid": [("grid", dict(common))] if inv or figures else []}
-    hosts = (inv.get("grid") or {}).get("hosts") or {}
+    hosts = grid_hosts(inv)
     out["machine"] = []
     for machine, node in (inv.get("nodes") or {}).items():
         mine = [h for h in hosts.values() if h.get("machine") == machine]
         ns = {**common, **flat("node", node), "machine.hosts": len(mine),
-              "machine.slots": sum(h.get("slots") or 0 for h in mine) if mine else None}
+              "machine.slots": sum(_slots(h) or 0 for h in mine) if mine else None}
         out["machine"].append((machine, ns))
     groups: dict[tuple, list[str]] = {}
     for name, rec in libs.items():
@@ -258,7 +313,7 @@ def items(inv: dict | None, figures: RunFigures | None, site: dict | None = None
         out["library"].append((subject, {**common, **flat("lib", _library_values(rec)), "lib.names": names}))
     out["host"], out["job"] = [], []
     if figures is not None:
-        for h, f in sorted(figures.hosts.items()):
+        for h, f in sorted(shares.items()):
             out["host"].append((h, {**common, **flat("host", f)}))
         for jid, f in sorted(figures.jobs.items()):
             out["job"].append((f"job {jid} {f.get('template') or ''} on {f.get('host') or '?'}".strip(),
@@ -318,18 +373,32 @@ class Advice:
         return {k: "; ".join(v) for k, v in flags.items()}
 
 
+def _items_of(inv, figures, site, what: str) -> dict[str, list]:
+    """items(), or a StatgridError naming the file when a value of the wrong sort (an inventory edited by hand:
+    a list where a table belongs, text where a number does) stops the rules' items being built."""
+    try:
+        return items(inv, figures, site)
+    except (TypeError, AttributeError, ValueError) as exc:
+        raise StatgridError(f"{what} holds a value of the wrong sort ({type(exc).__name__}: {exc}); remove the "
+                            "file or run the benchmark again (`statgrid inventory --json` shows a good one).") from None
+
+
 def advise_live(cfg, site: dict | None = None, rules=None) -> Advice:
     """The rules on this machine and grid now: an inventory collected now, no run figures."""
     from statgrid.advise.rules import evaluate
     from statgrid.advise.rules_data import RULES
 
     inv, where = live_inventory(cfg)
-    return Advice(evaluate(RULES if rules is None else rules, items(inv, None, site), has_run=False), where)
+    ns = _items_of(inv, None, site, "the inventory collected now")
+    return Advice(evaluate(RULES if rules is None else rules, ns, has_run=False), where)
 
 
 def check_bundle(bundle: Path) -> Path:
-    """The bundle directory, or a UsageError naming what it is not."""
-    bundle = Path(bundle)
+    """The bundle directory, or a UsageError naming what it is not (a StatgridError naming the part this user may
+    not read: advise.access)."""
+    from statgrid.advise.access import readable_bundle
+
+    bundle = readable_bundle(bundle)
     if not bundle.is_dir() or not (bundle / "bundle.json").is_file():
         what = "does not exist" if not bundle.exists() else "is not a `bench mixed` results bundle (no bundle.json)"
         steps = sorted(p.parent.name for p in bundle.glob("*/bundle.json")) if bundle.is_dir() else []
@@ -351,5 +420,6 @@ def advise_bundle(bundle: Path, loaded, summary: dict, site: dict | None = None,
     meta, jobs, series = loaded
     inv, where = bundle_inventory(bundle, meta)
     figures = run_figures(meta, jobs, series, summary)
-    return Advice(evaluate(RULES if rules is None else rules, items(inv, figures, site), has_run=True), where,
+    ns = _items_of(inv, figures, site, f"{str(bundle / INVENTORY_FILE)!r} (or bundle.json)")
+    return Advice(evaluate(RULES if rules is None else rules, ns, has_run=True), where,
                   str(bundle))

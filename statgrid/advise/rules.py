@@ -12,6 +12,14 @@ against BUFSIZE and the stripe — which a (value, op, threshold) triple cannot 
 into an expression tree of its own; as text the condition reads as the source states it, is shown
 verbatim in `--json`, and what a rule reads is derived from it (Rule.reads), so it cannot drift.
 
+Bounded, so a rule cannot hang or exhaust the run (checked when the rule is defined, the rule's id named):
+a condition of at most MAX_TEXT_CHARS characters, MAX_NODES parts and MAX_DEPTH levels of nesting; number
+constants within ±MAX_CONSTANT, strings of at most MAX_STRING_CHARS characters, tuples of at most
+MAX_TUPLE constants; arithmetic (+ - * / %) on numbers only (no 'a' * 10**9, no '%s' % x, and there is
+no `**`); the advice's and label's {name:spec} specs only number formats of a few digits. When checked,
+arithmetic on a value read that is not a number, or beyond ±MAX_MAGNITUDE, stops that check ("not
+evaluated", with the reason), and so does any error a rule raises: it never ends the run.
+
 A name whose value is absent or null is *missing*: reading it stops the check, and the result says
 "not evaluated" and which value it needed (a rule needing run figures, without a bundle: "needs a
 bundle"). and/or/if read lazily, so `a or b` needs b only when a is false.
@@ -47,6 +55,22 @@ class RuleError(ValueError):
     """An expression outside the language (raised when the rule is defined, so a bad rule never ships)."""
 
 
+class BoundError(ValueError):
+    """A value the expression computes with is not a number, or too large (raised while checking)."""
+
+
+# The language's bounds (module docstring): the seeds' rules use at most 207 characters, 52 parts, 9 levels.
+MAX_TEXT_CHARS = 1000
+MAX_NODES = 200
+MAX_DEPTH = 30
+MAX_CONSTANT = 10 ** 18          # a constant: 1 EiB is 1.2e18 bytes
+MAX_STRING_CHARS = 200
+MAX_TUPLE = 64
+MAX_MAGNITUDE = 10 ** 30         # a number read, or computed by + - * / %
+_FIELD = re.compile(r"\{([A-Za-z_][\w.]*)(?::([^{}]*))?\}")      # {name} / {name:spec} in advice and labels
+_SPEC = re.compile(r"[<>^=]?[+\- ]?\d{0,2},?(\.\d{1,2})?[defgn%]?")    # {name:spec}: .1f, >8,.0f, .2%
+
+
 _BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
            ast.Div: lambda a, b: a / b, ast.Mod: lambda a, b: a % b}
 _CMPOPS = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
@@ -70,24 +94,50 @@ class Expr:
     """One condition of the language above: parsed and checked once, evaluated over a namespace."""
 
     def __init__(self, text: str):
+        if not isinstance(text, str):
+            raise RuleError(f"{text!r} is not an expression (a condition is text)")
         self.text = text
+        if len(text) > MAX_TEXT_CHARS:
+            raise RuleError(f"{_clip(text)}: {len(text):,} characters, more than the {MAX_TEXT_CHARS:,} a condition "
+                            "may have; split the rule")
         try:
             self._tree = ast.parse(text.strip(), mode="eval").body
         except SyntaxError as exc:
             raise RuleError(f"{text!r} is not an expression ({exc.msg})") from None
+        except (ValueError, RecursionError, MemoryError) as exc:         # NUL bytes; nesting the parser refuses
+            raise RuleError(f"{_clip(text)} is not an expression ({type(exc).__name__}: {exc})") from None
         self.names: list[str] = []
-        self._check(self._tree)
+        self._nodes = 0
+        self._check(self._tree, 1)
 
-    def _check(self, node: ast.AST) -> None:
+    def _check(self, node: ast.AST, depth: int) -> None:
+        self._nodes += 1
+        if self._nodes > MAX_NODES or depth > MAX_DEPTH:
+            what = f"more than {MAX_NODES} parts" if self._nodes > MAX_NODES else f"nested deeper than {MAX_DEPTH}"
+            raise RuleError(f"{_clip(self.text)}: {what}; split the rule")
         name = _dotted(node)
         if name is not None:
             if name not in CONSTANTS and name not in self.names:
                 self.names.append(name)
             return
         if isinstance(node, ast.Constant):
-            if not isinstance(node.value, (int, float, str, bool)):
-                raise RuleError(f"{self.text!r}: constant {node.value!r} is not a number, string or boolean")
+            v = node.value
+            if not isinstance(v, (int, float, str, bool)):
+                raise RuleError(f"{self.text!r}: constant {v!r} is not a number, string or boolean")
+            if isinstance(v, str) and len(v) > MAX_STRING_CHARS:
+                raise RuleError(f"{_clip(self.text)}: a string of {len(v):,} characters (at most {MAX_STRING_CHARS})")
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and not abs(v) <= MAX_CONSTANT:
+                raise RuleError(f"{_clip(self.text)}: the number {_clip(repr(v), 30)} is beyond ±{MAX_CONSTANT:.0e} "
+                                "(give sizes with KiB, MiB, GiB)")
             return
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+            for side in (node.left, node.right):
+                if (isinstance(side, (ast.Tuple, ast.List, ast.JoinedStr))
+                        or isinstance(side, ast.Constant) and isinstance(side.value, str)):
+                    raise RuleError(f"{_clip(self.text)}: + - * / % take numbers only, not a string or tuple "
+                                    f"({_cut(ast.unparse(node), 60)})")
+        if isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) > MAX_TUPLE:
+            raise RuleError(f"{_clip(self.text)}: a tuple of {len(node.elts)} values (at most {MAX_TUPLE})")
         kids: list[ast.AST]
         if isinstance(node, ast.BoolOp) and isinstance(node.op, (ast.And, ast.Or)):
             kids = node.values
@@ -110,7 +160,7 @@ class Expr:
             raise RuleError(f"{self.text!r}: {ast.unparse(node)!r} is outside the rule language (names, numbers, "
                             "strings, comparisons, and/or/not, + - * / %, if-else, min/max/abs/first)")
         for k in kids:
-            self._check(k)
+            self._check(k, depth + 1)
 
     def eval(self, ns: Mapping[str, Any]) -> Any:
         return self._eval(self._tree, ns)
@@ -134,9 +184,13 @@ class Expr:
             return not want
         if isinstance(node, ast.UnaryOp):
             v = self._eval(node.operand, ns)
-            return not v if isinstance(node.op, ast.Not) else (-v if isinstance(node.op, ast.USub) else +v)
+            if isinstance(node.op, ast.Not):
+                return not v
+            v = _number(v, node.operand)
+            return -v if isinstance(node.op, ast.USub) else +v
         if isinstance(node, ast.BinOp):
-            return _BINOPS[type(node.op)](self._eval(node.left, ns), self._eval(node.right, ns))
+            left, right = self._eval(node.left, ns), self._eval(node.right, ns)
+            return _number(_BINOPS[type(node.op)](_number(left, node.left), _number(right, node.right)), node)
         if isinstance(node, ast.Compare):
             left = self._eval(node.left, ns)
             for op, right_node in zip(node.ops, node.comparators):
@@ -159,6 +213,33 @@ class Expr:
                 raise Missing(_dotted(node.args[0]) or ast.unparse(node.args[0]))
             return _FUNCS[node.func.id](*(self._eval(a, ns) for a in node.args))
         raise RuleError(f"{self.text!r}: cannot evaluate {ast.unparse(node)!r}")    # _check let it through
+
+
+def _cut(text: Any, n: int = 120) -> str:
+    """A long text cut for a message (a refused condition, or a value read, may be huge)."""
+    text = str(text)
+    return text if len(text) <= n else text[:n] + f"… ({len(text):,} characters)"
+
+
+def _clip(text: Any, n: int = 80) -> str:
+    """_cut, quoted."""
+    text = str(text)
+    return repr(text) if len(text) <= n else repr(text[:n]) + f"… ({len(text):,} characters)"
+
+
+def _number(v: Any, node: ast.AST) -> int | float:
+    """v, when it is a number within ±MAX_MAGNITUDE (bool counts as 0/1); else BoundError naming the part."""
+    if isinstance(v, (int, float)):
+        if isinstance(v, float) and v != v:
+            return v                                          # NaN compares false: the check says so
+        try:
+            ok = abs(v) <= MAX_MAGNITUDE
+        except OverflowError:
+            ok = False
+        if ok or (isinstance(v, float) and abs(v) == float("inf")):
+            return v
+        raise BoundError(f"{_clip(ast.unparse(node), 60)} is beyond ±{MAX_MAGNITUDE:.0e}")
+    raise BoundError(f"{_clip(ast.unparse(node), 60)} is {_cut(repr(v), 40)}, not a number: + - * / % take numbers")
 
 
 @dataclass(frozen=True)
@@ -184,8 +265,16 @@ class Rule:
             raise RuleError(f"rule {self.id!r}: scope {self.scope!r} is not one of {', '.join(SCOPES)}")
         if self.severity not in SEVERITIES:
             raise RuleError(f"rule {self.id!r}: severity {self.severity!r} is not one of {', '.join(SEVERITIES)}")
-        object.__setattr__(self, "_check", Expr(self.check))
-        object.__setattr__(self, "_applies", Expr(self.applies) if self.applies.strip() else None)
+        for what, template in (("advice", self.advice), ("label", self.label)):
+            for m in _FIELD.finditer(template):
+                if m.group(2) is not None and not _SPEC.fullmatch(m.group(2)):
+                    raise RuleError(f"rule {self.id!r}: {what} field {_clip(m.group(0), 40)}: format spec "
+                                    f"{_clip(m.group(2), 20)} is not a number format of a few digits (e.g. .1f)")
+        try:
+            object.__setattr__(self, "_check", Expr(self.check))
+            object.__setattr__(self, "_applies", Expr(self.applies) if self.applies.strip() else None)
+        except RuleError as exc:
+            raise RuleError(f"rule {self.id!r}: {exc}") from None
 
     @property
     def reads(self) -> list[str]:
@@ -214,7 +303,6 @@ class Result:
 
 
 # -- checking --------------------------------------------------------------------------------------
-_FIELD = re.compile(r"\{([A-Za-z_][\w.]*)(?::([^{}]*))?\}")
 
 
 def fill(template: str, ns: Mapping[str, Any]) -> str:
@@ -226,9 +314,12 @@ def fill(template: str, ns: Mapping[str, Any]) -> str:
         if m.group(2):
             try:
                 return format(v, m.group(2))
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 pass
-        return show(m.group(1), v)
+        try:
+            return _cut(show(m.group(1), v), 200)
+        except (TypeError, ValueError, OverflowError):         # e.g. an integer of more digits than str() gives
+            return "?"
     return _FIELD.sub(one, template)
 
 
@@ -269,15 +360,28 @@ def check_one(rule: Rule, ns: Mapping[str, Any], has_run: bool) -> tuple[str, di
                 return "not applicable", {}, f"does not apply ({rule.applies})"
         except Missing as m:
             return "not applicable", {}, f"does not apply ({m.name} unknown)"
+        except _CHECK_ERRORS as exc:
+            return "not evaluated", {}, f"cannot tell whether it applies: {_failure(exc)}"
     shown = rule.shows or tuple(rule._check.names)
     found = {n: ns.get(n) for n in shown}
     try:
-        ok = rule._check.eval(ns)
+        ok = bool(rule._check.eval(ns))
     except Missing as m:
         return "not evaluated", found, _why_missing(m.name, has_run)
-    except (TypeError, ZeroDivisionError) as exc:
-        return "not evaluated", found, f"cannot compare the values read ({exc})"
+    except _CHECK_ERRORS as exc:
+        return "not evaluated", found, _failure(exc)
     return ("passed" if ok else "failed"), found, ""
+
+
+# What a check may raise over odd values read (a string where a number was due, max() of an empty list, an
+# integer too large for a float): the check is "not evaluated" with the reason.
+_CHECK_ERRORS = (BoundError, TypeError, ZeroDivisionError, ValueError, OverflowError, ArithmeticError)
+
+
+def _failure(exc: BaseException) -> str:
+    if isinstance(exc, BoundError):
+        return f"cannot compute with the values read ({_cut(exc, 200)})"
+    return f"cannot compare the values read ({type(exc).__name__}: {_cut(exc)})"
 
 
 def _why_missing(name: str, has_run: bool) -> str:
@@ -298,15 +402,24 @@ def evaluate(rules, items: Mapping[str, list[tuple[str, dict]]], has_run: bool) 
     for rule in rules:
         scoped = items.get(rule.scope, [])
         if rule.scope in ("host", "job"):
-            out.append(_aggregate(rule, scoped, has_run))
+            out.append(_guarded(rule, f"{rule.scope}s", lambda: _aggregate(rule, scoped, has_run)))
             continue
         if not scoped:
             out.append(Result(rule, rule.scope, "not evaluated", reason=f"no {rule.scope} in the inventory"))
             continue
         for subject, ns in scoped:
-            status, found, reason = check_one(rule, ns, has_run)
-            out.append(Result(rule, subject, status, found, reason, fill(rule.advice, ns)))
+            out.append(_guarded(rule, subject, lambda: Result(rule, subject, *check_one(rule, ns, has_run),
+                                                              fill(rule.advice, ns))))
     return out
+
+
+def _guarded(rule: Rule, subject: str, check) -> Result:
+    """check(), or — whatever it raised — the rule "not evaluated" on the subject, with the reason: one rule
+    going wrong never ends the run (the others are still checked and printed)."""
+    try:
+        return check()
+    except (Exception, RecursionError) as exc:          # noqa: BLE001 — any failure of one rule stays in it
+        return Result(rule, subject, "not evaluated", reason=f"the rule failed ({type(exc).__name__}: {_cut(exc)})")
 
 
 def _aggregate(rule: Rule, scoped: list[tuple[str, dict]], has_run: bool) -> Result:

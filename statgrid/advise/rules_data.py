@@ -16,10 +16,14 @@ What the names mean (evidence.py builds them; units in the names):
   lib.*      a library mount's record (fs_type, block_bytes, readahead_kb, scheduler, nr_requests,
              max_sectors_kb, rotational, has_device, gpfs.*, nfs.*), libraries sharing a mount checked once
   run.*      the run's figures (report.tables.summary_figures + PSI means): mb_s_per_core, mb_s_peak_per_machine,
-             cpu_busy_pct, cpu_wait_pct, psi_*_pct, host_real_mean, hosts
-  host.*     a grid host's jobs: jobs, real_s (summed STIMER real), cpu_real_mean
-  job.*      a job: cpu_real, wall_s, and over its run on its machine: node_cpu_busy_pct, node_iowait_pct,
-             psi_cpu_some_pct, psi_io_some_pct, psi_memory_some_pct, dev_util_pct; major_faults_per_s
+             cpu_busy_pct, cpu_wait_pct, psi_*_pct, host_real_mean, hosts; and (ownio.py) io_mb_s_per_core with
+             io_figure (the jobs' own I/O where their records have it, else the devices' machine-wide figure),
+             jobs_mb_s_per_core, devices_mb_s_per_core, jobs_io_share_pct, pressure_figure
+  host.*     a grid host's jobs: jobs, real_s (summed STIMER real), cpu_real_mean, slots, share_real_s (its
+             slots' share of every host's real_s; the grid's open hosts with slots, jobs or not)
+  job.*      a job: cpu_real, wall_s, own_io_bytes, own_io_mb_s, own_io (its own read + write bytes), and over its run
+             on its machine (machine-wide): node_cpu_busy_pct, node_iowait_pct, psi_cpu_some_pct,
+             psi_io_some_pct, psi_memory_some_pct, dev_util_pct, node_dev_mb_s; major_faults_per_s
 """
 from __future__ import annotations
 
@@ -40,8 +44,10 @@ IMBALANCE = 0.25           # a host's summed real time this far from the hosts' 
 
 _WAITED = f"job.cpu_real < {WAITED_BELOW}"
 _CPU_SHORT = f"job.node_cpu_busy_pct >= {CPU_BUSY_PCT} or job.psi_cpu_some_pct >= {PSI_CPU_PCT}"
-_IO_SHORT = (f"job.node_iowait_pct >= {IOWAIT_PCT} or job.psi_io_some_pct >= {PSI_IO_PCT} "
-             f"or job.dev_util_pct >= {DEV_UTIL_PCT}")
+# The node's I/O figures are machine-wide (a shared disk's other I/O counts in them): a job that read and wrote
+# nothing itself (its own read_bytes + write_bytes, where its record has them) was not the one short of I/O.
+_IO_SHORT = (f"(job.node_iowait_pct >= {IOWAIT_PCT} or job.psi_io_some_pct >= {PSI_IO_PCT} "
+             f"or job.dev_util_pct >= {DEV_UTIL_PCT}) and first(job.own_io_bytes, 1) > 0")
 _MEM_SHORT = f"job.psi_memory_some_pct >= {PSI_MEM_PCT} or job.major_faults_per_s >= {MAJOR_FAULTS_PER_S}"
 _PSI_DOC = "Linux kernel, Documentation/accounting/psi.rst (pressure stall information)"
 
@@ -111,8 +117,9 @@ RULES: tuple[Rule, ...] = (
          "Spectrum Scale shared file system'"),
     # -- throughput per core ----------------------------------------------------------------------
     Rule("sizing.mb_s_per_core", "sustained MB/s per core of the run", "grid",
-         "run.mb_s_per_core >= 90", "≥ 90 MB/s per core (000: 90–100; SAS: 100–150)", "info",
-         "The run moved {run.mb_s_per_core:.1f} MB/s per core with the CPUs {run.cpu_busy_pct:.0f} % busy and "
+         "run.io_mb_s_per_core >= 90", "≥ 90 MB/s per core (000: 90–100; SAS: 100–150)", "info",
+         "The run moved {run.io_mb_s_per_core:.1f} MB/s per core ({run.io_figure}; the machine's devices: "
+         "{run.devices_mb_s_per_core:.1f} MB/s per core) with the CPUs {run.cpu_busy_pct:.0f} % busy and "
          "{run.cpu_wait_pct:.0f} % waiting. With the CPUs saturated the workload, not the storage, set this rate "
          "(see run.short_of_cpu); with jobs short of I/O the storage cannot give the seeds' rate.",
          "Measure what the storage can give with `statgrid iobench` on each library, and size it at 100–150 "
@@ -120,7 +127,8 @@ RULES: tuple[Rule, ...] = (
          "000's 40-session run sustained about 90 MB/s per core (1300 MB/s on 14 cores), the 80-session run "
          "over 100; 004 sized its grid at 100 MB/s per core.",
          "seed 000, '40 session benchmark results summary' and '80 session benchmark'; seed 004, 'SAS software "
-         "review'"),
+         "review'",
+         shows=("run.io_mb_s_per_core", "run.io_figure", "run.devices_mb_s_per_core")),
     Rule("sizing.storage_per_core", "storage throughput per core", "grid",
          "site.storage_mb_s / grid.cores >= 100", "≥ 100 MB/s per core (SAS: 100–150)", "warning",
          "The storage gives {site.storage_mb_s} MB/s to {grid.cores} cores: below SAS's guidance the CPUs will "
@@ -142,13 +150,14 @@ RULES: tuple[Rule, ...] = (
     Rule("run.short_of_io", "the grid seldom waited for I/O", "grid",
          f"run.cpu_wait_pct < {IOWAIT_PCT} and first(run.psi_io_some_pct, 0) < {PSI_IO_PCT}",
          f"I/O wait < {IOWAIT_PCT} % and I/O pressure < {PSI_IO_PCT} %", "warning",
-         "The CPUs waited for I/O {run.cpu_wait_pct:.1f} % of the time (I/O pressure {run.psi_io_some_pct:.0f} %): "
-         "the storage did not keep up.",
+         "The CPUs waited for I/O {run.cpu_wait_pct:.1f} % of the time (I/O pressure {run.psi_io_some_pct:.0f} %; "
+         "{run.pressure_figure}; the jobs' own bytes were {run.jobs_io_share_pct:.0f} % of the devices'): the "
+         "storage did not keep up — with the jobs' share small, for other processes' I/O as much as the jobs'.",
          "Check the library rules (readahead, queue depth, transfer size, WORK on flash) and the storage's MB/s "
          "per core with `statgrid iobench`.",
          "000's 40-session run: 10 % wait with 45 % idle — the storage, not the CPUs, set its pace.",
          f"seed 000, Table 3; {_PSI_DOC} (iowait reads 0 under asynchronous I/O: PSI is read beside it)",
-         shows=("run.cpu_wait_pct", "run.psi_io_some_pct")),
+         shows=("run.cpu_wait_pct", "run.psi_io_some_pct", "run.pressure_figure", "run.jobs_io_share_pct")),
     Rule("run.short_of_memory", "the grid seldom stalled on memory", "grid",
          f"run.psi_memory_some_pct < {PSI_MEM_PCT}", f"memory pressure < {PSI_MEM_PCT} %", "warning",
          "Tasks stalled on memory {run.psi_memory_some_pct:.0f} % of the time (reclaim, swap-in, page cache "
@@ -295,15 +304,17 @@ RULES: tuple[Rule, ...] = (
          shows=("lib.max_sectors_kb", "lib.gpfs.blocksize_bytes", "session.bufsize_bytes")),
     # -- the run's own evidence, per grid host and per job -----------------------------------------------
     Rule("host.imbalance", "work spread evenly over the grid's hosts", "host",
-         f"abs(host.real_s - run.host_real_mean) <= {IMBALANCE} * run.host_real_mean",
-         f"summed real time within ±{IMBALANCE:.0%} of the hosts' mean", "info",
-         "Some hosts did much more or less of the work than the others: check slots, host preferences and "
-         "closed hosts, or one slow node.",
+         f"abs(host.real_s - host.share_real_s) <= {IMBALANCE} * host.share_real_s",
+         f"summed real time within ±{IMBALANCE:.0%} of the host's share (the hosts' total split by their slots; "
+         "every open host with slots counts, a host that ran no job too)", "info",
+         "Some hosts did much more or less of the work than their slots' share, or none at all: check slots, "
+         "host preferences and closed hosts, or one slow node; with fewer concurrent jobs than hosts, some stay "
+         "idle by design.",
          "grid.toml: [hosts.x] slots, [queues.x] hosts; `statgrid hosts` for closed hosts.",
          "002's four nodes ran the same work within 2 % of each other (631–644 min, Table 4).",
          "seed 002, Table 4 (per-node FULLSTIMER aggregates); seed 000, Figure 8 (per-node throughput)",
          applies="run.hosts > 1",
-         label="summed real time {host.real_s:.0f} s against a mean of {run.host_real_mean:.0f} s "
+         label="summed real time {host.real_s:.0f} s against its share of {host.share_real_s:.0f} s "
                "({host.jobs} jobs)"),
     Rule("job.short_of_cpu", "a job that waited, for want of CPU", "job",
          f"not ({_CPU_SHORT})", f"the node's CPUs < {CPU_BUSY_PCT} % busy and CPU pressure < {PSI_CPU_PCT} % "
@@ -325,9 +336,12 @@ RULES: tuple[Rule, ...] = (
          "000's tuned 40-session run still showed 10 % I/O wait; 003's flash kept CPU/real above 1.",
          f"seed 002, 'Single Node Spectrum Scale 4.2.1 Results' (CPU/real below 1: waiting, usually on I/O); "
          f"seed 000, Table 3; {_PSI_DOC}",
-         applies=_WAITED, shows=("job.cpu_real", "job.node_iowait_pct", "job.psi_io_some_pct", "job.dev_util_pct"),
-         label="short of I/O (I/O wait {job.node_iowait_pct:.1f} %, I/O pressure {job.psi_io_some_pct:.0f} %, "
-               "busiest device {job.dev_util_pct:.0f} % busy; CPU/real {job.cpu_real:.2f})"),
+         applies=_WAITED, shows=("job.cpu_real", "job.node_iowait_pct", "job.psi_io_some_pct", "job.dev_util_pct",
+                                 "job.own_io", "job.node_dev_mb_s"),
+         label="short of I/O (its machine, all processes: I/O wait {job.node_iowait_pct:.1f} %, I/O pressure "
+               "{job.psi_io_some_pct:.0f} %, busiest device {job.dev_util_pct:.0f} % busy, devices "
+               "{job.node_dev_mb_s:.1f} MB/s; the job's own reads and writes {job.own_io}; CPU/real "
+               "{job.cpu_real:.2f})"),
     Rule("job.short_of_memory", "a job that waited, for memory", "job",
          f"not ({_MEM_SHORT})", f"memory pressure < {PSI_MEM_PCT} % and < {MAJOR_FAULTS_PER_S} major faults/s "
          f"while a job with CPU/real < {WAITED_BELOW} ran", "warning",
@@ -341,12 +355,14 @@ RULES: tuple[Rule, ...] = (
     Rule("job.waited_unexplained", "a job that waited, with a cause in view", "job",
          # exactly the jobs none of the three rules above explains (the negation of their conditions)
          f"{_CPU_SHORT} or {_IO_SHORT} or {_MEM_SHORT}", "CPU, I/O or memory pressure on the node while the job "
-         "waited", "info",
-         "These jobs waited with no CPU, I/O or memory pressure on their node: a lock, the network, a sleep or a "
-         "child process outside the job's accounting.",
+         "waited (I/O counting only for a job that read or wrote itself)", "info",
+         "These jobs waited with no CPU or memory pressure on their node, and no I/O wait of their own (a job that "
+         "read and wrote nothing was not held up by its machine's I/O): a lock, the network, a sleep or a child "
+         "process outside the job's accounting.",
          "Read the job's log and STIMER steps (`statgrid job ID`) for the step where real time outran CPU time.",
          "None: the seeds' CPU/real ratio says a job waited, not for what.",
          f"seed 002, 'Single Node Spectrum Scale 4.2.1 Results'; {_PSI_DOC}",
-         applies=_WAITED, shows=("job.cpu_real", "job.node_cpu_busy_pct", "job.node_iowait_pct"),
-         label="waited (CPU/real {job.cpu_real:.2f}) with no CPU, I/O or memory pressure on its node"),
+         applies=_WAITED, shows=("job.cpu_real", "job.node_cpu_busy_pct", "job.node_iowait_pct", "job.own_io"),
+         label="waited (CPU/real {job.cpu_real:.2f}) with no CPU or memory pressure on its node and no I/O wait "
+               "of its own (its reads and writes: {job.own_io})"),
 )

@@ -90,8 +90,10 @@ class Measured:
 
 
 def load(path: str | Path) -> Measured:
-    """A `bench mixed` bundle → Measured. Errors name the path and what is missing."""
-    path = Path(path)
+    """A `bench mixed` bundle → Measured. Errors name the path and what is missing, or what this user may not read."""
+    from statgrid.advise.access import readable_bundle
+
+    path = readable_bundle(path)
     if not path.is_dir():
         raise UsageError(f"BUNDLE {str(path)!r} is not a directory: give a `bench mixed` results directory "
                          "(it holds bundle.json and jobs.jsonl).")

@@ -35,7 +35,7 @@ from typing import Mapping, Sequence
 from statgrid.config import QueueConfig
 from statgrid.config.records import LimitsConfig, SchedulingConfig
 from statgrid.errors import UsageError
-from statgrid.grid.scheduling.policy import Limits, Running, backlog_of, host_views, plan
+from statgrid.grid.scheduling.policy import Limits, Running, backlog_of, groups_of, host_views, plan
 from statgrid.config.records import HostConfig
 from statgrid.job.record import Job, JobState
 
@@ -233,11 +233,7 @@ def replay(sessions: Sequence[SessionPlan], shape: GridShape, concurrency: int =
     pool_cores = {shape.pool_of(h): shape.pool_cores(shape.pool_of(h)) for h in shape.host_names}
     storage_bps = shape.mbps * 1e6
     total_slots = shape.slots * shape.nodes
-    groups = shape.limits.groups
-    member_of = {u: tuple(g for g, members in groups.items() if u in members) for s in sessions for u in (s.user,)}
-
-    def groups_of(user: str) -> tuple[str, ...]:
-        return member_of.get(user, ())
+    of_user = groups_of(shape.limits.groups)
     nodes = {h: NodeFigures() for h in shape.host_names}
     per_host = dict.fromkeys(shape.host_names, 0)
     counts = Running()                                # the running jobs as plan() counts them, kept as they change
@@ -285,7 +281,7 @@ def replay(sessions: Sequence[SessionPlan], shape: GridShape, concurrency: int =
             job.host, job.state = host, JobState.RUN
             running[job.id] = _Run(job, demand, i, order, host, shape.pool_of(host), submit_s, now)
             per_host[host] += 1
-            counts.add(job, host, groups_of)
+            counts.add(job, host, of_user)
             nodes[host].jobs += 1
             push(now + demand.launch_s, _LAUNCHED, job.id)
 
@@ -303,7 +299,7 @@ def replay(sessions: Sequence[SessionPlan], shape: GridShape, concurrency: int =
         if working_by_pool.get(r.pool, {}).pop(j, None) is not None:
             dirty.add(r.pool)
         per_host[r.host] -= 1
-        _uncount(counts, r.job, r.host, groups_of)
+        counts.remove(r.job, r.host, of_user)
         done.append(JobRun(r.session + 1, r.order, r.demand.label, r.host, r.submit_s, r.start_s, now))
         in_grid[r.session] -= 1
         if todo[r.session]:
@@ -351,15 +347,6 @@ def replay(sessions: Sequence[SessionPlan], shape: GridShape, concurrency: int =
     done.sort(key=lambda r: (r.start_s, r.session, r.order))
     makespan = max((r.end_s for r in done), default=0.0)
     return Replay(makespan, nodes, done, events)
-
-
-def _uncount(counts: Running, job: Job, host: str, groups_of) -> None:
-    """Running.add undone: the same keys (policy.Running.add), one less."""
-    for counter, key in ((counts.queue_user, (job.queue, job.user)), (counts.user, job.user),
-                         (counts.queue, job.queue), (counts.queue_host, (job.queue, host)),
-                         *((counts.group, g) for g in groups_of(job.user)),
-                         *(((counts.flow, job.flow_id),) if job.flow_id is not None else ())):
-        counter[key] -= 1
 
 
 def limits_of(cfg) -> Limits:

@@ -87,7 +87,7 @@ def text(r) -> str:
         f"  cores      {_num(ne['cores'], 0)}  ({ne['nodes']} node(s) × {_num(ne['cores_per_node'], 0)}; "
         f"{_num(ne['cores_floor'])} with every core busy all the time)",
         f"  nodes      {ne['nodes']}  (arithmetic {ne['nodes_arithmetic']}; the model's check below)",
-        f"  slots      {ne['slots']}  ({ne['slots_per_node']} per node, as measured)",
+        f"  slots      {ne['slots']}  ({_slots_note(me, ne)})",
         f"  memory     {_gb(ne['memory_bytes'])}  ({_gb(ne['memory_bytes_per_node'])} per node: every slot "
         "running the largest job)",
         f"  storage    {_num(ne['mb_s'])} MB/s sustained  ({_num(ne['mb_s_per_core'])} MB/s per core)",
@@ -125,6 +125,15 @@ def text(r) -> str:
                   "sessions)"]
         lines += _what_if_lines("what-if", w)
     return "\n".join(lines)
+
+
+def _slots_note(me: dict, ne: dict) -> str:
+    """How the slots per node were chosen: as measured, or — when the measured hosts shared one machine, which
+    sizing counts as one node — the hosts' slots summed (not any one grid host's slots)."""
+    if not me["cores_shared"]:
+        return f"{ne['slots_per_node']} per node, as measured"
+    return (f"{ne['slots_per_node']} per node: the measured {me['nodes']} grid hosts × {me['slots_per_node']} slots "
+            f"shared one machine of {_num(me['cores'], 0)} core(s), sized as one node")
 
 
 def _what_if_lines(_name: str, w) -> list[str]:

@@ -57,7 +57,7 @@ def test_every_rule_reads_only_names_of_its_scope_and_cites_a_source():
 
 def template_names_known(r) -> set[str]:
     """What an advice or label template may fill: the rule's reads, constants, and values shown beside them."""
-    return set(r.reads) | set(rules.CONSTANTS) | {"run.psi_cpu_some_pct", "run.cpu_wait_pct", "run.cpu_busy_pct",
+    return set(r.reads) | set(r.shows) | set(rules.CONSTANTS) | {"run.devices_mb_s_per_core", "run.psi_cpu_some_pct", "run.cpu_wait_pct", "run.cpu_busy_pct",
                                                   "run.psi_io_some_pct", "lib.devices", "machine.slots",
                                                   "node.threads", "host.jobs", "WORK.mount_point", "grid.machines",
                                                   "site.storage_mb_s", "node.dirty_background_ratio"}
@@ -136,7 +136,7 @@ def job(**values) -> dict:
     # 800 MB/s ÷ 16 cores = 50 < 100; 3200 ÷ 16 = 200
     ("sizing.storage_per_core", {"site.storage_mb_s": 800.0, "grid.cores": 16},
      {"site.storage_mb_s": 3200.0, "grid.cores": 16}),
-    ("sizing.mb_s_per_core", {"run.mb_s_per_core": 10.6}, {"run.mb_s_per_core": 93.0}),
+    ("sizing.mb_s_per_core", {"run.io_mb_s_per_core": 10.6}, {"run.io_mb_s_per_core": 93.0}),
     ("run.short_of_cpu", {"run.cpu_busy_pct": 99.9}, {"run.cpu_busy_pct": 45.0}),
     # 000 Table 3's 10 % wait is the line; PSI I/O reads where iowait does not (async I/O)
     ("run.short_of_io", {"run.cpu_wait_pct": 0.0, "run.psi_io_some_pct": 35.0},
@@ -342,8 +342,10 @@ def test_io_bound_jobs_are_short_of_io_not_cpu(tmp_path):
     by = results_by(build.advice(b).results)
     io = by[("job.short_of_io", "2 jobs")]
     assert io.status == "failed" and [i["id"] for i in io.items] == [1]
-    assert io.items[0]["label"] == ("short of I/O (I/O wait 60.0 %, I/O pressure 70 %, busiest device 5 % busy; "
-                                    "CPU/real 0.10)")
+    # the node's figures are machine-wide, and say so; the fixture's job records carry no read/write bytes
+    assert io.items[0]["label"] == ("short of I/O (its machine, all processes: I/O wait 60.0 %, I/O pressure 70 %, "
+                                    "busiest device 5 % busy, devices 5.0 MB/s; the job's own reads and writes not "
+                                    "in its record; CPU/real 0.10)")
     assert by[("job.short_of_cpu", "2 jobs")].status == "passed"
     assert by[("run.short_of_io", "grid")].status == "failed" and by[("run.short_of_cpu", "grid")].status == "passed"
     # the bundle has no inventory.json: bundle.json gives the machine's CPUs and the embedded grid's slots
@@ -358,7 +360,7 @@ def test_host_imbalance_names_the_host_off_the_mean():
     # mean 125; ±25 % = ±31.25 s: a, b, c are 25 s off (pass), d is 75 s off
     (r,) = [x for x in rules.evaluate([RULE["host.imbalance"]], evidence.items({}, figures), True)]
     assert r.status == "failed" and [i["subject"] for i in r.items] == ["d"]
-    assert r.items[0]["label"] == "summed real time 200 s against a mean of 125 s (3 jobs)"
+    assert r.items[0]["label"] == "summed real time 200 s against its share of 125 s (3 jobs)"
     assert rules.found_text(r) == "1 of 4 hosts checked flagged: d"
 
 

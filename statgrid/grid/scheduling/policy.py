@@ -150,12 +150,29 @@ class Running:
     queue_host: dict[tuple[str, str], int] = field(default_factory=dict)
     flow: dict[int, int] = field(default_factory=dict)
 
-    def add(self, job: Job, host: str, groups_of) -> None:
-        for counter, key in ((self.queue_user, (job.queue, job.user)), (self.user, job.user),
-                             (self.queue, job.queue), (self.queue_host, (job.queue, host)),
-                             *((self.group, g) for g in groups_of(job.user)),
-                             *(((self.flow, job.flow_id),) if job.flow_id is not None else ())):
+    def _keys(self, job: Job, host: str, of_user):
+        """(counter, key) for every count a job running on `host` takes part in."""
+        return ((self.queue_user, (job.queue, job.user)), (self.user, job.user),
+                (self.queue, job.queue), (self.queue_host, (job.queue, host)),
+                *((self.group, g) for g in of_user(job.user)),
+                *(((self.flow, job.flow_id),) if job.flow_id is not None else ()))
+
+    def add(self, job: Job, host: str, of_user) -> None:
+        """Count a job that started on `host`; of_user: user → its groups (groups_of(limits.groups))."""
+        for counter, key in self._keys(job, host, of_user):
             counter[key] = counter.get(key, 0) + 1
+
+    def remove(self, job: Job, host: str, of_user) -> None:
+        """Undo add() for a job that ended on `host` (a count that reaches 0 is dropped, as if never added).
+        Raises ValueError for a job these counts do not hold, leaving them unchanged."""
+        keys = self._keys(job, host, of_user)
+        missing = [key for counter, key in keys if counter.get(key, 0) < 1]
+        if missing:
+            raise ValueError(f"job {job.id} on {host!r} is not counted as running ({missing[0]!r} has no job)")
+        for counter, key in keys:
+            counter[key] -= 1
+            if not counter[key]:
+                del counter[key]
 
     def copy(self) -> "Running":
         return Running(dict(self.queue_user), dict(self.user), dict(self.group), dict(self.queue),
@@ -164,10 +181,10 @@ class Running:
 
 def count_running(jobs: Iterable[Job], groups: Mapping[str, tuple[str, ...]]) -> Running:
     """The counts of the jobs running now (each on its job.host)."""
-    groups_of = _groups_of(groups)
+    of_user = groups_of(groups)
     running = Running()
     for job in jobs:
-        running.add(job, job.host, groups_of)
+        running.add(job, job.host, of_user)
     return running
 
 
@@ -215,7 +232,9 @@ class Limits:
     usage: Mapping[tuple[str, str], float] = field(default_factory=dict)
 
 
-def _groups_of(groups: Mapping[str, tuple[str, ...]]):
+def groups_of(groups: Mapping[str, tuple[str, ...]]):
+    """user → the groups (of [groups]: group → members) the user belongs to, as a function (cached per user):
+    the `groups_of` that Running.add and Running.remove take."""
     cache: dict[str, tuple[str, ...]] = {}
 
     def of(user: str) -> tuple[str, ...]:
@@ -235,7 +254,7 @@ def plan(backlog: Mapping[str, Mapping[str, Sequence[Job]]], hosts: Mapping[str,
     `last_start`: the dispatcher keeps the latter for its next call). running: not changed."""
     out = Plan()
     counts = running.copy()
-    groups_of = _groups_of(limits.groups)
+    of_user = groups_of(limits.groups)
     order = {name: i for i, name in enumerate(hosts)}
     seq = [max((h.last_start for h in hosts.values()), default=0)]
     user_caps = dict(limits.limits.users)
@@ -246,7 +265,7 @@ def plan(backlog: Mapping[str, Mapping[str, Sequence[Job]]], hosts: Mapping[str,
         host.running += 1
         host.reserved_bytes += job.mem_bytes
         host.last_start = seq[0]
-        counts.add(job, host.name, groups_of)
+        counts.add(job, host.name, of_user)
         out.starts.append((job, host.name))
 
     for qname in sorted(backlog, key=lambda q: (-queues[q].priority if q in queues else 0, q)):
@@ -311,7 +330,7 @@ def plan(backlog: Mapping[str, Mapping[str, Sequence[Job]]], hosts: Mapping[str,
             if cap and counts.user.get(u, 0) >= cap:
                 where = f"users.{u}" if u in user_caps else "user_jobs"
                 return f"{u}'s job limit reached: {counts.user.get(u, 0)} running in all queues ([limits] {where} = {cap})"
-            for g in groups_of(u):
+            for g in of_user(u):
                 if group_caps.get(g) and counts.group.get(g, 0) >= group_caps[g]:
                     return (f"group {g}'s job limit reached: its members run {counts.group.get(g, 0)} "
                             f"([limits] groups.{g} = {group_caps[g]})")
