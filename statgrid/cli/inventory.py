@@ -42,6 +42,8 @@ def inventory(ctx: typer.Context,
         typer.echo(json.dumps({k: inv[k] for k in ("schema", "taken_ts", "nodes", "libraries")}))
         return
     if bundle is not None:
+        from statgrid.advise.access import readable_bundle
+        call(ctx, readable_bundle, bundle, "--bundle")      # refused whole, naming the path, before any read
         inv = call(ctx, inv_mod.load, bundle)
         if inv is None:
             fail(ctx, UsageError(f"--bundle {str(bundle)!r} holds no {inv_mod.FILE}: give a bundle made by "

@@ -86,10 +86,7 @@ def test_a_private_bundle_of_another_user_is_refused_naming_the_path(site_instal
     assert_refused(run(site_install, bob, name, bundle), bob, bundle)
 
 
-PRIVATE_FILE = [("advise", "jobs.jsonl"), ("size", "jobs.jsonl"),
-                pytest.param("inventory", "inventory.json", marks=pytest.mark.xfail(
-                    strict=True, reason="cli/inventory.py does not check a bundle's files' access yet: "
-                    "/work/wt/REQUESTS.md, 'advise (issue 29 review)'"))]
+PRIVATE_FILE = [("advise", "jobs.jsonl"), ("size", "jobs.jsonl"), ("inventory", "inventory.json")]
 
 
 @pytest.mark.root
