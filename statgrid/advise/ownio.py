@@ -21,6 +21,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from statgrid.monitor.store import moving_max
+
 SUSTAINED_WINDOW_S = 60          # as report.tables.SUSTAINED_WINDOW_S (the report stands above advise)
 JOBS_OWN = "the jobs' own bytes read and written, from their records' read_bytes + write_bytes"
 MACHINE_WIDE = ("machine-wide: the devices' bytes, every process on the machine, a shared disk's other traffic "
@@ -66,17 +68,7 @@ def spread_per_s(jobs: list[dict], t0: float) -> dict[int, float]:
 
 def best_window_mean(per_s: dict[int, float], window: int) -> float | None:
     """The highest mean per second over `window` consecutive seconds (the whole span when shorter)."""
-    if not per_s:
-        return None
-    lo, hi = min(per_s), max(per_s)
-    seq = [per_s.get(k, 0.0) for k in range(lo, hi + 1)]
-    if len(seq) <= window:
-        return sum(seq) / len(seq)
-    total = best = sum(seq[:window])
-    for i in range(window, len(seq)):
-        total += seq[i] - seq[i - window]
-        best = max(best, total)
-    return best / window
+    return moving_max(per_s, window)
 
 
 def devices_bytes(series) -> float | None:

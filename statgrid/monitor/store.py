@@ -178,3 +178,20 @@ def _fmt(v) -> str:
     if isinstance(v, float):
         return f"{v:.6g}" if abs(v) < 1e6 else f"{v:.0f}"
     return str(v)
+
+
+def moving_max(values: dict[int, float], window: int) -> float | None:
+    """The highest mean over `window` consecutive slots (missing slots count as 0; the whole span when shorter):
+    a series' sustained rate (report tables, advise's jobs' own MB/s)."""
+    if not values:
+        return None
+    lo, hi = min(values), max(values)
+    seq = [values.get(k, 0.0) for k in range(lo, hi + 1)]
+    if len(seq) <= window:
+        return sum(seq) / len(seq)
+    run = sum(seq[:window])
+    best = run
+    for i in range(window, len(seq)):
+        run += seq[i] - seq[i - window]
+        best = max(best, run)
+    return best / window

@@ -200,19 +200,3 @@ def load(monitor_dir: Path, t0: float | None = None, t1: float | None = None, em
     return Series(t0, interval_s, machines, cpus, [r for r in disk if is_counted(r)], node_rows,
                   keep(_rows(monitor_dir, "library", t0, t1)), groups, intervals,
                   [r for r in disk if not is_counted(r)])
-
-
-def moving_max(values: dict[int, float], window: int) -> float | None:
-    """The highest mean over `window` consecutive slots (missing slots count as 0)."""
-    if not values:
-        return None
-    lo, hi = min(values), max(values)
-    seq = [values.get(k, 0.0) for k in range(lo, hi + 1)]
-    if len(seq) <= window:
-        return sum(seq) / len(seq)
-    run = sum(seq[:window])
-    best = run
-    for i in range(window, len(seq)):
-        run += seq[i] - seq[i - window]
-        best = max(best, run)
-    return best / window

@@ -34,7 +34,8 @@ from statgrid.job.figures import WORKLOAD_ROWS, mean_present, cpu_real, job_figu
 from statgrid.bench.iobench import read_pct
 from statgrid.job.accounting import JobRusage
 from statgrid.report.model import Column, Table
-from statgrid.report.series import Series, iops, mb_s, moving_max
+from statgrid.monitor.store import moving_max
+from statgrid.report.series import Series, iops, mb_s
 
 SUSTAINED_WINDOW_S = 60.0
 SIZE_BUCKETS = [(4 << 10, "≤ 4 KiB"), (16 << 10, "4–16 KiB"), (64 << 10, "16–64 KiB"), (256 << 10, "64–256 KiB"),

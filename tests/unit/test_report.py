@@ -114,7 +114,7 @@ def test_accounting_table_exact_text(bundle):
 
 
 def test_moving_max_and_sustained_window():
-    from statgrid.report.series import moving_max
+    from statgrid.monitor.store import moving_max
     assert moving_max({0: 1.0, 1: 5.0, 3: 3.0}, 2) == 3.0
     assert moving_max({0: 4.0, 2: 4.0}, 2) == 2.0                   # slot 1 has no sample: it counts as 0
     assert moving_max({0: 1.0, 1: 2.0}, 60) == 1.5                  # shorter than the window: its mean
