@@ -85,8 +85,14 @@ class SetReader:
             order = "__src, __row"
         return f"SELECT * FROM ({sql}) ORDER BY {order}"
 
+    def _file_order(self) -> bool:
+        """The rows reach the PDV in the data set's own order (one data set, SET, no POINT=)."""
+        return not self.merge and len(self.stmt.datasets) == 1 and self.point_slot is None and not self.py_where
+
     def check_sorted(self) -> None:
-        """SAS's ERROR for a BY group out of order, checked per input data set before they are combined."""
+        """SAS's ERROR for a BY group out of order, checked per input data set before they are combined.
+        With one data set read in order the ERROR waits for the row at fault (self.unsorted_at)."""
+        self.unsorted_at = None
         if not self.by or self.notsorted:
             return
         for ds, info in zip(self.stmt.datasets, self.infos):
@@ -102,6 +108,11 @@ class SetReader:
             sql = (f"SELECT min(__r) FROM (SELECT __r, {lags} FROM (SELECT *, row_number() OVER () AS __r FROM "
                    f"({input_sql(self.program, ds, info)}))) WHERE {' OR '.join(cond)}")
             bad = self.program.session.con.cursor().execute(sql).fetchone()[0]
+            if bad is not None and self._file_order():
+                # rows arrive in file order: SAS finds the fault when its look-ahead (for LAST.) reads the
+                # out-of-order row, so the observations before it run first (__call__ raises there)
+                self.unsorted_at = int(bad)
+                return
             if bad is not None:
                 raise SasRuntimeError(f"BY variables are not properly sorted on data set {ds.name}",
                                       self.stmt.line, self.stmt.col, ds.name, "a data set sorted by the BY variables")
@@ -230,6 +241,12 @@ class SetReader:
         self._flags(row, nxt)
         if self.end_slot is not None:
             self.v[self.end_slot] = 1.0 if nxt is None else 0.0
+        if self.unsorted_at is not None and nxt is not None and nxt[len(self.columns) + 1] == self.unsorted_at:
+            # the look-ahead read the row that sorts before this one: it counts as read, and the ERROR stops
+            # the step with this row in the PDV (SAS 9.4 log: "... _ERROR_=1 _N_=n", n+1 observations read)
+            self.counts[src] += 1
+            raise SasRuntimeError(f"BY variables are not properly sorted on data set {self.stmt.datasets[0].name}",
+                                  0, 0)
         return False
 
     def _unit(self):

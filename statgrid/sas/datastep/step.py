@@ -383,7 +383,7 @@ class DataStep(DeclareMixin, NamespaceMixin):
         the ERROR, then the PDV with _ERROR_=1, and stops this step only; it does not enter syntax-check
         mode (SAS 9.4 Language Reference: Concepts, "Execution-Time Errors")."""
         msg = getattr(exc, "message", str(exc))
-        if " at line " in msg:
+        if " at line " in msg or msg.startswith("BY variables are not properly sorted"):
             self.log.error(msg if msg.endswith(".") else msg + ".")
         else:
             self.log.sas_error(exc)
