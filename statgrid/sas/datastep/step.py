@@ -383,10 +383,12 @@ class DataStep(DeclareMixin, NamespaceMixin):
         the ERROR, then the PDV with _ERROR_=1, and stops this step only; it does not enter syntax-check
         mode (SAS 9.4 Language Reference: Concepts, "Execution-Time Errors")."""
         msg = getattr(exc, "message", str(exc))
-        if " at line " in msg or msg.startswith("BY variables are not properly sorted"):
+        if " at line " in msg or msg.startswith(("BY variables are not properly sorted", "INPUT statement exceeded")):
             self.log.error(msg if msg.endswith(".") else msg + ".")
         else:
             self.log.sas_error(exc)
+        for text in getattr(exc, "record_lines", ()):     # STOPOVER: the record at fault under its RULE
+            self.log.put(text)
         v[self.pdv.get("_ERROR_").slot] = 1.0
         self.textio.dump_pdv(v)
         exc.runtime = True          # the driver: logged already, no syntax-check mode…
