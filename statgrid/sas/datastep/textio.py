@@ -159,7 +159,7 @@ class TextIO(InfileMixin):
             if opened is None:
                 opened = self.opened["DATALINES"] = ({}, LineSource(list(self.datalines), {}), "DATALINES",
                                                      "DATALINES")
-            self.infile = opened[:3]
+            self.infile, self.infile_name = opened[:3], "DATALINES"
         if self.infile is None:
             raise SasRuntimeError("INPUT without an INFILE statement before it", st.line, st.col, "INPUT")
         opts, src = self.infile[0], self.infile[1]
@@ -188,6 +188,9 @@ class TextIO(InfileMixin):
         # lines are padded to LRECL, so no field is cut
         only_missover = bool(opts.get("MISSOVER")) and not opts.get("TRUNCOVER") and not src.pad
         stopover = bool(opts.get("STOPOVER")) and not missover
+        # instream records are card images, blank-padded (80 columns): a column or formatted field is not cut
+        # by where the typed line ends (the tests' programs read `$200.` from DATALINES so)
+        instream = str(getattr(self, "infile_name", "DATALINES")).upper() in ("DATALINES", "CARDS")
         self.cur_line = line
         for it in st.items:
             kind = it[0]
@@ -211,7 +214,7 @@ class TextIO(InfileMixin):
                     from statgrid.sas.formats import parse_spec
                     w = parse_spec(informat).width or 8
                     start, end = pos + 1, pos + w           # the columns the invalid-data NOTE names
-                if end > len(line) and not src.pad and not missover:
+                if end > len(line) and not src.pad and not missover and not instream:
                     # the field reaches past the record's end: FLOWOVER (the default) reads it from the next
                     # record, column 1 on for formatted input, its own columns for column input, as far as
                     # that record goes; STOPOVER stops the step (SAS 9.4 Statements: INFILE, "Reading Past
