@@ -12,7 +12,7 @@ from statgrid.libraries import sql_ident
 from statgrid.sas.dataset import column_info, input_sql
 from statgrid.sas.errors import SasRuntimeError
 from statgrid.sas.datastep.runtime import key
-from statgrid.sas.values import MISSING
+from statgrid.sas.values import MISSING, special_missing
 
 BATCH_ROWS = 65536
 
@@ -151,6 +151,7 @@ class SetReader:
                 load.append((var.slot, self.index[c.name.upper()], var.length if var.type == "char" else 0))
             self.loads.append(load)
         self.all_slots = [(self.pdv.get(u).slot, self.pdv.get(u)) for u in self.columns]
+        self.marks = self._specials()
         self.filters = {i: make_filter(node, self) for i, node in self.py_where.items()}
         self.key_idx = [self.index[n.upper()] for n, _ in self.by]
         self.rows = iter(())
@@ -194,14 +195,39 @@ class SetReader:
                        else (("M", ".") if x is None else key(x)))
         return tuple(out)
 
+    def _specials(self) -> list:
+        """Per input data set: {column index: {1-based row as read: letter}} of its special missing values
+        (dataset.SPECIALS_KEY), or None. Rows are numbered as the file's when no WHERE picks among them."""
+        from statgrid.sas.dataset import _sysopt, dataset_path, read_specials
+        out = []
+        for i, (ds, info) in enumerate(zip(self.stmt.datasets, self.infos)):
+            got = None
+            if ds.where is None and i not in self.py_where:
+                try:
+                    marks = read_specials(dataset_path(self.program, ds).path)
+                except Exception:  # noqa: BLE001  (a view, an import: no letters)
+                    marks = {}
+                first = ds.firstobs if ds.firstobs is not None else _sysopt(self.program, "FIRSTOBS", 1)
+                for c in info:
+                    rows = marks.get(c.source.upper()) if c.type != "char" else None
+                    if rows:
+                        got = got or {}
+                        got[self.index[c.name.upper()]] = {r + 2 - first: code for r, code in rows.items()}
+            out.append(got)
+        return out
+
     def _load(self, row, src: int) -> None:
         v = self.v
+        marks = self.marks[src]
         for slot, ci, length in self.loads[src]:
             x = row[ci]
             if length:
                 x = "" if x is None else x
                 n = len(x)
                 v[slot] = x + " " * (length - n) if n < length else x[:length]
+            elif x is None and marks is not None and ci in marks:
+                code = marks[ci].get(row[len(self.columns) + 1])
+                v[slot] = MISSING if code is None else special_missing(code)
             else:
                 v[slot] = MISSING if x is None else x
 

@@ -428,16 +428,19 @@ class DataStep(DeclareMixin, NamespaceMixin):
             if not cols and getattr(self, "_nrows", [0] * len(bufs))[i]:
                 pass
             return
-        arrays = []
+        arrays, specials = [], {}
         lens = self._stored_len[i] if i < len(getattr(self, "_stored_len", ())) else [8] * len(cols)
-        for ch, col, n in zip(chars, cols, lens):
+        for ci, (ch, col, n) in enumerate(zip(chars, cols, lens)):
             if ch:
                 arrays.append([s.rstrip(" ") for s in col])
-            elif n < 8:
-                arrays.append(stored_numbers(col, n))
-            else:
-                arrays.append([None if x != x else x for x in col])
-        writers[i].write(arrays)
+                continue
+            arrays.append(stored_numbers(col, n) if n < 8 else [None if x != x else x for x in col])
+            if any(x != x for x in col):
+                # .A-.Z and ._ keep their letter beside the file's nulls (dataset.SPECIALS_KEY)
+                codes = {r: x.code for r, x in enumerate(col) if x != x and x.__class__ is V.SpecialMissing}
+                if codes:
+                    specials[ci] = codes
+        writers[i].write(arrays, specials)
         for col in cols:
             col.clear()
 
