@@ -440,7 +440,10 @@ class DataStep(DeclareMixin, NamespaceMixin):
                 codes = {r: x.code for r, x in enumerate(col) if x != x and x.__class__ is V.SpecialMissing}
                 if codes:
                     specials[ci] = codes
-        writers[i].write(arrays, specials)
+        if specials:
+            writers[i].write(arrays, specials)
+        else:
+            writers[i].write(arrays)
         for col in cols:
             col.clear()
 
