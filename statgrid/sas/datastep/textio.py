@@ -548,7 +548,8 @@ class TextIO(InfileMixin):
         self.step.log.put(" ".join(parts))
 
     def _listed_vars(self) -> list:
+        """In PDV order: FIRST./LAST. stand where the BY statement put them, before the variables the step
+        creates after it (a SAS 9.4 log: "... key=13620_HPLX alpha=… FIRST.key=1 LAST.key=1 counter=1 …")."""
         slots = self.step.pdv.slots
-        plain = [x for x in slots if not x.auto]
-        firsts = [x for x in slots if x.auto and x.name.upper().startswith(("FIRST.", "LAST."))]
-        return plain + firsts + [self.step.pdv.get("_ERROR_"), self.step.pdv.get("_N_")]
+        listed = [x for x in slots if not x.auto or x.name.upper().startswith(("FIRST.", "LAST."))]
+        return listed + [self.step.pdv.get("_ERROR_"), self.step.pdv.get("_N_")]

@@ -28,7 +28,7 @@ def test_set_by_out_of_order_runs_up_to_the_row_before_and_dumps_the_pdv(session
     i = lines.index("ERROR: BY variables are not properly sorted on data set WORK.G.")
     # row 4 (k=1) sorts before row 3 (k=3): found while row 3 is read (_N_=3); y not yet computed, so missing;
     # k=3 is alone in its group by the look-ahead (FIRST.k=1 LAST.k=1)
-    assert lines[i + 1] == "k=3 x=3 y=. FIRST.k=1 LAST.k=1 _ERROR_=1 _N_=3"
+    assert lines[i + 1] == "k=3 x=3 FIRST.k=1 LAST.k=1 y=. _ERROR_=1 _N_=3"   # PDV order: y after BY
     assert "NOTE: The SAS System stopped processing this step because of errors." in lines[i + 2:]
     assert ("WARNING: The data set WORK.H may be incomplete.  When this step was stopped there were 2 observations "
             "and 3 variables.") in log
