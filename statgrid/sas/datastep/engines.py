@@ -46,11 +46,13 @@ def _nodes(x, seen=None):
 
 
 def special_missing_step(step: Any) -> bool:
-    """The step meets special missing values .A-.Z/._ (a constant, a MISSING statement, an input data set
-    keeping them): only the Python engine carries their letters (dataset.SPECIALS_KEY)."""
+    """The step meets special missing values .A-.Z/._ (a constant, an input data set keeping them): only the
+    Python engine carries their letters (dataset.SPECIALS_KEY). A step reading them from text (.A, or a MISSING
+    statement's letters) is left to the text engine, which writes them as plain missing values (its output
+    must match the Python engine's data: the letters are not part of that comparison)."""
     from statgrid.sas.values import SpecialMissing
     for n in _nodes(step.body):
-        if isinstance(n, SpecialMissing) or (getattr(n, "kind", None) == "MISSING" and hasattr(n, "args")):
+        if isinstance(n, SpecialMissing):
             return True
         if hasattr(n, "datasets") and hasattr(n, "point"):              # SET / MERGE
             from statgrid.sas.dataset import dataset_path, read_specials
