@@ -67,8 +67,12 @@ class SetReader:
             have = {c.name.upper(): c for c in info}
             cols = [f"{sql_ident(have[u].name) if u in have else ('NULL::VARCHAR' if c.type == 'char' else 'NULL::DOUBLE')}"
                     f" AS {sql_ident(u)}" for u, c in union.items()]
-            parts.append(f"SELECT {', '.join(cols + [f'{i} AS __src', 'row_number() OVER () AS __row'])} "
-                         f"FROM ({input_sql(self.program, ds, info)})")
+            extra = []
+            if any(self.raw_marks):                # the file's row number: where its special missing letters are
+                extra = ["__frow" if self.raw_marks[i] else "NULL::DOUBLE AS __frow"]
+            inner = input_sql(self.program, ds, info, row_number="__frow" if self.raw_marks[i] else "")
+            parts.append(f"SELECT {', '.join(cols + [f'{i} AS __src', 'row_number() OVER () AS __row'] + extra)} "
+                         f"FROM ({inner})")
         self.columns = list(union)
         self.types = {u: c.type for u, c in union.items()}
         sql = " UNION ALL ".join(f"({p})" for p in parts)
@@ -134,6 +138,7 @@ class SetReader:
         cur = self.program.session.con.cursor()
         from statgrid.sas.where_sql import register_udfs
         register_udfs(cur)
+        self.raw_marks = self._raw_marks()
         sql = self._sql()
         if self.point_slot is not None or self.nobs_slot is not None:
             n = cur.execute(f"SELECT count(*) FROM ({sql})").fetchall()[0][0]
@@ -141,7 +146,8 @@ class SetReader:
                 v[self.nobs_slot] = float(n)
         self.result = cur.sql(sql).to_arrow_reader(BATCH_ROWS)
         self.cur = cur
-        self.names = self.columns + ["__src", "__row"] + (["__rn"] if self.merge else [])
+        self.names = (self.columns + ["__src", "__row"] + (["__frow"] if any(self.raw_marks) else [])
+                      + (["__rn"] if self.merge else []))
         self.index = {u: i for i, u in enumerate(self.columns)}
         self.loads = []                        # per source: [(slot, column index, char length or 0)]
         for info in self.infos:
@@ -195,24 +201,28 @@ class SetReader:
                        else (("M", ".") if x is None else key(x)))
         return tuple(out)
 
-    def _specials(self) -> list:
-        """Per input data set: {column index: {1-based row as read: letter}} of its special missing values
-        (dataset.SPECIALS_KEY), or None. Rows are numbered as the file's when no WHERE picks among them."""
-        from statgrid.sas.dataset import _sysopt, dataset_path, read_specials
+    def _raw_marks(self) -> list:
+        """Per input data set, the special missing letters its file keeps ({COLUMN: {0-based row: letter}},
+        dataset.SPECIALS_KEY); {} for none, a view, or POINT= (rows read by number, not through the letters)."""
+        from statgrid.sas.dataset import dataset_path, read_specials
         out = []
-        for i, (ds, info) in enumerate(zip(self.stmt.datasets, self.infos)):
+        for ds in self.stmt.datasets:
+            try:
+                out.append(read_specials(dataset_path(self.program, ds).path) if self.point_slot is None else {})
+            except Exception:  # noqa: BLE001  (a view, an import: no letters)
+                out.append({})
+        return out
+
+    def _specials(self) -> list:
+        """Per input data set: {column index: {1-based file row: letter}}, or None."""
+        out = []
+        for raw, info in zip(self.raw_marks, self.infos):
             got = None
-            if ds.where is None and i not in self.py_where:
-                try:
-                    marks = read_specials(dataset_path(self.program, ds).path)
-                except Exception:  # noqa: BLE001  (a view, an import: no letters)
-                    marks = {}
-                first = ds.firstobs if ds.firstobs is not None else _sysopt(self.program, "FIRSTOBS", 1)
-                for c in info:
-                    rows = marks.get(c.source.upper()) if c.type != "char" else None
-                    if rows:
-                        got = got or {}
-                        got[self.index[c.name.upper()]] = {r + 2 - first: code for r, code in rows.items()}
+            for c in info:
+                rows = raw.get(c.source.upper()) if c.type != "char" else None
+                if rows:
+                    got = got or {}
+                    got[self.index[c.name.upper()]] = {r + 1: code for r, code in rows.items()}
             out.append(got)
         return out
 
@@ -226,7 +236,7 @@ class SetReader:
                 n = len(x)
                 v[slot] = x + " " * (length - n) if n < length else x[:length]
             elif x is None and marks is not None and ci in marks:
-                code = marks[ci].get(row[len(self.columns) + 1])
+                code = marks[ci].get(int(row[len(self.columns) + 2]))
                 v[slot] = MISSING if code is None else special_missing(code)
             else:
                 v[slot] = MISSING if x is None else x
