@@ -27,6 +27,10 @@ from statgrid.sas.parse.varlist import expand_numbered
 
 COLUMNS_KEY = "statgrid.columns"
 LABEL_KEY = "statgrid.label"
+# The special missing values .A-.Z and ._ of a data set's numeric columns: Parquet has one null, so the
+# letters live in the file's key-value metadata, {column: {0-based row: letter}} (read_specials); written by
+# the DATA step's Python engine, read by its SET (a reader that does not look sees an ordinary missing).
+SPECIALS_KEY = "statgrid.special_missing"
 
 
 @dataclass
@@ -428,6 +432,7 @@ class DatasetWriter:
         if label or spec.label:
             kv[LABEL_KEY] = label or spec.label
         self.schema = pa.schema(fields, metadata=kv)
+        self.specials: dict[str, dict[str, str]] = {}     # column → {row: letter} (SPECIALS_KEY)
         self.ref = None
         if not spec.is_null:
             if spec.libref.lower() not in program.session.libraries:
@@ -438,13 +443,18 @@ class DatasetWriter:
             except Exception as exc:  # noqa: BLE001
                 raise SasError(str(exc), spec.line, spec.col, spec.name) from None
 
-    def write(self, arrays: list) -> None:
-        """Append one batch: one pyarrow array (or Python list) per column, in `cols` order."""
+    def write(self, arrays: list, specials: dict[int, dict[int, str]] | None = None) -> None:
+        """Append one batch: one pyarrow array (or Python list) per column, in `cols` order; `specials`:
+        {column index: {row in the batch: special-missing letter}} (those rows' values are null)."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         if self.ref is None:
             return
+        for ci, rows in (specials or {}).items():
+            mine = self.specials.setdefault(self.cols[ci].name, {})
+            for r, code in rows.items():
+                mine[str(self.rows + r)] = code
         batch = pa.RecordBatch.from_arrays([a if isinstance(a, pa.Array) else pa.array(a, f.type)
                                             for a, f in zip(arrays, self.schema)], schema=self.schema)
         if self.writer is None:
@@ -470,6 +480,9 @@ class DatasetWriter:
             return
         if self.writer is None:
             self.write([[] for _ in self.cols])
+        if self.specials and output_where_sql(p, self.spec, self.cols) is None:
+            # (an output WHERE= keeps some rows only: their numbers change, the letters are not kept)
+            self.writer.add_key_value_metadata({SPECIALS_KEY: json.dumps(self.specials)})
         self.writer.close()
         try:
             kept = filter_written(p, self.spec, self.cols, self.tmp)
@@ -548,3 +561,21 @@ def write_dataset(program: Any, spec: DatasetSpec, data: Any, columns_meta: dict
     except BaseException:
         w.abort()
         raise
+
+
+def read_specials(path: Any) -> dict[str, dict[int, str]]:
+    """The special missing letters a data set file keeps (SPECIALS_KEY): {COLUMN (upper case): {0-based row:
+    letter}}; {} for a file without any."""
+    import pyarrow.parquet as pq
+    try:
+        kv = pq.read_metadata(str(path)).metadata or {}
+    except (OSError, ValueError):
+        return {}
+    raw = kv.get(SPECIALS_KEY.encode())
+    if not raw:
+        return {}
+    try:
+        got = json.loads(raw)
+    except ValueError:
+        return {}
+    return {str(c).upper(): {int(r): str(code) for r, code in rows.items()} for c, rows in got.items()}

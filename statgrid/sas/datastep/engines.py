@@ -31,12 +31,46 @@ def _engine(module: str):
     return importlib.import_module(f"statgrid.sas.datastep.{module}")
 
 
+def _nodes(x, seen=None):
+    """Every AST node and value under `x` (statements, expressions, their fields)."""
+    if isinstance(x, (list, tuple)):
+        for y in x:
+            yield from _nodes(y, seen)
+        return
+    if hasattr(x, "__dataclass_fields__"):
+        yield x
+        for name in x.__dataclass_fields__:
+            yield from _nodes(getattr(x, name, None), seen)
+    else:
+        yield x
+
+
+def special_missing_step(step: Any) -> bool:
+    """The step meets special missing values .A-.Z/._ (a constant, an input data set keeping them): only the
+    Python engine carries their letters (dataset.SPECIALS_KEY). A step reading them from text (.A, or a MISSING
+    statement's letters) is left to the text engine, which writes them as plain missing values (its output
+    must match the Python engine's data: the letters are not part of that comparison)."""
+    from statgrid.sas.values import SpecialMissing
+    for n in _nodes(step.body):
+        if isinstance(n, SpecialMissing):
+            return True
+        if hasattr(n, "datasets") and hasattr(n, "point"):              # SET / MERGE
+            from statgrid.sas.dataset import dataset_path, read_specials
+            for ds in n.datasets:
+                try:
+                    if read_specials(dataset_path(step.program, ds).path):
+                        return True
+                except Exception:  # noqa: BLE001  (a view or a data set that is not there: the engine says)
+                    continue
+    return False
+
+
 def run_fast(step: Any) -> str:
     """Run the compiled `step` in the first engine that takes it; returns that engine's name, or
     "PYTHON" when none did (the caller then runs it row by row)."""
     choice = str(step.program.options.get("DSENGINE") or "AUTO").upper()
     used = "PYTHON"
-    if choice != "PYTHON":
+    if choice != "PYTHON" and not special_missing_step(step):
         for name, module in ENGINES:
             if choice not in ("AUTO", name):
                 continue

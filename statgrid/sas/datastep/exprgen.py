@@ -302,6 +302,10 @@ class ExprGen:
         out = []
         for tag, e in n.args:
             s, kind, _ = self.gen(e)
+            if str(tag or "").upper() == "RESULT" and s.startswith("v[") and s[2:-1].isdigit():
+                out.append(f"('RESULT_SLOT', {s[2:-1]})")     # HAS_NEXT(RESULT: r) assigns r
+                self.pdv.slots[int(s[2:-1])].uninit = False
+                continue
             out.append(f"({tag!r}, {s})")
         return out
 

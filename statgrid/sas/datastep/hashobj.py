@@ -1,7 +1,11 @@
 """The DATA step hash object (SAS 9.4 Component Objects: Hash Object): DECLARE HASH h(dataset: 'lib.x',
 ordered: 'a'|'d'|'no', multidata: 'y'); DEFINEKEY/DEFINEDATA (names or all: 'yes')/DEFINEDONE; FIND, CHECK,
-ADD, REPLACE, REMOVE, OUTPUT(dataset: '…'), CLEAR; NUM_ITEMS. Keys and data are PDV variables; return
-codes are 0 on success and non-zero otherwise, as SAS's (FIND of a missing key returns 160038)."""
+ADD, REPLACE, REMOVE, OUTPUT(dataset: '…'), CLEAR; NUM_ITEMS; with MULTIDATA:'Y' a key holds a list of data
+items: ADD appends, FIND reads the first and FIND_NEXT/FIND_PREV move along the list, HAS_NEXT/HAS_PREV(RESULT: r)
+tell whether they can, REMOVEDUP/REPLACEDUP act on the current item, REMOVE drops the key's whole list and
+REPLACE replaces the list by the one item. The hash iterator (hiter.py) walks the items in ORDERED: order.
+Keys and data are PDV variables; return codes are 0 on success and non-zero otherwise, as SAS's (FIND of a
+missing key returns 160038)."""
 from __future__ import annotations
 
 from typing import Any
@@ -11,6 +15,7 @@ from statgrid.sas.values import MISSING, pad
 
 NOT_FOUND = 160038.0
 EXISTS = 630039.0  # hedged: a non-zero code; SAS documents "non-zero" for ADD of an existing key
+NO_MORE = 160039.0  # hedged: FIND_NEXT/FIND_PREV past the key's last/first item, iterator past the end
 
 
 def _key(x):
@@ -19,14 +24,29 @@ def _key(x):
     return x if x == x else ("M", getattr(x, "code", "."))
 
 
+def _order(key: tuple) -> tuple:
+    """A key's sort order: numeric missing (special missing by letter, ._ lowest) below every number."""
+    out = []
+    for k in key:
+        if isinstance(k, tuple):
+            out.append((0, 0 if k[1] == "_" else 1 if k[1] == "." else 2, k[1], 0.0))
+        elif isinstance(k, str):
+            out.append((1, 0, k, 0.0))
+        else:
+            out.append((1, 0, "", k))
+    return tuple(out)
+
+
 class HashObject:
     def __init__(self, step, name: str, args: list):
         self.step, self.name = step, name
         self.opts = {tag: val for tag, val in args}
         self.keys: list[str] = []
         self.data: list[str] = []
-        self.table: dict = {}
+        self.table: dict = {}          # key tuple → [data row, ...] (one row unless MULTIDATA)
         self.done = False
+        self.multidata = str(self.opts.get("MULTIDATA", "") or "").strip().upper() in ("Y", "YES")
+        self.cur: tuple | None = None  # (key, index in its list): the item FIND / FIND_NEXT left current
 
     def _slots(self, names):
         out = []
@@ -60,32 +80,39 @@ class HashObject:
             return 0.0
         if not self.done:
             raise SasRuntimeError(f"Hash object {self.name}: DEFINEDONE has not been called before {m}", text=m)
+        if m in ("FIND_NEXT", "FIND_PREV", "HAS_NEXT", "HAS_PREV", "REMOVEDUP", "REPLACEDUP"):
+            return self._dup(m, args, tags, v)
         if m in ("FIND", "CHECK", "ADD", "REPLACE", "REMOVE"):
-            keyargs = [a for t, a in args if t == "KEY"]
-            if keyargs:
-                key = tuple(_key(a) for a in keyargs)
-            else:
-                key = tuple(_key(v[var.slot]) for var in self.kvars)
+            key = self._key_of(args, v)
             if m == "FIND":
-                row = self.table.get(key)
-                if row is None:
+                rows = self.table.get(key)
+                if not rows:
+                    self.cur = None
                     return NOT_FOUND
-                for var, x in zip(self.dvars, row):
-                    v[var.slot] = x
+                self.cur = (key, 0)
+                self._put(rows[0], v)
                 return 0.0
             if m == "CHECK":
                 return 0.0 if key in self.table else NOT_FOUND
             if m == "REMOVE":
+                if any(getattr(o, "points_at", lambda h, k: False)(self, key) for o in self.step.hashes.values()):
+                    # SAS 9.4 Component Objects, REMOVE: "If an associated hash iterator is pointing to the
+                    # keyvalue, then the REMOVE method will not remove the key or data"; an ERROR
+                    raise SasRuntimeError(f"Hash object {self.name}: a hash iterator points at this key, so REMOVE "
+                                          "cannot remove it (move the iterator on, or call its DELETE, first)",
+                                          text="REMOVE")
                 return 0.0 if self.table.pop(key, None) is not None else NOT_FOUND
-            datas = [a for t, a in args if t == "DATA"]
-            row = tuple(datas) if datas else tuple(v[var.slot] for var in self.dvars)
+            row = self._row_of(args, v)
             if m == "ADD":
                 if key in self.table:
-                    return EXISTS
-            self.table[key] = row
+                    if not self.multidata:
+                        return EXISTS
+                    self.table[key].append(row)
+                    return 0.0
+            self.table[key] = [row]
             return 0.0
         if m == "NUM_ITEMS":
-            return float(len(self.table))
+            return float(sum(len(rows) for rows in self.table.values()))
         if m == "CLEAR":
             self.table.clear()
             return 0.0
@@ -93,6 +120,74 @@ class HashObject:
             self._output(str(tags.get("DATASET", vals[0] if vals else "")).strip())
             return 0.0
         raise SasRuntimeError(f"Unknown method {m} for hash object {self.name}", text=m)
+
+    # -- helpers ----------------------------------------------------------------------------------------------
+    def _key_of(self, args, v) -> tuple:
+        keyargs = [a for t, a in args if t == "KEY"]
+        if keyargs:
+            return tuple(_key(a) for a in keyargs)
+        return tuple(_key(v[var.slot]) for var in self.kvars)
+
+    def _row_of(self, args, v) -> tuple:
+        datas = [a for t, a in args if t == "DATA"]
+        return tuple(datas) if datas else tuple(v[var.slot] for var in self.dvars)
+
+    def _put(self, row, v) -> None:
+        for var, x in zip(self.dvars, row):
+            v[var.slot] = x
+
+    def _dup(self, m: str, args, tags, v) -> float:
+        """The methods on the current item of a MULTIDATA key's list (the one FIND or FIND_NEXT left)."""
+        if m == "REPLACEDUP":
+            if self.cur is None:
+                return self.call("ADD", args, v) if self.multidata else self.call("REPLACE", args, v)
+            key, i = self.cur
+            self.table[key][i] = self._row_of(args, v)
+            return 0.0
+        if m == "REMOVEDUP":
+            key = self._key_of(args, v)
+            rows = self.table.get(key)
+            if not rows:
+                return NOT_FOUND
+            i = self.cur[1] if self.cur is not None and self.cur[0] == key else 0
+            del rows[i]
+            if not rows:
+                del self.table[key]
+            self.cur = None
+            return 0.0
+        if self.cur is None:
+            if m.startswith("HAS"):
+                self._set_result(tags, v, 0.0)
+                return 0.0
+            return NOT_FOUND
+        key, i = self.cur
+        rows = self.table.get(key, [])
+        j = i + 1 if m.endswith("NEXT") else i - 1
+        ok = 0 <= j < len(rows)
+        if m.startswith("HAS"):
+            self._set_result(tags, v, 1.0 if ok else 0.0)
+            return 0.0
+        if not ok:
+            return NO_MORE
+        self.cur = (key, j)
+        self._put(rows[j], v)
+        return 0.0
+
+    def _set_result(self, tags, v, value: float) -> None:
+        """HAS_NEXT(RESULT: r) / HAS_PREV: r is a variable (its slot was passed by the generated code)."""
+        slot = tags.get("RESULT_SLOT")
+        if slot is None:
+            raise SasRuntimeError(f"Hash object {self.name}: HAS_NEXT and HAS_PREV need RESULT: variable, e.g. "
+                                  "rc = h.has_next(result: more);", text="RESULT")
+        v[int(slot)] = value
+
+    def items(self) -> list:
+        """(key, data row) of every item, in ORDERED: order (the key's list in the order ADD gave it)."""
+        keys = list(self.table)
+        order = str(self.opts.get("ORDERED", "")).strip().upper()
+        if order in ("A", "ASCENDING", "Y", "YES", "D", "DESCENDING"):
+            keys.sort(key=_order, reverse=order in ("D", "DESCENDING"))
+        return [(k, row) for k in keys for row in self.table[k]]
 
     def _load(self, text: str) -> None:
         from statgrid.sas.dataset import input_sql
@@ -107,9 +202,12 @@ class HashObject:
         for i in range(table.num_rows):
             key = tuple(_key(c[i] if c[i] is not None else (MISSING if var.type == "num" else ""))
                         for c, var in zip(kcols, self.kvars))
+            row = tuple(self._val(c[i], var) for c, var in zip(dcols, self.dvars))
             if key in self.table:
+                if self.multidata:
+                    self.table[key].append(row)
                 continue                                   # the first row of a duplicate key is kept
-            self.table[key] = tuple(self._val(c[i], var) for c, var in zip(dcols, self.dvars))
+            self.table[key] = [row]
         cur.close()
         program.log.note(f"There were {table.num_rows} observations read from the data set {spec.name}.")
 
@@ -125,11 +223,7 @@ class HashObject:
         from statgrid.sas.parse.dsname import parse_dataset_text
         vars_ = list(self.kvars) + [d for d in self.dvars if d not in self.kvars]
         kn = len(self.kvars)
-        items = list(self.table.items())
-        order = str(self.opts.get("ORDERED", "")).strip().upper()
-        if order in ("A", "ASCENDING", "Y", "YES", "D", "DESCENDING"):
-            items.sort(key=lambda kv: tuple((0, k) if not isinstance(k, tuple) else (-1, 0) for k in kv[0]),
-                       reverse=order in ("D", "DESCENDING"))
+        items = self.items()
         cols = {}
         for j, var in enumerate(self.dvars):
             vals = [row[j] for _, row in items]

@@ -12,7 +12,7 @@ from statgrid.libraries import sql_ident
 from statgrid.sas.dataset import column_info, input_sql
 from statgrid.sas.errors import SasRuntimeError
 from statgrid.sas.datastep.runtime import key
-from statgrid.sas.values import MISSING
+from statgrid.sas.values import MISSING, special_missing
 
 BATCH_ROWS = 65536
 
@@ -67,8 +67,12 @@ class SetReader:
             have = {c.name.upper(): c for c in info}
             cols = [f"{sql_ident(have[u].name) if u in have else ('NULL::VARCHAR' if c.type == 'char' else 'NULL::DOUBLE')}"
                     f" AS {sql_ident(u)}" for u, c in union.items()]
-            parts.append(f"SELECT {', '.join(cols + [f'{i} AS __src', 'row_number() OVER () AS __row'])} "
-                         f"FROM ({input_sql(self.program, ds, info)})")
+            extra = []
+            if any(self.raw_marks):                # the file's row number: where its special missing letters are
+                extra = ["__frow" if self.raw_marks[i] else "NULL::DOUBLE AS __frow"]
+            inner = input_sql(self.program, ds, info, row_number="__frow" if self.raw_marks[i] else "")
+            parts.append(f"SELECT {', '.join(cols + [f'{i} AS __src', 'row_number() OVER () AS __row'] + extra)} "
+                         f"FROM ({inner})")
         self.columns = list(union)
         self.types = {u: c.type for u, c in union.items()}
         sql = " UNION ALL ".join(f"({p})" for p in parts)
@@ -85,8 +89,14 @@ class SetReader:
             order = "__src, __row"
         return f"SELECT * FROM ({sql}) ORDER BY {order}"
 
+    def _file_order(self) -> bool:
+        """The rows reach the PDV in the data set's own order (one data set, SET, no POINT=)."""
+        return not self.merge and len(self.stmt.datasets) == 1 and self.point_slot is None and not self.py_where
+
     def check_sorted(self) -> None:
-        """SAS's ERROR for a BY group out of order, checked per input data set before they are combined."""
+        """SAS's ERROR for a BY group out of order, checked per input data set before they are combined.
+        With one data set read in order the ERROR waits for the row at fault (self.unsorted_at)."""
+        self.unsorted_at = None
         if not self.by or self.notsorted:
             return
         for ds, info in zip(self.stmt.datasets, self.infos):
@@ -102,6 +112,11 @@ class SetReader:
             sql = (f"SELECT min(__r) FROM (SELECT __r, {lags} FROM (SELECT *, row_number() OVER () AS __r FROM "
                    f"({input_sql(self.program, ds, info)}))) WHERE {' OR '.join(cond)}")
             bad = self.program.session.con.cursor().execute(sql).fetchone()[0]
+            if bad is not None and self._file_order():
+                # rows arrive in file order: SAS finds the fault when its look-ahead (for LAST.) reads the
+                # out-of-order row, so the observations before it run first (__call__ raises there)
+                self.unsorted_at = int(bad)
+                return
             if bad is not None:
                 raise SasRuntimeError(f"BY variables are not properly sorted on data set {ds.name}",
                                       self.stmt.line, self.stmt.col, ds.name, "a data set sorted by the BY variables")
@@ -123,6 +138,7 @@ class SetReader:
         cur = self.program.session.con.cursor()
         from statgrid.sas.where_sql import register_udfs
         register_udfs(cur)
+        self.raw_marks = self._raw_marks()
         sql = self._sql()
         if self.point_slot is not None or self.nobs_slot is not None:
             n = cur.execute(f"SELECT count(*) FROM ({sql})").fetchall()[0][0]
@@ -130,7 +146,8 @@ class SetReader:
                 v[self.nobs_slot] = float(n)
         self.result = cur.sql(sql).to_arrow_reader(BATCH_ROWS)
         self.cur = cur
-        self.names = self.columns + ["__src", "__row"] + (["__rn"] if self.merge else [])
+        self.names = (self.columns + ["__src", "__row"] + (["__frow"] if any(self.raw_marks) else [])
+                      + (["__rn"] if self.merge else []))
         self.index = {u: i for i, u in enumerate(self.columns)}
         self.loads = []                        # per source: [(slot, column index, char length or 0)]
         for info in self.infos:
@@ -140,6 +157,7 @@ class SetReader:
                 load.append((var.slot, self.index[c.name.upper()], var.length if var.type == "char" else 0))
             self.loads.append(load)
         self.all_slots = [(self.pdv.get(u).slot, self.pdv.get(u)) for u in self.columns]
+        self.marks = self._specials()
         self.filters = {i: make_filter(node, self) for i, node in self.py_where.items()}
         self.key_idx = [self.index[n.upper()] for n, _ in self.by]
         self.rows = iter(())
@@ -183,14 +201,43 @@ class SetReader:
                        else (("M", ".") if x is None else key(x)))
         return tuple(out)
 
+    def _raw_marks(self) -> list:
+        """Per input data set, the special missing letters its file keeps ({COLUMN: {0-based row: letter}},
+        dataset.SPECIALS_KEY); {} for none, a view, or POINT= (rows read by number, not through the letters)."""
+        from statgrid.sas.dataset import dataset_path, read_specials
+        out = []
+        for ds in self.stmt.datasets:
+            try:
+                out.append(read_specials(dataset_path(self.program, ds).path) if self.point_slot is None else {})
+            except Exception:  # noqa: BLE001  (a view, an import: no letters)
+                out.append({})
+        return out
+
+    def _specials(self) -> list:
+        """Per input data set: {column index: {1-based file row: letter}}, or None."""
+        out = []
+        for raw, info in zip(self.raw_marks, self.infos):
+            got = None
+            for c in info:
+                rows = raw.get(c.source.upper()) if c.type != "char" else None
+                if rows:
+                    got = got or {}
+                    got[self.index[c.name.upper()]] = {r + 1: code for r, code in rows.items()}
+            out.append(got)
+        return out
+
     def _load(self, row, src: int) -> None:
         v = self.v
+        marks = self.marks[src]
         for slot, ci, length in self.loads[src]:
             x = row[ci]
             if length:
                 x = "" if x is None else x
                 n = len(x)
                 v[slot] = x + " " * (length - n) if n < length else x[:length]
+            elif x is None and marks is not None and ci in marks:
+                code = marks[ci].get(int(row[len(self.columns) + 2]))
+                v[slot] = MISSING if code is None else special_missing(code)
             else:
                 v[slot] = MISSING if x is None else x
 
@@ -230,6 +277,12 @@ class SetReader:
         self._flags(row, nxt)
         if self.end_slot is not None:
             self.v[self.end_slot] = 1.0 if nxt is None else 0.0
+        if self.unsorted_at is not None and nxt is not None and nxt[len(self.columns) + 1] == self.unsorted_at:
+            # the look-ahead read the row that sorts before this one: it counts as read, and the ERROR stops
+            # the step with this row in the PDV (SAS 9.4 log: "... _ERROR_=1 _N_=n", n+1 observations read)
+            self.counts[src] += 1
+            raise SasRuntimeError(f"BY variables are not properly sorted on data set {self.stmt.datasets[0].name}",
+                                  0, 0)
         return False
 
     def _unit(self):

@@ -12,8 +12,12 @@ from statgrid.sas.errors import SasRuntimeError
 
 class NamespaceMixin:
     def _declare_object(self, name, kind, args):
+        if kind.upper() == "HITER":
+            from statgrid.sas.datastep.hiter import HashIterator
+            self.hashes[name] = HashIterator(self, name, args)
+            return
         if kind.upper() != "HASH":
-            raise SasRuntimeError(f"DECLARE {kind}: only the HASH object is supported here", text=kind)
+            raise SasRuntimeError(f"DECLARE {kind}: only the HASH and HITER objects are supported here", text=kind)
         from statgrid.sas.datastep.hashobj import HashObject
         self.hashes[name] = HashObject(self, name, args)
 

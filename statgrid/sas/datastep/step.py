@@ -383,10 +383,12 @@ class DataStep(DeclareMixin, NamespaceMixin):
         the ERROR, then the PDV with _ERROR_=1, and stops this step only; it does not enter syntax-check
         mode (SAS 9.4 Language Reference: Concepts, "Execution-Time Errors")."""
         msg = getattr(exc, "message", str(exc))
-        if " at line " in msg:
+        if " at line " in msg or msg.startswith(("BY variables are not properly sorted", "INPUT statement exceeded")):
             self.log.error(msg if msg.endswith(".") else msg + ".")
         else:
             self.log.sas_error(exc)
+        for text in getattr(exc, "record_lines", ()):     # STOPOVER: the record at fault under its RULE
+            self.log.put(text)
         v[self.pdv.get("_ERROR_").slot] = 1.0
         self.textio.dump_pdv(v)
         exc.runtime = True          # the driver: logged already, no syntax-check mode…
@@ -426,16 +428,22 @@ class DataStep(DeclareMixin, NamespaceMixin):
             if not cols and getattr(self, "_nrows", [0] * len(bufs))[i]:
                 pass
             return
-        arrays = []
+        arrays, specials = [], {}
         lens = self._stored_len[i] if i < len(getattr(self, "_stored_len", ())) else [8] * len(cols)
-        for ch, col, n in zip(chars, cols, lens):
+        for ci, (ch, col, n) in enumerate(zip(chars, cols, lens)):
             if ch:
                 arrays.append([s.rstrip(" ") for s in col])
-            elif n < 8:
-                arrays.append(stored_numbers(col, n))
-            else:
-                arrays.append([None if x != x else x for x in col])
-        writers[i].write(arrays)
+                continue
+            arrays.append(stored_numbers(col, n) if n < 8 else [None if x != x else x for x in col])
+            if any(x != x for x in col):
+                # .A-.Z and ._ keep their letter beside the file's nulls (dataset.SPECIALS_KEY)
+                codes = {r: x.code for r, x in enumerate(col) if x != x and x.__class__ is V.SpecialMissing}
+                if codes:
+                    specials[ci] = codes
+        if specials:
+            writers[i].write(arrays, specials)
+        else:
+            writers[i].write(arrays)
         for col in cols:
             col.clear()
 

@@ -159,7 +159,7 @@ class TextIO(InfileMixin):
             if opened is None:
                 opened = self.opened["DATALINES"] = ({}, LineSource(list(self.datalines), {}), "DATALINES",
                                                      "DATALINES")
-            self.infile = opened[:3]
+            self.infile, self.infile_name = opened[:3], "DATALINES"
         if self.infile is None:
             raise SasRuntimeError("INPUT without an INFILE statement before it", st.line, st.col, "INPUT")
         opts, src = self.infile[0], self.infile[1]
@@ -187,6 +187,10 @@ class TextIO(InfileMixin):
         # sets the variable to missing (SAS 9.4 Statements: INFILE, MISSOVER and TRUNCOVER); PAD or RECFM=F
         # lines are padded to LRECL, so no field is cut
         only_missover = bool(opts.get("MISSOVER")) and not opts.get("TRUNCOVER") and not src.pad
+        stopover = bool(opts.get("STOPOVER")) and not missover
+        # instream records are card images, blank-padded (80 columns): a column or formatted field is not cut
+        # by where the typed line ends (the tests' programs read `$200.` from DATALINES so)
+        instream = str(getattr(self, "infile_name", "DATALINES")).upper() in ("DATALINES", "CARDS")
         self.cur_line = line
         for it in st.items:
             kind = it[0]
@@ -205,20 +209,36 @@ class TextIO(InfileMixin):
                 self.held, self.held_kind = (line, pos), kind
                 continue
             _, target, char, mode, start, end, informat, amp = it
-            if mode == "col":
+            if mode in ("col", "fmt"):
+                if mode == "fmt":
+                    from statgrid.sas.formats import parse_spec
+                    w = parse_spec(informat).width or 8
+                    start, end = pos + 1, pos + w           # the columns the invalid-data NOTE names
+                if end > len(line) and not src.pad and not missover and not instream:
+                    # the field reaches past the record's end: FLOWOVER (the default) reads it from the next
+                    # record, column 1 on for formatted input, its own columns for column input, as far as
+                    # that record goes; STOPOVER stops the step (SAS 9.4 Statements: INFILE, "Reading Past
+                    # the End of a Line")
+                    if stopover:
+                        self._stopover(st)
+                    line = src.next()
+                    if line is None:
+                        self.step.log.note("LOST CARD.")
+                        return True
+                    self.flowed = True
+                    self.line_no += 1
+                    self.cur_line = line
+                    if mode == "fmt":
+                        start, end = 1, w
                 text = line[start - 1:end] if not (only_missover and end > len(line)) else ""
                 pos = end
-            elif mode == "fmt":
-                from statgrid.sas.formats import parse_spec
-                w = parse_spec(informat).width or 8
-                text = line[pos:pos + w] if not (only_missover and pos + w > len(line)) else ""
-                start, end = pos + 1, pos + w               # the columns the invalid-data NOTE names
-                pos += w
             else:
                 text, pos = self._token(line, pos, dlm, dsd, amp)
                 if text is not None:
                     start, end = pos - len(text) + (0 if not dsd else -1 if pos <= len(line) and dsd else 0), pos
                     start = max(start, 0) + 1
+                if text is None and stopover:
+                    self._stopover(st)
                 if text is None:
                     if missover:
                         text = ""
@@ -239,6 +259,24 @@ class TextIO(InfileMixin):
             if var is not None:
                 self.v[var.slot] = 1.0 if src.at_end() else 0.0
         return False
+
+    def _stopover(self, st) -> None:
+        """INFILE STOPOVER and a record too short for the INPUT statement: _ERROR_=1, the record shown under a
+        RULE, and the step stops as at STOP, the observation not written (SAS 9.4 Statements: INFILE,
+        STOPOVER); the ERROR and the PDV are written by the step's run-time error path."""
+        target = getattr(self, "infile_name", "DATALINES")
+        label = "CARDS" if str(target).upper() in ("DATALINES", "CARDS") else self._infile_label(target)
+        self.v[self.step.pdv.get("_ERROR_").slot] = 1.0
+        exc = SasRuntimeError(f"INPUT statement exceeded record length.  INFILE {label} OPTION STOPOVER specified",
+                              st.line, st.col)
+        exc.record_lines = self._rule_lines()
+        raise exc
+
+    def _rule_lines(self) -> list[str]:
+        """The RULE line and the current record (as the invalid-data NOTE shows them)."""
+        rule = "".join("+" if i % 10 == 5 else (str(i // 10 % 10) if i % 10 == 0 else "-")
+                       for i in range(1, max(len(self.cur_line), 10) + 1))
+        return [f"{'RULE:':<10}{rule}", f"{self.line_no + self.line_base:<10}{self.cur_line}"]
 
     def _token(self, line, pos, dlm, dsd, amp):
         n = len(line)
@@ -510,7 +548,8 @@ class TextIO(InfileMixin):
         self.step.log.put(" ".join(parts))
 
     def _listed_vars(self) -> list:
+        """In PDV order: FIRST./LAST. stand where the BY statement put them, before the variables the step
+        creates after it (a SAS 9.4 log: "... key=13620_HPLX alpha=… FIRST.key=1 LAST.key=1 counter=1 …")."""
         slots = self.step.pdv.slots
-        plain = [x for x in slots if not x.auto]
-        firsts = [x for x in slots if x.auto and x.name.upper().startswith(("FIRST.", "LAST."))]
-        return plain + firsts + [self.step.pdv.get("_ERROR_"), self.step.pdv.get("_N_")]
+        listed = [x for x in slots if not x.auto or x.name.upper().startswith(("FIRST.", "LAST."))]
+        return listed + [self.step.pdv.get("_ERROR_"), self.step.pdv.get("_N_")]

@@ -197,7 +197,7 @@ class Engine:
                         yield Piece(result, at(i), mac)
                     i = lit = e
                     continue
-                mdef = self.macros.get(up)
+                mdef = self.lookup_macro(up)
                 if mdef is not None:
                     args, e = None, j
                     if mdef.params or mdef.parmbuff:
@@ -261,6 +261,14 @@ class Engine:
         return self.resolve_str(text, depth + 1)
 
     # ------------------------------------------------------------------ macro calls
+    def lookup_macro(self, name: str):
+        """The macro `name` (upper case): defined in the program, else compiled from an autocall library."""
+        mdef = self.macros.get(name)
+        if mdef is None and name not in P.STATEMENTS and name not in ("INCLUDE", "INC"):
+            from statgrid.sas.macro.autocall import find
+            mdef = find(self, name)
+        return mdef
+
     def define(self, node: P.MacroDef) -> None:
         from statgrid.sas.macro.functions import FUNCTIONS
         if node.name in FUNCTIONS or node.name in P.STATEMENTS:
@@ -557,6 +565,12 @@ class Engine:
             except (ImportError, AttributeError, KeyError):
                 msg = "%SYSEXEC is not allowed: a statgrid job does not get a shell through a statement."
             self.fault(msg)
+        elif kind == "SYSCALL":
+            from statgrid.sas.macro.syscall import syscall
+            syscall(self, node.text)
+        elif kind in ("WINDOW", "DISPLAY"):
+            from statgrid.sas.macro.syscall import no_window
+            no_window(self, kind)
         else:
             self.fault(f"The %{kind} statement is not supported by statgrid.")
 

@@ -206,6 +206,9 @@ def _sysfunc(engine: Any, text: str, quoted: bool, depth: int) -> tuple[str, boo
     except Exception as exc:                         # SasError and faults of the function itself
         msg = exc.describe() if hasattr(exc, "describe") else str(exc)
         return _fault(engine, f"{msg} (in %SYSFUNC({name}))")
+    if name in ("FETCH", "FETCHOBS"):
+        from statgrid.sas.macro.syscall import after_fetch
+        after_fetch(engine, name, values, result)
     if out_args and isinstance(result, tuple) and len(result) == 2:
         result, new_values = result
         for pos, value in zip(out_args, new_values or []):

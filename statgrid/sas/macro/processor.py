@@ -193,7 +193,11 @@ class MacroProcessor:
                 name = name_at(t, j + 1)
                 up = name.upper()
                 e = j + 1 + len(name)
-                mdef = self.engine.macros.get(up)
+                mdef = self.engine.lookup_macro(up) if up not in FUNCTIONS else None
+                if mdef is None and up not in FUNCTIONS and j > i:
+                    # a macro not defined yet: the text before it runs first (an OPTIONS SASAUTOS= there
+                    # decides where autocall looks for it), then it is looked up again
+                    return j, ""
                 if up in FUNCTIONS or (mdef is not None and (mdef.params or mdef.parmbuff)):
                     k = skip_space_comments(t, e) if mdef is not None else skip_space(t, e)
                     if k < n and t[k] == "(":
