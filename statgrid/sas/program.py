@@ -313,8 +313,9 @@ class Driver:
                         runtime = True           # an engine's fault while the step ran (not the statements')
                         log.error(str(exc))
                     log.note("The SAS System stopped processing this step because of errors.")
-                    for text in getattr(exc, "after", ()):     # the DATA step's data sets (run-time ERROR)
-                        log.warning(text)
+                    for item in getattr(exc, "after", ()):     # the DATA step's reads and data sets (run-time ERROR)
+                        level, text = item if isinstance(item, tuple) else ("WARNING", item)
+                        (log.note if level == "NOTE" else log.warning)(text)
                     log.step_failure_reported()
                     raise _StepFailed(step, str(exc)) from None
         except StepError:

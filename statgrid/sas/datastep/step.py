@@ -272,7 +272,10 @@ class DataStep(DeclareMixin, NamespaceMixin):
                 pass
         except BaseException as exc:
             if getattr(exc, "runtime", False):
-                exc.after = self._keep_partial(writers, bufs)
+                # SAS: the rows each SET/MERGE read before the ERROR, then what became of the outputs
+                read = [("NOTE", f"There were {n} observations read from the data set {ds.name}.")
+                        for r in self.plan.readers for ds, n in zip(r.stmt.datasets, getattr(r, "counts", ()))]
+                exc.after = read + self._keep_partial(writers, bufs)
             for w in writers:
                 w.abort()
             self.notes.report(self.log)
