@@ -111,7 +111,9 @@ def truth(x) -> bool:
 
 # -- dates ---------------------------------------------------------------------------------------------
 def date_to_sas(d: _dt.date) -> float:
-    return float((d - SAS_EPOCH).days)
+    """The SAS date of a Python date, in SAS's calendar (years divisible by 4000 have no 29 February)."""
+    from statgrid.sas.formats.calendar import day_number
+    return float(day_number(d.year, d.month, d.day))
 
 
 def sas_to_date(days: float) -> _dt.date | None:

@@ -9,31 +9,28 @@ Standard library only.
 """
 from __future__ import annotations
 
-import datetime as _dt
 import math
 import re
 
+from statgrid.sas.formats import calendar as _cal
 from statgrid.sas.formats.numeric import InvalidData, missing_text, stars
-from statgrid.sas.values import MISSING, SAS_EPOCH, date_to_sas
+from statgrid.sas.values import MISSING
 
 MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
 MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
                "October", "November", "December")
 _MONTH_NUM = {m: i + 1 for i, m in enumerate(MONTHS)}
 
-# SAS dates run from 1582 to 20000 A.D.; beyond that no format can show them
-_MIN_DAY, _MAX_DAY = -138061, 6589335
 
 
-def _date(v: float) -> _dt.date | None:
+def _date(v: float) -> _cal.YMD | None:
+    """Year, month, day of SAS date v in SAS's calendar (1582 to 20000 A.D.; no 29 February in years
+    divisible by 4000 — Python's date would put day numbers past 28FEB4000 one day off, and stop at 9999)."""
     if v != v or math.isinf(v):
         return None
-    days = math.floor(v)
-    if not _MIN_DAY <= days <= _MAX_DAY:
-        return None
     try:
-        return SAS_EPOCH + _dt.timedelta(days=days)
-    except OverflowError:
+        return _cal.ymd(v)
+    except ValueError:
         return None
 
 
@@ -52,7 +49,7 @@ def _dated(v: float, w: int, missing: str, write) -> str:
 
 def date_format(v: float, w: int = 7, missing: str = ".") -> str:
     """DATEw.: 5 'ddmmm', 7 'ddmmmyy', 9 'ddmmmyyyy', 11 'dd-mmm-yyyy' (right-aligned in w)."""
-    def write(d: _dt.date) -> str:
+    def write(d: _cal.YMD) -> str:
         dd, mon, yyyy = f"{d.day:02d}", MONTHS[d.month - 1], f"{d.year:04d}"
         if w >= 11:
             text = f"{dd}-{mon}-{yyyy}"
@@ -71,7 +68,7 @@ def date_format(v: float, w: int = 7, missing: str = ".") -> str:
 def _dmy(v: float, w: int, order: str, missing: str, sep: str = "/") -> str:
     """DDMMYYw. ('dmy'), MMDDYYw. ('mdy'), YYMMDDw. ('ymd', '-' separated): w 2, 4, 5, 6, 8, 10 as
     SAS documents (w=6 or 7 without separators, 8 with, 10 with a four-digit year)."""
-    def write(d: _dt.date) -> str:
+    def write(d: _cal.YMD) -> str:
         year4 = w >= 10 or (w == 8 and False)
         parts = {"d": f"{d.day:02d}", "m": f"{d.month:02d}",
                  "y": f"{d.year:04d}" if year4 else f"{d.year % 100:02d}"}
@@ -104,7 +101,7 @@ def yymmdd(v: float, w: int = 8, missing: str = ".") -> str:
 
 def monyy(v: float, w: int = 5, missing: str = ".") -> str:
     """MONYYw.: 5 'JAN20', 7 'JAN2020'."""
-    def write(d: _dt.date) -> str:
+    def write(d: _cal.YMD) -> str:
         if w < 5:
             return stars(w)
         mon = MONTHS[d.month - 1]
@@ -114,7 +111,7 @@ def monyy(v: float, w: int = 5, missing: str = ".") -> str:
 
 def worddate(v: float, w: int = 18, missing: str = ".") -> str:
     """WORDDATEw.: 'January 1, 2020', right-aligned; narrower widths abbreviate the month."""
-    def write(d: _dt.date) -> str:
+    def write(d: _cal.YMD) -> str:
         full = f"{MONTH_NAMES[d.month - 1]} {d.day}, {d.year}"
         if len(full) <= w:
             return full.rjust(w)
@@ -194,7 +191,9 @@ def datetime_format(v: float, w: int = 16, d: int = 0, missing: str = ".") -> st
     use_d = d if d and w >= 19 + d + 1 else 0
     _, h, m, sec = _hms(secs, use_d)
     if h >= 24:                                  # rounding the seconds reached midnight
-        d_ = d_ + _dt.timedelta(days=1)
+        d_ = _date(days + 1)
+        if d_ is None:
+            return stars(w)
         h -= 24
     year = f"{d_.year:04d}" if w >= 18 else f"{d_.year % 100:02d}"
     date = f"{d_.day:02d}{MONTHS[d_.month - 1]}{year}"
@@ -223,12 +222,12 @@ def expand_year(y: int, digits: int, yearcutoff: int = 1926) -> int:
 
 def _make_date(y: int, m: int, d: int) -> float:
     try:
-        return date_to_sas(_dt.date(y, m, d))
+        return float(_cal.day_number(y, m, d))
     except ValueError:
         raise InvalidData(f"{y}-{m}-{d}") from None
 
 
-_DATE_RE = re.compile(r"^(\d{1,2})[-/ .]?([A-Za-z]{3})[-/ .]?(\d{2}|\d{4})$")
+_DATE_RE = re.compile(r"^(\d{1,2})[-/ .]?([A-Za-z]{3})[-/ .]?(\d{2}|\d{4,5})$")
 
 
 def read_date(text: str, yearcutoff: int = 1926) -> float:

@@ -16,19 +16,18 @@ MIN and MAX stand for the operators.
 """
 from __future__ import annotations
 
-import datetime as _dt
 import re
 
 from statgrid.sas.cursor import TokenCursor
 from statgrid.sas.lexer import NAME, NUM, OP, STR
 from statgrid.sas.parse import ast as A
-from statgrid.sas.values import MISSING, date_to_sas, special_missing
+from statgrid.sas.values import MISSING, special_missing
 
 _CMP = {"=": "EQ", "EQ": "EQ", "^=": "NE", "~=": "NE", "¬=": "NE", "NE": "NE", "<": "LT", "LT": "LT",
         "<=": "LE", "LE": "LE", ">": "GT", "GT": "GT", ">=": "GE", "GE": "GE"}
 _NOT = ("NOT", "^", "~", "¬")
 _MONTHS = {m: i + 1 for i, m in enumerate("JAN FEB MAR APR MAY JUN JUL AUG SEP OCT NOV DEC".split())}
-_DATE_RE = re.compile(r"\s*(\d{1,2})([A-Za-z]{3})(\d{2}|\d{4})\s*$")
+_DATE_RE = re.compile(r"\s*(\d{1,2})([A-Za-z]{3})(\d{2}|\d{4,5})\s*$")
 _TIME_RE = re.compile(r"\s*(\d{1,2}):(\d{1,2})(?::(\d{1,2}(?:\.\d*)?))?\s*(AM|PM)?\s*$", re.I)
 # Words that end an expression where a statement goes on (IF … THEN, DO i = 1 TO n BY 2 WHILE (…)).
 FORMAT_ARG = frozenset({"PUT", "INPUT"})
@@ -44,8 +43,9 @@ def parse_date_literal(text: str, year_cutoff: int = 1926) -> float | None:
     if len(m.group(3)) == 2:
         century = year_cutoff // 100 * 100
         year += century if century + year >= year_cutoff else century + 100
+    from statgrid.sas.formats.calendar import day_number      # SAS's calendar (1582–20000; no 29FEB4000)
     try:
-        return date_to_sas(_dt.date(year, _MONTHS[m.group(2).upper()], int(m.group(1))))
+        return float(day_number(year, _MONTHS[m.group(2).upper()], int(m.group(1))))
     except ValueError:
         return None
 
