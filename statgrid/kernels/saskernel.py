@@ -25,10 +25,10 @@ def _kernel_log_class():
             self.tables_shown: list = []          # ods.Listing.table appends the tables it shows
             self.blocks: list[tuple[str, list]] = []
 
-        def listing(self, text: str, published: bool = False) -> None:
+        def listing(self, text: str, published: bool = False, centered: bool = True) -> None:
             self.blocks.append((text, list(self.tables_shown)))
             self.tables_shown.clear()
-            super().listing(text, published)
+            super().listing(text, published, centered)
 
     return KernelSasLog
 

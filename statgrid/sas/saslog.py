@@ -145,6 +145,8 @@ class SasLog(LevelMessages):
         # the running step's output; set by the first ODS statement. Output published through ods.Listing has
         # passed ODS's own selection and skips it.
         self.listing_gate: Callable[[], bool] | None = None
+        # PROC PRINTTO: {"LOG"|"PRINT": (open file, its path)} while the log or the listing goes to a file
+        self._redirects: dict[str, tuple[TextIO, str]] = {}
 
     # ------------------------------------------------------------------ options
     def _opt(self, name: str, default: Any) -> Any:
@@ -160,7 +162,21 @@ class SasLog(LevelMessages):
         return int(self._opt("LINESIZE", 132))
 
     # ------------------------------------------------------------------ raw output
+    def redirect(self, which: str, stream: TextIO | None, path: str = "") -> None:
+        """PROC PRINTTO: send the log (`which` "LOG") or the listing ("PRINT") to `stream` (an open file,
+        closed here when replaced), or back to the program's own with None."""
+        old = self._redirects.pop(which, None)
+        if old is not None:
+            old[0].close()
+        if stream is not None:
+            self._redirects[which] = (stream, path)
+
     def _text(self, line: str) -> None:
+        if "LOG" in self._redirects:
+            f = self._redirects["LOG"][0]
+            f.write(line if line.endswith("\n") else line + "\n")
+            f.flush()
+            return
         stream: TextIO | None = getattr(self.out, "text", None)
         if stream is not None:
             stream.write(line if line.endswith("\n") else line + "\n")
@@ -322,7 +338,7 @@ class SasLog(LevelMessages):
         return [""] + [((self.footnotes.get(i, "")).center(ls) if center else self.footnotes.get(i, "")).rstrip()
                        for i in range(1, n + 1)]
 
-    def listing(self, text: str, published: bool = False) -> None:
+    def listing(self, text: str, published: bool = False, centered: bool = True) -> None:
         """PROC output on new pages: each page starts with its header (TITLEs, date and page number as the
         DATE/NUMBER/CENTER options say), ends with the FOOTNOTEs at the bottom (PAGESIZE lines a page);
         a form feed goes between pages. Under CENTER the block is centred as a whole in LINESIZE (the
@@ -332,7 +348,7 @@ class SasLog(LevelMessages):
             return
         lines = text.rstrip("\n").split("\n")
         ls, ps = self.linesize, int(self._opt("PAGESIZE", 60))
-        if self._opt("CENTER", True):
+        if centered and self._opt("CENTER", True):      # a DATA step's FILE PRINT lines stand where PUT put them
             width = max((len(ln) for ln in lines), default=0)
             pad = " " * max(0, (ls - width) // 2)
             lines = [(pad + ln).rstrip() if ln else "" for ln in lines]
@@ -349,13 +365,18 @@ class SasLog(LevelMessages):
             text_out = "\n".join(page)
             if self._pages_written:
                 text_out = "\f" + text_out
-            if hasattr(self.out, "listing"):
+            if "PRINT" in self._redirects:
+                self._redirects["PRINT"][0].write(text_out + "\n")
+                self._redirects["PRINT"][0].flush()
+            elif hasattr(self.out, "listing"):
                 self.out.listing(text_out)
             self._pages_written += 1
             self.page += 1
 
     # ------------------------------------------------------------------ end
     def close(self) -> None:
+        for which in list(self._redirects):
+            self.redirect(which, None)
         if hasattr(self.out, "close"):
             self.out.close()
 

@@ -271,6 +271,10 @@ class DataStep(DeclareMixin, NamespaceMixin):
             if self.view:
                 pass
         except BaseException as exc:
+            try:
+                self.textio.flush_print()           # what FILE PRINT wrote before the ERROR, as SAS shows it
+            except Exception:  # noqa: BLE001  (the step's own ERROR stands)
+                pass
             if getattr(exc, "runtime", False):
                 # SAS: the rows each SET/MERGE read before the ERROR, then what became of the outputs
                 read = [("NOTE", f"There were {n} observations read from the data set {ds.name}.")

@@ -34,6 +34,7 @@ class TextIO(InfileMixin):
         self.held_kind = ""
         self.out_target = "LOG"
         self.out_buf = ""
+        self.print_lines: list[str] = []        # FILE PRINT's lines of this step
         self.out_files: dict = {}
         self.line_no = 0
         self.v = None
@@ -523,7 +524,10 @@ class TextIO(InfileMixin):
         if t == "LOG":
             self.step.log.put(line)
         elif t == "PRINT":
-            self.step.log.listing(line) if hasattr(self.step.log, "listing") else self.step.log.put(line)
+            if hasattr(self.step.log, "listing"):
+                self.print_lines.append(line)     # one listing block for the step: its lines share pages
+            else:
+                self.step.log.put(line)
         else:
             path = t[1]
             fh = self.out_files.get(path)
@@ -531,10 +535,17 @@ class TextIO(InfileMixin):
                 fh = self.out_files[path] = open(path, "w")
             fh.write(line + "\n")
 
+    def flush_print(self) -> None:
+        """FILE PRINT's lines so far into the listing, as one block (paged by the listing's PAGESIZE)."""
+        if self.print_lines:
+            lines, self.print_lines = self.print_lines, []
+            self.step.log.listing("\n".join(lines), centered=False)
+
     def finish(self) -> None:
         if self.out_buf:
             self._emit(self.out_buf.rstrip())
             self.out_buf = ""
+        self.flush_print()
         for fh in self.out_files.values():
             fh.close()
         self._close_infiles()
