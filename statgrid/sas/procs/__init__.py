@@ -27,7 +27,7 @@ _WHERE: dict[str, str] = {
     "IMPORT": "importexport:run_import", "EXPORT": "importexport:run_export", "CIMPORT": "append:run_cimport",
     "SUMMARY": "means:run_summary", "SURVEYLOGISTIC": "surveylogistic:run", "HPMIXED": "hpmixed:run",
     "HPFOREST": "hpforest:run", "HP4SCORE": "hpforest:run_hp4score", "NLMIXED": "nlmixed:run",
-    "PRINTTO": "printto:run",
+    "PRINTTO": "printto:run", "COPY": "datasets:run_copy",
 }
 
 

@@ -534,3 +534,27 @@ def run_delete(statements: list, program: Any) -> None:
 
 
 __all__ = ["run", "run_delete", "Datasets"]
+
+
+def run_copy(statements, program: Any) -> None:
+    """PROC COPY IN= OUT= <MOVE> <MEMTYPE=>; SELECT names; EXCLUDE names; — the COPY statement of
+    DATASETS as a procedure of its own (Base SAS Procedures: COPY)."""
+    first, *rest = list(statements)
+    o = parse_options(proc_statement(first), COPY_OPTIONS, program, "PROC COPY",
+                      {"INLIB": "IN", "INDD": "IN", "OUTLIB": "OUT", "OUTDD": "OUT", "MT": "MEMTYPE",
+                       "MTYPE": "MEMTYPE"})
+    select = exclude = None
+    for stmt in rest:
+        if stmt.keyword in ("TITLE", "FOOTNOTE"):
+            continue
+        if stmt.keyword not in ("SELECT", "EXCLUDE"):
+            raise statement_error(stmt, "COPY", ("SELECT", "EXCLUDE"))
+        sc = cursor(stmt)
+        which = sc.next().upper
+        names = _names(sc)
+        if which == "SELECT":
+            select = (select or []) + names
+        else:
+            exclude = (exclude or []) + names
+    lib = (o.get("IN") or _default_lib(program)).upper()
+    Datasets(program, lib, o).copy(o, select, exclude)
