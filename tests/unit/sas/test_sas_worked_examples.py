@@ -279,9 +279,6 @@ def test_freq_fisher_exact_listing(session):
                                 "Two-sided Pr <= P 0.1070"]) == []
 
 
-@pytest.mark.xfail(strict=True, raises=KeyError, reason="PROC FREQ CHISQ leaves out the Mantel-Haenszel "
-                   "Chi-Square row when the row or column variable is character; SAS computes it with table scores "
-                   "(row/column numbers)")
 def test_freq_mantel_haenszel_with_character_levels(session):
     # SAS/STAT FREQ, "Definitions and Notation: Scores": "The default score type is TABLE ... For character
     # variables, table scores are defined as the row numbers and column numbers":
