@@ -445,8 +445,6 @@ def _mantel_haenszel(m, rlev, clev) -> float | None:
     """(n-1) r², r Pearson's correlation of the row and column scores. SAS's default SCORES=TABLE: a numeric
     variable's levels score as their values, a character variable's as the row/column numbers 1, 2, … (FREQ,
     "Scores")."""
-    import numpy as np
-
     if not (len(rlev) > 1 and len(clev) > 1):
         return None
     rs, cs = _table_scores(rlev), _table_scores(clev)
