@@ -170,7 +170,7 @@ def genmod_tables(r: Any, classes: list[str]) -> list[OdsTable]:
            ["Scaled Deviance", st["df"], st["scaled_deviance"], per(st["scaled_deviance"])],
            ["Pearson Chi-Square", st["df"], st["pearson_chisq"], st["pearson_df"]],
            ["Scaled Pearson X2", st["df"], st["scaled_pearson"], per(st["scaled_pearson"])],
-           ["Log Likelihood", None, st["loglik"], None], ["Full Log Likelihood", None, st["loglik"], None],
+           ["Log Likelihood", None, st.get("loglik_kernel", st["loglik"]), None], ["Full Log Likelihood", None, st["loglik"], None],
            ["AIC (smaller is better)", None, st["aic"], None], ["AICC (smaller is better)", None, st["aicc"], None],
            ["BIC (smaller is better)", None, st["bic"], None]]
     cols = [Col("Parameter", type="char")] + ([Col("Level1", "", "char")] if classes else [])
