@@ -6,7 +6,7 @@ one record per table feeds the listing and ODS OUTPUT (statgrid/sas/ods.py).
     GLM       NObs, ClassLevels, OverallANOVA, FitStatistics, ModelANOVA (Type I and III), ParameterEstimates,
               LSMeans                                                   (Dependent in every data set)
     GENMOD    NObs, ClassLevels, ModelFit, ParameterEstimates
-    MIXED     NObs, ClassLevels (engine's), CovParms, FitStatistics, SolutionF, Tests3
+    MIXED     ClassLevels, Dimensions, NObs, CovParms, FitStatistics, SolutionF, Tests3
 """
 from __future__ import annotations
 
@@ -187,6 +187,24 @@ def genmod_tables(r: Any, classes: list[str]) -> list[OdsTable]:
 
 
 # ------------------------------------------------------------------------------------------ MIXED
+def _mixed_front(st: dict) -> list[OdsTable]:
+    """SAS's Class Level Information and Dimensions (MIXED, "Displayed Output"): Covariance Parameters, Columns
+    in X, Columns in Z (per Subject when a RANDOM statement has SUBJECT=), Subjects, Max Obs Per Subject (1 and
+    every observation used without SUBJECT=: the engine's independent blocks are not SAS's subjects then)."""
+    levels = {c: [_level_text(v) for v in vals] for c, vals in (st.get("class_levels") or {}).items()}
+    out = [_class_levels("MIXED", levels)] if levels else []
+    if "columns_in_x" not in st:
+        return out
+    z = (["Columns in Z per Subject", st["columns_in_z_per_subject"]] if st.get("subject_effect") and st["columns_in_z"]
+         else ["Columns in Z", st["columns_in_z"]])
+    dims = [["Covariance Parameters", st["covariance_parameters"]], ["Columns in X", st["columns_in_x"]], z,
+            *([["Subjects", st["subjects"]], ["Max Obs Per Subject", st["max_obs_per_subject"]]]
+              if st.get("subject_effect") else [["Subjects", 1], ["Max Obs Per Subject", st["n_used"]]])]
+    out.append(_t("MIXED", "Dimensions", "Dimensions", [Col("Descr", "", "char"), Col("Value", "", fmt="int")],
+                  dims, headings=False))
+    return out
+
+
 def mixed_tables(r: Any, classes: list[str]) -> list[OdsTable]:
     st, p = r.stats, "MIXED"
     show_subject = any(c["Subject"] for c in st["covparms"])
@@ -199,7 +217,7 @@ def mixed_tables(r: Any, classes: list[str]) -> list[OdsTable]:
     sol_cols = [Col(c, type="char") for c in r.columns[:r.columns.index("Estimate")]] + [
         Col("Estimate", fmt="d4"), Col("StdErr", "Standard Error", fmt="d4"), Col("DF", fmt="best"),
         Col("tValue", "t Value", fmt="d2"), Col("Probt", "Pr > |t|", fmt="p")]
-    out = [_t(p, "NObs", "", [Col("Label", "", "char"), Col("N", "", fmt="int")],
+    out = _mixed_front(st) + [_t(p, "NObs", "", [Col("Label", "", "char"), Col("N", "", fmt="int")],
               [["Number of Observations Read", st["n_read"]], ["Number of Observations Used", st["n_used"]],
                ["Number of Observations Not Used", st["n_read"] - st["n_used"]]], headings=False),
            _t(p, "CovParms", "Covariance Parameter Estimates", cp_cols, cp_rows),

@@ -379,8 +379,6 @@ def test_mixed_heights_observations_read_and_used(session):
                     "Number of Observations Not Used": 0}
 
 
-@pytest.mark.xfail(strict=True, reason="PROC MIXED creates no ClassLevels or Dimensions ODS table (SAS prints "
-                   "'Class Level Information' and 'Dimensions' for every fit)")
 def test_mixed_heights_class_levels_and_dimensions(session):
     log = run_ok(session, HEIGHTS_RANDOM)
     assert "Output 'ClassLevels' was not created" not in log and "Output 'Dimensions' was not created" not in log
