@@ -117,9 +117,6 @@ proc reg data=hald; model Y = {model}; run;""")
     assert pe == {k: (printed(a), printed(b)) for k, (a, b) in estimates.items()}
 
 
-@pytest.mark.xfail(strict=True, raises=KeyError, reason="PROC REG's SelectionSummary has no model R-square or "
-                   "C(p) column (SAS's Summary of Forward Selection prints Number Vars In, Partial R-Square, "
-                   "Model R-Square, C(p), F Value, Pr > F)")
 def test_reg_hald_forward_selection_summary_r_square_and_cp(session):
     run_ok(session, HALD + """ods output SelectionSummary=steps;
 proc reg data=hald; model Y = X1 X2 X3 X4 / selection=forward; run;""")
@@ -130,8 +127,6 @@ proc reg data=hald; model Y = X1 X2 X3 X4 / selection=forward; run;""")
     assert steps[1]["modelrsquare"] == printed("0.9725") and steps[1]["cp"] == printed("5.4959")
 
 
-@pytest.mark.xfail(strict=True, reason="PROC REG has no SELECTION=RSQUARE (nor BEST=, CP): 'ERROR: selection "
-                   "'rsquare' is not one of forward, backward, stepwise, adjrsq'")
 def test_reg_hald_rsquare_selection_best_two(session):
     run_ok(session, HALD + """ods output SubsetSelSummary=subsets;
 proc reg data=hald; model Y = X1 X2 X3 X4 / selection=rsquare best=2 cp; run;""")
