@@ -10,6 +10,7 @@ one record per table feeds the listing and ODS OUTPUT (statgrid/sas/ods.py).
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from statgrid.sas.ods import OdsColumn as Col, OdsTable
@@ -114,6 +115,16 @@ def logistic_tables(r: Any, classes: list[str], model: tuple | None = None) -> l
 
 
 # ------------------------------------------------------------------------------------------ GLM
+def sig10(*columns: list) -> str:
+    """The decimals SAS's GLM listing gives a column of sums of squares, mean squares or estimates: those that
+    leave the column's largest magnitude ten significant digits (2670.365050, 281.3174755, 55.28234314)."""
+    values = [abs(float(v)) for col in columns for v in col
+              if v is not None and isinstance(v, (int, float)) and math.isfinite(v)]
+    top = max(values, default=0.0)
+    digits = len(str(int(top))) if top >= 1 else 1
+    return f"d{max(0, 10 - digits)}"
+
+
 def glm_tables(r: Any, classes: list[str]) -> list[OdsTable]:
     p = "GLM"
     levels = r.stats.get("class_levels") or {}
@@ -125,28 +136,31 @@ def glm_tables(r: Any, classes: list[str]) -> list[OdsTable]:
     for y in deps:
         st = r.stats[y]
         ms = st["ssm"] / st["df_model"] if st["df_model"] else None
+        d_ss = sig10([st["ssm"], st["sse"], st["sst"]])          # the Mean Square column shares it
         out.append(_t(p, "OverallANOVA", f"Dependent Variable: {y}", [
-            dep_col, Col("Source", type="char"), Col("DF", fmt="int"), Col("SS", "Sum of Squares", fmt="d7"),
-            Col("MS", "Mean Square", fmt="d7"), Col("FValue", "F Value", fmt="d2"),
+            dep_col, Col("Source", type="char"), Col("DF", fmt="int"), Col("SS", "Sum of Squares", fmt=d_ss),
+            Col("MS", "Mean Square", fmt=d_ss), Col("FValue", "F Value", fmt="d2"),
             Col("ProbF", "Pr > F", fmt="p")], [
             [y, "Model", st["df_model"], st["ssm"], ms, st["f_value"], st["prob_f"]],
             [y, "Error", st["df_error"], st["sse"], st["mse"], None, None],
             [y, "Corrected Total", st["df_model"] + st["df_error"], st["sst"], None, None, None]]))
         out.append(_t(p, "FitStatistics", "", [
             dep_col, Col("RSquare", "R-Square", fmt="d6"), Col("CV", "Coeff Var", fmt="d6"),
-            Col("RootMSE", "Root MSE", fmt="d6"), Col("DepMean", f"{y} Mean", fmt="d6")],
+            Col("RootMSE", "Root MSE", fmt="d6"), Col("DepMean", f"{y} Mean", fmt="best8")],
             [[y, st["rsquare"], st["coeff_var"], st["rmse"], st["dep_mean"]]]))
         for key, kind, label in (("type1", 1, "Type I SS"), ("type3", 3, "Type III SS")):
             if st[key]:
+                d_ss = sig10([row[2] for row in st[key]])
                 out.append(_t(p, "ModelANOVA", "", [
                     dep_col, Col("HypothesisType", fmt="int", hidden=True), Col("Source", type="char"),
-                    Col("DF", fmt="int"), Col("SS", label, fmt="d7"), Col("MS", "Mean Square", fmt="d7"),
+                    Col("DF", fmt="int"), Col("SS", label, fmt=d_ss), Col("MS", "Mean Square", fmt=d_ss),
                     Col("FValue", "F Value", fmt="d2"), Col("ProbF", "Pr > F", fmt="p")],
                     [[y, kind, *row] for row in st[key]]))
         est = [[y, row[1], row[2], 1.0 if row[3] == "B" else 0.0, *row[4:]] for row in r.rows if row[0] == y]
         out.append(_t(p, "ParameterEstimates", "", [
-            dep_col, Col("Parameter", type="char"), Col("Estimate", fmt="d9"), Col("Biased", "", fmt="b"),
-            Col("StdErr", "Standard Error", fmt="d9"), Col("tValue", "t Value", fmt="d2"),
+            dep_col, Col("Parameter", type="char"), Col("Estimate", fmt=sig10([e[2] for e in est])),
+            Col("Biased", "", fmt="b"), Col("StdErr", "Standard Error", fmt=sig10([e[4] for e in est])),
+            Col("tValue", "t Value", fmt="d2"),
             Col("Probt", "Pr > |t|", fmt="p")], est))
         for effect, rows in st["lsmeans"].items():
             names = [v for v in effect.replace("*", " ").split()]

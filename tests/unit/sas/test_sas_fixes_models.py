@@ -84,3 +84,27 @@ def test_genmod_normal_kernel_is_the_full_log_likelihood(session):
 proc genmod data=c; model y = x; run;""")
     fit = {r["Criterion"]: r["Value"] for r in rows(session, "work.fit")}
     assert fit["Log Likelihood"] == fit["Full Log Likelihood"]
+
+
+def test_glm_listing_decimals_follow_each_columns_largest_value(session):
+    # y = 2x − 2 + e, e = (1, −2, 2, −2, 1) orthogonal to 1 and x (by hand): b = 2, a = −2, SSM = 4·Sxx = 40,
+    # SSE = Σe² = 14, SST = 54, MSE = 14/3; F = 60/7 = 8.57, Pr > F 0.0611 (scipy's F(1, 3) tail)
+    _, lst = run_ok(session, """data g; input x y; datalines;
+1 1
+2 0
+3 6
+4 4
+5 9
+;
+proc glm data=g; model y = x / solution; run; quit;""")
+    lines = [line.split() for line in lst.splitlines()]
+    # the SS column's largest value 54 (2 digits): 8 decimals, and the Mean Square column with it
+    assert ["Model", "1", "40.00000000", "40.00000000", "8.57", "0.0611"] in lines
+    assert ["Error", "3", "14.00000000", "4.66666667"] in lines
+    assert ["Corrected", "Total", "4", "54.00000000"] in lines
+    # estimates: largest |−2| → 9 decimals; standard errors sqrt(MSE·(1/5 + 9/10)) = 2.265686062 and
+    # sqrt(MSE/10) = 0.683130051, largest 2.27 → 9 decimals
+    assert ["Intercept", "-2.000000000", "2.265686062", "-0.88", "0.4424"] in lines
+    assert ["x", "2.000000000", "0.683130051", "2.93", "0.0611"] in lines
+    # the y Mean (4) in BEST8.: no decimals; R-Square 40/54 = 0.740741
+    assert any(line[:1] == ["0.740741"] and line[-1] == "4" for line in lines)

@@ -197,10 +197,6 @@ proc glm data=cement; model Y = X1 X2 X3 X4 / solution; run; quit;""")
         assert pe[name]["tValue"] == printed(t) and pe[name]["Probt"] == printed(p)
 
 
-@pytest.mark.xfail(strict=True, reason="PROC GLM's listing prints sums of squares and estimates with a fixed number "
-                   "of decimals (2670.3650505, 55.282343145) where SAS gives each column the decimals that leave its "
-                   "largest value ten significant digits (2670.365050, 55.28234314), and the dependent mean with six "
-                   "decimals (95.423077) where SAS prints 95.42308")
 def test_glm_cement_listing_prints_the_published_rows(session):
     lines = listing_lines(session, CEMENT + "proc glm data=cement; model Y = X1 X2 X3 X4 / solution; run; quit;")
     # CEMENT_PAGE, "Multiple Least-Square Regression Example 3" (the GLM listing, row by row)
