@@ -80,10 +80,18 @@ proc genmod data=c; model y/n = x / dist=binomial; run;""")
 
 
 def test_genmod_normal_kernel_is_the_full_log_likelihood(session):
-    run_ok(session, COUNTS + """ods output ModelFit=fit;
-proc genmod data=c; model y = x; run;""")
+    # SAS/STAT GENMOD, Example "Normal Regression, Log Link", Output 40.2.1: Log Likelihood -32.1783 and Full Log
+    # Likelihood -32.1783 (the same: the normal kernel keeps every term), AIC 70.3566
+    # https://support.sas.com/documentation/cdl/en/statug/65328/HTML/default/statug_genmod_examples02.htm
+    run_ok(session, """data nor; input x y @@; datalines;
+0 5 0 7 0 9 1 7 1 10 1 8 2 11 2 9 3 16 3 13 3 14 4 25 4 24 5 34 5 32 5 30
+;
+ods output ModelFit=fit;
+proc genmod data=nor; model y = x / dist=normal link=log; run;""")
     fit = {r["Criterion"]: r["Value"] for r in rows(session, "work.fit")}
-    assert fit["Log Likelihood"] == fit["Full Log Likelihood"]
+    assert fit["Log Likelihood"] == pytest.approx(-32.1783, abs=5e-5)
+    assert fit["Full Log Likelihood"] == pytest.approx(-32.1783, abs=5e-5)
+    assert fit["AIC (smaller is better)"] == pytest.approx(70.3566, abs=5e-5)
 
 
 def test_glm_listing_decimals_follow_each_columns_largest_value(session):
