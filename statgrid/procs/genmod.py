@@ -133,7 +133,8 @@ def genmod(s, data: str, model: str, dist: str = "normal", link: str | None = No
     crit = {"deviance": fit.deviance, "df": df, "scaled_deviance": fit.deviance / est_phi,
             "pearson_chisq": fit.pearson, "scaled_pearson": fit.pearson / est_phi,
             "deviance_df": fit.deviance / df if df else float("nan"),
-            "pearson_df": fit.pearson / df if df else float("nan"), "loglik": ll, "aic": aic,
+            "pearson_df": fit.pearson / df if df else float("nan"), "loglik": ll,
+            "loglik_kernel": ll - _loglik_constant(rows, fam), "aic": aic,
             "aicc": aic + 2 * n_params * (n_params + 1) / (n - n_params - 1) if n - n_params - 1 > 0 else float("nan"),
             "bic": -2 * ll + n_params * math.log(n), "n": n, "n_missing": n_missing, "iterations": fit.iterations,
             "dist": fam.name, "link": lk.name, "phi": est_phi, "alpha": fam.alpha if fam.name == "negbin" else None,
@@ -156,6 +157,21 @@ def genmod(s, data: str, model: str, dist: str = "normal", link: str | None = No
     if outest:
         result.out = s.write_table(outest, result.to_arrow())
     return result
+
+
+def _loglik_constant(rows, fam) -> float:
+    """The terms of the full log likelihood that depend on the data only, which SAS's "Log Likelihood" (the
+    kernel) leaves out and "Full Log Likelihood" keeps (SAS/STAT GENMOD, "Log-Likelihood Functions"): −log y!
+    (Poisson, negative binomial), log C(n, r) (binomial events/trials; 0 for a 0/1 response). Normal and gamma:
+    none (their kernel is the full log likelihood)."""
+    total = 0.0
+    for _, y, w, _ in rows:
+        if fam.name in ("poisson", "negbin"):
+            total -= float(np.sum(w * special.gammaln(y + 1)))
+        elif fam.name == "binomial":
+            k = w * y
+            total += float(np.sum(special.gammaln(w + 1) - special.gammaln(k + 1) - special.gammaln(w - k + 1)))
+    return total
 
 
 def _tests(s, full, type3: bool, contrasts: Sequence, estimates: Sequence) -> dict:
@@ -205,6 +221,7 @@ def _listing(t: ResultTable, design, y: str, trials: str | None) -> str:
         ["Scaled Deviance", st["df"], st["scaled_deviance"], st["scaled_deviance"] / st["df"] if st["df"] else None],
         ["Pearson Chi-Square", st["df"], st["pearson_chisq"], st["pearson_df"]],
         ["Scaled Pearson X2", st["df"], st["scaled_pearson"], st["scaled_pearson"] / st["df"] if st["df"] else None],
+        ["Log Likelihood", None, st["loglik_kernel"], None],
         ["Full Log Likelihood", None, st["loglik"], None],
         ["AIC (smaller is better)", None, st["aic"], None],
         ["AICC (smaller is better)", None, st["aicc"], None],

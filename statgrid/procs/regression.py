@@ -205,22 +205,8 @@ def select(R, n, names, intercept, method: str, sle: float, sls: float, include:
     fixed = ([0] if intercept else []) + list(range(1 if intercept else 0, (1 if intercept else 0) + include))
     candidates = [j for j in range(len(names)) if j not in fixed]
     steps: list[list] = []
-    if method == "adjrsq":
-        if len(candidates) > MAX_ALL_SUBSETS:
-            raise StatgridError(f"selection='adjrsq' looks at every subset of {len(candidates)} regressors "
-                                f"(2^{len(candidates)} models); use 'stepwise' or at most {MAX_ALL_SUBSETS}.")
-        best, best_cols, subsets = -math.inf, fixed, []
-        for size in range(1, len(candidates) + 1):
-            for combo in itertools.combinations(candidates, size):
-                f = fit_from_r(R, n, names, intercept, fixed + list(combo))
-                subsets.append([len(combo) + include, f.adj_rsquare, f.rsquare,
-                                " ".join(names[c] for c in fixed + list(combo) if names[c] != "Intercept")])
-                if f.adj_rsquare > best:
-                    best, best_cols = f.adj_rsquare, fixed + list(combo)
-        steps.append(["best", " ".join(names[c] for c in best_cols if c not in fixed), best])
-        # every subset, the best adjusted R-square first (SAS REG's "Adjusted R-Square Selection Method")
-        steps.append(["subsets", sorted(subsets, key=lambda r: (-r[1], r[0])), None])
-        return best_cols, steps
+    if method in SUBSET_METHODS:
+        return _all_subsets(R, n, names, intercept, method, fixed, candidates, include)
     def enter(current: list[int]) -> int | None:          # the smallest partial-F p-value, at SLE
         outside = [j for j in candidates if j not in current]
         if not outside:
@@ -249,6 +235,74 @@ def select(R, n, names, intercept, method: str, sle: float, sls: float, include:
     return stepwise(method, start, enter, remove), steps
 
 
+SUBSET_METHODS = ("adjrsq", "rsquare", "cp")
+
+
+def _all_subsets(R, n, names, intercept, method: str, fixed: list[int], candidates: list[int], include: int,
+                 ) -> tuple[list[int], list[list]]:
+    """SELECTION=RSQUARE | ADJRSQ | CP: every subset of the candidates (after INCLUDE='s), each as [Number in
+    Model, R-Square, Adjusted R-Square, C(p), Variables in Model]; C(p) = SSE_p / MSE_full − (n − 2p), p the
+    parameters with the intercept (SAS REG, "Criteria Used in Model-Selection Methods"). The chosen model is the
+    best by the method's criterion."""
+    if len(candidates) > MAX_ALL_SUBSETS:
+        raise StatgridError(f"selection={method!r} looks at every subset of {len(candidates)} regressors "
+                            f"(2^{len(candidates)} models); use 'stepwise' or at most {MAX_ALL_SUBSETS}.")
+    mse_full = fit_from_r(R, n, names, intercept, fixed + candidates).mse
+    subsets, cols_of = [], []
+    for size in range(1, len(candidates) + 1):
+        for combo in itertools.combinations(candidates, size):
+            cols = fixed + list(combo)
+            f = fit_from_r(R, n, names, intercept, cols)
+            cp = f.sse / mse_full - (n - 2 * f.rank) if mse_full > 0 else float("nan")
+            subsets.append([len(combo) + include, f.rsquare, f.adj_rsquare, cp,
+                            " ".join(names[c] for c in cols if names[c] != "Intercept")])
+            cols_of.append(cols)
+    key = {"rsquare": lambda k: -subsets[k][1], "adjrsq": lambda k: -subsets[k][2],
+           "cp": lambda k: subsets[k][3]}[method]
+    best = min(range(len(subsets)), key=key)
+    return cols_of[best], [["best", " ".join(names[c] for c in cols_of[best] if c not in fixed), subsets[best][1]],
+                           ["subsets", subsets, None]]
+
+
+def order_subsets(subsets: list[list], method: str, best: int | None = None, start: int | None = None,
+                  stop: int | None = None) -> list[list]:
+    """The subsets as SAS REG lists them: RSQUARE by size, the largest R-square first in each size (BEST=n of each
+    size); ADJRSQ by adjusted R-square, CP by C(p), over all sizes (BEST=n models in all). START=/STOP=: the
+    smallest and largest Number in Model listed."""
+    rows = [r for r in subsets if (start is None or r[0] >= start) and (stop is None or r[0] <= stop)]
+    if method == "rsquare":
+        out = []
+        for k in sorted({r[0] for r in rows}):
+            size = sorted((r for r in rows if r[0] == k), key=lambda r: -r[1])
+            out += size[:best] if best else size
+        return out
+    rows = sorted(rows, key=(lambda r: (-r[2], r[0])) if method == "adjrsq" else (lambda r: (r[3], r[0])))
+    return rows[:best] if best else rows
+
+
+def step_statistics(R, n, names, intercept, method: str, include: int, steps: list[list]) -> list[dict]:
+    """For each FORWARD/BACKWARD/STEPWISE step (SAS's "Summary of … Selection"): Number Vars In, Partial R-Square
+    (the step's change in R-square), Model R-Square, C(p) and the variable's partial F Value."""
+    fixed = ([0] if intercept else []) + list(range(1 if intercept else 0, (1 if intercept else 0) + include))
+    index = {nm: j for j, nm in enumerate(names)}
+    current = fixed if method != "backward" else list(range(len(names)))
+    full = fit_from_r(R, n, names, intercept, list(range(len(names))))
+    before = fit_from_r(R, n, names, intercept, current)
+    out = []
+    for action, name, _ in (s for s in steps if s[0] in ("entered", "removed")):
+        j = index[name]
+        current = current + [j] if action == "entered" else [c for c in current if c != j]
+        after = fit_from_r(R, n, names, intercept, current)
+        big = after if action == "entered" else before
+        f = abs(before.sse - after.sse) / big.mse if big.mse > 0 else float("inf")
+        out.append({"num_in": len([c for c in current if names[c] != "Intercept"]),
+                    "partial_rsquare": abs(after.rsquare - before.rsquare), "model_rsquare": after.rsquare,
+                    "cp": after.sse / full.mse - (n - 2 * after.rank) if full.mse > 0 else float("nan"),
+                    "f_value": f})
+        before = after
+    return out
+
+
 # ---------------------------------------------------------------------------- the procedure
 def _batches(s, sql: str, rows: int):
     reader = s.con.sql(sql).to_arrow_reader(rows)
@@ -265,7 +319,8 @@ def reg(s, data: str, model: str, noint: bool = False, selection: str | None = N
     DF, Estimate, StdErr, tValue, Probt [, StandardizedEst, VarianceInflation]) with
     `stats`: n, df_model, df_error, sse, ssm, mse, rmse, rsquare, adj_rsquare, f_value, prob_f,
     dep_mean, coeff_var, aliased, selection steps, condition indices. selection: forward,
-    backward, stepwise (sle/sls entry and stay levels) or adjrsq; outest= writes the estimates."""
+    backward, stepwise (sle/sls entry and stay levels; selection_stats: each step's R-square, C(p), F) or
+    rsquare/adjrsq/cp (every subset: order_subsets lists them as SAS); outest= writes the estimates."""
     src, types = dataset_types(s, data)
     names_all = list(types)
     dep_s, sep, regs_s = model.partition("=")
@@ -281,8 +336,9 @@ def reg(s, data: str, model: str, noint: bool = False, selection: str | None = N
     if not regs and noint:
         raise StatgridError("a model with noint=True needs at least one regressor.")
     method = (selection or "none").lower()
-    if method not in ("none", "forward", "backward", "stepwise", "adjrsq"):
-        raise StatgridError(f"selection {selection!r} is not one of forward, backward, stepwise, adjrsq.")
+    if method not in ("none", "forward", "backward", "stepwise", *SUBSET_METHODS):
+        raise StatgridError(f"selection {selection!r} is not one of forward, backward, stepwise, "
+                            f"{', '.join(SUBSET_METHODS)}.")
     intercept = not noint
     used = [*regs, dep]
     where = " AND ".join(f"{qi(c)} IS NOT NULL" for c in used)
@@ -302,6 +358,8 @@ def reg(s, data: str, model: str, noint: bool = False, selection: str | None = N
     chosen = None
     if method != "none":
         chosen, steps = select(R, n, names, intercept, method, sle, sls, include)
+    step_stats = ([] if method in ("none", *SUBSET_METHODS)
+                  else step_statistics(R, n, names, intercept, method, include, steps))
     fit = fit_from_r(R, n, names, intercept, chosen)
     if fit.df_error <= 0:
         raise StatgridError(f"{n} observation(s) for {fit.rank} parameters leave no degrees of freedom for error; "
@@ -333,7 +391,7 @@ def reg(s, data: str, model: str, noint: bool = False, selection: str | None = N
                     "rsquare": fit.rsquare, "adj_rsquare": fit.adj_rsquare, "f_value": f_value,
                     "prob_f": _p_f(f_value, fit.df_model, fit.df_error), "dep_mean": fit.dep_mean,
                     "coeff_var": 100 * math.sqrt(fit.mse) / fit.dep_mean if fit.dep_mean else float("nan"),
-                    "aliased": fit.aliased, "selection": steps, "dependent": dep}
+                    "aliased": fit.aliased, "selection": steps, "selection_stats": step_stats, "dependent": dep}
     if collin:
         result.stats["collinearity"] = _collin(R, fit, names)
     for name, combo in fit.aliased.items():
@@ -392,7 +450,7 @@ def _listing(t: ResultTable, dep: str, n: int, n_missing: int) -> str:
     est = render_table(t.columns, t.rows, title="Parameter Estimates")
     parts = [head, anova, fit, est]
     if st["selection"]:
-        parts.insert(1, render_table(["Step", "Variable", "p"], [x for x in st["selection"] if x[0] != "subsets"],
+        parts.insert(1, render_table(["Step", "Variable", "p"], [x[:3] for x in st["selection"] if x[0] != "subsets"],
                                      title="Selection"))
     if st.get("collinearity"):
         rows = [[c["number"], c["eigenvalue"], c["condition_index"], *c["proportions"].values()]

@@ -2,9 +2,10 @@
 
 transpose: within each BY group, every VAR variable becomes one row (`_NAME_` holds its name)
 and the group's observations become columns, named by the ID variable's values or COL1, COL2, …
-surveyselect: simple random sampling without replacement (METHOD=SRS), overall or per stratum,
-with SAMPSIZE (n) or SAMPRATE (rate, rounded up as SAS does); reproducible with seed=, and the
-output carries SelectionProb and SamplingWeight as SAS's does.
+surveyselect: simple random sampling without replacement (METHOD=SRS), systematic (SYS) or with
+replacement (URS, NumberHits, OUTHITS), overall or per stratum, with SAMPSIZE (n) or SAMPRATE (rate, rounded
+up as SAS does); reproducible with seed=, and the output carries SelectionProb / ExpectedHits and
+SamplingWeight as SAS's does.
 """
 from __future__ import annotations
 
@@ -83,21 +84,28 @@ def transpose(s, data: str, out: str, var: str | Sequence[str] | None = None, by
 
 @procedure("PROCEDURE SURVEYSELECT")
 def surveyselect(s, data: str, out: str, n: int | None = None, rate: float | None = None,
-                 strata: str | Sequence[str] | None = None, method: str = "srs", seed: int | None = None):
-    """Select a simple random sample without replacement of n rows (or rate·N, rounded up) from
-    `data`, per stratum if strata= is given, into `out` (input order kept, plus SelectionProb
-    and SamplingWeight). seed= makes it reproducible; without one a seed is drawn and logged."""
+                 strata: str | Sequence[str] | None = None, method: str = "srs", seed: int | None = None,
+                 outhits: bool = False):
+    """Select a sample of n rows (or the share rate) from `data`, per stratum if strata= is given, into `out`
+    (input order kept). method: 'srs' (simple random sampling without replacement; rate·N rounded up), 'sys'
+    (systematic: interval N/n or 1/rate after a random start, in input order) — both add SelectionProb (n/N or
+    the rate) and SamplingWeight; 'urs' (with replacement: n draws) adds NumberHits, ExpectedHits (n/N) and
+    SamplingWeight (N/n), one row per unit selected or, with outhits=True, one per selection (SAS/STAT
+    SURVEYSELECT). seed= makes it reproducible; without one a seed is drawn and logged."""
     import pyarrow as pa
 
-    if method.lower() != "srs":
-        raise StatgridError(f"method={method!r} is not supported; statgrid selects simple random samples "
-                            "(method='srs').")
+    method = method.lower()
+    if method not in ("srs", "sys", "urs"):
+        raise StatgridError(f"method={method!r} is not supported; use 'srs' (simple random), 'sys' (systematic) "
+                            "or 'urs' (with replacement).")
     if (n is None) == (rate is None):
         raise StatgridError("give exactly one of n= (rows per stratum) or rate= (share of each stratum).")
     if n is not None and n < 0:
         raise StatgridError(f"n={n} is not allowed: a sample size is 0 or more.")
     if rate is not None and not 0 < rate <= 1:
         raise StatgridError(f"rate={rate} is not allowed: use a share in (0, 1], e.g. rate=0.1.")
+    if outhits and method != "urs":
+        raise StatgridError("outhits=True is for method='urs' (with replacement); other methods select a row once.")
     src = s.dataset(data)
     names = [c for c, _ in s.columns(src.scan_sql())]
     strata_cols = check_columns(as_list(strata), names, "STRATA", str(src))
@@ -110,30 +118,65 @@ def surveyselect(s, data: str, out: str, n: int | None = None, rate: float | Non
     rownum = frame.column(_ROWNUM).to_numpy()
     strata_vals = list(zip(*(frame.column(c).to_pylist() for c in strata_cols))) if strata_cols else \
         [()] * len(rownum)
-    chosen, probs = [], []
+    chosen, probs, hits = [], [], []
     start = 0
     while start < len(rownum):
         stop = start
         while stop < len(rownum) and strata_vals[stop] == strata_vals[start]:
             stop += 1
         size = stop - start
-        k = n if n is not None else math.ceil(rate * size)
-        if k > size:
-            where = f"stratum {dict(zip(strata_cols, strata_vals[start]))}" if strata_cols else str(src)
-            raise StatgridError(f"n={k} is more than the {size} rows of {where}; sampling is without replacement: "
-                                "lower n=, or use rate=.")
-        pick = rng.choice(size, size=k, replace=False) + start
-        chosen.append(rownum[pick])
-        probs.append(np.full(k, k / size))
+        where = f"stratum {dict(zip(strata_cols, strata_vals[start]))}" if strata_cols else str(src)
+        pick, prob, hit = _select(rng, method, size, n, rate, where)
+        if outhits:                                         # URS: a row for each selection of a unit
+            pick, prob, hit = np.repeat(pick, hit), np.repeat(prob, hit), np.repeat(hit, hit)
+        chosen.append(rownum[pick + start])
+        probs.append(prob)
+        hits.append(hit)
         start = stop
-    sel = pa.table({_ROWNUM: pa.array(np.concatenate(chosen) if chosen else [], pa.int64()),
-                    "SelectionProb": pa.array(np.concatenate(probs) if probs else [], pa.float64())})
+    cat = (lambda parts, t: pa.array(np.concatenate(parts) if parts else [], t))
+    sel = pa.table({_ROWNUM: cat(chosen, pa.int64()), "p": cat(probs, pa.float64()), "hits": cat(hits, pa.int64())})
+    if method == "urs":
+        stats = "sel.hits AS NumberHits, sel.p AS ExpectedHits, 1 / sel.p AS SamplingWeight"
+    else:
+        stats = "sel.p AS SelectionProb, 1 / sel.p AS SamplingWeight"
     s.con.register("__statgrid_selected", sel)
     try:
-        ref = s.write(out, f"SELECT t.* EXCLUDE ({_ROWNUM}), sel.SelectionProb, 1 / sel.SelectionProb AS "
-                           f"SamplingWeight FROM {src.scan_sql(row_numbers=True)} AS t JOIN "
-                           f"temp.main.__statgrid_selected AS sel USING ({_ROWNUM}) ORDER BY t.{_ROWNUM}")
+        ref = s.write(out, f"SELECT t.* EXCLUDE ({_ROWNUM}), {stats} FROM {src.scan_sql(row_numbers=True)} AS t "
+                           f"JOIN temp.main.__statgrid_selected AS sel USING ({_ROWNUM}) ORDER BY t.{_ROWNUM}")
     finally:
         s.con.unregister("__statgrid_selected")
-    s.log.note(f"SURVEYSELECT: {len(sel)} of {len(rownum)} rows selected (simple random sampling, seed={seed}).")
+    label = {"srs": "simple random sampling", "sys": "systematic random sampling",
+             "urs": "unrestricted random sampling, with replacement"}[method]
+    drawn = int(sum(h.sum() for h in hits)) if method == "urs" else len(sel)
+    rows = len(sel) if not outhits else drawn
+    s.log.note(f"SURVEYSELECT: {drawn} selection(s) of {len(rownum)} rows, {rows} output row(s) ({label}, "
+               f"seed={seed}).")
     return ref
+
+
+def _select(rng, method: str, size: int, n: int | None, rate: float | None, where: str):
+    """One stratum of `size` rows: the positions selected (0-based, in order; a position once per output row),
+    each row's SelectionProb (ExpectedHits for URS) and its NumberHits."""
+    if method == "sys":
+        if n is not None and n > size:
+            raise StatgridError(f"n={n} is more than the {size} rows of {where}; systematic sampling selects a row "
+                                "once: lower n=, or use rate=.")
+        if n == 0 or size == 0:
+            return np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64)
+        k = size / n if n is not None else 1.0 / rate
+        r = rng.uniform(0.0, k)                            # the random start in the first interval
+        count = n if n is not None else int(math.ceil((size - r) / k))
+        pick = np.minimum(np.floor(r + k * np.arange(count)).astype(np.int64), size - 1)
+        return pick, np.full(len(pick), 1.0 / k), np.ones(len(pick), np.int64)
+    k = n if n is not None else math.ceil(rate * size)
+    if method == "urs":
+        if size == 0 or k == 0:
+            return np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64)
+        draws = rng.integers(0, size, size=k)
+        pick, count = np.unique(draws, return_counts=True)
+        return pick, np.full(len(pick), k / size), count
+    if k > size:
+        raise StatgridError(f"n={k} is more than the {size} rows of {where}; sampling is without replacement: "
+                            "lower n=, or use rate=.")
+    pick = rng.choice(size, size=k, replace=False)
+    return pick, np.full(k, k / size), np.ones(k, np.int64)

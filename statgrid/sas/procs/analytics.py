@@ -2,7 +2,7 @@
 (procs/reshape.py, rank.py, mining.py, glimmix.py). The input (with its data-set options and WHERE) is
 read once into a WORK member the procedure reads; OUT= is written by the procedure.
 
-- SURVEYSELECT DATA= OUT= METHOD=SRS N=|SAMPRATE= SEED=; STRATA vars.  (URS, SYS: an ERROR naming them)
+- SURVEYSELECT DATA= OUT= METHOD=SRS|SYS|URS N=|SAMPRATE= SEED= OUTHITS; STRATA vars.  (others: an ERROR)
 - STDIZE DATA= OUT= METHOD=STD|RANGE|MEAN|MEDIAN|MAXABS|IQR|MAD REPLACE; VAR vars; BY vars.
 - FASTCLUS DATA= MAXCLUSTERS=k MAXITER= OUT= OUTSTAT= SEED= (REPLACE=RANDOM) ; VAR vars.
 - HPCLUS DATA= MAXCLUSTERS=k MAXITER= SEED= STANDARDIZE=STD; INPUT vars </ LEVEL=INTERVAL>; SCORE OUT=.
@@ -22,7 +22,7 @@ from statgrid.sas.procs.step import Statements, begin, data_input, each_statemen
 TEMP = "_sgproc_input"
 SURVEYSELECT_OPTIONS = {"DATA": DATASET, "OUT": DATASET, "METHOD": VALUE, "M": VALUE, "N": VALUE, "SAMPSIZE": VALUE,
                         "SAMPRATE": VALUE, "RATE": VALUE, "SEED": VALUE, "NOPRINT": FLAG, "STATS": FLAG,
-                        "OUTALL": FLAG, "SELECTALL": FLAG}
+                        "OUTALL": FLAG, "SELECTALL": FLAG, "OUTHITS": FLAG}
 STDIZE_OPTIONS = {"DATA": DATASET, "OUT": DATASET, "METHOD": VALUE, "REPLACE": FLAG, "REPONLY": FLAG, "MISSING": VALUE,
                   "OUTSTAT": DATASET, "PCTLDEF": VALUE}
 FASTCLUS_OPTIONS = {"DATA": DATASET, "OUT": DATASET, "OUTSTAT": DATASET, "MAXCLUSTERS": VALUE, "MAXC": VALUE,
@@ -69,10 +69,13 @@ def run_surveyselect(statements: list, program: Any) -> None:
             raise SasError(f"Statement {t.text.upper()} is not supported in PROC SURVEYSELECT", t.line, t.col,
                            t.text, "STRATA or WHERE")
     method = str(opts.get("METHOD", "SRS")).upper()
-    if method != "SRS":
+    if method not in ("SRS", "SYS", "URS"):
         line, col = opts.value_at.get("METHOD", (first.line, 0))
         raise SasError(f"METHOD={method} is not supported by statgrid's PROC SURVEYSELECT", line, col, method,
-                       "METHOD=SRS (simple random sampling without replacement)")
+                       "METHOD=SRS (simple random sampling), SYS (systematic) or URS (with replacement)")
+    if opts.get("OUTHITS") and method != "URS":
+        raise SasError("The OUTHITS option is for METHOD=URS (selection with replacement)", first.line, 0,
+                       "OUTHITS", "METHOD=URS OUTHITS, or leave OUTHITS out")
     data = stage_input(program, src, TEMP)
     from statgrid.procs.reshape import surveyselect
     n = opts.get("N")
@@ -81,8 +84,8 @@ def run_surveyselect(statements: list, program: Any) -> None:
         rate = float(rate) / 100.0                   # SAMPRATE=10 means 10 percent
     seed = opts.get("SEED")
     _call(program, first, surveyselect, data, _name(_out_spec(program, opts)), n=int(float(n)) if n is not None else None,
-          rate=float(rate) if rate is not None else None, strata=strata, method="srs",
-          seed=int(float(seed)) if seed is not None else None)
+          rate=float(rate) if rate is not None else None, strata=strata, method=method.lower(),
+          seed=int(float(seed)) if seed is not None else None, outhits=bool(opts.get("OUTHITS")))
 
 
 def run_stdize(statements: list, program: Any) -> None:

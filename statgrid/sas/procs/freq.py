@@ -442,17 +442,27 @@ def _chisq(a, b, rlev, clev, cnt, name: str) -> list[tuple[ods.OdsTable, list[st
 
 
 def _mantel_haenszel(m, rlev, clev) -> float | None:
-    """(n-1) r², r Pearson's correlation of the row and column scores (the levels' values), for numeric levels."""
-    import numpy as np
-
-    if not (len(rlev) > 1 and len(clev) > 1 and all(isinstance(v, (int, float)) for v in list(rlev) + list(clev))):
+    """(n-1) r², r Pearson's correlation of the row and column scores. SAS's default SCORES=TABLE: a numeric
+    variable's levels score as their values, a character variable's as the row/column numbers 1, 2, … (FREQ,
+    "Scores")."""
+    if not (len(rlev) > 1 and len(clev) > 1):
         return None
-    rs, cs = np.array(rlev, dtype=float), np.array(clev, dtype=float)
+    rs, cs = _table_scores(rlev), _table_scores(clev)
     n = m.sum()
     mr, mc = (m.sum(axis=1) @ rs) / n, (m.sum(axis=0) @ cs) / n
     cov = ((rs - mr)[:, None] * (cs - mc)[None, :] * m).sum()
     vr, vc = (m.sum(axis=1) * (rs - mr) ** 2).sum(), (m.sum(axis=0) * (cs - mc) ** 2).sum()
     return float((n - 1) * cov ** 2 / (vr * vc)) if vr > 0 and vc > 0 else None
+
+
+def _table_scores(levels):
+    """SCORES=TABLE for one variable: numeric levels score as their values, character ones as 1, 2, … in the
+    table's order."""
+    import numpy as np
+
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in levels):
+        return np.array(levels, dtype=float)
+    return np.arange(1, len(levels) + 1, dtype=float)
 
 
 def _fisher(m, name: str) -> tuple[ods.OdsTable, list[str]]:

@@ -332,9 +332,13 @@ def _fit(program, proc, opts, spec, data: str) -> Any:
         from statgrid.procs.mixed import mixed
         from statgrid.sas.procs.mixedstatements import engine_args
         fn = getattr(mixed, "__wrapped__", mixed)
-        return fn(s, data, f"{dep} = {effects}", class_=classes, method=str(opts.get("METHOD", "REML")).lower(),
+        r = fn(s, data, f"{dep} = {effects}", class_=classes, method=str(opts.get("METHOD", "REML")).lower(),
            maxiter=int(float(opts.get("MAXITER", 200))), print=printing, ddfm=mopts.get("DDFM"),
            covtest=bool(opts.get("COVTEST")), scoring=int(float(opts.get("SCORING", 0))), **engine_args(spec))
+        if classes and "class_levels" not in r.stats:      # for Class Level Information (modeltables.mixed_tables)
+            from statgrid.sas.procs.hpmixed import _levels
+            r.stats["class_levels"] = _levels(s, data, dep, effects, classes, None)
+        return r
 
 
 def _genmod_scale(mopts: dict) -> str | None:

@@ -6,10 +6,11 @@ one record per table feeds the listing and ODS OUTPUT (statgrid/sas/ods.py).
     GLM       NObs, ClassLevels, OverallANOVA, FitStatistics, ModelANOVA (Type I and III), ParameterEstimates,
               LSMeans                                                   (Dependent in every data set)
     GENMOD    NObs, ClassLevels, ModelFit, ParameterEstimates
-    MIXED     NObs, ClassLevels (engine's), CovParms, FitStatistics, SolutionF, Tests3
+    MIXED     ClassLevels, Dimensions, NObs, CovParms, FitStatistics, SolutionF, Tests3
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from statgrid.sas.ods import OdsColumn as Col, OdsTable
@@ -114,6 +115,16 @@ def logistic_tables(r: Any, classes: list[str], model: tuple | None = None) -> l
 
 
 # ------------------------------------------------------------------------------------------ GLM
+def sig10(*columns: list) -> str:
+    """The decimals SAS's GLM listing gives a column of sums of squares, mean squares or estimates: those that
+    leave the column's largest magnitude ten significant digits (2670.365050, 281.3174755, 55.28234314)."""
+    values = [abs(float(v)) for col in columns for v in col
+              if v is not None and isinstance(v, (int, float)) and math.isfinite(v)]
+    top = max(values, default=0.0)
+    digits = len(str(int(top))) if top >= 1 else 1
+    return f"d{max(0, 10 - digits)}"
+
+
 def glm_tables(r: Any, classes: list[str]) -> list[OdsTable]:
     p = "GLM"
     levels = r.stats.get("class_levels") or {}
@@ -125,28 +136,31 @@ def glm_tables(r: Any, classes: list[str]) -> list[OdsTable]:
     for y in deps:
         st = r.stats[y]
         ms = st["ssm"] / st["df_model"] if st["df_model"] else None
+        d_ss = sig10([st["ssm"], st["sse"], st["sst"]])          # the Mean Square column shares it
         out.append(_t(p, "OverallANOVA", f"Dependent Variable: {y}", [
-            dep_col, Col("Source", type="char"), Col("DF", fmt="int"), Col("SS", "Sum of Squares", fmt="d7"),
-            Col("MS", "Mean Square", fmt="d7"), Col("FValue", "F Value", fmt="d2"),
+            dep_col, Col("Source", type="char"), Col("DF", fmt="int"), Col("SS", "Sum of Squares", fmt=d_ss),
+            Col("MS", "Mean Square", fmt=d_ss), Col("FValue", "F Value", fmt="d2"),
             Col("ProbF", "Pr > F", fmt="p")], [
             [y, "Model", st["df_model"], st["ssm"], ms, st["f_value"], st["prob_f"]],
             [y, "Error", st["df_error"], st["sse"], st["mse"], None, None],
             [y, "Corrected Total", st["df_model"] + st["df_error"], st["sst"], None, None, None]]))
         out.append(_t(p, "FitStatistics", "", [
             dep_col, Col("RSquare", "R-Square", fmt="d6"), Col("CV", "Coeff Var", fmt="d6"),
-            Col("RootMSE", "Root MSE", fmt="d6"), Col("DepMean", f"{y} Mean", fmt="d6")],
+            Col("RootMSE", "Root MSE", fmt="d6"), Col("DepMean", f"{y} Mean", fmt="best8")],
             [[y, st["rsquare"], st["coeff_var"], st["rmse"], st["dep_mean"]]]))
         for key, kind, label in (("type1", 1, "Type I SS"), ("type3", 3, "Type III SS")):
             if st[key]:
+                d_ss = sig10([row[2] for row in st[key]])
                 out.append(_t(p, "ModelANOVA", "", [
                     dep_col, Col("HypothesisType", fmt="int", hidden=True), Col("Source", type="char"),
-                    Col("DF", fmt="int"), Col("SS", label, fmt="d7"), Col("MS", "Mean Square", fmt="d7"),
+                    Col("DF", fmt="int"), Col("SS", label, fmt=d_ss), Col("MS", "Mean Square", fmt=d_ss),
                     Col("FValue", "F Value", fmt="d2"), Col("ProbF", "Pr > F", fmt="p")],
                     [[y, kind, *row] for row in st[key]]))
         est = [[y, row[1], row[2], 1.0 if row[3] == "B" else 0.0, *row[4:]] for row in r.rows if row[0] == y]
         out.append(_t(p, "ParameterEstimates", "", [
-            dep_col, Col("Parameter", type="char"), Col("Estimate", fmt="d9"), Col("Biased", "", fmt="b"),
-            Col("StdErr", "Standard Error", fmt="d9"), Col("tValue", "t Value", fmt="d2"),
+            dep_col, Col("Parameter", type="char"), Col("Estimate", fmt=sig10([e[2] for e in est])),
+            Col("Biased", "", fmt="b"), Col("StdErr", "Standard Error", fmt=sig10([e[4] for e in est])),
+            Col("tValue", "t Value", fmt="d2"),
             Col("Probt", "Pr > |t|", fmt="p")], est))
         for effect, rows in st["lsmeans"].items():
             names = [v for v in effect.replace("*", " ").split()]
@@ -170,7 +184,7 @@ def genmod_tables(r: Any, classes: list[str]) -> list[OdsTable]:
            ["Scaled Deviance", st["df"], st["scaled_deviance"], per(st["scaled_deviance"])],
            ["Pearson Chi-Square", st["df"], st["pearson_chisq"], st["pearson_df"]],
            ["Scaled Pearson X2", st["df"], st["scaled_pearson"], per(st["scaled_pearson"])],
-           ["Log Likelihood", None, st["loglik"], None], ["Full Log Likelihood", None, st["loglik"], None],
+           ["Log Likelihood", None, st.get("loglik_kernel", st["loglik"]), None], ["Full Log Likelihood", None, st["loglik"], None],
            ["AIC (smaller is better)", None, st["aic"], None], ["AICC (smaller is better)", None, st["aicc"], None],
            ["BIC (smaller is better)", None, st["bic"], None]]
     cols = [Col("Parameter", type="char")] + ([Col("Level1", "", "char")] if classes else [])
@@ -187,6 +201,24 @@ def genmod_tables(r: Any, classes: list[str]) -> list[OdsTable]:
 
 
 # ------------------------------------------------------------------------------------------ MIXED
+def _mixed_front(st: dict) -> list[OdsTable]:
+    """SAS's Class Level Information and Dimensions (MIXED, "Displayed Output"): Covariance Parameters, Columns
+    in X, Columns in Z (per Subject when a RANDOM statement has SUBJECT=), Subjects, Max Obs Per Subject (1 and
+    every observation used without SUBJECT=: the engine's independent blocks are not SAS's subjects then)."""
+    levels = {c: [_level_text(v) for v in vals] for c, vals in (st.get("class_levels") or {}).items()}
+    out = [_class_levels("MIXED", levels)] if levels else []
+    if "columns_in_x" not in st:
+        return out
+    z = (["Columns in Z per Subject", st["columns_in_z_per_subject"]] if st.get("subject_effect") and st["columns_in_z"]
+         else ["Columns in Z", st["columns_in_z"]])
+    dims = [["Covariance Parameters", st["covariance_parameters"]], ["Columns in X", st["columns_in_x"]], z,
+            *([["Subjects", st["subjects"]], ["Max Obs Per Subject", st["max_obs_per_subject"]]]
+              if st.get("subject_effect") else [["Subjects", 1], ["Max Obs Per Subject", st["n_used"]]])]
+    out.append(_t("MIXED", "Dimensions", "Dimensions", [Col("Descr", "", "char"), Col("Value", "", fmt="int")],
+                  dims, headings=False))
+    return out
+
+
 def mixed_tables(r: Any, classes: list[str]) -> list[OdsTable]:
     st, p = r.stats, "MIXED"
     show_subject = any(c["Subject"] for c in st["covparms"])
@@ -199,7 +231,7 @@ def mixed_tables(r: Any, classes: list[str]) -> list[OdsTable]:
     sol_cols = [Col(c, type="char") for c in r.columns[:r.columns.index("Estimate")]] + [
         Col("Estimate", fmt="d4"), Col("StdErr", "Standard Error", fmt="d4"), Col("DF", fmt="best"),
         Col("tValue", "t Value", fmt="d2"), Col("Probt", "Pr > |t|", fmt="p")]
-    out = [_t(p, "NObs", "", [Col("Label", "", "char"), Col("N", "", fmt="int")],
+    out = _mixed_front(st) + [_t(p, "NObs", "", [Col("Label", "", "char"), Col("N", "", fmt="int")],
               [["Number of Observations Read", st["n_read"]], ["Number of Observations Used", st["n_used"]],
                ["Number of Observations Not Used", st["n_read"] - st["n_used"]]], headings=False),
            _t(p, "CovParms", "Covariance Parameter Estimates", cp_cols, cp_rows),

@@ -111,6 +111,7 @@ def run(statements: list, program: Any) -> None:
 
     use_labels = bool(opts.get("LABEL") or opts.get("SPLIT"))
     printer = Printer(program, opts, formats, labels, use_labels, opts.get("SPLIT") or "")
+    printer.specials = _special_letters(program, spec, need)
     groups = _by_groups(rows, [pos[c.name.upper()] for c in byc], [d for _, d in by or []], byc, spec, notsorted)
     if not rows:
         return                                   # SAS prints nothing for an empty data set
@@ -230,6 +231,7 @@ class Printer:
         self.ls = int(_opt(program, "LINESIZE", 132))
         self.min_widths: dict[str, int] = {}
         self.by_label = ""
+        self.specials: dict[str, dict[int, str]] = {}     # COLUMN → {observation number: special missing letter}
 
     # -- one column -------------------------------------------------------------------------------
     def fmt_of(self, c: ColumnInfo) -> str:
@@ -246,7 +248,16 @@ class Printer:
             return text.split(self.split)
         return [text]
 
-    def cells(self, c: ColumnInfo, values: list) -> list[str]:
+    def cells(self, c: ColumnInfo, values: list, letters: list | None = None) -> list[str]:
+        """The column's texts; `letters`: each value's special missing letter (A-Z, _) or None, printed in
+        place of the missing value as SAS does."""
+        out = self._cells(c, values)
+        if letters:
+            out = [(letter.rjust(len(text)) if text.strip() else letter) if letter and v is None else text
+                   for v, text, letter in zip(values, out, letters)]
+        return out
+
+    def _cells(self, c: ColumnInfo, values: list) -> list[str]:
         fmt = self.fmt_of(c)
         if c.type == "num" and not fmt:
             return decimal_aligned(values, _opt(self.program, "MISSING", "."))
@@ -287,7 +298,9 @@ class Printer:
         for col in idc + vc:
             u = col.info.name.upper()
             extra = [t[u] for t in sums if u in t]
-            texts = self.cells(col.info, [r[pos[u]] for r in rows] + extra)
+            marks = self.specials.get(u)
+            letters = [marks.get(int(r[0])) for r in rows] + [None] * len(extra) if marks else None
+            texts = self.cells(col.info, [r[pos[u]] for r in rows] + extra, letters)
             col.cells = texts[:len(rows)]
             if extra:
                 totals[u] = texts[len(rows):]
@@ -424,6 +437,21 @@ class Printer:
         head = max(1, max(titles) if titles else 0) + 1
         foot = (1 + max(feet)) if feet else 0
         return max(5, ps - head - foot)
+
+
+def _special_letters(program, spec, need: dict) -> dict[str, dict[int, str]]:
+    """The special missing letters (.A-.Z, ._) the DATA step kept in the data set's file
+    (dataset.read_specials), for the printed columns: {COLUMN: {observation number: letter}}; {} for a view or
+    a file without any."""
+    from statgrid.sas.dataset import read_specials
+    try:
+        ref = program.session.ref(f"{spec.libref}.{spec.member}")
+        if not ref.exists():
+            return {}
+        raw = read_specials(ref.path)
+    except Exception:  # noqa: BLE001  (an unassigned library is reported by the input's own read)
+        return {}
+    return {u: {r + 1: code for r, code in raw[u].items()} for u in need if u in raw}
 
 
 def _centre(text: str, width: int) -> str:

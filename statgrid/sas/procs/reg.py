@@ -2,8 +2,8 @@
 collinearity — accurate to R).
 
     PROC REG <DATA=> <OUTEST=ds> <NOPRINT> <SIMPLE>;
-      MODEL y = x1 x2 … </ NOINT SELECTION=NONE|FORWARD|BACKWARD|STEPWISE|ADJRSQ SLE= SLS= INCLUDE=
-                           STB VIF COLLIN>;
+      MODEL y = x1 x2 … </ NOINT SELECTION=NONE|FORWARD|BACKWARD|STEPWISE|RSQUARE|ADJRSQ|CP SLE= SLS=
+                           INCLUDE= BEST= START= STOP= RSQUARE ADJRSQ CP STB VIF COLLIN>;
       BY vars; WHERE expr; OUTPUT OUT=ds P=name R=name;  (several MODEL statements: MODEL1, MODEL2 …)
 
 The listing has SAS's tables: observations read and used, Analysis of Variance, the fit statistics
@@ -30,7 +30,8 @@ from statgrid.sas.procs.step import ByInput, begin, data_input, each_statement, 
 OPTIONS = {"DATA": DATASET, "OUTEST": DATASET, "NOPRINT": FLAG, "SIMPLE": FLAG, "CORR": FLAG, "ALL": FLAG,
            "PLOTS": "value", "OUTSSCP": DATASET, "TABLEOUT": FLAG}
 MODEL_OPTIONS = {"NOINT", "SELECTION", "SLE", "SLS", "SLENTRY", "SLSTAY", "INCLUDE", "STB", "VIF", "COLLIN",
-                 "COLLINOINT", "CLB", "P", "R", "TOL", "DETAILS", "NOPRINT", "SS1", "SS2"}
+                 "COLLINOINT", "CLB", "P", "R", "TOL", "DETAILS", "NOPRINT", "SS1", "SS2", "BEST", "START", "STOP",
+                 "CP", "ADJRSQ", "RSQUARE"}
 STATEMENTS = ("MODEL", "BY", "WHERE", "OUTPUT", "VAR", "ID", "FREQ", "WEIGHT", "RUN", "QUIT", "TITLE")
 
 
@@ -110,7 +111,8 @@ def _model(c, cols, index: int) -> dict:
     while not c.at_end() and not c.at("/"):
         regs += var_names_one(c, cols)
     m = {"index": index, "label": label, "dep": dep, "regs": regs, "noint": False, "selection": None, "sle": 0.15,
-         "sls": 0.15, "include": 0, "stb": False, "vif": False, "collin": False}
+         "sls": 0.15, "include": 0, "stb": False, "vif": False, "collin": False, "best": None, "start": None,
+         "stop": None, "cp": False, "adjrsq": False, "rsquare": False}
     if c.accept("/"):
         while not c.at_end():
             o = statement_option(c, MODEL_OPTIONS, "MODEL").upper
@@ -120,14 +122,16 @@ def _model(c, cols, index: int) -> dict:
                 if o == "SELECTION":
                     m["selection"] = {"F": "forward", "B": "backward", "S": "stepwise", "STEPWISE": "stepwise",
                                       "FORWARD": "forward", "BACKWARD": "backward", "ADJRSQ": "adjrsq",
-                                      "NONE": None}.get(str(val).upper(), str(val).lower())
+                                      "RSQUARE": "rsquare", "CP": "cp", "NONE": None}.get(str(val).upper(), str(val).lower())
                 elif o in ("SLE", "SLENTRY"):
                     m["sle"] = float(val)
                 elif o in ("SLS", "SLSTAY"):
                     m["sls"] = float(val)
                 elif o == "INCLUDE":
                     m["include"] = int(float(val))
-            elif o in ("NOINT", "STB", "VIF", "COLLIN"):
+                elif o in ("BEST", "START", "STOP"):
+                    m[o.lower()] = _count_option(o, val, v)
+            elif o in ("NOINT", "STB", "VIF", "COLLIN", "CP", "ADJRSQ", "RSQUARE"):
                 m[o.lower()] = True
             elif o == "COLLINOINT":
                 m["collin"] = True
@@ -255,20 +259,58 @@ def reg_tables(m, result) -> list[OdsTable]:
              for c in st["collinearity"]]))
     subsets = next((x[1] for x in st.get("selection") or [] if x[0] == "subsets"), None)
     if subsets is not None:
-        # SELECTION=ADJRSQ prints the subsets, best first, instead of a fitted model (SAS REG, "Model-Selection
-        # Methods": RSQUARE/ADJRSQ/CP list the subsets)
-        return [out[0], table("SubsetSelSummary", "Adjusted R-Square Selection Method", [
-            Col("NumInModel", "Number in Model", fmt="int"), Col("AdjRsq", "Adjusted R-Square", fmt="d4"),
-            Col("RSquare", "R-Square", fmt="d4"), Col("VarsInModel", "Variables in Model", "char")], subsets)]
+        # SELECTION=RSQUARE|ADJRSQ|CP prints the subsets instead of a fitted model (SAS REG, "Model-Selection
+        # Methods")
+        return [out[0], _subset_table(m, subsets, table)]
     if st.get("selection"):
         steps = []
-        for k, step in enumerate(st["selection"], 1):
-            action, name, p = (list(step) + [None, None, None])[:3]
-            steps.append([k, name if action != "removed" else "", name if action == "removed" else "", p])
-        out.append(table("SelectionSummary", f"Summary of {str(m['selection']).capitalize()} Selection", [
+        moves = [x for x in st["selection"] if x[0] in ("entered", "removed")]
+        for k, (step, ss) in enumerate(zip(moves, st.get("selection_stats") or [{}] * len(moves)), 1):
+            action, name, p = step[:3]
+            steps.append([k, name if action != "removed" else "", name if action == "removed" else "",
+                          ss.get("num_in"), ss.get("partial_rsquare"), ss.get("model_rsquare"), ss.get("cp"),
+                          ss.get("f_value"), p])
+        out.append(table("SelectionSummary", "Summary of " + ("Backward Elimination" if m["selection"] == "backward"
+                                           else f"{str(m['selection']).capitalize()} Selection"), [
             Col("Step", fmt="int"), Col("VarEntered", "Variable Entered", "char"),
-            Col("VarRemoved", "Variable Removed", "char"), Col("ProbF", "Pr > F", fmt="p")], steps))
+            Col("VarRemoved", "Variable Removed", "char"), Col("NumInModel", "Number Vars In", fmt="int"),
+            Col("PartialRSquare", "Partial R-Square", fmt="d4"), Col("ModelRSquare", "Model R-Square", fmt="d4"),
+            Col("Cp", "C(p)", fmt="d4"), Col("FValue", "F Value", fmt="d2"), Col("ProbF", "Pr > F", fmt="p")],
+            steps))
     return out
+
+
+def _count_option(name: str, val, token) -> int:
+    try:
+        k = float(val)
+    except (TypeError, ValueError):
+        k = -1.0
+    if k < 1 or k != int(k):
+        raise SasError(f"{name}={token.text} must be a whole number of at least 1 (e.g. {name}=2)", token.line,
+                       token.col, name, f"{name}=2")
+    return int(k)
+
+
+SUBSET_TITLES = {"rsquare": "R-Square Selection Method", "adjrsq": "Adjusted R-Square Selection Method",
+                 "cp": "C(p) Selection Method"}
+
+
+def _subset_table(m, subsets: list[list], table) -> OdsTable:
+    """SAS's SubsetSelSummary: Number in Model, the method's criterion first, then R-Square / Adjusted R-Square /
+    C(p) as the method or the MODEL options (RSQUARE ADJRSQ CP) ask, and Variables in Model."""
+    from statgrid.procs.regression import order_subsets
+
+    method = m["selection"]
+    cols = {"rsquare": Col("RSquare", "R-Square", fmt="d4"), "adjrsq": Col("AdjRsq", "Adjusted R-Square", fmt="d4"),
+            "cp": Col("Cp", "C(p)", fmt="d4")}
+    pos = {"rsquare": 1, "adjrsq": 2, "cp": 3}
+    shown = [method] + [k for k in ("rsquare", "adjrsq", "cp") if k != method and (m[k] or (
+        method == "adjrsq" and k == "rsquare") or (method == "cp" and k == "rsquare"))]
+    rows = [[r[0], *[r[pos[k]] for k in shown], r[4]]
+            for r in order_subsets(subsets, method, m["best"], m["start"], m["stop"])]
+    return table("SubsetSelSummary", SUBSET_TITLES[method], [
+        Col("NumInModel", "Number in Model", fmt="int"), *[cols[k] for k in shown],
+        Col("VarsInModel", "Variables in Model", "char")], rows)
 
 
 def _num(x, d: int = 5) -> str:

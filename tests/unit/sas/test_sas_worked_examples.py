@@ -117,9 +117,6 @@ proc reg data=hald; model Y = {model}; run;""")
     assert pe == {k: (printed(a), printed(b)) for k, (a, b) in estimates.items()}
 
 
-@pytest.mark.xfail(strict=True, raises=KeyError, reason="PROC REG's SelectionSummary has no model R-square or "
-                   "C(p) column (SAS's Summary of Forward Selection prints Number Vars In, Partial R-Square, "
-                   "Model R-Square, C(p), F Value, Pr > F)")
 def test_reg_hald_forward_selection_summary_r_square_and_cp(session):
     run_ok(session, HALD + """ods output SelectionSummary=steps;
 proc reg data=hald; model Y = X1 X2 X3 X4 / selection=forward; run;""")
@@ -130,8 +127,6 @@ proc reg data=hald; model Y = X1 X2 X3 X4 / selection=forward; run;""")
     assert steps[1]["modelrsquare"] == printed("0.9725") and steps[1]["cp"] == printed("5.4959")
 
 
-@pytest.mark.xfail(strict=True, reason="PROC REG has no SELECTION=RSQUARE (nor BEST=, CP): 'ERROR: selection "
-                   "'rsquare' is not one of forward, backward, stepwise, adjrsq'")
 def test_reg_hald_rsquare_selection_best_two(session):
     run_ok(session, HALD + """ods output SubsetSelSummary=subsets;
 proc reg data=hald; model Y = X1 X2 X3 X4 / selection=rsquare best=2 cp; run;""")
@@ -202,10 +197,6 @@ proc glm data=cement; model Y = X1 X2 X3 X4 / solution; run; quit;""")
         assert pe[name]["tValue"] == printed(t) and pe[name]["Probt"] == printed(p)
 
 
-@pytest.mark.xfail(strict=True, reason="PROC GLM's listing prints sums of squares and estimates with a fixed number "
-                   "of decimals (2670.3650505, 55.282343145) where SAS gives each column the decimals that leave its "
-                   "largest value ten significant digits (2670.365050, 55.28234314), and the dependent mean with six "
-                   "decimals (95.423077) where SAS prints 95.42308")
 def test_glm_cement_listing_prints_the_published_rows(session):
     lines = listing_lines(session, CEMENT + "proc glm data=cement; model Y = X1 X2 X3 X4 / solution; run; quit;")
     # CEMENT_PAGE, "Multiple Least-Square Regression Example 3" (the GLM listing, row by row)
@@ -279,9 +270,6 @@ def test_freq_fisher_exact_listing(session):
                                 "Two-sided Pr <= P 0.1070"]) == []
 
 
-@pytest.mark.xfail(strict=True, raises=KeyError, reason="PROC FREQ CHISQ leaves out the Mantel-Haenszel "
-                   "Chi-Square row when the row or column variable is character; SAS computes it with table scores "
-                   "(row/column numbers)")
 def test_freq_mantel_haenszel_with_character_levels(session):
     # SAS/STAT FREQ, "Definitions and Notation: Scores": "The default score type is TABLE ... For character
     # variables, table scores are defined as the row numbers and column numbers":
@@ -335,9 +323,6 @@ def test_genmod_poisson_loglinear_fit_and_estimates(session):
     assert pe[("trtmnt", "2")]["Estimate"] == 0 and pe[("trtmnt", "2")]["DF"] == 0
 
 
-@pytest.mark.xfail(strict=True, reason="PROC GENMOD's 'Log Likelihood' is the full log likelihood (-11399.0678, the "
-                   "same as 'Full Log Likelihood'); SAS prints the kernel, sum of y*log(mu) - mu without the "
-                   "-log(y!) constant: 148707.7040")
 def test_genmod_poisson_log_likelihood_is_the_kernel(session):
     run_ok(session, NEWDRUG)
     fit = {r["Criterion"]: r["Value"] for r in rows(session, "work.fit")}
@@ -385,8 +370,6 @@ def test_mixed_heights_observations_read_and_used(session):
                     "Number of Observations Not Used": 0}
 
 
-@pytest.mark.xfail(strict=True, reason="PROC MIXED creates no ClassLevels or Dimensions ODS table (SAS prints "
-                   "'Class Level Information' and 'Dimensions' for every fit)")
 def test_mixed_heights_class_levels_and_dimensions(session):
     log = run_ok(session, HEIGHTS_RANDOM)
     assert "Output 'ClassLevels' was not created" not in log and "Output 'Dimensions' was not created" not in log
