@@ -168,6 +168,8 @@ class Driver:
     def __init__(self, program: ProgramState, data_step: StepRunner | None, procs: dict[str, StepRunner]):
         self.program, self.data_step, self.procs = program, data_step, procs
         self.log: SasLog = program.log
+        # statements(text, source) of the program's one macro processor (set by SasSession): CALL EXECUTE's
+        self.statements: Callable[[str, str], Iterator[Statement]] = plain_statements
 
     # ------------------------------------------------------------------ automatic macro variables
     def _automatic(self, name: str, value: Any) -> None:
@@ -190,6 +192,7 @@ class Driver:
             if _starts_step(stmt):
                 if kw == "DATA":
                     self._data_step(stmt, feed)
+                    self._call_execute()
                 else:
                     self._proc_step(stmt, feed)
             elif kw in ("RUN", "QUIT"):
@@ -202,6 +205,18 @@ class Driver:
                                             t.col, t.text, "a DATA or PROC step, or a global statement",
                                             stmt.source))
                 self._error_outside_step()
+
+    def _call_execute(self) -> None:
+        """What CALL EXECUTE stacked in the DATA step just ended: its lines in the log (SAS's "NOTE: CALL
+        EXECUTE generated line." and "n + text"), then run as the program's next statements."""
+        queued = self.program.extras.pop("call_execute", None)
+        if not queued:
+            return
+        self.log.note("CALL EXECUTE generated line.")
+        for n, text in enumerate(queued, 1):
+            self.log.put(f"{n:<10}+ {text}")
+        self.run(_Feed(self.statements("\n".join(queued), "CALL EXECUTE"), self.log, echo=False,
+                       on_error=self._error_outside_step))
 
     def _global(self, stmt: Statement) -> None:
         before = self.log.errors
@@ -451,6 +466,7 @@ class SasSession:
         program.sql_view = run_sql_view                        # a PROC SQL view runs through it when read
         self.driver = Driver(program, program.data_step, procs if procs is not None else default_procs)
         self._statements = _statement_source(program)          # one macro processor: %MACROs stay defined
+        self.driver.statements = self._statements
         self.submits = 0
         self.ended = False
 

@@ -236,6 +236,19 @@ def call_symputx(rt, args):
     return None
 
 
+@call_routine("EXECUTE", 1, 1, args="c")
+def call_execute(rt, args):
+    """CALL EXECUTE(text): SAS statements (and macro calls) to run when this DATA step has ended, in the
+    order given (SAS 9.4 Functions and CALL Routines: CALL EXECUTE). statgrid resolves a macro call in the
+    text then too, not at once as SAS does — the same steps run, in the same order."""
+    p = _program(rt)
+    if p is None:
+        raise SasError("CALL EXECUTE needs a SAS program to run its statements in", getattr(rt, "line", 0),
+                       getattr(rt, "col", 0))
+    p.extras.setdefault("call_execute", []).append(to_char(args[0]).rstrip(" "))
+    return None
+
+
 # -- state codes (FIPS) --------------------------------------------------------------------------------
 _STATES: dict[int, tuple[str, str]] = {
     1: ("AL", "Alabama"), 2: ("AK", "Alaska"), 4: ("AZ", "Arizona"), 5: ("AR", "Arkansas"),

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from statgrid.libraries import sql_ident
 from statgrid.sas.cursor import TokenCursor
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME, NUM, OP, STR
@@ -397,7 +398,8 @@ class SqlText:
         if k < end and toks[k].kind == NAME and toks[k].upper not in CLAUSE_END | {"GROUP", "SET", "VALUES"}:
             alias = toks[k].text
             k += 1
-        out.append(f"({sql}) AS {alias}")
+        # quoted: a member named like an SQL keyword (ALL, ORDER, GROUP, TABLE…) is a valid SAS name
+        out.append(f"({sql}) AS {sql_ident(alias)}")
         return k
 
     def _prescan(self, i: int, end: int) -> None:
