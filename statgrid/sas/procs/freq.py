@@ -3,7 +3,7 @@
     PROC FREQ <DATA=> <NOPRINT> <ORDER=INTERNAL|FREQ|DATA|FORMATTED> <PAGE> <NLEVELS>;
       BY vars; WEIGHT var; WHERE expr;
       TABLES requests </ LIST MISSING MISSPRINT NOCOL NOROW NOPERCENT NOCUM NOFREQ NOPRINT SPARSE
-                          OUT= OUTPCT CHISQ EXACT FISHER>;
+                          OUT= OUTPCT OUTCUM CHISQ EXACT FISHER>;
 
 Requests: `a`, `a*b`, `a*b*c` (strata of a's values, rows b, columns c), `(a b)*c` = `a*c b*c`.
 Without TABLES, one-way tables of every variable not in BY or WEIGHT.
@@ -45,7 +45,7 @@ from statgrid.sas.procs.step import Statements, begin, data_input, each_statemen
 OPTIONS = {"DATA": DATASET, "NOPRINT": FLAG, "ORDER": VALUE, "PAGE": FLAG, "NLEVELS": FLAG, "COMPRESS": FLAG,
            "FORMCHAR": VALUE}
 TABLE_OPTIONS = {"LIST", "MISSING", "MISSPRINT", "NOCOL", "NOROW", "NOPERCENT", "NOCUM", "NOFREQ", "NOPRINT",
-                 "SPARSE", "OUTPCT", "CHISQ", "EXACT", "FISHER", "OUT", "NOWARN", "EXPECTED", "DEVIATION",
+                 "SPARSE", "OUTPCT", "OUTCUM", "CHISQ", "EXACT", "FISHER", "OUT", "NOWARN", "EXPECTED", "DEVIATION",
                  "CELLCHI2", "TOTPCT", "CUMCOL", "MEASURES", "ALL", "NOSPARSE", "FORMAT"}
 STATEMENTS = ("TABLES", "TABLE", "BY", "WEIGHT", "WHERE", "FORMAT", "LABEL", "ATTRIB", "EXACT", "OUTPUT", "TEST")
 
@@ -222,12 +222,14 @@ def _write(program, spec, byc, varc, groups, topts, cols_by_name) -> None:
     n = len(varc)
     missing_level = bool(topts.get("MISSING"))
     outpct = bool(topts.get("OUTPCT")) and n >= 2
-    from statgrid.sas.procs.freq_out import out_columns
-    cols = out_columns(byc, varc, outpct)
+    from statgrid.sas.procs.freq_out import out_columns, outcum
+    cum = outcum(topts, varc)
+    cols = out_columns(byc, varc, outpct, cum)
     rows = []
     for key, cells in groups:
         counted = [c for c in cells if missing_level or not _is_missing(c, n)]
         total = sum(c[-1] for c in counted)
+        running = 0.0
         strata: dict[tuple, dict] = {}
         for c in counted:
             s = strata.setdefault(c[:n - 2], {"total": 0.0, "row": {}, "col": {}})
@@ -247,6 +249,12 @@ def _write(program, spec, byc, varc, groups, topts, cols_by_name) -> None:
                     row += [100.0 * c[-1] / rt if rt else None, 100.0 * c[-1] / ct if ct else None]
                     if n > 2:
                         row.append(100.0 * c[-1] / s["total"] if s["total"] else None)
+            if cum:
+                if miss:
+                    row += [None, None]
+                else:
+                    running += c[-1]
+                    row += [running, 100.0 * running / total if total else None]
             rows.append(row)
     write_rows(program, spec, cols, rows)
 

@@ -20,8 +20,9 @@ from statgrid.sas.dataset import ColumnInfo
 from statgrid.sas.procs.common import write_select
 
 
-def out_columns(byc, varc, outpct: bool) -> list[ColumnInfo]:
-    """OUT='s columns: the BY and table variables with their attributes, COUNT, PERCENT (, PCT_*)."""
+def out_columns(byc, varc, outpct: bool, outcum: bool = False) -> list[ColumnInfo]:
+    """OUT='s columns: the BY and table variables with their attributes, COUNT, PERCENT (, PCT_* for OUTPCT on a
+    multiway table; CUM_FREQ, CUM_PCT for OUTCUM on a one-way table)."""
     n = len(varc)
     cols = [ColumnInfo(c.name, c.type, c.length, c.format, c.informat, c.label) for c in byc + varc]
     cols += [ColumnInfo("COUNT", "num", 8, label="Frequency Count"),
@@ -31,7 +32,15 @@ def out_columns(byc, varc, outpct: bool) -> list[ColumnInfo]:
                  ColumnInfo("PCT_COL", "num", 8, label="Percent of Column Frequency")]
         if n > 2:
             cols.append(ColumnInfo("PCT_TABL", "num", 8, label="Percent of Two-Way Table Frequency"))
+    if outcum and n == 1:
+        cols += [ColumnInfo("CUM_FREQ", "num", 8, label="Cumulative Frequency Count"),
+                 ColumnInfo("CUM_PCT", "num", 8, label="Cumulative Percent of Total Frequency")]
     return cols
+
+
+def outcum(topts: dict, varc) -> bool:
+    """OUTCUM (Base SAS FREQ, TABLES): cumulative frequencies and percents in OUT=, for a one-way table."""
+    return bool(topts.get("OUTCUM")) and len(varc) == 1
 
 
 def _level(c) -> str:
@@ -78,11 +87,23 @@ def out_sql(base: str, byc, varc, wc, topts: dict, order: str) -> str:
             within.append(f"t.{q} NULLS FIRST")       # t.: the level as counted, before blanks fill it
     sorted_by = [f"t.{q} NULLS FIRST" for q in by] + within
     blank = [f"coalesce({q}, '') AS {q}" if c.type == "char" else q for c, q in zip(varc, lv)]
-    return (f"SELECT {', '.join(by + blank)}, COUNT, {', '.join(p.rsplit(' AS ', 1)[1] for p in pct)} FROM "
-            f"(SELECT *, {', '.join(pct + ranks)} FROM ({grouped})) t ORDER BY {', '.join(sorted_by)}")
+    shares = [p.rsplit(' AS ', 1)[1] for p in pct]
+    if not outcum(topts, varc):
+        return (f"SELECT {', '.join(by + blank)}, COUNT, {', '.join(shares)} FROM "
+                f"(SELECT *, {', '.join(pct + ranks)} FROM ({grouped})) t ORDER BY {', '.join(sorted_by)}")
+    # OUTCUM: running sums over the levels in their order within each BY group; a missing level has none
+    part = f"PARTITION BY {', '.join(by)} " if by else ""
+    run = f"sum(CASE WHEN {present} THEN COUNT END) OVER ({part}ORDER BY __pos ROWS UNBOUNDED PRECEDING)"
+    total = f"sum(CASE WHEN {present} THEN COUNT END) OVER ({part[:-1] if part else ''})"
+    cum = (f"CASE WHEN {present} THEN {run} END AS CUM_FREQ, "
+           f"CASE WHEN {present} AND {total} > 0 THEN 100.0 * {run} / {total} END AS CUM_PCT")
+    middle = (f"SELECT t.*, row_number() OVER (ORDER BY {', '.join(sorted_by)}) AS __pos FROM "
+              f"(SELECT *, {', '.join(pct + ranks)} FROM ({grouped})) t")
+    return (f"SELECT {', '.join(by + blank)}, COUNT, {', '.join(shares)}, {cum} FROM ({middle}) ORDER BY __pos")
 
 
 def write_out(program: Any, spec, base: str, byc, varc, wc, topts: dict, order: str) -> None:
     """Write OUT= for one table request straight from the engine."""
     outpct = bool(topts.get("OUTPCT")) and len(varc) >= 2
-    write_select(program, spec, out_sql(base, byc, varc, wc, topts, order), out_columns(byc, varc, outpct))
+    write_select(program, spec, out_sql(base, byc, varc, wc, topts, order),
+                 out_columns(byc, varc, outpct, outcum(topts, varc)))
