@@ -47,6 +47,45 @@ def pytest_addoption(parser) -> None:
                           "(a file, a job, a grid's state) fails")
 
 
+def _grid_cannot_match(markexpr: str) -> bool:
+    """True where no test of tests/grid/ can match `-m markexpr`: each is `grid` and never `unit`
+    (pytest_collection_modifyitems sees to it), so the expression is false whatever else they carry
+    (each other name it uses tried true and false). `-m unit` then need not import tests/grid/'s
+    modules (about 5 s of the unit layer's collection). An expression this cannot read: collect."""
+    import itertools
+    import re
+
+    from _pytest.mark.expression import Expression
+
+    try:
+        expr = Expression.compile(markexpr)
+    except Exception:
+        return False
+    fixed = {"grid": True, "unit": False}
+    free = sorted(set(re.findall(r"[A-Za-z_][\w.\-]*", markexpr)) - set(fixed) - {"and", "or", "not"})
+    if len(free) > 8:
+        return False
+    for values in itertools.product((False, True), repeat=len(free)):
+        known = {**fixed, **dict(zip(free, values))}
+        try:
+            if expr.evaluate(lambda name, **kw: known.get(name, False)):
+                return False
+        except Exception:
+            return False
+    return True
+
+
+def pytest_ignore_collect(collection_path, config):
+    """tests/grid/ is not collected where `-m` rules all its tests out (None: pytest decides as usual).
+    tests/unit/ always is: some of its tests are `grid` too."""
+    markexpr = config.getoption("markexpr", "") or ""
+    if (markexpr.strip() and collection_path.name == "grid"
+            and collection_path.resolve() == Path(__file__).resolve().parent / "grid"
+            and _grid_cannot_match(markexpr)):
+        return True
+    return None
+
+
 def pytest_collection_modifyitems(config, items) -> None:
     """Each test gets its folder's layer marker. A test of tests/unit/ that needs root, namespaces or
     a browser is not `unit` (it is slow or skipped there): it keeps its own marker only. --reverse
@@ -60,6 +99,10 @@ def pytest_collection_modifyitems(config, items) -> None:
         except ValueError:
             continue
         layer = _LAYERS.get(folder)
+        if layer == "grid" and item.get_closest_marker("unit"):
+            raise pytest.UsageError(f"{item.nodeid} is marked unit but sits in tests/grid/: a grid-layer test "
+                                    f"is never unit (`-m unit` does not collect tests/grid/); move it to "
+                                    f"tests/unit/ or drop the marker")
         if layer == "unit" and any(item.get_closest_marker(m) for m in _NOT_UNIT):
             continue
         if layer is not None:
