@@ -1,7 +1,8 @@
 """Shared fixtures: a throw-away grid home, an in-process session, the real CLI, and a grid.toml
 built from arguments.
 
-The suite's layers are its folders: tests/unit/ (fast, in one process: `pytest -m unit`), tests/grid/
+The suite's layers are its folders: tests/unit/ (fast, in pytest's process: `pytest -m unit`, or
+`pytest -m unit -n 2 --dist loadfile` on two pytest-xdist workers: the unit tests are parallel-safe), tests/grid/
 (tests that start a master, a Dask engine or a grid's processes), tests/support/ (helpers the tests
 import: gridtest, multiuser, netns, gridtoml, rscript). The layer's marker is given here from the
 folder, so a test cannot sit in one folder and claim the other layer; root, netns and browser are
