@@ -31,7 +31,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def tree_of(rev: str, into: Path) -> Path:
     """rev's files (git archive) in `into`: its tests and statgrid package, run with this tree's .venv."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True).stdout
+    res = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True)
+    if res.returncode != 0:
+        raise SystemExit(f"--before-rev {rev!r}: git archive cannot take it ({res.stderr.decode().strip()}); "
+                         "give a branch, tag or commit of this repository")
+    archive = res.stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     return into
 
