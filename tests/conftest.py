@@ -1,7 +1,8 @@
 """Shared fixtures: a throw-away grid home, an in-process session, the real CLI, and a grid.toml
 built from arguments.
 
-The suite's layers are its folders: tests/unit/ (fast, in one process: `pytest -m unit`), tests/grid/
+The suite's layers are its folders: tests/unit/ (fast, in pytest's process: `pytest -m unit`, or
+`pytest -m unit -n 2 --dist loadfile` on two pytest-xdist workers: the unit tests are parallel-safe), tests/grid/
 (tests that start a master, a Dask engine or a grid's processes), tests/support/ (helpers the tests
 import: gridtest, multiuser, netns, gridtoml, rscript). The layer's marker is given here from the
 folder, so a test cannot sit in one folder and claim the other layer; root, netns and browser are
@@ -47,6 +48,45 @@ def pytest_addoption(parser) -> None:
                           "(a file, a job, a grid's state) fails")
 
 
+def _grid_cannot_match(markexpr: str) -> bool:
+    """True where no test of tests/grid/ can match `-m markexpr`: each is `grid` and never `unit`
+    (pytest_collection_modifyitems sees to it), so the expression is false whatever else they carry
+    (each other name it uses tried true and false). `-m unit` then need not import tests/grid/'s
+    modules (about 5 s of the unit layer's collection). An expression this cannot read: collect."""
+    import itertools
+    import re
+
+    from _pytest.mark.expression import Expression
+
+    try:
+        expr = Expression.compile(markexpr)
+    except Exception:
+        return False
+    fixed = {"grid": True, "unit": False}
+    free = sorted(set(re.findall(r"[A-Za-z_][\w.\-]*", markexpr)) - set(fixed) - {"and", "or", "not"})
+    if len(free) > 8:
+        return False
+    for values in itertools.product((False, True), repeat=len(free)):
+        known = {**fixed, **dict(zip(free, values))}
+        try:
+            if expr.evaluate(lambda name, **kw: known.get(name, False)):
+                return False
+        except Exception:
+            return False
+    return True
+
+
+def pytest_ignore_collect(collection_path, config):
+    """tests/grid/ is not collected where `-m` rules all its tests out (None: pytest decides as usual).
+    tests/unit/ always is: some of its tests are `grid` too."""
+    markexpr = config.getoption("markexpr", "") or ""
+    if (markexpr.strip() and collection_path.name == "grid"
+            and collection_path.resolve() == Path(__file__).resolve().parent / "grid"
+            and _grid_cannot_match(markexpr)):
+        return True
+    return None
+
+
 def pytest_collection_modifyitems(config, items) -> None:
     """Each test gets its folder's layer marker. A test of tests/unit/ that needs root, namespaces or
     a browser is not `unit` (it is slow or skipped there): it keeps its own marker only. --reverse
@@ -60,6 +100,10 @@ def pytest_collection_modifyitems(config, items) -> None:
         except ValueError:
             continue
         layer = _LAYERS.get(folder)
+        if layer == "grid" and item.get_closest_marker("unit"):
+            raise pytest.UsageError(f"{item.nodeid} is marked unit but sits in tests/grid/: a grid-layer test "
+                                    f"is never unit (`-m unit` does not collect tests/grid/); move it to "
+                                    f"tests/unit/ or drop the marker")
         if layer == "unit" and any(item.get_closest_marker(m) for m in _NOT_UNIT):
             continue
         if layer is not None:

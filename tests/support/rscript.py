@@ -7,8 +7,9 @@ Each call runs in a fresh environment (no variable of one script is seen by the 
 what R prints (cat, print, write.csv and auto-printed values, as Rscript -e prints them), R's options
 (contrasts=…) are put back after it, and an error ends it with returncode 1 and R's message in stderr
 ("there is no package called …" where a package is missing). One R process serves one `packages`
-tuple: asking with another one ends it and starts a new one, so a script never sees a package (say
-lmerTest's lmer over lme4's) that its own test did not load. Scripts that call quit() are not for this.
+tuple, so a script never sees a package (say lmerTest's lmer over lme4's) that its own test did not
+load; the processes of the last few tuples stay (the test files alternate: lme4, geepack, car,
+lme4 + lmerTest, lme4 again), each started once. Scripts that call quit() are not for this.
 
     res = rscript("d <- read.csv('x.csv'); cat(mean(d$y))", packages=("lme4",))
     if res.returncode and "there is no package called" in res.stderr: pytest.skip(...)
@@ -99,7 +100,8 @@ class _Server:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-_current: list[_Server] = []
+KEEP = 4                              # R processes kept at most (about 100–200 MB each with lme4 loaded)
+_servers: dict[tuple[str, ...], _Server] = {}    # by packages, the least recently used first
 
 
 def rscript(code: str, packages: tuple[str, ...] = (), timeout_s: float = 600) -> subprocess.CompletedProcess:
@@ -107,17 +109,21 @@ def rscript(code: str, packages: tuple[str, ...] = (), timeout_s: float = 600) -
     scripts load; the first call loads them). Skips the test where Rscript is not installed."""
     if shutil.which("Rscript") is None:
         pytest.skip("Rscript is not installed: the R cross-check cannot run")
-    if _current and (_current[0].packages != packages or _current[0].proc.poll() is not None):
-        _current.pop().close()
-    if not _current:
-        _current.append(_Server(packages))
-    return _current[0].run(code, timeout_s)
+    packages = tuple(packages)
+    server = _servers.pop(packages, None)
+    if server is not None and server.proc.poll() is not None:
+        server.close()
+        server = None
+    while len(_servers) >= KEEP:
+        _servers.pop(next(iter(_servers))).close()
+    _servers[packages] = server or _Server(packages)
+    return _servers[packages].run(code, timeout_s)
 
 
 @atexit.register
 def _close() -> None:
-    while _current:
-        _current.pop().close()
+    while _servers:
+        _servers.popitem()[1].close()
 
 
 def skip_if_missing_package(res: subprocess.CompletedProcess) -> None:
