@@ -388,3 +388,9 @@ def call_scan(rt, args):
         return [None, None, 0.0, 0.0] + [None] * (len(args) - 4)
     pos, w = words[k - 1] if k > 0 else words[k]
     return [None, None, float(pos), float(len(w))] + [None] * (len(args) - 4)
+
+
+@function("VTYPE", 1, 1, returns="char", char_length=1, args="a")
+def f_vtype(rt, var):
+    """'N' for a numeric variable, 'C' for a character one (VNAME, VLENGTH, VLABEL … need the PDV: not yet)."""
+    return "C" if isinstance(var, str) else "N"

@@ -73,6 +73,7 @@ def test_digests_collate_and_names():
     assert f("NVALID", "_a1") == 1 and f("NVALID", "1abc") == 0 and f("NVALID", "my var") == 0
     assert f("NVALID", "my var", "ANY") == 1 and f("NVALID", '"my var"N', "NLITERAL") == 1
     assert f("NVALID", "a" * 33) == 0 and f("LENGTHM", "ab   ") == 5
+    assert f("VTYPE", "abc") == "C" and f("VTYPE", M) == "N"
     assert f("SYSPROD", "base") == 1 and f("SYSPROD", "NOTAPRODUCT") == -1 and f("SYSRC") == 0
 
 
