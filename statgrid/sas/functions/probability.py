@@ -216,6 +216,8 @@ def _quantile(discrete, d, p):
         _need(0 < p < 1)
     q = d.ppf(p)
     _need(not math.isinf(q) and q == q)
+    if discrete:
+        q = max(q, d.support()[0])          # scipy's ppf(0) is one below the support
     return q
 
 

@@ -64,7 +64,8 @@ def test_prob_and_inverse_functions_manual_values(call, expected):
     (("QUANTILE", "NORMAL", .975), 1.959963985), (("QUANTILE", "CHISQ", .95, 3), 7.8147279033),
     (("QUANTILE", "EXPO", 1 - math.exp(-1), 2), 2.0), (("QUANTILE", "UNIFORM", .3, 10, 20), 13.0),
     (("QUANTILE", "BINOM", .376953125, .5, 10), 4.0), (("QUANTILE", "BINOM", .38, .5, 10), 5.0),
-    (("QUANTILE", "POISSON", .5, 1), 1.0),
+    (("QUANTILE", "POISSON", .5, 1), 1.0), (("QUANTILE", "BINOM", 0, .5, 10), 0.0),
+    (("QUANTILE", "BINOM", 1, .5, 10), 10.0),
     (("LOGPDF", "NORMAL", 0), -0.5 * math.log(2 * math.pi)), (("LOGCDF", "EXPO", 1), math.log(1 - math.exp(-1))),
     (("LOGSDF", "EXPO", 3), -3.0),
 ])
