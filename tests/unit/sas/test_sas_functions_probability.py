@@ -155,3 +155,35 @@ run;
         s = math.sqrt(sum((a - m) ** 2 for a in v) / 2)
         return 3 / 2 * sum(((a - m) / s) ** 3 for a in v)
     assert [r["s"] for r in got] == pytest.approx([skew([-1, 1, 3]), skew([0, 1, 3]), skew([1, 1, 3])])
+
+
+def _scipy_cases():
+    """(SAS distribution and parameters, the same distribution in scipy.stats, points) — scipy.stats is an
+    independent reference here: the functions use closed forms and scipy.special's scalar functions."""
+    import scipy.stats as st
+    return [
+        (("NORMAL", 2, 3), st.norm(2, 3), (-4, 0.5, 2, 7)), (("T", 3.5), st.t(3.5), (-2, 0, 0.7, 5)),
+        (("T", 4, 1.5), st.nct(4, 1.5), (0, 2)), (("CHISQ", 4), st.chi2(4), (0.5, 3, 12)),
+        (("F", 3, 7), st.f(3, 7), (0.2, 1, 4.5)), (("EXPO", 2.5), st.expon(scale=2.5), (0.1, 2, 9)),
+        (("GAMMA", 2.2, 1.7), st.gamma(2.2, scale=1.7), (0.3, 3, 10)),
+        (("BETA", 2, 5, 1, 3), st.beta(2, 5, loc=1, scale=2), (1.1, 1.5, 2.8)),
+        (("LOGNORMAL", .5, .8), st.lognorm(.8, scale=math.exp(.5)), (0.4, 1.6, 6)),
+        (("UNIFORM", -1, 3), st.uniform(-1, 4), (-0.5, 1, 2.9)), (("CAUCHY", 1, 2), st.cauchy(1, 2), (-3, 1, 4)),
+        (("LOGISTIC", 1, 2), st.logistic(1, 2), (-3, 1, 4)), (("LAPLACE", 1, 2), st.laplace(1, 2), (-3, 1, 4)),
+        (("WEIBULL", 1.5, 2), st.weibull_min(1.5, scale=2), (0.5, 2, 5)),
+        (("BINOMIAL", .3, 12), st.binom(12, .3), (0, 3, 7, 12)), (("POISSON", 4.2), st.poisson(4.2), (0, 3, 9)),
+        (("NEGBINOMIAL", .4, 3), st.nbinom(3, .4), (0, 2, 8)), (("GEOMETRIC", .25), st.geom(.25, loc=-1), (0, 1, 6)),
+        (("BERNOULLI", .3), st.bernoulli(.3), (0, 1)),
+    ]
+
+
+def test_distributions_agree_with_scipy_stats():
+    for (name, *params), ref, points in _scipy_cases():
+        discrete = name in ("BINOMIAL", "POISSON", "NEGBINOMIAL", "GEOMETRIC", "BERNOULLI")
+        for x in points:
+            assert f("CDF", name, x, *params) == pytest.approx(ref.cdf(x), rel=1e-9, abs=1e-12), (name, x)
+            assert f("SDF", name, x, *params) == pytest.approx(ref.sf(x), rel=1e-9, abs=1e-12), (name, x)
+            want = ref.pmf(x) if discrete else ref.pdf(x)
+            assert f("PDF", name, x, *params) == pytest.approx(want, rel=1e-9, abs=1e-12), (name, x)
+        for p in (0.05, 0.5, 0.93):
+            assert f("QUANTILE", name, p, *params) == pytest.approx(ref.ppf(p), rel=1e-8, abs=1e-10), (name, p)
