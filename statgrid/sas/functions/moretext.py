@@ -1,6 +1,6 @@
 """More character and selection functions (SAS 9.4 Functions and CALL Routines): WHICHN WHICHC CHOOSEN
 CHOOSEC FINDC FINDW KSCAN ANYPUNCT NOTPUNCT SOUNDEX COMPLEV MD5 SHA256 COLLATE NLITERAL NVALID LENGTHM;
-SYMGLOBL SYMLOCAL SYSPROD SYSRC; CALL CATS CATT CATX SCAN.
+VTYPE SYMGLOBL SYMLOCAL SYSPROD SYSRC SLEEP; CALL CATS CATT CATX SCAN SLEEP.
 
 MD5 and SHA256 return the digest itself (16 and 32 bytes, as SAS does), not its hexadecimal text: write
 it with PUT(MD5(x), $HEX32.) / PUT(SHA256(x), $HEX64.). The string is hashed as held, trailing blanks
@@ -394,3 +394,30 @@ def call_scan(rt, args):
 def f_vtype(rt, var):
     """'N' for a numeric variable, 'C' for a character one (VNAME, VLENGTH, VLABEL … need the PDV: not yet)."""
     return "C" if isinstance(var, str) else "N"
+
+
+_MAX_SLEEP_S = 46 * 86400            # SAS: the longest sleep is 46 days
+
+
+def _sleep(rt, name: str, n, unit) -> float:
+    """Sleeps n units of `unit` seconds (default .001, as on UNIX); the seconds slept."""
+    import time
+    nv = to_num(n)
+    uv = 0.001 if unit is None else to_num(unit)
+    if nv != nv or nv < 0 or uv != uv or uv <= 0:
+        return invalid_argument(rt, name, None if nv == nv and nv >= 0 else 1)
+    seconds = min(nv * uv, _MAX_SLEEP_S)
+    time.sleep(seconds)
+    return seconds
+
+
+@function("SLEEP", 1, 2)
+def f_sleep(rt, n, unit=None):
+    """SLEEP(n <, unit>): suspends the step n units (seconds × unit; default .001) and returns the seconds."""
+    return _sleep(rt, "SLEEP", n, unit)
+
+
+@call_routine("SLEEP", 1, 2, args="nn")
+def call_sleep(rt, args):
+    _sleep(rt, "SLEEP", args[0], args[1] if len(args) > 1 else None)
+    return None

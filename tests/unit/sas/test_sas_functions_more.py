@@ -77,6 +77,15 @@ def test_digests_collate_and_names():
     assert f("SYSPROD", "base") == 1 and f("SYSPROD", "NOTAPRODUCT") == -1 and f("SYSRC") == 0
 
 
+def test_sleep_arguments():
+    assert f("SLEEP", 0) == 0 and f("SLEEP", 2, .0005) == pytest.approx(.001) and call("SLEEP", 1) is None
+    r = rt()
+    assert miss(FUNCTIONS["SLEEP"].fn(r, -1.0)) and CALL_ROUTINES["SLEEP"].fn(r, [M]) is None
+    assert miss(FUNCTIONS["SLEEP"].fn(r, 1.0, 0.0))
+    assert r.program.log.notes == ["Invalid first argument to function SLEEP.",
+                                   "Invalid first argument to function SLEEP.", "Invalid argument to function SLEEP(1,0)."]
+
+
 def test_call_cats_catx_scan():
     assert call("CATS", "ab      ", " c ", 1) == ["abc1"]
     assert call("CATS", "ab  ", "cdef") == ["abcd"]                               # cut to result's length
