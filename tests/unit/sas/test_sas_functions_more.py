@@ -138,6 +138,7 @@ def test_week_julian_nwkdom_holiday():
 
 def test_in_a_data_step(session):
     code, log, engines = run_under_engine(session, """
+%let who = world;
 data work.m;
   length list $ 12 first $ 8;
   list = 'x';
@@ -150,9 +151,13 @@ data work.m;
   days = datdif('16oct78'd, '16feb95'd, '30/360');
   w = whichn(3, 1, 3, 5);
   sx = soundex('Tymczak');
+  call symputx('n', 42);
+  length res $ 24;
+  res = resolve('%upcase(&who) n=&n');
 run;
 """, "NUMBA")
     assert code == 0, log
     assert engines == ["PYTHON"]
     assert rows(session, "work.m") == [{"list": "x,1,2,3", "first": "green", "i": 4.0, "pos": 7.0, "len": 4.0,
-                                        "age": 30.0, "days": 5880.0, "w": 2.0, "sx": "T522"}]
+                                        "age": 30.0, "days": 5880.0, "w": 2.0, "sx": "T522",
+                                        "res": "WORLD n=42"}]
