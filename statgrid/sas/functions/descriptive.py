@@ -1,5 +1,5 @@
 """More descriptive statistics over the arguments and truncation (SAS 9.4 Functions and CALL Routines):
-PCTL PCTL1-PCTL5 LARGEST SMALLEST ORDINAL CV KURTOSIS SKEWNESS STDERR; TRUNC ROUNDE.
+PCTL PCTL1-PCTL5 LARGEST SMALLEST ORDINAL CV KURTOSIS SKEWNESS STDERR; TRUNC ROUNDE; CALL ALLPERM.
 
 Missing arguments are ignored (ORDINAL counts them: they sort first); the result is missing when too few
 values remain (CV, STDERR: 2; SKEWNESS: 3; KURTOSIS: 4) or the values do not vary (SKEWNESS, KURTOSIS).
@@ -12,7 +12,7 @@ import math
 import struct
 
 from statgrid.sas.functions.numeric import _css, _present, to_num
-from statgrid.sas.functions.registry import function, invalid_argument
+from statgrid.sas.functions.registry import CALL_SETS, call_routine, function, invalid_argument
 from statgrid.sas.values import MISSING, num_key
 
 
@@ -180,3 +180,38 @@ def f_rounde(rt, x, unit=1.0):
     inv = 1 / u
     r = n / round(inv) if u < 1 and abs(inv - round(inv)) < 1e-9 * inv else n * u
     return float(f"{r:.15g}") if r != 0 else 0.0
+
+
+# -- permutations -------------------------------------------------------------------------------------------
+def plain_change(n: int, t: int) -> int:
+    """The left position (1-based) of the two adjacent values the t-th step (t >= 1) of the minimal-change
+    order of n values interchanges (Steinhaus-Johnson-Trotter "plain changes": the last value moves left
+    through the others, then right, with a step of the order of n-1 values in between)."""
+    if n < 2:
+        return 0
+    q, r = divmod(t, n)
+    if r:
+        return n - r if q % 2 == 0 else r
+    j = plain_change(n - 1, q)
+    return j + 1 if q % 2 else j
+
+
+@call_routine("ALLPERM", 2, None, args="na")
+def call_allperm(rt, args):
+    """CALL ALLPERM(count, v1, …): count 1 leaves the values; each next count interchanges two adjacent
+    values in SAS's minimal-change order (call it with count 1, 2, … N! in sequence); past N! nothing."""
+    k = to_num(args[0])
+    vals = list(args[1:])
+    n = len(vals)
+    if k != k or k < 1 or n > 18 or len({isinstance(v, str) for v in vals}) > 1:
+        invalid_argument(rt, "ALLPERM", None, None)
+        return None
+    k = int(k)
+    if k == 1 or k > math.factorial(n):
+        return None
+    j = plain_change(n, k - 1)
+    vals[j - 1], vals[j] = vals[j], vals[j - 1]
+    return [None] + vals
+
+
+CALL_SETS["ALLPERM"] = tuple(range(1, 19))

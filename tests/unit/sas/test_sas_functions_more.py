@@ -154,10 +154,15 @@ data work.m;
   call symputx('n', 42);
   length res $ 24;
   res = resolve('%upcase(&who) n=&n');
+  array p[3] (1 2 3);      /* 123 -> 132 -> 312 -> 321: the 3 moves left, then the first two interchange */
+  do k = 1 to 4;
+    call allperm(k, of p[*]);
+  end;
+  drop k;
 run;
 """, "NUMBA")
     assert code == 0, log
     assert engines == ["PYTHON"]
     assert rows(session, "work.m") == [{"list": "x,1,2,3", "first": "green", "i": 4.0, "pos": 7.0, "len": 4.0,
                                         "age": 30.0, "days": 5880.0, "w": 2.0, "sx": "T522",
-                                        "res": "WORLD n=42"}]
+                                        "res": "WORLD n=42", "p1": 3.0, "p2": 2.0, "p3": 1.0}]

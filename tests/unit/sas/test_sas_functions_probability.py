@@ -187,3 +187,19 @@ def test_distributions_agree_with_scipy_stats():
             assert f("PDF", name, x, *params) == pytest.approx(want, rel=1e-9, abs=1e-12), (name, x)
         for p in (0.05, 0.5, 0.93):
             assert f("QUANTILE", name, p, *params) == pytest.approx(ref.ppf(p), rel=1e-8, abs=1e-10), (name, p)
+
+
+def test_call_allperm_minimal_change_order():
+    from statgrid.sas.functions import CALL_ROUTINES
+    r, x, seen = rt(), ["ant", "bee", "cat", "dog"], []
+    for i in range(1, 26):
+        out = CALL_ROUTINES["ALLPERM"].fn(r, [float(i)] + x)
+        if out is not None:
+            new = out[1:]
+            diff = [k for k in range(4) if new[k] != x[k]]
+            assert len(diff) == 2 and diff[1] == diff[0] + 1          # two adjacent values interchanged
+            x = new
+        seen.append(tuple(x))
+    # the manual's log: 1 ant bee cat dog, 2 ant bee dog cat, 3 ant dog bee cat
+    assert seen[:3] == [("ant", "bee", "cat", "dog"), ("ant", "bee", "dog", "cat"), ("ant", "dog", "bee", "cat")]
+    assert len(set(seen[:24])) == 24 and seen[24] == seen[23]                  # count > 4!: unchanged
