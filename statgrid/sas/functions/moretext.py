@@ -1,6 +1,6 @@
 """More character and selection functions (SAS 9.4 Functions and CALL Routines): WHICHN WHICHC CHOOSEN
 CHOOSEC FINDC FINDW KSCAN ANYPUNCT NOTPUNCT SOUNDEX COMPLEV MD5 SHA256 COLLATE NLITERAL NVALID LENGTHM;
-VTYPE SYMGLOBL SYMLOCAL SYSPROD SYSRC SLEEP; CALL CATS CATT CATX SCAN SLEEP.
+VTYPE SYMGLOBL SYMLOCAL SYSPROD SYSRC SLEEP RESOLVE LIBREF; CALL CATS CATT CATX SCAN SLEEP.
 
 MD5 and SHA256 return the digest itself (16 and 32 bytes, as SAS does), not its hexadecimal text: write
 it with PUT(MD5(x), $HEX32.) / PUT(SHA256(x), $HEX64.). The string is hashed as held, trailing blanks
@@ -442,3 +442,15 @@ def f_resolve(rt, text):
         if isinstance(rt.state, dict):
             rt.state["_resolve_engine"] = eng
     return eng.resolve_str(to_char(text))
+
+
+@function("LIBREF", 1, 1, args="c")
+def f_libref(rt, libref):
+    """0 if the libref is assigned, else nonzero (-70008, the number SAS returns for an unassigned one)."""
+    p = getattr(rt, "program", None)
+    s = getattr(p, "session", None) if p is not None else None
+    name = to_char(libref).strip().lower()
+    try:
+        return 0.0 if s is not None and name and name in s.libraries else -70008.0
+    except Exception:
+        return -70008.0

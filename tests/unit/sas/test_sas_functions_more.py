@@ -159,10 +159,12 @@ data work.m;
     call allperm(k, of p[*]);
   end;
   drop k;
+  lw = libref('work'); lx = libref('nosuch');
 run;
 """, "NUMBA")
     assert code == 0, log
     assert engines == ["PYTHON"]
     assert rows(session, "work.m") == [{"list": "x,1,2,3", "first": "green", "i": 4.0, "pos": 7.0, "len": 4.0,
                                         "age": 30.0, "days": 5880.0, "w": 2.0, "sx": "T522",
-                                        "res": "WORLD n=42", "p1": 3.0, "p2": 2.0, "p3": 1.0}]
+                                        "res": "WORLD n=42", "p1": 3.0, "p2": 2.0, "p3": 1.0,
+                                        "lw": 0.0, "lx": -70008.0}]
