@@ -22,3 +22,12 @@ run;""")
     (3661, 8, 0, "01:01:01"), (90061, 8, 0, "01:01:01"), (45296.5, 11, 2, "12:34:56.50"), (3661, 5, 0, "01:01")])
 def test_tod(value, w, d, text):
     assert tod(value, w, d).strip() == text
+
+
+def test_hex_format_prints_a_digest_and_pads_with_blanks(session):
+    """$HEXw. (Formats and Informats: $HEX): two hex digits per byte, blanks (20) after the value. The MD5 of
+    'abc' is RFC 1321's test vector 900150983CD24FB0D6963F7D28E17F72."""
+    code, log, _ = run_sas(session, "data a; x = put(md5('abc'), $hex32.); y = put('AB', $hex8.); run;")
+    assert code == 0, log
+    row = session.fetch_arrow("SELECT * FROM " + session.ref("work.a").scan_sql()).to_pylist()[0]
+    assert row["x"] == "900150983CD24FB0D6963F7D28E17F72" and row["y"] == "41422020"
