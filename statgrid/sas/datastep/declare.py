@@ -150,6 +150,22 @@ class DeclareMixin:
                 v = pdv.declare(target.text, t, (length if t == "char" else 8))
             v.uninit = False
 
+    # what one element of a _TEMPORARY_ array costs here while the step runs: its entry in the PDV's slot list
+    # and in the row of values, and a float (SAS's own need is 8 bytes a number, the length a character)
+    TEMPORARY_ELEMENT_BYTES = 24
+
+    def _check_temporary_size(self, st, n: int) -> None:
+        """SAS's ERROR when an array cannot be held within MEMSIZE (rather than the node running out of memory)."""
+        try:
+            memsize = int(self.program.options.get("MEMSIZE"))
+        except Exception:  # noqa: BLE001 - no options (a test's bare step): no limit
+            return
+        need = n * max(self.TEMPORARY_ELEMENT_BYTES, (st.length or 8) if st.char else 8)
+        if memsize and need > memsize:
+            raise SasError(f"Unable to allocate sufficient memory for the array {st.name}: {n:,} elements need "
+                           f"about {need / 2**20:,.0f} MB, more than MEMSIZE={memsize / 2**20:,.0f}M allows",
+                           st.line, st.col, st.name, "fewer elements, or a larger -memsize")
+
     def _array(self, st) -> None:
         pdv = self.pdv
         kind = "char" if st.char else "num"
@@ -158,12 +174,12 @@ class DeclareMixin:
             n = 1
             for dd in st.dims:
                 n *= dd
-            slots = []
-            for i in range(n):
-                v = pdv.temp_slot(kind, length)
-                init = st.init[i] if i < len(st.init) else None
-                v.init = init if init is not None else (" " * length if st.char else V.MISSING)
-                slots.append(v.slot)
+            self._check_temporary_size(st, n)
+            blank = " " * length if st.char else V.MISSING
+            inits = [x if x is not None else blank for x in st.init[:n]]
+            slots = pdv.temp_block(n, kind, length, inits)
+            for sl in slots[len(inits):len(inits) + 1]:
+                pdv.slots[sl].init = blank        # the shared element: missing (or blanks) at the start
             pdv.arrays[st.name] = ArrayInfo(st.name, slots, list(st.dims), st.lower, st.char, True)
             return
         names = pdv.expand(st.elements, st.line, st.col, declare=False) if st.elements else []

@@ -270,14 +270,37 @@ class ExprGen:
         out = []
         for a in args:
             if isinstance(a, A.OfList):
-                for name in self.pdv.expand(a.items, a.line, a.col):
-                    v = self.pdv.get(name)
-                    out.append(A.Var(a.line, a.col, name, v.name if v else name))
+                for item in a.items:
+                    arr = self.pdv.arrays.get(item[1]) if item[0] == "array" else None
+                    if arr is not None and arr.temporary:
+                        out += self._temp_elements(arr, a.line, a.col)
+                        continue
+                    for name in self.pdv.expand([item], a.line, a.col):
+                        v = self.pdv.get(name)
+                        out.append(A.Var(a.line, a.col, name, v.name if v else name))
             elif isinstance(a, A.Index) and a.subs == ["*"]:
                 arr = self.pdv.arrays[a.name]
+                if arr.temporary:
+                    out += self._temp_elements(arr, a.line, a.col)
+                    continue
                 out += [A.Var(a.line, a.col, self.pdv.slots[s].name.upper(), self.pdv.slots[s].name) for s in arr.slots]
             else:
                 out.append(a)
+        return out
+
+    @staticmethod
+    def _temp_elements(arr, line: int, col: int) -> list:
+        """A _TEMPORARY_ array's elements as references by constant subscripts (they have no names), in
+        row-major order."""
+        out = []
+        lower = list(arr.lower) + [1] * (len(arr.dims) - len(arr.lower))
+        for i in range(len(arr.slots)):
+            subs, k = [], i
+            for d in reversed(arr.dims):
+                subs.append(k % d)
+                k //= d
+            subs.reverse()
+            out.append(A.Index(line, col, arr.name, [A.Num(line, col, float(x + lo)) for x, lo in zip(subs, lower)]))
         return out
 
     def _bounds(self, n):

@@ -11,7 +11,7 @@ from statgrid.sas.errors import SasError
 from statgrid.sas.values import MISSING
 
 
-@dataclass
+@dataclass(slots=True)
 class Var:
     name: str                     # as first written
     type: str | None              # 'num' | 'char' | None (not known yet)
@@ -88,8 +88,22 @@ class PDV:
         v.uninit = False
         return v
 
+    def temp_block(self, n: int, type_: str, length: int | None, inits: list) -> list[int]:
+        """n slots of a _TEMPORARY_ array. The elements past the initial values share one Var (they differ
+        only by slot; a temporary is retained, never written, never listed), so a million-element array costs
+        a list entry per element, not an object."""
+        first = len(self.slots)
+        for i, init in enumerate(inits[:n]):
+            v = self.temp_slot(type_, length)
+            v.init = init
+        rest = n - len(self.slots) + first
+        if rest > 0:
+            shared = Var("_TEMPORARY_", type_, length, len(self.slots), retained=True, auto=True)
+            self.slots.extend([shared] * rest)
+        return list(range(first, first + n))
+
     def temp_slot(self, type_: str, length: int | None) -> Var:
-        v = Var(f"_tmp{len(self.slots)}", type_, length, len(self.slots), retained=True, auto=True)
+        v = Var("_TEMPORARY_", type_, length, len(self.slots), retained=True, auto=True)
         self.slots.append(v)
         return v
 
