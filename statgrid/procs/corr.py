@@ -60,8 +60,8 @@ def _num(x: str) -> str:
 
 def simple_stats(execute: Execute, base: str, names: Sequence[str], freq: str | None = None,
                  weight: str | None = None, median: bool = False) -> list[SimpleStat]:
-    f = _num(freq) if freq else "1.0"
-    w = _num(weight) if weight else "1.0"
+    f = _num(freq) if freq else "CAST(1 AS DOUBLE)"
+    w = _num(weight) if weight else "CAST(1 AS DOUBLE)"
     parts = []
     for v in names:
         x = _num(v)
@@ -104,8 +104,8 @@ def pearson(execute: Execute, base: str, names: Sequence[str], with_names: Seque
     rows_v = list(with_names) or list(names)
     pairs = [(a, b) for a in rows_v for b in names]
     uniq = sorted({tuple(sorted(p)) for p in pairs})
-    f = _num(freq) if freq else "1.0"
-    w = _num(weight) if weight else "1.0"
+    f = _num(freq) if freq else "CAST(1 AS DOUBLE)"
+    w = _num(weight) if weight else "CAST(1 AS DOUBLE)"
     means = means or {}
 
     def centred(v):

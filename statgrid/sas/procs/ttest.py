@@ -17,7 +17,7 @@ from typing import Any
 from statgrid.libraries import sql_ident
 from statgrid.procs import ttest as eng
 from statgrid.sas import ods
-from statgrid.sas.errors import SasError
+from statgrid.sas.errors import SasError, skip_if_syntax_check
 from statgrid.sas.lexer import NAME
 from statgrid.sas.ods import OdsColumn as Col, OdsTable
 from statgrid.sas.procs.common import (VALUE, DATASET, FLAG, by_condition, by_keys, format_cell, by_rule, by_text,
@@ -70,6 +70,7 @@ def run(statements: list, program: Any) -> None:
                 raise stmt_error(first, f"Variable {v.name} in list does not match type prescribed for this list",
                                  v.name, "numeric VAR variables")
         targets = [(v.name, f"CAST({sql_ident(v.name)} AS DOUBLE)", None) for v in varc]
+    skip_if_syntax_check(program)          # after an ERROR: the statements were read; compute nothing
     inp = ByInput(program, first, src, cols, st.by)
     execute = lambda sql: program.session.execute(sql).fetchall()  # noqa: E731
     for key in by_keys(program, inp.byc, inp.base):
