@@ -194,7 +194,7 @@ def _matrix(listing, name, title, prob, names, wnames, cells, by, cov: bool = Fa
             text_rows.append([""] + [_int(cells[(a, b)].n) for b in names])
         text_rows.append([""] * (len(names) + 1))
     table = OdsTable(name, " / ".join(heading), columns, rows, "Corr", f"Corr.{name}", by=by)
-    body = text_table(["", *names], text_rows[:-1])
+    body = text_table(["", *names], text_rows[:-1], min_width=11)
     width = max(len(x) for x in body)
     listing.table(table, [h.center(width).rstrip() for h in heading] + [""] + body)
 

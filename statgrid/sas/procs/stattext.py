@@ -37,11 +37,11 @@ def df_text(v) -> str:
 
 
 def text_table(heads: list[str], rows: list[list[str]], n_left: int = 1,
-               spans: list[tuple[int, int, str]] = (), title: str = "") -> list[str]:
+               spans: list[tuple[int, int, str]] = (), title: str = "", min_width: int = 0) -> list[str]:
     """Columns two blanks apart, the first `n_left` left-aligned, the others right-aligned; `spans`: (first
     column, count, heading) headings centred over several columns (their own headings left blank); the title
-    centred over the table."""
-    widths = [max([len(h)] + [len(r[j]) for r in rows]) for j, h in enumerate(heads)]
+    centred over the table; `min_width`: the right-aligned columns' least width (CORR's matrices)."""
+    widths = [max([len(h), 0 if j < n_left else min_width] + [len(r[j]) for r in rows]) for j, h in enumerate(heads)]
     for first, count, text in spans:
         have = sum(widths[first:first + count]) + 2 * (count - 1)
         if len(text) > have:                       # widen the spanned columns' first to fit the heading

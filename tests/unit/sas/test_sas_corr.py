@@ -108,7 +108,7 @@ def test_listing_layout(session):
 2 1
 3 4
 4 3
-5 6
+5 5
 ;
 proc corr data=s; run;""")
     assert code == 0, log
@@ -117,10 +117,10 @@ proc corr data=s; run;""")
     # by hand: x̄ = ȳ = 3, s = √2.5 = 1.58114, Σ 15
     assert "x         5  3.00000  1.58114  15.00000  1.00000  5.00000" in lines
     assert "Pearson Correlation Coefficients, N = 5" in lines and "Prob > |r| under H0: Rho=0" in lines
-    # dx = -2 -1 0 1 2, dy = -1 -2 1 0 3: Σdxdy 10, Σdx² 10, Σdy² 15, r = 10/√150 = 0.81650
-    assert "x  1.00000  0.81650" in lines
-    # p: t = r·√(3/(1 - r²)) = r·√9 = 2.44949, two-sided on 3 df
-    p = 2 * stats.t.sf(3 * 10 / 150 ** 0.5, 3)
+    # dx = -2 -1 0 1 2, dy = -1 -2 1 0 2: Σdxdy 8, Σdx² = Σdy² = 10, r = 0.8
+    assert "x      1.00000      0.80000" in lines
+    # p: t = 0.8·√(3/0.36), two-sided on 3 df
+    p = 2 * stats.t.sf(0.8 * (3 / 0.36) ** 0.5, 3)
     assert f"{p:.4f}" in lines
 
 
