@@ -107,7 +107,7 @@ def _std_cl(std: float | None, df: float, alpha: float, sides: str):
 
 def check_options(alpha: float, sides: str) -> None:
     if not 0 < alpha < 1:
-        raise StatgridError(f"ALPHA={alpha!r} is not valid: give a value between 0 and 1, such as ALPHA=0.05")
+        raise StatgridError(f"ALPHA={alpha:g} is not valid: give a value between 0 and 1, such as ALPHA=0.05")
     if sides not in ("2", "U", "L"):
         raise StatgridError(f"SIDES={sides!r} is not valid: give SIDES=2, SIDES=L or SIDES=U")
 

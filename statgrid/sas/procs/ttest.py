@@ -74,7 +74,7 @@ def run(statements: list, program: Any) -> None:
     inp = ByInput(program, first, src, cols, st.by)
     execute = lambda sql: program.session.execute(sql).fetchall()  # noqa: E731
     for key in by_keys(program, inp.byc, inp.base):
-        base = inp.base + (f" WHERE {by_condition(inp.byc, key)}" if inp.byc else "")
+        base = f"SELECT * FROM ({inp.base})" + (f" WHERE {by_condition(inp.byc, key)}" if inp.byc else "")
         by = inp.pairs(key)
         for name, expr, pair in targets:
             listing = ods.Listing(program, "TTEST")
@@ -120,7 +120,7 @@ def _sides(opts, first) -> str:
     text = text[:-2] if text.endswith(".0") else text
     if text not in SIDES:
         line, col = opts.value_at.get("SIDES", (first.line, 0))
-        raise SasError(f"SIDES={v} is not valid", line, col, str(v), "SIDES=2, SIDES=L or SIDES=U")
+        raise SasError(f"SIDES={text} is not valid", line, col, text, "SIDES=2, SIDES=L or SIDES=U")
     return SIDES[text]
 
 
