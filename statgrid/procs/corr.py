@@ -73,7 +73,7 @@ def simple_stats(execute: Execute, base: str, names: Sequence[str], freq: str | 
     for k in range(len(names)):
         s, sw = row[5 * k + 1], row[5 * k + 2]
         means.append(s / sw if sw else None)
-    css_parts = [f"sum({f}*{w}*power({_num(v)} - {m!r}, 2))" if m is not None else "NULL"
+    css_parts = [f"sum({f}*{w}*power({_num(v)} - {m!r}, 2))" if m is not None else "sum(CAST(NULL AS DOUBLE))"
                  for v, m in zip(names, means)]
     css = execute(f"SELECT {', '.join(css_parts)} FROM ({base})")[0]
     med = _medians(execute, base, names, freq) if median else [None] * len(names)

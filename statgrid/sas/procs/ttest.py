@@ -210,12 +210,16 @@ def _two(program, first, listing, name, classc, base, expr, h0, alpha, sides, by
     eq = list(two.folded_f) if two.folded_f else None
     tables = _tables(name, None, stat_rows, cl_rows, test_rows, eq, alpha, sides, True)
     cname = classc.name
-    stat_text = [[r[0], "" if r[1] is None else str(r[1])] + [dnum(x, 4) if x is not None else "" for x in r[2:]]
-                 for r in stat_rows]
+    # the Diff row leaves N, Minimum and Maximum blank, Satterthwaite's the Std Dev and its CL (SAS); any other
+    # figure that cannot be computed (a group of one has no Std Dev) is '.'
+    stat_text = [[r[0], str(r[1])] + [dnum(x, 4) for x in r[2:]] for r in stat_rows[:2]]
+    stat_text.append([diff, "", dnum(two.diff, 4), dnum(two.pooled_std, 4), dnum(two.pooled_se, 4), "", ""])
     texts = [
         text_table([cname, "N", "Mean", "Std Dev", "Std Err", "Minimum", "Maximum"], stat_text),
         text_table([cname, "Method", "Mean", "", "", "Std Dev", "", ""],
-                   [[r[0], r[1]] + [dnum(x, 4) if x is not None else "" for x in r[2:]] for r in cl_rows], n_left=2,
+                   [[r[0], r[1]] + [dnum(x, 4) for x in r[2:5]] + (["", "", ""] if r[1] == "Satterthwaite" else
+                                                                     [dnum(x, 4) for x in r[5:]]) for r in cl_rows],
+                   n_left=2,
                    spans=[(3, 2, _cl_head(alpha, "Mean")), (6, 2, _cl_head(alpha, "Std Dev"))]),
         text_table(["Method", "Variances", "DF", "t Value", _p_head(sides)],
                    [[t.method, t.variances, df_text(t.df), dnum(t.t, 2), pvalue(t.p)] for t in two.tests],

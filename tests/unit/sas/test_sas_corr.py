@@ -4,6 +4,8 @@ scipy.stats (pearsonr, spearmanr, kendalltau variant='b') on the same numbers, f
 beside the figure), or by hand."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -132,3 +134,25 @@ proc corr data=s; run;""")
 def test_bad_input_names_the_fault(session, text, msg):
     code, log, _ = run_sas(session, _data() + text)
     assert code != 0 and msg in log, log
+
+
+def test_weight_enters_pearson_only(session):
+    code, log, _ = run_sas(session, """data w; input x y w; datalines;
+1 2 1
+2 1 3
+3 5 2
+4 3 1
+5 6 2
+;
+ods output PearsonCorr=work.pc SpearmanCorr=work.sc Cov=work.cv;
+proc corr data=w pearson spearman cov; var x y; weight w; run;""")
+    assert code == 0, log
+    x, y, w = np.array([1, 2, 3, 4, 5.]), np.array([2, 1, 5, 3, 6.]), np.array([1, 3, 2, 1, 2.])
+    # weighted means and cross products (SAS: Σw(x - x̄w)(y - ȳw), covariance divisor n - 1 under VARDEF=DF)
+    xm, ym = (w * x).sum() / w.sum(), (w * y).sum() / w.sum()
+    sxy, sxx, syy = (w * (x - xm) * (y - ym)).sum(), (w * (x - xm) ** 2).sum(), (w * (y - ym) ** 2).sum()
+    pc = {r["Variable"]: r for r in rows(session, "work.pc")}
+    assert pc["x"]["y"] == pytest.approx(sxy / math.sqrt(sxx * syy))
+    assert {r["Variable"]: r for r in rows(session, "work.cv")}["x"]["y"] == pytest.approx(sxy / 4)
+    sc = {r["Variable"]: r for r in rows(session, "work.sc")}
+    assert sc["x"]["y"] == pytest.approx(stats.spearmanr(x, y)[0])      # the weights left out
