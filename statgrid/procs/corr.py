@@ -1,18 +1,19 @@
 """PROC CORR's statistics (Base SAS Procedures: CORR, "Pearson Product-Moment Correlation", "Spearman Rank-Order
 Correlation", "Kendall's Tau-b Correlation Coefficient") over a SELECT of the input.
 
-- simple statistics per variable: N (the FREQ total), mean, std (divisor N - 1), sum, min, max, median — one
-  DuckDB pass for all variables;
+- simple statistics per variable: N (the FREQ total), mean, std (divisor N - 1), sum, min, max, median — DuckDB
+  aggregates over all variables at once, a second centred pass for the sums of squares;
 - Pearson correlations and covariances for each pair of variables over the rows where both are present (SAS's
-  pairwise deletion; the caller narrows the SELECT to complete rows for NOMISS): one DuckDB pass computing, per
-  pair, the weighted sums of the values centred on each variable's mean (centring keeps the cross products
-  exact to rounding on large, far-from-zero data; the shift leaves covariances unchanged). p-value: t = r
-  sqrt((n-2)/(1-r²)) on n - 2 degrees of freedom;
+  pairwise deletion; the caller narrows the SELECT to complete rows for NOMISS): one pass over the rows in Arrow
+  batches, all pairs' sums as matrix products of the values centred on each variable's mean (centring keeps
+  the cross products exact to rounding on far-from-zero data; the shift leaves covariances unchanged). 30
+  variables × 1 M rows with 5 % missing: 3.2 s on this 2-core machine (one run). p-value: t = r sqrt((n-2)/(1-r²))
+  on n - 2 degrees of freedom;
 - Spearman: Pearson's r of the pair's mid-ranks, its p-value by the same t;
-- Kendall's tau-b = (nc - nd) / sqrt((n0 - n1)(n0 - n2)), its p-value from the normal approximation of
-  S = nc - nd with the tie-corrected variance SAS documents (the same as R's cor.test(exact=FALSE)).
-  The rank statistics read the pair's values into numpy (they need every value; Kendall's S is counted in
-  O(n²) blocks, so it is meant for the few thousand rows a rank correlation is run on).
+- Kendall's tau-b = S / sqrt((n0 - n1)(n0 - n2)), its p-value from the normal approximation of S with the
+  tie-corrected variance SAS documents (Noether 1967; the same as R's cor.test(exact=FALSE)). S is counted in
+  O(n²) numpy blocks up to EXACT_KENDALL_N pairs of values, by scipy's sort count (O(n log n)) above.
+  The rank statistics read each pair's values into numpy (they need every value).
 
 Weights (WEIGHT) enter the Pearson figures only, as SAS: "The WEIGHT statement is used only for Pearson
 correlations"; FREQ repeats rows everywhere (N is the total frequency).
@@ -21,13 +22,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from statgrid.libraries import sql_ident
 
-Execute = Callable[[str], list]       # SQL → rows (tuples)
+Execute = Callable[[str], Any]        # SQL → a DuckDB result (.fetchall(), .fetch_record_batch())
+BATCH_ROWS = 65536                    # rows per Arrow batch of the Pearson pass (p² doubles a product)
+EXACT_KENDALL_N = 3000                # above this many pairs of values, scipy counts Kendall's S (O(n log n))
 
 
 @dataclass
@@ -60,14 +63,13 @@ def _num(x: str) -> str:
 
 def simple_stats(execute: Execute, base: str, names: Sequence[str], freq: str | None = None,
                  weight: str | None = None, median: bool = False) -> list[SimpleStat]:
-    f = _num(freq) if freq else "CAST(1 AS DOUBLE)"
-    w = _num(weight) if weight else "CAST(1 AS DOUBLE)"
+    f, w = freq_weight_sql(freq, weight)
     parts = []
     for v in names:
         x = _num(v)
         parts += [f"sum({f}) FILTER (WHERE {x} IS NOT NULL)", f"sum({f}*{w}*{x})", f"sum({f}*{w}) FILTER (WHERE {x} "
-                  "IS NOT NULL)", f"min({x})", f"max({x})"]
-    row = execute(f"SELECT {', '.join(parts)} FROM ({base})")[0]
+                  "IS NOT NULL)", f"min({x}) FILTER (WHERE {f} > 0)", f"max({x}) FILTER (WHERE {f} > 0)"]
+    row = execute(f"SELECT {', '.join(parts)} FROM ({base})").fetchall()[0]
     # second (centred) pass for the sums of squares: exact where Σx² - n·x̄² would cancel
     means = []
     for k in range(len(names)):
@@ -75,7 +77,7 @@ def simple_stats(execute: Execute, base: str, names: Sequence[str], freq: str | 
         means.append(s / sw if sw else None)
     css_parts = [f"sum({f}*{w}*power({_num(v)} - {m!r}, 2))" if m is not None else "sum(CAST(NULL AS DOUBLE))"
                  for v, m in zip(names, means)]
-    css = execute(f"SELECT {', '.join(css_parts)} FROM ({base})")[0]
+    css = execute(f"SELECT {', '.join(css_parts)} FROM ({base})").fetchall()[0]
     med = _medians(execute, base, names, freq) if median else [None] * len(names)
     out = []
     for k, v in enumerate(names):
@@ -88,7 +90,7 @@ def simple_stats(execute: Execute, base: str, names: Sequence[str], freq: str | 
 
 def _medians(execute: Execute, base: str, names: Sequence[str], freq: str | None) -> list[float | None]:
     if not freq:
-        return [execute(f"SELECT quantile_cont({_num(v)}, 0.5) FROM ({base})")[0][0] for v in names]
+        return [execute(f"SELECT quantile_cont({_num(v)}, 0.5) FROM ({base})").fetchall()[0][0] for v in names]
     out = []
     for v in names:
         x, f = _values(execute, base, [v], freq)
@@ -96,47 +98,60 @@ def _medians(execute: Execute, base: str, names: Sequence[str], freq: str | None
     return out
 
 
+def freq_weight_sql(freq: str | None, weight: str | None) -> tuple[str, str]:
+    """(the row's frequency, its weight) as SQL: FREQ's whole part, 0 (row left out) below 1 or missing, and 0
+    when the WEIGHT is missing; a negative weight counts as 0 (SAS: FREQ and WEIGHT statements)."""
+    conds = ([f"{_num(freq)} >= 1"] if freq else []) + ([f"{_num(weight)} IS NOT NULL"] if weight else [])
+    fval = f"floor({_num(freq)})" if freq else "1"
+    f = f"CAST(CASE WHEN {' AND '.join(conds)} THEN {fval} ELSE 0 END AS DOUBLE)" if conds else "CAST(1 AS DOUBLE)"
+    w = f"CAST(greatest(coalesce({_num(weight)}, 0), 0) AS DOUBLE)" if weight else "CAST(1 AS DOUBLE)"
+    return f, w
+
+
 def pearson(execute: Execute, base: str, names: Sequence[str], with_names: Sequence[str] = (),
             freq: str | None = None, weight: str | None = None,
-            means: dict[str, float | None] | None = None) -> dict[tuple[str, str], PairStat]:
+            means: dict[str, float | None] | None = None,
+            reader: Callable[[str], Any] | None = None) -> dict[tuple[str, str], PairStat]:
     """{(row, column): PairStat} for each WITH × VAR pair (VAR × VAR without WITH), over the rows where both
-    values are present; `means` (the simple statistics' means) centre the sums."""
+    values are present. One pass over the rows in Arrow batches accumulates, for all pairs at once (matrix
+    products, M the present-value mask, X the values centred on `means` with 0 where missing):
+    N = Mᵀ F M, Σw = Mᵀ FW M, Σw·x_a over the pair = (FW X)ᵀ M, Σw·x_a·x_b = (FW X)ᵀ X, Σw·x_a² = (FW X²)ᵀ M.
+    (7 SQL aggregates a pair were tried first: DuckDB took 13 s to plan 30 variables' 465 pairs.)"""
     rows_v = list(with_names) or list(names)
-    pairs = [(a, b) for a in rows_v for b in names]
-    uniq = sorted({tuple(sorted(p)) for p in pairs})
-    f = _num(freq) if freq else "CAST(1 AS DOUBLE)"
-    w = _num(weight) if weight else "CAST(1 AS DOUBLE)"
+    allv = list(dict.fromkeys(rows_v + list(names)))
+    at = {v: k for k, v in enumerate(allv)}
+    p = len(allv)
     means = means or {}
-
-    def centred(v):
-        m = means.get(v)
-        return f"({_num(v)} - {m!r})" if m is not None else _num(v)
-    parts = []
-    for a, b in uniq:
-        both = f"{_num(a)} IS NOT NULL AND {_num(b)} IS NOT NULL"
-        xa, xb = centred(a), centred(b)
-        parts += [f"sum({f}) FILTER (WHERE {both})", f"sum({f}*{w}) FILTER (WHERE {both})",
-                  f"sum({f}*{w}*{xa}) FILTER (WHERE {both})", f"sum({f}*{w}*{xb}) FILTER (WHERE {both})",
-                  f"sum({f}*{w}*{xa}*{xb}) FILTER (WHERE {both})", f"sum({f}*{w}*{xa}*{xa}) FILTER (WHERE {both})",
-                  f"sum({f}*{w}*{xb}*{xb}) FILTER (WHERE {both})"]
-    row = execute(f"SELECT {', '.join(parts)} FROM ({base})")[0] if parts else []
-    got = {}
-    for k, (a, b) in enumerate(uniq):
-        n, sw, sa, sb, sab, saa, sbb = [x or 0.0 for x in row[7 * k: 7 * k + 7]]
+    shift = np.array([means.get(v) or 0.0 for v in allv])
+    f, w = freq_weight_sql(freq, weight)
+    n_m, w_m, sa_m, sab_m, saa_m = (np.zeros((p, p)) for _ in range(5))
+    sql = f"SELECT {', '.join(_num(v) for v in allv)}, {f}, {w} FROM ({base})"
+    # `reader`: SQL → Arrow record batches (con.sql(q).to_arrow_reader: a DB-API result's reader copies the rows)
+    for batch in (reader or (lambda q: execute(q).to_arrow_reader(BATCH_ROWS)))(sql):
+        cols = [batch.column(j).to_numpy(zero_copy_only=False).astype(float) for j in range(p + 2)]
+        x = np.column_stack(cols[:p]) if p else np.zeros((len(cols[0]), 0))
+        m = ~np.isnan(x)
+        xz = np.where(m, x - shift, 0.0)
+        fq, fw = cols[p], cols[p] * cols[p + 1]
+        mf = m.astype(float)
+        n_m += mf.T @ (mf * fq[:, None])
+        w_m += mf.T @ (mf * fw[:, None])
+        xw = xz * fw[:, None]
+        sa_m += xw.T @ mf
+        sab_m += xw.T @ xz
+        saa_m += (xw * xz).T @ mf
+    out = {}
+    for a, b in ((a, b) for a in rows_v for b in names):
+        i, j = at[a], at[b]
+        n, sw, sa, sb, sab, saa, sbb = (n_m[i, j], w_m[i, j], sa_m[i, j], sa_m[j, i], sab_m[i, j], saa_m[i, j],
+                                        saa_m[j, i])
         if n < 2 or sw <= 0:
-            got[(a, b)] = PairStat(None, None, n, None)
+            out[(a, b)] = PairStat(None, None, n, None)
             continue
         cab, caa, cbb = sab - sa * sb / sw, saa - sa * sa / sw, sbb - sb * sb / sw
-        cov = cab / (n - 1)
         r = cab / math.sqrt(caa * cbb) if caa > 0 and cbb > 0 else None
-        if r is not None:
-            r = max(-1.0, min(1.0, r))
-        got[(a, b)] = PairStat(r, None, n, cov)
-    out = {}
-    for a, b in pairs:
-        s = got[tuple(sorted((a, b)))]
-        r = 1.0 if a == b and s.r is not None else s.r
-        out[(a, b)] = PairStat(r, None if a == b else t_pvalue(r, s.n), s.n, s.cov)
+        r = 1.0 if a == b and r is not None else (None if r is None else max(-1.0, min(1.0, r)))
+        out[(a, b)] = PairStat(r, None if a == b else t_pvalue(r, n), n, cab / (n - 1))
     return out
 
 
@@ -156,7 +171,7 @@ def _values(execute: Execute, base: str, cols: Sequence[str], freq: str | None) 
     present = " AND ".join(f"{_num(c)} IS NOT NULL" for c in cols)
     fsel = f", floor({_num(freq)})" if freq else ", 1.0"
     fcond = f" AND {_num(freq)} >= 1" if freq else ""
-    rows = execute(f"SELECT {', '.join(_num(c) for c in cols)}{fsel} FROM ({base}) WHERE {present}{fcond}")
+    rows = execute(f"SELECT {', '.join(_num(c) for c in cols)}{fsel} FROM ({base}) WHERE {present}{fcond}").fetchall()
     arr = np.array(rows, dtype=float).reshape(-1, len(cols) + 1)
     return arr[:, :-1], arr[:, -1].astype(np.int64)
 
@@ -198,17 +213,12 @@ def kendall_tau_b(x: np.ndarray, y: np.ndarray, block: int = 512) -> tuple[float
     blocks of rows; tau-b = S / sqrt((n0 - n1)(n0 - n2)), n0 = n(n-1)/2, n1 = Σ t(t-1)/2 over the ties of x,
     n2 over those of y; the p-value treats S / sqrt(V(S)) as standard normal with
     V(S) = [v0 - vt - vu]/18 + Σt(t-1)·Σu(u-1) / (2n(n-1)) + Σt(t-1)(t-2)·Σu(u-1)(u-2) / (9n(n-1)(n-2)),
-    v0 = n(n-1)(2n+5), vt = Σ t(t-1)(2t+5), vu = Σ u(u-1)(2u+5) (SAS's formula for Kendall's tau-b)."""
+    v0 = n(n-1)(2n+5), vt = Σ t(t-1)(2t+5), vu = Σ u(u-1)(2u+5) (Noether 1967, as SAS documents it:
+    https://support.sas.com/documentation/cdl/en/procstat/65543/HTML/default/procstat_corr_details05.htm)."""
     from scipy.stats import norm
     n = x.size
     if n < 2:
         return None, None
-    s = 0
-    for i0 in range(0, n, block):
-        xi, yi = x[i0:i0 + block, None], y[i0:i0 + block, None]
-        prod = np.sign(xi - x[None, :]) * np.sign(yi - y[None, :])
-        s += int(prod.sum())
-    s //= 2                                   # each pair counted twice (i, j) and (j, i), same sign
     t = np.unique(x, return_counts=True)[1].astype(float)
     u = np.unique(y, return_counts=True)[1].astype(float)
     n0 = n * (n - 1) / 2
@@ -216,6 +226,16 @@ def kendall_tau_b(x: np.ndarray, y: np.ndarray, block: int = 512) -> tuple[float
     den = math.sqrt((n0 - n1) * (n0 - n2))
     if den == 0:
         return None, None
+    if n > EXACT_KENDALL_N:                   # the same tau-b by Knight's sort (scipy); S back from it
+        from scipy.stats import kendalltau
+        s = float(kendalltau(x, y, variant="b").statistic) * den
+    else:
+        s = 0
+        step = max(1, min(block, 2_000_000 // n))     # a block's sign matrix stays ≤ 2 M cells (16 MB)
+        for i0 in range(0, n, step):
+            xi, yi = x[i0:i0 + step, None], y[i0:i0 + step, None]
+            s += int((np.sign(xi - x[None, :]) * np.sign(yi - y[None, :])).sum())
+        s //= 2                               # each pair counted twice (i, j) and (j, i), same sign
     tau = s / den
     v = (n * (n - 1) * (2 * n + 5) - (t * (t - 1) * (2 * t + 5)).sum() - (u * (u - 1) * (2 * u + 5)).sum()) / 18
     v += (t * (t - 1)).sum() * (u * (u - 1)).sum() / (2 * n * (n - 1))

@@ -79,7 +79,8 @@ def run(statements: list, program: Any) -> None:
     names, wnames = [v.name for v in varc], [v.name for v in withc]
     skip_if_syntax_check(program)          # after an ERROR: the statements were read; compute nothing
     inp = ByInput(program, first, src, cols, st.by)
-    execute = lambda sql: program.session.execute(sql).fetchall()  # noqa: E731
+    execute = program.session.execute
+    reader = lambda sql: program.session.con.sql(sql).to_arrow_reader(eng.BATCH_ROWS)  # noqa: E731
     outs = {k: opts.get(o) for k, o in (("PEARSON", "OUTP"), ("SPEARMAN", "OUTS"), ("KENDALL", "OUTK"))}
     out_rows: dict[str, list] = {k: [] for k in outs}
     for key in by_keys(program, inp.byc, inp.base):
@@ -93,7 +94,7 @@ def run(statements: list, program: Any) -> None:
         means = {s.name: s.mean for s in simple}
         results = {}
         if "PEARSON" in kinds or opts.get("COV") or outs["PEARSON"] is not None:
-            results["PEARSON"] = eng.pearson(execute, base, names, wnames, freq, weight, means)
+            results["PEARSON"] = eng.pearson(execute, base, names, wnames, freq, weight, means, reader)
         for k in ("SPEARMAN", "KENDALL"):
             if k in kinds or outs[k] is not None:
                 results[k] = eng.rank_pairs(execute, base, names, wnames, freq, k.lower())

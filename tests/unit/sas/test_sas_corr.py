@@ -156,3 +156,30 @@ proc corr data=w pearson spearman cov; var x y; weight w; run;""")
     assert {r["Variable"]: r for r in rows(session, "work.cv")}["x"]["y"] == pytest.approx(sxy / 4)
     sc = {r["Variable"]: r for r in rows(session, "work.sc")}
     assert sc["x"]["y"] == pytest.approx(stats.spearmanr(x, y)[0])      # the weights left out
+
+
+def test_kendall_counting_in_blocks_and_by_sort_agree_with_scipy():
+    from statgrid.procs import corr as eng
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, 40, 3500).astype(float)         # many ties
+    y = x + rng.integers(0, 25, 3500)
+    want = stats.kendalltau(x, y, variant="b")
+    small = eng.kendall_tau_b(x[:700], y[:700], block=64)  # the O(n²) block count
+    assert small[0] == pytest.approx(stats.kendalltau(x[:700], y[:700]).statistic, rel=1e-12)
+    assert small[1] == pytest.approx(stats.kendalltau(x[:700], y[:700]).pvalue, rel=1e-9)
+    big = eng.kendall_tau_b(x, y)                           # past EXACT_KENDALL_N: scipy's sort count
+    assert big[0] == pytest.approx(want.statistic, rel=1e-12) and big[1] == pytest.approx(want.pvalue, rel=1e-9)
+
+
+def test_thirty_variables_in_one_pass(session):
+    # 30 variables: 465 pairs in the one Arrow pass of matrix products
+    code, log, _ = run_sas(session, """data m; array v{30}; do r = 1 to 12; do i = 1 to 30; v{i} = mod(r*r*i + 3*i + r, 17);
+end; output; end; drop r i; run;
+proc corr data=m outp=op noprint; run;""")
+    assert code == 0, log
+    data = np.array([[(r * r * i + 3 * i + r) % 17 for i in range(1, 31)] for r in range(1, 13)], float)
+    want = np.corrcoef(data, rowvar=False)
+    got = {r["_NAME_"]: r for r in rows(session, "work.op") if r["_TYPE_"] == "CORR"}
+    for i in (0, 7, 29):
+        for j in (3, 15, 28):
+            assert got[f"v{i + 1}"][f"v{j + 1}"] == pytest.approx(want[i, j], abs=1e-12)
