@@ -54,14 +54,19 @@ class MeanCL:
     std_upper: float | None
 
 
-def group_stats(execute, base: str, expr: str, group: str | None = None) -> list[tuple[object, GroupStats]]:
+def group_stats(execute, base: str, expr: str, group: str | None = None,
+                freq: str | None = None) -> list[tuple[object, GroupStats]]:
     """[(group value, GroupStats)] of the numeric SQL `expr` over the rows of `base` where it is present, per
-    value of column `group` (one entry, key None, without); groups in ascending order, missing first."""
+    value of column `group` (one entry, key None, without); groups in ascending order, missing first. `freq`: a
+    FREQ variable, each row counted its whole part times (rows below 1 or missing left out, as SAS)."""
     g = sql_ident(group) if group else "NULL"
-    rows = execute(f"WITH t AS (SELECT {g} AS g, CAST({expr} AS DOUBLE) AS x FROM ({base}) WHERE ({expr}) IS NOT NULL),"
-                   f" m AS (SELECT g, avg(x) AS mean FROM t GROUP BY g)"
-                   f" SELECT t.g, count(*), any_value(m.mean), sum((t.x - m.mean) * (t.x - m.mean)), min(t.x), max(t.x)"
-                   f" FROM t JOIN m ON t.g IS NOT DISTINCT FROM m.g GROUP BY t.g ORDER BY t.g NULLS FIRST")
+    f = f"floor(CAST({sql_ident(freq)} AS DOUBLE))" if freq else "CAST(1 AS DOUBLE)"
+    keep = f" AND CAST({sql_ident(freq)} AS DOUBLE) >= 1" if freq else ""
+    rows = execute(f"WITH t AS (SELECT {g} AS g, CAST({expr} AS DOUBLE) AS x, {f} AS f FROM ({base}) "
+                   f"WHERE ({expr}) IS NOT NULL{keep}),"
+                   f" m AS (SELECT g, sum(f * x) / sum(f) AS mean FROM t GROUP BY g)"
+                   f" SELECT t.g, sum(t.f), any_value(m.mean), sum(t.f * (t.x - m.mean) * (t.x - m.mean)), min(t.x),"
+                   f" max(t.x) FROM t JOIN m ON t.g IS NOT DISTINCT FROM m.g GROUP BY t.g ORDER BY t.g NULLS FIRST")
     out = []
     for key, n, mean, css, lo, hi in rows:
         std = math.sqrt(css / (n - 1)) if n > 1 else None

@@ -135,3 +135,24 @@ proc ttest data=s2; by block; var Score; where Score > 74; run;""")
 def test_bad_input_names_the_fault(session, text, msg):
     code, log, _ = run_sas(session, GOLF + text)
     assert code != 0 and msg in log, log
+
+
+def test_freq_counts_each_row_its_whole_part_times(session):
+    code, log, _ = run_sas(session, """data f; input g $ y n; datalines;
+a 1 2
+a 3 1.7
+a 5 0
+b 2 1
+b 4 3
+b 9 .
+;
+ods output TTests=work.tt Statistics=work.st;
+proc ttest data=f; class g; var y; freq n; run;""")
+    assert code == 0, log
+    # a: 1 1 3 (n 1.7 → 1; 0 and missing leave the row out), b: 2 4 4 4
+    a, b = [1, 1, 3], [2, 4, 4, 4]
+    tt = {r["Method"]: r for r in rows(session, "work.tt")}
+    assert tt["Pooled"]["tValue"] == pytest.approx(stats.ttest_ind(a, b).statistic)
+    assert tt["Satterthwaite"]["DF"] == pytest.approx(stats.ttest_ind(a, b, equal_var=False).df)
+    st = {r["Class"]: r for r in rows(session, "work.st")}
+    assert (st["a"]["N"], st["b"]["N"], st["b"]["Maximum"]) == (3, 4, 4)
