@@ -20,13 +20,12 @@ from statgrid.sas import ods
 from statgrid.sas.errors import SasError, skip_if_syntax_check
 from statgrid.sas.lexer import NAME
 from statgrid.sas.ods import OdsColumn as Col, OdsTable
-from statgrid.sas.procs.common import (VALUE, DATASET, FLAG, by_condition, by_keys, format_cell, by_rule, by_text,
+from statgrid.sas.procs.common import (VALUE, DATASET, by_condition, by_keys, format_cell, by_rule, by_text,
                                        resolve_names)
 from statgrid.sas.procs.stattext import df_text, dnum, pvalue, text_table
 from statgrid.sas.procs.step import ByInput, Statements, begin, data_input, each_statement, fit_errors, stmt_error
 
-OPTIONS = {"DATA": DATASET, "H0": VALUE, "ALPHA": VALUE, "SIDES": VALUE, "CI": VALUE, "PLOTS": VALUE,
-           "NOBYVAR": FLAG, "ORDER": VALUE}
+OPTIONS = {"DATA": DATASET, "H0": VALUE, "ALPHA": VALUE, "SIDES": VALUE, "CI": VALUE, "PLOTS": VALUE}
 SIDES = {"2": "2", "U": "U", "L": "L"}
 
 
@@ -37,6 +36,10 @@ def run(statements: list, program: Any) -> None:
     h0, alpha, sides = _number(opts, "H0", 0.0, first), _number(opts, "ALPHA", 0.05, first), _sides(opts, first)
     with fit_errors(first, "ALPHA"):
         eng.check_options(alpha, sides)
+    if str(opts.get("CI", "EQUAL")).upper() != "EQUAL":      # the equal-tailed std CL is the one computed
+        line, col = opts.value_at["CI"]
+        raise SasError(f"CI={opts.get('CI')} is not supported by statgrid yet", line, col, str(opts.get("CI")),
+                       "CI=EQUAL (the default)")
     st = Statements(src, cols, passed=("FORMAT", "LABEL", "ATTRIB"))
     klass, pairs, freq = None, [], None
     for stmt, kw, c in each_statement(rest):

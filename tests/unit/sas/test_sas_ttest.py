@@ -130,6 +130,7 @@ proc ttest data=s2; by block; var Score; where Score > 74; run;""")
     ("proc ttest data=scores sides=3; var Score; run;", "SIDES=3 is not valid"),
     ("proc ttest data=scores alpha=2; var Score; run;", "ALPHA=2 is not valid"),
     ("proc ttest data=scores; paired Score; run;", "PAIRED a*b"),
+    ("proc ttest data=scores ci=umpu; var Score; run;", "CI=UMPU is not supported"),
     ("proc ttest data=scores; class Gender; var Nosuch; run;", "Nosuch"),
 ])
 def test_bad_input_names_the_fault(session, text, msg):
