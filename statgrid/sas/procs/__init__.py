@@ -28,6 +28,8 @@ _WHERE: dict[str, str] = {
     "SUMMARY": "means:run_summary", "SURVEYLOGISTIC": "surveylogistic:run", "HPMIXED": "hpmixed:run",
     "HPFOREST": "hpforest:run", "HP4SCORE": "hpforest:run_hp4score", "NLMIXED": "nlmixed:run",
     "PRINTTO": "printto:run", "COPY": "datasets:run_copy",
+    "CORR": "corr:run",
+    "TTEST": "ttest:run",
 }
 
 
