@@ -432,3 +432,18 @@ def chunks(s, design: Design, sql: str, rows: int, tail: Sequence[str]):
 def chunk_rows(memsize_bytes: int, width: int) -> int:
     """Rows per chunk: about memsize/16 bytes, as reg does (several copies live during a QR)."""
     return int(max(1024, min(1 << 20, memsize_bytes // 16 // (8 * (width + 1)))))
+
+
+def used_class_levels(s, data: str, dep: str, effects: str, classes: list[str], subject: str | None) -> dict:
+    """Each CLASS variable's levels among the rows a model uses (none of its variables missing): the Class
+    Level Information of PROC MIXED / HPMIXED."""
+    from statgrid.procs._base import dataset_types, qi
+
+    src, types = dataset_types(s, data)
+    by_upper = {c.upper(): c for c in types}
+    words = re.split(r"[*|()@=\s]+", " ".join([dep, effects, subject or "", *classes]))
+    used = list(dict.fromkeys(by_upper[w.upper()] for w in words if w.upper() in by_upper))
+    where = " AND ".join(f"{qi(c)} IS NOT NULL" for c in used) or "TRUE"
+    cls = [by_upper[c.upper()] for c in classes if c.upper() in by_upper]
+    got = levels_of(s, f"SELECT * FROM {src.scan_sql()} WHERE {where}", cls)
+    return {c: got[by_upper[c.upper()]].to_pylist() for c in classes if c.upper() in by_upper}

@@ -426,21 +426,16 @@ def call_sleep(rt, args):
 @function("RESOLVE", 1, 1, returns="char", char_length=200, args="c")
 def f_resolve(rt, text):
     """The text with its macro variable references (&name, &&name…) and macro functions (%UPCASE, %SYSFUNC …)
-    resolved when the statement runs, after CALL SYMPUT in the same step. The program's own %MACRO definitions
-    are not reachable from here yet (a request to the lead): a macro call in the text is left as SAS leaves an
-    unresolved one, with its WARNING."""
+    resolved when the statement runs, after CALL SYMPUT in the same step, by the program's own macro processor
+    (so its %MACROs run too)."""
     p = getattr(rt, "program", None)
     if p is None or getattr(p, "symbols", None) is None:
         return to_char(text)
+    # the program's own macro processor (statgrid/sas/macro/processor.py puts its engine in extras): its
+    # %MACROs, symbol tables and functions
     eng = p.extras.get("macro_engine") if isinstance(getattr(p, "extras", None), dict) else None
     if eng is None:
-        eng = rt.state.get("_resolve_engine") if isinstance(rt.state, dict) else None
-    if eng is None:
-        from statgrid.sas.functions.registry import lookup_function
-        from statgrid.sas.macro.execute import Engine
-        eng = Engine(p, lookup_function)
-        if isinstance(rt.state, dict):
-            rt.state["_resolve_engine"] = eng
+        return to_char(text)
     return eng.resolve_str(to_char(text))
 
 

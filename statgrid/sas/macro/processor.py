@@ -109,6 +109,8 @@ class MacroProcessor:
         self.program = program
         self.log = program.log
         self.engine = Engine(program, lookup_function)
+        if isinstance(getattr(program, "extras", None), dict):
+            program.extras["macro_engine"] = self.engine       # the RESOLVE function's way in
         self.reader: Reader | None = None
         self.engine.line_at = lambda pos: self.reader.line_at(pos) if self.reader else 0
         self.engine.echo_to = lambda line: self.reader.echo_through(line) if self.reader else None

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from statgrid.errors import StatgridError
+from statgrid.procs.design import used_class_levels
 from statgrid.sas.lexer import NAME
 from statgrid.sas.procs.common import DATASET, FLAG, VALUE, by_list, where_statement
 from statgrid.sas.procs.step import ByInput, begin, data_input, each_statement, fit_errors, stmt_error as _err
@@ -224,24 +225,9 @@ def fit_hpmixed(s, data: str, spec: dict, opts, dsname: str) -> dict:
     df = math.inf if ddfm == "None" else float(r.stats["n_used"] - len(kept))
     solution = _solution(r, owner, df)
     tests = _tests(r, owner, kept, df)
-    r.stats["class_levels"] = _levels(s, data, dep, effects, spec["class"], subject)
+    r.stats["class_levels"] = used_class_levels(s, data, dep, effects, spec["class"], subject)
     return {"result": r, "solution": solution, "tests": tests, "df": df, "ddfm": ddfm, "dataset": dsname,
             "owner": owner, "subject": subject, "spec": spec}
-
-
-def _levels(s, data: str, dep: str, effects: str, classes: list[str], subject: str | None) -> dict:
-    """Each CLASS variable's levels among the rows used (no variable of the model missing)."""
-    from statgrid.procs._base import dataset_types, qi
-    from statgrid.procs.design import levels_of
-
-    src, types = dataset_types(s, data)
-    by_upper = {c.upper(): c for c in types}
-    words = re.split(r"[*|()@=\s]+", " ".join([dep, effects, subject or "", *classes]))
-    used = list(dict.fromkeys(by_upper[w.upper()] for w in words if w.upper() in by_upper))
-    where = " AND ".join(f"{qi(c)} IS NOT NULL" for c in used) or "TRUE"
-    cls = [by_upper[c.upper()] for c in classes if c.upper() in by_upper]
-    got = levels_of(s, f"SELECT * FROM {src.scan_sql()} WHERE {where}", cls)
-    return {c: got[by_upper[c.upper()]].to_pylist() for c in classes if c.upper() in by_upper}
 
 
 def _p_t(t: float, df: float) -> float | None:

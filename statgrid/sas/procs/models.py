@@ -336,8 +336,8 @@ def _fit(program, proc, opts, spec, data: str) -> Any:
            maxiter=int(float(opts.get("MAXITER", 200))), print=printing, ddfm=mopts.get("DDFM"),
            covtest=bool(opts.get("COVTEST")), scoring=int(float(opts.get("SCORING", 0))), **engine_args(spec))
         if classes and "class_levels" not in r.stats:      # for Class Level Information (modeltables.mixed_tables)
-            from statgrid.sas.procs.hpmixed import _levels
-            r.stats["class_levels"] = _levels(s, data, dep, effects, classes, None)
+            from statgrid.procs.design import used_class_levels
+            r.stats["class_levels"] = used_class_levels(s, data, dep, effects, classes, None)
         return r
 
 
