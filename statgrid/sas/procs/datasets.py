@@ -441,16 +441,7 @@ def _run_group(ds: Datasets, stmt: Statement, subs: list[Statement], program: An
     elif kw == "COPY":
         o = parse_options(c, COPY_OPTIONS, program, "COPY", {"INLIB": "IN", "INDD": "IN", "OUTLIB": "OUT",
                                                              "OUTDD": "OUT", "MT": "MEMTYPE", "MTYPE": "MEMTYPE"})
-        select = exclude = None
-        for s in subs:
-            sc = cursor(s)
-            which = sc.next().upper
-            names = _names(sc)
-            if which == "SELECT":
-                select = (select or []) + names
-            else:
-                exclude = (exclude or []) + names
-        ds.copy(o, select, exclude)
+        ds.copy(o, *_select_exclude(subs))
     elif kw == "INDEX":
         ds.log.note(f"{stmt.text.strip().rstrip(';')}: accepted and ignored; statgrid data sets have no indexes "
                     "(DuckDB skips row groups by their min/max statistics).")
@@ -543,12 +534,18 @@ def run_copy(statements, program: Any) -> None:
     o = parse_options(proc_statement(first), COPY_OPTIONS, program, "PROC COPY",
                       {"INLIB": "IN", "INDD": "IN", "OUTLIB": "OUT", "OUTDD": "OUT", "MT": "MEMTYPE",
                        "MTYPE": "MEMTYPE"})
-    select = exclude = None
-    for stmt in rest:
-        if stmt.keyword in ("TITLE", "FOOTNOTE"):
-            continue
+    subs = [stmt for stmt in rest if stmt.keyword not in ("TITLE", "FOOTNOTE")]
+    for stmt in subs:
         if stmt.keyword not in ("SELECT", "EXCLUDE"):
             raise statement_error(stmt, "COPY", ("SELECT", "EXCLUDE"))
+    lib = (o.get("IN") or _default_lib(program)).upper()
+    Datasets(program, lib, o).copy(o, *_select_exclude(subs))
+
+
+def _select_exclude(subs: list[Statement]) -> tuple[list[str] | None, list[str] | None]:
+    """The members a COPY's SELECT and EXCLUDE statements name (None: the statement was not given)."""
+    select = exclude = None
+    for stmt in subs:
         sc = cursor(stmt)
         which = sc.next().upper
         names = _names(sc)
@@ -556,5 +553,4 @@ def run_copy(statements, program: Any) -> None:
             select = (select or []) + names
         else:
             exclude = (exclude or []) + names
-    lib = (o.get("IN") or _default_lib(program)).upper()
-    Datasets(program, lib, o).copy(o, select, exclude)
+    return select, exclude

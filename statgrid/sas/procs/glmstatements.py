@@ -17,8 +17,6 @@ from statgrid.sas.ods import OdsColumn as Col, OdsTable
 
 CONTRAST_OPTIONS = {"E", "SINGULAR", "ETYPE", "E1", "E2", "E3", "E4"}
 ESTIMATE_OPTIONS = {"DIVISOR", "E", "SINGULAR"}
-MIXED_CONTRAST_OPTIONS = {"E", "SINGULAR", "DF", "CHISQ"}
-MIXED_ESTIMATE_OPTIONS = {"DIVISOR", "E", "SINGULAR", "DF", "CL", "ALPHA"}
 
 
 def _label(c, kw: str) -> str:
@@ -98,18 +96,6 @@ def _estimate(c, allowed: set[str], where: str) -> tuple[str, dict, float, dict]
     if divisor == 0:
         raise SasError("DIVISOR= must not be 0", 0, 0, "DIVISOR=0", "a non-zero divisor")
     return label, rows[0], divisor, opts
-
-
-def mixed_contrast(c) -> tuple[str, list[dict], dict]:
-    """PROC MIXED's CONTRAST: (label, rows, options DF= CHISQ …)."""
-    label = _label(c, "CONTRAST")
-    rows, opts = _rows(c, "CONTRAST", MIXED_CONTRAST_OPTIONS)
-    return label, rows, opts
-
-
-def mixed_estimate(c) -> tuple[str, dict, float, dict]:
-    """PROC MIXED's ESTIMATE: (label, row, divisor, options DF= CL ALPHA= …)."""
-    return _estimate(c, MIXED_ESTIMATE_OPTIONS, " in PROC MIXED")
 
 
 def test(c) -> tuple[list[str], str]:
