@@ -204,9 +204,12 @@ class SqlText:
                     and up not in ("IN", "EXISTS", "ANY", "ALL", "SOME", "AND", "OR", "NOT", "AS", "SELECT", "VALUES",
                                    "USING", "OVER", "CASE", "WHEN", "THEN", "ELSE", "ON", "BY", "BETWEEN"):
                 from statgrid.sas.functions import FUNCTIONS as SAS_FUNCTIONS
-                if up in SAS_FUNCTIONS:
-                    raise self.error(t, f"The function {up} is not supported in PROC SQL by statgrid yet",
-                                     "a function of SAS's SQL that statgrid maps (see statgrid/sas/procs/sqltext.py)")
+                from statgrid.sas.procs.sqludf import bridge_call, refusal
+                if up in SAS_FUNCTIONS or refusal(up):    # no native translation: the DATA step's function, a UDF
+                    i, piece = bridge_call(self, i, end)
+                    out.append(piece)
+                    wrap_next = False
+                    continue
             if t.kind in (NAME, NUM, STR) or (t.kind == OP and t.text == "."):
                 i, piece, is_num_col = self._primary(i, end)
                 if is_num_col:

@@ -1,0 +1,83 @@
+"""PROC SQL calls the DATA step's functions that have no native DuckDB translation through a UDF bridge
+(statgrid/sas/procs/sqludf.py): the same values as the same calls in a DATA step, SAS's missing-value rules,
+the DATA step's "Invalid argument" NOTE, and a clear refusal for functions that need the DATA step."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tests.unit.sas.standins import run_sas
+
+DATA = """data t; input x y s :$12.; datalines;
+0 1 abbc
+1.96 3 xyz
+-1 . .
+. 2 bbbb
+;
+"""
+# (column, SAS expression) computed both ways
+CALLS = [("pn", "probnorm(x)"), ("cdfn", "cdf('NORMAL', x)"), ("q", "quantile('NORMAL', 0.975)"),
+         ("pm", "prxmatch('/b+/', s)"), ("pc", "prxchange('s/b/B/', -1, s)"), ("wn", "whichn(y, 1, 2, 3)"),
+         ("yd", "yrdif('01jan2020'd, '01jan2020'd + 366 * y, 'ACT/ACT')"), ("lc", "lengthc(s)"),
+         ("md", "put(md5(s), $hex32.)")]
+
+
+def _rows(session, member):
+    t = session.fetch_arrow("SELECT * FROM " + session.ref(f"work.{member}").scan_sql())
+    return t.to_pylist()
+
+
+def _same(a, b):
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-15)
+    return a == b or (a in (None, "") and b in (None, ""))
+
+
+def test_sql_calls_equal_the_data_step_and_hand_values(session):
+    assigns = "\n".join(f"  {c} = {e};" for c, e in CALLS)
+    cols = ", ".join(f"{e} as {c}" for c, e in CALLS)
+    code, log, _ = run_sas(session, DATA + f"data d; set t;\n{assigns}\nrun;\n"
+                           f"proc sql; create table q as select x, y, s, {cols} from t; quit;\n")
+    assert code == 0, log
+    assert "not supported in PROC SQL" not in log
+    d, q = _rows(session, "d"), _rows(session, "q")
+    assert len(d) == len(q) == 4
+    for rd, rq in zip(d, q):
+        for c, _ in CALLS:
+            assert _same(rd[c], rq[c]), (c, rd, rq)
+    # by hand: Phi(0) = 0.5, Phi(1.96) = 0.9750021048517795, Phi(.) missing; the 97.5% quantile 1.959963984540054
+    assert q[0]["pn"] == pytest.approx(0.5) and q[1]["pn"] == pytest.approx(0.9750021048517795)
+    assert q[3]["pn"] is None and q[3]["cdfn"] is None
+    assert q[0]["q"] == pytest.approx(1.959963984540054)
+    # 'abbc': first b at 2; 'xyz': 0; blank: 0; PRXCHANGE all b → B
+    assert [r["pm"] for r in q] == [2.0, 0.0, 0.0, 1.0]
+    assert q[0]["pc"] == "aBBc" and q[3]["pc"] == "BBBB"
+    # WHICHN(y, 1, 2, 3): y=1 → 1, y=3 → 3, y missing → missing, y=2 → 2
+    assert [r["wn"] for r in q] == [1.0, 3.0, None, 2.0]
+    # 2020 is a leap year: 366 days from 01JAN2020 is exactly one year
+    assert q[0]["yd"] == pytest.approx(1.0)
+    # LENGTHC counts the padding of a $12 variable, as in the DATA step
+    assert q[0]["lc"] == 12.0
+    assert len(q[0]["md"]) == 32 and q[0]["md"] != q[1]["md"]
+
+
+def test_invalid_argument_note_and_missing_result(session):
+    code, log, _ = run_sas(session, DATA + "proc sql; create table q as select x, quantile('NORMAL', x) as qq "
+                           "from t; quit;\n")
+    assert code == 0, log
+    q = _rows(session, "q")
+    # QUANTILE needs 0 < p < 1: x=0, 1.96, -1 are invalid (missing, with the NOTE); x missing gives missing
+    assert [r["qq"] for r in q] == [None, None, None, None]
+    assert "Invalid argument to function QUANTILE" in log
+
+
+def test_data_step_only_functions_are_refused_clearly(session):
+    code, log, _ = run_sas(session, DATA + "proc sql; create table q as select vname(x) as v from t; quit;\n")
+    assert code != 0 or "ERROR" in log
+    assert "VNAME" in log and "needs the DATA step" in log
+
+
+def test_type_mismatch_is_an_error_naming_the_argument(session):
+    code, log, _ = run_sas(session, DATA + "proc sql; create table q as select probnorm(s) as p from t; quit;\n")
+    assert "Function PROBNORM requires a numeric expression as argument 1" in log
