@@ -66,8 +66,7 @@ def _from_sas(returns: str):
     return num
 
 
-def make_row_fn(program: Any, f: Any, sig: str):
-    """fn(*values) → value: the SAS function `f` on one row's SQL values (None = NULL)."""
+def _runtime(program: Any):
     from statgrid.sas.context import FunctionRuntime
 
     shown = [0]
@@ -75,7 +74,12 @@ def make_row_fn(program: Any, f: Any, sig: str):
     def on_invalid(line, col, math):
         shown[0] += 1
         return shown[0] <= NOTE_LIMIT
-    rt = FunctionRuntime(program, {"_on_invalid": on_invalid})
+    return FunctionRuntime(program, {"_on_invalid": on_invalid})
+
+
+def make_row_fn(program: Any, f: Any, sig: str):
+    """fn(*values) → value: the SAS function `f` on one row's SQL values (None = NULL)."""
+    rt = _runtime(program)
     convs = [_to_sas(k) for k in sig]
     back = _from_sas(f.returns)
     fn = f.fn
@@ -86,15 +90,29 @@ def make_row_fn(program: Any, f: Any, sig: str):
 
 
 def make_arrow_fn(program: Any, f: Any, sig: str):
-    """The same over arrow vectors: fn(*arrays) → array."""
+    """The same over arrow vectors: fn(*arrays) → array. NULLs become SAS's missing, NaN results NULL and
+    character results lose their trailing blanks vector-wise; only the function's own call is per row."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
-    row = make_row_fn(program, f, sig)
-    out_type = pa.string() if f.returns == "char" else pa.float64()
+    rt = _runtime(program)
+    fn = f.fn
+    fills = [pa.scalar(float("nan")) if k == "n" else pa.scalar("") for k in sig]
+    back = _from_sas(f.returns)
 
     def vec(*arrays):
-        cols = [a.to_pylist() for a in arrays]
-        return pa.array([row(*vals) for vals in zip(*cols)] if cols else [row()], type=out_type)
+        cols = [a.fill_null(fill).to_pylist() for a, fill in zip(arrays, fills)]
+        got = [fn(rt, *vals) for vals in zip(*cols)] if cols else [fn(rt)]
+        if f.returns == "char":
+            try:
+                return pc.utf8_rtrim(pa.array(got, type=pa.string()), characters=" ")
+            except (pa.ArrowException, TypeError):
+                return pa.array([back(r) for r in got], type=pa.string())
+        try:
+            out = pa.array(got, type=pa.float64())
+        except (pa.ArrowException, TypeError):
+            return pa.array([back(r) for r in got], type=pa.float64())
+        return pc.if_else(pc.is_nan(out), pa.scalar(None, pa.float64()), out)
     return vec
 
 

@@ -81,3 +81,17 @@ def test_data_step_only_functions_are_refused_clearly(session):
 def test_type_mismatch_is_an_error_naming_the_argument(session):
     code, log, _ = run_sas(session, DATA + "proc sql; create table q as select probnorm(s) as p from t; quit;\n")
     assert "Function PROBNORM requires a numeric expression as argument 1" in log
+
+
+def test_row_udfs_give_what_vector_udfs_give(session, monkeypatch):
+    from statgrid.sas.procs import sqludf
+    sel = "select probnorm(x) as pn, prxchange('s/b/B/', -1, s) as pc, whichn(y, 1, 2, 3) as wn from t"
+    code, log, _ = run_sas(session, DATA + f"proc sql; create table va as {sel}; quit;\n")
+    assert code == 0, log
+    made, real = [], sqludf.make_row_fn
+    monkeypatch.setattr(sqludf, "UDF_MODE", "native")
+    monkeypatch.setattr(sqludf, "make_row_fn", lambda p, f, sig: made.append(f.name) or real(p, f, sig))
+    code, log, _ = run_sas(session, f"proc sql; create table ro as {sel}; quit;\n")
+    assert code == 0, log
+    assert sorted(made) == ["PROBNORM", "PRXCHANGE", "WHICHN"]          # the per-row UDFs did run
+    assert _rows(session, "va") == _rows(session, "ro")
