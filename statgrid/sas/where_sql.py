@@ -48,8 +48,9 @@ def _num_lit(v: float) -> str:
 
 
 class WhereTranslator:
-    def __init__(self, columns: dict[str, Column], dataset: str = ""):
+    def __init__(self, columns: dict[str, Column], dataset: str = "", program=None):
         self.columns, self.dataset = columns, dataset
+        self.program = program      # given: another DATA step function runs as a UDF (procs/sqludf.py)
 
     def condition(self, node: A.Node) -> str:
         """SQL that is TRUE for the rows to keep (never NULL)."""
@@ -247,12 +248,18 @@ class WhereTranslator:
             return f"coalesce({', '.join(self.num(a) for a in args)})", "num"
         if name in ("TODAY", "DATE") and not args:
             return "CAST(date_diff('day', DATE '1960-01-01', current_date) AS DOUBLE)", "num"
+        if self.program is not None:
+            from statgrid.sas.procs.sqludf import where_call
+            got = where_call(self, n)
+            if got is not None:
+                return got
         raise WhereNotSql(f"Function {name} is not translated to SQL in a WHERE expression", n.line, n.col, name)
 
 
-def where_sql(node: A.Node, columns: dict[str, Column], dataset: str = "") -> str:
-    """The SQL condition of WHERE expression `node` over `columns` (upper-case SAS name → Column)."""
-    return WhereTranslator(columns, dataset).condition(node)
+def where_sql(node: A.Node, columns: dict[str, Column], dataset: str = "", program=None) -> str:
+    """The SQL condition of WHERE expression `node` over `columns` (upper-case SAS name → Column). With
+    `program`, a DATA step function with no SQL equivalent is called through a UDF on its connection."""
+    return WhereTranslator(columns, dataset, program).condition(node)
 
 
 # -- SOUNDEX for `=*` (SAS 9.4 Functions: SOUNDEX — the American Soundex algorithm) -------------------------

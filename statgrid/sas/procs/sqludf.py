@@ -202,5 +202,39 @@ def _arg_sql(sql: Any, a: int, b: int, want: str) -> str:
     return f"CAST({text} AS VARCHAR)"
 
 
+def where_call(tr: Any, n: Any) -> tuple[str, str] | None:
+    """where_sql.WhereTranslator `tr` (with a program) at call `n` of a function it has no SQL for: (the
+    DuckDB SQL calling its UDF, 'num' | 'char'), or None when the bridge cannot call it (the caller raises
+    WhereNotSql: the DATA step then evaluates the WHERE row by row)."""
+    from statgrid.sas.functions import FUNCTIONS, check_arity
+    from statgrid.sas.parse import ast as A
+    name = n.name
+    f = FUNCTIONS.get(name)
+    if f is None or refusal(name):
+        return None
+    check_arity(name, len(n.args), n.line, n.col)
+    typed = [tr.expr(a) for a in n.args]
+    kinds = ["num" if k == "bool" else k for _, k in typed]
+    sig = signature(f, kinds)
+    args = []
+    for k, (a, (text, kind), want) in enumerate(zip(n.args, typed, sig), 1):
+        if f.arg_type(k - 1) == "n" and kind == "char":
+            raise tr_error(n, f"Function {name} requires a numeric expression as argument {k}", "a numeric expression")
+        if want == "n":
+            args.append(f"CAST({text} AS DOUBLE)")
+        elif kind == "char":
+            args.append(tr._padded(a) if isinstance(a, A.Var) else f"coalesce({text}, '')")
+        else:
+            raise tr_error(n, f"Function {name} requires a character expression as argument {k}",
+                           "a character expression")
+    udf = register(tr.program, name, sig)
+    return f"{udf}({', '.join(args)})", "char" if f.returns == "char" else "num"
+
+
+def tr_error(n: Any, message: str, expected: str):
+    from statgrid.sas.errors import SasError
+    return SasError(message, n.line, n.col, n.name, expected)
+
+
 __all__ = ["DATA_STEP_ONLY", "NOTE_LIMIT", "UDF_MODE", "bridge_call", "make_arrow_fn", "make_row_fn",
-           "refusal", "register", "signature"]
+           "refusal", "register", "signature", "where_call"]

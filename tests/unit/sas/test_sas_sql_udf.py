@@ -95,3 +95,34 @@ def test_row_udfs_give_what_vector_udfs_give(session, monkeypatch):
     assert code == 0, log
     assert sorted(made) == ["PROBNORM", "PRXCHANGE", "WHICHN"]          # the per-row UDFs did run
     assert _rows(session, "va") == _rows(session, "ro")
+
+
+class _Log:
+    def __init__(self):
+        self.lines = []
+
+    def note(self, m):
+        self.lines.append("NOTE: " + m)
+
+
+def test_where_translation_calls_the_bridge_when_given_the_program(session):
+    from statgrid.sas.context import ProgramState
+    from statgrid.sas.parse.expr import parse_expression_text
+    from statgrid.sas.where_sql import Column, WhereNotSql, where_sql
+    con = session.con
+    con.execute("CREATE OR REPLACE TEMP TABLE wt AS SELECT * FROM (VALUES (1, 0.0, 'abbc'), (2, 2.0, 'xyz'), "
+                "(3, NULL, 'bb'), (4, -1.0, NULL)) v(id, x, s)")
+    cols = {"X": Column('"x"', "num"), "S": Column('"s"', "char", 4)}
+    node = parse_expression_text("probnorm(x) > 0.9 or prxmatch('/b+/', s) = 1", where=True)
+    with pytest.raises(WhereNotSql):
+        where_sql(node, cols, "WT")                   # without the program: as before, no SQL for PROBNORM
+    program = ProgramState(session=session, log=_Log(), options=None, symbols=None, formats=None)
+    cond = where_sql(node, cols, "WT", program=program)
+    ids = [r[0] for r in con.execute(f"SELECT id FROM wt WHERE {cond} ORDER BY id").fetchall()]
+    # by hand: Phi(0) = 0.5 and 'abbc' matches at 2 → out; Phi(2) = 0.977 → in; Phi(.) is missing (< 0.9) but
+    # 'bb' matches at 1 → in; Phi(-1) = 0.159 and a blank value never matches → out
+    assert ids == [2, 3]
+    bad = parse_expression_text("quantile('NORMAL', x) > 0", where=True)
+    ids = [r[0] for r in con.execute(f"SELECT id FROM wt WHERE {where_sql(bad, cols, 'WT', program=program)}"
+                                     ).fetchall()]
+    assert ids == [] and any("Invalid argument to function QUANTILE" in x for x in program.log.lines)
