@@ -207,6 +207,8 @@ class SqlText:
                 from statgrid.sas.procs.sqludf import bridge_call, refusal
                 if up in SAS_FUNCTIONS or refusal(up):    # no native translation: the DATA step's function, a UDF
                     i, piece = bridge_call(self, i, end)
+                    if SAS_FUNCTIONS[up].returns == "num":    # a missing result compares as SAS's missing
+                        piece = f"coalesce({piece}, {NEG_INF})" if wrap_next else "\x00num:" + piece
                     out.append(piece)
                     wrap_next = False
                     continue

@@ -126,3 +126,15 @@ def test_where_translation_calls_the_bridge_when_given_the_program(session):
     ids = [r[0] for r in con.execute(f"SELECT id FROM wt WHERE {where_sql(bad, cols, 'WT', program=program)}"
                                      ).fetchall()]
     assert ids == [] and any("Invalid argument to function QUANTILE" in x for x in program.log.lines)
+
+
+def test_a_missing_result_compares_as_sas_missing_in_sql_where(session):
+    code, log, _ = run_sas(session, DATA + "data d; set t; if probnorm(x) < 0.6 and 0.1 > whichn(y, 5); run;\n"
+                           "proc sql; create table q as select x from t where probnorm(x) < 0.6 and "
+                           "0.1 > whichn(y, 5); quit;\n")
+    assert code == 0, log
+    # by hand: Phi(0) = 0.5, Phi(1.96) = 0.975, Phi(-1) = 0.159, Phi(.) missing (smaller than every number);
+    # WHICHN(y, 5) is 0 for y = 1, 3, 2 and missing for y missing (smaller than 0.1 too) → x = 0, -1, .
+    want = [0.0, -1.0, None]
+    assert [r["x"] for r in _rows(session, "q")] == want
+    assert [r["x"] for r in _rows(session, "d")] == want
