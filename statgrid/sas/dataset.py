@@ -321,7 +321,7 @@ def input_sql(program: Any, spec: DatasetSpec, columns: list[ColumnInfo] | None 
     if spec.where is not None:
         register_udfs(program.session.con)
         colmap = {c.name.upper(): Column(sql_ident(c.name), c.type, c.length) for c in cols}
-        sql = f"SELECT * FROM ({sql}) WHERE {where_sql(spec.where, colmap, spec.name)}"
+        sql = f"SELECT * FROM ({sql}) WHERE {where_sql(spec.where, colmap, spec.name, program=program)}"
     first = spec.firstobs if spec.firstobs is not None else _sysopt(program, "FIRSTOBS", 1)
     obs = spec.obs if spec.obs is not None else _sysopt(program, "OBS", MAX_OBS)
     if getattr(program, "syntax_check", False):
@@ -363,7 +363,7 @@ def output_where_sql(program: Any, spec: DatasetSpec, cols: list[ColumnInfo]) ->
     from statgrid.sas.where_sql import Column, register_udfs, where_sql
     register_udfs(program.session.con)
     colmap = {c.name.upper(): Column(sql_ident(c.name), c.type, c.length) for c in cols}
-    return where_sql(spec.where, colmap, spec.name)
+    return where_sql(spec.where, colmap, spec.name, program=program)
 
 
 def dataset_io(program: Any, spec: DatasetSpec | None = None):

@@ -138,3 +138,16 @@ def test_a_missing_result_compares_as_sas_missing_in_sql_where(session):
     want = [0.0, -1.0, None]
     assert [r["x"] for r in _rows(session, "q")] == want
     assert [r["x"] for r in _rows(session, "d")] == want
+
+
+def test_a_procs_where_option_and_statement_call_data_step_functions(session):
+    """WHERE= on a PROC's input and a PROC's WHERE statement use the same bridge (by hand: x from -2 to 2 by .5;
+    PROBNORM(x) > .5 for x > 0; '5' in PUT(x, 4.1) for 0.5 and 1.5; PROBNORM(x) < .5 for the 4 negative x)."""
+    from tests.unit.sas.standins import run_sas
+    code, log, lst = run_sas(session, """data a; do x = -2 to 2 by .5; s = put(x, 4.1); output; end; run;
+proc sort data=a(where=(probnorm(x) > .5 and prxmatch('/5/', s))) out=b; by x; run;
+proc means data=a noprint; where probnorm(x) < .5; var x; output out=m n=n; run;""")
+    assert code == 0, log
+    xs = [r["x"] for r in session.fetch_arrow("SELECT * FROM " + session.ref("work.b").scan_sql()).to_pylist()]
+    n = session.fetch_arrow("SELECT * FROM " + session.ref("work.m").scan_sql()).to_pylist()[0]["n"]
+    assert xs == [0.5, 1.5] and n == 4

@@ -3,5 +3,5 @@ proc sql;
   create table out.bad as select nosuchcol from work.a;
 quit;
 proc sql;
-  create table out.bad2 as select fipname(x) as f from work.a;
+  create table out.bad2 as select vname(x) as f from work.a;
 quit;
