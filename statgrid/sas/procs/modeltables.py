@@ -156,7 +156,10 @@ def glm_tables(r: Any, classes: list[str]) -> list[OdsTable]:
                     Col("DF", fmt="int"), Col("SS", label, fmt=d_ss), Col("MS", "Mean Square", fmt=d_ss),
                     Col("FValue", "F Value", fmt="d2"), Col("ProbF", "Pr > F", fmt="p")],
                     [[y, kind, *row] for row in st[key]]))
-        est = [[y, row[1], row[2], 1.0 if row[3] == "B" else 0.0, *row[4:]] for row in r.rows if row[0] == y]
+        # an aliased parameter (set to 0, 'B'): SAS prints '.' for its standard error, t and p (missing values)
+        est = [[y, row[1], row[2], 1.0 if row[3] == "B" else 0.0,
+                *(float("nan") if v is None and row[3] == "B" else v for v in row[4:])]
+               for row in r.rows if row[0] == y]
         out.append(_t(p, "ParameterEstimates", "", [
             dep_col, Col("Parameter", type="char"), Col("Estimate", fmt=sig10([e[2] for e in est])),
             Col("Biased", "", fmt="b"), Col("StdErr", "Standard Error", fmt=sig10([e[4] for e in est])),
