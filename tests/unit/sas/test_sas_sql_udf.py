@@ -151,3 +151,10 @@ proc means data=a noprint; where probnorm(x) < .5; var x; output out=m n=n; run;
     xs = [r["x"] for r in session.fetch_arrow("SELECT * FROM " + session.ref("work.b").scan_sql()).to_pylist()]
     n = session.fetch_arrow("SELECT * FROM " + session.ref("work.m").scan_sql()).to_pylist()[0]["n"]
     assert xs == [0.5, 1.5] and n == 4
+
+
+def test_a_functions_own_error_inside_sql_reads_as_sas_error(session):
+    from tests.unit.sas.standins import run_sas
+    code, log, _ = run_sas(session, "data a; s = 'abc'; run;\nproc sql; select prxmatch('/(/', s) as p from a; quit;")
+    assert code == 1 and "ERROR: The regular expression '/(/' is not valid" in log
+    assert "Python exception" not in log and "UDF" not in log
