@@ -27,6 +27,16 @@ def _lag_n(name: str) -> tuple[str, int] | None:
     return None
 
 
+
+SPLAT_OVER = 256          # a _TEMPORARY_ array longer than this goes into a function call as one slice
+
+
+class Splat:
+    """OF t{*} over a large _TEMPORARY_ array: the PDV row's slots [start, stop) spread into the call."""
+
+    def __init__(self, line: int, start: int, stop: int):
+        self.line, self.col, self.start, self.stop = line, 0, start, stop
+
 class ExprGen:
     def __init__(self, pdv, ns: dict, program: Any, notes):
         self.pdv, self.ns, self.program, self.notes = pdv, ns, program, notes
@@ -213,6 +223,10 @@ class ExprGen:
             return self.element(name, n.args, n.line, n.col)
         if name in ("DIM", "HBOUND", "LBOUND"):
             return self._bounds(n)
+        from statgrid.sas.datastep import vfuncs
+        got = vfuncs.generate(self, n)
+        if got is not None:
+            return got
         lag = _lag_n(name)
         if lag:
             if len(n.args) != 1:
@@ -235,6 +249,9 @@ class ExprGen:
                            f"{f.min_args} to {f.max_args if f.max_args is not None else 'any number of'} arguments")
         srcs, first_len = [], 8
         for i, a in enumerate(args):
+            if isinstance(a, Splat):                 # a large _TEMPORARY_ array's values, spread into the call
+                srcs.append(f"*v[{a.start}:{a.stop}]")
+                continue
             want = f.arg_type(i)
             if want == "n":
                 srcs.append(self.as_num(a))
@@ -291,7 +308,11 @@ class ExprGen:
     @staticmethod
     def _temp_elements(arr, line: int, col: int) -> list:
         """A _TEMPORARY_ array's elements as references by constant subscripts (they have no names), in
-        row-major order."""
+        row-major order; a large one (its slots contiguous) as one slice of the PDV's row, so OF t{*} over a
+        million elements is one argument, not a million expressions."""
+        n = len(arr.slots)
+        if n > SPLAT_OVER and arr.slots == list(range(arr.slots[0], arr.slots[0] + n)):
+            return [Splat(line, arr.slots[0], arr.slots[0] + n)]
         out = []
         lower = list(arr.lower) + [1] * (len(arr.dims) - len(arr.lower))
         for i in range(len(arr.slots)):

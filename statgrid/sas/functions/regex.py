@@ -253,6 +253,41 @@ def _regex(rt, ref: Any, name: str) -> Regex | None:
     return rx
 
 
+# -- a budget per match -------------------------------------------------------------------------------------
+# Python's re backtracks without bound where Perl's engine (SAS's) answers at once ('/(a+)+$/' on 40 a's then
+# 'b'): one value must not hold a grid slot for hours. A match runs under an interval timer; past the budget
+# it stops with an ERROR naming the expression (re checks for signals while it matches). Only in the main
+# thread, and only when no other ITIMER_REAL is running.
+MATCH_BUDGET_S = 10.0
+
+
+class _MatchTimeout(Exception):
+    pass
+
+
+def _on_alarm(signum, frame):
+    raise _MatchTimeout()
+
+
+def _timed(rx, call, *args, **kwargs):
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or signal.getitimer(signal.ITIMER_REAL)[0]:
+        return call(*args, **kwargs)
+    old = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, MATCH_BUDGET_S)
+    try:
+        return call(*args, **kwargs)
+    except _MatchTimeout:
+        raise SasError(f"The regular expression {rx.text!r} ran longer than {MATCH_BUDGET_S:g} seconds on one value "
+                       "(catastrophic backtracking: a nested quantifier such as (a+)+ that Python's engine cannot "
+                       "resolve)", 0, 0, rx.text, "an expression without nested repetition, e.g. /a+$/") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
 @function("PRXPARSE", 1, 1, args="c")
 def f_prxparse(rt, text):
     """The id of the compiled regular expression (the same text gives the same id within a step)."""
@@ -265,7 +300,7 @@ def f_prxmatch(rt, ref, source):
     rx = _regex(rt, ref, "PRXMATCH")
     if rx is None:
         return MISSING
-    m = rx.pattern.search(to_char(source))
+    m = _timed(rx, rx.pattern.search, to_char(source))
     rx.last = m
     return float(m.start() + 1) if m else 0.0
 
@@ -278,7 +313,7 @@ def _change(rx: Regex, times: int, source: str) -> tuple[str, int]:
         count[0] += 1
         last[0] = m
         return _expand(rx.replacement, m)
-    out = rx.pattern.sub(repl, source, count=0 if times < 0 else times)
+    out = _timed(rx, rx.pattern.sub, repl, source, count=0 if times < 0 else times)
     rx.last = last[0]
     return out, count[0]
 
@@ -337,7 +372,7 @@ def call_prxsubstr(rt, args):
     rx = _regex(rt, args[0], "PRXSUBSTR")
     if rx is None:
         return None
-    m = rx.pattern.search(to_char(args[1]))
+    m = _timed(rx, rx.pattern.search, to_char(args[1]))
     rx.last = m
     pos, ln = (float(m.start() + 1), float(m.end() - m.start())) if m else (0.0, 0.0)
     return [None, None, pos, ln][:len(args)]
@@ -357,7 +392,7 @@ def call_prxnext(rt, args):
         return [None, None, None, None, 0.0, 0.0]
     end = len(s.rstrip(" ")) if stop == -1 else min(int(stop), len(s))
     b = max(int(start), 1) - 1
-    m = rx.pattern.search(s, b, max(end, b)) if b <= end else None
+    m = _timed(rx, rx.pattern.search, s, b, max(end, b)) if b <= end else None
     rx.last = m
     if m is None:
         return [None, None, None, None, 0.0, 0.0]

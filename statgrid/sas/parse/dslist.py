@@ -40,12 +40,14 @@ def dataset_list(cur, program) -> list:
                        f"{first.member}-{last.member}", "names with the same prefix and ascending numbers, e.g. "
                        "sales1-sales4")
     width = len(a[2]) if a[2].startswith("0") else 0
-    names = [f"{a[0]}{str(k).zfill(width)}" for k in range(a[1], b[1] + 1)]
     have = {m.upper() for m in _members(program, first.libref, t)}
-    missing = [n for n in names if n not in have]
-    if missing:
-        raise SasError(f"File {first.libref}.{missing[0]}.DATA does not exist", t.line, t.col,
-                       f"{first.member}-{last.member}", "every member of a numbered range")
+    names = []
+    for k in range(a[1], b[1] + 1):              # every member must exist: the first missing one ends it
+        name = f"{a[0]}{str(k).zfill(width)}"
+        if name not in have:
+            raise SasError(f"File {first.libref}.{name}.DATA does not exist", t.line, t.col,
+                           f"{first.member}-{last.member}", "every member of a numbered range")
+        names.append(name)
     return [_renamed(copy.deepcopy(last), n) for n in names]
 
 

@@ -302,4 +302,7 @@ class KernelExprs:
         for a in args:
             if isinstance(a, A.Str):
                 raise Refuse("a character argument")
-        return self.step.expr.expand_args(args)
+        out = self.step.expr.expand_args(args)
+        if any(type(a).__name__ == "Splat" for a in out):
+            raise Refuse("OF over a large _TEMPORARY_ array")
+        return out
