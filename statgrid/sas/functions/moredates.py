@@ -20,15 +20,14 @@ from statgrid.sas.functions.numeric import to_num
 from statgrid.sas.functions.registry import function, invalid_argument
 from statgrid.sas.values import MISSING
 
-_EPOCH = _dt.date(1960, 1, 1).toordinal()
-
-
 def _date(v: float) -> _dt.date:
-    return _dt.date.fromordinal(_EPOCH + math.floor(v))
+    """SAS date v as a Python date, by SAS's calendar (no 29FEB4000: Python's ordinals are a day off past it);
+    ValueError past 9999 (Python's last year) or outside SAS's dates."""
+    return _dt.date(*_cal.ymd(v))
 
 
 def _sas(d: _dt.date) -> float:
-    return float(d.toordinal() - _EPOCH)
+    return float(_cal.day_number(d.year, d.month, d.day))
 
 
 def _basis(text) -> str | None:

@@ -70,9 +70,14 @@ _SQ2PI = math.sqrt(2 * math.pi)
 def _d_normal(mu=0.0, sigma=1.0):
     _need(sigma > 0)
     sp = _sp()
-    return Dist(False, lambda x: sp.ndtr((x - mu) / sigma), lambda x: sp.ndtr((mu - x) / sigma),
-                lambda x: math.exp(-0.5 * ((x - mu) / sigma) ** 2) / (sigma * _SQ2PI),
-                lambda p: mu + sigma * sp.ndtri(p))
+    d = Dist(False, lambda x: sp.ndtr((x - mu) / sigma), lambda x: sp.ndtr((mu - x) / sigma),
+             lambda x: math.exp(-0.5 * ((x - mu) / sigma) ** 2) / (sigma * _SQ2PI),
+             lambda p: mu + sigma * sp.ndtri(p))
+    # the logarithms in the tails, where the probabilities underflow (LOGCDF('NORMAL', -40) = -804.608…)
+    d.logcdf = lambda x: float(sp.log_ndtr((x - mu) / sigma))
+    d.logsf = lambda x: float(sp.log_ndtr((mu - x) / sigma))
+    d.logpdf = lambda x: -0.5 * ((x - mu) / sigma) ** 2 - math.log(sigma * _SQ2PI)
+    return d
 
 
 def _d_t(df, nc=0.0):
@@ -245,7 +250,14 @@ def _d_binom(p, n):
             return 1.0 if k == (0 if p == 0 else n) else 0.0
         return math.exp(math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
                         + k * math.log(p) + (n - k) * math.log1p(-p))
-    return _discrete(lambda k: sp.bdtr(k, n, p), lambda k: sp.bdtrc(k, n, p), pmf, float(n))
+    # through the regularized incomplete beta function (as scipy.stats does): scipy.special.bdtr loses its
+    # accuracy for large n (CDF('BINOMIAL', 5e6, .5, 1e7) was 0.5015, not 0.50013)
+    def cdf(k):
+        return 1.0 if k >= n else float(sp.betainc(n - k, k + 1, 1 - p))
+
+    def sf(k):
+        return 0.0 if k >= n else float(sp.betainc(k + 1, n - k, p))
+    return _discrete(cdf, sf, pmf, float(n))
 
 
 def _d_poisson(m):
@@ -352,9 +364,9 @@ def _quantile(d: Dist, p: float) -> float:
 _dist_function("CDF", lambda d, x: d.cdf(x))
 _dist_function("SDF", lambda d, x: d.sf(x))
 _dist_function("PDF", lambda d, x: d.pdf(x))
-_dist_function("LOGCDF", lambda d, x: _log(float(d.cdf(x))))
-_dist_function("LOGSDF", lambda d, x: _log(float(d.sf(x))))
-_dist_function("LOGPDF", lambda d, x: _log(float(d.pdf(x))))
+_dist_function("LOGCDF", lambda d, x: d.logcdf(x) if hasattr(d, "logcdf") else _log(float(d.cdf(x))))
+_dist_function("LOGSDF", lambda d, x: d.logsf(x) if hasattr(d, "logsf") else _log(float(d.sf(x))))
+_dist_function("LOGPDF", lambda d, x: d.logpdf(x) if hasattr(d, "logpdf") else _log(float(d.pdf(x))))
 _dist_function("QUANTILE", _quantile)
 
 

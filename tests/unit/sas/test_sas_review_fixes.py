@@ -32,3 +32,49 @@ def test_of_over_a_large_temporary_array_is_one_slice(session):
     assert code == 0, log
     r = session.fetch_arrow("SELECT * FROM " + session.ref("work.a").scan_sql()).to_pylist()[0]
     assert (r["s"], r["m"], r["n"]) == (3.0, 2.0, 2.0)
+
+
+def test_variable_information_functions(session):
+    """VNAME VLABEL VFORMAT VLENGTH VTYPE VVALUE (SAS 9.4 Functions): from the PDV, an array element by its
+    subscript at run time. By hand."""
+    code, log, _ = run_sas(session, """data a; length c $ 5; label x = 'The X'; format x 8.2;
+  x = 3.14159; c = 'ab'; array r{2} x y; y = 2; i = 2;
+  n1 = vname(x); n2 = vname(r{i}); l1 = vlabel(x); l2 = vlabel(c); f1 = vformat(x); f2 = vformat(c);
+  f3 = vformat(y); len = vlength(c); t = vtype(c); vv = vvalue(x);
+run;""")
+    assert code == 0, log
+    r = session.fetch_arrow("SELECT * FROM " + session.ref("work.a").scan_sql()).to_pylist()[0]
+    got = [r[k].strip() if isinstance(r[k], str) else r[k] for k in
+           ("n1", "n2", "l1", "l2", "f1", "f2", "f3", "len", "t", "vv")]
+    assert got == ["x", "y", "The X", "c", "8.2", "$5.", "BEST12.", 5.0, "C", "3.14"]
+
+
+def test_binomial_for_large_n_and_normal_log_tails(session):
+    from scipy import special, stats
+    code, log, _ = run_sas(session, """data a;
+  d = cdf('BINOMIAL', 5e6, 0.5, 1e7); c = sdf('BINOMIAL', 5e7, 0.5, 1e8); q = quantile('BINOMIAL', .5, .5, 1e12);
+  small = cdf('BINOMIAL', 3, 0.3, 10);
+  lc = logcdf('NORMAL', -40); ls = logsdf('NORMAL', 40); lp = logpdf('NORMAL', 40);
+run;""")
+    assert code == 0, log
+    r = session.fetch_arrow("SELECT * FROM " + session.ref("work.a").scan_sql()).to_pylist()[0]
+    assert r["d"] == pytest.approx(stats.binom.cdf(5e6, 1e7, 0.5), rel=1e-9)
+    assert r["c"] == pytest.approx(stats.binom.sf(5e7, 1e8, 0.5), rel=1e-9)
+    assert r["q"] == pytest.approx(5e11, rel=1e-6)
+    assert r["small"] == pytest.approx(stats.binom.cdf(3, 10, 0.3), rel=1e-12)
+    assert r["lc"] == pytest.approx(float(special.log_ndtr(-40)), rel=1e-12)
+    assert r["ls"] == pytest.approx(float(special.log_ndtr(-40)), rel=1e-12)
+    assert r["lp"] == pytest.approx(-800 - 0.5 * __import__("math").log(2 * __import__("math").pi), rel=1e-12)
+
+
+def test_date_functions_use_sas_calendar_past_4000(session):
+    """SAS's calendar has no 29FEB4000 (Language Reference: Concepts, SAS date values): JULDATE of 01JAN5000 is
+    5000001 and DATEJUL gives it back; HOLIDAY's New Year and Christmas of 4001 fall on 1 January and
+    25 December."""
+    code, log, _ = run_sas(session, """data a;
+  j = juldate('01JAN5000'd); back = (datejul(j) = '01JAN5000'd);
+  e = (holiday('NEWYEAR', 4001) = '01JAN4001'd); x = (holiday('CHRISTMAS', 4001) = '25DEC4001'd);
+run;""")
+    assert code == 0, log
+    r = session.fetch_arrow("SELECT * FROM " + session.ref("work.a").scan_sql()).to_pylist()[0]
+    assert (r["j"], r["back"], r["e"], r["x"]) == (5000001.0, 1.0, 1.0, 1.0)
