@@ -56,3 +56,9 @@ class SyntaxCheckSkip(Exception):
 def skip_if_syntax_check(program) -> None:
     if getattr(program, "syntax_check", False):
         raise SyntaxCheckSkip()
+
+
+# What X, SYSTASK, CALL SYSTEM, %SYSEXEC, FILENAME PIPE and INFILE/FILE PIPE say: a grid job gets no shell
+SHELL_ESCAPE_REFUSED = ("Shell escape is not allowed in a statgrid SAS session (NOXCMD): {what} would run an "
+                        "operating-system command inside this job. Run the command as a grid job of its own "
+                        "(`statgrid submit COMMAND`, or a step of a flow) before or after this program.")

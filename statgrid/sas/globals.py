@@ -17,17 +17,12 @@ from typing import Callable
 from statgrid.errors import LibraryError
 from statgrid.sas.context import Fileref, ProgramState
 from statgrid.sas.cursor import TokenCursor
-from statgrid.sas.errors import SasError, SasSyntaxError
+# SHELL_ESCAPE_REFUSED: what X, SYSTASK, CALL SYSTEM, %SYSEXEC and FILENAME PIPE say (errors.py). SAS's own
+# words under NOXCMD are "Shell escape is not valid in this SAS session."; statgrid has no XCMD switch on
+# purpose: a command runs as a grid job of its own, where it is placed, limited and accounted like any job.
+from statgrid.sas.errors import SHELL_ESCAPE_REFUSED, SasError, SasSyntaxError
 from statgrid.sas.lexer import NAME, NUM, OP, SEMI, STR
 from statgrid.sas.statement import Statement
-
-# What X, SYSTASK, CALL SYSTEM, %SYSEXEC and FILENAME PIPE say (the functions and the macro processor
-# use it too). SAS's own words under NOXCMD are "Shell escape is not valid in this SAS session."; statgrid
-# has no XCMD switch on purpose: a command runs as a grid job of its own, where it is placed, limited
-# and accounted like any job.
-SHELL_ESCAPE_REFUSED = ("Shell escape is not allowed in a statgrid SAS session (NOXCMD): {what} would run an "
-                        "operating-system command inside this job. Run the command as a grid job of its own "
-                        "(`statgrid submit COMMAND`, or a step of a flow) before or after this program.")
 
 STARTUP_LIBREFS = ("WORK",)
 _ENGINES = ("BASE", "V9", "V8", "V7")

@@ -162,6 +162,11 @@ def _make_formats(session: Any, options: Any) -> Any:
     return FormatCatalog(session=session, options=options)     # saved in and found in libraries (FMTSEARCH=)
 
 
+# CALL EXECUTE code that generates CALL EXECUTE code runs nested: at most this deep (SAS puts it on its input
+# stack without a limit; a chain this long is a runaway generator)
+CALL_EXECUTE_DEPTH = 100
+
+
 class Driver:
     """One program's run: the state and the step loop (run_program is its front)."""
 
@@ -212,11 +217,22 @@ class Driver:
         queued = self.program.extras.pop("call_execute", None)
         if not queued:
             return
+        depth = self.program.extras.get("call_execute_depth", 0)
+        if depth >= CALL_EXECUTE_DEPTH:
+            self.log.error(f"CALL EXECUTE code generated CALL EXECUTE code {CALL_EXECUTE_DEPTH} times in a row "
+                           "(statgrid's limit); the rest was not run. Generate the steps in one DATA step, or with "
+                           "a macro %DO loop.")
+            self._error_outside_step()
+            return
         self.log.note("CALL EXECUTE generated line.")
         for n, text in enumerate(queued, 1):
             self.log.put(f"{n:<10}+ {text}")
-        self.run(_Feed(self.statements("\n".join(queued), "CALL EXECUTE"), self.log, echo=False,
-                       on_error=self._error_outside_step))
+        self.program.extras["call_execute_depth"] = depth + 1
+        try:
+            self.run(_Feed(self.statements("\n".join(queued), "CALL EXECUTE"), self.log, echo=False,
+                           on_error=self._error_outside_step))
+        finally:
+            self.program.extras["call_execute_depth"] = depth
 
     def _global(self, stmt: Statement) -> None:
         before = self.log.errors

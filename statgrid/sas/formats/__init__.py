@@ -59,8 +59,12 @@ def parse_spec(text: str, line: int = 0, col: int = 0) -> FormatSpec:
     if not m or (not m.group(2) and not m.group(3) and not m.group(1)):
         raise SasError("Invalid format or informat specification", line, col, t,
                        "a name ending in a period such as 8.2, BEST12., $CHAR10., DATE9. or a user format")
-    return FormatSpec((m.group(2) or "").upper(), int(m.group(3)) if m.group(3) else None,
+    spec = FormatSpec((m.group(2) or "").upper(), int(m.group(3)) if m.group(3) else None,
                       int(m.group(4)) if m.group(4) else None, bool(m.group(1)))
+    if spec.width is not None and spec.width > 32767:     # SAS's widest (in)format: no value is longer
+        name = ("$" if spec.char else "") + (spec.name or ("" if spec.char else "W.D"))
+        raise SasError(f"Width specified for format {name} is invalid", line, col, t, "a width from 1 to 32767")
+    return spec
 
 
 # name → (default width, minimum width, maximum width) for numeric formats (SAS's documented ranges)

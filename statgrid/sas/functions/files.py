@@ -318,7 +318,7 @@ def f_filename(rt, fileref, path="", device="", options="", dirref=""):
     p = to_char(path).strip()
     dev = to_char(device).strip().upper() or "DISK"
     if dev == "PIPE":
-        from statgrid.sas.globals import SHELL_ESCAPE_REFUSED
+        from statgrid.sas.errors import SHELL_ESCAPE_REFUSED
         raise SasError(SHELL_ESCAPE_REFUSED.format(what="FILENAME(…, 'PIPE')"), getattr(rt, "line", 0),
                        getattr(rt, "col", 0), "PIPE")
     refs = _filerefs(rt)

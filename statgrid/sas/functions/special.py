@@ -174,7 +174,7 @@ def f_sysget(rt, name):
 
 
 def _refuse(rt, what: str):
-    from statgrid.sas.globals import SHELL_ESCAPE_REFUSED
+    from statgrid.sas.errors import SHELL_ESCAPE_REFUSED
     raise SasError(SHELL_ESCAPE_REFUSED.format(what=what), getattr(rt, "line", 0), getattr(rt, "col", 0), what)
 
 

@@ -560,7 +560,7 @@ class Engine:
             raise AbortProgram(code)
         elif kind == "SYSEXEC":
             try:
-                from statgrid.sas.globals import SHELL_ESCAPE_REFUSED
+                from statgrid.sas.errors import SHELL_ESCAPE_REFUSED
                 msg = SHELL_ESCAPE_REFUSED.format(what="%SYSEXEC")
             except (ImportError, AttributeError, KeyError):
                 msg = "%SYSEXEC is not allowed: a statgrid job does not get a shell through a statement."

@@ -264,6 +264,11 @@ def parse_file(kind):
                     options[key] = v.value if v.kind in (STR, NUM) else v.text
             else:
                 options[key] = True
+        if target[0] == "path" and ("PIPE" in options or "FILEVAR" not in options and options.get("DEVICE") == "PIPE"):
+            # INFILE/FILE 'command' PIPE runs a shell command: refused as FILENAME PIPE is (NOXCMD)
+            from statgrid.sas.errors import SasError
+            from statgrid.sas.errors import SHELL_ESCAPE_REFUSED
+            raise SasError(SHELL_ESCAPE_REFUSED.format(what=f"{kind} PIPE"), t.line, t.col, kind)
         cur.expect_end(kind)
         return D.FileStmt(t.line, t.col, kind, target, options)
     return handler

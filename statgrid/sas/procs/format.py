@@ -189,9 +189,12 @@ def _head(c, informat: bool, statement: str) -> UserFormat:
                 setattr(fmt, _FLAG_FIELDS[up], True)
                 continue
             c.expect("=", expected="=")
-            v = c.expect_kind(NUM, f"a number after {up}=").value
+            vt = c.expect_kind(NUM, f"a number after {up}=")
             field_name, kind = _NUMBER_FIELDS[up]
-            setattr(fmt, field_name, kind(v))
+            if up in ("DEFAULT", "MIN", "MAX") and not 1 <= vt.value <= 32767:   # a format's width range
+                raise SasError(f"The {up}= value {vt.text} is not valid", vt.line, vt.col, vt.text,
+                               "a width from 1 to 32767")
+            setattr(fmt, field_name, kind(vt.value))
     return fmt
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from statgrid.libraries import sql_ident
 from statgrid.procs import ttest as eng
 from statgrid.sas import ods
-from statgrid.sas.errors import SasError, skip_if_syntax_check
+from statgrid.sas.errors import SasError, SasRuntimeError, skip_if_syntax_check
 from statgrid.sas.lexer import NAME
 from statgrid.sas.ods import OdsColumn as Col, OdsTable
 from statgrid.sas.procs.common import (VALUE, DATASET, by_condition, by_keys, format_cell, by_rule, by_text,
@@ -202,7 +202,8 @@ def _two(program, first, listing, name, classc, base, expr, h0, alpha, sides, by
     shown = [format_cell(program, k, classc.format, classc.type) for k, _ in groups]
     if len(groups) != 2:
         t = first.tokens[0]
-        raise SasError(f"The CLASS variable {classc.name} has {'more' if len(groups) > 2 else 'fewer'} than two "
+        # found in the data, not the statements: an execution-time ERROR (the program goes on)
+        raise SasRuntimeError(f"The CLASS variable {classc.name} has {'more' if len(groups) > 2 else 'fewer'} than two "
                        f"levels{' (' + ', '.join(shown) + ')' if shown else ''}", t.line, t.col, classc.name,
                        "a CLASS variable with exactly two levels")
     (_, s1), (_, s2) = groups

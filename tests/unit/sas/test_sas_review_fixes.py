@@ -78,3 +78,32 @@ run;""")
     assert code == 0, log
     r = session.fetch_arrow("SELECT * FROM " + session.ref("work.a").scan_sql()).to_pylist()[0]
     assert (r["j"], r["back"], r["e"], r["x"]) == (5000001.0, 1.0, 1.0, 1.0)
+
+
+def test_call_execute_chain_stops_at_its_limit(session):
+    code, log, _ = run_sas(session, """data code; length l $200; l = "data _null_; set code; call execute(l); run;"; run;
+data _null_; set code; call execute(l); run;
+data after; x = 1; run;""")
+    assert code == 1 and "CALL EXECUTE code generated CALL EXECUTE code 100 times in a row" in flat(log)
+    assert "NOTE: The data set WORK.AFTER has 1 observations" in flat(log)
+
+
+def test_ttest_class_levels_found_in_the_data_do_not_stop_the_program(session):
+    code, log, _ = run_sas(session, """data three; input g x @@; datalines;
+1 1 2 2 3 3
+;
+proc ttest data=three; class g; var x; run;
+data after; x = 1; run;""")
+    assert code == 1 and "has more than two levels" in flat(log) and "OBS=0" not in flat(log)
+    assert "NOTE: The data set WORK.AFTER has 1 observations" in flat(log)
+
+
+@pytest.mark.parametrize("stmt, message", [
+    ("data _null_; y = put('ab', $hex2000000000.); run;", "$HEX2000000000."),
+    ("proc format; picture d (default=2000000000) low-high='%Y' (datatype=date); run;",
+     "The DEFAULT= value 2000000000 is not valid"),
+    ("data _null_; file 'touch /tmp/statgrid-review-pipe' pipe; put 'x'; run;", "FILE PIPE would run"),
+    ("data _null_; infile 'ls' pipe; input; run;", "INFILE PIPE would run")])
+def test_widths_past_32767_and_file_pipe_are_refused(session, stmt, message):
+    code, log, _ = run_sas(session, stmt)
+    assert code == 1 and message in flat(log) and "Error:" not in log
