@@ -225,12 +225,15 @@ class Driver:
             self._error_outside_step()
             return
         self.log.note("CALL EXECUTE generated line.")
-        for n, text in enumerate(queued, 1):
+        for n, (text, _) in enumerate(queued, 1):
             self.log.put(f"{n:<10}+ {text}")
+        if all(made is not None for _, made in queued):        # macro parts already ran (CALL EXECUTE's time)
+            source: Iterator[Statement] = iter([st for _, made in queued for st in made])
+        else:
+            source = self.statements("\n".join(text for text, _ in queued), "CALL EXECUTE")
         self.program.extras["call_execute_depth"] = depth + 1
         try:
-            self.run(_Feed(self.statements("\n".join(queued), "CALL EXECUTE"), self.log, echo=False,
-                           on_error=self._error_outside_step))
+            self.run(_Feed(source, self.log, echo=False, on_error=self._error_outside_step))
         finally:
             self.program.extras["call_execute_depth"] = depth
 

@@ -238,14 +238,18 @@ def call_symputx(rt, args):
 
 @call_routine("EXECUTE", 1, 1, args="c")
 def call_execute(rt, args):
-    """CALL EXECUTE(text): SAS statements (and macro calls) to run when this DATA step has ended, in the
-    order given (SAS 9.4 Functions and CALL Routines: CALL EXECUTE). statgrid resolves a macro call in the
-    text then too, not at once as SAS does — the same steps run, in the same order."""
+    """CALL EXECUTE(text): macro statements and macro calls in the text run at once; the SAS statements run
+    when this DATA step has ended, in the order given (SAS 9.4 Functions and CALL Routines: CALL EXECUTE)."""
     p = _program(rt)
     if p is None:
         raise SasError("CALL EXECUTE needs a SAS program to run its statements in", getattr(rt, "line", 0),
                        getattr(rt, "col", 0))
-    p.extras.setdefault("call_execute", []).append(to_char(args[0]).rstrip(" "))
+    text = to_char(args[0]).rstrip(" ")
+    mp = p.extras.get("macro_processor")
+    # the macro statements and macro calls in the text run now (SAS Macro Language Reference, CALL EXECUTE:
+    # "the macro executes immediately"); the SAS statements they make wait for the step's end
+    made = mp.statements_now(text, "CALL EXECUTE") if mp is not None else None
+    p.extras.setdefault("call_execute", []).append((text, made))
     return None
 
 

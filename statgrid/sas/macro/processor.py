@@ -111,6 +111,7 @@ class MacroProcessor:
         self.engine = Engine(program, lookup_function)
         if isinstance(getattr(program, "extras", None), dict):
             program.extras["macro_engine"] = self.engine       # the RESOLVE function's way in
+            program.extras["macro_processor"] = self           # CALL EXECUTE's (statements_now)
         self.reader: Reader | None = None
         self.engine.line_at = lambda pos: self.reader.line_at(pos) if self.reader else 0
         self.engine.echo_to = lambda line: self.reader.echo_through(line) if self.reader else None
@@ -122,6 +123,16 @@ class MacroProcessor:
             yield from self._assemble(self._open(reader))
         except AbortProgram as exc:
             self._abort(exc)
+
+    def statements_now(self, text: str, source: str = "") -> list[Statement]:
+        """`text` through the macro processor at once, while a DATA step runs (CALL EXECUTE): its macro
+        statements and macro calls execute now, as SAS's do; the SAS statements they make are returned to run
+        after the step. The processor's place in the program it is reading is kept."""
+        reader, line = self.reader, self.engine.cur_line
+        try:
+            return list(self.statements(text, source))
+        finally:
+            self.reader, self.engine.cur_line = reader, line
 
     def _abort(self, exc: AbortProgram) -> None:
         try:

@@ -107,3 +107,14 @@ data after; x = 1; run;""")
 def test_widths_past_32767_and_file_pipe_are_refused(session, stmt, message):
     code, log, _ = run_sas(session, stmt)
     assert code == 1 and message in flat(log) and "Error:" not in log
+
+
+def test_call_execute_runs_macro_statements_at_once(session):
+    """SAS Macro Language Reference, CALL EXECUTE: macro statements and macro invocations in the argument execute
+    immediately; the SAS statements they generate run after the step."""
+    code, log, _ = run_sas(session, """%let v = 0;
+data a; call execute('%let v = 1;'); x = symget('v'); run;
+data _null_; call execute('%put FROM MACRO;'); put 'STEP LINE'; run;""")
+    assert code == 0, log
+    assert session.fetch_arrow("SELECT * FROM " + session.ref("work.a").scan_sql()).to_pylist()[0]["x"].strip() == "1"
+    assert log.index("FROM MACRO") < log.index("STEP LINE")
