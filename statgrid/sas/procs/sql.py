@@ -57,12 +57,10 @@ def run(statements: Any, program: Any) -> None:
             except Exception as exc:  # noqa: BLE001 - the engine's message, as SAS shows the SQL error
                 _symbol(program, "SQLRC", "8")
                 t = stmt.tokens[0]
-                msg = str(exc).split("\n")[0]
-                udf = "Python exception occurred while executing the UDF: SasError: "
-                if udf in msg:               # a SAS function's own ERROR inside the query (sqludf.py): as SAS says it
-                    msg = msg.split(udf, 1)[1]
-                    raise SasError(msg, t.line, t.col, t.text, "", stmt.source) from None
-                raise SasError(f"PROC SQL: {msg}", t.line, t.col, t.text, "", stmt.source) from None
+                msg, udf = str(exc).split("\n")[0], "while executing the UDF: SasError: "
+                # a SAS function's own ERROR inside the query (sqludf.py) is logged as SAS says it
+                msg = msg.split(udf, 1)[1] if udf in msg else f"PROC SQL: {msg}"
+                raise SasError(msg, t.line, t.col, t.text, "", stmt.source) from None
     finally:
         con.execute(f"SET default_null_order = '{before}'")
 
