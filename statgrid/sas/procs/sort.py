@@ -85,7 +85,7 @@ def _sort(program: Any, first, opts, by: list[tuple[str, bool]]) -> None:
     order = ", ".join(f"{sql_ident(c.name)} DESC NULLS LAST" if d else f"{sql_ident(c.name)} ASC NULLS FIRST"
                       for c, d in zip(keys, desc))
     # the observation's number in the file: the tie-breaker that makes the sort stable (EQUALS)
-    numbered = input_sql(program, src, cols, row_number=_ROW)
+    numbered = input_sql(program, src, cols, row_number=_ROW, row_number_type="BIGINT")
     tie = f", {_ROW}" if equals or nodupkey or noduprecs else ""
     if not tie:
         numbered = sql
