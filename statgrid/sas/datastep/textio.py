@@ -222,13 +222,9 @@ class TextIO(InfileMixin):
                     # the End of a Line")
                     if stopover:
                         self._stopover(st)
-                    line = src.next()
+                    line = self._flow(src)
                     if line is None:
-                        self.step.log.note("LOST CARD.")
                         return True
-                    self.flowed = True
-                    self.line_no += 1
-                    self.cur_line = line
                     if mode == "fmt":
                         start, end = 1, w
                 text = line[start - 1:end] if not (only_missover and end > len(line)) else ""
@@ -244,13 +240,10 @@ class TextIO(InfileMixin):
                     if missover:
                         text = ""
                     else:
-                        line = src.next()
+                        line = self._flow(src)
                         if line is None:
-                            self.step.log.note("LOST CARD.")
                             return True
-                        self.flowed = True
-                        self.line_no += 1
-                        self.cur_line, pos = line, 0
+                        pos = 0
                         text, pos = self._token(line, pos, dlm, dsd, amp)
                         text = text or ""
             self._store(target, char, informat, text, mode, start, end, st)
@@ -534,6 +527,18 @@ class TextIO(InfileMixin):
             if fh is None:
                 fh = self.out_files[path] = open(path, "w")
             fh.write(line + "\n")
+
+    def _flow(self, src):
+        """FLOWOVER: INPUT goes on in the next record (SAS's NOTE at the step's end), or None after a LOST CARD
+        NOTE when the input has no more records."""
+        line = src.next()
+        if line is None:
+            self.step.log.note("LOST CARD.")
+            return None
+        self.flowed = True
+        self.line_no += 1
+        self.cur_line = line
+        return line
 
     def flush_print(self) -> None:
         """FILE PRINT's lines so far into the listing, as one block (paged by the listing's PAGESIZE)."""
