@@ -36,6 +36,8 @@ class ProgramState:
     last: str = ""                     # _LAST_ / SYSLAST: the data set written last, 'LIB.MEMBER'
     syscc: int = 0                     # SYSCC: the program's condition code (0, 4 warning, 8+ error)
     syserr: int = 0                    # SYSERR of the last step
+    missing_letters: set[str] = field(default_factory=set)   # the MISSING statement's letters (global in scope):
+                                       # INPUT reads them as the special missing values .A-.Z and ._
     extras: dict[str, Any] = field(default_factory=dict)      # parts' own program-wide state, by part name
     data_step: Any = None              # run_data_step(statements, program), set by the driver: dataset.py runs
                                        # a DATA step view through it without importing the DATA step

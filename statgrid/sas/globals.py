@@ -334,6 +334,19 @@ def ods_statement(stmt: Statement, program: ProgramState) -> None:
     ods.statement(stmt, program)
 
 
+def missing_statement(stmt: Statement, program: ProgramState) -> None:
+    """MISSING a r _; — the letters INPUT reads as the special missing values .A .R ._ from then on, in every
+    later DATA step (SAS 9.4 Global Statements: "valid anywhere ... global in scope")."""
+    c, letters = _cursor(stmt), set()
+    while not c.at_end():
+        tok = c.next()
+        if tok.kind != NAME or len(tok.text) != 1:
+            raise c.error("The MISSING statement takes single letters A-Z or _ (as in MISSING a r _;)",
+                          "a letter A-Z or _", tok)
+        letters.add(tok.text.upper())
+    program.missing_letters |= letters
+
+
 def dm_statement(stmt: Statement, program: ProgramState) -> None:
     program.log.note("The DM statement has no effect in a batch program.")
 
@@ -342,7 +355,7 @@ GLOBAL_STATEMENTS: dict[str, Callable[[Statement, ProgramState], None]] = {
     "OPTIONS": options_statement, "OPTION": options_statement,
     "LIBNAME": libname_statement, "FILENAME": filename_statement,
     "ENDSAS": endsas_statement, "X": shell_statement, "SYSTASK": shell_statement,
-    "ODS": ods_statement, "DM": dm_statement,
+    "ODS": ods_statement, "DM": dm_statement, "MISSING": missing_statement,
     "TITLE": _title_like("titles", "TITLE"), "FOOTNOTE": _title_like("footnotes", "FOOTNOTE"),
     **{f"TITLE{i}": _title_like("titles", "TITLE") for i in range(1, 11)},
     **{f"FOOTNOTE{i}": _title_like("footnotes", "FOOTNOTE") for i in range(1, 11)},

@@ -30,6 +30,7 @@ class DeclareMixin:
                     pdv.default_length = st.default
             elif isinstance(st, D.Simple) and st.kind == "MISSING":
                 pdv.missing_letters |= {a.upper() for a in st.args}
+                self.program.missing_letters |= {a.upper() for a in st.args}   # global in scope
             elif isinstance(st, D.Retain):
                 for items, vals in st.items:
                     names = pdv.expand(items, st.line, st.col, declare=False) if items else []

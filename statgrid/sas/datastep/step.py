@@ -114,6 +114,7 @@ class DataStep(DeclareMixin, NamespaceMixin):
         self._parse_data_statement()
         self.body = parse_block(Stream(statements[1:], program))
         self.pdv = PDV()
+        self.pdv.missing_letters |= program.missing_letters    # MISSING statements run before (global in scope)
         self.notes = R.Notes()
         self.ns: dict[str, Any] = {}
         self.keep, self.drop, self.rename = None, set(), {}

@@ -418,8 +418,9 @@ def write_select(program: Any, spec: DatasetSpec, sql: str, cols: list[ColumnInf
     if spec.label:
         from statgrid.sas.dataset import LABEL_KEY
         kv[LABEL_KEY] = spec.label
-    if extra_kv and not spec.rename:
-        kv.update(extra_kv)
+    if extra_kv:                                              # (special missing letters: under the new names)
+        from statgrid.sas.dataset import SPECIALS_KEY
+        kv.update({k: v for k, v in extra_kv.items() if k == SPECIALS_KEY or not spec.rename})
     from statgrid.sas.dataset import dataset_io
     group = dataset_io(program, spec)                         # BUFSIZE= and COMPRESS= (session's, data set's)
     from statgrid.sas.dataset import output_where_sql

@@ -19,6 +19,7 @@ from typing import Any
 from statgrid.libraries import sql_ident
 from statgrid.sas.dataset import input_sql
 from statgrid.sas.errors import SasError
+from statgrid.sas.specials_sql import Carried, file_specials
 from statgrid.sas.procs.common import (DATASET, FLAG, SIZE, SORTED_KEY, by_list, cursor, input_dataset,
                                        observations_read, open_input, parse_options, proc_statement, resolve_names,
                                        sortsize, statement_error, write_select)
@@ -81,15 +82,21 @@ def _sort(program: Any, first, opts, by: list[tuple[str, bool]]) -> None:
         program.log.warning("DUPOUT= is ignored without NODUPKEY or NODUPRECS.")
         dupout = None
 
-    # SAS: a missing value is smaller than any other (first ascending, last descending)
-    order = ", ".join(f"{sql_ident(c.name)} DESC NULLS LAST" if d else f"{sql_ident(c.name)} ASC NULLS FIRST"
-                      for c, d in zip(keys, desc))
     # the observation's number in the file: the tie-breaker that makes the sort stable (EQUALS)
     numbered = input_sql(program, src, cols, row_number=_ROW, row_number_type="BIGINT")
-    tie = f", {_ROW}" if equals or nodupkey or noduprecs else ""
+    specials = file_specials(program, src)
+    carried = Carried(program, specials, numbered, _ROW) if specials else None
+    if carried is not None:
+        numbered = carried.sql            # special missing letters ride along; their order is SAS's
+    # SAS: a missing value is smaller than any other (first ascending, last descending)
+    order = ", ".join(carried.sort_key(c.name, d) if carried else
+                      f"{sql_ident(c.name)} DESC NULLS LAST" if d else f"{sql_ident(c.name)} ASC NULLS FIRST"
+                      for c, d in zip(keys, desc))
+    tie = f", {_ROW}" if equals or nodupkey or noduprecs or carried else ""
     if not tie:
         numbered = sql
     names = ", ".join(sql_ident(c.name) for c in cols)
+    codes = "".join(f", {code}" for code in carried.code.values()) if carried else ""
     sorted_kv = {SORTED_KEY: " ".join(("DESCENDING " if d else "") + c.name for c, d in zip(keys, desc))
                  + (" NODUPKEY" if nodupkey else " NODUPRECS" if noduprecs else "")}
     if out.keep is not None or out.drop is not None or out.rename:
@@ -99,38 +106,59 @@ def _sort(program: Any, first, opts, by: list[tuple[str, bool]]) -> None:
         # SAS 9.4 Base Procedures, SORT: PROC SORT checks the stored sort information first and does not
         # sort a data set already sorted so (FORCE sorts anyway; with OUT= it copies)
         program.log.note("Input data set is already sorted, no sorting done.")
+        if carried is not None:
+            carried.drop()
         return
     n_in = int(program.session.execute(f"SELECT count(*) FROM ({sql})").fetchall()[0][0])
-    with sortsize(program):
-        if nodupkey or noduprecs:
-            if nodupkey:
-                part = ", ".join(sql_ident(c.name) for c in keys)
-                flag = f"row_number() OVER (PARTITION BY {part} ORDER BY {_ROW}) > 1"
-                marked = f"SELECT *, {flag} AS {_DUP} FROM ({numbered})"
+    try:
+        with sortsize(program):
+            if nodupkey or noduprecs:
+                _sort_nodup(program, src, out, dupout, cols, keys, nodupkey, numbered, order, tie, names, codes,
+                            carried, sorted_kv, n_in)
             else:
-                same = " AND ".join(f"{sql_ident(c.name)} IS NOT DISTINCT FROM lag({sql_ident(c.name)}) OVER w"
-                                    for c in cols) or "TRUE"
-                marked = (f"SELECT *, coalesce(row_number() OVER w > 1 AND {same}, FALSE) AS {_DUP} "
-                          f"FROM ({numbered}) WINDOW w AS (ORDER BY {order}, {_ROW})")
-            program.session.execute(f"CREATE OR REPLACE TEMP TABLE __sas_sorted AS "
-                                    f"SELECT {names}, {_DUP} FROM ({marked}) ORDER BY {order}{tie}")
-            try:
-                n_dup = int(program.session.execute(
-                    f"SELECT count(*) FROM __sas_sorted WHERE {_DUP}").fetchall()[0][0])
                 observations_read(program, n_in, src)
-                what = "observations with duplicate key values" if nodupkey else "duplicate observations"
-                program.log.note(f"{n_dup} {what} were deleted.")
-                # rowid keeps the sorted order the table was filled in
-                write_select(program, out, f"SELECT {names} FROM __sas_sorted WHERE NOT {_DUP} ORDER BY rowid", cols,
-                             sorted_kv)
-                if dupout is not None:
-                    write_select(program, dupout, f"SELECT {names} FROM __sas_sorted WHERE {_DUP} ORDER BY rowid",
-                                 cols)
-            finally:
-                program.session.execute("DROP TABLE IF EXISTS __sas_sorted")
-        else:
-            observations_read(program, n_in, src)
-            write_select(program, out, f"SELECT {names} FROM ({numbered}) ORDER BY {order}{tie}", cols, sorted_kv)
+                kv = dict(sorted_kv)
+                if carried is not None:
+                    kv.update(carried.letters_of(numbered, f"{order}, {_ROW}", out, cols))
+                write_select(program, out, f"SELECT {names} FROM ({numbered}) ORDER BY {order}{tie}", cols, kv)
+    finally:
+        if carried is not None:
+            carried.drop()
+
+
+def _sort_nodup(program, src, out, dupout, cols, keys, nodupkey: bool, numbered: str, order: str, tie: str,
+                names: str, codes: str, carried, sorted_kv: dict, n_in: int) -> None:
+    """NODUPKEY (the first observation of each key) or NODUPRECS (an observation equal in every variable to
+    the one before it in the sorted order); DUPOUT= gets what either deletes. A special missing value's
+    letter is part of the key (.A and .B differ)."""
+    if nodupkey:
+        part = ", ".join(t for c in keys for t in (carried.same_key(c.name) if carried else [sql_ident(c.name)]))
+        flag = f"row_number() OVER (PARTITION BY {part} ORDER BY {_ROW}) > 1"
+        marked = f"SELECT *, {flag} AS {_DUP} FROM ({numbered})"
+    else:
+        terms = [t for c in cols for t in (carried.same_key(c.name) if carried else [sql_ident(c.name)])]
+        same = " AND ".join(f"{t} IS NOT DISTINCT FROM lag({t}) OVER w" for t in terms) or "TRUE"
+        marked = (f"SELECT *, coalesce(row_number() OVER w > 1 AND {same}, FALSE) AS {_DUP} "
+                  f"FROM ({numbered}) WINDOW w AS (ORDER BY {order}, {_ROW})")
+    program.session.execute(f"CREATE OR REPLACE TEMP TABLE __sas_sorted AS "
+                            f"SELECT {names}{codes}, {_DUP} FROM ({marked}) ORDER BY {order}{tie}")
+    try:
+        n_dup = int(program.session.execute(f"SELECT count(*) FROM __sas_sorted WHERE {_DUP}").fetchall()[0][0])
+        observations_read(program, n_in, src)
+        what = "observations with duplicate key values" if nodupkey else "duplicate observations"
+        program.log.note(f"{n_dup} {what} were deleted.")
+        # rowid keeps the sorted order the table was filled in
+        for spec, cond, kv in ((out, f"NOT {_DUP}", sorted_kv), (dupout, _DUP, {})):
+            if spec is None:
+                continue
+            kv = dict(kv)
+            if carried is not None:
+                kv.update(carried.letters_of(f"SELECT rowid AS __rid, * FROM __sas_sorted WHERE {cond}", "__rid",
+                                             spec, cols))
+            write_select(program, spec, f"SELECT {names} FROM __sas_sorted WHERE {cond} ORDER BY rowid", cols,
+                         kv or None)
+    finally:
+        program.session.execute("DROP TABLE IF EXISTS __sas_sorted")
 
 
 def _stored_sort(program: Any, src) -> str | None:

@@ -1,0 +1,108 @@
+"""Special missing values (.A-.Z, ._) through set-wise SQL steps (PROC SORT, PROC SQL).
+
+A data set file keeps the letters of its special missing values in its metadata, by row
+(dataset.SPECIALS_KEY: {column: {0-based row: letter}}); in the Parquet columns they are NULLs like `.`.
+A step that reorders or selects rows in SQL carries them this way:
+
+1. `attach`: the rows that hold a letter go into a small temporary table (row, one code column per
+   column with letters), LEFT JOINed to the step's input on the file's row number — a code is NULL for
+   every other row (`.` or a value);
+2. `sort_keys`: SAS's order of missing values (SAS 9.4 Language Reference: Concepts, "Order of Missing
+   Values"): ._ < . < .A < … < .Z < any number, DESCENDING the reverse — a rank before the value itself;
+3. `letters_of`: after the rows are written in a known order, which output rows hold which letter,
+   as the metadata of the written file.
+
+A file without letters takes none of this (the caller checks `file_specials` first), so steps over
+ordinary data pay nothing.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+from statgrid.libraries import sql_ident
+
+_TABLES = itertools.count(1)
+
+
+def file_specials(program: Any, spec: Any) -> dict[str, dict[int, str]]:
+    """{COLUMN: {0-based file row: letter}} of a data set read whole from its file; {} for a view, a file
+    without letters, or a data set read from a library statgrid cannot map to a file."""
+    from statgrid.sas.dataset import dataset_path, read_specials
+    try:
+        ref = dataset_path(program, spec)
+        if not ref.exists() or str(ref.path).endswith(".view.json"):
+            return {}
+        return read_specials(ref.path)
+    except Exception:  # noqa: BLE001  (no file to read: nothing to carry)
+        return {}
+
+
+class Carried:
+    """The letters of one input joined to its rows: `code[COLUMN]` names the code column of COLUMN in
+    `sql`; `drop()` removes the temporary table."""
+
+    def __init__(self, program: Any, specials: dict[str, dict[int, str]], sql: str, row_col: str):
+        self.program = program
+        self.table = f"__sas_special_{next(_TABLES)}"
+        cols = sorted(specials)
+        self.code = {c: f"__sas_code_{i}" for i, c in enumerate(cols)}
+        rows = sorted({r for c in cols for r in specials[c]})
+        import pyarrow as pa
+        arrays = [pa.array(rows, pa.int64())] + [pa.array([specials[c].get(r) for r in rows], pa.string())
+                                                 for c in cols]
+        table = pa.table(arrays, names=["r"] + [self.code[c] for c in cols])
+        con = program.session.con
+        con.register(self.table + "_arrow", table)
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {self.table} AS SELECT * FROM {self.table}_arrow")
+        con.unregister(self.table + "_arrow")
+        codes = ", ".join(f"__s.{self.code[c]}" for c in cols)
+        self.sql = (f"SELECT __n.*, {codes} FROM ({sql}) __n LEFT JOIN {self.table} __s "
+                    f"ON __s.r = __n.{sql_ident(row_col)}")
+
+    def drop(self) -> None:
+        self.program.session.execute(f"DROP TABLE IF EXISTS {self.table}")
+
+    def sort_key(self, column: str, descending: bool) -> str:
+        """ORDER BY terms for `column` in SAS's order, special missing values included."""
+        q = sql_ident(column)
+        code = self.code.get(column.upper())
+        if code is None:
+            return f"{q} DESC NULLS LAST" if descending else f"{q} ASC NULLS FIRST"
+        rank = (f"CASE WHEN {q} IS NOT NULL THEN 28 WHEN {code} IS NULL THEN 1 WHEN {code} = '_' THEN 0 "
+                f"ELSE ascii({code}) - 63 END")
+        way = "DESC" if descending else "ASC"
+        return f"{rank} {way}, {q} {way}"
+
+    def same_key(self, column: str) -> list[str]:
+        """What makes two rows' values of `column` the same key: the value and, with letters, the letter."""
+        code = self.code.get(column.upper())
+        return [sql_ident(column)] + ([code] if code else [])
+
+    def letters_of(self, from_sql: str, order_by: str, spec: Any, cols: list) -> dict[str, str]:
+        """{SPECIALS_KEY: json} for the output written from `from_sql` (with this input's code columns) in
+        the order `order_by`, which must be total (a row number last): output row → letter, under the
+        output's names (RENAME=), only for the columns it keeps (`cols`: the ColumnInfo written); {} when
+        none is left or an output WHERE= renumbers the rows."""
+        from statgrid.sas.dataset import SPECIALS_KEY, output_names
+        if getattr(spec, "where", None) is not None:
+            return {}
+        names = [c.name for c in cols]
+        keep = output_names(spec, names, {c.name.upper(): c.type for c in cols})
+        kept = [c for c in self.code if c in keep]
+        if not kept:
+            return {}
+        codes = ", ".join(self.code[c] for c in kept)
+        any_code = " OR ".join(f"{self.code[c]} IS NOT NULL" for c in kept)
+        rows = self.program.session.execute(
+            f"SELECT * FROM (SELECT row_number() OVER (ORDER BY {order_by}) - 1 AS __o, {codes} "
+            f"FROM ({from_sql})) WHERE {any_code}").fetchall()
+        by_name = {n.upper(): n for n in names}
+        out: dict[str, dict[str, str]] = {}
+        for row in rows:
+            for j, c in enumerate(kept):
+                if row[j + 1] is not None:
+                    name = (spec.rename or {}).get(c, by_name.get(c, c))
+                    out.setdefault(name, {})[str(row[0])] = row[j + 1]
+        return {SPECIALS_KEY: json.dumps(out)} if out else {}

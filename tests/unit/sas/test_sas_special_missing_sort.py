@@ -1,0 +1,71 @@
+"""Special missing values (.A-.Z, ._) through PROC SORT, and the MISSING statement as a global statement.
+
+SAS 9.4 Language Reference: Concepts, "Order of Missing Values": ._ < . < .A < … < .Z < any number (DESCENDING
+the reverse); PROC SORT keeps each value's letter (the letter is part of a NODUPKEY key: .A and .B differ).
+SAS 9.4 Global Statements, MISSING: valid anywhere, global in scope — letters declared before a DATA step are
+read by its INPUT as special missing values. Expected orders are worked out by hand from the rule above."""
+from __future__ import annotations
+
+from tests.unit.sas.standins import run_sas
+
+DATA = """missing a b _;
+data one;
+  input id x y;
+  datalines;
+1 3 1
+2 A 2
+3 . 3
+4 B A
+5 1 5
+6 _ 6
+7 A 7
+8 -2 8
+;
+"""
+
+
+def put_lines(log: str, tag: str) -> list[str]:
+    return [ln[len(tag) + 1:] for ln in log.splitlines() if ln.startswith(tag + " ")]
+
+
+def test_global_missing_statement_then_sort_ascending_keeps_letters_in_sas_order(session):
+    code, log, _ = run_sas(session, DATA + "proc sort data=one out=s; by x; run;\n"
+                                           "data _null_; set s; put 'S ' id x y; run;")
+    assert code == 0, log
+    assert "Invalid data" not in log
+    # ._ then . then .A (ids 2, 7 in input order) then .B then the numbers
+    assert put_lines(log, "S") == ["6 _ 6", "3 . 3", "2 A 2", "7 A 7", "4 B A", "8 -2 8", "5 1 5", "1 3 1"]
+
+
+def test_sort_descending_reverses_the_missing_order(session):
+    code, log, _ = run_sas(session, DATA + "proc sort data=one out=d; by descending x; run;\n"
+                                           "data _null_; set d; put 'D ' id x; run;")
+    assert code == 0, log
+    assert put_lines(log, "D") == ["1 3", "5 1", "8 -2", "4 B", "2 A", "7 A", "3 .", "6 _"]
+
+
+def test_nodupkey_treats_each_letter_as_its_own_key_and_dupout_keeps_its_letter(session):
+    code, log, _ = run_sas(session, DATA + "proc sort data=one out=k nodupkey dupout=dd; by x; run;\n"
+                                           "data _null_; set k; put 'K ' id x; run;\n"
+                                           "data _null_; set dd; put 'X ' id x; run;")
+    assert code == 0, log
+    assert "NOTE: 1 observations with duplicate key values were deleted." in log
+    assert put_lines(log, "K") == ["6 _", "3 .", "2 A", "4 B", "8 -2", "5 1", "1 3"]
+    assert put_lines(log, "X") == ["7 A"]
+
+
+def test_letters_follow_rename_and_drop_on_out_and_a_non_key_column_and_in_place_sort(session):
+    code, log, _ = run_sas(session, DATA + "proc sort data=one out=r(rename=(x=xx) drop=id); by y; run;\n"
+                                           "data _null_; set r; put 'R ' xx y; run;\n"
+                                           "proc sort data=one; by x id; run;\n"
+                                           "data _null_; set one; if x = .A then put 'A ' id; run;")
+    assert code == 0, log
+    # by y: .A (id 4's y) first, then 1 2 3 5 6 7 8
+    assert put_lines(log, "R") == ["B A", "3 1", "A 2", ". 3", "1 5", "_ 6", "A 7", "-2 8"]
+    assert put_lines(log, "A") == ["2", "7"]
+
+
+def test_missing_statement_outside_a_step_refuses_a_word(session):
+    code, log, _ = run_sas(session, "missing ab;\n")
+    assert code == 1
+    assert "The MISSING statement takes single letters A-Z or _" in log
