@@ -41,9 +41,11 @@ def file_specials(program: Any, spec: Any) -> dict[str, dict[int, str]]:
 
 class Carried:
     """The letters of one input joined to its rows: `code[COLUMN]` names the code column of COLUMN in
-    `sql`; `drop()` removes the temporary table."""
+    `sql` (in the file's order when `ordered`; a caller that sorts anyway need not); `drop()` removes the
+    temporary table."""
 
-    def __init__(self, program: Any, specials: dict[str, dict[int, str]], sql: str, row_col: str):
+    def __init__(self, program: Any, specials: dict[str, dict[int, str]], sql: str, row_col: str,
+                 ordered: bool = False):
         self.program = program
         self.table = f"__sas_special_{next(_TABLES)}"
         cols = sorted(specials)
@@ -60,6 +62,8 @@ class Carried:
         codes = ", ".join(f"__s.{self.code[c]}" for c in cols)
         self.sql = (f"SELECT __n.*, {codes} FROM ({sql}) __n LEFT JOIN {self.table} __s "
                     f"ON __s.r = __n.{sql_ident(row_col)}")
+        if ordered:                       # a join's rows come in any order: the file's order again
+            self.sql += f" ORDER BY __n.{sql_ident(row_col)}"
 
     def drop(self) -> None:
         self.program.session.execute(f"DROP TABLE IF EXISTS {self.table}")

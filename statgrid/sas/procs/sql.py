@@ -25,8 +25,11 @@ from statgrid.sas.dataset import ColumnInfo, column_info
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME, NUM, OP, SEMI, STR
 from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
-from statgrid.sas.procs.common import FLAG, VALUE, cursor, format_cell, parse_options, proc_statement, write_select
+from statgrid.sas.procs.common import FLAG, VALUE, cursor, parse_options, proc_statement, write_select
+from statgrid.sas.procs import sqlspecials
+from statgrid.sas.procs.sqlout import assign_into, listing, symbol
 from statgrid.sas.procs.sqltext import SqlText
+from statgrid.sas.values import special_missing
 
 OPTIONS = {"NOPRINT": FLAG, "PRINT": FLAG, "OUTOBS": VALUE, "INOBS": VALUE, "NUMBER": FLAG, "NONUMBER": FLAG,
            "EXEC": FLAG, "NOEXEC": FLAG, "FEEDBACK": FLAG, "NOFEEDBACK": FLAG, "DOUBLE": FLAG, "NODOUBLE": FLAG,
@@ -50,12 +53,12 @@ def run(statements: Any, program: Any) -> None:
             stmt = _Statement(stmt)
             try:
                 _statement(program, stmt, state)
-                _symbol(program, "SQLRC", "0")
+                symbol(program, "SQLRC", "0")
             except SasError:
-                _symbol(program, "SQLRC", "8")
+                symbol(program, "SQLRC", "8")
                 raise
             except Exception as exc:  # noqa: BLE001 - the engine's message, as SAS shows the SQL error
-                _symbol(program, "SQLRC", "8")
+                symbol(program, "SQLRC", "8")
                 t = stmt.tokens[0]
                 msg, udf = str(exc).split("\n")[0], "while executing the UDF: SasError: "
                 # a SAS function's own ERROR inside the query (sqludf.py) is logged as SAS says it
@@ -71,13 +74,6 @@ class _Statement:
     def __init__(self, stmt):
         self.tokens = [t for t in stmt.tokens if t.kind != SEMI]
         self.keyword, self.source, self.line, self.text = stmt.keyword, stmt.source, stmt.line, stmt.text
-
-
-def _symbol(program: Any, name: str, value: str) -> None:
-    try:
-        program.symbols.set_global(name, value)
-    except Exception:  # noqa: BLE001 - a program without macro symbols
-        pass
 
 
 def _statement(program: Any, stmt, state: dict) -> None:
@@ -161,6 +157,9 @@ class Query:
         self.program, self.stmt = program, stmt
         self.remerged = False
         self._build(start, over=None)
+        if self.carried is not None and not self._binds():      # an aggregate query: no letters to carry
+            self.close()
+            self._build(start, over=None, carry=False)
         if self._needs_remerge():
             toks = stmt.tokens
             if not remerge:
@@ -185,6 +184,19 @@ class Query:
             self.remerged = True
             program.log.note("The query requires remerging summary statistics back with the original data.")
 
+    def _binds(self) -> bool:
+        import duckdb
+        try:
+            self.program.session.con.execute(f"SELECT * FROM ({self.sql}) LIMIT 0")
+        except duckdb.Error:
+            return False
+        return True
+
+    def close(self) -> None:
+        """Drops the table of special missing letters a query over one data set may have made."""
+        if self.carried is not None:
+            self.carried.drop()
+
     def _needs_remerge(self) -> bool:
         import duckdb
         toks = self.stmt.tokens
@@ -198,7 +210,7 @@ class Query:
             return False
         return False
 
-    def _build(self, start: int, over: str | None) -> None:
+    def _build(self, start: int, over: str | None, carry: bool = True) -> None:
         program, stmt = self.program, self.stmt
         toks = stmt.tokens
         end = len(toks)
@@ -214,6 +226,9 @@ class Query:
         k0 = start + 1
         if k0 < end and toks[k0].is_("DISTINCT"):
             distinct, k0 = "DISTINCT ", k0 + 1
+        self.carried = sqlspecials.plan(program, text, toks, start, end, frm, bool(distinct)) \
+            if carry and over is None else None
+        outputs = []                                        # (name, plain column's source name, is `*`)
         for n, (a, b) in enumerate(_split_top(toks, k0, stop)):
             mods: dict[str, str] = {}
             # column modifiers at the end of the item: FORMAT=fmt LABEL='x' LENGTH=n
@@ -236,6 +251,9 @@ class Query:
             if alias is None and not plain and not star:
                 alias = f"_TEMA{len([m for m in self.names if m and m.startswith('_TEMA')]) + 1:03d}"
             src = text.columns.get("".join(x.text for x in toks[a:b]).upper()) if plain else None
+            if star and self.carried is not None:
+                sql += sqlspecials.hidden(self.carried)
+            outputs.append((alias or (toks[b - 1].text if plain else None), toks[b - 1].text if plain else None, star))
             items.append(sql + (f" AS {sql_ident(alias)}" if alias else ""))
             self.exprs.append(sql)
             self.names.append(alias or (toks[b - 1].text if plain else None))
@@ -244,7 +262,13 @@ class Query:
             self.into = _into(toks, into + 1, frm if frm >= 0 else end)
         group = _find_top(toks, start, end, "GROUP")
         stop_g = _find_top(toks, group + 2, end, "HAVING") if group >= 0 else -1
-        if over is None or frm < 0:
+        order = _find_top(toks, start, end, "ORDER")
+        if self.carried is not None:
+            items += sqlspecials.letter_items(self.carried, outputs)
+            rest = text.translate_sub(frm, order if order >= 0 else end)
+            if order >= 0:
+                rest += " " + sqlspecials.order_by(self.carried, text, toks, order, end, outputs)
+        elif over is None or frm < 0:
             rest = text.translate_sub(frm, end) if frm >= 0 else ""
         else:                                   # remerged: no GROUP BY; HAVING filters the detail rows
             having = _find_top(toks, frm, end, "HAVING")
@@ -275,6 +299,8 @@ class Query:
                  if n and not star}
         out: list[ColumnInfo] = []
         for name, typ, *_ in desc:
+            if str(name).startswith("__sas_"):
+                continue                                    # a special missing value's letter (sqlspecials)
             mods, src = named.get(str(name).upper(), ({}, self.text.columns.get(str(name).upper())))
             ctype = "char" if str(typ).upper() in ("STRING", "VARCHAR") else "num"
             if src is not None and src.type != ctype:
@@ -324,62 +350,25 @@ def _into(toks: list, a: int, b: int) -> list[dict]:
 
 def _select(program, stmt, opts) -> None:
     q = Query(program, stmt, 0, remerge=not opts.get("NOREMERGE"))
-    cols = q.columns()
-    limit = f" LIMIT {int(opts.get('OUTOBS'))}" if opts.get("OUTOBS") is not None else ""
-    table = program.session.fetch_arrow(f"SELECT * FROM ({q.sql}){limit}")
-    rows = [list(r.values()) for r in table.to_pylist()]
-    _symbol(program, "SQLOBS", str(len(rows)))
+    try:
+        cols = q.columns()
+        limit = f" LIMIT {int(opts.get('OUTOBS'))}" if opts.get("OUTOBS") is not None else ""
+        table = program.session.fetch_arrow(f"SELECT * FROM ({q.sql}){limit}")
+    finally:
+        q.close()
+    visible, letters = sqlspecials.split_letters(table.column_names)
+    rows = [[special_missing(r[letters[j]]) if j in letters and r[letters[j]] is not None else r[j]
+             for j in visible] for r in (list(d.values()) for d in table.to_pylist())]
+    symbol(program, "SQLOBS", str(len(rows)))
     if q.into:
-        _assign_into(program, q.into, cols, rows)
+        assign_into(program, q.into, cols, rows)
         return
     if not rows:
         program.log.note("No rows were selected.")
         return
     if opts.get("NOPRINT"):
         return
-    program.log.listing(_listing(program, cols, rows, bool(opts.get("NUMBER"))))
-
-
-def _text(program, v, c: ColumnInfo, fmt_default: str = "BEST8.") -> str:
-    if c.type == "char":
-        return format_cell(program, v, c.format, "char")
-    return format_cell(program, v, c.format or fmt_default, "num")
-
-
-def _assign_into(program, targets, cols, rows) -> None:
-    for j, target in enumerate(targets):
-        c = cols[j] if j < len(cols) else None
-        if c is None:
-            break
-        values = [_text(program, r[j], c) for r in rows]
-        if target["sep"] is not None:
-            _symbol(program, target["names"][0], target["sep"].join(v.strip() for v in values))
-        elif target["range"]:
-            for name, v in zip(target["names"], values):
-                _symbol(program, name, v.strip())
-        elif values:
-            # one value: SAS keeps its blanks (a number is BEST8., right-aligned) unless TRIMMED
-            v = values[0] if c.type == "char" else values[0].rjust(8)
-            _symbol(program, target["names"][0], v.strip() if target["trimmed"] else v)
-    if not rows:
-        program.log.note("No rows were selected.")
-
-
-def _listing(program, cols: list[ColumnInfo], rows: list[list], number: bool) -> str:
-    heads = [c.label or ("" if c.name.startswith("_TEMA") else c.name) for c in cols]
-    cells = [[_text(program, v, c) for v, c in zip(r, cols)] for r in rows]
-    if number:
-        heads = ["Row"] + heads
-        cells = [[str(i)] + r for i, r in enumerate(cells, 1)]
-    widths = [max([len(h)] + [len(r[j]) for r in cells]) for j, h in enumerate(heads)]
-    right = [False] * len(heads)
-    for j, c in enumerate(([ColumnInfo("Row", "num", 8)] if number else []) + cols):
-        right[j] = c.type == "num"
-    line = "  ".join(h.center(w) for h, w in zip(heads, widths))
-    rule = "-" * len(line.rstrip())
-    body = ["  ".join(x.rjust(w) if r else x.ljust(w) for x, w, r in zip(row, widths, right)).rstrip()
-            for row in cells]
-    return "\n".join([line.rstrip(), rule] + body)
+    program.log.listing(listing(program, cols, rows, bool(opts.get("NUMBER"))))
 
 
 # -- CREATE, INSERT, UPDATE, DELETE, DROP, DESCRIBE ------------------------------------------------------------
@@ -415,22 +404,25 @@ def _create(program, stmt, opts) -> None:
         _create_view(program, stmt, spec, k + 1)
         return
     q = Query(program, stmt, k + 1, remerge=not opts.get("NOREMERGE"))
-    cols = q.columns()
-    _write(program, spec, q.sql, cols, "created")
+    try:
+        cols = q.columns()
+        sqlspecials.write_rows(program, q, spec, cols, lambda sql, kv: _write(program, spec, sql, cols, "created", kv))
+    finally:
+        q.close()
 
 
-def _write(program, spec: DatasetSpec, sql: str, cols: list[ColumnInfo], verb: str) -> int:
+def _write(program, spec: DatasetSpec, sql: str, cols: list[ColumnInfo], verb: str, kv: dict | None = None) -> int:
     before = program.log.note
     notes = []
     program.log.note = notes.append                   # the data-set layer's NOTE is SAS SQL's own here
     try:
-        rows = write_select(program, spec, sql, cols)
+        rows = write_select(program, spec, sql, cols, kv)
     finally:
         program.log.note = before
     for n in notes:
         if not n.startswith("The data set "):
             program.log.note(n)
-    _symbol(program, "SQLOBS", str(rows))
+    symbol(program, "SQLOBS", str(rows))
     if verb == "created":
         program.log.note(f"Table {spec.name} created, with {rows} rows and {len(cols)} columns.")
     return rows
@@ -494,7 +486,7 @@ def _insert(program, stmt) -> None:
     added = program.session.con.execute(f"SELECT count(*) FROM ({new}) AS v").fetchall()[0][0]
     union = f"SELECT * FROM ({current}) UNION ALL SELECT {sel} FROM ({new}) AS v"
     _write(program, DatasetSpec(spec.libref, spec.member), union, cols, "inserted")
-    _symbol(program, "SQLOBS", str(added))
+    symbol(program, "SQLOBS", str(added))
     program.log.note(f"{added} rows were inserted into {spec.name}.")
 
 
@@ -517,7 +509,7 @@ def _delete(program, stmt) -> None:
         n = program.session.con.execute(f"SELECT count(*) FROM ({current})").fetchall()[0][0]
         keep = f"SELECT * FROM ({current}) WHERE FALSE"
     _write(program, DatasetSpec(spec.libref, spec.member), keep, cols, "deleted")
-    _symbol(program, "SQLOBS", str(n))
+    symbol(program, "SQLOBS", str(n))
     program.log.note(f"{n} rows were deleted from {spec.name}.")
 
 
@@ -543,7 +535,7 @@ def _update(program, stmt) -> None:
                     if c.name.upper() in sets else sql_ident(c.name) for c in cols)
     n = program.session.con.execute(f"SELECT count(*) FROM ({current}) AS {alias} WHERE {cond}").fetchall()[0][0]
     _write(program, DatasetSpec(spec.libref, spec.member), f"SELECT {sel} FROM ({current}) AS {alias}", cols, "updated")
-    _symbol(program, "SQLOBS", str(n))
+    symbol(program, "SQLOBS", str(n))
     program.log.note(f"{n} rows were updated in {spec.name}.")
 
 
@@ -589,11 +581,12 @@ def materialize_view(program: Any, stored: dict, member: str) -> None:
         raise SasError("The stored SQL view is empty", 0, 0, member, "a view made by CREATE VIEW")
     stmt = _Statement(stmts[0])
     q = Query(program, stmt, 0)
-    cols = q.columns()
     con = program.session.con
     before = con.execute("SELECT current_setting('default_null_order')").fetchall()[0][0]
     con.execute("SET default_null_order = 'nulls_first_on_asc_last_on_desc'")
     try:
-        write_select(program, DatasetSpec("WORK", member.upper()), q.sql, cols)
+        out, cols = DatasetSpec("WORK", member.upper()), q.columns()
+        sqlspecials.write_rows(program, q, out, cols, lambda sql, kv: write_select(program, out, sql, cols, kv))
     finally:
+        q.close()
         con.execute(f"SET default_null_order = '{before}'")

@@ -93,6 +93,8 @@ class SqlText:
         # remerging (a query SAS answers by remerging summary statistics with the detail rows): the window
         # its aggregates are computed over, e.g. "OVER (PARTITION BY g)"; None: aggregates as written
         self.over: str | None = None
+        self.carried: Any = None                   # the letters of the query's one table (sqlspecials.plan)
+        self.carried_at = -1                       # … at this token
 
     def error(self, tok, message: str, expected: str = "") -> SasError:
         return SasError(message, tok.line, tok.col, tok.text, expected, self.source)
@@ -175,6 +177,15 @@ class SqlText:
                 continue
             if up in COMPARE and (t.kind == OP or up.isalpha()):
                 op = COMPARE[up]
+                if nxt is not None and self._missing_at(i + 1) and self.carried is not None and out:
+                    from statgrid.sas.procs.sqlspecials import compare
+                    letter = toks[i + 2].text if (i + 2 < end and toks[i + 2].kind == NAME
+                                                  and toks[i + 1].touches(toks[i + 2])) else None
+                    test = compare(self.carried, out[-1].removeprefix("\x00num:"), op, letter)
+                    if test is not None:
+                        out[-1] = test
+                        i += 3 if letter else 2
+                        continue
                 if nxt is not None and self._missing_at(i + 1):
                     out.append("IS NULL" if op == "=" else "IS NOT NULL" if op == "<>" else
                                "IS NOT NULL" if op in (">", ">=") else "IS NULL AND FALSE")
@@ -272,6 +283,7 @@ class SqlText:
     def translate_sub(self, i: int, end: int) -> str:
         sub = SqlText(self.program, self.toks, self.source)
         sub.columns, sub.aliases, sub.over = self.columns, self.aliases, self.over
+        sub.carried, sub.carried_at = self.carried, self.carried_at
         return sub.translate(i, end)
 
     def _close(self, i: int, end: int) -> int:
@@ -393,7 +405,8 @@ class SqlText:
             spec = parse_dataset(cur, self.program)
             j = cur.i
             cols = column_info(self.program, spec)
-            sql = input_sql(self.program, spec, cols)
+            sql = self.carried.sql if self.carried is not None and i == self.carried_at else \
+                input_sql(self.program, spec, cols)
             alias = spec.member.lower()
             for c in cols:
                 self.columns.setdefault(c.name.upper(), c)
