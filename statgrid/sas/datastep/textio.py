@@ -189,8 +189,9 @@ class TextIO(InfileMixin):
         # lines are padded to LRECL, so no field is cut
         only_missover = bool(opts.get("MISSOVER")) and not opts.get("TRUNCOVER") and not src.pad
         stopover = bool(opts.get("STOPOVER")) and not missover
-        # instream records are card images, blank-padded (80 columns): a column or formatted field is not cut
-        # by where the typed line ends (the tests' programs read `$200.` from DATALINES so)
+        # instream records are 80-column card images, blank-padded, or the whole line when longer (SAS 9.4
+        # Statements: DATALINES, "Reading Long Data Lines", NOCARDIMAGE): a field inside them reads blanks
+        # where the typed line ends; one that reaches past them flows over like any record's
         instream = str(getattr(self, "infile_name", "DATALINES")).upper() in ("DATALINES", "CARDS")
         self.cur_line = line
         for it in st.items:
@@ -215,7 +216,8 @@ class TextIO(InfileMixin):
                     from statgrid.sas.formats import parse_spec
                     w = parse_spec(informat).width or 8
                     start, end = pos + 1, pos + w           # the columns the invalid-data NOTE names
-                if end > len(line) and not src.pad and not missover and not instream:
+                reclen = max(80, len(line)) if instream else len(line)
+                if end > reclen and not src.pad and not missover:
                     # the field reaches past the record's end: FLOWOVER (the default) reads it from the next
                     # record, column 1 on for formatted input, its own columns for column input, as far as
                     # that record goes; STOPOVER stops the step (SAS 9.4 Statements: INFILE, "Reading Past
@@ -227,12 +229,14 @@ class TextIO(InfileMixin):
                         return True
                     if mode == "fmt":
                         start, end = 1, w
-                text = line[start - 1:end] if not (only_missover and end > len(line)) else ""
+                text = line[start - 1:end] if not (only_missover and end > reclen) else ""
                 pos = end
             else:
                 text, pos = self._token(line, pos, dlm, dsd, amp)
                 if text is not None:
-                    start, end = pos - len(text) + (0 if not dsd else -1 if pos <= len(line) and dsd else 0), pos
+                    # the value's columns (for the invalid-data NOTE): the pointer is past its delimiter
+                    past = 1 if 0 < pos <= len(line) and line[pos - 1] in dlm and not amp else 0
+                    start, end = pos - past - len(text), pos - past
                     start = max(start, 0) + 1
                 if text is None and stopover:
                     self._stopover(st)
@@ -298,6 +302,11 @@ class TextIO(InfileMixin):
         else:
             while j < n and line[j] not in dlm:
                 j += 1
+            if j < n:
+                # list input leaves the pointer in the second column after the value, past its delimiter
+                # (SAS 9.4 Statements: INPUT, "Pointer Location After Reading"): `x $ y $73.` over
+                # 'abc 123 456' reads y from column 9
+                return line[pos:j], j + 1
         return line[pos:j], j
 
     def _store(self, target, char, informat, text, mode, start, end, st) -> None:

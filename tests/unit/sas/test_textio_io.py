@@ -332,7 +332,7 @@ hi,1,2
 skip,3,4
 lo,5,6
 ;
-data files; length fname $200; input fname $200.; datalines;
+data files; length fname $200; infile datalines truncover; input fname $200.; datalines;
 {tmp_path}/f1.txt
 {tmp_path}/f2.txt
 ;
