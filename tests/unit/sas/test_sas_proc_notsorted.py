@@ -228,3 +228,15 @@ def test_corr_outp_and_ttest_statistics_per_run(session):
     got = [(r["g"], r["x"]) for r in rows(session, "work.cp") if r["_TYPE_"] == "MEAN"]
     assert got == [(g, m) for (g, _), m in zip(RUNS, means)]
     assert [(r["g"], r["Mean"]) for r in rows(session, "work.ts")] == [(g, m) for (g, _), m in zip(RUNS, means)]
+
+
+def test_ods_output_tables_keep_runs_in_data_order(session):
+    """FREQ's OneWayFreqs and UNIVARIATE's Moments through ODS OUTPUT: the BY column first, one block per run."""
+    run(session, "ods output OneWayFreqs=ow;\nproc freq data=a; by g notsorted; tables c; run;\n"
+                 "ods output Moments=mo;\nproc univariate data=a; by g notsorted; var x; run;")
+    want = [(g, c, float(sum(1 for r in rs if r[1] == c))) for g, rs in RUNS for c in sorted({r[1] for r in rs})]
+    assert [(r["g"], r["c"], r["Frequency"]) for r in rows(session, "work.ow")] == want
+    mo = rows(session, "work.mo")
+    assert not any(k.startswith("__") for r in mo for k in r)
+    # the Moments rows of each run carry its g; the runs appear in data order
+    assert [g for g, _ in runs([(r["g"],) for r in mo], lambda r: r[0])] == [g for g, _ in RUNS]
