@@ -4,10 +4,10 @@ The listing needs the cells in Python (freq.py's _counts); OUT= alone does not: 
 takes the percentages as window sums and writes the data set in SAS's order, so a table with millions of
 levels (TABLES id / OUT=) costs what the Python API's freq costs, not a Python loop per level (measured by
 benchmarks/sas_procs.py). The rules are freq.py's _write's, from Base SAS Procedures, FREQ "Output Data
-Sets": COUNT per level combination; PERCENT of the BY group's total (BY … NOTSORTED: of the run's); missing levels (a missing number, a
+Sets": COUNT per level combination; PERCENT of the BY group's total; missing levels (a missing number, a
 blank string) kept as rows with COUNT and a missing PERCENT, and out of every total, unless MISSING;
 OUTPCT adds PCT_ROW, PCT_COL (and PCT_TABL for a multiway table) within the table's strata. Rows are
-ordered by the BY values, then by each table variable's levels in ORDER='s order (INTERNAL: the values,
+ordered by the BY values (BY … NOTSORTED: each run of equal BY values a group, in data order), then by each table variable's levels in ORDER='s order (INTERNAL: the values,
 missing first; FREQ: the variable's descending marginal count, missing levels first; DATA: the variable's first
 appearance), row-major.
 """
