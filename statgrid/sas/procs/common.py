@@ -181,9 +181,12 @@ def resolve_names(names: list[str], cols: list[ColumnInfo], spec: DatasetSpec, l
 
 def check_by_sorted(program: Any, spec: DatasetSpec, cols: list[ColumnInfo], by: list[tuple[str, bool]]) -> None:
     """SAS's ERROR when the data set is not sorted by the BY variables (a PROC's BY statement): the first
-    observation whose key sorts before the one before it, found by one query over the input."""
+    observation whose key sorts before the one before it, found by one query over the input. Nothing is
+    checked when the BY statement says NOTSORTED (its groups are runs: byruns.py)."""
     from statgrid.libraries import sql_ident
 
+    if getattr(by, "notsorted", False):
+        return
     types = {c.name.upper(): c.type for c in cols}
     keys = []
     for name, desc in by:
@@ -204,9 +207,7 @@ def check_by_sorted(program: Any, spec: DatasetSpec, cols: list[ColumnInfo], by:
     if first:
         how = "descending" if by[0][1] else "ascending"
         row = first[0]
-        fix = "data sorted by the BY variables (PROC SORT)"
-        if getattr(by, "notsorted", False):
-            fix += "; statgrid's PROC steps do not take NOTSORTED on a BY statement yet (a DATA step does)"
+        fix = "data sorted by the BY variables (PROC SORT), or NOTSORTED on the BY statement"
 
         def shown(v):
             return "." if v is None else (v if isinstance(v, str) else format_cell(program, v, None, "num").strip())
@@ -484,8 +485,12 @@ def write_rows(program, spec: DatasetSpec, cols: list[ColumnInfo], rows: list[li
 
 
 def by_condition(byc, key) -> str:
-    """SQL true for the rows of one BY group (`key`: its values, in BY order; missing matches missing)."""
+    """SQL true for the rows of one BY group (`key`: its values, in BY order; missing matches missing; a
+    NOTSORTED group's key has its run, byruns.py)."""
     from statgrid.libraries import sql_ident, sql_literal
+    from statgrid.sas.procs.byruns import RUN
+    if getattr(key, "run", None) is not None:
+        return f"{RUN} = {int(key.run)}"
     parts = []
     for b, v in zip(byc, key):
         lit = "NULL" if v is None else (sql_literal(str(v)) if b.type == "char" else repr(float(v)))
@@ -542,10 +547,15 @@ def where_statement(cur: TokenCursor, spec: DatasetSpec) -> None:
 
 
 def by_keys(program: Any, byc: list[ColumnInfo], sql: str) -> list[list]:
-    """The BY groups' values in BY order (missing first), or [[]] without BY: a PROC fitted per group."""
+    """The BY groups' values in BY order (missing first), or [[]] without BY: a PROC fitted per group. With
+    NOTSORTED (`byc` a byruns.ByColumns saying so, `sql` with its RUN column) the runs in data order, each
+    key with its run."""
     if not byc:
         return [[]]
     from statgrid.libraries import sql_ident
+    from statgrid.sas.procs.byruns import by_key, runs_keys_sql, runs_on
+    if runs_on(byc):
+        return [by_key(r[1:], r[0]) for r in fetch_rows(program, runs_keys_sql(byc, sql))[1]]
     _, keys = fetch_rows(program, f"SELECT DISTINCT {', '.join(sql_ident(b.name) for b in byc)} FROM ({sql}) "
                                   "ORDER BY ALL")
     return keys

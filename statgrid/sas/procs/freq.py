@@ -36,6 +36,7 @@ from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME
 from statgrid.sas.parse.dsname import parse_dataset
 from statgrid.sas import ods
+from statgrid.sas.procs.byruns import RUN, by_columns, runs_on, with_runs
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_rule, check_by_sorted, fetch_rows, format_cell,
                                        observations_read, open_input, resolve_names, simple_table, statement_error,
                                        write_rows)
@@ -109,7 +110,7 @@ def _tables(c, program) -> TablesStmt:
 
 def _run(program, first, src, cols, opts, by, weight, tables) -> None:
     line = first.line
-    byc = resolve_names([n for n, _ in by], cols, src, line)
+    byc = by_columns(resolve_names([n for n, _ in by], cols, src, line), by)
     wc = resolve_names([weight], cols, src, line)[0] if weight else None
     if not tables:
         used = {c.name.upper() for c in byc} | ({wc.name.upper()} if wc else set())
@@ -118,6 +119,8 @@ def _run(program, first, src, cols, opts, by, weight, tables) -> None:
         check_by_sorted(program, src, cols, by)
     cols_by_name = {c.name.upper(): c for c in cols}
     _, base = open_input(program, src)
+    if runs_on(byc):                              # BY … NOTSORTED: each run a group (byruns.py)
+        base = with_runs(base, byc)
     n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
     levels = {n.upper() for ts in tables for req in ts.requests for n in req}
     base = group_by_formats(program, base, [c for c in cols if c.name.upper() in levels])   # formatted levels
@@ -160,14 +163,16 @@ def _run(program, first, src, cols, opts, by, weight, tables) -> None:
 
 
 def _counts(program, base, byc, varc, wc, order) -> list[tuple[tuple, list[tuple]]]:
-    """Per BY group: [(levels…, count)] in the table's level order (missing first)."""
-    keys = [sql_ident(c.name) for c in byc + varc]
+    """Per BY group: [(levels…, count)] in the table's level order (missing first); the groups in BY order, or
+    with NOTSORTED by their run (data order; the run left out of the key)."""
+    lead = [RUN] if runs_on(byc) else []
+    keys = lead + [sql_ident(c.name) for c in byc + varc]
     count = f"sum(CAST({sql_ident(wc.name)} AS DOUBLE))" if wc else "count(*)"
     where = f" WHERE {sql_ident(wc.name)} > 0" if wc else ""
     sql = (f"SELECT {', '.join(keys)}, {count} AS __n, min(__r) AS __first FROM "
            f"(SELECT *, row_number() OVER () AS __r FROM ({base})){where} GROUP BY {', '.join(keys)}")
     _, rows = fetch_rows(program, sql)
-    nb = len(byc)
+    nb = len(lead) + len(byc)
     out: dict[tuple, list] = {}
     for r in rows:
         levels = tuple(None if (c.type == "char" and (v is None or str(v).strip() == "")) else v
@@ -181,7 +186,7 @@ def _counts(program, base, byc, varc, wc, order) -> list[tuple[tuple, list[tuple
         return num_key(float("nan") if v is None else float(v))
 
     result = []
-    for key in sorted(out, key=lambda k: tuple(level_key(v, c) for v, c in zip(k, byc))):
+    for key in sorted(out, key=lambda k: k[0] if lead else tuple(level_key(v, c) for v, c in zip(k, byc))):
         cells = out[key]
         # each variable's levels in their own order (SAS ORDER=: INTERNAL the values, DATA each variable's
         # first appearance, FREQ its own descending marginal count, missing first); cells by those, row-major
@@ -203,7 +208,7 @@ def _counts(program, base, byc, varc, wc, order) -> list[tuple[tuple, list[tuple
         cells.sort(key=lambda r: tuple(rank[v] for rank, v in zip(ranks, r)))
         ordered = Cells(r[:-1] for r in cells)
         ordered.levels = [sorted(rank, key=rank.get) for rank in ranks]
-        result.append((key, ordered))
+        result.append((key[len(lead):], ordered))
     return result
 
 

@@ -7,7 +7,7 @@ benchmarks/sas_procs.py). The rules are freq.py's _write's, from Base SAS Proced
 Sets": COUNT per level combination; PERCENT of the BY group's total; missing levels (a missing number, a
 blank string) kept as rows with COUNT and a missing PERCENT, and out of every total, unless MISSING;
 OUTPCT adds PCT_ROW, PCT_COL (and PCT_TABL for a multiway table) within the table's strata. Rows are
-ordered by the BY values, then by each table variable's levels in ORDER='s order (INTERNAL: the values,
+ordered by the BY values (BY … NOTSORTED: each run of equal BY values a group, in data order), then by each table variable's levels in ORDER='s order (INTERNAL: the values,
 missing first; FREQ: the variable's descending marginal count, missing levels first; DATA: the variable's first
 appearance), row-major.
 """
@@ -17,6 +17,7 @@ from typing import Any
 
 from statgrid.libraries import sql_ident
 from statgrid.sas.dataset import ColumnInfo
+from statgrid.sas.procs.byruns import RUN, runs_on
 from statgrid.sas.procs.common import write_select
 
 
@@ -51,7 +52,9 @@ def _level(c) -> str:
 
 def out_sql(base: str, byc, varc, wc, topts: dict, order: str) -> str:
     n = len(varc)
-    by = [sql_ident(c.name) for c in byc]
+    shown = [sql_ident(c.name) for c in byc]
+    # BY … NOTSORTED (byruns.py): each run of `base`'s RUN column is a group, the groups in data order
+    by = ([RUN] if runs_on(byc) else []) + shown
     lv = [sql_ident(c.name) for c in varc]
     count = "sum(CAST(__w AS DOUBLE))" if wc else "count(*)"
     where = f" WHERE {sql_ident(wc.name)} > 0" if wc else ""
@@ -89,7 +92,7 @@ def out_sql(base: str, byc, varc, wc, topts: dict, order: str) -> str:
     blank = [f"coalesce({q}, '') AS {q}" if c.type == "char" else q for c, q in zip(varc, lv)]
     shares = [p.rsplit(' AS ', 1)[1] for p in pct]
     if not outcum(topts, varc):
-        return (f"SELECT {', '.join(by + blank)}, COUNT, {', '.join(shares)} FROM "
+        return (f"SELECT {', '.join(shown + blank)}, COUNT, {', '.join(shares)} FROM "
                 f"(SELECT *, {', '.join(pct + ranks)} FROM ({grouped})) t ORDER BY {', '.join(sorted_by)}")
     # OUTCUM: running sums over the levels in their order within each BY group; a missing level has none
     part = f"PARTITION BY {', '.join(by)} " if by else ""
@@ -99,7 +102,7 @@ def out_sql(base: str, byc, varc, wc, topts: dict, order: str) -> str:
            f"CASE WHEN {present} AND {total} > 0 THEN 100.0 * {run} / {total} END AS CUM_PCT")
     middle = (f"SELECT t.*, row_number() OVER (ORDER BY {', '.join(sorted_by)}) AS __pos FROM "
               f"(SELECT *, {', '.join(pct + ranks)} FROM ({grouped})) t")
-    return (f"SELECT {', '.join(by + blank)}, COUNT, {', '.join(shares)}, {cum} FROM ({middle}) ORDER BY __pos")
+    return (f"SELECT {', '.join(shown + blank)}, COUNT, {', '.join(shares)}, {cum} FROM ({middle}) ORDER BY __pos")
 
 
 def write_out(program: Any, spec, base: str, byc, varc, wc, topts: dict, order: str) -> None:

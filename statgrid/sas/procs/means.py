@@ -8,6 +8,7 @@
 What SAS documents and this follows:
 - Observations with a missing CLASS value are left out of every type unless MISSING (PROC or CLASS
   option). _FREQ_ counts a group's observations; N counts its non-missing values of the variable.
+- BY … NOTSORTED: each run of consecutive observations with equal BY values is a group, in data order.
 - Types: _TYPE_'s bit for the i-th of k CLASS variables is 2**(k-i) (the last variable is bit 0). The
   OUT= data set gets every type (0 … 2**k-1) unless NWAY (the highest only), TYPES or WAYS; the
   listing shows the highest type only unless PRINTALLTYPES, TYPES or WAYS. Rows: BY group, then
@@ -40,6 +41,7 @@ from statgrid.sas import ods
 from statgrid.sas.procs.fmtgroup import (format_order_sql, format_statement, group_by_formats, multilabel_levels,
                                          types_apart, with_formats)
 from statgrid.sas.procs.means_weight import VARDEFS, WEIGHT_REFUSED, mode_of, mode_agg, weighted_aggs, weighted_input
+from statgrid.sas.procs.byruns import by_columns, run_column, runs_on, with_runs
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, by_rule, check_by_sorted, cursor, fetch_rows,
                                        narrowed_input,
                                        format_cell, input_dataset, observations_read, open_input, parse_options,
@@ -247,7 +249,7 @@ def _run(program: Any, first, src: DatasetSpec, req: Request) -> None:
     opts, proc = req.opts, req.proc
     cols = with_formats(column_info(program, src), req.formats)   # the input SQL: narrowed_input, below
     line = first.line
-    byc = resolve_names([n for n, _ in req.by], cols, src, line)
+    byc = by_columns(resolve_names([n for n, _ in req.by], cols, src, line), req.by)
     classc = resolve_names(req.classes, cols, src, line)
     idc = resolve_names(req.ids, cols, src, line)
     used = {c.name.upper() for c in byc + classc + idc}
@@ -300,6 +302,8 @@ def _run(program: Any, first, src: DatasetSpec, req: Request) -> None:
     if byc:
         check_by_sorted(program, src, cols, req.by)
     base = narrowed_input(program, src, cols, [c.name for c in byc + classc + idc + varc + fw])
+    keyc = [run_column()] + byc if runs_on(byc) else byc     # BY … NOTSORTED: grouped by run first (byruns.py)
+    base = with_runs(base, byc) if runs_on(byc) else base
     n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
     missing_ok = bool(opts.get("MISSING")) or req.class_missing
     keep = [] if missing_ok else [_present(c) for c in classc]
@@ -313,16 +317,16 @@ def _run(program: Any, first, src: DatasetSpec, req: Request) -> None:
         f = f"SELECT * FROM ({filtered}) WHERE {one_copy}" if one_copy else filtered
         f = weighted_input(f, req.freq and fw[0].name, req.weight and fw[-1].name, bool(opts.get("EXCLNPWGT")))
         cls = [] if mask_list == [0] and not byc else classc        # GROUPING() needs a group: type 0 alone
-        return _aggregate_sql(f, byc, cls, idc, varc, stats, mask_list, qntldef, vardef, bool(opts.get("IDMIN")),
+        return _aggregate_sql(f, keyc, cls, idc, varc, stats, mask_list, qntldef, vardef, bool(opts.get("IDMIN")),
                               bool(req.weight))
     all_masks = sorted(set(masks) | set(print_masks))
     if mlf:        # one query per type: a type that does not cross an MLF variable counts its first label only
-        sql = types_apart(aggregate, all_masks, byc, classc, mlf, rank)
+        sql = types_apart(aggregate, all_masks, keyc, classc, mlf, rank)
     else:
         sql = aggregate(all_masks)
     names, rows = fetch_rows(program, sql)
     pos = {n: i for i, n in enumerate(names)}
-    groups = [_group(r, pos, byc, classc, idc, varc, stats, alpha) for r in rows]
+    groups = [_group(r, pos, keyc, classc, idc, varc, stats, alpha, len(keyc) - len(byc)) for r in rows]
     observations_read(program, n_read, src)
     if printing:
         _print(program, proc, groups, byc, classc, varc, print_stats, print_masks, opts, alpha)
@@ -417,9 +421,10 @@ class Group:
     type: int
     freq: int
     values: list                                   # per analysis variable: {statistic: value}
+    run: Any = None                                # its run, with BY … NOTSORTED
 
 
-def _group(r, pos, byc, classc, idc, varc, stats, alpha) -> Group:
+def _group(r, pos, byc, classc, idc, varc, stats, alpha, hidden: int = 0) -> Group:
     values = []
     pct_keys = sorted({PERCENTILES[s] for s in stats if s in PERCENTILES} | ({25, 75} if "QRANGE" in stats else set()))
     for i, _ in enumerate(varc):
@@ -444,10 +449,10 @@ def _group(r, pos, byc, classc, idc, varc, stats, alpha) -> Group:
             d.update(_t_stats(r[pos[f"__v{i}_N"]], r[pos[f"__v{i}_MEAN"]], r[pos[f"__v{i}_STD"]], alpha,
                               r[pos[sw]] if sw in pos else None))
         values.append(d)
-    nb = len(byc)                                  # the SELECT starts with the BY, then the CLASS values
-    return Group(tuple(r[:nb]), tuple(r[nb:nb + len(classc)]),
+    nb = len(byc)                # the SELECT starts with the BY (after `hidden`: the run), then the CLASS values
+    return Group(tuple(r[hidden:nb]), tuple(r[nb:nb + len(classc)]),
                  tuple(r[pos[f"__id{j}"]] for j in range(len(idc))),
-                 int(r[pos["__type"]]), int(r[pos["__freq"]]), values)
+                 int(r[pos["__type"]]), int(r[pos["__freq"]]), values, r[0] if hidden else None)
 
 
 def _t_stats(n, mean, std, alpha: float, sumwgt: float | None = None) -> dict[str, float | None]:
@@ -526,10 +531,10 @@ def _print(program, proc, groups: list[Group], byc, classc, varc, stats, masks, 
     listing.title()
     by_keys: list[tuple] = []
     for g in groups:
-        if g.type in masks and (not by_keys or by_keys[-1] != g.by):
-            by_keys.append(g.by)
-    for key in by_keys:
-        mine = [g for g in groups if g.by == key and g.type in masks]
+        if g.type in masks and (not by_keys or by_keys[-1] != (g.run, g.by)):
+            by_keys.append((g.run, g.by))
+    for run, key in by_keys:
+        mine = [g for g in groups if (g.run, g.by) == (run, key) and g.type in masks]
         if byc:
             text = " ".join(f"{c.name}={format_cell(program, v, c.format, c.type)}" for c, v in zip(byc, key))
             listing.text(by_rule(text), "")

@@ -8,6 +8,7 @@ variable not in BY); a missing value gets a missing rank. Ties (TIES=MEAN by def
 ranks they span, or the highest, the lowest, or the dense rank. GROUPS=k gives floor(rank·k/(n+1)) —
 0 … k-1; FRACTION rank/n, PERCENT 100·rank/n, NPLUS1 rank/(n+1). RANKS names the new variables
 (in VAR order); without it the VAR variables are replaced by their ranks. Observations keep their order.
+With BY … NOTSORTED each run of equal BY values is a group of its own (byruns.py).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typing import Any
 from statgrid.libraries import sql_ident
 from statgrid.sas.dataset import ColumnInfo, input_sql
 from statgrid.sas.errors import SasError
+from statgrid.sas.procs.byruns import RUN, is_notsorted, with_runs
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, check_by_sorted, observations_read, resolve_names,
                                        statement_error, write_select)
 from statgrid.sas.procs.step import Statements, begin, data_input, each_statement
@@ -61,6 +63,8 @@ def run(statements: list, program: Any) -> None:
     groups = opts.get("GROUPS")
     sql_in = input_sql(program, src, cols, row_number=_ROW)
     part = ", ".join(sql_ident(b.name) for b in byc)
+    if byc and is_notsorted(by):                  # BY … NOTSORTED: ranks within each run (byruns.py)
+        sql_in, part = with_runs(sql_in, byc, order=_ROW), RUN
     exprs: dict[str, str] = {}
     out_names = {}
     for j, v in enumerate(varc):

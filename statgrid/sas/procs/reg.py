@@ -23,6 +23,7 @@ from statgrid.sas.ods import OdsColumn as Col, OdsTable
 from statgrid.sas.dataset import ColumnInfo
 from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME
+from statgrid.sas.procs.byruns import group_id
 from statgrid.sas.procs.common import (DATASET, FLAG, by_condition, by_list, by_rule, by_text, statement_error,
                                        where_statement, write_rows, write_select)
 from statgrid.sas.procs.step import ByInput, begin, data_input, each_statement, output_statement, statement_option
@@ -74,7 +75,7 @@ def run(statements: list, program: Any) -> None:
             result = fit_fn(program.session, data, f"{m['dep']} = {' '.join(m['regs'])}",
                             noint=m["noint"], selection=m["selection"], sle=m["sle"], sls=m["sls"],
                             include=m["include"], stb=m["stb"], vif=m["vif"], collin=m["collin"], print=False)
-            fits[(m["index"], tuple(key))] = (m, result)
+            fits[(m["index"], group_id(key))] = (m, result)
             if not opts.get("NOPRINT"):
                 _publish(listing, byc, key, m, result)
             est_rows.append(list(key) + [m["label"], "PARMS", m["dep"], result.stats["rmse"]]
@@ -174,7 +175,7 @@ def _write_output(program, out, models, byc, keys, fits, cols, base) -> None:
     m = models[max(0, out["model"] - 1)]
     cases = []
     for key in keys:
-        _, result = fits[(m["index"], tuple(key))]
+        _, result = fits[(m["index"], group_id(key))]
         est = {str(r[0]).upper(): r[2] for r in result.rows}
         pred = " + ".join([repr(float(est.get("INTERCEPT", 0.0) or 0.0))] +
                           [f"{repr(float(est.get(x.upper()) or 0.0))} * CAST({sql_ident(x)} AS DOUBLE)"

@@ -16,6 +16,7 @@ from statgrid.sas.dataset import ColumnInfo
 from statgrid.sas.errors import SasError, skip_if_syntax_check
 from statgrid.sas.lexer import NAME
 from statgrid.sas.parse.dsname import DatasetSpec, next_data_name, parse_dataset
+from statgrid.sas.procs.byruns import by_columns, runs_on, with_runs
 from statgrid.sas.procs.common import (ProcOptions, by_group_members, by_list, by_rule, by_text, check_by_sorted,
                                        cursor, input_dataset, observations_read, open_input, parse_options,
                                        proc_statement, resolve_names, var_names, where_statement, without_notes,
@@ -134,15 +135,19 @@ def stage_input(program: Any, src: DatasetSpec, temp: str) -> str:
 
 class ByInput:
     """The input of a PROC fitted per BY group: the BY variables (`by`: by_list's pairs) resolved among `cols`
-    and the data checked sorted by them, the input read once with its NOTE. `groups` then yields each group."""
+    and the data checked sorted by them (with NOTSORTED: not checked, each run of equal values a group, `base`
+    with byruns.RUN and `byc` a ByColumns saying so), the input read once with its NOTE. `groups` then yields
+    each group; a key's identity across groups is byruns.group_id(key)."""
 
     def __init__(self, program: Any, first: Statement, src: DatasetSpec, cols: list[ColumnInfo],
                  by: list[tuple[str, bool]]):
         self.program = program
-        self.byc = resolve_names([n for n, _ in by], cols, src, first.line)
+        self.byc = by_columns(resolve_names([n for n, _ in by], cols, src, first.line), by)
         if self.byc:
             check_by_sorted(program, src, cols, by)
         self.cols, self.base = read_input(program, src)
+        if runs_on(self.byc):                # BY … NOTSORTED: groups are runs, numbered in base (byruns.py)
+            self.base = with_runs(self.base, self.byc)
 
     def groups(self, temp: str, by_line: bool = False) -> Iterator[tuple[list, str]]:
         """(the group's BY values, its rows as 'work.temp') in BY order; `by_line`: SAS's BY line is written to

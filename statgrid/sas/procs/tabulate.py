@@ -27,6 +27,7 @@ from statgrid.sas.dataset import ColumnInfo
 from statgrid.sas.errors import SasError
 from statgrid.sas import ods
 from statgrid.sas.lexer import NAME, STR
+from statgrid.sas.procs.byruns import by_columns, group_id, runs_on, with_runs
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_condition, by_keys, by_list, by_rule, by_text,
                                        check_by_sorted, fetch_rows, format_cell, narrowed_input, observations_read,
                                        resolve_names, var_names, where_statement, write_rows)
@@ -112,10 +113,12 @@ def run(statements: list, program: Any) -> None:
     varc = resolve_names(vars_, cols, src, first.line)
     cnames = {c.name.upper(): c for c in classc}
     vnames = {c.name.upper(): c for c in varc}
-    byc = resolve_names([n for n, _ in by], cols, src, first.line)
+    byc = by_columns(resolve_names([n for n, _ in by], cols, src, first.line), by)
     if byc:
         check_by_sorted(program, src, cols, by)
     base = narrowed_input(program, src, cols, [c.name for c in byc + classc + varc])   # what the tables read
+    if runs_on(byc):                                          # BY … NOTSORTED: each run a group (byruns.py)
+        base = with_runs(base, byc)
     n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
     base, classc, mlf = multilabel_levels(program, base, classc, mlf_names)   # CLASS x / MLF
     cnames = {c.name.upper(): c for c in classc}
@@ -147,10 +150,10 @@ def run(statements: list, program: Any) -> None:
                     keys.append(key)
             for levels, value in results.items():
                 type_str = "".join("1" if c.name.upper() in cell.classes else "0" for c in classc)
-                row = out_rows.setdefault((tuple(bykey), t_index, type_str, levels), {})
+                row = out_rows.setdefault((group_id(bykey), t_index, type_str, levels), {})
                 row[key] = value
         if printing:
-            mine = {k: v for k, v in out_rows.items() if k[:2] == (tuple(bykey), t_index)}
+            mine = {k: v for k, v in out_rows.items() if k[:2] == (group_id(bykey), t_index)}
             if byc:
                 listing.text(by_rule(by_text(program, zip(byc, bykey))), "")
             listing.table(_ods_table(byc, classc, vnames, table_stats, mine),
@@ -171,12 +174,12 @@ def _layout(byc, classc, vnames, stats: list, out_rows: dict) -> tuple[list[Colu
     out_cols += [ColumnInfo(f"{vnames[var].name}_{STAT_NAMES[stat]}" if var else STAT_NAMES[stat], "num", 8)
                  for var, stat in stats]
 
-    def order(kv):
-        (bykey, t_index, type_str, levels) = kv[0]
-        return ([(v is not None, v if v is not None else 0) for v in bykey], t_index, type_str,
+    def order(kv):                      # a group's key: byruns.group_id, its NOTSORTED run (or None) first
+        ((run, *bykey), t_index, type_str, levels) = kv[0]
+        return (run or 0, [(v is not None, v if v is not None else 0) for v in bykey], t_index, type_str,
                 [(v is not None, v if v is not None else 0) for _, v in levels])
     rows = []
-    for (bykey, t_index, type_str, levels), vals in sorted(out_rows.items(), key=order):
+    for ((_, *bykey), t_index, type_str, levels), vals in sorted(out_rows.items(), key=order):
         lv = dict(levels)
         rows.append(list(bykey) + [lv.get(c.name.upper()) for c in classc] + [type_str, 1.0, float(t_index)]
                     + [vals.get(k) for k in stats])

@@ -9,7 +9,9 @@ one), then the group's values as COL1 … COLn — or, with ID, as variables nam
 (formatted; characters not valid in a name become _, and a value starting with a digit gets a leading _
 unless PREFIX is given) + SUFFIX, labelled by IDLABEL. Several observations with the same ID value in a
 BY group are an ERROR unless LET (the last one is kept). When any VAR variable is character the new
-variables are character (numbers written as BEST12. would). The input must be sorted by BY (SAS's ERROR).
+variables are character (numbers written as BEST12. would). The input must be sorted by BY (SAS's ERROR)
+unless the BY statement says NOTSORTED. A BY group is a run of consecutive observations with equal BY values,
+in the input's order (with NOTSORTED the same values seen again later are a new group).
 """
 from __future__ import annotations
 
@@ -67,7 +69,7 @@ def run(statements: list, program: Any) -> None:
     groups: list[tuple[tuple, list]] = []
     for r in rows:
         key = tuple(r[pos[b.name.upper()]] for b in byc)
-        if not groups or groups[-1][0] != key:
+        if not groups or not _same_by(groups[-1][0], key, byc):
             groups.append((key, []))
         groups[-1][1].append(r)
 
@@ -118,6 +120,13 @@ def run(statements: list, program: Any) -> None:
             row = list(key) + [v.name] + ([v.label or v.name] if with_label else []) + vals
             out_rows.append(row)
     write_rows(program, out_spec, out_cols, out_rows)
+
+
+def _same_by(a: tuple, b: tuple, byc) -> bool:
+    """Two rows' BY values equal as SAS compares them: a character value without its trailing blanks, a blank
+    string the same missing value as NULL."""
+    return all((x or "").rstrip() == (y or "").rstrip() if c.type == "char" else x == y
+               for x, y, c in zip(a, b, byc))
 
 
 def _id_name(program, values, idc, prefix, suffix: str, delimiter: str) -> str:

@@ -5,9 +5,10 @@ normality tests — checked against R).
       VAR vars; BY vars; WHERE expr;
       OUTPUT OUT=ds <stat=names …> <PCTLPTS=p …  PCTLPRE=prefixes <PCTLNAME=suffixes>>;
 
-OUTPUT OUT= has one observation per BY group: the BY variables, then each requested statistic
-(`mean=m1 m2` names it for the VAR variables in order), then the PCTLPTS= percentiles named PCTLPRE +
-the percentile (`p` for 2.5 is `2_5`, as SAS names it) for each VAR variable with a prefix. Statistics:
+OUTPUT OUT= has one observation per BY group (with BY … NOTSORTED: per run of equal BY values, in data
+order): the BY variables, then each requested statistic (`mean=m1 m2` names it for the VAR variables in
+order), then the PCTLPTS= percentiles named PCTLPRE + the percentile (`p` for 2.5 is `2_5`, as SAS names
+it) for each VAR variable with a prefix. Statistics:
 N NMISS MEAN STD VAR SUM MIN MAX RANGE MEDIAN Q1 Q3 QRANGE P1 P5 P10 P90 P95 P99
 CV STDMEAN USS CSS SKEWNESS KURTOSIS — from the same aggregates as MEANS, percentiles by PCTLDEF=.
 The listing and ODS OUTPUT get SAS's tables per variable (univariate_tables.py): Moments, BasicMeasures,
@@ -27,6 +28,7 @@ from statgrid.sas.errors import SasError
 from statgrid.sas.lexer import NAME, NUM
 from statgrid.sas import ods
 from statgrid.sas.procs import univariate_tables as ut
+from statgrid.sas.procs.byruns import RUN, by_columns, runs_on, with_runs
 from statgrid.sas.procs.common import (by_text, DATASET, FLAG, VALUE, by_group_members, by_rule, check_by_sorted,
                                        observations_read, open_input, resolve_names, write_select)
 from statgrid.sas.procs.step import Statements, begin, data_input, each_statement, output_statement
@@ -56,11 +58,13 @@ def run(statements: list, program: Any) -> None:
             raise SasError(f"Statement {t.text.upper()} is not valid or not supported in PROC UNIVARIATE", t.line,
                            t.col, t.text, "VAR, BY, WHERE or OUTPUT")
     line, by = first.line, st.by
-    byc = resolve_names([n for n, _ in by], cols, src, line)
+    byc = by_columns(resolve_names([n for n, _ in by], cols, src, line), by)
     varc = st.analysis_vars(line, {b.name.upper() for b in byc})
     if byc:
         check_by_sorted(program, src, cols, by)
     cols, base = open_input(program, src)
+    if runs_on(byc):                                  # BY … NOTSORTED: each run a group (byruns.py)
+        base = with_runs(base, byc)
     n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
     qdef = int(opts.get("PCTLDEF", DEFAULT_QNTLDEF))
     if not opts.get("NOPRINT"):
@@ -138,6 +142,8 @@ def _write(program, out, base, byc, varc, qdef: int) -> None:
             cols.append(ColumnInfo(prefix + suffix, "num", 8))
     keys = ", ".join(sql_ident(b.name) for b in byc)
     group = f" GROUP BY {keys} ORDER BY {', '.join(sql_ident(b.name) + ' NULLS FIRST' for b in byc)}" if byc else ""
+    if runs_on(byc):                                  # NOTSORTED: one row per run, in data order
+        group = f" GROUP BY {RUN}, {keys} ORDER BY {RUN}"
     write_select(program, out["spec"], f"SELECT {', '.join(select)} FROM ({base}){group}", cols)
 
 

@@ -28,10 +28,13 @@ def test_next_step_runs_after_a_by_order_error_and_the_groups_are_named(session)
     assert ys == [20.0, 40.0, 60.0]
 
 
-def test_notsorted_in_a_proc_is_refused_with_the_way_out(session):
+def test_notsorted_in_a_proc_takes_each_run_as_a_group(session):
+    """With NOTSORTED nothing is checked: g = 1 | 2 | 1 are three BY groups (by hand: x 10, 20, 30)."""
     code, log, _ = run_sas(session, PROGRAM.format(notsorted="notsorted"))
     flat = " ".join(x.strip() for x in log.split("\n"))
-    assert code == 1 and "do not take NOTSORTED" in flat and "PROC SORT" in flat
+    assert code == 0 and "ERROR" not in flat, log
+    got = session.fetch_arrow("SELECT g, mx FROM " + session.ref("work.m").scan_sql()).to_pylist()
+    assert got == [{"g": 1.0, "mx": 10.0}, {"g": 2.0, "mx": 20.0}, {"g": 1.0, "mx": 30.0}]
     assert "NOTE: The data set WORK.B has 3 observations" in flat
 
 
