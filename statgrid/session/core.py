@@ -278,6 +278,10 @@ class Session:
             free = {k: shutil.disk_usage(d.path).free for k, d in (("WORK", self.work), ("UTIL", self.util)) if d}
             return ("no space left on device (free: " + ", ".join(f"{k} {format_size(v)}" for k, v in free.items())
                     + "); free space or point [libraries] work/util in grid.toml at a larger file system.")
+        if isinstance(exc, PermissionError) and exc.filename:
+            return f"Insufficient authorization to access {exc.filename}."       # SAS's words for EACCES
+        if isinstance(exc, FileNotFoundError) and exc.filename:
+            return f"Physical file does not exist, {exc.filename}."
         if isinstance(exc, duckdb.CatalogException):
             m = re.search(r'schema "([^"]+)" does not exist', text)
             if m:

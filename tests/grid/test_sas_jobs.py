@@ -118,3 +118,55 @@ def test_sas_words_that_look_like_statgrid_options_stay_sas_words(grid, people):
     assert "V=--log-dir W=--option=memsize=1T" in log
     bad = grid.cli("alice", "submit", str(prog), "-set", "A=B", "x")
     assert bad.returncode == 2 and "the name of an environment variable" in bad.stderr, bad
+
+
+IO_PROG = textwrap.dedent("""\
+    options mautosource sasautos=('{alice}/macros');
+    %hello(x=1)
+    proc printto print='{alice}/mine.lst' new; run;
+    data a; x = 1; run;
+    proc print data=a; run;
+    proc printto; run;
+    data _null_; file '{alice}/mine.txt'; put 'mine'; run;
+    data _null_; file '{bob}/private/stolen.txt'; put 'stolen'; run;
+    proc printto log='{bob}/private/stolen.log'; run;
+    data _null_; infile '{bob}/private/secret.txt'; input; put _infile_; run;
+    options sasautos=('{bob}/private');
+    %secretmac
+    %put after;
+    """)
+
+
+@pytest.mark.root
+def test_a_sas_jobs_files_are_its_users_and_another_users_files_are_refused(grid, people):
+    """PROC PRINTTO, FILE, INFILE and the autocall library as the job's user: what alice writes is hers; bob's
+    private directory (0700) can be neither written (FILE, PRINTTO) nor read (INFILE, SASAUTOS) by her job —
+    each a clear ERROR, the job goes on, and nothing appears in bob's directory."""
+    import os
+    alice, bob = people["alice"], people["bob"]
+    macros = alice.home / "macros"
+    macros.mkdir(exist_ok=True)
+    os.chown(macros, alice.uid, alice.gid)
+    write_as(alice, macros / "hello.sas", "%macro hello(x=); %put HELLO x=&x; %mend;\n")
+    private = bob.home / "private"
+    private.mkdir(exist_ok=True)
+    os.chown(private, bob.uid, bob.gid)
+    os.chmod(private, 0o700)
+    write_as(bob, private / "secret.txt", "the secret\n", mode=0o600)
+    write_as(bob, private / "secretmac.sas", "%macro secretmac; %put SECRET MACRO RAN; %mend;\n", mode=0o600)
+    before = sorted(p.name for p in private.iterdir())
+    prog = write_as(alice, alice.home / "io.sas", IO_PROG.format(alice=alice.home, bob=bob.home))
+    job_id = grid.submit("alice", str(prog))
+    rec = grid.wait("alice", job_id)
+    log = (grid.home / "jobs" / str(job_id) / "session.log").read_text()
+    assert rec["state"] == "EXIT" and rec["exit_code"] == 1, (rec, log)   # the refusals are ERRORs
+    assert "HELLO x=1" in log                                               # her own autocall library
+    lst, txt = alice.home / "mine.lst", alice.home / "mine.txt"
+    assert "Obs    x" in lst.read_text() and lst.stat().st_uid == alice.uid
+    assert txt.read_text() == "mine\n" and txt.stat().st_uid == alice.uid
+    assert "the secret" not in log and "SECRET MACRO RAN" not in log
+    assert f"ERROR: DATA: Insufficient authorization to access {bob.home}/private/stolen.txt." in log
+    assert f"ERROR: DATA: Insufficient authorization to access {bob.home}/private/secret.txt." in log
+    assert "WARNING: Apparent invocation of macro SECRETMAC not resolved." in log
+    assert sorted(p.name for p in private.iterdir()) == before            # nothing written into bob's directory
+    assert "after" in log                                                   # the job went on after each refusal

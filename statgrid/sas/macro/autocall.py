@@ -42,8 +42,11 @@ def member(dirs: list[Path], name: str) -> Path | None:
     """The first <name>.sas in `dirs` (the lower-case name first, then as spelled in upper case)."""
     for d in dirs:
         for cand in (d / f"{name.lower()}.sas", d / f"{name.upper()}.sas"):
-            if cand.is_file():
-                return cand
+            try:
+                if cand.is_file():
+                    return cand
+            except OSError:          # a directory the job's user may not search: not an autocall library
+                break
     return None
 
 
