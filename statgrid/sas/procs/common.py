@@ -371,17 +371,6 @@ def by_rule(text: str, ls: int = 72) -> str:
     return "-" * left + body + "-" * right
 
 
-def simple_table(header: list[str], body: list[list[str]], n_left: int, closing_rule: bool = True) -> list[str]:
-    """A statistics table as MEANS and FREQ print it: the header, a rule, the rows (the first n_left
-    columns left-aligned, the others right-aligned), and a closing rule."""
-    widths = [max([len(h)] + [len(r[j]) for r in body]) for j, h in enumerate(header)]
-
-    def line(cells):
-        return "  ".join(c.ljust(w) if j < n_left else c.rjust(w) for j, (c, w) in enumerate(zip(cells, widths)))
-    rule = "-" * len(line(header))
-    return [line(header), rule] + [line(r).rstrip() for r in body] + ([rule] if closing_rule else [])
-
-
 # -- writing ----------------------------------------------------------------------------------------------
 SORTED_KEY = "statgrid.sortedby"     # PROC SORT's BY list, shown by CONTENTS as SAS's Sort Information
 

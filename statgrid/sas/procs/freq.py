@@ -38,8 +38,9 @@ from statgrid.sas.parse.dsname import parse_dataset
 from statgrid.sas import ods
 from statgrid.sas.procs.byruns import RUN, by_columns, runs_on, with_runs
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_rule, check_by_sorted, fetch_rows, format_cell,
-                                       observations_read, open_input, resolve_names, simple_table, statement_error,
+                                       observations_read, open_input, resolve_names, statement_error,
                                        write_rows)
+from statgrid.sas.procs.stattext import simple_table
 from statgrid.sas.procs.fmtgroup import group_by_formats
 from statgrid.sas.procs.step import Statements, begin, data_input, each_statement, statement_option
 

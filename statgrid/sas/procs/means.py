@@ -45,8 +45,9 @@ from statgrid.sas.procs.byruns import by_columns, run_column, runs_on, with_runs
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, by_rule, check_by_sorted, cursor, fetch_rows,
                                        narrowed_input,
                                        format_cell, input_dataset, observations_read, open_input, parse_options,
-                                       proc_statement, resolve_names, simple_table, statement_error, var_names,
+                                       proc_statement, resolve_names, statement_error, var_names,
                                        where_statement, write_rows)
+from statgrid.sas.procs.stattext import simple_table
 
 # keyword → (listing header, AUTONAME suffix)
 LABELS: dict[str, tuple[str, str]] = {
@@ -554,7 +555,8 @@ def _print(program, proc, groups: list[Group], byc, classc, varc, stats, masks, 
             lines = []
             if len(varc) == 1:
                 lines += [f"Analysis Variable : {varc[0].name}" + (f" {varc[0].label}" if varc[0].label else ""), ""]
-            lines += simple_table(header, body, len(shown) + (1 if classc else 0) + (1 if len(varc) > 1 else 0))
+            left = [True] * len(shown) + [False] * bool(classc) + [True] * (len(varc) > 1)   # N Obs: a number
+            lines += simple_table(header, body, left + [False] * len(stats))
             table = _summary_table(proc, [g for g in mine if g.type == m], shown, classc, varc, stats)
             table.by = list(zip(byc, key))
             listing.table(table, lines)

@@ -1,7 +1,8 @@
-"""The listing text of CORR's and TTEST's tables, which ods/odstable.render cannot lay out: headings spanning two
-columns ("95% CL Mean" over its lower and upper limits), cells of several lines (a correlation, its p-value and
-N), and SAS's D-format numbers (a fixed count of decimals, but 0 printed as "0" and a whole-number DF without
-decimals, as SAS's TTEST listing shows: https://pastebin.com/5h0tyjvM).
+"""The listing text of MEANS's and FREQ's statistics tables (simple_table: headings stacked over narrow columns
+as SAS's listing stacks them) and of CORR's and TTEST's tables, which ods/odstable.render cannot lay out:
+headings spanning two columns ("95% CL Mean" over its lower and upper limits), cells of several lines (a
+correlation, its p-value and N), and SAS's D-format numbers (a fixed count of decimals, but 0 printed as "0" and
+a whole-number DF without decimals, as SAS's TTEST listing shows: https://pastebin.com/5h0tyjvM).
 """
 from __future__ import annotations
 
@@ -70,3 +71,38 @@ def text_table(heads: list[str], rows: list[list[str]], n_left: int = 1,
     width = max([len(head)] + [len(b) for b in body])
     out = [title.center(width).rstrip(), ""] if title else []
     return out + [head, ""] + body
+
+
+def simple_table(header: list[str], body: list[list[str]], n_left: int | list[bool],
+                 closing_rule: bool = True) -> list[str]:
+    """A statistics table as MEANS and FREQ print it: the headings, a rule, the rows (the first n_left
+    columns left-aligned, the others right-aligned; or, as a list, each column's left flag), and a closing rule. As in SAS's listing, a heading wider
+    than its column's values is split at its blanks over several lines, bottom-aligned ("Cumulative" over
+    "Frequency", "N" over "Miss"); a column is never narrower than the longest word of its heading."""
+    widths = [max([len(r[j]) for r in body] + [max((len(w) for w in h.split()), default=0)])
+              for j, h in enumerate(header)]
+    stacked = [_split_heading(h, w) for h, w in zip(header, widths)]
+    widths = [max([w] + [len(x) for x in lines]) for w, lines in zip(widths, stacked)]
+    depth = max((len(x) for x in stacked), default=1)
+    stacked = [[""] * (depth - len(x)) + x for x in stacked]
+
+    left = n_left if isinstance(n_left, list) else [j < n_left for j in range(len(header))]
+
+    def line(cells):
+        return "  ".join(c.ljust(w) if lf else c.rjust(w) for c, w, lf in zip(cells, widths, left))
+    heads = [line([x[k] for x in stacked]).rstrip() for k in range(depth)]
+    rule = "-" * len(line(["" for _ in header]))
+    return heads + [rule] + [line(r).rstrip() for r in body] + ([rule] if closing_rule else [])
+
+
+def _split_heading(heading: str, width: int) -> list[str]:
+    """The heading's lines: its words packed greedily into lines of at most `width` characters."""
+    if len(heading) <= width or " " not in heading:
+        return [heading]
+    lines: list[str] = []
+    for word in heading.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
