@@ -12,7 +12,8 @@ def test_simple_table_stacks_only_what_does_not_fit():
     assert lines == ["   Cumulative",
                      "g   Frequency    Std Dev",
                      "-" * 24,
-                     "a           3  1.2345678"]
+                     "a           3  1.2345678",
+                     "-" * 24]
 
 
 def test_freq_and_means_listings_stack_their_headings(session):
