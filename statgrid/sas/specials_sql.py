@@ -110,3 +110,28 @@ class Carried:
                     name = (spec.rename or {}).get(c, by_name.get(c, c))
                     out.setdefault(name, {})[str(row[0])] = row[j + 1]
         return {SPECIALS_KEY: json.dumps(out)} if out else {}
+
+
+def stacked_letters(program: Any, parts: list[tuple[Any, list, dict[str, str]]]) -> dict[str, str]:
+    """{SPECIALS_KEY: json} for an output whose rows are the rows of `parts` one after another (PROC APPEND:
+    the base's, then the new data's): each part is (its DatasetSpec, its ColumnInfo list, {COLUMN: output
+    column name} for the columns it brings). A part read with WHERE=/FIRSTOBS=/OBS= is numbered over the rows
+    it gives; {} when no part has letters."""
+    from statgrid.sas.dataset import SPECIALS_KEY, input_sql
+    out: dict[str, dict[str, str]] = {}
+    offset = 0
+    for spec, cols, names in parts:
+        specials = {c: rows for c, rows in file_specials(program, spec).items() if c in names}
+        numbered = input_sql(program, spec, cols, row_number="__sas_part_row", row_number_type="BIGINT")
+        if specials:
+            wanted = sorted({r for rows in specials.values() for r in rows})
+            found = program.session.execute(
+                f"SELECT __o, __sas_part_row FROM (SELECT row_number() OVER (ORDER BY __sas_part_row) - 1 AS __o, "
+                f"__sas_part_row FROM ({numbered})) WHERE __sas_part_row IN ({', '.join(map(str, wanted))})"
+            ).fetchall()
+            for o, r in found:
+                for c, rows in specials.items():
+                    if r in rows:
+                        out.setdefault(names[c], {})[str(offset + o)] = rows[r]
+        offset += int(program.session.execute(f"SELECT count(*) FROM ({numbered})").fetchall()[0][0])
+    return {SPECIALS_KEY: json.dumps(out)} if out else {}

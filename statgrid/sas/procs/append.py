@@ -18,6 +18,7 @@ from typing import Any
 from statgrid.libraries import sql_ident
 from statgrid.sas.dataset import column_info, dataset_path, input_sql
 from statgrid.sas.errors import SasError, SasRuntimeError
+from statgrid.sas.specials_sql import stacked_letters
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, input_dataset, observations_read, parse_options,
                                        proc_statement, statement_error, write_select)
 
@@ -43,7 +44,8 @@ def run(statements: list, program: Any) -> None:
         program.log.note(f"Appending {data.name} to {base.name}.")
         program.log.note("BASE data set does not exist. DATA file is being copied to BASE file.")
         observations_read(program, n, data)
-        write_select(program, base, dsql, dcols)
+        letters = stacked_letters(program, [(data, dcols, {c.name.upper(): c.name for c in dcols if c.type == "num"})])
+        write_select(program, base, dsql, dcols, letters or None)
         return
     bcols = column_info(program, base)
     program.log.note(f"Appending {data.name} to {base.name}.")
@@ -65,6 +67,7 @@ def run(statements: list, program: Any) -> None:
         else:
             select.append(f"{sql_ident(d.name)} AS {sql_ident(b.name)}")
     base_names = {b.name.upper() for b in bcols}
+    have_base = {b.name.upper(): b.name for b in bcols}
     for d in dcols:
         if d.name.upper() not in base_names:
             problems.append(f"Variable {d.name} was not found on BASE file. The variable will not be added to "
@@ -80,8 +83,13 @@ def run(statements: list, program: Any) -> None:
     bsql = input_sql(program, base, bcols)
     observations_read(program, n, data)
     program.log.note(f"{n} observations added.")
+    # special missing letters: the base's where they were, the new rows' after them (numeric columns appended)
+    kept = {b.name.upper() for b, sel in zip(bcols, select) if b.type == "num" and not sel.startswith("CAST(NULL")}
+    letters = stacked_letters(program, [(base, bcols, {c.name.upper(): c.name for c in bcols if c.type == "num"}),
+                                        (data, dcols, {c.name.upper(): have_base[c.name.upper()] for c in dcols
+                                                       if c.name.upper() in kept})])
     write_select(program, base, f"SELECT * FROM ({bsql}) UNION ALL SELECT {', '.join(select)} FROM ({dsql})",
-                 bcols)
+                 bcols, letters or None)
 
 
 def run_cimport(statements: list, program: Any) -> None:

@@ -69,3 +69,28 @@ def test_missing_statement_outside_a_step_refuses_a_word(session):
     code, log, _ = run_sas(session, "missing ab;\n")
     assert code == 1
     assert "The MISSING statement takes single letters A-Z or _" in log
+
+
+def test_proc_append_keeps_the_letters_of_the_base_and_of_the_new_rows(session):
+    code, log, _ = run_sas(session, """missing a b;
+data one; input id x; datalines;
+1 A
+2 3
+;
+data two; input id x; datalines;
+3 B
+4 5
+;
+data two2; input id x; datalines;
+9 A
+10 B
+11 7
+;
+proc append base=one data=two; run;
+proc append base=one data=two2(firstobs=2); run;
+proc append base=fresh data=two; run;
+data _null_; set one; put 'AP ' id x; run;
+data _null_; set fresh; put 'FR ' id x; run;""")
+    assert code == 0, log
+    assert put_lines(log, "AP") == ["1 A", "2 3", "3 B", "4 5", "10 B", "11 7"]
+    assert put_lines(log, "FR") == ["3 B", "4 5"]
