@@ -224,6 +224,12 @@ class Datasets:
         # the stored names after RENAME, the metadata under them
         new_meta = {renames.get(n, n): meta.get(n, {}) for n in schema.names if meta.get(n)}
         kv[COLUMNS_KEY] = json.dumps(new_meta)
+        from statgrid.sas.dataset import SPECIALS_KEY, read_specials
+        letters = read_specials(ref.path)                   # special missing letters: kept, under the new names
+        if letters:
+            by_upper = {n.upper(): n for n in schema.names}
+            kv[SPECIALS_KEY] = json.dumps({renames.get(by_upper.get(c, c), by_upper.get(c, c)):
+                                           {str(r): v for r, v in rows.items()} for c, rows in letters.items()})
         if ds_label is not None:
             kv[LABEL_KEY] = ds_label
         if self._dry():

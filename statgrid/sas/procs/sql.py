@@ -485,7 +485,8 @@ def _insert(program, stmt) -> None:
                     else f"NULL AS {sql_ident(c.name)}" for c in cols)
     added = program.session.con.execute(f"SELECT count(*) FROM ({new}) AS v").fetchall()[0][0]
     union = f"SELECT * FROM ({current}) UNION ALL SELECT {sel} FROM ({new}) AS v"
-    _write(program, DatasetSpec(spec.libref, spec.member), union, cols, "inserted")
+    _write(program, DatasetSpec(spec.libref, spec.member), union, cols, "inserted",
+           sqlspecials.rewrite_letters(program, spec, cols, "__t"))
     symbol(program, "SQLOBS", str(added))
     program.log.note(f"{added} rows were inserted into {spec.name}.")
 
@@ -508,7 +509,9 @@ def _delete(program, stmt) -> None:
     else:
         n = program.session.con.execute(f"SELECT count(*) FROM ({current})").fetchall()[0][0]
         keep = f"SELECT * FROM ({current}) WHERE FALSE"
-    _write(program, DatasetSpec(spec.libref, spec.member), keep, cols, "deleted")
+    _write(program, DatasetSpec(spec.libref, spec.member), keep, cols, "deleted",
+           sqlspecials.rewrite_letters(program, spec, cols, alias,
+                                       f"NOT coalesce(({cond}), FALSE)" if cond else "FALSE"))
     symbol(program, "SQLOBS", str(n))
     program.log.note(f"{n} rows were deleted from {spec.name}.")
 
@@ -534,7 +537,10 @@ def _update(program, stmt) -> None:
                     f"{'VARCHAR' if c.type == 'char' else 'DOUBLE'}) ELSE {sql_ident(c.name)} END AS {sql_ident(c.name)}"
                     if c.name.upper() in sets else sql_ident(c.name) for c in cols)
     n = program.session.con.execute(f"SELECT count(*) FROM ({current}) AS {alias} WHERE {cond}").fetchall()[0][0]
-    _write(program, DatasetSpec(spec.libref, spec.member), f"SELECT {sel} FROM ({current}) AS {alias}", cols, "updated")
+    letters = sqlspecials.rewrite_letters(program, spec, cols, alias, cleared=tuple(sets),
+                                          when=f"coalesce(({cond}), FALSE)")
+    _write(program, DatasetSpec(spec.libref, spec.member), f"SELECT {sel} FROM ({current}) AS {alias}", cols, "updated",
+           letters)
     symbol(program, "SQLOBS", str(n))
     program.log.note(f"{n} rows were updated in {spec.name}.")
 

@@ -171,3 +171,35 @@ def write_rows(program: Any, query: Any, spec: Any, cols: list, write: Any) -> A
         return write("SELECT * FROM __sas_sql_rows ORDER BY rowid", letters_kv(program, "__sas_sql_rows", spec, cols))
     finally:
         program.session.execute("DROP TABLE IF EXISTS __sas_sql_rows")
+
+
+def rewrite_letters(program: Any, spec: Any, cols: list, alias: str, keep: str = "", cleared: tuple = (),
+                    when: str = "") -> dict | None:
+    """The letters of a table PROC SQL rewrites in place (INSERT, DELETE, UPDATE), for its new file: rows in
+    the file's order; with `keep` (a condition over `alias`) only the rows it keeps, renumbered; the columns in
+    `cleared` lose their letters on the rows `when` is true for (UPDATE's SET). None when it has none."""
+    import json
+
+    from statgrid.sas.dataset import SPECIALS_KEY, input_sql
+    from statgrid.sas.parse.dsname import DatasetSpec
+    letters = file_specials(program, spec)
+    if not letters:
+        return None
+    whole = DatasetSpec(spec.libref, spec.member)
+    numbered = f"({input_sql(program, whole, cols, row_number=ROW, row_number_type='BIGINT')}) AS {alias}"
+    rows = sorted({r for per in letters.values() for r in per})
+    inside = f"{ROW} IN ({', '.join(map(str, rows))})"
+    place = {r: r for r in rows}
+    if keep:
+        place = dict((r, o) for o, r in program.session.execute(
+            f"SELECT __o, __r FROM (SELECT row_number() OVER (ORDER BY {ROW}) - 1 AS __o, {ROW} AS __r "
+            f"FROM {numbered} WHERE {keep}) WHERE __r IN ({', '.join(map(str, rows))})").fetchall())
+    hit = {r for (r,) in program.session.execute(f"SELECT {ROW} FROM {numbered} WHERE {when} AND {inside}")
+           .fetchall()} if cleared and when else set()
+    names = {c.name.upper(): c.name for c in cols}
+    out: dict[str, dict[str, str]] = {}
+    for col, per in letters.items():
+        for r, letter in per.items():
+            if r in place and not (col in cleared and r in hit):
+                out.setdefault(names.get(col, col), {})[str(place[r])] = letter
+    return {SPECIALS_KEY: json.dumps(out)} if out else None

@@ -74,3 +74,29 @@ data _null_; set agg; put 'AGG ' n m s; run;""")
     assert code == 0, log
     assert put_lines(log, "AGG") == ["8 5 2"]
     assert "Table WORK.J created, with 8 rows and 2 columns." in log
+
+
+def test_tables_rewritten_in_place_keep_their_letters(session):
+    """DATASETS MODIFY (RENAME, FORMAT), SQL INSERT, UPDATE (the SET column's letter goes on the rows updated)
+    and DELETE (the rows after a deleted one move up) rewrite the file: the letters stay with their rows."""
+    code, log, _ = run_sas(session, """missing a b;
+data one; input id x y; datalines;
+1 A 1
+2 3 B
+3 B 4
+;
+proc datasets lib=work nolist; modify one; rename y=yy; format x 8.2; quit;
+data _null_; set one; put 'MOD ' id x yy; run;
+proc sql; insert into one values (4, 9, 9); quit;
+data _null_; set one; put 'INS ' id x yy; run;
+proc sql; update one set yy = 0 where id in (1, 2); quit;
+data _null_; set one; put 'UPD ' id x yy; run;
+proc sql; delete from one where id = 2; quit;
+data _null_; set one; put 'DEL ' id x yy; run;""")
+    assert code == 0, log
+    assert [s.split() for s in put_lines(log, "MOD")] == [["1", "A", "1"], ["2", "3.00", "B"], ["3", "B", "4"]]
+    assert [s.split() for s in put_lines(log, "INS")][-1] == ["4", "9.00", "9"]
+    assert [s.split() for s in put_lines(log, "INS")][:3] == [["1", "A", "1"], ["2", "3.00", "B"], ["3", "B", "4"]]
+    assert [s.split() for s in put_lines(log, "UPD")] == [["1", "A", "0"], ["2", "3.00", "0"], ["3", "B", "4"],
+                                                         ["4", "9.00", "9"]]
+    assert [s.split() for s in put_lines(log, "DEL")] == [["1", "A", "0"], ["3", "B", "4"], ["4", "9.00", "9"]]
