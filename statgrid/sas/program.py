@@ -538,6 +538,10 @@ class SasSession:
                     os.environ[k] = v
         if code:
             return code
+        if program.extras.get("abort_code"):
+            # ABORT n in a DATA step (without ABEND/RETURN/CANCEL): the program goes on in syntax-check mode and
+            # n is its exit code (SAS 9.4 Statements: ABORT, n)
+            return int(program.extras["abort_code"])
         if log.errors > errors0:
             log.note(f"The program had {log.errors - errors0} ERROR line(s) in its log; SYSCC={program.syscc}.")
             return 1
