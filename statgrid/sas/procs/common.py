@@ -468,9 +468,24 @@ def write_rows(program, spec: DatasetSpec, cols: list[ColumnInfo], rows: list[li
     con.register(name, table)
     try:
         select = ", ".join(f"c{j} AS {sql_ident(c.name)}" for j, c in enumerate(cols))
-        write_select(program, spec, f"SELECT {select} FROM {name}", cols)
+        write_select(program, spec, f"SELECT {select} FROM {name}", cols, _letters_kv(spec, cols, rows))
     finally:
         con.unregister(name)
+
+
+def _letters_kv(spec: DatasetSpec, cols: list[ColumnInfo], rows: list[list]) -> dict | None:
+    """The special missing letters among rows computed in Python (SpecialMissing values), as the written
+    file's metadata under the output's names; None for none, or when an output WHERE= renumbers the rows."""
+    import json
+
+    from statgrid.sas.dataset import SPECIALS_KEY
+    from statgrid.sas.values import SpecialMissing
+    out: dict[str, dict[str, str]] = {}
+    for i, r in enumerate(rows):
+        for j, c in enumerate(cols):
+            if c.type == "num" and isinstance(r[j], SpecialMissing):
+                out.setdefault(spec.rename.get(c.name.upper(), c.name), {})[str(i)] = r[j].code
+    return {SPECIALS_KEY: json.dumps(out)} if out and spec.where is None else None
 
 
 def by_condition(byc, key) -> str:

@@ -24,6 +24,7 @@ from statgrid.sas.procs.common import (DATASET, FLAG, TEXT, check_by_sorted, fet
                                        observations_read, open_input, resolve_names, statement_error, var_names,
                                        write_rows)
 from statgrid.sas.procs.step import Statements, begin, data_input, each_statement
+from statgrid.sas.values import special_missing
 
 OPTIONS = {"DATA": DATASET, "OUT": DATASET, "PREFIX": TEXT, "SUFFIX": TEXT, "NAME": TEXT, "LABEL": TEXT,
            "LET": FLAG, "DELIMITER": TEXT, "DELIM": TEXT}
@@ -49,9 +50,18 @@ def run(statements: list, program: Any) -> None:
     varc = st.analysis_vars(line, used)
     if byc:
         check_by_sorted(program, src, cols, by)
-    cols2, sql = open_input(program, src)
-    names, rows = fetch_rows(program, sql)
+    from statgrid.sas.dataset import input_sql
+    from statgrid.sas.specials_sql import file_specials
+    cols2, _ = open_input(program, src)
+    names, rows = fetch_rows(program, input_sql(program, src, cols2, row_number="__sas_tr_row",
+                                                row_number_type="BIGINT"))
     pos = {n.upper(): i for i, n in enumerate(names)}
+    analysed = {v.name.upper() for v in varc}        # a VAR value's special missing letter goes with it (.A → A)
+    letters = {c: per for c, per in file_specials(program, src).items() if c in analysed}
+    for r in rows if letters else ():
+        for c, per in letters.items():
+            if r[pos["__SAS_TR_ROW"]] in per and c in pos and r[pos[c]] is None:
+                r[pos[c]] = special_missing(per[r[pos["__SAS_TR_ROW"]]])
     observations_read(program, len(rows), src)
 
     out_spec = opts.get("OUT")

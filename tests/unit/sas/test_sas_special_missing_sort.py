@@ -94,3 +94,17 @@ data _null_; set fresh; put 'FR ' id x; run;""")
     assert code == 0, log
     assert put_lines(log, "AP") == ["1 A", "2 3", "3 B", "4 5", "10 B", "11 7"]
     assert put_lines(log, "FR") == ["3 B", "4 5"]
+
+
+def test_proc_transpose_moves_the_letters_with_their_values(session):
+    code, log, _ = run_sas(session, """missing a b;
+data one; input g id x; datalines;
+1 1 A
+1 2 3
+2 3 B
+2 4 .
+;
+proc transpose data=one out=t; by g; var x; id id; run;
+data _null_; set t; put 'T ' g _1 _2 _3 _4; run;""")
+    assert code == 0, log
+    assert put_lines(log, "T") == ["1 A 3 . .", "2 . . B ."]
