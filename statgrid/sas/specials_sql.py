@@ -135,3 +135,15 @@ def stacked_letters(program: Any, parts: list[tuple[Any, list, dict[str, str]]])
                         out.setdefault(names[c], {})[str(offset + o)] = rows[r]
         offset += int(program.session.execute(f"SELECT count(*) FROM ({numbered})").fetchall()[0][0])
     return {SPECIALS_KEY: json.dumps(out)} if out else {}
+
+
+def letters_joined(program: Any, spec: Any, cols: list, base: str, names: set[str]) -> tuple[str, dict[str, str]]:
+    """(`base` with the letters of the numeric columns `names` joined on as code columns — the data set read
+    whole from its file, in its order —, {COLUMN: code column}); (`base`, {}) when none of them has letters."""
+    from statgrid.sas.dataset import input_sql
+    letters = {c: per for c, per in file_specials(program, spec).items() if c in names}
+    if not letters:
+        return base, {}
+    carried = Carried(program, letters, input_sql(program, spec, cols, row_number="__sas_proc_row",
+                                                  row_number_type="BIGINT"), "__sas_proc_row", ordered=True)
+    return carried.sql, dict(carried.code)

@@ -41,6 +41,8 @@ from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_rule, check_by_s
                                        observations_read, open_input, resolve_names, statement_error,
                                        write_rows)
 from statgrid.sas.procs.stattext import simple_table
+from statgrid.sas.specials_sql import letters_joined
+from statgrid.sas.values import SpecialMissing, special_missing
 from statgrid.sas.procs.fmtgroup import group_by_formats
 from statgrid.sas.procs.step import Statements, begin, data_input, each_statement, statement_option
 
@@ -124,6 +126,7 @@ def _run(program, first, src, cols, opts, by, weight, tables) -> None:
         base = with_runs(base, byc)
     n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
     levels = {n.upper() for ts in tables for req in ts.requests for n in req}
+    base, codes = letters_joined(program, src, cols, base, levels)     # .A-.Z/._: levels of their own
     base = group_by_formats(program, base, [c for c in cols if c.name.upper() in levels])   # formatted levels
     if wc is not None and wc.type != "num":
         raise SasError(f"Variable {wc.name} in the WEIGHT statement must be numeric", line, 0, wc.name, "a numeric variable")
@@ -141,7 +144,7 @@ def _run(program, first, src, cols, opts, by, weight, tables) -> None:
                                    v.name, "a variable not in the BY statement")
             shown = printing and not ts.options.get("NOPRINT")
             out = "OUT" in ts.options and i == len(ts.requests) - 1
-            groups = _counts(program, base, byc, varc, wc, order) if shown else None
+            groups = _counts(program, base, byc, varc, wc, order, codes) if shown or (out and codes) else None
             if shown:
                 for key, cells in groups:
                     table = _freq_table(varc, cells, ts.options)
@@ -163,11 +166,13 @@ def _run(program, first, src, cols, opts, by, weight, tables) -> None:
             _write(program, spec, byc, varc, groups, topts, cols_by_name)
 
 
-def _counts(program, base, byc, varc, wc, order) -> list[tuple[tuple, list[tuple]]]:
+def _counts(program, base, byc, varc, wc, order, codes=None) -> list[tuple[tuple, list[tuple]]]:
     """Per BY group: [(levels…, count)] in the table's level order (missing first); the groups in BY order, or
-    with NOTSORTED by their run (data order; the run left out of the key)."""
+    with NOTSORTED by their run (data order; the run left out of the key). `codes`: {VARIABLE: the column of
+    its special missing letters} (a level per letter, as SAS counts .A apart from .B)."""
     lead = [RUN] if runs_on(byc) else []
-    keys = lead + [sql_ident(c.name) for c in byc + varc]
+    coded = [c for c in varc if (codes or {}).get(c.name.upper())]
+    keys = lead + [sql_ident(c.name) for c in byc + varc] + [codes[c.name.upper()] for c in coded]
     count = f"sum(CAST({sql_ident(wc.name)} AS DOUBLE))" if wc else "count(*)"
     where = f" WHERE {sql_ident(wc.name)} > 0" if wc else ""
     sql = (f"SELECT {', '.join(keys)}, {count} AS __n, min(__r) AS __first FROM "
@@ -175,16 +180,21 @@ def _counts(program, base, byc, varc, wc, order) -> list[tuple[tuple, list[tuple
     _, rows = fetch_rows(program, sql)
     nb = len(lead) + len(byc)
     out: dict[tuple, list] = {}
+    at = [nb + len(varc) + coded.index(c) if c in coded else None for c in varc]    # each variable's letter
+
+    def level(c, v, k, r):
+        if c.type == "char" and (v is None or str(v).strip() == ""):
+            return None
+        return special_missing(r[k]) if v is None and k is not None and r[k] else v
     for r in rows:
-        levels = tuple(None if (c.type == "char" and (v is None or str(v).strip() == "")) else v
-                       for c, v in zip(varc, r[nb:nb + len(varc)]))
+        levels = tuple(level(c, v, k, r) for c, v, k in zip(varc, r[nb:nb + len(varc)], at))
         out.setdefault(tuple(r[:nb]), []).append((*levels, float(r[-2]), r[-1]))
     from statgrid.sas.values import num_key
 
     def level_key(v, c):
         if c.type == "char":
             return (v is not None, "" if v is None else str(v))
-        return num_key(float("nan") if v is None else float(v))
+        return num_key(float("nan") if v is None else v if isinstance(v, float) else float(v))
 
     result = []
     for key in sorted(out, key=lambda k: k[0] if lead else tuple(level_key(v, c) for v, c in zip(k, byc))):
@@ -310,6 +320,8 @@ def _freq_table(varc, cells, topts) -> ods.OdsTable:
 def _cell_text(program, v, c: ColumnInfo) -> str:
     if v is None and c.type == "char":
         return ""
+    if isinstance(v, SpecialMissing):
+        return v.code                                 # SAS shows a special missing level by its letter
     return format_cell(program, v, c.format, c.type)
 
 

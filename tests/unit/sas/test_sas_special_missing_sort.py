@@ -108,3 +108,29 @@ proc transpose data=one out=t; by g; var x; id id; run;
 data _null_; set t; put 'T ' g _1 _2 _3 _4; run;""")
     assert code == 0, log
     assert put_lines(log, "T") == ["1 A 3 . .", "2 . . B ."]
+
+
+def test_proc_freq_counts_each_special_missing_value_as_its_own_level(session):
+    """SAS: with MISSING each of ., .A, .B is a level of its own (in SAS's order, before the numbers) and OUT=
+    keeps the letters; without it they are all 'Frequency Missing'."""
+    code, log, lst = run_sas(session, """missing a b;
+data one; input id x g; datalines;
+1 A 1
+2 3 1
+3 . 2
+4 B 2
+5 A 1
+6 1 2
+;
+proc freq data=one; tables x / missing out=fo; run;
+proc freq data=one; tables x; run;
+proc freq data=one noprint; tables g*x / missing out=fx; run;
+data _null_; set fo; put 'FO ' x count; run;
+data _null_; set fx; put 'FX ' g x count; run;""")
+    assert code == 0, log
+    assert put_lines(log, "FO") == [". 1", "A 2", "B 1", "1 1", "3 1"]
+    assert put_lines(log, "FX") == ["1 A 2", "1 3 1", "2 . 1", "2 B 1", "2 1 1"]
+    rows = [ln.split() for ln in lst.splitlines() if ln.split()[:1] in (["A"], ["B"], ["."])]
+    assert rows[:3] == [[".", "1", "16.67", "1", "16.67"], ["A", "2", "33.33", "3", "50.00"],
+                        ["B", "1", "16.67", "4", "66.67"]]
+    assert "Frequency Missing = 4" in lst
