@@ -24,6 +24,7 @@ from typing import Any
 from statgrid.libraries import sql_ident
 
 _TABLES = itertools.count(1)
+_FEW = 256          # letters looked up inline up to this many rows; a joined table beyond
 
 
 def file_specials(program: Any, spec: Any) -> dict[str, dict[int, str]]:
@@ -34,9 +35,11 @@ def file_specials(program: Any, spec: Any) -> dict[str, dict[int, str]]:
         ref = dataset_path(program, spec)
         if not ref.exists() or str(ref.path).endswith(".view.json"):
             return {}
-        return read_specials(ref.path)
+        letters = read_specials(ref.path)
     except Exception:  # noqa: BLE001  (no file to read: nothing to carry)
         return {}
+    renames = {k.upper(): v.upper() for k, v in (getattr(spec, "rename", None) or {}).items()}
+    return {renames.get(c, c): rows for c, rows in letters.items()}    # under the names RENAME= gives
 
 
 class Carried:
@@ -47,10 +50,24 @@ class Carried:
     def __init__(self, program: Any, specials: dict[str, dict[int, str]], sql: str, row_col: str,
                  ordered: bool = False):
         self.program = program
-        self.table = f"__sas_special_{next(_TABLES)}"
+        self.table = ""
         cols = sorted(specials)
         self.code = {c: f"__sas_code_{i}" for i, c in enumerate(cols)}
         rows = sorted({r for c in cols for r in specials[c]})
+        row = f"__n.{sql_ident(row_col)}"
+        if len(rows) <= _FEW:
+            # a few letters (the usual case): looked up by row number in the projection — no join, the rows
+            # keep their order and nothing is left behind
+            def lookup(c: str) -> str:
+                per = specials[c]
+                if not per:                           # a column without letters (yet): its code is none
+                    return f"CAST(NULL AS VARCHAR) AS {self.code[c]}"
+                whens = " ".join(f"WHEN {r} THEN '{per[r]}'" for r in sorted(per))
+                return (f"CASE WHEN {row} IN ({', '.join(map(str, sorted(per)))}) THEN CASE {row} {whens} END END "
+                        f"AS {self.code[c]}")
+            self.sql = f"SELECT __n.*, {', '.join(lookup(c) for c in cols)} FROM ({sql}) __n"
+            return
+        self.table = f"__sas_special_{next(_TABLES)}"
         import pyarrow as pa
         arrays = [pa.array(rows, pa.int64())] + [pa.array([specials[c].get(r) for r in rows], pa.string())
                                                  for c in cols]
@@ -60,13 +77,13 @@ class Carried:
         con.execute(f"CREATE OR REPLACE TEMP TABLE {self.table} AS SELECT * FROM {self.table}_arrow")
         con.unregister(self.table + "_arrow")
         codes = ", ".join(f"__s.{self.code[c]}" for c in cols)
-        self.sql = (f"SELECT __n.*, {codes} FROM ({sql}) __n LEFT JOIN {self.table} __s "
-                    f"ON __s.r = __n.{sql_ident(row_col)}")
+        self.sql = f"SELECT __n.*, {codes} FROM ({sql}) __n LEFT JOIN {self.table} __s ON __s.r = {row}"
         if ordered:                       # a join's rows come in any order: the file's order again
-            self.sql += f" ORDER BY __n.{sql_ident(row_col)}"
+            self.sql += f" ORDER BY {row}"
 
     def drop(self) -> None:
-        self.program.session.execute(f"DROP TABLE IF EXISTS {self.table}")
+        if self.table:
+            self.program.session.execute(f"DROP TABLE IF EXISTS {self.table}")
 
     def sort_key(self, column: str, descending: bool) -> str:
         """ORDER BY terms for `column` in SAS's order, special missing values included."""

@@ -122,11 +122,11 @@ def _run(program, first, src, cols, opts, by, weight, tables) -> None:
         check_by_sorted(program, src, cols, by)
     cols_by_name = {c.name.upper(): c for c in cols}
     _, base = open_input(program, src)
+    levels = {n.upper() for ts in tables for req in ts.requests for n in req}
+    base, codes = letters_joined(program, src, cols, base, levels)     # .A-.Z/._: levels of their own
     if runs_on(byc):                              # BY … NOTSORTED: each run a group (byruns.py)
         base = with_runs(base, byc)
     n_read = int(program.session.execute(f"SELECT count(*) FROM ({base})").fetchall()[0][0])
-    levels = {n.upper() for ts in tables for req in ts.requests for n in req}
-    base, codes = letters_joined(program, src, cols, base, levels)     # .A-.Z/._: levels of their own
     base = group_by_formats(program, base, [c for c in cols if c.name.upper() in levels])   # formatted levels
     if wc is not None and wc.type != "num":
         raise SasError(f"Variable {wc.name} in the WEIGHT statement must be numeric", line, 0, wc.name, "a numeric variable")

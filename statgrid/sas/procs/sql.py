@@ -23,12 +23,13 @@ from typing import Any
 from statgrid.libraries import sql_ident
 from statgrid.sas.dataset import ColumnInfo, column_info
 from statgrid.sas.errors import SasError
-from statgrid.sas.lexer import NAME, NUM, OP, SEMI, STR
+from statgrid.sas.lexer import NAME, NUM, SEMI, STR
 from statgrid.sas.parse.dsname import DatasetSpec, parse_dataset
 from statgrid.sas.procs.common import FLAG, VALUE, cursor, parse_options, proc_statement, write_select
 from statgrid.sas.procs import sqlspecials
 from statgrid.sas.procs.sqlout import assign_into, listing, symbol
 from statgrid.sas.procs.sqltext import SqlText
+from statgrid.sas.procs.sqltext import find_top as _find_top, split_top as _split_top
 from statgrid.sas.values import special_missing
 
 OPTIONS = {"NOPRINT": FLAG, "PRINT": FLAG, "OUTOBS": VALUE, "INOBS": VALUE, "NUMBER": FLAG, "NONUMBER": FLAG,
@@ -115,33 +116,6 @@ def _statement(program: Any, stmt, state: dict) -> None:
 
 
 # -- SELECT ------------------------------------------------------------------------------------------------
-def _at_top(toks: list, a: int, b: int):
-    """(position, token) of the tokens of toks[a:b] outside parentheses (the parentheses not included)."""
-    depth = 0
-    for k in range(a, b):
-        t = toks[k]
-        if t.text == "(":
-            depth += 1
-        elif t.text == ")":
-            depth -= 1
-        elif depth == 0:
-            yield k, t
-
-
-def _split_top(toks: list, a: int, b: int, sep: str = ",") -> list[tuple[int, int]]:
-    parts, start = [], a
-    for k, t in _at_top(toks, a, b):
-        if t.kind == OP and t.text == sep:
-            parts.append((start, k))
-            start = k + 1
-    parts.append((start, b))
-    return parts
-
-
-def _find_top(toks: list, a: int, b: int, *words: str) -> int:
-    return next((k for k, t in _at_top(toks, a, b) if t.kind == NAME and t.upper in words), -1)
-
-
 class Query:
     """A SELECT's pieces: the translated SQL with output names fixed, each column's modifiers, the INTO
     targets (removed from the SQL).
@@ -437,7 +411,9 @@ def _create_view(program, stmt, spec: DatasetSpec, k: int) -> None:
     if not stmt.tokens[k].is_("SELECT"):
         raise SasError("CREATE VIEW needs AS SELECT …", stmt.tokens[k].line, stmt.tokens[k].col, stmt.tokens[k].text,
                        "SELECT")
-    Query(program, stmt, k).columns()                 # checked now, as SAS checks a view when it is defined
+    q = Query(program, stmt, k)
+    q.columns()                                       # checked now, as SAS checks a view when it is defined
+    q.close()
     view_path(ref).write_text(json.dumps({"version": 1, "sql": text, "line": stmt.line}))
     program.log.note(f"SQL view {spec.name} has been defined.")
 
@@ -486,22 +462,25 @@ def _insert(program, stmt) -> None:
     added = program.session.con.execute(f"SELECT count(*) FROM ({new}) AS v").fetchall()[0][0]
     union = f"SELECT * FROM ({current}) UNION ALL SELECT {sel} FROM ({new}) AS v"
     _write(program, DatasetSpec(spec.libref, spec.member), union, cols, "inserted",
-           sqlspecials.rewrite_letters(program, spec, cols, "__t"))
+           sqlspecials.kept_letters(program, spec, cols))
     symbol(program, "SQLOBS", str(added))
     program.log.note(f"{added} rows were inserted into {spec.name}.")
 
 
-def _where_of(program, stmt, k: int) -> str:
+def _where_of(program, stmt, k: int, text=None) -> str:
     toks = stmt.tokens
     if k < len(toks) and toks[k].is_("WHERE"):
-        return SqlText(program, toks, stmt.source).translate(k + 1)
+        return (text or SqlText(program, toks, stmt.source)).translate(k + 1)
     return ""
 
 
 def _delete(program, stmt) -> None:
     spec, k = _target(program, stmt, 2)
     cols, current = _existing(program, spec)
-    cond = _where_of(program, stmt, k)
+    text = SqlText(program, stmt.tokens, stmt.source)
+    carried = sqlspecials.dml_frame(program, spec, cols, text)      # special missing letters: WHERE x = .A
+    current = carried.sql if carried is not None else current
+    cond = _where_of(program, stmt, k, text)
     alias = spec.member.lower()
     if cond:
         n = program.session.con.execute(f"SELECT count(*) FROM ({current}) AS {alias} WHERE {cond}").fetchall()[0][0]
@@ -509,9 +488,8 @@ def _delete(program, stmt) -> None:
     else:
         n = program.session.con.execute(f"SELECT count(*) FROM ({current})").fetchall()[0][0]
         keep = f"SELECT * FROM ({current}) WHERE FALSE"
-    _write(program, DatasetSpec(spec.libref, spec.member), keep, cols, "deleted",
-           sqlspecials.rewrite_letters(program, spec, cols, alias,
-                                       f"NOT coalesce(({cond}), FALSE)" if cond else "FALSE"))
+    letters = carried.letters_of(keep, sqlspecials.ROW, spec, cols) if carried is not None else None
+    _write(program, DatasetSpec(spec.libref, spec.member), keep, cols, "deleted", letters or None)
     symbol(program, "SQLOBS", str(n))
     program.log.note(f"{n} rows were deleted from {spec.name}.")
 
@@ -528,19 +506,23 @@ def _update(program, stmt) -> None:
     text._prescan(0, len(toks))
     for c in cols:
         text.columns.setdefault(c.name.upper(), c)
-    sets = {}
+    carried = sqlspecials.dml_frame(program, spec, cols, text)      # special missing letters: WHERE x = .A
+    current = carried.sql if carried is not None else current
+    sets, set_toks = {}, {}
     for a, b in _split_top(toks, k + 1, end):
         sets[toks[a].text.upper()] = text.translate_sub(a + 2, b)
+        set_toks[toks[a].text.upper()] = toks[a + 2:b]
     cond = text.translate(w + 1) if w >= 0 else "TRUE"
     alias = spec.member.lower()
     sel = ", ".join(f"CASE WHEN coalesce(({cond}), FALSE) THEN CAST(({sets[c.name.upper()]}) AS "
                     f"{'VARCHAR' if c.type == 'char' else 'DOUBLE'}) ELSE {sql_ident(c.name)} END AS {sql_ident(c.name)}"
                     if c.name.upper() in sets else sql_ident(c.name) for c in cols)
     n = program.session.con.execute(f"SELECT count(*) FROM ({current}) AS {alias} WHERE {cond}").fetchall()[0][0]
-    letters = sqlspecials.rewrite_letters(program, spec, cols, alias, cleared=tuple(sets),
-                                          when=f"coalesce(({cond}), FALSE)")
-    _write(program, DatasetSpec(spec.libref, spec.member), f"SELECT {sel} FROM ({current}) AS {alias}", cols, "updated",
-           letters)
+    rows, letters = f"SELECT {sel} FROM ({current}) AS {alias}", None
+    if carried is not None:                         # the letters after SET (kept, moved or given: x = .Z)
+        rows = f"SELECT {sel}, {sqlspecials.updated_codes(carried, set_toks, cond)} FROM ({current}) AS {alias}"
+        letters = carried.letters_of(rows, sqlspecials.ROW, spec, cols)
+    _write(program, DatasetSpec(spec.libref, spec.member), rows, cols, "updated", letters or None)
     symbol(program, "SQLOBS", str(n))
     program.log.note(f"{n} rows were updated in {spec.name}.")
 

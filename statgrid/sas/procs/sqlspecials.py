@@ -17,24 +17,13 @@ from typing import Any
 from statgrid.libraries import sql_ident
 from statgrid.sas.cursor import TokenCursor
 from statgrid.sas.lexer import NAME, NUM, OP
+from statgrid.sas.procs.sqltext import at_top
 from statgrid.sas.specials_sql import Carried, file_specials
 
 ROW = "__sas_sql_row"
 LETTER = "__sas_letter__"
 _STOP = {"GROUP", "HAVING", "UNION", "EXCEPT", "INTERSECT", "OUTER", "JOIN", "INNER", "LEFT", "RIGHT", "FULL",
          "CROSS", "NATURAL"}
-
-
-def _top(toks: list, a: int, b: int):
-    depth = 0
-    for k in range(a, b):
-        t = toks[k]
-        if t.kind == OP and t.text == "(":
-            depth += 1
-        elif t.kind == OP and t.text == ")":
-            depth -= 1
-        elif depth == 0:
-            yield k, t
 
 
 def plan(program: Any, text: Any, toks: list, start: int, end: int, frm: int, distinct: bool) -> Carried | None:
@@ -47,7 +36,7 @@ def plan(program: Any, text: Any, toks: list, start: int, end: int, frm: int, di
             or toks[frm + 1].is_("SELECT", "DICTIONARY", "SASHELP"):
         return None
     in_from = True
-    for _, t in _top(toks, frm + 1, end):
+    for _, t in at_top(toks, frm + 1, end):
         if t.kind == NAME and t.upper in _STOP or (in_from and t.kind == OP and t.text == ","):
             return None                                     # a join, a FROM list, groups, a set operator
         if t.kind == NAME and t.upper in ("WHERE", "ORDER"):
@@ -91,7 +80,7 @@ def order_by(carried: Carried, text: Any, toks: list, order: int, end: int,
              outputs: list[tuple[str | None, str | None, bool]]) -> str:
     """ORDER BY … with SAS's missing order for the keys that are columns with letters."""
     parts, a = [], order + 2
-    bounds = [k for k, t in _top(toks, a, end) if t.kind == OP and t.text == ","] + [end]
+    bounds = [k for k, t in at_top(toks, a, end) if t.kind == OP and t.text == ","] + [end]
     for b in bounds:
         item = text.translate_sub(a, b)
         key, way = toks[a:b], "ASC"
@@ -101,7 +90,9 @@ def order_by(carried: Carried, text: Any, toks: list, order: int, end: int,
         if len(key) == 1 and key[0].kind == NUM and 1 <= int(key[0].value) <= len(outputs):
             source = outputs[int(key[0].value) - 1][1]
         elif len(key) == 1 and key[0].kind == NAME:
-            source = key[0].text
+            # an output column's name (an alias) stands for its source column
+            source = next((src for name, src, _ in outputs if name and src and name.upper() == key[0].upper),
+                          key[0].text)
         elif len(key) == 3 and key[1].text == "." and key[2].kind == NAME:
             source = key[2].text
         if source and source.upper() in carried.code:
@@ -173,33 +164,55 @@ def write_rows(program: Any, query: Any, spec: Any, cols: list, write: Any) -> A
         program.session.execute("DROP TABLE IF EXISTS __sas_sql_rows")
 
 
-def rewrite_letters(program: Any, spec: Any, cols: list, alias: str, keep: str = "", cleared: tuple = (),
-                    when: str = "") -> dict | None:
-    """The letters of a table PROC SQL rewrites in place (INSERT, DELETE, UPDATE), for its new file: rows in
-    the file's order; with `keep` (a condition over `alias`) only the rows it keeps, renumbered; the columns in
-    `cleared` lose their letters on the rows `when` is true for (UPDATE's SET). None when it has none."""
-    import json
-
-    from statgrid.sas.dataset import SPECIALS_KEY, input_sql
+def dml_frame(program: Any, spec: Any, cols: list, text: Any) -> Carried | None:
+    """For DELETE and UPDATE of a table with letters: the table read with its row number and code columns
+    (Carried.sql, in the file's order), set up for `text` so that its WHERE tells .A from . and .B; None when
+    the table has none."""
+    from statgrid.sas.dataset import input_sql
     from statgrid.sas.parse.dsname import DatasetSpec
-    letters = file_specials(program, spec)
+    whole = DatasetSpec(spec.libref, spec.member)
+    letters = file_specials(program, whole)
     if not letters:
         return None
-    whole = DatasetSpec(spec.libref, spec.member)
-    numbered = f"({input_sql(program, whole, cols, row_number=ROW, row_number_type='BIGINT')}) AS {alias}"
-    rows = sorted({r for per in letters.values() for r in per})
-    inside = f"{ROW} IN ({', '.join(map(str, rows))})"
-    place = {r: r for r in rows}
-    if keep:
-        place = dict((r, o) for o, r in program.session.execute(
-            f"SELECT __o, __r FROM (SELECT row_number() OVER (ORDER BY {ROW}) - 1 AS __o, {ROW} AS __r "
-            f"FROM {numbered} WHERE {keep}) WHERE __r IN ({', '.join(map(str, rows))})").fetchall())
-    hit = {r for (r,) in program.session.execute(f"SELECT {ROW} FROM {numbered} WHERE {when} AND {inside}")
-           .fetchall()} if cleared and when else set()
+    for c in cols:                                  # every numeric column: SET may give it a letter
+        if c.type == "num":
+            letters.setdefault(c.name.upper(), {})
+    carried = Carried(program, letters, input_sql(program, whole, cols, row_number=ROW, row_number_type="BIGINT"),
+                      ROW, ordered=True)
+    text.carried, text.carried_at = carried, -2
+    return carried
+
+
+def updated_codes(carried: Carried, set_toks: dict[str, list], cond: str) -> str:
+    """The row number and each code column after UPDATE's SET on the rows `cond` is true for: a column set to
+    a column with letters takes that column's letter, one set to `.Z` the letter Z, one set to anything else
+    none; the other rows and columns keep theirs."""
+    items = [ROW]
+    for col, code in carried.code.items():
+        toks = set_toks.get(col)
+        if toks is None:
+            items.append(code)
+            continue
+        new = "NULL"
+        if len(toks) == 1 and toks[0].kind == NAME and toks[0].upper in carried.code:
+            new = carried.code[toks[0].upper]
+        elif len(toks) == 2 and toks[0].text == "." and toks[1].kind == NAME and len(toks[1].text) == 1 \
+                and toks[0].touches(toks[1]):
+            new = f"'{toks[1].text.upper()}'"
+        elif len(toks) == 1 and toks[0].kind == OP and toks[0].text == ".":
+            new = "NULL"
+        items.append(f"CASE WHEN coalesce(({cond}), FALSE) THEN {new} ELSE {code} END AS {code}")
+    return ", ".join(items)
+
+
+def kept_letters(program: Any, spec: Any, cols: list) -> dict | None:
+    """The letters of a table INSERT rewrites (its rows stay where they are, the new ones come after):
+    the file's own, under its columns' names; None when it has none."""
+    import json
+
+    from statgrid.sas.dataset import SPECIALS_KEY
+    from statgrid.sas.parse.dsname import DatasetSpec
+    letters = file_specials(program, DatasetSpec(spec.libref, spec.member))
     names = {c.name.upper(): c.name for c in cols}
-    out: dict[str, dict[str, str]] = {}
-    for col, per in letters.items():
-        for r, letter in per.items():
-            if r in place and not (col in cleared and r in hit):
-                out.setdefault(names.get(col, col), {})[str(place[r])] = letter
+    out = {names.get(c, c): {str(r): v for r, v in per.items()} for c, per in letters.items()}
     return {SPECIALS_KEY: json.dumps(out)} if out else None

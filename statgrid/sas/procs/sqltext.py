@@ -83,6 +83,35 @@ class Translated:
     columns: dict[str, Any] = field(default_factory=dict)      # upper-case column name → ColumnInfo of a source
 
 
+def at_top(toks: list, a: int, b: int):
+    """(position, token) of the tokens of toks[a:b] outside parentheses (the parentheses not included)."""
+    depth = 0
+    for k in range(a, b):
+        t = toks[k]
+        if t.text == "(":
+            depth += 1
+        elif t.text == ")":
+            depth -= 1
+        elif depth == 0:
+            yield k, t
+
+
+def split_top(toks: list, a: int, b: int, sep: str = ",") -> list[tuple[int, int]]:
+    """The (start, end) ranges of toks[a:b] between the separators outside parentheses."""
+    parts, start = [], a
+    for k, t in at_top(toks, a, b):
+        if t.kind == OP and t.text == sep:
+            parts.append((start, k))
+            start = k + 1
+    parts.append((start, b))
+    return parts
+
+
+def find_top(toks: list, a: int, b: int, *words: str) -> int:
+    """The position of the first of `words` outside parentheses in toks[a:b], or -1."""
+    return next((k for k, t in at_top(toks, a, b) if t.kind == NAME and t.upper in words), -1)
+
+
 class SqlText:
     """Translates one statement's tokens (from `start`) for `program`."""
 
@@ -113,13 +142,15 @@ class SqlText:
             t = toks[i]
             up = t.upper if t.kind == NAME else t.text
             nxt = toks[i + 1] if i + 1 < end else None
-            if t.kind == OP and t.text == "(" and self.over and nxt is not None and nxt.is_("SELECT"):
-                k = self._close(i, end)            # a subquery's aggregates are its own, never remerged
-                over, self.over = self.over, None
+            if t.kind == OP and t.text == "(" and (self.over or self.carried is not None) and nxt is not None \
+                    and nxt.is_("SELECT"):
+                k = self._close(i, end)            # a subquery's aggregates are its own, never remerged, and its
+                over, self.over = self.over, None  # columns are its own tables' (no outer table's letters)
+                carried, self.carried = self.carried, None
                 try:
                     out.append("(" + self.translate_sub(i + 1, k) + ")")
                 finally:
-                    self.over = over
+                    self.over, self.carried = over, carried
                 i = k + 1
                 continue
             if t.kind == OP and t.text == "(":

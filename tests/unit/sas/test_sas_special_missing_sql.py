@@ -100,3 +100,48 @@ data _null_; set one; put 'DEL ' id x yy; run;""")
     assert [s.split() for s in put_lines(log, "UPD")] == [["1", "A", "0"], ["2", "3.00", "0"], ["3", "B", "4"],
                                                          ["4", "9.00", "9"]]
     assert [s.split() for s in put_lines(log, "DEL")] == [["1", "A", "0"], ["3", "B", "4"], ["4", "9.00", "9"]]
+
+
+def test_review_cases_subquery_dml_alias_rename_and_no_tables_left(session):
+    """A subquery's `x = .` is about its own table; DELETE/UPDATE ... WHERE x = .A touch .A only; UPDATE's SET
+    moves letters (x = x, w = x) and gives one (x = .Z); ORDER BY an alias sorts in SAS's missing order; the
+    input's RENAME= keeps the letters under the new name; FREQ BY NOTSORTED over letters; no table is left."""
+    code, log, lst = run_sas(session, """missing a b z;
+data one; input id x w; datalines;
+1 A 1
+2 . 2
+3 B 3
+4 5 4
+;
+data two; input id x; datalines;
+1 .
+2 3
+;
+data t; set one; run;
+proc sql; delete from t where x = .A; quit;
+data _null_; set t; put 'D1 ' id x w; run;
+data t; set one; run;
+proc sql; update t set w = 0 where x = .A; quit;
+data _null_; set t; put 'U1 ' id x w; run;
+data t; set one; run;
+proc sql; update t set x = x where id = 3; update t set x = .Z where id = 4; update t set w = x; quit;
+data _null_; set t; put 'U2 ' id x w; run;
+proc sql; create table sub as select id, x from one where id in (select id from two where x = .); quit;
+data _null_; set sub; put 'SQ ' id x; run;
+proc sql; create table o as select id, x as xx from one order by xx; create view v as select * from one; quit;
+data _null_; set o; put 'O ' id xx; run;
+proc sort data=one(rename=(x=q)) out=s7; by q; run;
+data _null_; set s7; put 'S7 ' id q; run;
+proc freq data=one; by w notsorted; tables x / missing out=fo; run;
+data _null_; set fo; put 'FO ' w x count; run;""")
+    assert code == 0, log
+    assert put_lines(log, "D1") == ["2 . 2", "3 B 3", "4 5 4"]
+    assert put_lines(log, "U1") == ["1 A 0", "2 . 2", "3 B 3", "4 5 4"]
+    assert put_lines(log, "U2") == ["1 A A", "2 . .", "3 B B", "4 Z Z"]
+    assert put_lines(log, "SQ") == ["1 A"]
+    assert put_lines(log, "O") == ["2 .", "1 A", "3 B", "4 5"]
+    assert put_lines(log, "S7") == ["2 .", "1 A", "3 B", "4 5"]
+    assert put_lines(log, "FO") == ["1 A 1", "2 . 1", "3 B 1", "4 5 1"]
+    left = session.execute("SELECT table_name FROM duckdb_tables() WHERE table_name LIKE '__sas_special%' "
+                           "OR table_name LIKE '__sas_sql_rows%'").fetchall()
+    assert left == []
