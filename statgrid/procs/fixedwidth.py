@@ -38,7 +38,20 @@ class Fallback(Exception):
     """The fast path cannot promise the SQL path's result: run the SQL path."""
 
 
-def _lines(path: Path, skip: int, chunk_bytes: int) -> Iterator[bytes]:
+def crlf_file(path: Path) -> bool:
+    """Whether the file's first line ends with \\r\\n: read_csv then ends lines at \\r\\n or \\n; else at
+    \\n, and a \\r before it makes an extra blank line (so the fast path steps back when it meets one)."""
+    with open(path, "rb") as fh:
+        last = b""
+        while block := fh.read(1 << 16):
+            nl = block.find(b"\n")
+            if nl >= 0:
+                return (block[nl - 1:nl] if nl else last) == b"\r"
+            last = block[-1:]
+    return False
+
+
+def _lines(path: Path, skip: int, chunk_bytes: int, crlf: bool) -> Iterator[bytes]:
     """Chunks of whole lines (the last may end without a newline), the first `skip` lines dropped."""
     with open(path, "rb", buffering=0) as fh:
         carry = b""
@@ -56,7 +69,7 @@ def _lines(path: Path, skip: int, chunk_bytes: int) -> Iterator[bytes]:
             while skip and chunk:
                 nl = chunk.find(b"\n")
                 nl = len(chunk) if nl < 0 else nl
-                if b"\r" in chunk[:nl].removesuffix(b"\r"):      # read_csv ends a line at a lone \r too
+                if b"\r" in (chunk[:nl].removesuffix(b"\r") if crlf else chunk[:nl]):
                     raise Fallback("a \\r in the skipped lines")
                 chunk, skip = chunk[nl + 1:], skip - 1
             if chunk:
@@ -65,15 +78,15 @@ def _lines(path: Path, skip: int, chunk_bytes: int) -> Iterator[bytes]:
                 return
 
 
-def _line_bounds(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _line_bounds(buf: np.ndarray, crlf: bool) -> tuple[np.ndarray, np.ndarray]:
     """Start and end (exclusive, without \\r\\n) of every line of a chunk."""
     nl = np.flatnonzero(buf == _NL)
     ends = nl if len(nl) and nl[-1] == len(buf) - 1 else np.append(nl, len(buf))
     starts = np.concatenate(([0], nl[:len(ends) - 1] + 1))
     cr = np.flatnonzero(buf == _CR)
     if len(cr):
-        if cr[-1] == len(buf) - 1 or not (buf[cr + 1] == _NL).all():
-            raise Fallback("a \\r that does not end a line")
+        if not crlf or cr[-1] == len(buf) - 1 or not (buf[cr + 1] == _NL).all():
+            raise Fallback("a \\r that is not part of the file's \\r\\n line ends")
         ends = ends.copy()
         ends[np.searchsorted(ends, cr + 1)] -= 1
     return starts.astype(np.int64), ends.astype(np.int64)
@@ -161,13 +174,13 @@ class Parser:
 
     def _arrow_type(self, typ: str) -> pa.DataType:
         return {"VARCHAR": pa.string(), "DOUBLE": pa.float64(), "BIGINT": pa.int64()}.get(typ) or \
-            self.con.execute(f"SELECT CAST(NULL AS {typ}) AS v").to_arrow_table().schema.field(0).type
+            self.con.sql(f"SELECT CAST(NULL AS {typ}) AS v").to_arrow_table().schema.field(0).type
 
     def _cast(self, strings: pa.Array, typ: str) -> pa.Array:
         """DuckDB TRY_CAST of trimmed text; a value that does not convert → Fallback."""
         self.con.register("__fw_text", pa.table({"x": strings}))
         try:
-            tbl = self.con.execute(f"SELECT TRY_CAST(x AS {typ}) AS v, count(*) FILTER (WHERE x IS NOT NULL AND "
+            tbl = self.con.sql(f"SELECT TRY_CAST(x AS {typ}) AS v, count(*) FILTER (WHERE x IS NOT NULL AND "
                                    f"TRY_CAST(x AS {typ}) IS NULL) OVER () AS bad FROM __fw_text").to_arrow_table()
         finally:
             self.con.unregister("__fw_text")
@@ -243,7 +256,7 @@ class Parser:
         self.con.register("__fw_lines", pa.table({"line": lines}))
         try:
             select = ", ".join(self.sql_exprs[n] for n, *_ in self.specs)
-            tbl = self.con.execute(f"SELECT {select}, {self.any_bad_sql} AS __bad FROM __fw_lines").to_arrow_table()
+            tbl = self.con.sql(f"SELECT {select}, {self.any_bad_sql} AS __bad FROM __fw_lines").to_arrow_table()
         finally:
             self.con.unregister("__fw_lines")
         if pc.any(tbl.column("__bad")).as_py():
@@ -251,11 +264,11 @@ class Parser:
         out = pa.Table.from_arrays(tbl.columns[:-1], names=self.schema.names).cast(self.schema)
         return pa.RecordBatch.from_arrays([c.combine_chunks() for c in out.columns], schema=self.schema)
 
-    def batch(self, chunk: bytes) -> pa.RecordBatch:
+    def batch(self, chunk: bytes, crlf: bool = False) -> pa.RecordBatch:
         buf = np.frombuffer(chunk, dtype=np.uint8)
         if (buf == _US).any():
             raise Fallback("a \\x1f byte")
-        starts, ends = _line_bounds(buf)
+        starts, ends = _line_bounds(buf, crlf)
         if buf.max(initial=0) >= 0x80:
             return self._batch_sql(buf, starts, ends)
         cols = _columns(buf, starts, ends, self.width)
@@ -270,5 +283,7 @@ class Parser:
                 arrays.append(self._cast(_text(block), typ))
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
-    def reader(self, path: Path, skip: int, chunk_bytes: int = CHUNK_BYTES) -> pa.RecordBatchReader:
-        return pa.RecordBatchReader.from_batches(self.schema, (self.batch(c) for c in _lines(path, skip, chunk_bytes)))
+    def reader(self, path: Path, skip: int, chunk_bytes: int | None = None) -> pa.RecordBatchReader:
+        crlf = crlf_file(path)
+        chunks = _lines(path, skip, chunk_bytes or CHUNK_BYTES, crlf)
+        return pa.RecordBatchReader.from_batches(self.schema, (self.batch(c, crlf) for c in chunks))

@@ -6,6 +6,7 @@ and more than N stops the step. Either way the log names the file, line numbers 
 """
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -23,6 +24,7 @@ _SHOW_LINES = 10
 _FIXED_TYPES = {"$": "VARCHAR", "char": "VARCHAR", "varchar": "VARCHAR", "string": "VARCHAR", "num": "DOUBLE",
                 "double": "DOUBLE", "int": "BIGINT", "integer": "BIGINT", "bigint": "BIGINT", "date": "DATE"}
 _BAD_MARK = "statgrid-bad-fixed-value"
+_log = logging.getLogger(__name__)
 
 
 def _input_file(path: str | os.PathLike) -> Path:
@@ -213,10 +215,13 @@ def _import_fixed_fast(s, p: Path, out: str, specs, exprs: dict[str, str], any_b
     cols = ", ".join(qi(n) if t in ("VARCHAR", "DOUBLE", "BIGINT") else f"CAST({qi(n)} AS {t}) AS {qi(n)}"
                      for n, _, _, t in specs)
     try:
-        return s.write(out, f"SELECT {cols} FROM temp.main.__statgrid_fw")
+        ref = s.write(out, f"SELECT {cols} FROM temp.main.__statgrid_fw")
+        _log.debug("%s: read by the numpy path", p)
+        return ref
     except Exception:
         if not stepped_back:
             raise
+        _log.debug("%s: read by the SQL path (%s)", p, stepped_back[0])
         return None
     finally:
         s.con.unregister("__statgrid_fw")
