@@ -198,3 +198,28 @@ def test_datagen_household_file_is_the_same_both_ways(session, tmp_path):
     first = p.read_text().splitlines()[0]
     assert fast.column("hh_id")[0].as_py() == int(first[0:10])
     assert fast.column("h003")[0].as_py() == (float(first[16:25]) if first[16:25].strip() else None)
+
+
+@pytest.mark.parametrize("odd_row", [None, "   12.5  0012", "  1.5e2     7", "12.50       3", " -3.25 00-12"[:13],
+                                     "+ 3.25   0003"])
+def test_right_aligned_decimals_and_zero_padded_codes(session, tmp_path, odd_row):
+    """The common layouts (one point column; zero-padded codes or blank) and one row that breaks them."""
+    rng = random.Random(7)
+    lines = []
+    for i in range(300):
+        x = "" if i % 17 == 0 else f"{rng.uniform(-9999, 9999):9.2f}"
+        k = "" if i % 13 == 0 else f"{rng.randint(0, 9999):04d}"
+        lines.append(f"{x:>9}{k:>4}")
+    if odd_row is not None:
+        lines[150] = odd_row
+    p = _write(tmp_path / "common.txt", lines)
+    cols = [("x", 1, 9, "num"), ("k", 10, 13, "int")]
+    if odd_row in ("+ 3.25   0003", " -3.25 00-12"[:13]):       # an inner blank / a sign inside: bad rows
+        with pytest.raises(StepError, match="line 151: column"):
+            session.import_fixed(p, out="work.c", columns=cols)
+        return
+    fast, sql = _both(session, p, cols)
+    assert fast.equals(sql)
+    want = [(float(ln[:9]) if ln[:9].strip() else None, int(ln[9:13]) if ln[9:13].strip() else None)
+            for ln in lines]
+    _same(want, _rows(fast))
