@@ -4,11 +4,11 @@ The file is read in chunks of whole lines. A chunk of ASCII lines becomes a 2-D 
 (a view of the bytes when every record has the same length; else padded with blanks), transposed
 so that each byte column of the records is contiguous. A field is then a block of rows:
   - text ('$'): trimmed of blanks (as DuckDB trim: spaces only), blank = missing;
-  - DOUBLE / BIGINT: bytes that are plain ([sign] digits [. digits], no inner blank, ≤ 15 digits
-    for DOUBLE, ≤ 18 for BIGINT) are converted by vectorized arithmetic: the digits' integer value
-    is exact in float64 (< 2**53), so one division by an exact power of ten rounds correctly —
-    what DuckDB's cast gives; every other value (exponents, '1_000', odd characters) is cast by
-    DuckDB from the same trimmed text, as the SQL path casts it;
+  - DOUBLE / BIGINT fields up to 15 bytes wide: values that are plain ([sign] digits [. digits],
+    no inner blank; no point for BIGINT) are converted by vectorized arithmetic: the digits' integer
+    value is exact in float64 (< 2**53), so one division by an exact power of ten rounds correctly —
+    what DuckDB's cast gives; every other value (exponents, '1_000', odd characters) and every value
+    of a wider field is cast by DuckDB from the same trimmed text, as the SQL path casts it;
   - any other type: DuckDB TRY_CAST of the trimmed text.
 A chunk with non-ASCII bytes (positions are characters, not bytes) runs the SQL path's own
 expressions over its lines. The line splitting is read_csv's: \\n or \\r\\n ends a line, a blank
