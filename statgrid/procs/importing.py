@@ -6,6 +6,7 @@ and more than N stops the step. Either way the log names the file, line numbers 
 """
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -13,6 +14,7 @@ from typing import Mapping, Sequence
 import duckdb
 
 from statgrid.errors import StatgridError
+from statgrid.procs import fixedwidth
 from statgrid.procs._base import procedure, qi
 from statgrid.libraries import check_name, sql_literal
 
@@ -22,6 +24,7 @@ _SHOW_LINES = 10
 _FIXED_TYPES = {"$": "VARCHAR", "char": "VARCHAR", "varchar": "VARCHAR", "string": "VARCHAR", "num": "DOUBLE",
                 "double": "DOUBLE", "int": "BIGINT", "integer": "BIGINT", "bigint": "BIGINT", "date": "DATE"}
 _BAD_MARK = "statgrid-bad-fixed-value"
+_log = logging.getLogger(__name__)
 
 
 def _input_file(path: str | os.PathLike) -> Path:
@@ -143,19 +146,20 @@ def _fixed_spec(columns: Sequence[Sequence]) -> list[tuple[str, int, int, str]]:
 
 @procedure("PROCEDURE IMPORT")
 def import_fixed(s, path: str | os.PathLike, out: str, columns: Sequence[Sequence], max_errors: int = 0,
-                 skip: int = 0):
+                 skip: int = 0, fast: bool = True):
     """Import fixed-width text (SAS column input) into data set `out`; returns its DatasetRef.
 
     columns: [(name, start, end, type)], positions 1-based and inclusive as in `input id 1-5`;
     type is '$'/'char' (text, trimmed), 'num'/'double' (default), 'int', 'date' (ISO) or any
     SQL type. A blank field is missing; a field that does not convert is a bad row.
+    fast=False always runs the SQL path (the fast path's reference; see procs/fixedwidth.py).
     """
     p = _input_file(path)
     max_errors = _check_max_errors(max_errors)
     specs = _fixed_spec(columns)
     for _, _, _, typ in specs:
         try:
-            s.con.execute(f"SELECT CAST(NULL AS {typ})")
+            s.con.execute(f"SELECT CAST(NULL AS {typ})").fetchall()
         except duckdb.Error:
             raise StatgridError(f"type {typ!r} is not known; use '$', 'num', 'int', 'date' or an SQL type "
                                 "such as DECIMAL(12,2).") from None
@@ -173,6 +177,10 @@ def import_fixed(s, path: str | os.PathLike, out: str, columns: Sequence[Sequenc
         return f"TRY_CAST({raw[n]} AS {t}) AS {qi(n)}"
 
     s.log.note(f"Importing fixed-width {str(p)!r} ({len(specs)} columns).")
+    if fast:
+        done = _import_fixed_fast(s, p, out, specs, {n: value(n, t, False) for n, _, _, t in specs}, any_bad, skip)
+        if done is not None:
+            return done
     if max_errors == 0:
         try:
             return s.write(out, f"SELECT {', '.join(value(n, t, True) for n, _, _, t in specs)} FROM {lines}")
@@ -188,6 +196,36 @@ def import_fixed(s, path: str | os.PathLike, out: str, columns: Sequence[Sequenc
         _warn_skipped(s, p, n_bad, max_errors, _bad_lines(s, lines, bad, skip))
     select = ", ".join(value(n, t, False) for n, _, _, t in specs)
     return s.write(out, f"SELECT {select} FROM {lines}" + (f" WHERE NOT ({any_bad})" if n_bad else ""))
+
+
+def _import_fixed_fast(s, p: Path, out: str, specs, exprs: dict[str, str], any_bad: str, skip: int):
+    """The numpy path (procs/fixedwidth.py); None when it steps back for the SQL path (bad rows, odd bytes)."""
+    parser = fixedwidth.Parser(specs, exprs, any_bad)
+    stepped_back: list[str] = []
+
+    def batches():
+        try:
+            yield from parser.reader(p, int(skip))
+        except fixedwidth.Fallback as why:
+            stepped_back.append(str(why))
+            raise
+
+    import pyarrow as pa
+    s.con.register("__statgrid_fw", pa.RecordBatchReader.from_batches(parser.schema, batches()))
+    cols = ", ".join(qi(n) if t in ("VARCHAR", "DOUBLE", "BIGINT") else f"CAST({qi(n)} AS {t}) AS {qi(n)}"
+                     for n, _, _, t in specs)
+    try:
+        ref = s.write(out, f"SELECT {cols} FROM temp.main.__statgrid_fw")
+        _log.debug("%s: read by the numpy path", p)
+        return ref
+    except Exception:
+        if not stepped_back:
+            raise
+        _log.debug("%s: read by the SQL path (%s)", p, stepped_back[0])
+        return None
+    finally:
+        s.con.unregister("__statgrid_fw")
+        parser.close()
 
 
 def _bad_lines(s, lines: str, bad: dict[str, str], skip: int) -> list[tuple[int, str]]:
