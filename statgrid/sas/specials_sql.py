@@ -85,6 +85,19 @@ class Carried:
         if self.table:
             self.program.session.execute(f"DROP TABLE IF EXISTS {self.table}")
 
+    def compare(self, left: str, op: str, letter: str | None) -> str | None:
+        """`left op .` / `left op .A` for a column with letters: the test SAS makes (= and <> only: `x = .A` is
+        true for .A only, `x = .` for the ordinary missing only), else None."""
+        if op not in ("=", "<>"):
+            return None
+        code = self.code.get(left.rsplit(".", 1)[-1].strip('"').upper())
+        if code is None:
+            return None
+        lit = f"'{letter.upper()}'" if letter else "NULL"
+        if op == "=":
+            return f"({left} IS NULL AND {code} IS NOT DISTINCT FROM {lit})"
+        return f"({left} IS NOT NULL OR {code} IS DISTINCT FROM {lit})"
+
     def sort_key(self, column: str, descending: bool) -> str:
         """ORDER BY terms for `column` in SAS's order, special missing values included."""
         q = sql_ident(column)

@@ -102,20 +102,6 @@ def order_by(carried: Carried, text: Any, toks: list, order: int, end: int,
     return "ORDER BY " + ", ".join(parts)
 
 
-def compare(carried: Carried | None, left: str, op: str, letter: str | None) -> str | None:
-    """`left op .` / `left op .A` for a column with letters: the test SAS makes (= and <> only), else None."""
-    if carried is None or op not in ("=", "<>"):
-        return None
-    name = left.rsplit(".", 1)[-1].strip('"').upper()
-    code = carried.code.get(name)
-    if code is None:
-        return None
-    lit = f"'{letter.upper()}'" if letter else "NULL"
-    if op == "=":
-        return f"({left} IS NULL AND {code} IS NOT DISTINCT FROM {lit})"
-    return f"({left} IS NOT NULL OR {code} IS DISTINCT FROM {lit})"
-
-
 def split_letters(names: list[str]) -> tuple[list[int], dict[int, int]]:
     """Of a result's column names: the visible columns' positions, and {visible position: its letter's}."""
     visible = [j for j, n in enumerate(names) if not n.startswith("__sas_")]

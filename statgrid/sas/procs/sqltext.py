@@ -209,10 +209,9 @@ class SqlText:
             if up in COMPARE and (t.kind == OP or up.isalpha()):
                 op = COMPARE[up]
                 if nxt is not None and self._missing_at(i + 1) and self.carried is not None and out:
-                    from statgrid.sas.procs.sqlspecials import compare
                     letter = toks[i + 2].text if (i + 2 < end and toks[i + 2].kind == NAME
                                                   and toks[i + 1].touches(toks[i + 2])) else None
-                    test = compare(self.carried, out[-1].removeprefix("\x00num:"), op, letter)
+                    test = self.carried.compare(out[-1].removeprefix("\x00num:"), op, letter)
                     if test is not None:
                         out[-1] = test
                         i += 3 if letter else 2

@@ -2,29 +2,11 @@
 SAS's missing values in comparisons and sorting). A letter is kept through SELECT * / plain columns / aliases,
 WHERE and ORDER BY, into CREATE TABLE, the listing and INTO; ORDER BY puts them in SAS's order (._ < . < .A < …
 < .Z < numbers; DESC the reverse); `x = .A` is true for .A only, `x = .` for the ordinary missing only, and
-`x IS MISSING` for all. Expected rows worked out by hand from the data below."""
+`x IS MISSING` for all. Expected rows worked out by hand from the data (DATA, shared with the PROC SORT tests)."""
 from __future__ import annotations
 
 from tests.unit.sas.standins import run_sas
-
-DATA = """missing a b _;
-data one;
-  input id x y;
-  datalines;
-1 3 1
-2 A 2
-3 . 3
-4 B A
-5 1 5
-6 _ 6
-7 A 7
-8 -2 8
-;
-"""
-
-
-def put_lines(log: str, tag: str) -> list[str]:
-    return [ln[len(tag) + 1:] for ln in log.splitlines() if ln.startswith(tag + " ")]
+from tests.unit.sas.test_sas_special_missing_sort import DATA, put_lines
 
 
 def test_create_table_order_by_keeps_letters_in_sas_order(session):
