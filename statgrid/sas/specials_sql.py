@@ -177,3 +177,38 @@ def letters_joined(program: Any, spec: Any, cols: list, base: str, names: set[st
     carried = Carried(program, letters, input_sql(program, spec, cols, row_number="__sas_proc_row",
                                                   row_number_type="BIGINT"), "__sas_proc_row", ordered=True)
     return carried.sql, dict(carried.code)
+
+
+def _level(code: str) -> float:
+    """A special missing value's stand-in as a CLASS level: far below any data (._ first, then .A … .Z)."""
+    return -1e300 * (100.0 if code == "_" else 100.0 - (ord(code) - 60))
+
+
+def letters_as_levels(program: Any, spec: Any, cols: list, base: str, classc: list) -> tuple[str, dict]:
+    """`base` with each CLASS variable that has letters holding a stand-in number per letter (so a GROUP BY
+    tells .A from .B and from .), and {COLUMN: {stand-in: letter}} to turn the groups' levels back;
+    (`base`, {}) when none has letters. For MISSING class levels only (without MISSING they are left out)."""
+    from statgrid.sas.dataset import input_sql
+    names = {c.name.upper() for c in classc if c.type == "num"}
+    letters = {c: per for c, per in file_specials(program, spec).items() if c in names}
+    if not letters:
+        return base, {}
+    carried = Carried(program, letters, input_sql(program, spec, cols, row_number="__sas_proc_row",
+                                                  row_number_type="BIGINT"), "__sas_proc_row", ordered=True)
+    swaps = []
+    for c, code in carried.code.items():
+        q = sql_ident(next(x.name for x in classc if x.name.upper() == c))
+        swaps.append(f"CASE WHEN {code} = '_' THEN {_level('_')!r} WHEN {code} IS NOT NULL THEN "
+                     f"-1e300 * (100.0 - (ascii({code}) - 60)) ELSE {q} END AS {q}")
+    decode = {c: {_level(v): v for v in set(per.values())} for c, per in letters.items()}
+    return f"SELECT * REPLACE ({', '.join(swaps)}) FROM ({carried.sql})", decode
+
+
+def levels_back(groups: list, classc: list, decode: dict) -> None:
+    """The groups' CLASS levels that stand in for letters turned back into the special missing values."""
+    from statgrid.sas.values import special_missing
+    if not decode:
+        return
+    where = [decode.get(c.name.upper()) for c in classc]
+    for g in groups:
+        g.classes = tuple(special_missing(m[v]) if m and v in m else v for v, m in zip(g.classes, where))

@@ -346,7 +346,7 @@ def format_cell(program: Any, value: Any, fmt: str, ctype: str) -> str:
         if fmt:
             return format_value(v, fmt, program.formats, missing).rstrip()
         return v.rstrip()
-    v = float("nan") if value is None else float(value)
+    v = float("nan") if value is None else value if isinstance(value, float) else float(value)   # .A keeps its letter
     return format_value(v, fmt or "BEST12.", program.formats, missing).strip()
 
 

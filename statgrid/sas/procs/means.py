@@ -48,6 +48,7 @@ from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, by_list, by_rule, c
                                        proc_statement, resolve_names, statement_error, var_names,
                                        where_statement, write_rows)
 from statgrid.sas.procs.stattext import simple_table
+from statgrid.sas.specials_sql import letters_as_levels, levels_back
 
 # keyword → (listing header, AUTONAME suffix)
 LABELS: dict[str, tuple[str, str]] = {
@@ -310,6 +311,7 @@ def _run(program: Any, first, src: DatasetSpec, req: Request) -> None:
     keep = [] if missing_ok else [_present(c) for c in classc]
     rank = {c.name.upper(): format_order_sql(program, c.name, c.format) for c in classc
             if c.name.upper() in req.format_order & req.mlf}
+    base, decode = letters_as_levels(program, src, cols, base, classc) if missing_ok else (base, {})  # .A: a level
     base, classc, mlf = multilabel_levels(program, base, classc, req.mlf)   # CLASS x / MLF
     base = group_by_formats(program, base, classc)            # CLASS levels by their formatted values
     filtered = f"SELECT * FROM ({base})" + (f" WHERE {' AND '.join(keep)}" if keep else "")
@@ -328,6 +330,7 @@ def _run(program: Any, first, src: DatasetSpec, req: Request) -> None:
     names, rows = fetch_rows(program, sql)
     pos = {n: i for i, n in enumerate(names)}
     groups = [_group(r, pos, keyc, classc, idc, varc, stats, alpha, len(keyc) - len(byc)) for r in rows]
+    levels_back(groups, classc, decode)
     observations_read(program, n_read, src)
     if printing:
         _print(program, proc, groups, byc, classc, varc, print_stats, print_masks, opts, alpha)

@@ -134,3 +134,26 @@ data _null_; set fx; put 'FX ' g x count; run;""")
     assert rows[:3] == [[".", "1", "16.67", "1", "16.67"], ["A", "2", "33.33", "3", "50.00"],
                         ["B", "1", "16.67", "4", "66.67"]]
     assert "Frequency Missing = 4" in lst
+
+
+def test_means_class_with_missing_keeps_a_level_per_letter(session):
+    """MEANS/SUMMARY CLASS with MISSING: ., .A and .B are levels of their own (SAS's order after .), shown and
+    written with their letters; without MISSING all of them are left out."""
+    code, log, lst = run_sas(session, """missing a b;
+data one; input g x; datalines;
+A 1
+1 2
+. 3
+B 4
+A 5
+1 6
+;
+proc means data=one n sum missing; class g; var x; output out=mo n=n sum=s; run;
+proc summary data=one nway; class g; var x; output out=mn n=n; run;
+data _null_; set mo; put 'MO ' _type_ g n s; run;
+data _null_; set mn; put 'MN ' g n; run;""")
+    assert code == 0, log
+    assert put_lines(log, "MO") == ["0 . 6 21", "1 . 1 3", "1 A 2 6", "1 B 1 4", "1 1 2 8"]
+    assert put_lines(log, "MN") == ["1 2"]
+    body = [ln.split()[:3] for ln in lst.splitlines() if ln.split()[:1] in (["A"], ["B"])]
+    assert body == [["A", "2", "2"], ["B", "1", "1"]]
