@@ -10,6 +10,7 @@ from statgrid.sas.errors import SasError, SasRuntimeError
 from statgrid.sas.parse import ast as A
 from statgrid.sas.parse import dsast as D
 from statgrid.sas.datastep.infiles import InfileMixin
+from statgrid.sas.datastep.linegroup import LineGroupMixin
 from statgrid.sas.datastep.records import LineSource
 
 
@@ -23,7 +24,7 @@ def _informat(text, spec, catalog=None, whole=False):
     return informat_value(text, spec, catalog, whole=whole)
 
 
-class TextIO(InfileMixin):
+class TextIO(InfileMixin, LineGroupMixin):
     def __init__(self, step):
         self.step = step
         self.inputs: list = []
@@ -36,7 +37,11 @@ class TextIO(InfileMixin):
         self.out_buf = ""
         self.print_lines: list[str] = []        # FILE PRINT's lines of this step
         self.out_files: dict = {}
-        self.line_no = 0
+        self.line_no = 0             # records read so far
+        self.cur_no = 0              # the current record's number (the invalid-data NOTE names it)
+        self.group: list[str] = []   # the records of the observation being read (#n and / move among them)
+        self.group_idx = 0
+        self.group_first = 0
         self.v = None
         self.infile_paths: list = []
         self.infile_slot: int | None = None   # _INFILE_'s PDV slot: the input buffer as a variable
@@ -176,6 +181,13 @@ class TextIO(InfileMixin):
                 return True
             pos = 0
             self.line_no += 1
+            self.group, self.group_idx, self.group_first = [line], 0, self.line_no
+            for _ in range(self.lines_per_obs(opts) - 1):   # #n or N=: the observation's N records at once
+                more = self._next_record(src)
+                if more is None:
+                    return True
+                self.group.append(more)
+            self.cur_no = self.group_first
         self.held = None
         dlm = opts.get("DLM") or opts.get("DELIMITER") or " "
         if isinstance(dlm, list):
@@ -201,10 +213,11 @@ class TextIO(InfileMixin):
             if kind == "plus":
                 pos += int(self._num(it[1]))
                 continue
-            if kind == "slash":
-                line = src.next() or ""
+            if kind in ("slash", "line"):
+                line = self._move_line(src, it)
+                if line is None:
+                    return True
                 pos = 0
-                self.cur_line = line
                 continue
             if kind in ("hold", "hold2"):
                 self.held, self.held_kind = (line, pos), kind
@@ -270,7 +283,7 @@ class TextIO(InfileMixin):
         """The RULE line and the current record (as the invalid-data NOTE shows them)."""
         rule = "".join("+" if i % 10 == 5 else (str(i // 10 % 10) if i % 10 == 0 else "-")
                        for i in range(1, max(len(self.cur_line), 10) + 1))
-        return [f"{'RULE:':<10}{rule}", f"{self.line_no + self.line_base:<10}{self.cur_line}"]
+        return [f"{'RULE:':<10}{rule}", f"{self.cur_no + self.line_base:<10}{self.cur_line}"]
 
     def _token(self, line, pos, dlm, dsd, amp):
         n = len(line)
@@ -336,7 +349,7 @@ class TextIO(InfileMixin):
         except (InvalidData, ValueError):
             self.v[slot] = V.MISSING if var.type == "num" else V.pad("", var.length)
             cols = f"{start}-{end}" if start else ""
-            line_no = self.line_no + self.line_base
+            line_no = self.cur_no + self.line_base
             self.step.log.note(f"Invalid data for {var.name} in line {line_no} {cols}".rstrip() + ".")
             rule = "".join("+" if i % 10 == 5 else (str(i // 10 % 10) if i % 10 == 0 else "-")
                            for i in range(1, max(len(self.cur_line), 10) + 1))
@@ -537,6 +550,8 @@ class TextIO(InfileMixin):
             return None
         self.flowed = True
         self.line_no += 1
+        self.group.append(line)
+        self.group_idx, self.cur_no = len(self.group) - 1, self.line_no
         self.cur_line = line
         return line
 

@@ -1,0 +1,59 @@
+"""The records of one observation for INPUT's line pointer controls (SAS 9.4 Statements: INPUT, "Line
+Pointer Controls"; INFILE, N=): `#n` moves the pointer to record n of the observation's records, `/` to
+the next record. The number of records available at once is INFILE N=, by default the highest `#n` of the
+step's INPUT statements (1 when there is none): each new observation's first INPUT reads that many
+records, so `input #1 a #3 b;` uses three records per observation even though it reads from two. A
+record the input does not have (the file ends inside an observation) is SAS's LOST CARD: the step stops
+and the incomplete observation is not written."""
+from __future__ import annotations
+
+from statgrid.sas.errors import SasRuntimeError
+
+
+class LineGroupMixin:
+    _lines_per_obs: int | None = None
+
+    def lines_per_obs(self, opts: dict) -> int:
+        """N=, or the highest #n of the step's INPUT statements, or 1."""
+        if self._lines_per_obs is None:
+            highest = max([int(float(it[1])) for st in self.inputs for it in st.items if it[0] == "line"],
+                          default=1)
+            self._lines_per_obs = highest
+        n = opts.get("N")
+        if n is not None:
+            try:
+                return max(int(float(n)), self._lines_per_obs)
+            except ValueError:
+                raise SasRuntimeError(f"INFILE option N={n} is not a number of lines; write N=2 for example",
+                                      0, 0, "N") from None
+        return self._lines_per_obs
+
+    def _next_record(self, src) -> str | None:
+        """The next record of the input, counted; None after SAS's LOST CARD NOTE when there is none."""
+        line = src.next()
+        if line is None:
+            self.step.log.note("LOST CARD.")
+            return None
+        self.line_no += 1
+        return line
+
+    def _move_line(self, src, it) -> str | None:
+        """`#n` or `/`: the record the pointer moves to (read from the input when the observation does not
+        have it yet), made current; None when the input has no more records (LOST CARD)."""
+        if it[0] == "line":
+            k = int(float(it[1]))
+            if k < 1:
+                raise SasRuntimeError(f"The line pointer #{k} is not a record number; #1 is the first record "
+                                      "of the observation", 0, 0, "#")
+            target = k - 1
+        else:
+            target = self.group_idx + 1
+        while len(self.group) <= target:
+            line = self._next_record(src)
+            if line is None:
+                return None
+            self.group.append(line)
+        self.group_idx = target
+        self.cur_no = self.group_first + target
+        self.cur_line = self.group[target]
+        return self.cur_line
