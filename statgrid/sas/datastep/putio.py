@@ -34,7 +34,8 @@ class PutMixin:
                 if e[0] in ("fmt", "eq"):
                     v = pdv.vars[listed[i]]
                     target = A.Var(line, col, listed[i], v.name)
-                    items.append(("named" if e[0] == "eq" else "var", target, e[1], None, False))
+                    colon = bool(e[2]) if e[0] == "fmt" and len(e) > 2 else False   # (x y) (:8.1)
+                    items.append(("named" if e[0] == "eq" else "var", target, e[1], None, colon))
                     i += 1
                 else:
                     items.append(e)
@@ -65,11 +66,18 @@ class PutMixin:
         buf = list(self.out_buf)
         pos = len(buf)
         k = 0
+        # FILE DLM= / DSD: list output's values are separated by the delimiter, not a blank; the delimiter
+        # goes before the next item written where the pointer stands (none after a line's last value)
+        sep, dsd = self._out_delimiter()
+        pending = self.out_pending and bool(buf)
 
-        def write(text, at=None):
-            nonlocal pos
+        def write(text, at=None, listed=False):
+            nonlocal pos, pending
             if at is not None:
-                pos = at
+                pos, pending = at, False
+            if pending and pos == len(buf):
+                text = sep + text
+            pending = listed and sep is not None
             if pos > len(buf):
                 buf.extend(" " * (pos - len(buf)))
             buf[pos:pos + len(text)] = list(text)
@@ -87,14 +95,23 @@ class PutMixin:
                 target, fmt = it[1], it[2]
                 var = self.step.pdv.get(target.name) if isinstance(target, A.Var) else None
                 fmt = fmt or (var.format if var is not None else "")
+                colon = bool(it[4]) if len(it) > 4 else False
+                if it[3] is not None:              # column output: `x 10-20` or `x 10-20 .2`
+                    write(self._column_text(val, fmt if it[2] else "", it[3]), it[3][0] - 1)
+                    continue
                 text = self._render(val, fmt, list_style=not it[2])
+                if colon:                          # modified list output: the formatted value, blanks removed
+                    text = text.strip()
                 if kind == "named":
                     name = var.name if var is not None else getattr(target, "text", "")
                     text = f"{name}={text.strip() if not it[2] else text}"
-                if it[3] is not None:
-                    write(text.rjust(it[3][1] - it[3][0] + 1) if not isinstance(val, str) else text, it[3][0] - 1)
+                    write(text + " ")
+                elif not it[2] or colon:           # list output: a blank (or the FILE's delimiter) after it
+                    if dsd and (sep in text or '"' in text):
+                        text = '"' + text.replace('"', '""') + '"'
+                    write(text if sep is not None else text + " ", listed=True)
                 else:
-                    write(text + (" " if not it[2] or kind == "named" else ""))
+                    write(text)
             elif kind == "infile":                 # _INFILE_: the current input record (as the program left it)
                 text = self.v[self.infile_slot] if self.infile_slot is not None else self.cur_line
                 if it[1] is not None:
@@ -108,24 +125,47 @@ class PutMixin:
                 x = it[1] if isinstance(it[1], (int, float)) else vals[k]
                 if not isinstance(it[1], (int, float)):
                     k += 1
-                pos = int(x) - 1
+                pos, pending = int(x) - 1, False
             elif kind == "plus":
                 x = it[1] if isinstance(it[1], (int, float)) else vals[k]
                 if not isinstance(it[1], (int, float)):
                     k += 1
-                pos += int(x)
+                pos, pending = pos + int(x), False
             elif kind == "slash":
                 lines.append("".join(buf).rstrip())
-                buf, pos = [], 0
+                buf, pos, pending = [], 0, False
             elif kind in ("hold", "hold2"):
                 hold = True
         if hold:
-            self.out_buf = "".join(buf)
+            self.out_buf, self.out_pending = "".join(buf), pending
         else:
             lines.append("".join(buf).rstrip())
-            self.out_buf = ""
+            self.out_buf, self.out_pending = "", False
         for line in lines:
             self._emit(line)
+
+    def _column_text(self, val, fmt, cols) -> str:
+        """Column output `x start-end <.d>` (SAS 9.4 Statements: PUT, Column Output): a number right-aligned
+        in the columns, in w.d with `.d`, else in BESTw. (or its format); a character value left-aligned in
+        them, cut to their width."""
+        width = max(cols[1] - cols[0] + 1, 1)
+        if isinstance(val, str):
+            return val[:width].ljust(width)
+        d = cols[2] if len(cols) > 2 else None
+        spec = f"{width}.{d}" if d is not None else (fmt or f"BEST{min(width, 32)}.")
+        text = self._render(val, spec, list_style=False).strip()
+        return text.rjust(width)
+
+    def _out_delimiter(self) -> tuple[str | None, bool]:
+        """(the current FILE's DLM= delimiter, or a comma for DSD, or None for a blank; DSD)."""
+        opts = self.out_opts
+        dsd = bool(opts.get("DSD"))
+        dlm = opts.get("DLM") or opts.get("DELIMITER")
+        if isinstance(dlm, list):
+            dlm = "".join(dlm)
+        if not isinstance(dlm, str) or not dlm:
+            dlm = "," if dsd else None
+        return (None if dlm == " " and not dsd else dlm), dsd
 
     def _render(self, val, fmt, list_style) -> str:
         if isinstance(val, str):
@@ -148,16 +188,56 @@ class PutMixin:
         if t == "LOG":
             self.step.log.put(line)
         elif t == "PRINT":
+            self.print_count += 1
             if hasattr(self.step.log, "listing"):
                 self.print_lines.append(line)     # one listing block for the step: its lines share pages
             else:
                 self.step.log.put(line)
         else:
-            path = t[1]
-            fh = self.out_files.get(path)
-            if fh is None:
-                fh = self.out_files[path] = open(path, "w")
-            fh.write(line + "\n")
+            out = self._open_out(t[1], self.out_label, self.out_opts)
+            out["fh"].write(line + "\n")
+            out["n"] += 1
+            out["min"] = min(out["min"], len(line)) if out["n"] > 1 else len(line)
+            out["max"] = max(out["max"], len(line))
+
+    def set_output(self, st, path) -> None:
+        """A FILE statement run: the PUT statements after it write to its file (opened now, the first time in
+        the step: SAS's NOTE naming it; MOD appends to it, else it is written anew), LOG or PRINT."""
+        t = st.target
+        self.out_opts = st.options
+        if isinstance(t, str):
+            self.out_target = t
+            return
+        self.out_target, self.out_label = ("FILE", path), self._infile_label(t)
+        self._open_out(path, self.out_label, st.options)
+
+    def _open_out(self, path, label, opts) -> dict:
+        out = self.out_files.get(path)
+        if out is None:
+            import datetime as _dt
+            from pathlib import Path
+            fh = open(path, "a" if opts.get("MOD") else "w")
+            out = self.out_files[path] = {"fh": fh, "label": label, "n": 0, "min": 0, "max": 0}
+            info = Path(path).stat()
+            when = _dt.datetime.fromtimestamp(info.st_mtime).strftime("%d%b%Y:%H:%M:%S")
+            lrecl = int(float(opts.get("LRECL") or 32767))
+            self.step.log.note(f"The file {label} is:\nFilename={Path(path).resolve()},\n"
+                               f"RECFM=V,LRECL={lrecl},File Size (bytes)={info.st_size},\nLast Modified={when}")
+        return out
+
+    def close_outputs(self) -> None:
+        """The files written closed, with SAS's NOTEs: the records written to each and the shortest and
+        longest, and the lines written to the PRINT file."""
+        for out in self.out_files.values():
+            out["fh"].close()
+            text = f"{out['n']} records were written to the file {out['label']}."
+            if out["n"]:
+                text += f"\nThe minimum record length was {out['min']}.\nThe maximum record length was {out['max']}."
+            self.step.log.note(text)
+        self.out_files.clear()
+        if self.print_count:
+            self.step.log.note(f"{self.print_count} lines were written to file PRINT.")
+            self.print_count = 0
 
     def flush_print(self) -> None:
         """FILE PRINT's lines so far into the listing, as one block (paged by the listing's PAGESIZE)."""

@@ -32,7 +32,11 @@ class TextIO(InfileMixin, LineGroupMixin, PutMixin):
         self.out_target = "LOG"
         self.out_buf = ""
         self.print_lines: list[str] = []        # FILE PRINT's lines of this step
-        self.out_files: dict = {}
+        self.out_files: dict = {}    # path → the open file, its label and the records written
+        self.out_opts: dict = {}     # the current FILE statement's options (DLM=, DSD, MOD)
+        self.out_label = ""
+        self.out_pending = False     # a held output line ends in a list value: a delimiter before the next
+        self.print_count = 0         # lines written to FILE PRINT
         self.line_no = 0             # records read so far
         self.cur_no = 0              # the current record's number (the invalid-data NOTE names it)
         self.group: list[str] = []   # the records of the observation being read (#n and / move among them)
@@ -409,8 +413,7 @@ class TextIO(InfileMixin, LineGroupMixin, PutMixin):
             self._emit(self.out_buf.rstrip())
             self.out_buf = ""
         self.flush_print()
-        for fh in self.out_files.values():
-            fh.close()
+        self.close_outputs()
         self._close_infiles()
         if self.flowed:
             self.step.log.note("SAS went to a new line when INPUT statement reached past the end of a line.")

@@ -91,6 +91,10 @@ def parse_put(cur, stream, t):
         cols = None
         if not fmt and cur.peek().kind == NUM and not named:
             cols = _columns(cur, int(cur.next().value))
+            nxt = cur.peek()
+            if nxt.kind == NUM and nxt.text.startswith(".") and nxt.text[1:].isdigit():
+                cur.next()                          # `x 10-20 .2`: column output with 2 decimals
+                cols = (*cols, int(nxt.text[1:]))
         items.append(("named" if named else "var", target, fmt, cols, colon))
     cur.expect_end("PUT")
     return D.Put(t.line, t.col, items)

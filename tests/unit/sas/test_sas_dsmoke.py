@@ -44,3 +44,75 @@ bob
     assert rows(session, "work.m3") == [{"name": "Smith", "sal": 100.0}, {"name": "Jones", "sal": 200.0}]
     assert log.count("NOTE: LOST CARD.") == 3
     assert rows(session, "work.m4") == [{"name": "alice", "score": 95.0}, {"name": "bob", "score": 80.0}]
+
+
+def test_file_dlm_dsd_mod_and_the_files_notes(session, tmp_path):
+    # SAS 9.4 Statements: FILE, DLM= (list output's values separated by it), DSD (a comma by default; a value
+    # holding the delimiter or a double quote in double quotes, its quotes doubled), MOD (appended to the
+    # file); NOTEs "The file X is:" and "N records were written to the file X." with the record lengths.
+    out = tmp_path / "o.csv"
+    code, log = run(session, f"""filename outf '{out}';
+data _null_;
+  length name $ 8 note $ 10;
+  input name $ age note $ 12-21;
+  file outf dlm=',';
+  put name age;
+datalines;
+Alfred 14  plain
+Alice  13  a,b "q"
+;
+data _null_;
+  length name $ 8 note $ 10;
+  input name $ age note $ 12-21;
+  file outf mod dsd;
+  put name @;
+  put note age;
+datalines;
+Alfred 14  plain
+Alice  13  a,b "q"
+;""")
+    assert code == 0, log
+    assert out.read_text() == 'Alfred,14\nAlice,13\nAlfred,plain,14\nAlice,"a,b ""q""",13\n'
+    assert log.count("NOTE: The file OUTF is:") == 2
+    assert ("NOTE: 2 records were written to the file OUTF.\n      The minimum record length was 8.\n"
+            "      The maximum record length was 9.") in log
+    assert ("NOTE: 2 records were written to the file OUTF.\n      The minimum record length was 15.\n"
+            "      The maximum record length was 20.") in log
+
+
+def test_put_modified_list_and_column_output_with_decimals(session, tmp_path):
+    # SAS 9.4 Statements: PUT, "Modified List Output": `x :fmt.` writes the formatted value without its
+    # blanks, a blank after it; "Column Output": `x 10-20 .2` right-aligns x with 2 decimals in columns 10-20
+    out = tmp_path / "p.txt"
+    code, log = run(session, f"""data _null_;
+  file '{out}';
+  x = 1234.5; y = 7;
+  put x :comma10.2 y :3. 'end';
+  put (x y) (:8.1);
+  put x 10-20 .2 '|';
+  put 'a' y 5-6 'b';
+run;""")
+    assert code == 0, log
+    assert out.read_text().split("\n") == ["1,234.50 7 end", "1234.5 7.0", " " * 9 + "    1234.50|",
+                                           "a    7b", ""]
+    assert "NOTE: 4 records were written to the file" in log
+
+
+def test_step_notes_in_sas_order(session):
+    # SAS writes the conversion NOTE when the step is compiled (before its PUT lines), the missing-values
+    # NOTE after the run and before "There were N observations read", then the data set's NOTE
+    code, log = run(session, """data src; do age = 1 to 2; output; end; run;
+data a;
+  set src;
+  x = age + .;
+  c = '5';
+  y = c * 2;
+  put 'row ' age;
+run;""")
+    assert code == 0, log
+    step = log[log.index("data a;"):]
+    order = [step.index(s) for s in ("NOTE: Character values have been converted", "row 1", "row 2",
+                                     "NOTE: Missing values were generated",
+                                     "NOTE: There were 2 observations read from the data set WORK.SRC.",
+                                     "NOTE: The data set WORK.A has 2 observations")]
+    assert order == sorted(order), step
