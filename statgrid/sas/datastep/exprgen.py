@@ -270,7 +270,7 @@ class ExprGen:
         rt = self.const(None)
         self.ns.setdefault("_rt_sites", []).append((rt, n.line, n.col))
         length, returns = 8, f.returns
-        fmt_arg = next((a.value for a in args if isinstance(a, A.Str) and a.is_format), None)
+        fmt_arg = next((a.value.lstrip("?") for a in args if isinstance(a, A.Str) and a.is_format), None)
         if name == "INPUT" and fmt_arg and fmt_arg.startswith("$"):
             returns = "char"                       # INPUT's type is its informat's (SAS 9.4 Functions: INPUT)
         if returns == "char":

@@ -39,6 +39,7 @@ class TextIO(InfileMixin, LineGroupMixin, PutMixin):
         self.print_count = 0         # lines written to FILE PRINT
         self.line_no = 0             # records read so far
         self.cur_no = 0              # the current record's number (the invalid-data NOTE names it)
+        self.quiet = 0               # the INPUT item being read has ? (1) or ?? (2)
         self.group: list[str] = []   # the records of the observation being read (#n and / move among them)
         self.group_idx = 0
         self.group_first = 0
@@ -79,7 +80,7 @@ class TextIO(InfileMixin, LineGroupMixin, PutMixin):
         for it in st.items:
             if it[0] != "var":
                 continue
-            _, target, char, mode, start, end, informat, amp = it
+            _, target, char, mode, start, end, informat, amp = it[:8]
             if isinstance(target, A.Var) and target.name not in pdv.arrays:
                 v = pdv.get(target.name)
                 if v is None or v.type is None:
@@ -222,7 +223,8 @@ class TextIO(InfileMixin, LineGroupMixin, PutMixin):
             if kind in ("hold", "hold2"):
                 self.held, self.held_kind = (line, pos), kind
                 continue
-            _, target, char, mode, start, end, informat, amp = it
+            _, target, char, mode, start, end, informat, amp = it[:8]
+            self.quiet = it[8] if len(it) > 8 else 0
             if mode in ("col", "fmt"):
                 if mode == "fmt":
                     from statgrid.sas.formats import parse_spec
@@ -348,6 +350,11 @@ class TextIO(InfileMixin, LineGroupMixin, PutMixin):
                 self.v[slot] = val
         except (InvalidData, ValueError):
             self.v[slot] = V.MISSING if var.type == "num" else V.pad("", var.length)
+            if self.quiet:
+                # `x ? 8.`: no NOTE nor record shown, _ERROR_ still 1; `x ?? 8.`: _ERROR_ not set either
+                if self.quiet == 1:
+                    self.v[self.step.pdv.get("_ERROR_").slot] = 1.0
+                return
             cols = f"{start}-{end}" if start else ""
             line_no = self.cur_no + self.line_base
             self.step.log.note(f"Invalid data for {var.name} in line {line_no} {cols}".rstrip() + ".")

@@ -100,14 +100,29 @@ def f_putc(rt, value, fmt, w=None):
 
 
 def _input(rt, name: str, text: Any, fmt: Any, want: str | None):
+    quiet = 0
+    if isinstance(fmt, str) and fmt.startswith("?"):    # INPUT(s, ? 8.) / INPUT(s, ?? 8.)
+        quiet = len(fmt) - len(fmt.lstrip("?"))
+        fmt = fmt.lstrip("?")
     spec = _spec(rt, fmt, name, strict=want is None)
     if spec is None or (want == "num" and spec.char) or (want == "char" and not spec.char):
         return invalid_argument(rt, name, 2, "" if want == "char" else MISSING)
     try:
         return informat_value(to_char(text), spec, _catalog(rt), _yearcutoff(rt))
     except InvalidData:
+        result = "" if spec.char else MISSING
+        if quiet:
+            # SAS 9.4 Functions: INPUT, "? or ??": ? suppresses the invalid-argument NOTE (_ERROR_ is still
+            # set to 1), ?? also keeps _ERROR_ from being set
+            state = getattr(rt, "state", None)
+            if quiet == 1 and isinstance(state, dict):
+                state["_ERROR_"] = 1
+                hook = state.get("_on_invalid")
+                if hook is not None:
+                    hook(getattr(rt, "line", 0), getattr(rt, "col", 0), False)
+            return result
         # SAS: "NOTE: Invalid argument to function INPUT at line N column M." and _ERROR_ = 1
-        return invalid_argument(rt, name, None, "" if spec.char else MISSING)
+        return invalid_argument(rt, name, None, result)
 
 
 @function("INPUT", 2, 2, returns="num", args="af")

@@ -309,10 +309,13 @@ class ExprParser:
                 args.append(A.Str(t.line, t.col, ""))
                 c.next()
                 continue
-            if len(args) == 1 and name in FORMAT_ARG and c.at_format():
+            quiet = ""
+            while len(args) == 1 and name == "INPUT" and c.at("?") and len(quiet) < 2:
+                quiet += c.next().text              # INPUT(s, ?? 8.): the ? and ?? modifiers, kept before the
+            if len(args) == 1 and name in FORMAT_ARG and c.at_format():   # informat's name
                 # PUT(x, date9.), INPUT(s, 8.): the second argument is a format name, not an expression
                 t = c.peek()
-                args.append(A.Str(t.line, t.col, c.format_name()))
+                args.append(A.Str(t.line, t.col, quiet + c.format_name()))
                 args[-1].is_format = True
             elif c.at("OF") and c.peek(1).kind == NAME:
                 t = c.next()

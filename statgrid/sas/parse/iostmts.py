@@ -162,10 +162,18 @@ def parse_input(cur, stream, t):
         if tok.kind != NAME:
             raise cur.error("Syntax error in INPUT", "a variable name or a pointer control")
         targets = _input_targets(cur)
-        char = bool(cur.accept("$"))
-        amp = bool(cur.accept("&"))
-        colon = bool(cur.accept(":"))
-        amp = amp or bool(cur.accept("&"))
+        char = amp = colon = False
+        quiet = 0                                   # ? and ??: SAS 9.4 Statements, INPUT, format modifiers
+        while cur.at("$", "&", ":", "?"):
+            m = cur.next()
+            if m.is_("$"):
+                char = True
+            elif m.is_("&"):
+                amp = True
+            elif m.is_(":"):
+                colon = True
+            else:
+                quiet = min(quiet + 1, 2)
         mode, start, end, informat = "list", 0, 0, ""
         if cur.at_format():
             informat = cur.format_name()
@@ -192,7 +200,7 @@ def parse_input(cur, stream, t):
                     informat = f"{end - start + 1}.{int(d)}"
         if len(targets) > 1 and mode == "col":
             raise cur.error("A numbered variable list cannot be read with column input", "list or formatted input")
-        items += [("var", t, char, mode, start, end, informat, amp) for t in targets]
+        items += [("var", t, char, mode, start, end, informat, amp, quiet) for t in targets]
     cur.expect_end("INPUT")
     return D.Input(t.line, t.col, items)
 

@@ -116,3 +116,28 @@ run;""")
                                      "NOTE: There were 2 observations read from the data set WORK.SRC.",
                                      "NOTE: The data set WORK.A has 2 observations")]
     assert order == sorted(order), step
+
+
+def test_question_mark_modifiers_of_input_function_and_statement(session):
+    # SAS 9.4 Functions: INPUT and Statements: INPUT, "? | ??": ? suppresses the invalid-data/argument NOTE
+    # (and the record), _ERROR_ still set to 1; ?? also keeps _ERROR_ at 0. Was a syntax ERROR.
+    code, log = run(session, """data q;
+  input a ?? b ? 3. c;
+  e1 = _error_;
+  n1 = input('x1', ?? 8.);
+  e2 = _error_;
+  n2 = input('12', ? 8.);
+  datalines;
+x 1 2
+3 y 4
+;
+data r;
+  n3 = input('x1', ? 8.);
+  e3 = _error_;
+run;""")
+    assert code == 0, log
+    assert rows(session, "work.q") == [
+        {"a": None, "b": 1.0, "c": 2.0, "e1": 0.0, "n1": None, "e2": 0.0, "n2": 12.0},
+        {"a": 3.0, "b": None, "c": 4.0, "e1": 1.0, "n1": None, "e2": 1.0, "n2": 12.0}]
+    assert rows(session, "work.r") == [{"n3": None, "e3": 1.0}]
+    assert "Invalid data" not in log and "Invalid argument" not in log
