@@ -314,12 +314,13 @@ class MacroProcessor:
             return
         line, col, source, generated = self._where(first)
         body = text.lstrip()
-        if _INCLUDE_RE.match(body):
+        skip = skip_space_comments(body, 0)          # `/* banner */ %include 'x';`: the comment is no text
+        if _INCLUDE_RE.match(body[skip:]):
             if generated:
                 self._mprint(first[0].macro, body)
             else:
                 first[1].echo_through(line + body.count("\n"))
-            yield from self._include(body, line, col, source, first[1])
+            yield from self._include(body[skip:], line + body[:skip].count("\n"), col, source, first[1])
             return
         try:
             toks = tokenize(body, line, col, source)

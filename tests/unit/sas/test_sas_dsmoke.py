@@ -141,3 +141,19 @@ run;""")
         {"a": 3.0, "b": None, "c": 4.0, "e1": 1.0, "n1": None, "e2": 1.0, "n2": 12.0}]
     assert rows(session, "work.r") == [{"n3": None, "e3": 1.0}]
     assert "Invalid data" not in log and "Invalid argument" not in log
+
+
+def test_include_after_a_comment(session, tmp_path):
+    # a program's banner comment before %INCLUDE: SAS reads a comment as a blank, so the statement is
+    # %INCLUDE (it was "Statement is not valid … at '%'")
+    inc = tmp_path / "inc.sas"
+    inc.write_text("%let incvar = included;\ndata incd; x = 1; run;\n")
+    code, log = run(session, f"""/*******************************
+ * banner ; with semicolons
+ *******************************/
+%include '{inc}';
+/* again */ %inc '{inc}' ;
+%put got=&incvar;""")
+    assert code == 0, log
+    assert "got=included" in log and "ERROR" not in log
+    assert log.count("NOTE: The data set WORK.INCD has 1 observations and 1 variables.") == 2
