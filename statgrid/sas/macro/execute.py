@@ -579,6 +579,7 @@ def _ref_end(text: str, i: int) -> int:
     """text[i] == '&': the end of the reference token starting there (`&x`, `&x.`, `&&v&i`); i when the
     ampersands are not followed by a name."""
     n, j, end = len(text), i, i
+    rescanned = False
     while j < n and text[j] == "&":
         k = j
         while k < n and text[k] == "&":
@@ -586,8 +587,13 @@ def _ref_end(text: str, i: int) -> int:
         m = NAME_RE.match(text, k)
         if not m:
             break
+        rescanned = rescanned or k - j > 1
         end = m.end()
         if end < n and text[end] == ".":
             end += 1
+        if rescanned:
+            # `&&&pre.1`: the first scan gives `&n` and the `1` after it, scanned again together as `&n1`
+            while end < n and (text[end].isalnum() or text[end] == "_"):
+                end += 1
         j = end
     return end

@@ -157,3 +157,16 @@ def test_include_after_a_comment(session, tmp_path):
     assert code == 0, log
     assert "got=included" in log and "ERROR" not in log
     assert log.count("NOTE: The data set WORK.INCD has 1 observations and 1 variables.") == 2
+
+
+def test_triple_ampersand_reference_rescans_the_text_after_it(session):
+    # SAS 9.4 Macro Language, "Referencing Macro Variables Indirectly": &&&pre.1 → (&& → &, &pre. → n, 1)
+    # → &n1 → alpha; &&&pre..1 → &n.1 → N not resolved; &&v&i._x → &v1_x (the _x is scanned with it)
+    code, log = run(session, """%let n1 = alpha; %let pre = n; %let i = 1; %let v1 = one; %let v1_x = onex;
+%put A=&&&pre.1;
+%put B=&&&pre..1;
+%put C=&&v&i._x;
+%put D=&&v&i.._x;""")
+    assert "A=alpha" in log
+    assert "B=&n.1" in log and "WARNING: Apparent symbolic reference N not resolved." in log
+    assert "C=onex" in log and "D=one_x" in log
