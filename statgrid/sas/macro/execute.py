@@ -592,7 +592,10 @@ def _ref_end(text: str, i: int) -> int:
         if end < n and text[end] == ".":
             end += 1
         if rescanned:
-            # `&&&pre.1`: the first scan gives `&n` and the `1` after it, scanned again together as `&n1`
+            # `&&&pre.1`: the first scan gives `&n` and the `1` after it, scanned again together as `&n1`;
+            # `&&v&i.._x` gives `&v1._x`, whose period ends the name V1 in the second scan
+            if end < n and text[end] == ".":
+                end += 1
             while end < n and (text[end].isalnum() or text[end] == "_"):
                 end += 1
         j = end

@@ -170,3 +170,6 @@ def test_triple_ampersand_reference_rescans_the_text_after_it(session):
     assert "A=alpha" in log
     assert "B=&n.1" in log and "WARNING: Apparent symbolic reference N not resolved." in log
     assert "C=onex" in log and "D=one_x" in log
+    code, log = run(session, """%let lib1 = work; %let i = 1;
+%put E=&&lib&i...dsn F=&&lib&i..dsn;""")
+    assert "E=work.dsn F=workdsn" in log
