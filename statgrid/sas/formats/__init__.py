@@ -19,6 +19,7 @@ from statgrid.sas.errors import SasError
 from statgrid.sas.formats import binary as _b
 from statgrid.sas.formats import charfmt as _c
 from statgrid.sas.formats import dates as _d
+from statgrid.sas.formats import morefmts as _more
 from statgrid.sas.formats import numeric as _n
 from statgrid.sas.formats.numeric import InvalidData, best
 from statgrid.sas.values import MISSING, pad
@@ -102,6 +103,8 @@ _NUMERIC_WRITERS: dict[str, Callable[[float, int, int, str], str]] = {
     "HHMM": lambda v, w, d, m: _d.hhmm(v, w, d, m),
     "TOD": lambda v, w, d, m: _d.tod(v, w, d, m),
 }
+_NUMERIC_WRITERS.update(_more.WRITERS)              # YYMMDDN8., WEEKDATE., E8601DT., COMMAX. … (morefmts.py)
+FORMAT_DEFAULTS.update(_more.RANGES)
 
 
 def known_format(spec: FormatSpec, catalog: Any = None, informat: bool = False) -> bool:

@@ -173,3 +173,29 @@ def test_triple_ampersand_reference_rescans_the_text_after_it(session):
     code, log = run(session, """%let lib1 = work; %let i = 1;
 %put E=&&lib&i...dsn F=&&lib&i..dsn;""")
     assert "E=work.dsn F=workdsn" in log
+
+
+def test_more_sas_formats(session, tmp_path):
+    # SAS 9.4 Formats and Informats: YYMMDDxw. & co., WEEKDATE., DOWNAME., YYQ., JULIAN., DTDATE., E8601DA./
+    # E8601DT., TIMEAMPM., COMMAX., NEGPAREN., PVALUE., HEX., ROMAN., SSN. were "not found" ERRORs.
+    # 05JUL2021 is a Monday, day 186 of 2021; 13:04:05 is 47045 seconds.
+    out = tmp_path / "f.txt"
+    code, log = run(session, f"""data _null_;
+  file '{out}';
+  d = '05jul2021'd; dt = '05jul2021:13:04:05'dt; t = '13:04:05't; n = -1234.5;
+  put d yymmddn8. +1 d mmddyys10. +1 d ddmmyyp10. +1 d yymmddd10.;
+  put d weekdate. / d weekdate17. / d downame. / d worddatx.;
+  put d yyq6. +1 d julian7. +1 d year2. +1 d monname3. +1 d qtr.;
+  put dt dtdate9. +1 dt e8601dt. +1 dt b8601dt. +1 d e8601da. +1 t timeampm11.;
+  put n commax10.2 +1 n negparen10.2 +1 n dollarx11.2;
+  p = 0.00001; q = 0.0456; i = 255; s = 123456789;
+  put p pvalue6.4 +1 q pvalue6.4 +1 i hex4. +1 i roman6. +1 s ssn11.;
+run;""")
+    assert code == 0, log
+    assert out.read_text().split("\n") == [
+        "20210705 07/05/2021 05.07.2021 2021-07-05",
+        "         Monday, July 5, 2021", " Mon, Jul 5, 2021", "   Monday", "       5 July 2021",
+        "2021Q3 2021186 21 Jul 3",
+        "05JUL2021 2021-07-05T13:04:05 20210705T130405 2021-07-05  1:04:05 PM",
+        " -1.234,50 (1,234.50)  -$1.234,50",
+        "<.0001 0.0456 00FF   CCLV 123-45-6789", ""]
