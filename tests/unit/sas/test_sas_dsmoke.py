@@ -199,3 +199,31 @@ run;""")
         "05JUL2021 2021-07-05T13:04:05 20210705T130405 2021-07-05  1:04:05 PM",
         " -1.234,50 (1,234.50)  -$1.234,50",
         "<.0001 0.0456 00FF   CCLV 123-45-6789", ""]
+
+
+def test_more_sas_informats(session):
+    # SAS 9.4 Formats and Informats: these informats were "not found" ERRORs. 05JUL2021 is SAS date 22466
+    # (by hand: 1960-01-01 + 22466 days); 13:04:05 is 47045 seconds.
+    code, log = run(session, """data r;
+  b = input('2021-07-05', e8601da10.);
+  c = input('2021-07-05T13:04:05', e8601dt19.);
+  d = input('JUL2021', monyy7.);
+  e = input('21186', julian5.);
+  f = input('1.234,56', commax8.);
+  g = input('05JUL2021:13:04:05', anydtdtm20.);
+  v = input('2021-07-05 13:04:05', anydtdtm19.);
+  i = input('FF', hex2.);
+  j = input('12-', trailsgn3.);
+  l = input('1 3', bz3.);
+  n = input('20210705', b8601da8.);
+  q = input('2021Q3', yyq6.);
+  t = input('13:04:05', e8601tm8.);
+  length m $ 3 u $ 5;
+  m = input('abc', $upcase3.);
+  u = input('"a b"', $quote5.);
+run;""")
+    assert code == 0, log
+    dt = 22466 * 86400 + 47045
+    assert rows(session, "work.r") == [{"b": 22466.0, "c": dt, "d": 22462.0, "e": 22466.0, "f": 1234.56, "g": dt,
+                                        "v": dt, "i": 255.0, "j": -12.0, "l": 103.0, "n": 22466.0, "q": 22462.0,
+                                        "t": 47045.0, "m": "ABC", "u": "a b"}]
