@@ -11,6 +11,14 @@ from statgrid.sas.errors import SasError
 from statgrid.sas.parse import ast as A
 from statgrid.sas.values import MISSING
 
+
+def bounds_function(name: str) -> str:
+    """'DIM', 'HBOUND' or 'LBOUND' for DIM/HBOUND/LBOUND and their DIMn forms (DIM2 …), else ''."""
+    for base in ("DIM", "HBOUND", "LBOUND"):
+        if name == base or (name.startswith(base) and name[len(base):].isdigit() and name[len(base):] != "0"):
+            return base
+    return ""
+
 _CMP = {"EQ": "==", "NE": "!=", "LT": "<", "LE": "<=", "GT": ">", "GE": ">="}
 _ARITH = {"+": "add", "-": "sub", "*": "mul", "/": "div", "**": "pow_"}
 LAG_RE_NAMES = ("LAG", "DIF")
@@ -221,7 +229,7 @@ class ExprGen:
         name = n.name
         if name in self.pdv.arrays:
             return self.element(name, n.args, n.line, n.col)
-        if name in ("DIM", "HBOUND", "LBOUND"):
+        if bounds_function(name):
             return self._bounds(n)
         from statgrid.sas.datastep import vfuncs
         got = vfuncs.generate(self, n)
@@ -330,10 +338,15 @@ class ExprGen:
         arr = self.pdv.arrays.get(name)
         if arr is None:
             raise SasError(f"{n.name} needs an array name", n.line, n.col, n.name, "an array")
-        k = int(n.args[1].value) - 1 if len(n.args) > 1 else 0
-        if n.name == "DIM":
+        base = bounds_function(n.name)
+        # DIM(a, 2) or DIM2(a): the second dimension (SAS 9.4 Functions: DIM, HBOUND, LBOUND)
+        k = int(n.args[1].value) - 1 if len(n.args) > 1 else int(n.name[len(base):] or 1) - 1
+        if not 0 <= k < len(arr.dims):
+            raise SasError(f"{n.name}: the array {name} has {len(arr.dims)} dimension(s), not {k + 1}", n.line,
+                           n.col, n.name, f"a dimension from 1 to {len(arr.dims)}")
+        if base == "DIM":
             val = arr.dims[k]
-        elif n.name == "LBOUND":
+        elif base == "LBOUND":
             val = arr.lower[k]
         else:
             val = arr.lower[k] + arr.dims[k] - 1

@@ -227,3 +227,26 @@ run;""")
     assert rows(session, "work.r") == [{"b": 22466.0, "c": dt, "d": 22462.0, "e": 22466.0, "f": 1234.56, "g": dt,
                                         "v": dt, "i": 255.0, "j": -12.0, "l": 103.0, "n": 22466.0, "q": 22462.0,
                                         "t": 47045.0, "m": "ABC", "u": "a b"}]
+
+
+def test_more_functions_and_dim_n(session):
+    # SAS 9.4 Functions: these were "The function X is unknown" ERRORs. By hand: GEOMEAN(1,2,4) = 2,
+    # HARMEAN(1,2,4) = 3/1.75, IQR(1..8) = 6.5 - 2.5 (PCTLDEF 5), MAD(1,2,3,4,100) = 1, RMS(3,4) = sqrt(12.5),
+    # PROBBNML(.5,10,4) = 386/1024, POISSON(2,1) = 3e**-2, COMPARE('abc','abd') = -3; DIM2/HBOUND2 of a{2:5, 0:2}
+    code, log = run(session, """data f;
+  array a{2:5, 0:2} a1-a12;
+  d1 = dim1(a); d2 = dim2(a); h2 = hbound2(a); l2 = lbound2(a);
+  g = geomean(1, 2, 4, .); h = harmean(1, 2, 4); q = iqr(1, 2, 3, 4, 5, 6, 7, 8); md = mad(1, 2, 3, 4, 100);
+  r = rms(3, 4); sa = sumabs(-1, 2, -3);
+  an = anyupper('abcD'); na = notalnum('ab_c'); nu = notupper('ABc', -3);
+  pb = probbnml(0.5, 10, 4); po = poisson(2, 1); c1 = compare('abc', 'abd'); c2 = compare('ABC', 'abc', 'i');
+  drop a1-a12;
+run;""")
+    assert code == 0, log
+    got = rows(session, "work.f")[0]
+    want = {"d1": 4.0, "d2": 3.0, "h2": 2.0, "l2": 0.0, "g": 2.0, "h": 3 / 1.75, "q": 4.0, "md": 1.0,
+            "r": 12.5 ** 0.5, "sa": 6.0, "an": 4.0, "na": 3.0, "nu": 3.0, "pb": 386 / 1024,
+            "po": 3 * 2.718281828459045 ** -2, "c1": -3.0, "c2": 0.0}
+    assert set(got) == set(want)
+    for k, v in want.items():
+        assert abs(got[k] - v) < 1e-9, (k, got[k], v)
