@@ -239,6 +239,11 @@ class MacroProcessor:
         state = "start"                 # start, code, sq, dq, comment, star
         for piece, r in chunks:
             text = unquote(piece.text)
+            if piece.macro is not None and "\n" in text and first is not None and first[0].macro is None:
+                # a macro's text inside an open-code statement (`label %mklab(300);`): its line breaks are
+                # the macro definition's, not the program's; kept, they moved the statement's later tokens
+                # (and the log's echo of the source) hundreds of lines ahead of the program
+                text = text.replace("\n", " ")
             i, n, seg = 0, len(text), 0
             while i < n:
                 if state == "start":

@@ -250,3 +250,26 @@ run;""")
     assert set(got) == set(want)
     for k, v in want.items():
         assert abs(got[k] - v) < 1e-9, (k, got[k], v)
+
+
+def test_macro_text_inside_a_statement_keeps_the_log_in_step_order(session):
+    # `label %mklab(3);`: the macro's lines were counted as the program's, so the log echoed the whole
+    # program before the first step's NOTEs; SAS writes each step's NOTEs after its own source
+    code, log = run(session, """%macro mklab(n);
+  %do i = 1 %to &n;
+    v&i = "Label &i"
+  %end;
+%mend;
+data lab;
+  array v{3};
+  label %mklab(3);
+  v1 = 1;
+run;
+data two; x = 1; run;""")
+    assert code == 0, log
+    lab_note = log.index("NOTE: The data set WORK.LAB has 1 observations and 3 variables.")
+    assert log.index("10         run;") < lab_note < log.index("data two; x = 1; run;")
+    import json
+    import pyarrow.parquet as pq
+    cols = json.loads(pq.read_schema(session.ref("work.lab").path).metadata[b"statgrid.columns"])
+    assert [cols[f"v{i}"]["label"] for i in (1, 2, 3)] == ["Label 1", "Label 2", "Label 3"]
