@@ -85,6 +85,9 @@ class DeclareMixin:
             elif isinstance(st, D.FileStmt) and st.kind == "INFILE":
                 if isinstance(st.options.get("END"), str):
                     pdv.auto_var(st.options["END"])
+                for opt in ("LENGTH", "COLUMN", "COL", "LINE"):   # numeric, set by INPUT, not written
+                    if isinstance(st.options.get(opt), str):
+                        pdv.auto_var(st.options[opt])
                 for opt in ("FILEVAR", "FILENAME"):      # like automatic variables, not written (INFILE)
                     if isinstance(st.options.get(opt), str):
                         self._auto_char(st.options[opt])

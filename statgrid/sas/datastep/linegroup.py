@@ -57,3 +57,28 @@ class LineGroupMixin:
         self.cur_no = self.group_first + target
         self.cur_line = self.group[target]
         return self.cur_line
+
+    def _at_eof(self, opts: dict):
+        """INPUT finds no more records: the step stops (True), or with INFILE EOF=label it goes to the label
+        the first time (SAS 9.4 Statements: INFILE, EOF=: "an implicit GO TO"); a later INPUT at the end
+        stops the step."""
+        label = opts.get("EOF")
+        key = id(opts)
+        if isinstance(label, str) and key not in self.eof_taken:
+            seg = self.eof_labels.get(label.upper())
+            if seg is None:
+                raise SasRuntimeError(f"Statement label {label} named by INFILE EOF= is not defined", 0, 0, label)
+            self.eof_taken.add(key)
+            return ("G", seg)
+        return True
+
+    def _pointer_vars(self, opts: dict, pos: int) -> None:
+        """INFILE LENGTH=, COLUMN= (COL=) and LINE=: the current record's length, the column the pointer is
+        at and the line pointer's record of the observation, after each INPUT (SAS 9.4 Statements: INFILE)."""
+        for opt, value in (("LENGTH", len(self.cur_line)), ("COLUMN", pos + 1), ("COL", pos + 1),
+                           ("LINE", self.group_idx + 1)):
+            name = opts.get(opt)
+            if isinstance(name, str):
+                var = self.step.pdv.get(name)
+                if var is not None:
+                    self.v[var.slot] = float(value)

@@ -40,6 +40,8 @@ class TextIO(InfileMixin, LineGroupMixin, PutMixin):
         self.line_no = 0             # records read so far
         self.cur_no = 0              # the current record's number (the invalid-data NOTE names it)
         self.quiet = 0               # the INPUT item being read has ? (1) or ?? (2)
+        self.eof_labels: dict = {}   # statement label → its segment (INFILE EOF=label)
+        self.eof_taken: set = set()  # the INFILEs whose EOF= label has been gone to
         self.group: list[str] = []   # the records of the observation being read (#n and / move among them)
         self.group_idx = 0
         self.group_first = 0
@@ -179,7 +181,7 @@ class TextIO(InfileMixin, LineGroupMixin, PutMixin):
         else:
             line = src.next()
             if line is None:
-                return True
+                return self._at_eof(opts)
             pos = 0
             self.line_no += 1
             self.group, self.group_idx, self.group_first = [line], 0, self.line_no
@@ -267,6 +269,7 @@ class TextIO(InfileMixin, LineGroupMixin, PutMixin):
             var = self.step.pdv.get(end)
             if var is not None:
                 self.v[var.slot] = 1.0 if src.at_end() else 0.0
+        self._pointer_vars(opts, pos)
         return False
 
     def _stopover(self, st) -> None:

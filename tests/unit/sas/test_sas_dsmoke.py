@@ -273,3 +273,25 @@ data two; x = 1; run;""")
     import pyarrow.parquet as pq
     cols = json.loads(pq.read_schema(session.ref("work.lab").path).metadata[b"statgrid.columns"])
     assert [cols[f"v{i}"]["label"] for i in (1, 2, 3)] == ["Label 1", "Label 2", "Label 3"]
+
+
+def test_infile_eof_label_and_length_variable(session, tmp_path):
+    # SAS 9.4 Statements: INFILE EOF=label (an implicit GO TO when INPUT finds no more records; was ignored,
+    # the step just stopped) and LENGTH=var (the record's length; was never set, and was written out)
+    f = tmp_path / "c.csv"
+    f.write_text("x,1\nyy,22\n")
+    code, log = run(session, f"""data t;
+  infile '{f}' dlm=',' eof=fin length=len;
+  input k $ n;
+  l = len;
+  output;
+  return;
+fin:
+  put 'end of file reached';
+  k = 'END'; output;
+  stop;
+run;""")
+    assert code == 0, log
+    assert "end of file reached" in log
+    assert rows(session, "work.t") == [{"k": "x", "n": 1.0, "l": 3.0}, {"k": "yy", "n": 22.0, "l": 5.0},
+                                       {"k": "END", "n": None, "l": None}]
