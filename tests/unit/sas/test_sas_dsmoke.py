@@ -295,3 +295,13 @@ run;""")
     assert "end of file reached" in log
     assert rows(session, "work.t") == [{"k": "x", "n": 1.0, "l": 3.0}, {"k": "yy", "n": 22.0, "l": 5.0},
                                        {"k": "END", "n": None, "l": None}]
+
+
+def test_in_colon_operator(session):
+    # `if name in: ('Ja', 'Jo')` (the IN operator with the colon modifier: prefix comparison) was a syntax
+    # ERROR; SASHELP.CLASS has James Jane Janet Joyce John (and Jeffrey, Judy: not Ja/Jo)
+    code, log = run(session, """data w; set sashelp.class; if name in: ('Ja', 'Jo'); keep name; run;
+data n; set sashelp.class; if name not in: ('A', 'B', 'C', 'J'); keep name; run;""")
+    assert code == 0, log
+    assert [r["Name"] for r in rows(session, "work.w")] == ["James", "Jane", "Janet", "John", "Joyce"]
+    assert len(rows(session, "work.n")) == 19 - 2 - 1 - 1 - 7
