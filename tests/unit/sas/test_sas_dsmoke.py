@@ -305,3 +305,31 @@ data n; set sashelp.class; if name not in: ('A', 'B', 'C', 'J'); keep name; run;
     assert code == 0, log
     assert [r["Name"] for r in rows(session, "work.w")] == ["James", "Jane", "Janet", "John", "Joyce"]
     assert len(rows(session, "work.n")) == 19 - 2 - 1 - 1 - 7
+
+
+def test_hash_definedata_all_yes_takes_the_data_sets_variables(session):
+    # SAS 9.4 Component Objects: DEFINEDATA(all: 'yes') with DATASET: defines the data set's variables; it
+    # took every PDV variable (rc too) and failed with a KeyError traceback
+    code, log = run(session, """data b; input id v $ w @@; datalines;
+1 a 10 1 b 20 2 c 30 3 d 40
+;
+data h1;
+  length id 8 v $ 8 w 8;
+  if _n_ = 1 then do;
+    declare hash h(dataset: 'b(where=(w > 10))', multidata: 'y', ordered: 'd');
+    h.defineKey('id');
+    h.defineData(all: 'yes');
+    h.defineDone();
+    declare hiter it('h');
+    call missing(id, v, w);
+  end;
+  rc = it.first();
+  do while (rc = 0);
+    output;
+    rc = it.next();
+  end;
+  stop;
+run;""")
+    assert code == 0, log
+    assert [(r["id"], r["v"], r["w"]) for r in rows(session, "work.h1")] == [(3.0, "d", 40.0), (2.0, "c", 30.0),
+                                                                          (1.0, "b", 20.0)]
