@@ -123,6 +123,17 @@ class DeclareMixin:
         by = {n.upper() for n, _ in (reader.by or [])}
         warned = getattr(self, "_varlen_warned", set())
         self._varlen_warned = warned
+        if getattr(st, "kind", "") == "MERGE" and len(reader.infos) > 1:
+            # SAS 9.4: a BY variable whose length differs between the merged data sets
+            for name in sorted(by):
+                lengths = {c.length for info in reader.infos for c in info
+                           if c.name.upper() == name and c.type == "char"}
+                if len(lengths) > 1 and ("BY " + name) not in warned:
+                    warned.add("BY " + name)
+                    var = self.pdv.get(name)
+                    self.log.warning(f"Multiple lengths were specified for the BY variable "
+                                     f"{var.name if var is not None else name} by input data sets. This might "
+                                     "cause unexpected results.")
         for info in reader.infos:
             for c in info:
                 if c.type != "char" or c.name.upper() in by or c.name.upper() in warned:

@@ -333,3 +333,16 @@ run;""")
     assert code == 0, log
     assert [(r["id"], r["v"], r["w"]) for r in rows(session, "work.h1")] == [(3.0, "d", 40.0), (2.0, "c", 30.0),
                                                                           (1.0, "b", 20.0)]
+
+
+def test_merge_by_variable_of_different_lengths_warns(session):
+    # SAS 9.4: "WARNING: Multiple lengths were specified for the BY variable s by input data sets. This might
+    # cause unexpected results." (no WARNING was written)
+    code, log = run(session, """data a; length s $ 3; s = 'abc'; x = 1; run;
+data b; length s $ 6; s = 'abcdef'; y = 2; run;
+data mm; merge a b; by s; run;
+data ok; merge a a(rename=(x=z)); by s; run;""")
+    assert log.count("WARNING: Multiple lengths were specified for the BY variable s by input data sets. "
+                     "This might cause unexpected results.") == 1
+    # s takes its length (3) from A, the first data set: the second BY value is cut, as in SAS
+    assert rows(session, "work.mm") == [{"s": "abc", "x": 1.0, "y": None}, {"s": "abc", "x": None, "y": 2.0}]
