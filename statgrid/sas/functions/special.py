@@ -264,8 +264,33 @@ def call_execute(rt, args):
     # the macro statements and macro calls in the text run now (SAS Macro Language Reference, CALL EXECUTE:
     # "the macro executes immediately"); the SAS statements they make wait for the step's end
     made = mp.statements_now(text, "CALL EXECUTE") if mp is not None else None
+    if made is not None and any(_masked_call(st) for st in made):
+        made = _Deferred([st.text if _masked_call(st) else st for st in made], mp)
     p.extras.setdefault("call_execute", []).append((text, made))
     return None
+
+
+def _masked_call(st) -> bool:
+    """A statement that is a macro call CALL EXECUTE's text masked (`%nrstr(%mymac)(…)`): it is run when the
+    step has ended, as SAS reads the stacked text then."""
+    t = st.text.lstrip()
+    return t.startswith("%") and len(t) > 1 and (t[1].isalpha() or t[1] == "_")
+
+
+class _Deferred(list):
+    """CALL EXECUTE's statements, a masked macro call among them read by the macro processor only when the
+    statements are taken to run (after the DATA step): `call execute('%nrstr(%pr)(a)')` runs %PR then."""
+
+    def __init__(self, parts: list, mp: Any):
+        super().__init__()
+        self.parts, self.mp = parts, mp
+
+    def __iter__(self):
+        for part in self.parts:
+            if isinstance(part, str):
+                yield from self.mp.statements_now(part, "CALL EXECUTE")
+            else:
+                yield part
 
 
 # -- state codes (FIPS) --------------------------------------------------------------------------------

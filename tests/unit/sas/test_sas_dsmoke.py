@@ -346,3 +346,27 @@ data ok; merge a a(rename=(x=z)); by s; run;""")
                      "This might cause unexpected results.") == 1
     # s takes its length (3) from A, the first data set: the second BY value is cut, as in SAS
     assert rows(session, "work.mm") == [{"s": "abc", "x": 1.0, "y": None}, {"s": "abc", "x": None, "y": 2.0}]
+
+
+def test_call_execute_nrstr_macro_and_open_with_data_set_options(session):
+    # CALL EXECUTE('%nrstr(%pr)(…)'): the masked macro call runs after the step (it was an ERROR "Statement
+    # is not valid" at '%'); OPEN('sashelp.class(where=(age>14))') applied no option: NLOBSF was 19 and
+    # FETCH read Alfred. Ages over 14 in SASHELP.CLASS: Janet 15 (62.5 in), Mary, Philip, Ronald, William.
+    code, log, lst = run_sas(session, """%macro pr(ds); data &ds; set sashelp.class(where=(name="&ds")); run; %mend;
+data _null_;
+  set sashelp.class(obs=2);
+  call execute(cats('%nrstr(%pr)(', name, ')'));
+run;
+%macro att;
+  %let id = %sysfunc(open(sashelp.class(where=(age>14) keep=name height age)));
+  %let n = %sysfunc(attrn(&id, nlobsf));
+  %let rc = %sysfunc(fetch(&id));
+  %let h = %sysfunc(getvarn(&id, %sysfunc(varnum(&id, height))));
+  %let nv = %sysfunc(attrn(&id, nvars));
+  %let rc = %sysfunc(close(&id));
+  %put n=&n h=&h nv=&nv;
+%mend;
+%att""", procs={}, header=False)
+    assert code == 0, log
+    assert rows(session, "work.alfred")[0]["Name"] == "Alfred" and rows(session, "work.alice")[0]["Name"] == "Alice"
+    assert "n=5 h=62.5 nv=3" in log
