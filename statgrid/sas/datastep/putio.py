@@ -63,6 +63,17 @@ class PutMixin:
         self.step.ns["PUT"] = self.run_put
 
     def run_put(self, st, vals) -> None:
+        if getattr(st, "to_log", False) and self.out_target != "LOG":
+            saved = self.out_target, self.out_buf, self.out_pending, self.out_opts
+            self.out_target, self.out_buf, self.out_pending, self.out_opts = "LOG", "", False, {}
+            try:
+                self._put_line(st, vals)
+            finally:
+                self.out_target, self.out_buf, self.out_pending, self.out_opts = saved
+            return
+        self._put_line(st, vals)
+
+    def _put_line(self, st, vals) -> None:
         buf = list(self.out_buf)
         pos = len(buf)
         k = 0
@@ -100,6 +111,10 @@ class PutMixin:
                     write(self._column_text(val, fmt if it[2] else "", it[3]), it[3][0] - 1)
                     continue
                 text = self._render(val, fmt, list_style=not it[2])
+                align = it[5] if len(it) > 5 else ""
+                if align:                          # -L -R -C after the format (SAS 9.4 Statements: PUT)
+                    w, core = len(text), text.strip()
+                    text = core.ljust(w) if align == "L" else core.rjust(w) if align == "R" else core.center(w)
                 if colon:                          # modified list output: the formatted value, blanks removed
                     text = text.strip()
                 if kind == "named":

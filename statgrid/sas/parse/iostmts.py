@@ -89,13 +89,17 @@ def parse_put(cur, stream, t):
             colon = True
             fmt = cur.format_name()
         cols = None
+        align = ""
+        if fmt and cur.at("-") and cur.peek(1).kind == NAME and cur.peek(1).upper in ("L", "R", "C"):
+            cur.next()                              # `x 8.2 -l`: the formatted value aligned left/right/centre
+            align = cur.next().upper
         if not fmt and cur.peek().kind == NUM and not named:
             cols = _columns(cur, int(cur.next().value))
             nxt = cur.peek()
             if nxt.kind == NUM and nxt.text.startswith(".") and nxt.text[1:].isdigit():
                 cur.next()                          # `x 10-20 .2`: column output with 2 decimals
                 cols = (*cols, int(nxt.text[1:]))
-        items.append(("named" if named else "var", target, fmt, cols, colon))
+        items.append(("named" if named else "var", target, fmt, cols, colon, align))
     cur.expect_end("PUT")
     return D.Put(t.line, t.col, items)
 

@@ -370,3 +370,19 @@ run;
     assert code == 0, log
     assert rows(session, "work.alfred")[0]["Name"] == "Alfred" and rows(session, "work.alice")[0]["Name"] == "Alice"
     assert "n=5 h=62.5 nv=3" in log
+
+
+def test_putlog_and_put_alignment(session, tmp_path):
+    # PUTLOG (SAS 9.4 Statements) was "Statement is not valid"; it writes to the log whatever FILE is
+    # current. `x 5. -l` / `-c` / `-r` align the formatted value (was a syntax ERROR at '-').
+    out = tmp_path / "o.txt"
+    code, log = run(session, f"""data _null_;
+  file '{out}';
+  x = 5;
+  put 'to file ' x=;
+  putlog 'NOTE: via putlog ' x=;
+  put x 5. -l x 5. -c x 5. '|';
+run;""")
+    assert code == 0, log
+    assert "NOTE: via putlog x=5" in log
+    assert out.read_text() == "to file x=5\n5      5      5|\n"
