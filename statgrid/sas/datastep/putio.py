@@ -63,6 +63,10 @@ class PutMixin:
         self.step.ns["PUT"] = self.run_put
 
     def run_put(self, st, vals) -> None:
+        if getattr(st, "set_error", False):        # the ERROR statement
+            self.v[self.step.pdv.get("_ERROR_").slot] = 1.0
+            if not st.items:
+                return
         if getattr(st, "to_log", False) and self.out_target != "LOG":
             saved = self.out_target, self.out_buf, self.out_pending, self.out_opts
             self.out_target, self.out_buf, self.out_pending, self.out_opts = "LOG", "", False, {}

@@ -386,3 +386,14 @@ run;""")
     assert code == 0, log
     assert "NOTE: via putlog x=5" in log
     assert out.read_text() == "to file x=5\n5      5      5|\n"
+
+
+def test_error_statement(session):
+    # SAS 9.4 Statements: ERROR <message> sets _ERROR_ to 1 (so the PDV is written at the iteration's end)
+    # and writes the message; it was "Statement is not valid"
+    code, log = run(session, """data t; do x = 1 to 2; if x = 2 then error 'Bad value for ' x=; output; end; run;
+data u; x = 1; error; e = _error_; run;""")
+    assert code == 0, log
+    assert "Bad value for x=2\nx=3 _ERROR_=1 _N_=1" in log
+    assert rows(session, "work.t") == [{"x": 1.0}, {"x": 2.0}]
+    assert rows(session, "work.u") == [{"x": 1.0, "e": 1.0}]
