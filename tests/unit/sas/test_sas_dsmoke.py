@@ -397,3 +397,10 @@ data u; x = 1; error; e = _error_; run;""")
     assert "Bad value for x=2\nx=3 _ERROR_=1 _N_=1" in log
     assert rows(session, "work.t") == [{"x": 1.0}, {"x": 2.0}]
     assert rows(session, "work.u") == [{"x": 1.0, "e": 1.0}]
+
+
+def test_left_and_trim_remove_quoted_blanks(session):
+    # SAS 9.4 Macro Language: %LEFT(%str(   lead)) is "lead"; %STR's quoted blanks stayed ("[   lead]")
+    code, log = run(session, """%let a = %str(   lead);
+%put [%left(&a)] [%qleft(&a)] [%trim(%str(x   ))] [%cmpres(%str(  a   b  ))];""")
+    assert "[lead] [lead] [x] [a b]" in log
