@@ -4,7 +4,10 @@ the next record. The number of records available at once is INFILE N=, by defaul
 step's INPUT statements (1 when there is none): each new observation's first INPUT reads that many
 records, so `input #1 a #3 b;` uses three records per observation even though it reads from two. A
 record the input does not have (the file ends inside an observation) is SAS's LOST CARD: the step stops
-and the incomplete observation is not written."""
+and the incomplete observation is not written.
+
+Also INPUT's other INFILE helpers: EOF=label (the end of the input goes to the label once), the LENGTH=,
+COLUMN= and LINE= variables, and DLMSTR= list input."""
 from __future__ import annotations
 
 from statgrid.sas.errors import SasRuntimeError
@@ -82,3 +85,28 @@ class LineGroupMixin:
                 var = self.step.pdv.get(name)
                 if var is not None:
                     self.v[var.slot] = float(value)
+
+    @staticmethod
+    def _token_dlmstr(line: str, pos: int, s: str, dsd: bool):
+        """List input's next value with INFILE DLMSTR='s' (SAS 9.4 Statements: INFILE, DLMSTR=): the string
+        s separates values; without DSD consecutive delimiters count as one (and a leading one is skipped),
+        with DSD each delimits a value (two in a row: a missing value) and a value may be double-quoted.
+        (value or None at the record's end, the pointer after the delimiter)."""
+        n = len(line)
+        if dsd:
+            if pos > n:
+                return None, pos
+            if pos < n and line[pos] == '"':
+                j = line.find('"', pos + 1)
+                j = n if j < 0 else j
+                k = j + 1
+                return line[pos + 1:j], (k + len(s) if line.startswith(s, k) else k)
+            j = line.find(s, pos)
+            return (line[pos:], n + 1) if j < 0 else (line[pos:j], j + len(s))
+        while line.startswith(s, pos):
+            pos += len(s)
+        if pos >= n:
+            return None, pos
+        j = line.find(s, pos)
+        j = n if j < 0 else j
+        return line[pos:j], j

@@ -40,6 +40,7 @@ class TextIO(InfileMixin, LineGroupMixin, PutMixin):
         self.line_no = 0             # records read so far
         self.cur_no = 0              # the current record's number (the invalid-data NOTE names it)
         self.quiet = 0               # the INPUT item being read has ? (1) or ?? (2)
+        self.dlmstr: str | None = None   # INFILE DLMSTR=
         self.eof_labels: dict = {}   # statement label → its segment (INFILE EOF=label)
         self.eof_taken: set = set()  # the INFILEs whose EOF= label has been gone to
         self.group: list[str] = []   # the records of the observation being read (#n and / move among them)
@@ -196,6 +197,8 @@ class TextIO(InfileMixin, LineGroupMixin, PutMixin):
         if isinstance(dlm, list):
             dlm = "".join(dlm)
         dsd = bool(opts.get("DSD"))
+        dlmstr = opts.get("DLMSTR")                # DLMSTR='||': one delimiter of several characters
+        self.dlmstr = dlmstr if isinstance(dlmstr, str) and dlmstr else None
         if dsd and "DLM" not in opts and "DELIMITER" not in opts:
             dlm = ","
         missover = bool(opts.get("MISSOVER") or opts.get("TRUNCOVER"))
@@ -292,6 +295,8 @@ class TextIO(InfileMixin, LineGroupMixin, PutMixin):
 
     def _token(self, line, pos, dlm, dsd, amp):
         n = len(line)
+        if self.dlmstr:
+            return self._token_dlmstr(line, pos, self.dlmstr, dsd)
         if dsd:
             if pos > n:
                 return None, pos

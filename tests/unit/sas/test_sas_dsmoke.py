@@ -404,3 +404,15 @@ def test_left_and_trim_remove_quoted_blanks(session):
     code, log = run(session, """%let a = %str(   lead);
 %put [%left(&a)] [%qleft(&a)] [%trim(%str(x   ))] [%cmpres(%str(  a   b  ))];""")
     assert "[lead] [lead] [x] [a b]" in log
+
+
+def test_infile_dlmstr(session, tmp_path):
+    # INFILE DLMSTR='||' was ignored (the step read nothing: LOST CARD); with DSD `||||` is a missing value
+    f = tmp_path / "d.txt"
+    f.write_text("a||b||3\nc||||4\n")
+    code, log = run(session, f"""data t; infile '{f}' dlmstr='||' dsd truncover; input x $ y $ z; run;
+data u; infile '{f}' dlmstr='||'; input x $ z; run;""")
+    assert code == 0, log
+    assert rows(session, "work.t") == [{"x": "a", "y": "b", "z": 3.0}, {"x": "c", "y": "", "z": 4.0}]
+    # without DSD consecutive delimiters are one: record 2 is c, 4 (and record 1's b is invalid for z)
+    assert rows(session, "work.u") == [{"x": "a", "z": None}, {"x": "c", "z": 4.0}]
