@@ -181,6 +181,12 @@ class DeclareMixin:
                            f"about {need / 2**20:,.0f} MB, more than MEMSIZE={memsize / 2**20:,.0f}M allows",
                            st.line, st.col, st.name, "fewer elements, or a larger -memsize")
 
+    def _partial_init(self, st, n: int) -> None:
+        """SAS's WARNING when an ARRAY statement gives fewer initial values than the array has elements (the
+        rest start missing)."""
+        if st.init and len(st.init) < n:
+            self.log.warning(f"Partial value initialization of the array {getattr(st, 'text', '') or st.name}.")
+
     def _array(self, st) -> None:
         pdv = self.pdv
         kind = "char" if st.char else "num"
@@ -190,6 +196,7 @@ class DeclareMixin:
             for dd in st.dims:
                 n *= dd
             self._check_temporary_size(st, n)
+            self._partial_init(st, n)
             blank = " " * length if st.char else V.MISSING
             inits = [x if x is not None else blank for x in st.init[:n]]
             slots = pdv.temp_block(n, kind, length, inits)
@@ -207,6 +214,7 @@ class DeclareMixin:
         dims = list(st.dims)
         if dims == ["*"] or implicit:
             dims = [len(names)]
+        self._partial_init(st, len(names))
         slots = []
         for i, name in enumerate(names):
             orig = next((it[1] for it in st.elements if it[0] == "name" and it[1].upper() == name), name)

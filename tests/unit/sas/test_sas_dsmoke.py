@@ -416,3 +416,14 @@ data u; infile '{f}' dlmstr='||'; input x $ z; run;""")
     assert rows(session, "work.t") == [{"x": "a", "y": "b", "z": 3.0}, {"x": "c", "y": "", "z": 4.0}]
     # without DSD consecutive delimiters are one: record 2 is c, 4 (and record 1's b is invalid for z)
     assert rows(session, "work.u") == [{"x": "a", "z": None}, {"x": "c", "z": 4.0}]
+
+
+def test_partial_array_initialization_warns(session):
+    # SAS: "WARNING: Partial value initialization of the array w." when fewer initial values than elements
+    code, log = run(session, """data t; array w{3} $ 2 ('a' 'b'); array t{4} _temporary_ (0); array f{2} (1 2);
+  x = t{1}; y = t{2}; run;""")
+    assert code == 0, log
+    assert "WARNING: Partial value initialization of the array w." in log
+    assert "WARNING: Partial value initialization of the array t." in log
+    assert "array f" not in log.split("run;")[-1]
+    assert rows(session, "work.t") == [{"w1": "a", "w2": "b", "w3": "", "f1": 1.0, "f2": 2.0, "x": 0.0, "y": None}]
