@@ -12,6 +12,25 @@ from statgrid.sas.parse import ast as A
 from statgrid.sas.values import MISSING
 
 
+def _assign_out(result, v, outs):
+    """A function's (result, [values of the arguments it assigns]) → the values into the PDV, the result."""
+    if not (isinstance(result, tuple) and len(result) == 2):
+        return result
+    value, new = result
+    for out, x in zip(outs, new or []):
+        if out is None or x is None:
+            continue
+        slot, char, length = out
+        if char:
+            v[slot] = str(x)[:length].ljust(length)
+        else:
+            try:
+                v[slot] = float(x)
+            except (TypeError, ValueError):
+                v[slot] = MISSING
+    return value
+
+
 def bounds_function(name: str) -> str:
     """'DIM', 'HBOUND' or 'LBOUND' for DIM/HBOUND/LBOUND and their DIMn forms (DIM2 …), else ''."""
     for base in ("DIM", "HBOUND", "LBOUND"):
@@ -289,7 +308,17 @@ class ExprGen:
                     length = format_width(fmt_arg, getattr(self.program, "formats", None))
                 except Exception:  # noqa: BLE001 - an unknown format: found at run time
                     length = 200
-        return f"{fn}({rt}, {', '.join(srcs)})", ("char" if returns == "char" else "num"), length
+        call = f"{fn}({rt}, {', '.join(srcs)})"
+        if f.out_args:
+            # FGET(fid, var, n), FILENAME(ref, …): the function assigns those arguments; it returns (result,
+            # [their new values]), the variables named there get them (was: the tuple itself, a traceback)
+            outs = []
+            for pos in f.out_args:
+                a = args[pos] if pos < len(args) else None
+                var = self.pdv.get(a.name) if isinstance(a, A.Var) and a.name not in self.pdv.arrays else None
+                outs.append((var.slot, var.type == "char", var.length or 8) if var is not None else None)
+            call = f"{self.const(_assign_out)}({call}, v, {tuple(outs)!r})"
+        return call, ("char" if returns == "char" else "num"), length
 
     def expand_args(self, args: list) -> list:
         out = []

@@ -380,6 +380,16 @@ def f_fileexist(rt, path):
     return 1.0 if Path(os.path.expanduser(to_char(path).strip())).exists() else 0.0
 
 
+@function("FILEREF", 1, 1, args="c")
+def f_fileref(rt, fileref):
+    """0 when the fileref is assigned and its file exists, negative when assigned but the file does not
+    exist, positive when the fileref is not assigned (SAS 9.4 Functions: FILEREF)."""
+    f = _filerefs(rt).get(to_char(fileref).strip().upper())
+    if f is None:
+        return 20036.0
+    return 0.0 if f.paths and all(Path(p).exists() for p in f.paths) else -20004.0
+
+
 @function("FEXIST", 1, 1, args="c")
 def f_fexist(rt, fileref):
     f = _filerefs(rt).get(to_char(fileref).strip().upper())

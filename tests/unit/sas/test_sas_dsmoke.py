@@ -427,3 +427,28 @@ def test_partial_array_initialization_warns(session):
     assert "WARNING: Partial value initialization of the array t." in log
     assert "array f" not in log.split("run;")[-1]
     assert rows(session, "work.t") == [{"w1": "a", "w2": "b", "w3": "", "f1": 1.0, "f2": 2.0, "x": 0.0, "y": None}]
+
+
+def test_data_step_fget_assigns_its_variable_and_fileref(session, tmp_path):
+    # FGET(fid, s, n) in a DATA step: s gets the text (the call returned a tuple: a TypeError traceback);
+    # FILEREF was an unknown function (0 assigned and there, < 0 assigned and missing, > 0 not assigned)
+    f = tmp_path / "c.csv"
+    f.write_text("x,1\ny,2\n")
+    code, log = run(session, f"""filename fr '{f}'; filename nf '{tmp_path / "none.txt"}';
+data t;
+  length s $ 20;
+  rc = filename('ff', '{f}');
+  fid = fopen('ff');
+  do while (fread(fid) = 0);
+    rc2 = fget(fid, s, 20);
+    output;
+  end;
+  rc3 = fclose(fid);
+  a = fileref('fr'); b = fileref('nf') < 0; c = fileref('zz') > 0;
+  output;
+  keep s rc rc2 a b c;
+run;""")
+    assert code == 0, log
+    got = rows(session, "work.t")
+    assert [r["s"] for r in got] == ["x,1", "y,2", "y,2"] and got[0]["rc"] == 0.0 and got[0]["rc2"] == 0.0
+    assert (got[-1]["a"], got[-1]["b"], got[-1]["c"]) == (0.0, 1.0, 1.0)
