@@ -452,3 +452,14 @@ run;""")
     got = rows(session, "work.t")
     assert [r["s"] for r in got] == ["x,1", "y,2", "y,2"] and got[0]["rc"] == 0.0 and got[0]["rc2"] == 0.0
     assert (got[-1]["a"], got[-1]["b"], got[-1]["c"]) == (0.0, 1.0, 1.0)
+
+
+def test_nested_format_label_sets_the_default_width(session):
+    # a VALUE whose label is [date9.]: the format's default width is 9 (the widest label), not 3 ('Old'),
+    # which cut PUT(d, dtf.) to '05J'
+    code, log, _ = run_sas(session, """proc format;
+  value dtf low-'31dec2019'd = 'Old' '01jan2020'd-high = [date9.];
+run;
+data t; d = '05jul2021'd; a = put(d, dtf.); o = put('01jan2019'd, dtf.); run;""", header=False)
+    assert code == 0, log
+    assert rows(session, "work.t") == [{"d": 22466.0, "a": "05JUL2021", "o": "Old"}]
