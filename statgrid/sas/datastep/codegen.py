@@ -294,7 +294,10 @@ class CodeGen(SourceLines):
         self.plan.put(self, st, d)
 
     def s_Input(self, st, d):
-        self.emit(d, f"if INPUT{self.plan.input_index(st)}(): return STOP")
+        # INPUT{i}() is True when the input is exhausted (the step stops), or ('G', k) for INFILE EOF=label
+        self.plan.step.textio.eof_labels = {str(k).upper(): v for k, v in self.labels.items()}
+        r = self.local(d, "r", f"INPUT{self.plan.input_index(st)}()")
+        self.emit(d, f"if {r}: return STOP if {r} is True else {r}")
 
     def s_FileStmt(self, st, d):
         self.emit(d, f"FILESTMT{self.plan.file_index(st)}()")

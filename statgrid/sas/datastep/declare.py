@@ -86,6 +86,9 @@ class DeclareMixin:
             elif isinstance(st, D.FileStmt) and st.kind == "INFILE":
                 if isinstance(st.options.get("END"), str):
                     pdv.auto_var(st.options["END"])
+                for opt in ("LENGTH", "COLUMN", "COL", "LINE"):   # numeric, set by INPUT, not written
+                    if isinstance(st.options.get(opt), str):
+                        pdv.auto_var(st.options[opt])
                 for opt in ("FILEVAR", "FILENAME"):      # like automatic variables, not written (INFILE)
                     if isinstance(st.options.get(opt), str):
                         self._auto_char(st.options[opt])
@@ -121,6 +124,17 @@ class DeclareMixin:
         by = {n.upper() for n, _ in (reader.by or [])}
         warned = getattr(self, "_varlen_warned", set())
         self._varlen_warned = warned
+        if getattr(st, "kind", "") == "MERGE" and len(reader.infos) > 1:
+            # SAS 9.4: a BY variable whose length differs between the merged data sets
+            for name in sorted(by):
+                lengths = {c.length for info in reader.infos for c in info
+                           if c.name.upper() == name and c.type == "char"}
+                if len(lengths) > 1 and ("BY " + name) not in warned:
+                    warned.add("BY " + name)
+                    var = self.pdv.get(name)
+                    self.log.warning(f"Multiple lengths were specified for the BY variable "
+                                     f"{var.name if var is not None else name} by input data sets. This might "
+                                     "cause unexpected results.")
         for info in reader.infos:
             for c in info:
                 if c.type != "char" or c.name.upper() in by or c.name.upper() in warned:
@@ -168,6 +182,12 @@ class DeclareMixin:
                            f"about {need / 2**20:,.0f} MB, more than MEMSIZE={memsize / 2**20:,.0f}M allows",
                            st.line, st.col, st.name, "fewer elements, or a larger -memsize")
 
+    def _partial_init(self, st, n: int) -> None:
+        """SAS's WARNING when an ARRAY statement gives fewer initial values than the array has elements (the
+        rest start missing)."""
+        if st.init and len(st.init) < n:
+            self.log.warning(f"Partial value initialization of the array {getattr(st, 'text', '') or st.name}.")
+
     def _array(self, st) -> None:
         pdv = self.pdv
         kind = "char" if st.char else "num"
@@ -177,6 +197,7 @@ class DeclareMixin:
             for dd in st.dims:
                 n *= dd
             self._check_temporary_size(st, n)
+            self._partial_init(st, n)
             blank = " " * length if st.char else V.MISSING
             inits = [x if x is not None else blank for x in st.init[:n]]
             slots = pdv.temp_block(n, kind, length, inits)
@@ -194,6 +215,7 @@ class DeclareMixin:
         dims = list(st.dims)
         if dims == ["*"] or implicit:
             dims = [len(names)]
+        self._partial_init(st, len(names))
         slots = []
         for i, name in enumerate(names):
             orig = next((it[1] for it in st.elements if it[0] == "name" and it[1].upper() == name), name)

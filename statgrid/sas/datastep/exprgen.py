@@ -11,6 +11,33 @@ from statgrid.sas.errors import SasError
 from statgrid.sas.parse import ast as A
 from statgrid.sas.values import MISSING
 
+
+def _assign_out(result, v, outs):
+    """A function's (result, [values of the arguments it assigns]) → the values into the PDV, the result."""
+    if not (isinstance(result, tuple) and len(result) == 2):
+        return result
+    value, new = result
+    for out, x in zip(outs, new or []):
+        if out is None or x is None:
+            continue
+        slot, char, length = out
+        if char:
+            v[slot] = str(x)[:length].ljust(length)
+        else:
+            try:
+                v[slot] = float(x)
+            except (TypeError, ValueError):
+                v[slot] = MISSING
+    return value
+
+
+def bounds_function(name: str) -> str:
+    """'DIM', 'HBOUND' or 'LBOUND' for DIM/HBOUND/LBOUND and their DIMn forms (DIM2 …), else ''."""
+    for base in ("DIM", "HBOUND", "LBOUND"):
+        if name == base or (name.startswith(base) and name[len(base):].isdigit() and name[len(base):] != "0"):
+            return base
+    return ""
+
 _CMP = {"EQ": "==", "NE": "!=", "LT": "<", "LE": "<=", "GT": ">", "GE": ">="}
 _ARITH = {"+": "add", "-": "sub", "*": "mul", "/": "div", "**": "pow_"}
 LAG_RE_NAMES = ("LAG", "DIF")
@@ -221,7 +248,7 @@ class ExprGen:
         name = n.name
         if name in self.pdv.arrays:
             return self.element(name, n.args, n.line, n.col)
-        if name in ("DIM", "HBOUND", "LBOUND"):
+        if bounds_function(name):
             return self._bounds(n)
         from statgrid.sas.datastep import vfuncs
         got = vfuncs.generate(self, n)
@@ -270,7 +297,7 @@ class ExprGen:
         rt = self.const(None)
         self.ns.setdefault("_rt_sites", []).append((rt, n.line, n.col))
         length, returns = 8, f.returns
-        fmt_arg = next((a.value for a in args if isinstance(a, A.Str) and a.is_format), None)
+        fmt_arg = next((a.value.lstrip("?") for a in args if isinstance(a, A.Str) and a.is_format), None)
         if name == "INPUT" and fmt_arg and fmt_arg.startswith("$"):
             returns = "char"                       # INPUT's type is its informat's (SAS 9.4 Functions: INPUT)
         if returns == "char":
@@ -281,7 +308,17 @@ class ExprGen:
                     length = format_width(fmt_arg, getattr(self.program, "formats", None))
                 except Exception:  # noqa: BLE001 - an unknown format: found at run time
                     length = 200
-        return f"{fn}({rt}, {', '.join(srcs)})", ("char" if returns == "char" else "num"), length
+        call = f"{fn}({rt}, {', '.join(srcs)})"
+        if f.out_args:
+            # FGET(fid, var, n), FILENAME(ref, …): the function assigns those arguments; it returns (result,
+            # [their new values]), the variables named there get them (was: the tuple itself, a traceback)
+            outs = []
+            for pos in f.out_args:
+                a = args[pos] if pos < len(args) else None
+                var = self.pdv.get(a.name) if isinstance(a, A.Var) and a.name not in self.pdv.arrays else None
+                outs.append((var.slot, var.type == "char", var.length or 8) if var is not None else None)
+            call = f"{self.const(_assign_out)}({call}, v, {tuple(outs)!r})"
+        return call, ("char" if returns == "char" else "num"), length
 
     def expand_args(self, args: list) -> list:
         out = []
@@ -330,10 +367,15 @@ class ExprGen:
         arr = self.pdv.arrays.get(name)
         if arr is None:
             raise SasError(f"{n.name} needs an array name", n.line, n.col, n.name, "an array")
-        k = int(n.args[1].value) - 1 if len(n.args) > 1 else 0
-        if n.name == "DIM":
+        base = bounds_function(n.name)
+        # DIM(a, 2) or DIM2(a): the second dimension (SAS 9.4 Functions: DIM, HBOUND, LBOUND)
+        k = int(n.args[1].value) - 1 if len(n.args) > 1 else int(n.name[len(base):] or 1) - 1
+        if not 0 <= k < len(arr.dims):
+            raise SasError(f"{n.name}: the array {name} has {len(arr.dims)} dimension(s), not {k + 1}", n.line,
+                           n.col, n.name, f"a dimension from 1 to {len(arr.dims)}")
+        if base == "DIM":
             val = arr.dims[k]
-        elif n.name == "LBOUND":
+        elif base == "LBOUND":
             val = arr.lower[k]
         else:
             val = arr.lower[k] + arr.dims[k] - 1

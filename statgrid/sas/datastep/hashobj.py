@@ -62,14 +62,16 @@ class HashObject:
         m = method.upper()
         vals = [a for _, a in args]
         tags = {t: a for t, a in args if t}
-        if m == "DEFINEKEY":
-            self.keys += [str(x).strip() for x in vals]
-            return 0.0
-        if m == "DEFINEDATA":
+        if m in ("DEFINEKEY", "DEFINEDATA"):
+            into = self.keys if m == "DEFINEKEY" else self.data
             if str(tags.get("ALL", "")).strip().upper() in ("YES", "Y"):
-                self.data += [var.name for var in self.step.pdv.slots if not var.auto]
+                # all: 'yes' — the variables of the DATASET: data set (SAS 9.4 Component Objects: DEFINEDATA,
+                # DEFINEKEY), else the step's own variables
+                ds = str(self.opts.get("DATASET", "") or "").strip()
+                into += self._dataset_columns(ds) if ds else [var.name for var in self.step.pdv.slots
+                                                              if not var.auto]
             else:
-                self.data += [str(x).strip() for x in vals]
+                into += [str(x).strip() for x in vals]
             return 0.0
         if m == "DEFINEDONE":
             self.kvars, self.dvars = self._slots(self.keys), self._slots(self.data or self.keys)
@@ -188,6 +190,17 @@ class HashObject:
         if order in ("A", "ASCENDING", "Y", "YES", "D", "DESCENDING"):
             keys.sort(key=_order, reverse=order in ("D", "DESCENDING"))
         return [(k, row) for k in keys for row in self.table[k]]
+
+    def _dataset_columns(self, text: str) -> list[str]:
+        from statgrid.sas.dataset import input_sql
+        from statgrid.sas.parse.dsname import parse_dataset_text
+        program = self.step.program
+        cur = program.session.con.cursor()
+        try:
+            return list(cur.sql(f"SELECT * FROM ({input_sql(program, parse_dataset_text(text, program))}) "
+                                "LIMIT 0").columns)
+        finally:
+            cur.close()
 
     def _load(self, text: str) -> None:
         from statgrid.sas.dataset import input_sql

@@ -111,7 +111,7 @@ class InfileMixin:
                     self.v[var.slot] = 1.0 if self.infile[1].at_end() else 0.0
         else:
             t = st.target
-            self.out_target = t if isinstance(t, str) else ("FILE", self._out_path(t))
+            self.set_output(st, None if isinstance(t, str) else self._out_path(t))
 
     def _out_path(self, t) -> str:
         if t[0] == "path":

@@ -28,13 +28,23 @@ class Notes:
         self.invalid_math: Counter = Counter()
         self.on_error = None               # the running step's "set _ERROR_ to 1" (a math fault)
 
-    def report(self, log) -> None:
+    def report_compile(self, log) -> None:
+        """The type-conversion NOTEs: SAS writes them when the step is compiled, before anything it runs
+        writes (a PUT's lines), once."""
+        if getattr(self, "_compile_reported", False):
+            return
+        self._compile_reported = True
         if self.char2num:
             log.note("Character values have been converted to numeric values at the places given by: "
                      "(Line):(Column).\n" + " ".join(f"{l}:{c}" for l, c in sorted(self.char2num)))
         if self.num2char:
             log.note("Numeric values have been converted to character values at the places given by: "
                      "(Line):(Column).\n" + " ".join(f"{l}:{c}" for l, c in sorted(self.num2char)))
+
+    def report(self, log) -> None:
+        """The conversion NOTEs (if not written yet), then the run's: SAS writes these after the files' NOTEs
+        and before "There were N observations read from the data set …"."""
+        self.report_compile(log)
         if self.invalid_math:
             log.note("Mathematical operations could not be performed at the following places. The results of "
                      "the operations have been set to missing values.\nEach place is given by: "

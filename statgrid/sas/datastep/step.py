@@ -255,6 +255,7 @@ class DataStep(DeclareMixin, NamespaceMixin):
             code = compile("def _make(v):\n" + self.source + "\n    return _SEGS\n", f"<DATA step line {self.first.line}>", "exec")
             exec(code, ns)
             segs = ns["_make"](v)
+            self.notes.report_compile(self.log)
             try:
                 self._loop(v, segs, ns, bufs)
             except SasError as exc:
@@ -262,11 +263,11 @@ class DataStep(DeclareMixin, NamespaceMixin):
                 raise
             for i in range(len(writers)):
                 self._flush(i, bufs, writers)
+            self.textio.finish()                        # the files' NOTEs, then the run's, then the reads
+            self.notes.report(self.log)
             for r in self.plan.readers:
                 for ds, n in zip(r.stmt.datasets, r.counts):
                     observations_read(self.program, n, ds)     # with its WHERE clause echoed
-            self.notes.report(self.log)
-            self.textio.finish()
             for w in writers:
                 w.commit()
             if self.view:

@@ -10,12 +10,9 @@ from statgrid.sas.errors import SasError, SasRuntimeError
 from statgrid.sas.parse import ast as A
 from statgrid.sas.parse import dsast as D
 from statgrid.sas.datastep.infiles import InfileMixin
+from statgrid.sas.datastep.linegroup import LineGroupMixin
+from statgrid.sas.datastep.putio import PutMixin
 from statgrid.sas.datastep.records import LineSource
-
-
-def _fmt(value, spec, catalog=None) -> str:
-    from statgrid.sas.formats import format_value
-    return format_value(value, spec, catalog)
 
 
 def _informat(text, spec, catalog=None, whole=False):
@@ -23,7 +20,7 @@ def _informat(text, spec, catalog=None, whole=False):
     return informat_value(text, spec, catalog, whole=whole)
 
 
-class TextIO(InfileMixin):
+class TextIO(InfileMixin, LineGroupMixin, PutMixin):
     def __init__(self, step):
         self.step = step
         self.inputs: list = []
@@ -35,8 +32,20 @@ class TextIO(InfileMixin):
         self.out_target = "LOG"
         self.out_buf = ""
         self.print_lines: list[str] = []        # FILE PRINT's lines of this step
-        self.out_files: dict = {}
-        self.line_no = 0
+        self.out_files: dict = {}    # path → the open file, its label and the records written
+        self.out_opts: dict = {}     # the current FILE statement's options (DLM=, DSD, MOD)
+        self.out_label = ""
+        self.out_pending = False     # a held output line ends in a list value: a delimiter before the next
+        self.print_count = 0         # lines written to FILE PRINT
+        self.line_no = 0             # records read so far
+        self.cur_no = 0              # the current record's number (the invalid-data NOTE names it)
+        self.quiet = 0               # the INPUT item being read has ? (1) or ?? (2)
+        self.dlmstr: str | None = None   # INFILE DLMSTR=
+        self.eof_labels: dict = {}   # statement label → its segment (INFILE EOF=label)
+        self.eof_taken: set = set()  # the INFILEs whose EOF= label has been gone to
+        self.group: list[str] = []   # the records of the observation being read (#n and / move among them)
+        self.group_idx = 0
+        self.group_first = 0
         self.v = None
         self.infile_paths: list = []
         self.infile_slot: int | None = None   # _INFILE_'s PDV slot: the input buffer as a variable
@@ -74,7 +83,7 @@ class TextIO(InfileMixin):
         for it in st.items:
             if it[0] != "var":
                 continue
-            _, target, char, mode, start, end, informat, amp = it
+            _, target, char, mode, start, end, informat, amp = it[:8]
             if isinstance(target, A.Var) and target.name not in pdv.arrays:
                 v = pdv.get(target.name)
                 if v is None or v.type is None:
@@ -173,14 +182,23 @@ class TextIO(InfileMixin):
         else:
             line = src.next()
             if line is None:
-                return True
+                return self._at_eof(opts)
             pos = 0
             self.line_no += 1
+            self.group, self.group_idx, self.group_first = [line], 0, self.line_no
+            for _ in range(self.lines_per_obs(opts) - 1):   # #n or N=: the observation's N records at once
+                more = self._next_record(src)
+                if more is None:
+                    return True
+                self.group.append(more)
+            self.cur_no = self.group_first
         self.held = None
         dlm = opts.get("DLM") or opts.get("DELIMITER") or " "
         if isinstance(dlm, list):
             dlm = "".join(dlm)
         dsd = bool(opts.get("DSD"))
+        dlmstr = opts.get("DLMSTR")                # DLMSTR='||': one delimiter of several characters
+        self.dlmstr = dlmstr if isinstance(dlmstr, str) and dlmstr else None
         if dsd and "DLM" not in opts and "DELIMITER" not in opts:
             dlm = ","
         missover = bool(opts.get("MISSOVER") or opts.get("TRUNCOVER"))
@@ -202,15 +220,17 @@ class TextIO(InfileMixin):
             if kind == "plus":
                 pos += int(self._num(it[1]))
                 continue
-            if kind == "slash":
-                line = src.next() or ""
+            if kind in ("slash", "line"):
+                line = self._move_line(src, it)
+                if line is None:
+                    return True
                 pos = 0
-                self.cur_line = line
                 continue
             if kind in ("hold", "hold2"):
                 self.held, self.held_kind = (line, pos), kind
                 continue
-            _, target, char, mode, start, end, informat, amp = it
+            _, target, char, mode, start, end, informat, amp = it[:8]
+            self.quiet = it[8] if len(it) > 8 else 0
             if mode in ("col", "fmt"):
                 if mode == "fmt":
                     from statgrid.sas.formats import parse_spec
@@ -256,6 +276,7 @@ class TextIO(InfileMixin):
             var = self.step.pdv.get(end)
             if var is not None:
                 self.v[var.slot] = 1.0 if src.at_end() else 0.0
+        self._pointer_vars(opts, pos)
         return False
 
     def _stopover(self, st) -> None:
@@ -274,10 +295,12 @@ class TextIO(InfileMixin):
         """The RULE line and the current record (as the invalid-data NOTE shows them)."""
         rule = "".join("+" if i % 10 == 5 else (str(i // 10 % 10) if i % 10 == 0 else "-")
                        for i in range(1, max(len(self.cur_line), 10) + 1))
-        return [f"{'RULE:':<10}{rule}", f"{self.line_no + self.line_base:<10}{self.cur_line}"]
+        return [f"{'RULE:':<10}{rule}", f"{self.cur_no + self.line_base:<10}{self.cur_line}"]
 
     def _token(self, line, pos, dlm, dsd, amp):
         n = len(line)
+        if self.dlmstr:
+            return self._token_dlmstr(line, pos, self.dlmstr, dsd)
         if dsd:
             if pos > n:
                 return None, pos
@@ -344,8 +367,13 @@ class TextIO(InfileMixin):
                 self.v[slot] = val
         except (InvalidData, ValueError):
             self.v[slot] = V.MISSING if var.type == "num" else V.pad("", var.length)
+            if self.quiet:
+                # `x ? 8.`: no NOTE nor record shown, _ERROR_ still 1; `x ?? 8.`: _ERROR_ not set either
+                if self.quiet == 1:
+                    self.v[self.step.pdv.get("_ERROR_").slot] = 1.0
+                return
             cols = f"{start}-{end}" if start else ""
-            line_no = self.line_no + self.line_base
+            line_no = self.cur_no + self.line_base
             self.step.log.note(f"Invalid data for {var.name} in line {line_no} {cols}".rstrip() + ".")
             rule = "".join("+" if i % 10 == 5 else (str(i // 10 % 10) if i % 10 == 0 else "-")
                            for i in range(1, max(len(self.cur_line), 10) + 1))
@@ -390,153 +418,6 @@ class TextIO(InfileMixin):
         s, _, _ = self.step.expr.gen(x)
         return eval(s, self.ns, {"v": self.v})
 
-    # -- PUT -------------------------------------------------------------------------------------------------------
-    def _expand_put(self, st) -> None:
-        """Compile-time shape of a PUT: each `(variables) (formats)` group becomes one item per variable
-        (with its format, `=` for named output) and the strings and pointer controls between them, the
-        format list used again from its start while variables remain (SAS 9.4 Statements: PUT, Formatted);
-        an unknown format is SAS's ERROR 48-59 ("The format X was not found or could not be loaded.")."""
-        pdv = self.step.pdv
-        items = []
-        for it in st.items:
-            if it[0] != "group":
-                items.append(it)
-                continue
-            _, names, elements, line, col = it
-            listed = [n for n in pdv.expand(names, line, col, declare=False)
-                      if n in pdv.vars and not pdv.vars[n].auto]
-            k, i = 0, 0
-            while i < len(listed):
-                e = elements[k % len(elements)]
-                k += 1
-                if e[0] in ("fmt", "eq"):
-                    v = pdv.vars[listed[i]]
-                    target = A.Var(line, col, listed[i], v.name)
-                    items.append(("named" if e[0] == "eq" else "var", target, e[1], None, False))
-                    i += 1
-                else:
-                    items.append(e)
-        st.items[:] = items
-        from statgrid.sas.formats import known_format, not_found, parse_spec
-        catalog = self.step.program.formats
-        for it in st.items:
-            if it[0] in ("var", "named") and it[2]:
-                spec = parse_spec(it[2])
-                if not known_format(spec, catalog):
-                    target = it[1]
-                    raise not_found(spec, line=getattr(target, "line", st.line), col=getattr(target, "col", st.col))
-
-    def put(self, gen, st, d) -> None:
-        self._expand_put(st)
-        key = gen.x.const(st)
-        parts = []
-        for it in st.items:
-            if it[0] in ("var", "named"):
-                s, kind, length = gen.x.gen(it[1])
-                parts.append(s)
-            elif it[0] in ("at", "plus") and not isinstance(it[1], (int, float)):
-                parts.append(gen.x.as_num(it[1]))
-        gen.emit(d, f"PUT({key}, ({', '.join(parts)}{',' if len(parts) == 1 else ''}))")
-        self.step.ns["PUT"] = self.run_put
-
-    def run_put(self, st, vals) -> None:
-        buf = list(self.out_buf)
-        pos = len(buf)
-        k = 0
-
-        def write(text, at=None):
-            nonlocal pos
-            if at is not None:
-                pos = at
-            if pos > len(buf):
-                buf.extend(" " * (pos - len(buf)))
-            buf[pos:pos + len(text)] = list(text)
-            pos += len(text)
-
-        lines = []
-        hold = False
-        for it in st.items:
-            kind = it[0]
-            if kind == "text":
-                write(it[1])
-            elif kind in ("var", "named"):
-                val = vals[k]
-                k += 1
-                target, fmt = it[1], it[2]
-                var = self.step.pdv.get(target.name) if isinstance(target, A.Var) else None
-                fmt = fmt or (var.format if var is not None else "")
-                text = self._render(val, fmt, list_style=not it[2])
-                if kind == "named":
-                    name = var.name if var is not None else getattr(target, "text", "")
-                    text = f"{name}={text.strip() if not it[2] else text}"
-                if it[3] is not None:
-                    write(text.rjust(it[3][1] - it[3][0] + 1) if not isinstance(val, str) else text, it[3][0] - 1)
-                else:
-                    write(text + (" " if not it[2] or kind == "named" else ""))
-            elif kind == "infile":                 # _INFILE_: the current input record (as the program left it)
-                text = self.v[self.infile_slot] if self.infile_slot is not None else self.cur_line
-                if it[1] is not None:
-                    write(text[:it[1][1] - it[1][0] + 1].ljust(it[1][1] - it[1][0] + 1), it[1][0] - 1)
-                else:
-                    write(text + " ")
-            elif kind == "all":
-                for var in self._listed_vars():
-                    write(f"{var.name}={self._render(self.v[var.slot], var.format, True).strip()} ")
-            elif kind == "at":
-                x = it[1] if isinstance(it[1], (int, float)) else vals[k]
-                if not isinstance(it[1], (int, float)):
-                    k += 1
-                pos = int(x) - 1
-            elif kind == "plus":
-                x = it[1] if isinstance(it[1], (int, float)) else vals[k]
-                if not isinstance(it[1], (int, float)):
-                    k += 1
-                pos += int(x)
-            elif kind == "slash":
-                lines.append("".join(buf).rstrip())
-                buf, pos = [], 0
-            elif kind in ("hold", "hold2"):
-                hold = True
-        if hold:
-            self.out_buf = "".join(buf)
-        else:
-            lines.append("".join(buf).rstrip())
-            self.out_buf = ""
-        for line in lines:
-            self._emit(line)
-
-    def _render(self, val, fmt, list_style) -> str:
-        if isinstance(val, str):
-            if fmt:
-                try:
-                    return _fmt(val, fmt, self.step.program.formats)
-                except Exception:  # noqa: BLE001
-                    return val
-            return val.rstrip(" ") if list_style else val
-        if isinstance(val, bool):
-            val = 1.0 if val else 0.0
-        try:
-            text = _fmt(val, fmt or "BEST12.", self.step.program.formats)
-        except Exception:  # noqa: BLE001
-            text = "." if val != val else f"{val:g}"
-        return text.strip() if (list_style and not fmt) else text
-
-    def _emit(self, line: str) -> None:
-        t = self.out_target
-        if t == "LOG":
-            self.step.log.put(line)
-        elif t == "PRINT":
-            if hasattr(self.step.log, "listing"):
-                self.print_lines.append(line)     # one listing block for the step: its lines share pages
-            else:
-                self.step.log.put(line)
-        else:
-            path = t[1]
-            fh = self.out_files.get(path)
-            if fh is None:
-                fh = self.out_files[path] = open(path, "w")
-            fh.write(line + "\n")
-
     def _flow(self, src):
         """FLOWOVER: INPUT goes on in the next record (SAS's NOTE at the step's end), or None after a LOST CARD
         NOTE when the input has no more records."""
@@ -546,22 +427,17 @@ class TextIO(InfileMixin):
             return None
         self.flowed = True
         self.line_no += 1
+        self.group.append(line)
+        self.group_idx, self.cur_no = len(self.group) - 1, self.line_no
         self.cur_line = line
         return line
-
-    def flush_print(self) -> None:
-        """FILE PRINT's lines so far into the listing, as one block (paged by the listing's PAGESIZE)."""
-        if self.print_lines:
-            lines, self.print_lines = self.print_lines, []
-            self.step.log.listing("\n".join(lines), centered=False)
 
     def finish(self) -> None:
         if self.out_buf:
             self._emit(self.out_buf.rstrip())
             self.out_buf = ""
         self.flush_print()
-        for fh in self.out_files.values():
-            fh.close()
+        self.close_outputs()
         self._close_infiles()
         if self.flowed:
             self.step.log.note("SAS went to a new line when INPUT statement reached past the end of a line.")

@@ -19,6 +19,8 @@ from statgrid.sas.errors import SasError
 from statgrid.sas.formats import binary as _b
 from statgrid.sas.formats import charfmt as _c
 from statgrid.sas.formats import dates as _d
+from statgrid.sas.formats import morefmts as _more
+from statgrid.sas.formats import morein as _morein
 from statgrid.sas.formats import numeric as _n
 from statgrid.sas.formats.numeric import InvalidData, best
 from statgrid.sas.values import MISSING, pad
@@ -102,13 +104,15 @@ _NUMERIC_WRITERS: dict[str, Callable[[float, int, int, str], str]] = {
     "HHMM": lambda v, w, d, m: _d.hhmm(v, w, d, m),
     "TOD": lambda v, w, d, m: _d.tod(v, w, d, m),
 }
+_NUMERIC_WRITERS.update(_more.WRITERS)              # YYMMDDN8., WEEKDATE., E8601DT., COMMAX. … (morefmts.py)
+FORMAT_DEFAULTS.update(_more.RANGES)
 
 
 def known_format(spec: FormatSpec, catalog: Any = None, informat: bool = False) -> bool:
     """Whether `spec` names a built-in (in)format or a user one in `catalog`."""
     if informat:
         if spec.char:
-            return spec.name in ("", "CHAR", "EBCDIC") or _user(spec, catalog, True) is not None
+            return spec.name in CHAR_INFORMATS or _user(spec, catalog, True) is not None
         return spec.name in _NUMERIC_READERS or _user(spec, catalog, True) is not None
     if spec.char:
         return spec.name in CHAR_DEFAULTS or _user(spec, catalog, False) is not None
@@ -232,6 +236,9 @@ INFORMAT_DEFAULTS: dict[str, int] = {"": 12, "F": 12, "BEST": 12, "D": 12, "E": 
                                      "DATETIME": 18, "TIME": 8, "ANYDTDTE": 9}
 _NUMERIC_READERS.update(_b.READERS)                # binary informats (formats/binary.py)
 INFORMAT_DEFAULTS.update(_b.DEFAULTS)
+_NUMERIC_READERS.update(_morein.READERS)           # E8601DA., MONYY., JULIAN., ANYDTDTM., COMMAX. … (morein.py)
+INFORMAT_DEFAULTS.update(_morein.DEFAULTS)
+CHAR_INFORMATS = ("", "CHAR", "EBCDIC", "UPCASE", "QUOTE")
 
 
 def _read_percent(text: str, d: int) -> float:
@@ -264,6 +271,14 @@ def informat_value(text: str, spec: FormatSpec | str, catalog: Any = None, yearc
             return t
         if spec.name == "EBCDIC":
             return _b.ebcdic(t if w is not None or whole else t[:1])
+        if spec.name == "UPCASE":                  # $UPCASEw.: as $w., in upper case
+            t = t.lstrip(" ")
+            return "" if t.rstrip(" ") == "." else t.upper()
+        if spec.name == "QUOTE":                   # $QUOTEw.: the value without its enclosing quotes
+            t = t.strip(" ")
+            if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":
+                t = t[1:-1].replace(t[0] * 2, t[0])
+            return t
         raise not_found(spec, informat=True)
     reader = _NUMERIC_READERS.get(spec.name)
     if reader is None:

@@ -182,6 +182,13 @@ class UserFormat:
         if self.default:
             return self.default
         widths = [len(str(r.label)) for r in self.ranges if not r.label_format and isinstance(r.label, str)]
+        for r in self.ranges:               # a [date9.] label: that format's width (SAS: 9, not 'Old''s 3)
+            if r.label_format:
+                try:
+                    from statgrid.sas.formats import format_width
+                    widths.append(format_width(r.label_format.strip("[]() ")))
+                except Exception:  # noqa: BLE001 - a user format as the label: its width is not known here
+                    pass
         w = max(widths, default=1)
         if self.informat or self.char:
             return max(1, min(w, self.max_width))

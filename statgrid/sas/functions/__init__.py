@@ -9,9 +9,9 @@ from statgrid.sas.functions.registry import (CALL_ROUTINES, FUNCTIONS, MAX_CHAR,
                                              Function, call_function, call_routine, check_arity, function,
                                              invalid_argument, lookup_call, lookup_function)
 from statgrid.sas.functions import numeric, character, dates, random, files, special  # noqa: F401,E402  registers
-from statgrid.sas.functions import probability, descriptive, regex, moretext, moredates  # noqa: F401,E402  registers
+from statgrid.sas.functions import probability, descriptive, regex, moretext, moredates, extra  # noqa: F401,E402  registers
 
 __all__ = ["CALL_ROUTINES", "FUNCTIONS", "MAX_CHAR", "ORDINALS", "CallRoutine", "Function", "call_function",
            "call_routine", "check_arity", "function", "invalid_argument", "lookup_call", "lookup_function",
            "numeric", "character", "dates", "random", "files", "special", "probability", "descriptive", "regex",
-           "moretext", "moredates"]
+           "moretext", "moredates", "extra"]

@@ -84,6 +84,7 @@ class OpenSet:
     label: str = ""
     nobs: int = 0
     rows: Any = None            # pyarrow table once FETCH reads
+    nlobsf: int | None = None   # the observations the data set options (WHERE=, OBS= …) leave, when given
     pos: int = 0
     current: dict | None = None
 
@@ -94,8 +95,8 @@ def _session(rt):
 
 
 def _resolve(rt, name: str):
-    """'lib.mem' or 'mem' (WORK) → DatasetRef, or None with SYSMSG set. Data set options in
-    parentheses are accepted and ignored."""
+    """'lib.mem' or 'mem' (WORK) → DatasetRef, or None with SYSMSG set (data set options in parentheses
+    are OPEN's to apply)."""
     text = to_char(name).strip()
     if "(" in text:
         text = text[:text.index("(")].strip()
@@ -129,8 +130,32 @@ def f_open(rt, name="", mode="I"):
     cols = [(f.name, "C" if str(f.type) in ("string", "large_string") else "N") for f in schema]
     meta = json.loads(kv[COLUMNS_KEY.encode()]) if COLUMNS_KEY.encode() in kv else {}
     label = kv.get(LABEL_KEY.encode(), b"").decode()
-    return _open(rt, "sets", OpenSet(ref.library.name.upper(), ref.member.upper(), ref.path, cols, meta, label,
-                                     md.num_rows))
+    st = OpenSet(ref.library.name.upper(), ref.member.upper(), ref.path, cols, meta, label, md.num_rows)
+    text = to_char(name).strip()
+    if "(" in text and not _with_options(rt, st, text):
+        return 0.0
+    return _open(rt, "sets", st)
+
+
+def _with_options(rt, st: OpenSet, text: str) -> bool:
+    """OPEN('lib.mem(where=(…) keep=… rename=(…) obs=…)'): the data set options applied — FETCH reads, and
+    ATTRN(NLOBSF) counts, the observations they leave, VARNUM and GETVARx see the variables they keep (SAS
+    9.4 Functions: OPEN, "data-set-name<(data-set-options)>"). False (SYSMSG set) when they are not valid."""
+    program = getattr(rt, "program", None)
+    try:
+        from statgrid.sas.dataset import input_sql
+        from statgrid.sas.parse.dsname import parse_dataset_text
+        cur = program.session.con.cursor()
+        try:
+            table = cur.sql(input_sql(program, parse_dataset_text(text, program))).to_arrow_table()
+        finally:
+            cur.close()
+    except Exception as exc:  # noqa: BLE001  (a bad option or WHERE: OPEN returns 0, SYSMSG says why)
+        _sysmsg(rt, f"ERROR: {exc}")
+        return False
+    st.rows, st.nlobsf = table, table.num_rows
+    st.columns = [(f.name, "C" if str(f.type) in ("string", "large_string") else "N") for f in table.schema]
+    return True
 
 
 def _on_set(name: str, min_args: int, max_args: int, args: str, returns: str = "num"):
@@ -165,6 +190,8 @@ def f_attrn(rt, st, attr):
         stat = st.path.stat()
     except OSError:
         stat = None
+    if a == "NLOBSF" and st.nlobsf is not None:
+        return float(st.nlobsf)
     if a in ("NOBS", "NLOBS", "NLOBSF"):
         return float(st.nobs)
     if a == "NVARS":
@@ -351,6 +378,16 @@ def f_filename(rt, fileref, path="", device="", options="", dirref=""):
 @function("FILEEXIST", 1, 1, args="c")
 def f_fileexist(rt, path):
     return 1.0 if Path(os.path.expanduser(to_char(path).strip())).exists() else 0.0
+
+
+@function("FILEREF", 1, 1, args="c")
+def f_fileref(rt, fileref):
+    """0 when the fileref is assigned and its file exists, negative when assigned but the file does not
+    exist, positive when the fileref is not assigned (SAS 9.4 Functions: FILEREF)."""
+    f = _filerefs(rt).get(to_char(fileref).strip().upper())
+    if f is None:
+        return 20036.0
+    return 0.0 if f.paths and all(Path(p).exists() for p in f.paths) else -20004.0
 
 
 @function("FEXIST", 1, 1, args="c")

@@ -100,14 +100,29 @@ def f_putc(rt, value, fmt, w=None):
 
 
 def _input(rt, name: str, text: Any, fmt: Any, want: str | None):
+    quiet = 0
+    if isinstance(fmt, str) and fmt.startswith("?"):    # INPUT(s, ? 8.) / INPUT(s, ?? 8.)
+        quiet = len(fmt) - len(fmt.lstrip("?"))
+        fmt = fmt.lstrip("?")
     spec = _spec(rt, fmt, name, strict=want is None)
     if spec is None or (want == "num" and spec.char) or (want == "char" and not spec.char):
         return invalid_argument(rt, name, 2, "" if want == "char" else MISSING)
     try:
         return informat_value(to_char(text), spec, _catalog(rt), _yearcutoff(rt))
     except InvalidData:
+        result = "" if spec.char else MISSING
+        if quiet:
+            # SAS 9.4 Functions: INPUT, "? or ??": ? suppresses the invalid-argument NOTE (_ERROR_ is still
+            # set to 1), ?? also keeps _ERROR_ from being set
+            state = getattr(rt, "state", None)
+            if quiet == 1 and isinstance(state, dict):
+                state["_ERROR_"] = 1
+                hook = state.get("_on_invalid")
+                if hook is not None:
+                    hook(getattr(rt, "line", 0), getattr(rt, "col", 0), False)
+            return result
         # SAS: "NOTE: Invalid argument to function INPUT at line N column M." and _ERROR_ = 1
-        return invalid_argument(rt, name, None, "" if spec.char else MISSING)
+        return invalid_argument(rt, name, None, result)
 
 
 @function("INPUT", 2, 2, returns="num", args="af")
@@ -249,8 +264,33 @@ def call_execute(rt, args):
     # the macro statements and macro calls in the text run now (SAS Macro Language Reference, CALL EXECUTE:
     # "the macro executes immediately"); the SAS statements they make wait for the step's end
     made = mp.statements_now(text, "CALL EXECUTE") if mp is not None else None
+    if made is not None and any(_masked_call(st) for st in made):
+        made = _Deferred([st.text if _masked_call(st) else st for st in made], mp)
     p.extras.setdefault("call_execute", []).append((text, made))
     return None
+
+
+def _masked_call(st) -> bool:
+    """A statement that is a macro call CALL EXECUTE's text masked (`%nrstr(%mymac)(…)`): it is run when the
+    step has ended, as SAS reads the stacked text then."""
+    t = st.text.lstrip()
+    return t.startswith("%") and len(t) > 1 and (t[1].isalpha() or t[1] == "_")
+
+
+class _Deferred(list):
+    """CALL EXECUTE's statements, a masked macro call among them read by the macro processor only when the
+    statements are taken to run (after the DATA step): `call execute('%nrstr(%pr)(a)')` runs %PR then."""
+
+    def __init__(self, parts: list, mp: Any):
+        super().__init__()
+        self.parts, self.mp = parts, mp
+
+    def __iter__(self):
+        for part in self.parts:
+            if isinstance(part, str):
+                yield from self.mp.statements_now(part, "CALL EXECUTE")
+            else:
+                yield part
 
 
 # -- state codes (FIPS) --------------------------------------------------------------------------------

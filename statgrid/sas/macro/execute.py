@@ -577,8 +577,9 @@ class Engine:
 
 def _ref_end(text: str, i: int) -> int:
     """text[i] == '&': the end of the reference token starting there (`&x`, `&x.`, `&&v&i`); i when the
-    ampersands are not followed by a name."""
-    n, j, end = len(text), i, i
+    ampersands are not followed by a name. After `&&`, the text the second scan reads with the name goes
+    too: `&&&pre.1` → `&n` and `1` → `&n1`; `&&v&i.._x` → `&v1._x` (its period ends the name V1)."""
+    n, j, end, rescanned = len(text), i, i, False
     while j < n and text[j] == "&":
         k = j
         while k < n and text[k] == "&":
@@ -586,8 +587,13 @@ def _ref_end(text: str, i: int) -> int:
         m = NAME_RE.match(text, k)
         if not m:
             break
+        rescanned = rescanned or k - j > 1
         end = m.end()
         if end < n and text[end] == ".":
             end += 1
+        if rescanned:
+            end += 1 if end < n and text[end] == "." else 0
+            while end < n and (text[end].isalnum() or text[end] == "_"):
+                end += 1
         j = end
     return end

@@ -26,6 +26,8 @@ SCAN_DELIMITERS = " .<(+&!$*);^-/,%|"
 _NUMBER_RE = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
 
 
+_QUOTED_BLANKS = "".join(chr(0xE000 + ord(c)) for c in " \t\r\n")   # quoting.mask_char of the blanks
+
 def _fault(engine: Any, msg: str) -> tuple[str, bool]:
     engine.fault(msg)
     return "", False
@@ -295,11 +297,11 @@ def call_function(engine: Any, name: str, text: str, depth: int) -> tuple[str, b
         elif base == "LOWCASE":
             r = "".join(ch.lower() if not ("\ue000" <= ch <= "\ue0ff") else ch for ch in v)
         elif base == "CMPRES":
-            r = re.sub(r"[ \t\r\n]+", " ", v).strip(" ")
-        elif base == "LEFT":
-            r = v.lstrip(" \t\r\n")
+            r = re.sub("[ \t\r\n" + _QUOTED_BLANKS + "]+", " ", v).strip(" ")
+        elif base == "LEFT":            # a blank %STR or %NRSTR quoted is still a blank to %LEFT and %TRIM
+            r = v.lstrip(" \t\r\n" + _QUOTED_BLANKS)
         else:
-            r = v.rstrip(" \t\r\n")
+            r = v.rstrip(" \t\r\n" + _QUOTED_BLANKS)
     elif name == "LENGTH":
         return str(len(",".join(args))), False
     elif name == "INDEX":

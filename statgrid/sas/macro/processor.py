@@ -239,6 +239,11 @@ class MacroProcessor:
         state = "start"                 # start, code, sq, dq, comment, star
         for piece, r in chunks:
             text = unquote(piece.text)
+            if piece.macro is not None and "\n" in text and first is not None and first[0].macro is None:
+                # a macro's text inside an open-code statement (`label %mklab(300);`): its line breaks are
+                # the macro definition's, not the program's; kept, they moved the statement's later tokens
+                # (and the log's echo of the source) hundreds of lines ahead of the program
+                text = text.replace("\n", " ")
             i, n, seg = 0, len(text), 0
             while i < n:
                 if state == "start":
@@ -314,12 +319,13 @@ class MacroProcessor:
             return
         line, col, source, generated = self._where(first)
         body = text.lstrip()
-        if _INCLUDE_RE.match(body):
+        skip = skip_space_comments(body, 0)          # `/* banner */ %include 'x';`: the comment is no text
+        if _INCLUDE_RE.match(body[skip:]):
             if generated:
                 self._mprint(first[0].macro, body)
             else:
                 first[1].echo_through(line + body.count("\n"))
-            yield from self._include(body, line, col, source, first[1])
+            yield from self._include(body[skip:], line + body[:skip].count("\n"), col, source, first[1])
             return
         try:
             toks = tokenize(body, line, col, source)

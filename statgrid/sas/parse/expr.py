@@ -117,7 +117,11 @@ class ExprParser:
                     c.next()
                     negated = True
                 c.next()
-                node = self._in(left, t, negated)
+                if c.at(":"):                       # `name in: ('Ja', 'Jo')`: each compared as =: does
+                    c.next()
+                    node = self._in_colon(left, t, negated)
+                else:
+                    node = self._in(left, t, negated)
             elif self.where and t.is_("BETWEEN"):
                 c.next()
                 low = self.concat()
@@ -171,6 +175,18 @@ class ExprParser:
             else:
                 items.append(item)
         return A.In(t.line, t.col, left, items, negated)
+
+    def _in_colon(self, left: A.Node, t, negated: bool) -> A.Node:
+        """IN: (SAS 9.4 Language Reference: Concepts, "The IN Operator": the colon modifier compares each
+        value cut to the shorter length): `x in: (a, b)` is `x =: a or x =: b`."""
+        node = self._in(left, t, False)
+        if node.array or not node.items or any(isinstance(i, tuple) for i in node.items):
+            raise self.cur.error("Syntax error in IN:", "a list of character constants in parentheses")
+        out: A.Node | None = None
+        for item in node.items:
+            cmp = A.Compare(t.line, t.col, "EQ", left, item, True)
+            out = cmp if out is None else A.Binary(t.line, t.col, "OR", out, cmp)
+        return A.Unary(t.line, t.col, "NOT", out) if negated else out
 
     def _in_item(self) -> A.Node:
         c = self.cur
@@ -309,10 +325,13 @@ class ExprParser:
                 args.append(A.Str(t.line, t.col, ""))
                 c.next()
                 continue
-            if len(args) == 1 and name in FORMAT_ARG and c.at_format():
+            quiet = ""
+            while len(args) == 1 and name == "INPUT" and c.at("?") and len(quiet) < 2:
+                quiet += c.next().text              # INPUT(s, ?? 8.): the ? and ?? modifiers, kept before the
+            if len(args) == 1 and name in FORMAT_ARG and c.at_format():   # informat's name
                 # PUT(x, date9.), INPUT(s, 8.): the second argument is a format name, not an expression
                 t = c.peek()
-                args.append(A.Str(t.line, t.col, c.format_name()))
+                args.append(A.Str(t.line, t.col, quiet + c.format_name()))
                 args[-1].is_format = True
             elif c.at("OF") and c.peek(1).kind == NAME:
                 t = c.next()

@@ -89,9 +89,17 @@ def parse_put(cur, stream, t):
             colon = True
             fmt = cur.format_name()
         cols = None
+        align = ""
+        if fmt and cur.at("-") and cur.peek(1).kind == NAME and cur.peek(1).upper in ("L", "R", "C"):
+            cur.next()                              # `x 8.2 -l`: the formatted value aligned left/right/centre
+            align = cur.next().upper
         if not fmt and cur.peek().kind == NUM and not named:
             cols = _columns(cur, int(cur.next().value))
-        items.append(("named" if named else "var", target, fmt, cols, colon))
+            nxt = cur.peek()
+            if nxt.kind == NUM and nxt.text.startswith(".") and nxt.text[1:].isdigit():
+                cur.next()                          # `x 10-20 .2`: column output with 2 decimals
+                cols = (*cols, int(nxt.text[1:]))
+        items.append(("named" if named else "var", target, fmt, cols, colon, align))
     cur.expect_end("PUT")
     return D.Put(t.line, t.col, items)
 
@@ -158,10 +166,18 @@ def parse_input(cur, stream, t):
         if tok.kind != NAME:
             raise cur.error("Syntax error in INPUT", "a variable name or a pointer control")
         targets = _input_targets(cur)
-        char = bool(cur.accept("$"))
-        amp = bool(cur.accept("&"))
-        colon = bool(cur.accept(":"))
-        amp = amp or bool(cur.accept("&"))
+        char = amp = colon = False
+        quiet = 0                                   # ? and ??: SAS 9.4 Statements, INPUT, format modifiers
+        while cur.at("$", "&", ":", "?"):
+            m = cur.next()
+            if m.is_("$"):
+                char = True
+            elif m.is_("&"):
+                amp = True
+            elif m.is_(":"):
+                colon = True
+            else:
+                quiet = min(quiet + 1, 2)
         mode, start, end, informat = "list", 0, 0, ""
         if cur.at_format():
             informat = cur.format_name()
@@ -188,7 +204,7 @@ def parse_input(cur, stream, t):
                     informat = f"{end - start + 1}.{int(d)}"
         if len(targets) > 1 and mode == "col":
             raise cur.error("A numbered variable list cannot be read with column input", "list or formatted input")
-        items += [("var", t, char, mode, start, end, informat, amp) for t in targets]
+        items += [("var", t, char, mode, start, end, informat, amp, quiet) for t in targets]
     cur.expect_end("INPUT")
     return D.Input(t.line, t.col, items)
 

@@ -71,7 +71,7 @@ def parse_statement(cur: TokenCursor, stream: Stream):
         (nxt.is_(".") and t.touches(nxt) and cur.peek(2).kind == NAME and cur.peek(3).is_("="))
     if kw == "SUBSTR" and nxt.is_("("):
         is_assign = True
-    if kw and nxt.is_("+") and kw not in ("PUT", "INPUT"):
+    if kw and nxt.is_("+") and kw not in ("PUT", "PUTLOG", "ERROR", "INPUT"):
         return _sum(cur)
     if kw and is_assign and not (kw in ("IF", "WHERE", "SELECT", "WHEN") and nxt.is_("(")):
         return _assign(cur)
@@ -87,7 +87,7 @@ def parse_statement(cur: TokenCursor, stream: Stream):
     return fn(cur, stream, t)
 
 
-_PAREN_KEYWORDS = frozenset({"IF", "WHERE", "SELECT", "WHEN", "PUT", "INPUT", "OUTPUT", "CALL", "DO", "RETURN",
+_PAREN_KEYWORDS = frozenset({"IF", "WHERE", "SELECT", "WHEN", "PUT", "PUTLOG", "INPUT", "OUTPUT", "CALL", "DO", "RETURN",
                              "ABORT", "FILE", "INFILE", "SET", "MERGE", "KEEP", "DROP"})
 
 
@@ -568,6 +568,21 @@ def _datalines(cur, stream, t):
     return D.Simple(t.line, t.col, "DATALINES", [getattr(cur, "statement", None)])
 
 
+def _putlog(cur, stream, t):
+    """PUTLOG: PUT's specifications, written to the SAS log whatever FILE is current (SAS 9.4 Statements)."""
+    st = parse_put(cur, stream, t)
+    st.to_log = True
+    return st
+
+
+def _error_stmt(cur, stream, t):
+    """ERROR <message>: _ERROR_ set to 1 and the message (PUT's specifications) written to the log (SAS 9.4
+    Statements: ERROR)."""
+    st = _putlog(cur, stream, t)
+    st.set_error = True
+    return st
+
+
 _HANDLERS = {
     "IF": _if, "ELSE": _else, "DO": _do, "SELECT": _select,
     "OUTPUT": _simple("OUTPUT"), "DELETE": _simple("DELETE"), "STOP": _simple("STOP"), "LEAVE": _simple("LEAVE"),
@@ -577,7 +592,7 @@ _HANDLERS = {
     "KEEP": _varlist_stmt("KEEP"), "DROP": _varlist_stmt("DROP"), "RENAME": _rename, "LABEL": _label,
     "FORMAT": _format("FORMAT"), "INFORMAT": _format("INFORMAT"), "ATTRIB": _attrib,
     "SET": _set("SET"), "MERGE": _set("MERGE"), "BY": _by, "WHERE": _where, "CALL": _call,
-    "PUT": parse_put, "INPUT": parse_input, "FILE": parse_file("FILE"), "INFILE": parse_file("INFILE"),
+    "PUT": parse_put, "PUTLOG": _putlog, "ERROR": _error_stmt, "INPUT": parse_input, "FILE": parse_file("FILE"), "INFILE": parse_file("INFILE"),
     "DECLARE": _declare, "DCL": _declare,
     "DATALINES": _datalines, "CARDS": _datalines, "LINES": _datalines, "DATALINES4": _datalines,
     "CARDS4": _datalines, "LINES4": _datalines, "RUN": _ignored,

@@ -213,7 +213,8 @@ class KernelExprs:
         name = n.name
         if name in self.pdv.arrays:
             return self.temp(self.element(name, n.args)), "num"
-        if name in ("DIM", "HBOUND", "LBOUND"):
+        from statgrid.sas.datastep.exprgen import bounds_function
+        if bounds_function(name):
             arr = self.pdv.arrays.get(n.args[0].name if n.args and isinstance(n.args[0], (A.Var, A.Index)) else "")
             if arr is None or arr.implicit:
                 raise Refuse(f"{name}")

@@ -252,12 +252,12 @@ class Runner:
             line, col = by_index[dz - 1]
             log.note(f"Division by zero detected at line {line} column {col}.")
             step.notes.divzero.append((line, col))
+        self._counts()
+        step.notes.report(log)
         if plan.has_set:
             ds = plan.reader.stmt.datasets[0]
             from statgrid.sas.procs.common import observations_read
             observations_read(self.program, int(self.ist[S.ROWSREAD]), ds)      # its WHERE echoed, as in Python
-        self._counts()
-        step.notes.report(log)
 
     def _counts(self) -> None:
         """The kernel's counts by place into the step's Notes (runtime.Notes), as the Python engine keeps them."""

@@ -67,9 +67,9 @@ class Job:
 
     def _after_copy(self, rows: int) -> None:
         """The NOTEs of the step that ran (a subclass may refuse here, before anything is renamed)."""
+        self.step.notes.report(self.step.log)
         for ds, n in self.reads:
             observations_read(self.program, n, ds)     # with its WHERE clause echoed, as the Python engine
-        self.step.notes.report(self.step.log)
 
     def _copy(self, sql: str) -> int:
         """COPY with DuckDB's statistics propagation off: with it, a column it can prove never NULL (a

@@ -68,11 +68,11 @@ class InfileJob(Job):
     def _notes(self) -> None:
         st, log, s = self.plan.infile.stmt, self.step.log, self.stats
         self.step.textio._note_infile(st, self.path)
-        self.step.notes.report(log)
         text = f"{s.records} records were read from the infile {self.step.textio._infile_label(st.target)}."
         if s.records:
             text += f"\nThe minimum record length was {s.min_chars}.\nThe maximum record length was {s.max_chars}."
         log.note(text)
+        self.step.notes.report(log)
 
 
 def prepare(step) -> InfileJob:

@@ -144,7 +144,9 @@ def _fields(step, st: D.Input) -> dict[str, Field]:
             continue
         if it[0] != "var":
             raise Refuse(f"the INPUT item {it[0]}")
-        _, target, _, mode, start, end, informat, _ = it
+        _, target, _, mode, start, end, informat, _ = it[:8]
+        if len(it) > 8 and it[8]:
+            raise Refuse("the ? or ?? modifier")
         if not isinstance(target, A.Var) or target.name in pdv.arrays:
             raise Refuse("INPUT into an array element")
         var = pdv.get(target.name)
