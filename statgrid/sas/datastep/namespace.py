@@ -46,6 +46,8 @@ class NamespaceMixin:
             if "ABEND" in args or "RETURN" in args:
                 raise ProgramAbort(int(code if code is not None else (12 if "ABEND" in args else 8)),
                                    f"Execution terminated by an ABORT statement at line {line} column {col}.")
+            if code is not None and "CANCEL" not in args:
+                self.program.extras["abort_code"] = int(code)    # SAS: n becomes the program's exit code
             raise SasRuntimeError(f"Execution terminated by an ABORT statement at line {line} column {col}",
                                   line, col, "ABORT")
 

@@ -463,3 +463,14 @@ run;
 data t; d = '05jul2021'd; a = put(d, dtf.); o = put('01jan2019'd, dtf.); run;""", header=False)
     assert code == 0, log
     assert rows(session, "work.t") == [{"d": 22466.0, "a": "05JUL2021", "o": "Old"}]
+
+
+def test_abort_n_is_the_programs_exit_code(session):
+    """SAS 9.4 Statements, ABORT: n (without ABEND/RETURN/CANCEL) is returned to the operating system as the
+    final SAS exit code; the program goes on in syntax-check mode."""
+    from tests.unit.sas.standins import run_sas as _run
+    code, log, _ = _run(session, "data _null_; x = 1; if x then abort 3; run;\ndata a; y = 2; run;\n")
+    assert code == 3, log
+    assert "ERROR: Execution terminated by an ABORT statement at line 1 column 31." in log
+    code, log, _ = _run(session, "data _null_; abort; run;\n")
+    assert code == 1, log
