@@ -120,9 +120,9 @@ run;""")
 
 def test_question_mark_modifiers_of_input_function_and_statement(session):
     # SAS 9.4 Functions: INPUT and Statements: INPUT, "? | ??": ? suppresses the invalid-data/argument NOTE
-    # (and the record), _ERROR_ still set to 1; ?? also keeps _ERROR_ at 0. Was a syntax ERROR.
+    # (and the record), _ERROR_ still set to 1; ?? also keeps _ERROR_ at 0. Was a syntax ERROR. (b 1.: the list value before it leaves the pointer past its delimiter.)
     code, log = run(session, """data q;
-  input a ?? b ? 3. c;
+  input a ?? b ? 1. c;
   e1 = _error_;
   n1 = input('x1', ?? 8.);
   e2 = _error_;
