@@ -40,8 +40,8 @@ def gee(s, data: str, model: str, subject: str | Sequence[str], type: str = "ind
         trials: str | None = None, offset: str | None = None, noint: bool = False, scale: str | None = None,
         glm_maxiter: int = 50, maxiter: int = 50, converge: float = 1e-4, descending: bool = False,
         corrw: bool = False, modelse: bool = False, print: bool = True, type3: bool = False,
-        type3_wald: bool = False, contrasts: Sequence | None = None, estimates: Sequence | None = None
-        ) -> ResultTable:
+        type3_wald: bool = False, contrasts: Sequence | None = None, estimates: Sequence | None = None,
+        data_label: str | None = None) -> ResultTable:
     """GEE fit of 'y = effects' with clusters given by `subject` (CLASS variables; several: their
     combinations). Returns the GEE estimates (Parameter, Estimate, StdErr, LowerCL, UpperCL, Z, ProbZ)
     with empirical standard errors; `stats` has working_correlation, alpha, phi, scale, cov_empirical,
@@ -54,7 +54,8 @@ def gee(s, data: str, model: str, subject: str | Sequence[str], type: str = "ind
                      ChiSq, ProbChiSq, Type 'Score'|'Wald'];
       estimates      [(label, row, alpha, exp)] → stats['estimates']: [Label, MeanEstimate, MeanLowerCL,
                      MeanUpperCL, LBetaEstimate, StdErr, Alpha, LBetaLowerCL, LBetaUpperCL, ChiSq, ProbChiSq]
-                     (empirical standard errors)."""
+                     (empirical standard errors).
+    data_label: the data set's name for the listing's Model Information (default: `data`'s own name)."""
     kind = corr_type(type)
     src = s.dataset(data)
     names_all = [c for c, _ in s.columns(src.scan_sql())]
@@ -110,7 +111,8 @@ def gee(s, data: str, model: str, subject: str | Sequence[str], type: str = "ind
     result.stats.update(gee_tests.run(s, fitted, type3, type3_wald, contrasts or (), estimates or ()))
     if print:
         from statgrid.procs import gee_listing
-        s.log.listing(gee_listing.listing(result, design, y_name, trials, str(src), corrw, modelse))
+        s.log.listing(gee_listing.listing(result, design, y_name, trials, data_label or str(src), corrw,
+                                                 modelse))
     return result
 
 

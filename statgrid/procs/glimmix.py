@@ -44,13 +44,13 @@ GLIMMIX_METHODS = {
 
 @procedure("PROCEDURE GLIMMIX")
 def glimmix(s, data: str, model: str, random: str, subject: str | Sequence[str], class_: str | Sequence[str] | None = None,
-            event: Any = None, method: str = "vb", print: bool = True) -> ResultTable:
+            event: Any = None, method: str = "vb", print: bool = True, data_label: str | None = None) -> ResultTable:
     """Logistic model for a binary response with a random intercept per subject (random='intercept').
     Returns the Solution for Fixed Effects (Effect, CLASS levels, Estimate, StdErr, zValue, Probz;
     posterior mean and SD, normal tests) with `stats`: covparms, method, method_description,
     event, response_levels, n_read, n_used, subjects, iterations. event= is 'first' (SAS's default:
     the lowest ordered level), 'last' or a response value. method 'vb' or 'map' — not SAS's RSPL
-    (see the module docstring)."""
+    (see the module docstring). data_label: the data set's name for the listing (default: `data`'s own name)."""
     meth = method.lower()
     if meth not in GLIMMIX_METHODS:
         raise StatgridError(f"method={method!r} is not one of {', '.join(GLIMMIX_METHODS)} (SAS's RSPL "
@@ -127,7 +127,7 @@ def glimmix(s, data: str, model: str, random: str, subject: str | Sequence[str],
                     "event": ev, "response_levels": values, "n_read": st.n_read, "n_used": n, "subjects": b.g,
                     "iterations": nit, "dependent": st.dep, "note": note}
     if print:
-        s.log.listing(_glimmix_listing(st, result, resp, note))
+        s.log.listing(_glimmix_listing(st, result, resp, note, data_label))
     return result
 
 
@@ -136,9 +136,9 @@ def _p_z(z: float) -> float:
     return float(2 * ndtr(-abs(z))) if math.isfinite(z) else float("nan")
 
 
-def _glimmix_listing(st: Setup, r: ResultTable, resp, note: str) -> str:
+def _glimmix_listing(st: Setup, r: ResultTable, resp, note: str, data_label: str | None = None) -> str:
     x = r.stats
-    info = [["Data Set", str(st.src)], ["Response Variable", st.dep], ["Response Distribution", "Binomial"],
+    info = [["Data Set", data_label or str(st.src)], ["Response Variable", st.dep], ["Response Distribution", "Binomial"],
             ["Link Function", "Logit"], ["Variance Function", "Default"], ["Variance Matrix Blocked By", st.subject_name],
             ["Estimation Technique", x["method_description"]], ["Degrees of Freedom Method", "None (z tests)"]]
     parts = ["The GLIMMIX Procedure", _kv(info, title="Model Information"), f"NOTE: {note}\n"]

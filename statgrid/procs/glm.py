@@ -58,8 +58,8 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
       contrasts = [(label, [row, …])], a row {effect: [coefficients…]} ('intercept' too; fewer
                   coefficients than the effect's columns are padded with zeros): F test of L·b = 0;
       estimates = [(label, row, divisor)]: L·b / divisor with its standard error and t test;
-      tests     = [([h effects…], e effect)]: each H effect's mean square over E's (Type III,
-                  or Type I when only ss='1').
+      tests     = [([h effects…], e effect, {"htype": "n", "etype": "n"} optional)]: each H effect's mean square
+                  over E's, of the types given, else the highest type computed (SAS's default).
     A row that is not estimable is reported so (None values), as SAS prints 'Non-est'.
     means = [glm_means.MeansRequest, …]: SAS's MEANS statement → stats['means'] (glm_means.py)."""
     src = s.dataset(data)
@@ -156,11 +156,12 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
         ssm = fit.sst - fit.sse
         f_model = (ssm / fit.df_model) / mse if fit.df_model > 0 and mse > 0 else float("nan")
         lsm = {e.name: _lsmeans(design, e, fit, null, cov_means, mse) for e in lsm_effects}
-        htype = "3" if want_ss & {"3", "4"} else "1"
+        highest = max(tables)               # SAS: HTYPE=/ETYPE= default to the highest type computed
         extra = {"contrasts": [_contrast(design, label, spec, fit, null, mse) for label, spec in contrasts or []],
                  "estimates": [_estimate(design, label, spec, div, fit, null, mse)
                                for label, spec, div in estimates or []],
-                 "tests": [_test(tables[htype], h, e, htype) for h, e in tests or []]}
+                 "tests": [_test(tables, h, e, *_test_types(test_opts, highest))
+                           for h, e, *test_opts in tests or []]}
         per_response[y] = {"n": n, "n_missing": n_missing, "df_model": fit.df_model, "df_error": fit.df_error,
                            "ssm": ssm, "sse": fit.sse, "sst": fit.sst, "mse": mse, "rmse": math.sqrt(mse),
                            "f_value": f_model, "prob_f": _p_f(f_model, fit.df_model, fit.df_error),
@@ -321,24 +322,35 @@ def _estimate(design, label: str, spec: dict, divisor: float, fit, null, mse) ->
     return [label, est, se, t, _p_t(t, fit.df_error)]
 
 
-def _test(table: list, h: Sequence[str], e: str, htype: str) -> dict:
-    """TEST H= E=: each H effect's mean square over E's, from the Type `htype` table rows
-    [source, DF, SS, MS, F, p]."""
-    rows = {r[0].upper(): r for r in table}
-    missing = [x for x in [*h, e] if x.upper() not in rows]
+def _test_types(test_opts: list, highest: str) -> tuple[str, str]:
+    """(HTYPE, ETYPE) of a TEST statement: as given, else the highest type of sums of squares computed."""
+    types = test_opts[0] if test_opts else {}
+    return types.get("htype", highest), types.get("etype", highest)
+
+
+def _test(tables: dict, h: Sequence[str], e: str, htype: str, etype: str) -> dict:
+    """TEST H= E= </ HTYPE= ETYPE=>: each H effect's mean square over E's, from the rows [source, DF, SS, MS, F, p]
+    of the Type `htype` (hypotheses) and Type `etype` (error term) tables."""
+    for kind, typ in (("HTYPE", htype), ("ETYPE", etype)):
+        if typ not in tables:
+            raise StatgridError(f"TEST / {kind}={typ}: Type {typ} sums of squares were not computed; add SS{typ} to "
+                                f"the MODEL options (computed: {', '.join('SS' + k for k in sorted(tables))}).")
+    rows = {r[0].upper(): r for r in tables[htype]}
+    erows = {r[0].upper(): r for r in tables[etype]}
+    missing = [x for x in h if x.upper() not in rows] + ([e] if e.upper() not in erows else [])
     if missing:
         raise StatgridError(f"TEST: effect {missing[0]!r} is not in the model; its effects: "
-                            f"{', '.join(r[0] for r in table)}.")
-    err = rows[e.upper()]
-    label = {"1": "Type I SS", "3": "Type III SS"}[htype]
-    roman = {"1": "I", "3": "III"}[htype]
+                            f"{', '.join(r[0] for r in tables[htype])}.")
+    err = erows[e.upper()]
+    roman = {"1": "I", "3": "III", "4": "IV"}
+    label = f"Type {roman[htype]} SS"
     out = []
     for name in h:
         r = rows[name.upper()]
         f = r[3] / err[3] if r[1] and err[1] and err[3] else None
         out.append([r[0], r[1], r[2], r[3], f, _p_f(f, r[1], err[1]) if f is not None else None])
     return {"rows": out, "label": label, "error": err[0], "error_df": err[1],
-            "title": f"Tests of Hypotheses Using the Type {roman} MS for {err[0]} as an Error Term"}
+            "title": f"Tests of Hypotheses Using the Type {roman[etype]} MS for {err[0]} as an Error Term"}
 
 
 def _null_space(R: np.ndarray) -> np.ndarray:

@@ -228,6 +228,7 @@ def _run(statements: list, program: Any, proc: str) -> None:
     if spec["model"] is None:
         t = first.tokens[0]
         raise SasError(f"No MODEL statement was given to PROC {proc}", t.line, t.col, proc, "MODEL y = effects;")
+    spec["data_label"] = f"{src.libref}.{src.member}".upper()        # the listings' Data Set
     inp = ByInput(program, first, src, cols, spec["by"])
     listing = ods.Listing(program, TITLES[proc])
     scored = []
@@ -313,7 +314,7 @@ def _fit(program, proc, opts, spec, data: str) -> Any:
             raise StatgridError("The OUTPUT statement of PROC GENMOD with a REPEATED statement (GEE) is not "
                                 "supported by statgrid yet; fit the model without REPEATED for its OUTPUT data set.")
         return repeated.fit(program, data, dep, effects, classes, mopts, opts, spec["gee"], not opts.get("NOPRINT"),
-                            spec["contrasts"], spec["estimates"])
+                            spec["contrasts"], spec["estimates"], spec.get("data_label"))
     elif proc == "GENMOD":
         from statgrid.procs.genmod import genmod
         trials = None

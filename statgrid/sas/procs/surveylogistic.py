@@ -45,6 +45,7 @@ def run(statements: list, program: Any) -> None:
                        "MODEL y = effects;")
     design_vars = [*([spec["weight"]] if spec["weight"] else []), *spec["strata"], *spec["cluster"]]
     resolve_names(design_vars, cols, src, first.line)      # SAS: Variable X not found, naming the data set
+    spec["data_label"] = f"{src.libref}.{src.member}".upper()        # the listing's Data Set
     inp = ByInput(program, first, src, cols, spec["by"])
     for key, data in inp.groups(TEMP, by_line=True):
         with fit_errors(first, "SURVEYLOGISTIC"):
@@ -131,4 +132,5 @@ def _fit(program, opts, spec: dict, data: str):
        vadjust=str(mopts.get("VADJUST", "DF")).lower(),
        rate=float(opts.get("RATE")) if opts.get("RATE") is not None else None,
        total=float(opts.get("TOTAL")) if opts.get("TOTAL") is not None else None,
-       maxiter=int(float(mopts.get("MAXITER", 25))), noint=bool(mopts.get("NOINT")), print=not opts.get("NOPRINT"))
+       maxiter=int(float(mopts.get("MAXITER", 25))), noint=bool(mopts.get("NOINT")), print=not opts.get("NOPRINT"),
+       data_label=spec.get("data_label"))
