@@ -47,7 +47,7 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
         lsmeans: str | Sequence[str] | None = None, ss: str = "1 3", outstat: str | None = None,
         print: bool = True, contrasts: Sequence | None = None, estimates: Sequence | None = None,
         tests: Sequence | None = None, means: Sequence | None = None, output: dict | None = None,
-        output_alpha: float = 0.05) -> ResultTable:
+        output_alpha: float = 0.05, ref: dict | None = None) -> ResultTable:
     """Least squares of 'y1 y2 = a b a*b x' (A|B|C, @n and nesting B(A) as in SAS) with class_ variables.
     Returns the parameter estimates of every response (Dependent, Parameter, Estimate, Biased,
     StdErr, tValue, Probt); `stats[response]` holds the ANOVA, fit, Type I/III/IV tables and LS-means.
@@ -61,7 +61,8 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
       tests     = [([h effects…], e effect, {"htype": "n", "etype": "n"} optional)]: each H effect's mean square
                   over E's, of the types given, else the highest type computed (SAS's default).
     A row that is not estimable is reported so (None values), as SAS prints 'Non-est'.
-    means = [glm_means.MeansRequest, …]: SAS's MEANS statement → stats['means'] (glm_means.py)."""
+    means = [glm_means.MeansRequest, …]: SAS's MEANS statement → stats['means'] (glm_means.py).
+    ref: {CLASS variable: REF= level | 'FIRST' | 'LAST'}: that level last among the variable's levels (SAS's CLASS var(REF=))."""
     src = s.dataset(data)
     names_all = [c for c, _ in s.columns(src.scan_sql())]
     responses, effects = _design.parse_model(model, names_all, str(src))
@@ -70,7 +71,7 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
     want_ss = {t for t in str(ss).replace(",", " ").split()}
     if not want_ss <= {"1", "3", "4"}:
         raise StatgridError(f"ss={ss!r}: GLM gives Type I, III and IV sums of squares; write e.g. ss='1 3' or '4'.")
-    design, sql, _, n_missing = _design.prepare(s, src, effects, responses, class_, intercept=not noint)
+    design, sql, _, n_missing = _design.prepare(s, src, effects, responses, class_, intercept=not noint, ref=ref)
     lsm_effects = _design.parse_effects(" ".join(as_list(lsmeans)), names_all, "lsmeans")
     for e in lsm_effects:
         if e not in effects:

@@ -250,16 +250,34 @@ def _run(statements: list, program: Any, proc: str) -> None:
 
 def class_statement(c, spec: dict) -> None:
     """CLASS vars </ options> (after CLASS): the names onto spec["class"], the options as spec["class_opts"];
-    per-variable options such as (REF='a') are passed over (the engine's default)."""
+    REF= (a variable's own, var(REF='level'|FIRST|LAST), else the global / REF=) onto spec["class_ref"] {var:
+    level}, which the engines put last among the variable's levels (SAS: the reference level). Other
+    per-variable options (DESCENDING, ORDER=, PARAM=) are passed over."""
+    own: dict[str, str] = {}
+    names: list[str] = []
     while not c.at_end() and not c.at("/"):
         t = c.next()
         if t.kind == NAME:
             spec["class"].append(t.text)
+            names.append(t.text)
         elif t.text == "(":
             while not c.accept(")"):
-                c.next()
+                if c.at_end():
+                    raise c.error("Syntax error in the options of a CLASS variable", ")")
+                o = c.next()
+                if o.kind == NAME and o.upper in ("REF", "REFERENCE") and c.accept("="):
+                    v = c.next()
+                    for var in names[-1:]:
+                        own[var] = str(v.value) if v.kind == STR else v.text
     if c.accept("/"):
         spec["class_opts"] = _options_after_slash(c)
+    glob = spec["class_opts"].get("REF", spec["class_opts"].get("REFERENCE"))
+    refs = spec.setdefault("class_ref", {})
+    for var in names:
+        if var in own:
+            refs[var] = own[var]
+        elif glob is not None and glob is not True:
+            refs[var] = str(glob)
 
 
 def _publish(listing, proc: str, spec: dict, result: Any, by: list) -> None:
@@ -306,7 +324,7 @@ def _fit(program, proc, opts, spec, data: str) -> Any:
            lsmeans=spec["lsmeans"] or None, ss=ss, outstat=_name(opts.get("OUTSTAT")), print=printing,
            contrasts=spec["contrasts"], estimates=spec["estimates"], tests=spec["tests"],
            means=spec.get("means"), output=spec["output"]["names"] if spec.get("output") else None,
-           output_alpha=spec["output"]["alpha"] if spec.get("output") else 0.05)
+           output_alpha=spec["output"]["alpha"] if spec.get("output") else 0.05, ref=spec.get("class_ref") or None)
     elif proc == "GENMOD" and spec.get("gee"):
         from statgrid.sas.procs import repeated
         # GEE prints its own listing (gee_listing.py); TYPE3/CONTRAST/ESTIMATE are GEE's own tests (gee_tests.py)
@@ -314,7 +332,7 @@ def _fit(program, proc, opts, spec, data: str) -> Any:
             raise StatgridError("The OUTPUT statement of PROC GENMOD with a REPEATED statement (GEE) is not "
                                 "supported by statgrid yet; fit the model without REPEATED for its OUTPUT data set.")
         return repeated.fit(program, data, dep, effects, classes, mopts, opts, spec["gee"], not opts.get("NOPRINT"),
-                            spec["contrasts"], spec["estimates"], spec.get("data_label"))
+                            spec["contrasts"], spec["estimates"], spec.get("data_label"), spec.get("class_ref") or None)
     elif proc == "GENMOD":
         from statgrid.procs.genmod import genmod
         trials = None
@@ -328,7 +346,7 @@ def _fit(program, proc, opts, spec, data: str) -> Any:
            descending=bool(opts.get("DESCENDING")), print=printing, type3=bool(mopts.get("TYPE3")),
            contrasts=spec["contrasts"], estimates=spec["estimates"],
            output={k: v[0] for k, v in spec["output"]["names"].items()} if spec.get("output") else None,
-           output_alpha=spec["output"]["alpha"] if spec.get("output") else 0.05)
+           output_alpha=spec["output"]["alpha"] if spec.get("output") else 0.05, ref=spec.get("class_ref") or None)
     else:
         from statgrid.procs.mixed import mixed
         from statgrid.sas.procs.mixedstatements import engine_args
