@@ -290,10 +290,12 @@ def _publish(listing, proc: str, spec: dict, result: Any, by: list) -> None:
         listing.text(by_rule(by_text(listing.program, by)), "")
     listing.title()
     extra = []
+    tables = model_tables(proc, result, spec["class"], spec["model"])
     if proc == "GLM":
         from statgrid.sas.procs import glmstatements
         from statgrid.sas.procs import glmmeans
-        extra = glmstatements.tables(result) + glmmeans.tables(result)
+        from statgrid.sas.procs.modeltables import glm_order
+        tables = glm_order(tables, glmstatements.tables(result), glmmeans.tables(result))
     elif proc == "MIXED":
         from statgrid.sas.procs import mixedstatements
         extra = mixedstatements.tables(result)
@@ -303,7 +305,7 @@ def _publish(listing, proc: str, spec: dict, result: Any, by: list) -> None:
     elif proc == "LOGISTIC":
         from statgrid.sas.procs import logisticoutput, logisticstatements
         extra = logisticoutput.lackfit_tables(result) + logisticstatements.tables(result)
-    for table in model_tables(proc, result, spec["class"], spec["model"]) + extra:
+    for table in tables + extra:
         table.by = by
         listing.table(table, mixedstatements.listing_text(table) if proc == "MIXED" else None)
 

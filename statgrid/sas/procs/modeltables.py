@@ -44,7 +44,9 @@ def tables(proc: str, result: Any, classes: list[str], model: tuple | None = Non
     options, options), which LOGISTIC's Response Profile needs (the response's name and ordering)."""
     if proc == "LOGISTIC":
         return logistic_tables(result, classes, model)
-    return {"GLM": glm_tables, "GENMOD": genmod_tables, "MIXED": mixed_tables}[proc](result, classes)
+    if proc == "GLM":
+        return glm_tables(result, classes, bool(model and (model[3].get("SOLUTION") or model[3].get("S"))))
+    return {"GENMOD": genmod_tables, "MIXED": mixed_tables}[proc](result, classes)
 
 
 # ------------------------------------------------------------------------------------------ LOGISTIC
@@ -125,7 +127,27 @@ def sig10(*columns: list) -> str:
     return f"d{max(0, 10 - digits)}"
 
 
-def glm_tables(r: Any, classes: list[str]) -> list[OdsTable]:
+def glm_order(tables: list[OdsTable], statements: list[OdsTable], means: list[OdsTable]) -> list[OdsTable]:
+    """GLM's tables in SAS's order: the Class Level Information and the observations; for each response its
+    ANOVA, fit statistics and Type I/III/IV tables, then its CONTRAST, ESTIMATE and TEST tables (`statements`),
+    then its solution; after every response the LS-means and the MEANS statement's tables (`means`)."""
+    def dep(t: OdsTable) -> Any:
+        return t.rows[0][0] if t.rows and t.columns and t.columns[0].name == "Dependent" else None
+    head = [t for t in tables if dep(t) is None]
+    out = list(head)
+    lsmeans = [t for t in tables if t.name == "LSMeans"]
+    for y in dict.fromkeys(dep(t) for t in tables if dep(t) is not None):
+        own = [t for t in tables if dep(t) == y and t.name != "LSMeans"]
+        fit = [t for t in own if t.name != "ParameterEstimates"]
+        out += fit + [t for t in statements if dep(t) == y] + [t for t in own if t.name == "ParameterEstimates"]
+    placed = {id(t) for t in out}
+    return out + [t for t in statements if id(t) not in placed] + lsmeans + means
+
+
+def glm_tables(r: Any, classes: list[str], solution: bool = False) -> list[OdsTable]:
+    """GLM's tables; the solution (ParameterEstimates) with SOLUTION or when no CLASS variable is in the model
+    (SAS/STAT GLM, MODEL statement, SOLUTION: "displayed by default when your model involves no classification
+    variables")."""
     p = "GLM"
     levels = r.stats.get("class_levels") or {}
     deps = list(dict.fromkeys(row[0] for row in r.rows))
@@ -160,11 +182,12 @@ def glm_tables(r: Any, classes: list[str]) -> list[OdsTable]:
         est = [[y, row[1], row[2], 1.0 if row[3] == "B" else 0.0,
                 *(float("nan") if v is None and row[3] == "B" else v for v in row[4:])]
                for row in r.rows if row[0] == y]
-        out.append(_t(p, "ParameterEstimates", "", [
-            dep_col, Col("Parameter", type="char"), Col("Estimate", fmt=sig10([e[2] for e in est])),
-            Col("Biased", "", fmt="b"), Col("StdErr", "Standard Error", fmt=sig10([e[4] for e in est])),
-            Col("tValue", "t Value", fmt="d2"),
-            Col("Probt", "Pr > |t|", fmt="p")], est))
+        if solution or not levels:
+            out.append(_t(p, "ParameterEstimates", "", [
+                dep_col, Col("Parameter", type="char"), Col("Estimate", fmt=sig10([e[2] for e in est])),
+                Col("Biased", "", fmt="b"), Col("StdErr", "Standard Error", fmt=sig10([e[4] for e in est])),
+                Col("tValue", "t Value", fmt="d2"),
+                Col("Probt", "Pr > |t|", fmt="p")], est))
         for effect, rows in st["lsmeans"].items():
             names = [v for v in effect.replace("*", " ").split()]
             out.append(_t(p, "LSMeans", "Least Squares Means", [

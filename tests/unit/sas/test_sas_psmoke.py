@@ -172,3 +172,22 @@ proc export data=p outfile='{path}' dbms=csv replace; run;""")
     assert len(path.read_text().splitlines()) == 4
     assert f"NOTE: 4 records were written to the file '{path}'." in log
     assert f"3 records created in {path} from P." in log
+
+
+def test_glm_solution_only_on_request_with_class_and_tables_per_response(session):
+    """With CLASS variables SAS's GLM prints the solution only under SOLUTION (it printed it always), and each
+    response's Type IV and TEST tables follow its own ANOVA (they came after every response's)."""
+    text, data = _glm_data()
+    text += "data g; set g; y2 = y * 2; run;\n"
+    code, log, lst = run_sas(session, text + """ods output ParameterEstimates=pe;
+proc glm data=g; class a b; model y y2 = a b a*b / ss1 ss4; test h=a e=a*b; run; quit;""")
+    assert code == 0, log
+    assert "Parameter" not in lst and "WARNING: Output 'ParameterEstimates' was not created" in log
+    order = [ln.strip() for ln in lst.splitlines() if ln.strip().startswith(("Dependent Variable", "Tests of"))
+             or "Type IV SS" in ln]
+    assert [ln.split()[0] for ln in order] == ["Dependent", "Source", "Tests", "Source",
+                                              "Dependent", "Source", "Tests", "Source"]
+    code, log, lst = run_sas(session, text + "proc glm data=g; class a b; model y = a b / solution; run; quit;")
+    assert code == 0 and "Parameter" in lst, log
+    code, log, lst = run_sas(session, text + "proc glm data=g; model y = a b; run; quit;")
+    assert code == 0 and "Parameter" in lst, log
