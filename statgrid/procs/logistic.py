@@ -175,6 +175,8 @@ def logistic(s, data: str, model: str, class_: str | Sequence[str] | None = None
     result.stats["selection"] = steps
     result.stats["event"] = ev
     result.stats["levels"] = levels
+    result.stats["class_levels"] = {c: list(design.levels[c]) for c in design.classes}     # in coding order
+    result.stats["param"] = param
     if output is not None:
         from statgrid.procs import logistic_output
         rows_in = f"SELECT * FROM ({src.scan_sql()})"

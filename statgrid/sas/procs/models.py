@@ -290,6 +290,8 @@ def _publish(listing, proc: str, spec: dict, result: Any, by: list) -> None:
         listing.text(by_rule(by_text(listing.program, by)), "")
     listing.title()
     extra = []
+    if spec.get("data_label") and isinstance(getattr(result, "stats", None), dict):
+        result.stats.setdefault("data_label", spec["data_label"])
     tables = model_tables(proc, result, spec["class"], spec["model"])
     if proc == "GLM":
         from statgrid.sas.procs import glmstatements

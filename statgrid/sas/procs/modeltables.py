@@ -76,11 +76,72 @@ def response_profile(r: Any, model: tuple) -> OdsTable:
     return table
 
 
+LOGISTIC_MODELS = {"logit": "binary logit", "probit": "binary probit", "cloglog": "binary cloglog"}
+
+
+def _pairs(name: str, title: str, pairs: list[tuple[str, Any]]) -> OdsTable:
+    return _t("LOGISTIC", name, title, [Col("Label1", "", "char"), Col("cValue1", "", "char")],
+              [[a, str(b)] for a, b in pairs], headings=False)
+
+
+def _class_design(st: dict) -> OdsTable:
+    """Class Level Information with each level's design variables in the PARAM= coding (EFFECT: the last, the
+    reference, −1; REF: 0; GLM: one indicator per level)."""
+    rows, width = [], 0
+    for var, levels in st["class_levels"].items():
+        k = len(levels)
+        for i, v in enumerate(levels):
+            if st.get("param") == "glm":
+                design = [int(i == j) for j in range(k)]
+            else:
+                last = -1 if st.get("param", "effect") == "effect" else 0
+                design = [int(i == j) if i < k - 1 else last for j in range(k - 1)]
+            width = max(width, len(design))
+            rows.append([var if i == 0 else "", _level_text(v), *design])
+    rows = [r + [None] * (2 + width - len(r)) for r in rows]
+    cols = [Col("Class", type="char"), Col("Value", type="char"),
+            *[Col(f"X{j + 1}", "Design Variables" if j == 0 else "", fmt="int") for j in range(width)]]
+    return _t("LOGISTIC", "ClassLevelInfo", "Class Level Information", cols, rows)
+
+
+def _selection_summary(st: dict, method: str) -> OdsTable:
+    """Summary of Forward/Backward/Stepwise Selection (ODS ModelBuildingSummary): each step's effect, its DF,
+    the number of effects then in the model and the score (entry) or Wald (removal) chi-square."""
+    steps = st["selection"]
+    number = len(st.get("effects", ())) - sum(1 if s[2] == "entered" else -1 for s in steps)
+    rows = []
+    for step, effect, action, df, chi, pv, _ in steps:
+        number += 1 if action == "entered" else -1
+        entered = action == "entered"
+        rows.append([step, effect if entered else "", "" if entered else effect, df, number,
+                     chi if entered else None, None if entered else chi, pv])
+    cols = [Col("Step", fmt="int"), Col("EffectEntered", "Effect Entered", "char"),
+            Col("EffectRemoved", "Effect Removed", "char"), Col("DF", fmt="int"),
+            Col("NumberInModel", "Number In", fmt="int"), Col("ScoreChiSq", "Score Chi-Square", fmt="d4"),
+            Col("WaldChiSq", "Wald Chi-Square", fmt="d4"), Col("ProbChiSq", "Pr > ChiSq", fmt="p")]
+    keep = {"forward": {1, 6}, "backward": {2, 5}}.get(method, set())
+    cols = [c for j, c in enumerate(cols) if j not in keep]
+    rows = [[v for j, v in enumerate(row) if j not in keep] for row in rows]
+    return _t("LOGISTIC", "ModelBuildingSummary", f"Summary of {method.capitalize()} Selection", cols, rows)
+
+
 def logistic_tables(r: Any, classes: list[str], model: tuple | None = None) -> list[OdsTable]:
     st, p = r.stats, "LOGISTIC"
-    out = [_nobs(p, st["n"] + st["n_missing"], st["n"])]
+    out = []
+    if model is not None:
+        dep = model[0].split("(")[0].strip()
+        info = [("Response Variable", dep), ("Number of Response Levels", len(st.get("levels", ()))),
+                ("Model", LOGISTIC_MODELS.get(st.get("link", "logit"), "binary logit")),
+                ("Optimization Technique", "Fisher's scoring")]
+        out.append(_pairs("ModelInfo", "Model Information",
+                          ([("Data Set", st["data_label"])] if st.get("data_label") else []) + info))
+    out.append(_nobs(p, st["n"] + st["n_missing"], st["n"]))
     if model is not None and len(st.get("levels", ())) == 2:
         out.append(response_profile(r, model))
+    if st.get("class_levels"):
+        out.append(_class_design(st))
+    out.append(_t(p, "ConvergenceStatus", "Model Convergence Status", [Col("Reason", "", "char")],
+                  [["Convergence criterion (GCONV=1E-8) satisfied."]], headings=False))
     out += [_t(p, "FitStatistics", "Model Fit Statistics", [
                Col("Criterion", type="char"), Col("InterceptOnly", "Intercept Only", fmt="d3"),
                Col("InterceptAndCovariates", "Intercept and Covariates", fmt="d3")], st["fit"]),
@@ -113,6 +174,10 @@ def logistic_tables(r: Any, classes: list[str], model: tuple | None = None) -> l
         Col("Label1", "", "char"), Col("cValue1", "", "char", right=True), Col("nValue1", hidden=True),
         Col("Label2", "", "char"), Col("cValue2", "", "char", right=True), Col("nValue2", hidden=True)],
         pairs, headings=False))
+    if st.get("selection") and model is not None:
+        method = {"S": "stepwise", "F": "forward", "B": "backward"}.get(
+            str(model[3].get("SELECTION", "")).upper(), str(model[3].get("SELECTION", "stepwise")).lower())
+        out.append(_selection_summary(st, method))
     return out
 
 

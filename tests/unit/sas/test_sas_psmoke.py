@@ -191,3 +191,28 @@ proc glm data=g; class a b; model y y2 = a b a*b / ss1 ss4; test h=a e=a*b; run;
     assert code == 0 and "Parameter" in lst, log
     code, log, lst = run_sas(session, text + "proc glm data=g; model y = a b; run; quit;")
     assert code == 0 and "Parameter" in lst, log
+
+
+def test_logistic_model_information_class_design_convergence_and_selection_summary(session):
+    """LOGISTIC printed no Model Information, Class Level Information, Model Convergence Status nor the Summary of
+    Stepwise Selection (ODS ModelInfo, ClassLevelInfo, ConvergenceStatus, ModelBuildingSummary). The entry score
+    chi-square of x into the intercept-only model is U²/I with U = Σ x(y − ȳ), I = ȳ(1 − ȳ) Σ (x − x̄)², by hand."""
+    text, grp, sex, x, y = _logistic_data()
+    code, log, lst = run_sas(session, text + """ods output ModelInfo=mi ClassLevelInfo=cl ConvergenceStatus=cs
+  ModelBuildingSummary=mb;
+proc logistic data=b; class grp / param=ref;
+  model y(event='1') = x grp / selection=stepwise sle=0.0001 sls=0.0001; run;""")
+    assert code == 0, log
+    for title in ("Model Information", "Class Level Information", "Model Convergence Status",
+                  "Summary of Stepwise Selection"):
+        assert title in lst
+    info = {r["Label1"]: r["cValue1"] for r in rows(session, "work.mi")}
+    assert info["Data Set"] == "WORK.B" and info["Response Variable"] == "y" and info["Model"] == "binary logit"
+    design = [(r["Class"], r["Value"], r["X1"], r["X2"]) for r in rows(session, "work.cl")]
+    assert design == [("grp", "1", 1, 0), ("", "2", 0, 1), ("", "3", 0, 0)]
+    assert rows(session, "work.cs")[0]["Reason"] == "Convergence criterion (GCONV=1E-8) satisfied."
+    ybar = y.mean()
+    score = float((x * (y - ybar)).sum()) ** 2 / (ybar * (1 - ybar) * float(((x - x.mean()) ** 2).sum()))
+    steps = rows(session, "work.mb")
+    assert steps[0]["EffectEntered"] == "x" and steps[0]["DF"] == 1 and steps[0]["NumberInModel"] == 1
+    assert steps[0]["ScoreChiSq"] == pytest.approx(score, rel=1e-8)
