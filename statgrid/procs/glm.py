@@ -26,6 +26,7 @@ from typing import Sequence
 import numpy as np
 
 from statgrid.errors import StatgridError
+from statgrid.procs import _glm_type3
 from statgrid.procs import design as _design
 from statgrid.procs import glm_means
 from statgrid.procs._base import ResultTable, as_list, procedure, qi, render_table
@@ -105,6 +106,8 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
                    "here test sum-to-zero hypotheses, which differ from SAS's Type III/IV with empty cells.")
 
     null = _null_space(R[:, :p])       # of the design columns: the same for every response
+    # a model not closed under marginality (a b a*b*c …): SAS's Type III from the estimable functions
+    hyp3 = _glm_type3.hypotheses(R, p, design) if want_ss & {"3", "4"} and _glm_type3.needed(design) else None
     out_rows, ss_rows, per_response, fits = [], [], {}, []
     for i, y in enumerate(responses):
         Ry = R[:, [*range(p), p + i]]
@@ -137,7 +140,12 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
             Re = np.hstack([R[:, :p] @ T, R[:, [p + i]]])
             enames = list(eff_names)
             full_sse, full_rank = _sse(Re, n, enames, list(range(len(enames))), len(enames))
+            general = _glm_type3.sums_of_squares(hyp3, R, p, i) if hyp3 is not None else {}
             for e, sl in zip(effects, eff_slices):
+                if e.name in general:
+                    df3, ss3 = general[e.name]
+                    type3.append([e.name, df3, max(ss3, 0.0)])
+                    continue
                 keep = [c for c in range(len(enames)) if not sl.start <= c < sl.stop]
                 sse, rank = _sse(Re, n, enames, keep, len(enames))
                 type3.append([e.name, full_rank - rank, max(sse - full_sse, 0.0)])

@@ -216,3 +216,36 @@ proc logistic data=b; class grp / param=ref;
     steps = rows(session, "work.mb")
     assert steps[0]["EffectEntered"] == "x" and steps[0]["DF"] == 1 and steps[0]["NumberInModel"] == 1
     assert steps[0]["ScoreChiSq"] == pytest.approx(score, rel=1e-8)
+
+
+def test_glm_type3_in_a_model_without_its_marginal_effects(session):
+    """MODEL y = a b c a*b*c (a*b, a*c, b*c absent), unbalanced, every cell filled: Type III/IV of a had 0 DF.
+    SAS builds it from the estimable functions: a's hypothesis is then the equality of a's unweighted marginal
+    means (the cell means averaged over b and c). Expected: statsmodels' cell-means fit and that contrast."""
+    sm = pytest.importorskip("statsmodels.api")
+    recs = []
+    for a in (1, 2, 3):
+        for b in (1, 2):
+            for c in (1, 2):
+                for r in range(1 + (a * b + c) % 3):
+                    recs.append((a, b, c, float(a * 1.5 + b * c + ((r * 7 + a) % 5) * 0.3 - (a == 2) * c)))
+    text = "data u; input a b c y; datalines;\n" + "\n".join(f"{a} {b} {c} {y!r}" for a, b, c, y in recs) + \
+        "\n;\nrun;\n"
+    code, log, _ = run_sas(session, text + """ods output ModelANOVA=m OverallANOVA=o;
+proc glm data=u; class a b c; model y = a b c a*b*c / ss3 ss4; run; quit;""")
+    assert code == 0, log
+    got = {(r["HypothesisType"], r["Source"]): (r["DF"], r["SS"]) for r in rows(session, "work.m")}
+    cells = sorted({(a, b, c) for a, b, c, _ in recs})
+    X = np.array([[float((a, b, c) == cell) for cell in cells] for a, b, c, _ in recs])
+    y = np.array([v for *_, v in recs])
+    fit = sm.OLS(y, X).fit()
+    L = np.zeros((2, len(cells)))
+    for k, other in enumerate((2, 3)):
+        for j, (a, b, c) in enumerate(cells):
+            L[k, j] = (a == 1) / 4 - (a == other) / 4
+    f = float(np.squeeze(fit.f_test(L).fvalue))
+    ss_a = f * 2 * fit.mse_resid
+    for typ in (3, 4):
+        assert got[(typ, "a")][0] == 2 and got[(typ, "a")][1] == pytest.approx(ss_a, rel=1e-8)
+    # the top effect: its Type III is the reduction after every other effect, 12 cells − 1 − 2 − 1 − 1 = 7 DF
+    assert got[(3, "a*b*c")][0] == 7
