@@ -249,3 +249,53 @@ proc glm data=u; class a b c; model y = a b c a*b*c / ss3 ss4; run; quit;""")
         assert got[(typ, "a")][0] == 2 and got[(typ, "a")][1] == pytest.approx(ss_a, rel=1e-8)
     # the top effect: its Type III is the reduction after every other effect, 12 cells − 1 − 2 − 1 − 1 = 7 DF
     assert got[(3, "a*b*c")][0] == 7
+
+
+# ------------------------------------------------------------------------------------------ CORR ALPHA, PARTIAL
+CORR_DATA = """data k; input x1 x2 x3 g; datalines;
+2 3 1 0
+4 5 3 1
+3 2 4 0
+5 6 4 1
+6 7 5 1
+4 3 6 0
+7 6 5 1
+8 9 7 0
+. 1 1 1
+;
+run;
+"""
+
+
+def test_corr_alpha_cronbach_agrees_with_r(session):
+    """ALPHA was refused. R 4 (base), on the 8 complete rows:
+    k/(k-1)*(1 - sum(apply(X,2,var))/var(rowSums(X))) → 0.891532927504; standardized k·r̄/(1+(k−1)·r̄) →
+    0.895300124161; deleting x1: cor(x1, x2+x3) 0.959168185202, alpha 0.692708333333, standardized
+    0.952745161066 and 0.706088707622."""
+    code, log, lst = run_sas(session, CORR_DATA + """ods output CronbachAlpha=ca CronbachAlphaDel=cd;
+proc corr data=k alpha; var x1 x2 x3; run;""")
+    assert code == 0, log
+    assert "Cronbach Coefficient Alpha with Deleted Variable" in lst and "N = 8" in lst
+    ca = {r["Variables"]: r["Alpha"] for r in rows(session, "work.ca")}
+    assert ca["Raw"] == pytest.approx(0.891532927504, abs=1e-10)
+    assert ca["Standardized"] == pytest.approx(0.895300124161, abs=1e-10)
+    cd = {r["Variable"]: r for r in rows(session, "work.cd")}
+    assert [cd["x1"][k] for k in ("RawCorr", "RawAlpha", "StdCorr", "StdAlpha")] == pytest.approx(
+        [0.959168185202, 0.692708333333, 0.952745161066, 0.706088707622], abs=1e-10)
+    assert cd["x3"]["RawAlpha"] == pytest.approx(0.941406250000, abs=1e-10)
+    code, log, _ = run_sas(session, CORR_DATA + "proc corr data=k alpha; var x1 x2; with x3; run;")
+    assert code != 0 and "ALPHA option is not valid with a WITH statement" in log
+
+
+def test_corr_partial_agrees_with_r(session):
+    """PARTIAL was refused. R 4: e1 <- resid(lm(x1 ~ g)); e3 <- resid(lm(x3 ~ g)); cor(e1, e3) → 0.849178267621,
+    p of t = r·sqrt(5/(1−r²)) on 8 − 3 = 5 DF → 0.015616733698; partial variance of x1 SSE/6 → 4.291666666667."""
+    code, log, lst = run_sas(session, CORR_DATA + """ods output PearsonPartialCorr=pc SimpleStats=ss;
+proc corr data=k; var x1 x3; partial g; run;""")
+    assert code == 0, log
+    assert "Pearson Partial Correlation Coefficients, N = 8" in lst and "Partial Rho=0" in lst
+    got = {r["Variable"]: r for r in rows(session, "work.pc")}
+    assert got["x1"]["x3"] == pytest.approx(0.849178267621, abs=1e-10)
+    assert got["x1"]["Px3"] == pytest.approx(0.015616733698, rel=1e-8)
+    ss = {r["Variable"]: r for r in rows(session, "work.ss")}
+    assert ss["x1"]["PartialVar"] == pytest.approx(4.291666666667, rel=1e-10) and ss["g"]["NObs"] == 8
