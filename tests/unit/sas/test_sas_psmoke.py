@@ -299,3 +299,39 @@ proc corr data=k; var x1 x3; partial g; run;""")
     assert got["x1"]["Px3"] == pytest.approx(0.015616733698, rel=1e-8)
     ss = {r["Variable"]: r for r in rows(session, "work.ss")}
     assert ss["x1"]["PartialVar"] == pytest.approx(4.291666666667, rel=1e-10) and ss["g"]["NObs"] == 8
+
+
+# ------------------------------------------------------------------------------------------ TTEST WEIGHT
+def test_ttest_weight_matches_weighted_least_squares(session):
+    """WEIGHT was refused. The weighted one-sample t is the WLS fit of the mean and the pooled two-sample t the WLS
+    fit of the group difference (statsmodels); a row with weight 0 or missing is left out, as SAS."""
+    sm = pytest.importorskip("statsmodels.api")
+    g = [1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2]
+    y = [4.0, 6.5, 5.0, 7.25, 3.5, 8.0, 9.5, 7.0, 10.0, 8.5, 99.0]
+    w = [1.0, 2.0, 0.5, 3.0, 1.5, 2.5, 1.0, 1.0, 0.5, 2.0, 0.0]
+    text = "data t; input g y w; datalines;\n" + "\n".join(f"{a} {b} {c}" for a, b, c in zip(g, y, w)) + \
+        "\n. 1 1\n;\nrun;\n"
+    code, log, lst = run_sas(session, text + """ods output Statistics=s1 TTests=t1;
+proc ttest data=t(where=(g=1)) h0=5; var y; weight w; run;
+ods output Statistics=s2 TTests=t2;
+proc ttest data=t; class g; var y; weight w; run;""")
+    assert code == 0, log
+    yy, ww, gg = (np.array(v[:10], dtype=float) for v in (y, w, g))
+    one = sm.WLS(yy[gg == 1], np.ones(5), weights=ww[gg == 1]).fit()
+    s1, t1 = rows(session, "work.s1")[0], rows(session, "work.t1")[0]
+    assert s1["N"] == 5 and s1["Mean"] == pytest.approx(one.params[0], rel=1e-12)
+    assert s1["StdErr"] == pytest.approx(one.bse[0], rel=1e-10)
+    assert t1["tValue"] == pytest.approx((one.params[0] - 5) / one.bse[0], rel=1e-10) and t1["DF"] == 4
+    two = sm.WLS(yy, np.column_stack([np.ones(10), (gg == 1) * 1.0]), weights=ww).fit()
+    tests = {r["Method"]: r for r in rows(session, "work.t2")}
+    assert tests["Pooled"]["tValue"] == pytest.approx(two.tvalues[1], rel=1e-10) and tests["Pooled"]["DF"] == 8
+    # Satterthwaite by hand: each group's weighted variance over its Σw
+    parts = []
+    for k in (1, 2):
+        yk, wk = yy[gg == k], ww[gg == k]
+        m = (wk * yk).sum() / wk.sum()
+        parts.append(((wk * (yk - m) ** 2).sum() / (len(yk) - 1) / wk.sum(), len(yk)))
+    se = np.sqrt(parts[0][0] + parts[1][0])
+    df = (parts[0][0] + parts[1][0]) ** 2 / sum(v * v / (n - 1) for v, n in parts)
+    assert tests["Satterthwaite"]["tValue"] == pytest.approx(two.params[1] / se, rel=1e-10)
+    assert tests["Satterthwaite"]["DF"] == pytest.approx(df, rel=1e-10)
