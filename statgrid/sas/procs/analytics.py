@@ -243,5 +243,5 @@ def run_glimmix(statements: list, program: Any) -> None:
     from statgrid.procs.glimmix import glimmix
     _call(program, first, glimmix, data, f"{dep} = {effects}", random.lower(), subject, class_=classes or None,
           event=dep_opts.get("EVENT", "first"), print=not opts.get("NOPRINT"),
-          data_label=f"{src.libref}.{src.member}".upper())
+          data_label=f"{src.libref}.{src.member}".upper(), solution=bool(mopts.get("S") or mopts.get("SOLUTION")))
 

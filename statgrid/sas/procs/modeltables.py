@@ -44,9 +44,12 @@ def tables(proc: str, result: Any, classes: list[str], model: tuple | None = Non
     options, options), which LOGISTIC's Response Profile needs (the response's name and ordering)."""
     if proc == "LOGISTIC":
         return logistic_tables(result, classes, model)
+    solution = bool(model and (model[3].get("SOLUTION") or model[3].get("S")))
     if proc == "GLM":
-        return glm_tables(result, classes, bool(model and (model[3].get("SOLUTION") or model[3].get("S"))))
-    return {"GENMOD": genmod_tables, "MIXED": mixed_tables}[proc](result, classes)
+        return glm_tables(result, classes, solution)
+    if proc == "MIXED":
+        return mixed_tables(result, classes, solution)
+    return genmod_tables(result, classes)
 
 
 # ------------------------------------------------------------------------------------------ LOGISTIC
@@ -310,7 +313,8 @@ def _mixed_front(st: dict) -> list[OdsTable]:
     return out
 
 
-def mixed_tables(r: Any, classes: list[str]) -> list[OdsTable]:
+def mixed_tables(r: Any, classes: list[str], solution: bool = True) -> list[OdsTable]:
+    """MIXED's tables; Solution for Fixed Effects only with MODEL / SOLUTION (SAS/STAT MIXED, MODEL statement)."""
     st, p = r.stats, "MIXED"
     show_subject = any(c["Subject"] for c in st["covparms"])
     cp_cols = [Col("CovParm", "Cov Parm", "char")] + ([Col("Subject", type="char")] if show_subject else [])
@@ -328,9 +332,10 @@ def mixed_tables(r: Any, classes: list[str]) -> list[OdsTable]:
            _t(p, "CovParms", "Covariance Parameter Estimates", cp_cols, cp_rows),
            _t(p, "FitStatistics", "Fit Statistics", [Col("Descr", "", "char"), Col("Value", "", fmt="d1")],
               [[k if i == 0 else f"{k} (Smaller is Better)", v] for i, (k, v) in enumerate(st["fit"].items())],
-              headings=False),
-           _t(p, "SolutionF", "Solution for Fixed Effects", sol_cols,
-              [[*row[:len(sol_cols) - 5], *row[len(sol_cols) - 5:]] for row in r.rows])]
+              headings=False)]
+    if solution:
+        out.append(_t(p, "SolutionF", "Solution for Fixed Effects", sol_cols,
+                      [[*row[:len(sol_cols) - 5], *row[len(sol_cols) - 5:]] for row in r.rows]))
     if st["type3"]:
         out.append(_t(p, "Tests3", "Type 3 Tests of Fixed Effects", [
             Col("Effect", type="char"), Col("NumDF", "Num DF", fmt="best"), Col("DenDF", "Den DF", fmt="best"),

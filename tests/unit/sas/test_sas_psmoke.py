@@ -335,3 +335,21 @@ proc ttest data=t; class g; var y; weight w; run;""")
     df = (parts[0][0] + parts[1][0]) ** 2 / sum(v * v / (n - 1) for v, n in parts)
     assert tests["Satterthwaite"]["tValue"] == pytest.approx(two.params[1] / se, rel=1e-10)
     assert tests["Satterthwaite"]["DF"] == pytest.approx(df, rel=1e-10)
+
+
+def test_mixed_and_glimmix_show_the_solution_only_under_s(session):
+    """SAS's MIXED and GLIMMIX print the Solution for Fixed Effects only with MODEL / SOLUTION (S); both printed
+    it always. ODS OUTPUT SolutionF then gets SAS's WARNING."""
+    text = "data c; do id = 1 to 30; u = rannor(3); do t = 1 to 3; x = ranuni(3); y = u + x + rannor(3); " \
+           "b = y > 0.5; output; end; end; run;\n"
+    code, log, lst = run_sas(session, text + """ods output SolutionF=sf;
+proc mixed data=c; class id; model y = x; random intercept / subject=id; run;
+proc glimmix data=c; class id; model b(event='1') = x / dist=binary; random intercept / subject=id; run;""")
+    assert code == 0, log
+    assert "Solution for Fixed Effects" not in lst and "Covariance Parameter Estimates" in lst
+    assert "WARNING: Output 'SolutionF' was not created" in log
+    code, log, lst = run_sas(session, text + """proc mixed data=c; class id; model y = x / s;
+random intercept / subject=id; run;
+proc glimmix data=c; class id; model b(event='1') = x / dist=binary s; random intercept / subject=id; run;""")
+    assert code == 0, log
+    assert lst.count("Solution for Fixed Effects") == 2
