@@ -313,6 +313,40 @@ def _mixed_front(st: dict) -> list[OdsTable]:
     return out
 
 
+def _mixed_info(st: dict) -> list[OdsTable]:
+    """SAS's Model Information (ODS ModelInfo): data set, response, covariance structure, subject, estimation,
+    residual variance, standard error and degrees-of-freedom methods."""
+    if "structure" not in st:
+        return []
+    pairs = ([["Data Set", st["data_label"]]] if st.get("data_label") else []) + [
+        ["Dependent Variable", st.get("dependent", "")], ["Covariance Structure", st["structure"]]]
+    if st.get("subject_effect"):
+        pairs.append(["Subject Effect", st["subject_effect"]])
+    pairs += [["Estimation Method", st.get("method", "REML")], ["Residual Variance Method", "Profile"],
+              ["Fixed Effects SE Method", st.get("se_method", "Model-Based")],
+              ["Degrees of Freedom Method", st.get("ddfm", "")]]
+    return [_t("MIXED", "ModelInfo", "Model Information", [Col("Descr", "", "char"), Col("Value", "", "char")],
+               pairs, headings=False)]
+
+
+def _mixed_iterations(st: dict) -> list[OdsTable]:
+    """Iteration History (ODS IterHistory) and the convergence line (ConvergenceStatus), as SAS prints them after
+    the Number of Observations; none for MIVQUE0 (no iterations)."""
+    history = st.get("history") or []
+    if not history:
+        return []
+    label = "-2 Log Like" if str(st.get("method", "")).upper() == "ML" else "-2 Res Log Like"
+    hist = _t("MIXED", "IterHistory", "Iteration History", [
+        Col("Iteration", fmt="int"), Col("Evaluations", fmt="int"), Col("Objective", label, fmt="d8"),
+        Col("Criterion", fmt="best8")],
+        [[h["Iteration"], h["Evaluations"], h["Objective"],
+          None if isinstance(h["Criterion"], float) and math.isnan(h["Criterion"]) else h["Criterion"]]
+         for h in history])
+    conv = _t("MIXED", "ConvergenceStatus", "", [Col("Reason", "", "char")], [["Convergence criteria met."]],
+              headings=False)
+    return [hist, conv]
+
+
 def mixed_tables(r: Any, classes: list[str], solution: bool = True) -> list[OdsTable]:
     """MIXED's tables; Solution for Fixed Effects only with MODEL / SOLUTION (SAS/STAT MIXED, MODEL statement)."""
     st, p = r.stats, "MIXED"
@@ -326,9 +360,10 @@ def mixed_tables(r: Any, classes: list[str], solution: bool = True) -> list[OdsT
     sol_cols = [Col(c, type="char") for c in r.columns[:r.columns.index("Estimate")]] + [
         Col("Estimate", fmt="d4"), Col("StdErr", "Standard Error", fmt="d4"), Col("DF", fmt="best"),
         Col("tValue", "t Value", fmt="d2"), Col("Probt", "Pr > |t|", fmt="p")]
-    out = _mixed_front(st) + [_t(p, "NObs", "", [Col("Label", "", "char"), Col("N", "", fmt="int")],
+    out = _mixed_info(st) + _mixed_front(st) + [_t(p, "NObs", "", [Col("Label", "", "char"), Col("N", "", fmt="int")],
               [["Number of Observations Read", st["n_read"]], ["Number of Observations Used", st["n_used"]],
                ["Number of Observations Not Used", st["n_read"] - st["n_used"]]], headings=False),
+           *_mixed_iterations(st),
            _t(p, "CovParms", "Covariance Parameter Estimates", cp_cols, cp_rows),
            _t(p, "FitStatistics", "Fit Statistics", [Col("Descr", "", "char"), Col("Value", "", fmt="d1")],
               [[k if i == 0 else f"{k} (Smaller is Better)", v] for i, (k, v) in enumerate(st["fit"].items())],

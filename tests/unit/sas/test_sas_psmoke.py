@@ -353,3 +353,24 @@ random intercept / subject=id; run;
 proc glimmix data=c; class id; model b(event='1') = x / dist=binary s; random intercept / subject=id; run;""")
     assert code == 0, log
     assert lst.count("Solution for Fixed Effects") == 2
+
+
+def test_mixed_model_information_iteration_history_and_convergence(session):
+    """MIXED printed no Model Information, Iteration History nor "Convergence criteria met." (SAS's ModelInfo,
+    IterHistory, ConvergenceStatus); the last iteration's objective is the fit's -2 Res Log Likelihood."""
+    text = "data c; do id = 1 to 30; u = rannor(3); do t = 1 to 3; x = ranuni(3); y = u + x + rannor(3); " \
+           "output; end; end; run;\n"
+    code, log, lst = run_sas(session, text + """ods output ModelInfo=mi IterHistory=ih ConvergenceStatus=cs
+  FitStatistics=fs;
+proc mixed data=c covtest; class id; model y = x / ddfm=satterth; random intercept / subject=id; run;""")
+    assert code == 0, log
+    assert lst.index("Model Information") < lst.index("Iteration History") < lst.index(
+        "Convergence criteria met.") < lst.index("Covariance Parameter Estimates")
+    info = {r["Descr"]: r["Value"] for r in rows(session, "work.mi")}
+    assert info["Data Set"] == "WORK.C" and info["Dependent Variable"] == "y"
+    assert info["Subject Effect"] == "id" and info["Degrees of Freedom Method"] == "Satterthwaite"
+    hist = rows(session, "work.ih")
+    fit = {r["Descr"]: r["Value"] for r in rows(session, "work.fs")}
+    assert hist[0]["Iteration"] == 0 and hist[-1]["Objective"] == pytest.approx(fit["-2 Res Log Likelihood"],
+                                                                                 rel=1e-9)
+    assert rows(session, "work.cs")[0]["Reason"] == "Convergence criteria met."
