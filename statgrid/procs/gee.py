@@ -56,7 +56,8 @@ def gee(s, data: str, model: str, subject: str | Sequence[str], type: str = "ind
                      MeanUpperCL, LBetaEstimate, StdErr, Alpha, LBetaLowerCL, LBetaUpperCL, ChiSq, ProbChiSq]
                      (empirical standard errors).
     data_label: the data set's name for the listing's Model Information (default: `data`'s own name).
-    ref: {CLASS variable: REF= level | 'FIRST' | 'LAST'}: that level last among the variable's levels (SAS's CLASS var(REF=))."""
+    ref: {CLASS variable: REF= level | 'FIRST' | 'LAST'}: that level last among the variable's levels (SAS's
+    CLASS var(REF=))."""
     kind = corr_type(type)
     src = s.dataset(data)
     names_all = [c for c, _ in s.columns(src.scan_sql())]

@@ -80,7 +80,8 @@ def genmod(s, data: str, model: str, dist: str = "normal", link: str | None = No
                      (DenDF, FValue, ProbF,) ChiSq, ProbChiSq, Type 'LR'|'Wald'];
       estimates      [(label, row, alpha, exp)] → stats['estimates']: [Label, MeanEstimate, MeanLowerCL,
                      MeanUpperCL, LBetaEstimate, StdErr, Alpha, LBetaLowerCL, LBetaUpperCL, ChiSq, ProbChiSq].
-    ref: {CLASS variable: REF= level | 'FIRST' | 'LAST'}: that level last among the variable's levels (SAS's CLASS var(REF=))."""
+    ref: {CLASS variable: REF= level | 'FIRST' | 'LAST'}: that level last among the variable's levels (SAS's
+    CLASS var(REF=))."""
     src = s.dataset(data)
     names_all = [c for c, _ in s.columns(src.scan_sql())]
     responses, effects = _design.parse_model(model, names_all, str(src), many_responses=False)

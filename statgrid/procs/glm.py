@@ -63,7 +63,8 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
                   over E's, of the types given, else the highest type computed (SAS's default).
     A row that is not estimable is reported so (None values), as SAS prints 'Non-est'.
     means = [glm_means.MeansRequest, …]: SAS's MEANS statement → stats['means'] (glm_means.py).
-    ref: {CLASS variable: REF= level | 'FIRST' | 'LAST'}: that level last among the variable's levels (SAS's CLASS var(REF=))."""
+    ref: {CLASS variable: REF= level | 'FIRST' | 'LAST'}: that level last among the variable's levels (SAS's
+    CLASS var(REF=))."""
     src = s.dataset(data)
     names_all = [c for c, _ in s.columns(src.scan_sql())]
     responses, effects = _design.parse_model(model, names_all, str(src))

@@ -91,7 +91,8 @@ def logistic(s, data: str, model: str, class_: str | Sequence[str] | None = None
     logistic_tests.py; exact [(label, [effects | 'INTERCEPT'], {'joint', 'jointonly'})]: logistic_exact.py; their
     rows in stats['contrast_tests'], ['contrast_estimates'], ['contrast_coeffs'] (/ E: (label, rows [parameter,
     row 1, row 2 …])), ['oddsratios_wald'], ['clodds_wald'], ['exact_tests'].
-    ref: {CLASS variable: REF= level | 'FIRST' | 'LAST'}: that level last among the variable's levels (SAS's CLASS var(REF=))."""
+    ref: {CLASS variable: REF= level | 'FIRST' | 'LAST'}: that level last among the variable's levels (SAS's
+    CLASS var(REF=))."""
     src = s.dataset(data)
     names_all = [c for c, _ in s.columns(src.scan_sql())]
     (yname,), effects = _design.parse_model(model, names_all, str(src), many_responses=False)

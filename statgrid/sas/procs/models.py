@@ -335,7 +335,8 @@ def _fit(program, proc, opts, spec, data: str) -> Any:
         if spec.get("output"):
             raise StatgridError("The OUTPUT statement of PROC GENMOD with a REPEATED statement (GEE) is not "
                                 "supported by statgrid yet; fit the model without REPEATED for its OUTPUT data set.")
-        return repeated.fit(program, data, dep, effects, classes, mopts, opts, spec["gee"], not opts.get("NOPRINT"),
+        gee_opts = {"DESCENDING": _genmod_descending(opts, dep_opts)}      # the one PROC option GEE reads
+        return repeated.fit(program, data, dep, effects, classes, mopts, gee_opts, spec["gee"], not opts.get("NOPRINT"),
                             spec["contrasts"], spec["estimates"], spec.get("data_label"), spec.get("class_ref") or None)
     elif proc == "GENMOD":
         from statgrid.procs.genmod import genmod
@@ -347,7 +348,7 @@ def _fit(program, proc, opts, spec, data: str) -> Any:
            link=str(mopts["LINK"]).lower() if "LINK" in mopts else None, class_=classes, trials=trials,
            offset=mopts.get("OFFSET"), noint=bool(mopts.get("NOINT")),
            scale=_genmod_scale(mopts), maxiter=int(float(mopts.get("MAXITER", 50))),
-           descending=bool(opts.get("DESCENDING")), print=printing, type3=bool(mopts.get("TYPE3")),
+           descending=_genmod_descending(opts, dep_opts), print=printing, type3=bool(mopts.get("TYPE3")),
            contrasts=spec["contrasts"], estimates=spec["estimates"],
            output={k: v[0] for k, v in spec["output"]["names"].items()} if spec.get("output") else None,
            output_alpha=spec["output"]["alpha"] if spec.get("output") else 0.05, ref=spec.get("class_ref") or None)
@@ -362,6 +363,24 @@ def _fit(program, proc, opts, spec, data: str) -> Any:
             from statgrid.procs.design import used_class_levels
             r.stats["class_levels"] = used_class_levels(s, data, dep, effects, classes, None)
         return r
+
+
+def _genmod_descending(opts, dep_opts: dict) -> bool:
+    """Whether GENMOD models the higher level of a 0/1 response: MODEL y(EVENT='1') (EVENT='0': the lower),
+    y(DESCENDING), else PROC GENMOD DESCENDING (SAS: the lowest ordered level by default)."""
+    if "EVENT" in dep_opts:
+        v = str(dep_opts["EVENT"]).strip()
+        try:
+            level = float(v)
+        except ValueError:
+            level = None
+        if level not in (0.0, 1.0):
+            raise StatgridError(f"EVENT='{v}' is not a level of the 0/1 response of PROC GENMOD; give EVENT='1' "
+                                "or EVENT='0'.")
+        return level == 1.0
+    if dep_opts.get("DESCENDING") or dep_opts.get("DESC"):
+        return True
+    return bool(opts.get("DESCENDING"))
 
 
 def _genmod_scale(mopts: dict) -> str | None:

@@ -374,3 +374,28 @@ proc mixed data=c covtest; class id; model y = x / ddfm=satterth; random interce
     assert hist[0]["Iteration"] == 0 and hist[-1]["Objective"] == pytest.approx(fit["-2 Res Log Likelihood"],
                                                                                  rel=1e-9)
     assert rows(session, "work.cs")[0]["Reason"] == "Convergence criteria met."
+
+
+def test_genmod_event_option_picks_the_modelled_level(session):
+    """MODEL y(EVENT='1') in GENMOD was passed over: the probability of y=0 (the default, lowest level) was
+    modelled, every estimate's sign reversed. Expected: statsmodels Logit of y=1 on x."""
+    sm = pytest.importorskip("statsmodels.api")
+    x = [0.1, 0.4, 0.35, 0.8, 0.9, 0.2, 0.65, 0.5, 0.95, 0.05, 0.7, 0.3]
+    y = [0, 0, 1, 1, 1, 0, 0, 1, 1, 0, 1, 1]
+    ids = [1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6]
+    text = "data e; input id x y; datalines;\n" + "\n".join(f"{i} {a} {b}" for i, a, b in zip(ids, x, y)) + \
+        "\n;\nrun;\n"
+    code, log, _ = run_sas(session, text + """ods output ParameterEstimates=pe;
+proc genmod data=e; model y(event='1') = x / dist=binomial link=logit; run;
+ods output ParameterEstimates=p0;
+proc genmod data=e; model y = x / dist=binomial link=logit; run;
+ods output GEEEmpPEst=pg;
+proc genmod data=e; class id; model y(event='1') = x / dist=binomial; repeated subject=id / type=ind; run;""")
+    assert code == 0, log
+    fit = sm.Logit(np.array(y), sm.add_constant(np.array(x))).fit(disp=0, tol=1e-12)
+    est = {r["Parameter"]: r["Estimate"] for r in rows(session, "work.pe")}
+    assert [est["Intercept"], est["x"]] == pytest.approx(list(fit.params), rel=1e-6)
+    low = {r["Parameter"]: r["Estimate"] for r in rows(session, "work.p0")}
+    assert [low["Intercept"], low["x"]] == pytest.approx(list(-fit.params), rel=1e-6)
+    gee = {r["Parm"]: r["Estimate"] for r in rows(session, "work.pg")}
+    assert [gee["Intercept"], gee["x"]] == pytest.approx(list(fit.params), rel=1e-5)
