@@ -5,6 +5,7 @@ collinearity — accurate to R).
       MODEL y = x1 x2 … </ NOINT SELECTION=NONE|FORWARD|BACKWARD|STEPWISE|RSQUARE|ADJRSQ|CP SLE= SLS=
                            INCLUDE= BEST= START= STOP= RSQUARE ADJRSQ CP STB VIF COLLIN>;
       BY vars; WHERE expr; OUTPUT OUT=ds P=name R=name;  (several MODEL statements: MODEL1, MODEL2 …)
+      <label:> TEST equations;  (of the MODEL before it: reg_test.py)
 
 The listing has SAS's tables: observations read and used, Analysis of Variance, the fit statistics
 (Root MSE, Dependent Mean, Coeff Var, R-Square, Adj R-Sq), Parameter Estimates (with Standardized Estimate
@@ -32,7 +33,7 @@ OPTIONS = {"DATA": DATASET, "OUTEST": DATASET, "NOPRINT": FLAG, "SIMPLE": FLAG, 
 MODEL_OPTIONS = {"NOINT", "SELECTION", "SLE", "SLS", "SLENTRY", "SLSTAY", "INCLUDE", "STB", "VIF", "COLLIN",
                  "COLLINOINT", "CLB", "P", "R", "TOL", "DETAILS", "NOPRINT", "SS1", "SS2", "BEST", "START", "STOP",
                  "CP", "ADJRSQ", "RSQUARE"}
-STATEMENTS = ("MODEL", "BY", "WHERE", "OUTPUT", "VAR", "ID", "FREQ", "WEIGHT", "RUN", "QUIT", "TITLE")
+STATEMENTS = ("MODEL", "BY", "WHERE", "OUTPUT", "TEST", "VAR", "ID", "FREQ", "WEIGHT", "RUN", "QUIT", "TITLE")
 
 
 @ods.proc_step
@@ -49,6 +50,18 @@ def run(statements: list, program: Any) -> None:
             where_statement(c, src)
         elif kw == "OUTPUT":
             outputs.append(_output(c, program, len(models)))
+        elif kw == "TEST" or (len(stmt.tokens) > 2 and stmt.tokens[1].text == ":" and stmt.tokens[2].upper == "TEST"):
+            from statgrid.sas.procs import reg_test
+            label = None
+            if kw != "TEST":
+                label = stmt.tokens[0].text
+                c.next()
+                c.next()
+            if not models:
+                t = stmt.tokens[0]
+                raise SasError("The TEST statement must follow a MODEL statement", t.line, t.col, t.text,
+                               "MODEL y = x …; TEST x = 0;")
+            models[-1].setdefault("tests", []).append(reg_test.parse(c, label))
         elif kw in ("VAR", "ID"):
             continue
         elif kw in ("FREQ", "WEIGHT"):
@@ -250,6 +263,11 @@ def reg_tables(m, result) -> list[OdsTable]:
         rows.append([r["Variable"], r["DF"], r["Estimate"], r["StdErr"], r["tValue"], r["Probt"]]
                     + [r[c] for c in extra])
     out.append(table("ParameterEstimates", "Parameter Estimates", cols, rows))
+    if m.get("tests"):
+        from statgrid.sas.procs import reg_test
+        for k, test in enumerate(m["tests"], 1):
+            title, rows_t = reg_test.result(test, result, k)
+            out.append(table("TestANOVA", title, reg_test.COLUMNS, rows_t))
     if st.get("collinearity"):
         names = list(st["collinearity"][0]["proportions"])
         out.append(table("CollinDiag", "Collinearity Diagnostics", [

@@ -399,3 +399,31 @@ proc genmod data=e; class id; model y(event='1') = x / dist=binomial; repeated s
     assert [low["Intercept"], low["x"]] == pytest.approx(list(-fit.params), rel=1e-6)
     gee = {r["Parm"]: r["Estimate"] for r in rows(session, "work.pg")}
     assert [gee["Intercept"], gee["x"]] == pytest.approx(list(fit.params), rel=1e-5)
+
+
+# ------------------------------------------------------------------------------------------ REG TEST
+def test_reg_test_statement_agrees_with_restricted_fits(session):
+    """REG's TEST statement was refused. F = ((SSE restricted − SSE) / q) / MSE, the restricted fits by numpy least
+    squares: x1 = x2 = 0 drops both; x1 = 2, x2 = −1.5 moves them to the left-hand side."""
+    rng = np.random.default_rng(3)
+    x1, x2, x3 = (np.round(rng.normal(size=30), 4) for _ in range(3))
+    y = np.round(1 + 2 * x1 - 1.5 * x2 + rng.normal(size=30), 4)
+    text = "data a; input x1 x2 x3 y; datalines;\n" + "\n".join(
+        f"{float(a)!r} {float(b)!r} {float(c)!r} {float(d)!r}" for a, b, c, d in zip(x1, x2, x3, y)) + "\n;\nrun;\n"
+    code, log, lst = run_sas(session, text + """ods output TestANOVA=ta;
+proc reg data=a; model y = x1 x2 x3; test x1=0, x2=0; both: test x1 = 2, x2 + 1.5 = 0; run; quit;""")
+    assert code == 0, log
+    assert "Test 1 Results for Dependent Variable y" in lst and "Test both Results for Dependent Variable y" in lst
+
+    def sse(X, target):
+        X = np.column_stack([np.ones(30), *X])
+        r = target - X @ np.linalg.lstsq(X, target, rcond=None)[0]
+        return float(r @ r)
+    full = sse([x1, x2, x3], y)
+    mse = full / 26
+    f1 = (sse([x3], y) - full) / 2 / mse
+    f2 = (sse([x3], y - 2 * x1 + 1.5 * x2) - full) / 2 / mse
+    got = rows(session, "work.ta")
+    assert [r["Source"] for r in got] == ["Numerator", "Denominator"] * 2
+    assert got[0]["DF"] == 2 and got[1]["DF"] == 26 and got[1]["MS"] == pytest.approx(mse, rel=1e-10)
+    assert got[0]["FValue"] == pytest.approx(f1, rel=1e-9) and got[2]["FValue"] == pytest.approx(f2, rel=1e-9)
