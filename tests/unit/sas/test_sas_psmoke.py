@@ -427,3 +427,13 @@ proc reg data=a; model y = x1 x2 x3; test x1=0, x2=0; both: test x1 = 2, x2 + 1.
     assert [r["Source"] for r in got] == ["Numerator", "Denominator"] * 2
     assert got[0]["DF"] == 2 and got[1]["DF"] == 26 and got[1]["MS"] == pytest.approx(mse, rel=1e-10)
     assert got[0]["FValue"] == pytest.approx(f1, rel=1e-9) and got[2]["FValue"] == pytest.approx(f2, rel=1e-9)
+
+
+def test_datasets_age_renames_down_the_chain(session):
+    """AGE was accepted and did nothing. AGE a a1 a2: a2 is deleted, a1 becomes a2, a becomes a1."""
+    code, log, _ = run_sas(session, """data a; v = 0; run; data a1; v = 1; run; data a2; v = 2; run;
+proc datasets lib=work nolist; age a a1 a2; quit;""")
+    assert code == 0, log
+    assert [r["v"] for r in rows(session, "work.a1")] == [0] and [r["v"] for r in rows(session, "work.a2")] == [1]
+    assert not session.ref("work.a").exists()
+    assert "Ageing the name WORK.A to WORK.A1 (memtype=DATA)." in log
