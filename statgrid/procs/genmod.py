@@ -140,7 +140,11 @@ def genmod(s, data: str, model: str, dist: str = "normal", link: str | None = No
             "aicc": aic + 2 * n_params * (n_params + 1) / (n - n_params - 1) if n - n_params - 1 > 0 else float("nan"),
             "bic": -2 * ll + n_params * math.log(n), "n": n, "n_missing": n_missing, "iterations": fit.iterations,
             "dist": fam.name, "link": lk.name, "phi": est_phi, "alpha": fam.alpha if fam.name == "negbin" else None,
-            "modeled": (f"{y} = 0" if binary_low else f"{y} = 1") if fam.name == "binomial" and not trials else None}
+            "modeled": (f"{y} = 0" if binary_low else f"{y} = 1") if fam.name == "binomial" and not trials else None,
+            "response": y, "trials_var": trials}
+    if fam.name == "binomial" and not trials:   # SAS's Response Profile: each level's count among the rows used
+        crit["response_counts"] = dict(s.con.sql(f"SELECT {qi(y)}, count(*) FROM ({sql}) GROUP BY 1 ORDER BY 1")
+                                       .fetchall())
     for j in fit.aliased:
         s.log.note(f"{names[j]} is a linear combination of the columns before it; its estimate is set to 0.")
     result = ResultTable(["Parameter", "DF", "Estimate", "StdErr", "LowerWaldCL", "UpperWaldCL", "ChiSq",

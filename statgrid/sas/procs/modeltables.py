@@ -286,12 +286,42 @@ def genmod_tables(r: Any, classes: list[str]) -> list[OdsTable]:
              Col("LowerWaldCL", "Wald 95% Lower", fmt="d4"), Col("UpperWaldCL", "Wald 95% Upper", fmt="d4"),
              Col("ChiSq", "Wald Chi-Square", fmt="d2"), Col("ProbChiSq", "Pr > ChiSq", fmt="p")]
     rows = [[*(parameter_level(x[0]) if classes else (x[0],)), *x[1:]] for x in r.rows]
-    return ([_class_levels(p, levels)] if levels else []) + [
-        _nobs(p, st["n"] + st["n_missing"], st["n"]),
+    return [*genmod_head(st), _nobs(p, st["n"] + st["n_missing"], st["n"])] + (
+        [_class_levels(p, levels)] if levels else []) + genmod_response(st) + [
         _t(p, "ModelFit", "Criteria For Assessing Goodness Of Fit", [
             Col("Criterion", type="char"), Col("DF", fmt="int"), Col("Value", fmt="d4"),
             Col("ValueDF", "Value/DF", fmt="d4")], fit),
+        _t(p, "ConvergenceStatus", "", [Col("Reason", "", "char")], [["Algorithm converged."]], headings=False),
         _t(p, "ParameterEstimates", "Analysis Of Maximum Likelihood Parameter Estimates", cols, rows)]
+
+
+def genmod_head(st: dict) -> list[OdsTable]:
+    """GENMOD's Model Information (ODS ModelInfo): data set, distribution, link, dependent variable."""
+    from statgrid.procs.gee_listing import DIST_NAMES, LINK_NAMES
+    dep = st.get("response", "")
+    if st.get("trials_var"):
+        dep = f"{dep} / {st['trials_var']}"
+    pairs = ([["Data Set", st["data_label"]]] if st.get("data_label") else []) + [
+        ["Distribution", DIST_NAMES.get(st.get("dist"), str(st.get("dist")))],
+        ["Link Function", LINK_NAMES.get(st.get("link"), str(st.get("link")))], ["Dependent Variable", dep]]
+    return [_t("GENMOD", "ModelInfo", "Model Information", [Col("Label1", "", "char"), Col("cValue1", "", "char")],
+               pairs, headings=False)]
+
+
+def genmod_response(st: dict) -> list[OdsTable]:
+    """Response Profile of a 0/1 binomial response (ODS ResponseProfile) with SAS's line on the level modelled:
+    the levels ascending, or descending when the higher one is modelled."""
+    counts = st.get("response_counts")
+    if not counts or not st.get("modeled"):
+        return []
+    dep, _, ev = str(st["modeled"]).partition(" = ")
+    levels = sorted(counts, reverse=ev == "1")
+    table = _t("GENMOD", "ResponseProfile", "Response Profile", [
+        Col("OrderedValue", "Ordered Value", fmt="int"), Col("Value", dep, "char", right=True),
+        Col("Count", "Total Frequency", fmt="int")],
+        [[k + 1, _level_text(v), counts[v]] for k, v in enumerate(levels)])
+    table.footer = [f"PROC GENMOD is modeling the probability that {dep}='{ev}'."]
+    return [table]
 
 
 # ------------------------------------------------------------------------------------------ MIXED

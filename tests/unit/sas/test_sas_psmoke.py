@@ -437,3 +437,24 @@ proc datasets lib=work nolist; age a a1 a2; quit;""")
     assert [r["v"] for r in rows(session, "work.a1")] == [0] and [r["v"] for r in rows(session, "work.a2")] == [1]
     assert not session.ref("work.a").exists()
     assert "Ageing the name WORK.A to WORK.A1 (memtype=DATA)." in log
+
+
+def test_genmod_model_information_response_profile_and_convergence(session):
+    """GENMOD (without REPEATED) printed no Model Information, Response Profile nor "Algorithm converged.", and
+    neither GENMOD printed which level of a 0/1 response is modelled. Counts by hand: 7 ones, 5 zeros."""
+    ys = [1, 0, 1, 1, 0, 1, 1, 0, 1, 0, 1, 0]
+    text = "data e; input id x y; datalines;\n" + "\n".join(
+        f"{k // 2} {k / 10} {v}" for k, v in enumerate(ys)) + "\n;\nrun;\n"
+    code, log, lst = run_sas(session, text + """ods output ModelInfo=mi ResponseProfile=rp ConvergenceStatus=cs;
+proc genmod data=e descending; model y = x / dist=binomial; run;
+proc genmod data=e; class id; model y = x / dist=binomial; repeated subject=id; run;""")
+    assert code == 0, log
+    info = {r["Label1"]: r["cValue1"] for r in rows(session, "work.mi")}
+    assert info == {"Data Set": "WORK.E", "Distribution": "Binomial", "Link Function": "Logit",
+                    "Dependent Variable": "y"}
+    assert [(r["OrderedValue"], r["Value"], r["Count"]) for r in rows(session, "work.rp")] == [(1, "1", 7),
+                                                                                              (2, "0", 5)]
+    assert rows(session, "work.cs")[0]["Reason"] == "Algorithm converged."
+    assert "PROC GENMOD is modeling the probability that y='1'." in lst
+    assert "PROC GENMOD is modeling the probability that y='0'." in lst          # the GEE fit: SAS's default
+    assert lst.count("Response Profile") == 2
