@@ -8,7 +8,9 @@ them. What each procedure takes:
 - LOGISTIC: DESCENDING, OUTEST=, NOPRINT; CLASS vars </ PARAM=EFFECT|REF|GLM>; MODEL y<(EVENT='v'|DESCENDING)>
   = effects </ SELECTION=FORWARD|BACKWARD|STEPWISE SLE= SLS= INCLUDE= LACKFIT MAXITER= NOINT RISKLIMITS
   LINK=LOGIT|PROBIT|CLOGLOG CLODDS=WALD ALPHA=>; CONTRAST, ODDSRATIO, UNITS, EXACT (logisticstatements.py); OUTPUT OUT=
-  P= XBETA= STDXBETA= LOWER= UPPER= </ ALPHA=> (logisticoutput.py, with LACKFIT's tables).
+  P= XBETA= STDXBETA= LOWER= UPPER= </ ALPHA=> (logisticoutput.py, with LACKFIT's tables); STRATA vars
+  (conditional logistic regression: procs/logistic_strata.py). CLASS var(REF='level'|FIRST|LAST) and / REF=
+  put that level last (LOGISTIC, GENMOD, GLM), as SAS does.
 - GLM: OUTSTAT=, NOPRINT; CLASS; MODEL y1 y2 = effects (crossed a*b, a|b, nested b(a)) </ SS1 SS3 SS4 NOINT
   SOLUTION>; LSMEANS effects; CONTRAST, ESTIMATE, TEST H= E= (glmstatements.py); MEANS effects </ DUNCAN SNK
   TUKEY BON SIDAK SCHEFFE LSD T ALPHA= LINES CLDIFF DEPONLY> (glmmeans.py).
@@ -21,7 +23,7 @@ them. What each procedure takes:
   REPEATED <effect> </ SUBJECT= TYPE=VC|CS|AR(1)|UN|SP(SPH)(c)|SP(EXP)(c) LOCAL>; PARMS / HOLD= NOITER;
   LSMEANS / DIFF; CONTRAST/ESTIMATE with random-effect coefficients after | and SUBJECT (mixedstatements.py).
 What the engines do not have is an ERROR naming it (RANDOM/MANOVA in GLM, OUTPUT with
-REPEATED in GENMOD, STRATA in LOGISTIC, other covariance types in MIXED).
+REPEATED in GENMOD, SELECTION=/OUTPUT/CONTRAST with STRATA in LOGISTIC, other covariance types in MIXED).
 """
 from __future__ import annotations
 
@@ -49,7 +51,7 @@ PROC_OPTIONS = {
 }
 UNSUPPORTED = {"GLM": ("RANDOM", "REPEATED", "MANOVA"),
                "GENMOD": ("LSMEANS",),
-               "LOGISTIC": ("STRATA",),
+               "LOGISTIC": (),
                "MIXED": ()}
 
 
@@ -173,6 +175,9 @@ def _run(statements: list, program: Any, proc: str) -> None:
             spec["by"] = by_list(c)
         elif kw == "WHERE":
             where_statement(c, src)
+        elif kw == "STRATA" and proc == "LOGISTIC":          # conditional logistic regression
+            while not c.at_end() and not c.at("/"):
+                spec.setdefault("strata", []).append(c.expect_name("a STRATA variable"))
         elif kw in ("CONTRAST", "ODDSRATIO", "UNITS", "EXACT") and proc == "LOGISTIC":
             from statgrid.sas.procs import logisticstatements
             logisticstatements.parse(kw, c, spec, stmt)

@@ -128,8 +128,44 @@ def _selection_summary(st: dict, method: str) -> OdsTable:
     return _t("LOGISTIC", "ModelBuildingSummary", f"Summary of {method.capitalize()} Selection", cols, rows)
 
 
+def conditional_tables(r: Any, model: tuple | None) -> list[OdsTable]:
+    """LOGISTIC with STRATA (SAS: Conditional Logistic Regression): Strata Summary, Model Fit Statistics without
+    and with covariates, the global tests, Analysis of Conditional Maximum Likelihood Estimates, odds ratios."""
+    st, p = r.stats, "LOGISTIC"
+    dep = model[0].split("(")[0].strip() if model else "y"
+    ev = _level_text(st["event"])
+    other = next(_level_text(v) for v in st["levels"] if v != st["event"])
+    out = [_nobs(p, st["n"] + st["n_missing"], st["n"]),
+           _t(p, "StrataSummary", "Strata Summary", [
+               Col("Pattern", "Response Pattern", fmt="int"), Col("Events", f"{dep}={ev}", fmt="int"),
+               Col("NonEvents", f"{dep}={other}", fmt="int"), Col("NumberOfStrata", "Number of Strata", fmt="int"),
+               Col("Frequency", fmt="int")], [[k + 1, *row] for k, row in enumerate(st["strata_summary"])]),
+           _t(p, "ConvergenceStatus", "Model Convergence Status", [Col("Reason", "", "char")],
+              [["Convergence criterion (GCONV=1E-8) satisfied."]], headings=False),
+           _t(p, "FitStatistics", "Model Fit Statistics", [
+               Col("Criterion", type="char"), Col("WithoutCovariates", "Without Covariates", fmt="d3"),
+               Col("WithCovariates", "With Covariates", fmt="d3")], st["fit"]),
+           _t(p, "GlobalTests", "Testing Global Null Hypothesis: BETA=0", [
+               Col("Test", type="char"), Col("ChiSq", "Chi-Square", fmt="d4"), Col("DF", fmt="int"),
+               Col("ProbChiSq", "Pr > ChiSq", fmt="p")], st["global"])]
+    classes = bool(st.get("class_levels"))
+    cols = [Col("Variable", "Parameter", "char"), *([Col("ClassVal0", "", "char")] if classes else []),
+            Col("DF", fmt="int"), Col("Estimate", fmt="d4"), Col("StdErr", "Standard Error", fmt="d4"),
+            Col("WaldChiSq", "Wald Chi-Square", fmt="d4"), Col("ProbChiSq", "Pr > ChiSq", fmt="p")]
+    rows = [[*(parameter_level(x[0]) if classes else (x[0],)), *x[1:]] for x in r.rows]
+    out.append(_t(p, "ParameterEstimates", "Analysis of Conditional Maximum Likelihood Estimates", cols, rows))
+    if st["odds_ratios"]:
+        out.append(_t(p, "OddsRatios", "Odds Ratio Estimates", [
+            Col("Effect", type="char"), Col("OddsRatioEst", "Point Estimate", fmt="d3"),
+            Col("LowerCL", "95% Wald Lower", fmt="d3"), Col("UpperCL", "95% Wald Upper", fmt="d3")],
+            st["odds_ratios"]))
+    return out
+
+
 def logistic_tables(r: Any, classes: list[str], model: tuple | None = None) -> list[OdsTable]:
     st, p = r.stats, "LOGISTIC"
+    if st.get("conditional"):
+        return conditional_tables(r, model)
     out = []
     if model is not None:
         dep = model[0].split("(")[0].strip()

@@ -458,3 +458,36 @@ proc genmod data=e; class id; model y = x / dist=binomial; repeated subject=id; 
     assert "PROC GENMOD is modeling the probability that y='1'." in lst
     assert "PROC GENMOD is modeling the probability that y='0'." in lst          # the GEE fit: SAS's default
     assert lst.count("Response Profile") == 2
+
+
+# ------------------------------------------------------------------------------------------ LOGISTIC STRATA
+CLOGIT_ROWS = "1 0.03 1 0;1 1.36 2 0;1 1.22 0 1;1 -0.51 1 0;2 0.75 2 0;2 -1.85 0 0;2 1.57 1 1;2 -0.1 2 0;2 0.68 0 0;3 -0.15 0 0;3 0.69 1 1;3 -0.87 2 0;4 -1.92 1 0;4 -0.81 2 1;4 -0.47 0 1;4 -1.19 1 0;5 -0.74 2 0;5 0.38 0 0;5 0.72 1 0;5 -0.3 2 0;5 0.54 0 1;6 1.1 0 1;6 -1.28 1 0;6 -0.66 2 0;7 0.53 1 0;7 -0.74 2 0;7 1.39 0 1;7 0.82 1 0;8 0.61 2 1;8 0.6 0 0;8 -1.77 1 0;8 0.35 2 1;8 -0.25 0 0;9 0.6 0 0;9 -0.1 1 1;9 0.49 2 0;10 -0.18 1 0;10 0.63 2 0;10 1.26 0 0;10 1.79 1 1;11 -1.01 2 0;11 1.26 0 0;11 -1.26 1 0;11 0.57 2 0;11 1.3 0 1;12 2.02 0 1;12 -1.78 1 1;12 -0.57 2 0;13 -0.75 1 0;13 0.3 2 1;13 -0.02 0 0;13 -0.2 1 0;14 -0.22 2 0;14 -1.28 0 0;14 -0.49 1 0;14 1.21 2 1;14 -0.19 0 0;15 -0.46 0 1;15 -1.45 1 0;15 1.32 2 0;"
+
+
+def test_logistic_strata_conditional_fit_agrees_with_r_clogit(session):
+    """STRATA was refused. R 4, survival 3: d$g <- factor(d$g, levels=c(2,0,1));
+    clogit(case ~ x + g + strata(s), method="exact") → coefficients 1.5850554669 0.6493536709 0.7950248911,
+    standard errors 0.5777439955 0.7980124826 0.8777351088, -2 log L 43.1406701996 (β = 0) and 29.0507649089,
+    score test 10.8295872089."""
+    text = "data m; input s x g case; datalines;\n" + CLOGIT_ROWS.replace(";", "\n") + ";\nrun;\n"
+    code, log, lst = run_sas(session, text + """ods output ParameterEstimates=pe GlobalTests=gt FitStatistics=fs
+  StrataSummary=ss;
+proc logistic data=m; class g / param=ref; strata s; model case(event='1') = x g; run;""")
+    assert code == 0, log
+    assert "Analysis of Conditional Maximum Likelihood Estimates" in lst and "Strata Summary" in lst
+    pe = [(r["Variable"], r["ClassVal0"], r["Estimate"], r["StdErr"]) for r in rows(session, "work.pe")]
+    assert [(v, c) for v, c, *_ in pe] == [("x", ""), ("g", "0"), ("g", "1")]
+    assert [e for *_, e, _ in pe] == pytest.approx([1.5850554669, 0.6493536709, 0.7950248911], abs=1e-7)
+    assert [s for *_, s in pe] == pytest.approx([0.5777439955, 0.7980124826, 0.8777351088], rel=1e-6)
+    fs = {r["Criterion"]: r for r in rows(session, "work.fs")}
+    assert fs["-2 Log L"]["WithoutCovariates"] == pytest.approx(43.1406701996, rel=1e-9)
+    assert fs["-2 Log L"]["WithCovariates"] == pytest.approx(29.0507649089, rel=1e-9)
+    gt = {r["Test"]: r for r in rows(session, "work.gt")}
+    assert gt["Score"]["ChiSq"] == pytest.approx(10.8295872089, rel=1e-8) and gt["Score"]["DF"] == 3
+    assert gt["Likelihood Ratio"]["ChiSq"] == pytest.approx(43.1406701996 - 29.0507649089, rel=1e-8)
+    # by hand from the rows: s has 3 + s mod 3 rows (five strata each of 3, 4, 5 rows), one case each except
+    # s = 4 (4 rows), 8 (5 rows) and 12 (3 rows), which have two
+    got = {(r["Events"], r["NonEvents"]): r["NumberOfStrata"] for r in rows(session, "work.ss")}
+    assert got == {(1, 2): 4, (1, 3): 4, (1, 4): 4, (2, 2): 1, (2, 3): 1, (2, 1): 1}
+    code, log, _ = run_sas(session, text + "proc logistic data=m; strata s; model case = x / selection=s; run;")
+    assert code != 0 and "STRATA" in log
