@@ -491,3 +491,24 @@ proc logistic data=m; class g / param=ref; strata s; model case(event='1') = x g
     assert got == {(1, 2): 4, (1, 3): 4, (1, 4): 4, (2, 2): 1, (2, 3): 1, (2, 1): 1}
     code, log, _ = run_sas(session, text + "proc logistic data=m; strata s; model case = x / selection=s; run;")
     assert code != 0 and "STRATA" in log
+
+
+def test_reg_outest_statistics_and_model_labels(session):
+    """PROC REG RSQUARE/ADJRSQ/EDF/SSE/MSE (OUTEST= statistics) and `label: MODEL` were ERRORs. _RSQ_ and _SSE_
+    by numpy least squares; _MODEL_ is the label."""
+    rng = np.random.default_rng(5)
+    x1 = np.round(rng.normal(size=12), 3)
+    y = np.round(2 + x1 + rng.normal(size=12), 3)
+    text = "data a; input x1 y; datalines;\n" + "\n".join(f"{float(a)!r} {float(b)!r}" for a, b in zip(x1, y)) + \
+        "\n;\nrun;\n"
+    code, log, _ = run_sas(session, text + "proc reg data=a outest=e rsquare edf sse noprint; first: model y = x1; "
+                                           "run; quit;")
+    assert code == 0, log
+    X = np.column_stack([np.ones(12), x1])
+    res = y - X @ np.linalg.lstsq(X, y, rcond=None)[0]
+    sse = float(res @ res)
+    rsq = 1 - sse / float(((y - y.mean()) ** 2).sum())
+    got = rows(session, "work.e")[0]
+    assert got["_MODEL_"] == "first" and got["_IN_"] == 1 and got["_P_"] == 2 and got["_EDF_"] == 10
+    assert got["_RSQ_"] == pytest.approx(rsq, rel=1e-10) and got["_SSE_"] == pytest.approx(sse, rel=1e-10)
+    assert "_ADJRSQ_" not in got and "_MSE_" not in got
