@@ -181,9 +181,19 @@ def logistic_tables(r: Any, classes: list[str], model: tuple | None = None) -> l
         out.append(_class_design(st))
     out.append(_t(p, "ConvergenceStatus", "Model Convergence Status", [Col("Reason", "", "char")],
                   [["Convergence criterion (GCONV=1E-8) satisfied."]], headings=False))
-    out += [_t(p, "FitStatistics", "Model Fit Statistics", [
+    out.append(_t(p, "FitStatistics", "Model Fit Statistics", [
                Col("Criterion", type="char"), Col("InterceptOnly", "Intercept Only", fmt="d3"),
-               Col("InterceptAndCovariates", "Intercept and Covariates", fmt="d3")], st["fit"]),
+               Col("InterceptAndCovariates", "Intercept and Covariates", fmt="d3")], st["fit"]))
+    if model is not None and (model[3].get("RSQUARE") or model[3].get("RSQ")) and "m2loglik" in st:
+        # Cox-Snell R² = 1 − exp((−2 log L − (−2 log L₀)) / n) and its maximum 1 − exp(2 log L₀ / n) (SAS: RSQUARE)
+        r2 = 1 - math.exp((st["m2loglik"] - st["m2loglik_intercept"]) / st["n"])
+        top = 1 - math.exp(-st["m2loglik_intercept"] / st["n"])
+        out.append(_t(p, "RSquare", "", [Col("Label1", "", "char"), Col("cValue1", "", "char", right=True),
+                                         Col("nValue1", hidden=True), Col("Label2", "", "char"),
+                                         Col("cValue2", "", "char", right=True), Col("nValue2", hidden=True)],
+                      [["R-Square", f"{r2:.4f}", r2, "Max-rescaled R-Square", f"{r2 / top:.4f}", r2 / top]],
+                      headings=False))
+    out += [
            _t(p, "GlobalTests", "Testing Global Null Hypothesis: BETA=0", [
                Col("Test", type="char"), Col("ChiSq", "Chi-Square", fmt="d4"), Col("DF", fmt="int"),
                Col("ProbChiSq", "Pr > ChiSq", fmt="p")], st["global"])]

@@ -512,3 +512,20 @@ def test_reg_outest_statistics_and_model_labels(session):
     assert got["_MODEL_"] == "first" and got["_IN_"] == 1 and got["_P_"] == 2 and got["_EDF_"] == 10
     assert got["_RSQ_"] == pytest.approx(rsq, rel=1e-10) and got["_SSE_"] == pytest.approx(sse, rel=1e-10)
     assert "_ADJRSQ_" not in got and "_MSE_" not in got
+
+
+def test_logistic_rsquare_option(session):
+    """MODEL / RSQUARE was accepted and printed nothing. SAS: R² = 1 − (L₀/L)^(2/n) and its max-rescaled form
+    R² / (1 − L₀^(2/n)); L and L₀ from statsmodels' Logit (llf, llnull)."""
+    sm = pytest.importorskip("statsmodels.api")
+    text, grp, sex, x, y = _logistic_data()
+    code, log, lst = run_sas(session, text + """ods output RSquare=rs;
+proc logistic data=b; model y(event='1') = x / rsquare; run;""")
+    assert code == 0, log
+    fit = sm.Logit(y, sm.add_constant(x)).fit(disp=0, tol=1e-12)
+    n = len(y)
+    r2 = 1 - np.exp(2 * (fit.llnull - fit.llf) / n)
+    top = 1 - np.exp(2 * fit.llnull / n)
+    got = rows(session, "work.rs")[0]
+    assert got["nValue1"] == pytest.approx(r2, rel=1e-7) and got["nValue2"] == pytest.approx(r2 / top, rel=1e-7)
+    assert "Max-rescaled R-Square" in lst
