@@ -240,6 +240,8 @@ def _run(statements: list, program: Any, proc: str) -> None:
     for key, data in inp.groups(TEMP):
         with fit_errors(first, proc):
             result = _fit(program, proc, opts, spec, data)
+        if proc == "MIXED" and result is not None:             # display options the tables honour
+            result.stats.update(noclprint=bool(opts.get("NOCLPRINT")), noitprint=bool(opts.get("NOITPRINT")))
         if not opts.get("NOPRINT") and result is not None:
             _publish(listing, proc, spec, result, inp.pairs(key))
         if spec.get("output"):

@@ -376,7 +376,7 @@ def _mixed_front(st: dict) -> list[OdsTable]:
     in X, Columns in Z (per Subject when a RANDOM statement has SUBJECT=), Subjects, Max Obs Per Subject (1 and
     every observation used without SUBJECT=: the engine's independent blocks are not SAS's subjects then)."""
     levels = {c: [_level_text(v) for v in vals] for c, vals in (st.get("class_levels") or {}).items()}
-    out = [_class_levels("MIXED", levels)] if levels else []
+    out = [_class_levels("MIXED", levels)] if levels and not st.get("noclprint") else []
     if "columns_in_x" not in st:
         return out
     z = (["Columns in Z per Subject", st["columns_in_z_per_subject"]] if st.get("subject_effect") and st["columns_in_z"]
@@ -411,6 +411,10 @@ def _mixed_iterations(st: dict) -> list[OdsTable]:
     history = st.get("history") or []
     if not history:
         return []
+    conv = _t("MIXED", "ConvergenceStatus", "", [Col("Reason", "", "char")], [["Convergence criteria met."]],
+              headings=False)
+    if st.get("noitprint"):                     # NOITPRINT: no Iteration History; the convergence line stays
+        return [conv]
     label = "-2 Log Like" if str(st.get("method", "")).upper() == "ML" else "-2 Res Log Like"
     hist = _t("MIXED", "IterHistory", "Iteration History", [
         Col("Iteration", fmt="int"), Col("Evaluations", fmt="int"), Col("Objective", label, fmt="d8"),
@@ -418,8 +422,6 @@ def _mixed_iterations(st: dict) -> list[OdsTable]:
         [[h["Iteration"], h["Evaluations"], h["Objective"],
           None if isinstance(h["Criterion"], float) and math.isnan(h["Criterion"]) else h["Criterion"]]
          for h in history])
-    conv = _t("MIXED", "ConvergenceStatus", "", [Col("Reason", "", "char")], [["Convergence criteria met."]],
-              headings=False)
     return [hist, conv]
 
 

@@ -529,3 +529,14 @@ proc logistic data=b; model y(event='1') = x / rsquare; run;""")
     got = rows(session, "work.rs")[0]
     assert got["nValue1"] == pytest.approx(r2, rel=1e-7) and got["nValue2"] == pytest.approx(r2 / top, rel=1e-7)
     assert "Max-rescaled R-Square" in lst
+
+
+def test_mixed_noitprint_and_noclprint(session):
+    """PROC MIXED NOITPRINT leaves out the Iteration History (the convergence line stays), NOCLPRINT the Class
+    Level Information."""
+    text = "data c; do id = 1 to 20; u = rannor(3); do t = 1 to 3; y = u + rannor(3); output; end; end; run;\n"
+    code, log, lst = run_sas(session, text + """proc mixed data=c noitprint noclprint; class id; model y = ;
+random intercept / subject=id; run;""")
+    assert code == 0, log
+    assert "Iteration History" not in lst and "Class Level Information" not in lst
+    assert "Convergence criteria met." in lst and "Covariance Parameter Estimates" in lst
