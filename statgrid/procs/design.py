@@ -370,14 +370,15 @@ class Design:
 
 
 def prepare(s, src, effects: list[Effect], responses: list[str], class_: str | Sequence[str] | None,
-            extra: Sequence[str] = (), intercept: bool = True, raw: Sequence[str] = (), ref: dict | None = None
-            ) -> tuple[Design, str, str, int]:
+            extra: Sequence[str] = (), intercept: bool = True, raw: Sequence[str] = (), ref: dict | None = None,
+            order: str | None = None) -> tuple[Design, str, str, int]:
     """Check the variables, find the class levels over the rows used, and return the design, the
     SELECT that streams the rows used (class columns raw, numbers as DOUBLE), its WHERE clause and
     the number of rows dropped for a missing value. `raw` columns (any type) are selected as they are.
     ref: {CLASS variable: 'FIRST' | 'LAST' | a level as written} — SAS's CLASS var(REF=): that level is put at
     the end of the variable's levels, so it is the reference (0 in PARAM=REF, −1 in PARAM=EFFECT, the aliased
-    column in PARAM=GLM)."""
+    column in PARAM=GLM). order: SAS's ORDER= of the CLASS levels — 'data' (first appearance in the input) or
+    'freq' (descending count, ties by value); otherwise sorted (INTERNAL, and FORMATTED without a format)."""
     cols = s.columns(src.scan_sql())
     names_all = [c for c, _ in cols]
     types = dict(cols)
@@ -403,6 +404,11 @@ def prepare(s, src, effects: list[Effect], responses: list[str], class_: str | S
     where = " AND ".join(f"{qi(c)} IS NOT NULL" for c in [*used, *unused_classes]) or "TRUE"
     rows_used = f"SELECT * FROM ({src.scan_sql()}) WHERE {where}"
     value_sets = levels_of(s, rows_used, classes)
+    if str(order or "").lower() in ("data", "freq"):
+        numbered = f"SELECT * FROM {src.scan_sql(row_numbers=True)} WHERE {where}"
+        by = "min(file_row_number)" if str(order).lower() == "data" else "count(*) DESC, 1"
+        value_sets = {c: s.con.sql(f"SELECT {qi(c)} FROM ({numbered}) GROUP BY 1 ORDER BY {by}").to_arrow_table()
+                      .column(0).combine_chunks() for c in classes}
     for var, level in (ref or {}).items():
         match = [c for c in value_sets if c.upper() == str(var).upper()]
         if match:

@@ -69,7 +69,8 @@ def genmod(s, data: str, model: str, dist: str = "normal", link: str | None = No
            noint: bool = False, scale: str | None = None, maxiter: int = 50, descending: bool = False,
            outest: str | None = None, print: bool = True, type3: bool = False,
            contrasts: Sequence | None = None, estimates: Sequence | None = None,
-           output: dict | None = None, output_alpha: float = 0.05, ref: dict | None = None) -> ResultTable:
+           output: dict | None = None, output_alpha: float = 0.05, ref: dict | None = None,
+           order: str | None = None) -> ResultTable:
     """Generalized linear model of 'y = effects'. Returns the parameter estimates (Parameter, DF,
     Estimate, StdErr, LowerWaldCL, UpperWaldCL, ChiSq, ProbChiSq, plus the Scale/Dispersion row);
     `stats` holds the criteria for goodness of fit (deviance, Pearson χ², log-likelihood, AIC,
@@ -81,7 +82,8 @@ def genmod(s, data: str, model: str, dist: str = "normal", link: str | None = No
       estimates      [(label, row, alpha, exp)] → stats['estimates']: [Label, MeanEstimate, MeanLowerCL,
                      MeanUpperCL, LBetaEstimate, StdErr, Alpha, LBetaLowerCL, LBetaUpperCL, ChiSq, ProbChiSq].
     ref: {CLASS variable: REF= level | 'FIRST' | 'LAST'}: that level last among the variable's levels (SAS's
-    CLASS var(REF=))."""
+    CLASS var(REF=)).
+    order: SAS's ORDER= of the CLASS levels ('data': first appearance, 'freq': descending count; else sorted)."""
     src = s.dataset(data)
     names_all = [c for c, _ in s.columns(src.scan_sql())]
     responses, effects = _design.parse_model(model, names_all, str(src), many_responses=False)
@@ -95,7 +97,7 @@ def genmod(s, data: str, model: str, dist: str = "normal", link: str | None = No
         raise StatgridError(f"trials={trials!r} is for dist='binomial' (events/trials); dist is {fam.name}.")
     extra = check_columns([c for c in (trials, offset) if c], names_all, "trials/offset", str(src))
     design, sql, _, n_missing = _design.prepare(s, src, effects, responses, class_, extra=extra,
-                                                intercept=not noint, ref=ref)
+                                                intercept=not noint, ref=ref, order=order)
     y = responses[0]
     _check_response(s, sql, y, fam, trials)
     # A 0/1 response: as SAS, the probability modelled is that of the lowest level (0) unless descending.

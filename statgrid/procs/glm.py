@@ -48,7 +48,7 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
         lsmeans: str | Sequence[str] | None = None, ss: str = "1 3", outstat: str | None = None,
         print: bool = True, contrasts: Sequence | None = None, estimates: Sequence | None = None,
         tests: Sequence | None = None, means: Sequence | None = None, output: dict | None = None,
-        output_alpha: float = 0.05, ref: dict | None = None) -> ResultTable:
+        output_alpha: float = 0.05, ref: dict | None = None, order: str | None = None) -> ResultTable:
     """Least squares of 'y1 y2 = a b a*b x' (A|B|C, @n and nesting B(A) as in SAS) with class_ variables.
     Returns the parameter estimates of every response (Dependent, Parameter, Estimate, Biased,
     StdErr, tValue, Probt); `stats[response]` holds the ANOVA, fit, Type I/III/IV tables and LS-means.
@@ -64,7 +64,8 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
     A row that is not estimable is reported so (None values), as SAS prints 'Non-est'.
     means = [glm_means.MeansRequest, …]: SAS's MEANS statement → stats['means'] (glm_means.py).
     ref: {CLASS variable: REF= level | 'FIRST' | 'LAST'}: that level last among the variable's levels (SAS's
-    CLASS var(REF=))."""
+    CLASS var(REF=)).
+    order: SAS's ORDER= of the CLASS levels ('data': first appearance, 'freq': descending count; else sorted)."""
     src = s.dataset(data)
     names_all = [c for c, _ in s.columns(src.scan_sql())]
     responses, effects = _design.parse_model(model, names_all, str(src))
@@ -73,7 +74,8 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
     want_ss = {t for t in str(ss).replace(",", " ").split()}
     if not want_ss <= {"1", "3", "4"}:
         raise StatgridError(f"ss={ss!r}: GLM gives Type I, III and IV sums of squares; write e.g. ss='1 3' or '4'.")
-    design, sql, _, n_missing = _design.prepare(s, src, effects, responses, class_, intercept=not noint, ref=ref)
+    design, sql, _, n_missing = _design.prepare(s, src, effects, responses, class_, intercept=not noint, ref=ref,
+                                                order=order)
     lsm_effects = _design.parse_effects(" ".join(as_list(lsmeans)), names_all, "lsmeans")
     for e in lsm_effects:
         if e not in effects:

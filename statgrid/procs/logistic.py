@@ -77,7 +77,7 @@ def logistic(s, data: str, model: str, class_: str | Sequence[str] | None = None
              alpha: float = 0.05, link: str = "logit", contrasts: Sequence | None = None,
              oddsratios: Sequence | None = None, units: dict | None = None, units_default: Sequence | None = None,
              clodds: bool = False, model_alpha: float = 0.05, exact: Sequence | None = None,
-             ref: dict | None = None) -> ResultTable:
+             ref: dict | None = None, order: str | None = None) -> ResultTable:
     """Binary logistic regression of 'y = effects'. Returns the parameter estimates (Parameter, DF,
     Estimate, StdErr, WaldChiSq, ProbChiSq); `stats` holds fit statistics, global tests, type3,
     odds_ratios, association (c, somers_d, gamma, tau_a, concordant…), hosmer_lemeshow, selection.
@@ -92,7 +92,8 @@ def logistic(s, data: str, model: str, class_: str | Sequence[str] | None = None
     rows in stats['contrast_tests'], ['contrast_estimates'], ['contrast_coeffs'] (/ E: (label, rows [parameter,
     row 1, row 2 …])), ['oddsratios_wald'], ['clodds_wald'], ['exact_tests'].
     ref: {CLASS variable: REF= level | 'FIRST' | 'LAST'}: that level last among the variable's levels (SAS's
-    CLASS var(REF=))."""
+    CLASS var(REF=)).
+    order: SAS's ORDER= of the CLASS levels ('data': first appearance, 'freq': descending count; else sorted)."""
     src = s.dataset(data)
     names_all = [c for c, _ in s.columns(src.scan_sql())]
     (yname,), effects = _design.parse_model(model, names_all, str(src), many_responses=False)
@@ -100,7 +101,7 @@ def logistic(s, data: str, model: str, class_: str | Sequence[str] | None = None
     if method not in ("none", "forward", "backward", "stepwise"):
         raise StatgridError(f"selection {selection!r} is not one of forward, backward, stepwise.")
     design, sql, _, n_missing = _design.prepare(s, src, effects, [], class_, raw=[yname], intercept=not noint,
-                                                ref=ref)
+                                                ref=ref, order=order)
     levels = [r[0] for r in s.con.sql(f"SELECT DISTINCT {qi(yname)} FROM ({sql}) ORDER BY 1 LIMIT 21").fetchall()]
     if len(levels) != 2:
         shown = ", ".join(repr(v) for v in levels[:20]) + (" …" if len(levels) > 20 else "")

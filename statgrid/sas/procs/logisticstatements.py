@@ -246,7 +246,8 @@ def fit(s: Any, data: str, dep: str, effects: str, dep_opts: dict, mopts: dict, 
               output=out["names"] if out else None, alpha=out["alpha"] if out else 0.05, link=LINKS[link],
               contrasts=spec.get("logistic_contrasts"), oddsratios=spec.get("logistic_oddsratios"),
               units=u.get("units"), units_default=u.get("default"), clodds=bool(cl), model_alpha=alpha,
-              exact=spec.get("logistic_exact"), ref=spec.get("class_ref") or None)
+              exact=spec.get("logistic_exact"), ref=spec.get("class_ref") or None,
+              order=str(opts.get("ORDER")).lower() if opts.get("ORDER") else None)
 
 
 def _conditional(s, data, dep, effects, dep_opts, mopts, opts, spec, classes, param):

@@ -335,7 +335,8 @@ def _fit(program, proc, opts, spec, data: str) -> Any:
            lsmeans=spec["lsmeans"] or None, ss=ss, outstat=_name(opts.get("OUTSTAT")), print=printing,
            contrasts=spec["contrasts"], estimates=spec["estimates"], tests=spec["tests"],
            means=spec.get("means"), output=spec["output"]["names"] if spec.get("output") else None,
-           output_alpha=spec["output"]["alpha"] if spec.get("output") else 0.05, ref=spec.get("class_ref") or None)
+           output_alpha=spec["output"]["alpha"] if spec.get("output") else 0.05, ref=spec.get("class_ref") or None,
+           order=str(opts.get("ORDER")).lower() if opts.get("ORDER") else None)
     elif proc == "GENMOD" and spec.get("gee"):
         from statgrid.sas.procs import repeated
         # GEE prints its own listing (gee_listing.py); TYPE3/CONTRAST/ESTIMATE are GEE's own tests (gee_tests.py)
@@ -358,7 +359,8 @@ def _fit(program, proc, opts, spec, data: str) -> Any:
            descending=_genmod_descending(opts, dep_opts), print=printing, type3=bool(mopts.get("TYPE3")),
            contrasts=spec["contrasts"], estimates=spec["estimates"],
            output={k: v[0] for k, v in spec["output"]["names"].items()} if spec.get("output") else None,
-           output_alpha=spec["output"]["alpha"] if spec.get("output") else 0.05, ref=spec.get("class_ref") or None)
+           output_alpha=spec["output"]["alpha"] if spec.get("output") else 0.05, ref=spec.get("class_ref") or None,
+           order=str(opts.get("ORDER")).lower() if opts.get("ORDER") else None)
     else:
         from statgrid.procs.mixed import mixed
         from statgrid.sas.procs.mixedstatements import engine_args

@@ -540,3 +540,21 @@ random intercept / subject=id; run;""")
     assert code == 0, log
     assert "Iteration History" not in lst and "Class Level Information" not in lst
     assert "Convergence criteria met." in lst and "Covariance Parameter Estimates" in lst
+
+
+def test_order_data_and_freq_set_the_class_levels(session):
+    """PROC GLM/LOGISTIC ORDER=DATA|FREQ was accepted and passed over (levels stayed sorted). ORDER=DATA: the levels
+    as they first appear (c, a, b), the last one aliased; cell means by hand: a 4, b 11, c 7.5."""
+    text = "data g; input k $ y; datalines;\nc 7\nc 8\na 3\na 5\nb 10\nb 12\nb 11\n;\nrun;\n"
+    code, log, lst = run_sas(session, text + """ods output ParameterEstimates=pe ClassLevels=cl;
+proc glm data=g order=data; class k; model y = k / solution; run; quit;
+ods output ClassLevelInfo=li;
+data g2; set g; b = mod(_n_, 2); run;
+proc logistic data=g2 order=freq; class k / param=ref; model b(event='1') = k; run;""")
+    assert code == 0, log
+    assert rows(session, "work.cl")[0]["Values"] == "c a b"
+    got = {r["Parameter"].strip(): r["Estimate"] for r in rows(session, "work.pe")}
+    assert got["Intercept"] == pytest.approx(11.0) and got["k c"] == pytest.approx(-3.5)
+    assert got["k a"] == pytest.approx(-7.0) and got["k b"] == 0
+    # ORDER=FREQ: b (3 rows) first, then a and c (2 each, ties by value); c, last, is the reference
+    assert [r["Value"] for r in rows(session, "work.li")] == ["b", "a", "c"]
