@@ -558,3 +558,22 @@ proc logistic data=g2 order=freq; class k / param=ref; model b(event='1') = k; r
     assert got["k a"] == pytest.approx(-7.0) and got["k b"] == 0
     # ORDER=FREQ: b (3 rows) first, then a and c (2 each, ties by value); c, last, is the reference
     assert [r["Value"] for r in rows(session, "work.li")] == ["b", "a", "c"]
+
+
+def test_logistic_quasi_complete_separation_warns_within_maxiter_25(session):
+    """Quasi-complete separation (k=a all 0, k=b all 1) ended in an ERROR under the default MAXITER=25: the
+    separation test needed |η| > 30. SAS warns and reports the last iteration."""
+    code, log, lst = run_sas(session, """data g; input k $ b; datalines;
+c 0
+c 1
+a 0
+a 0
+b 1
+b 1
+b 1
+;
+run;
+proc logistic data=g; class k / param=ref; model b(event='1') = k; run;""")
+    assert code == 0, log
+    assert "WARNING: There is possibly a quasi-complete separation of data points." in log
+    assert "Analysis of Maximum Likelihood Estimates" in lst
