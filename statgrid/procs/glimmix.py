@@ -45,14 +45,14 @@ GLIMMIX_METHODS = {
 @procedure("PROCEDURE GLIMMIX")
 def glimmix(s, data: str, model: str, random: str, subject: str | Sequence[str], class_: str | Sequence[str] | None = None,
             event: Any = None, method: str = "vb", print: bool = True, data_label: str | None = None,
-            solution: bool = True) -> ResultTable:
+            solution: bool = True, ref: dict | None = None) -> ResultTable:
     """Logistic model for a binary response with a random intercept per subject (random='intercept').
     Returns the Solution for Fixed Effects (Effect, CLASS levels, Estimate, StdErr, zValue, Probz;
     posterior mean and SD, normal tests) with `stats`: covparms, method, method_description,
     event, response_levels, n_read, n_used, subjects, iterations. event= is 'first' (SAS's default:
     the lowest ordered level), 'last' or a response value. method 'vb' or 'map' — not SAS's RSPL
     (see the module docstring). data_label: the data set's name for the listing (default: `data`'s own name);
-    solution: the listing shows the Solution for Fixed Effects (SAS: MODEL / S)."""
+    solution: the listing shows the Solution for Fixed Effects (SAS: MODEL / S); ref: CLASS var(REF=) levels."""
     meth = method.lower()
     if meth not in GLIMMIX_METHODS:
         raise StatgridError(f"method={method!r} is not one of {', '.join(GLIMMIX_METHODS)} (SAS's RSPL "
@@ -63,7 +63,7 @@ def glimmix(s, data: str, model: str, random: str, subject: str | Sequence[str],
                             "(random='intercept').")
     if subject is None:
         raise StatgridError("glimmix needs subject= (the unit that gets a random intercept), e.g. subject='id'.")
-    st = _setup(s, data, model, class_, subject, [], "PROC GLIMMIX", numeric_dep=False)
+    st = _setup(s, data, model, class_, subject, [], "PROC GLIMMIX", numeric_dep=False, ref=ref)
     df = st.df
     n = len(df)
     resp = df[st.dep]

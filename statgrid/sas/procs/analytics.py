@@ -212,11 +212,12 @@ def run_hpclus(statements: list, program: Any) -> None:
 def run_glimmix(statements: list, program: Any) -> None:
     first, rest, opts = begin(statements, program, GLIMMIX_OPTIONS, "GLIMMIX")
     src, cols = data_input(program, opts, first)
-    from statgrid.sas.procs.models import _model, _options_after_slash
+    from statgrid.sas.procs.models import _model, _options_after_slash, class_statement
     classes, model, random, ropts, st = [], None, None, {}, Statements(src, cols, ("WHERE",), ())
+    cspec: dict[str, Any] = {"class": classes, "class_opts": {}}
     for stmt, kw, c in each_statement(rest):
         if kw == "CLASS":
-            classes += [t.text for t in c.tokens[c.i:] if t.kind == NAME]
+            class_statement(c, cspec)           # names, var(REF=) and / options as the model procedures read them
         elif kw == "MODEL":
             model = _model(c)
         elif kw == "RANDOM":
@@ -243,5 +244,6 @@ def run_glimmix(statements: list, program: Any) -> None:
     from statgrid.procs.glimmix import glimmix
     _call(program, first, glimmix, data, f"{dep} = {effects}", random.lower(), subject, class_=classes or None,
           event=dep_opts.get("EVENT", "first"), print=not opts.get("NOPRINT"),
-          data_label=f"{src.libref}.{src.member}".upper(), solution=bool(mopts.get("S") or mopts.get("SOLUTION")))
+          data_label=f"{src.libref}.{src.member}".upper(), solution=bool(mopts.get("S") or mopts.get("SOLUTION")),
+          ref=cspec.get("class_ref") or None)
 

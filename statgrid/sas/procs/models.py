@@ -367,7 +367,8 @@ def _fit(program, proc, opts, spec, data: str) -> Any:
         fn = getattr(mixed, "__wrapped__", mixed)
         r = fn(s, data, f"{dep} = {effects}", class_=classes, method=str(opts.get("METHOD", "REML")).lower(),
            maxiter=int(float(opts.get("MAXITER", 200))), print=printing, ddfm=mopts.get("DDFM"),
-           covtest=bool(opts.get("COVTEST")), scoring=int(float(opts.get("SCORING", 0))), **engine_args(spec))
+           covtest=bool(opts.get("COVTEST")), scoring=int(float(opts.get("SCORING", 0))), **engine_args(spec),
+           ref=spec.get("class_ref") or None)
         if classes and "class_levels" not in r.stats:      # for Class Level Information (modeltables.mixed_tables)
             from statgrid.procs.design import used_class_levels
             r.stats["class_levels"] = used_class_levels(s, data, dep, effects, classes, None)

@@ -577,3 +577,25 @@ proc logistic data=g; class k / param=ref; model b(event='1') = k; run;""")
     assert code == 0, log
     assert "WARNING: There is possibly a quasi-complete separation of data points." in log
     assert "Analysis of Maximum Likelihood Estimates" in lst
+
+
+def test_mixed_and_glimmix_class_ref(session):
+    """GLIMMIX's CLASS took `(ref='0')` for variable names (ERROR: CLASS variable 'ref' …); MIXED passed REF= over.
+    Balanced subjects, treatment between them: the GLS difference trt 1 − trt 0 is the difference of the group
+    means (numpy), and trt 0 — the REF= level — is the aliased one."""
+    rng = np.random.default_rng(9)
+    recs = [(i, i % 2, float(np.round(rng.normal() + (i % 2) * 0.7 + u, 3)))
+            for i, u in enumerate(rng.normal(size=12)) for _ in range(3)]
+    text = "data c; input id trt y; b = y > 0.4; datalines;\n" + "\n".join(f"{a} {b} {c!r}" for a, b, c in recs) + \
+        "\n;\nrun;\n"
+    code, log, lst = run_sas(session, text + """ods output SolutionF=sf;
+proc mixed data=c; class id trt(ref='0'); model y = trt / s; random intercept / subject=id; run;
+proc glimmix data=c; class id trt(ref='0'); model b(event='1') = trt / dist=binary s;
+  random intercept / subject=id; run;""")
+    assert code == 0, log
+    y = np.array([r[2] for r in recs])
+    t = np.array([r[1] for r in recs])
+    got = {r["trt"]: r["Estimate"] for r in rows(session, "work.sf") if r["Effect"] == "trt"}
+    assert got["1"] == pytest.approx(y[t == 1].mean() - y[t == 0].mean(), rel=1e-6) and got["0"] == 0
+    glim = lst[lst.index("The GLIMMIX Procedure"):]
+    assert glim.index("trt        1") < glim.index("trt        0")
