@@ -599,3 +599,14 @@ proc glimmix data=c; class id trt(ref='0'); model b(event='1') = trt / dist=bina
     assert got["1"] == pytest.approx(y[t == 1].mean() - y[t == 0].mean(), rel=1e-6) and got["0"] == 0
     glim = lst[lst.index("The GLIMMIX Procedure"):]
     assert glim.index("trt        1") < glim.index("trt        0")
+
+
+def test_append_force_note(session):
+    """PROC APPEND FORCE with variables that differ: SAS adds "NOTE: FORCE is specified, so dropping/truncating will
+    occur." after the WARNINGs; the row is appended with y missing and z dropped."""
+    code, log, _ = run_sas(session, """data b1; x = 1; y = 'a'; run; data b2; x = 2; z = 3; run;
+proc append base=b1 data=b2 force; run;""")
+    assert code == 0, log
+    assert "NOTE: FORCE is specified, so dropping/truncating will occur." in log
+    assert log.index("WARNING: Variable z was not found on BASE file") < log.index("NOTE: FORCE is specified")
+    assert [(r["x"], (r["y"] or "").strip()) for r in rows(session, "work.b1")] == [(1, "a"), (2, "")]
