@@ -62,6 +62,8 @@ def _publish(program: Any, result, by: list) -> None:
     rows = [[*parameter_level(r[0]), *r[1:]] for r in result.rows]
     cols = [Col("Variable", type="char"), Col("ClassVal0", type="char"), Col("Estimate", fmt="d4"),
             Col("StdErr", fmt="d4"), Col("tValue", fmt="d2"), Col("Probt", fmt="p")]
+    if not any(r[1] for r in rows):               # no CLASS effect: SAS's table has no ClassVal0 column
+        rows, cols = [[r[0], *r[2:]] for r in rows], [c for c in cols if c.name != "ClassVal0"]
     publish_only(program, [OdsTable("ParameterEstimates", "Analysis of Maximum Likelihood Estimates", cols, rows,
                                     "SurveyLogistic")], by)
 

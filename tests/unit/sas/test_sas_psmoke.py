@@ -610,3 +610,15 @@ proc append base=b1 data=b2 force; run;""")
     assert "NOTE: FORCE is specified, so dropping/truncating will occur." in log
     assert log.index("WARNING: Variable z was not found on BASE file") < log.index("NOTE: FORCE is specified")
     assert [(r["x"], (r["y"] or "").strip()) for r in rows(session, "work.b1")] == [(1, "a"), (2, "")]
+
+
+def test_surveylogistic_parameter_estimates_without_class_have_no_classval0(session):
+    """SAS's ParameterEstimates has ClassVal0 only with CLASS effects (as LOGISTIC's); SURVEYLOGISTIC always had it."""
+    code, log, _ = run_sas(session, """data s; do i = 1 to 40; x = mod(i * 7, 11); y = mod(i * 3, 5) > 1;
+  c = mod(i, 3); output; end; run;
+ods output ParameterEstimates=p1;
+proc surveylogistic data=s; model y(event='1') = x; run;
+ods output ParameterEstimates=p2;
+proc surveylogistic data=s; class c; model y(event='1') = x c; run;""")
+    assert code == 0, log
+    assert "ClassVal0" not in rows(session, "work.p1")[0] and "ClassVal0" in rows(session, "work.p2")[0]
