@@ -135,7 +135,11 @@ def conditional_tables(r: Any, model: tuple | None) -> list[OdsTable]:
     dep = model[0].split("(")[0].strip() if model else "y"
     ev = _level_text(st["event"])
     other = next(_level_text(v) for v in st["levels"] if v != st["event"])
-    out = [_nobs(p, st["n"] + st["n_missing"], st["n"]),
+    info = ([("Data Set", st["data_label"])] if st.get("data_label") else []) + [
+        ("Response Variable", dep), ("Number of Response Levels", len(st["levels"])),
+        ("Number of Strata", sum(row[2] for row in st["strata_summary"])), ("Model", "binary logit"),
+        ("Optimization Technique", "Newton-Raphson")]
+    out = [_pairs("ModelInfo", "Model Information", info), _nobs(p, st["n"] + st["n_missing"], st["n"]),
            _t(p, "StrataSummary", "Strata Summary", [
                Col("Pattern", "Response Pattern", fmt="int"), Col("Events", f"{dep}={ev}", fmt="int"),
                Col("NonEvents", f"{dep}={other}", fmt="int"), Col("NumberOfStrata", "Number of Strata", fmt="int"),

@@ -230,7 +230,7 @@ def test_logistic_strata_conditional_fit_agrees_with_r_clogit(session):
     score test 10.8295872089."""
     text = "data m; input s x g case; datalines;\n" + CLOGIT_ROWS.replace(";", "\n") + ";\nrun;\n"
     code, log, lst = run_sas(session, text + """ods output ParameterEstimates=pe GlobalTests=gt FitStatistics=fs
-  StrataSummary=ss;
+  StrataSummary=ss ModelInfo=mi;
 proc logistic data=m; class g / param=ref; strata s; model case(event='1') = x g; run;""")
     assert code == 0, log
     assert "Analysis of Conditional Maximum Likelihood Estimates" in lst and "Strata Summary" in lst
@@ -248,6 +248,8 @@ proc logistic data=m; class g / param=ref; strata s; model case(event='1') = x g
     # s = 4 (4 rows), 8 (5 rows) and 12 (3 rows), which have two
     got = {(r["Events"], r["NonEvents"]): r["NumberOfStrata"] for r in rows(session, "work.ss")}
     assert got == {(1, 2): 4, (1, 3): 4, (1, 4): 4, (2, 2): 1, (2, 3): 1, (2, 1): 1}
+    info = {r["Label1"]: r["cValue1"] for r in rows(session, "work.mi")}
+    assert info["Data Set"] == "WORK.M" and info["Number of Strata"] == "15"
     code, log, _ = run_sas(session, text + "proc logistic data=m; strata s; model case = x / selection=s; run;")
     assert code != 0 and "STRATA" in log
 
