@@ -289,6 +289,11 @@ def aliased_columns(R: np.ndarray, cols: list[int]) -> tuple[list[int], list[int
     return [cols[j] for j in kept], [cols[j] for j in aliased]
 
 
+# |η| past which a fit that has not converged is taken as (quasi-)complete separation: a fitted probability within
+# 3e-7 of 0 or 1 (the linear predictor grows about one per iteration then: 30 was past MAXITER=25's reach)
+SEPARATION_ETA = 15.0
+
+
 def irls(rows: Rows, p: int, fam: Family, lk: Link, cols: list[int] | None = None, maxiter: int = 50,
          tol: float = 1e-10, what: str = "model", allow_separation: bool = False) -> GLMFit:
     """Fit the columns `cols` (default all p) of the design; raise with the iteration count when the
@@ -324,7 +329,7 @@ def irls(rows: Rows, p: int, fam: Family, lk: Link, cols: list[int] | None = Non
         prev = beta
         beta = step
     else:
-        if allow_separation and state[6] > 30:
+        if allow_separation and state[6] > SEPARATION_ETA:
             # (quasi-)complete separation: SAS LOGISTIC warns and reports the last iteration; the caller says so
             R, dev, pearson, n, wsum, mu_range, max_eta = state
             _, rinv = _solve(R)
@@ -334,7 +339,7 @@ def irls(rows: Rows, p: int, fam: Family, lk: Link, cols: list[int] | None = Non
         raise StatgridError(f"the {what} did not converge in {maxiter} iterations (relative change of the deviance "
                             f"still {abs(state[1] - dev_old) / (abs(state[1]) + 0.1):.3g}, criterion {tol:g})"
                             + ("; the estimates are growing without bound, a sign of (quasi-)complete separation "
-                               "of the response by the regressors" if state[6] > 30 else "")
+                               "of the response by the regressors" if state[6] > SEPARATION_ETA else "")
                             + "; raise maxiter= or simplify the model.")
     R, dev, pearson, n, wsum, mu_range, max_eta = state
     _, rinv = _solve(R)

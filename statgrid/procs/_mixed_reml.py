@@ -228,6 +228,10 @@ def maximise(model: Model, start: np.ndarray, hold: np.ndarray, scoring: int, ma
         theta, f = _line(model, theta, free, -step, ev.m2ll)
         history.append({"Iteration": it + 1, "Evaluations": 1, "Objective": f, "Criterion": _crit(ev)})
     theta, used = _lbfgs(model, theta, free, maxiter)
+    if used:                              # the quasi-Newton iterations as one step of the history (their count)
+        ev = model.evaluate(theta, 1)
+        history.append({"Iteration": len(history), "Evaluations": int(used), "Objective": ev.m2ll,
+                        "Criterion": _crit(ev)})
     converged = _small_gradient(model, theta, free)
     for it in range(max(0, min(50, maxiter - used))):
         if converged:

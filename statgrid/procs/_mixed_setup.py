@@ -93,10 +93,10 @@ class Setup:
 
 
 def _setup(s, data, model, class_, subject, extra: list[str], role: str, numeric_dep: bool,
-           repeated: Sequence[str] = ()) -> Setup:
+           repeated: Sequence[str] = (), ref: dict | None = None) -> Setup:
     """Check the statements, and read the rows used (no missing value in any variable named, as SAS)
     into memory: rows × variables × 8 bytes above MEMSIZE is an error. extra: numeric RANDOM
-    variables; repeated: the REPEATED effect's variables (any type)."""
+    variables; repeated: the REPEATED effect's variables (any type); ref: CLASS var(REF=) levels put last."""
     src, types = dataset_types(s, data)
     names = list(types)
     (dep,), effects = _design.parse_model(model, names, str(src), many_responses=False)
@@ -117,7 +117,7 @@ def _setup(s, data, model, class_, subject, extra: list[str], role: str, numeric
                             f"{need / 2**20:.1f} MiB, above memsize={s.options.memsize_bytes / 2**20:.1f} MiB; "
                             "raise memsize or fit a sample or subset of the data.")
     design, sql, where, _ = _design.prepare(s, src, effects, [dep] if numeric_dep else [], class_vars, extra=extra,
-                                            raw=[*subj, *repeated, *([] if numeric_dep else [dep])])
+                                            raw=[*subj, *repeated, *([] if numeric_dep else [dep])], ref=ref)
     st = Setup(src, dep, [INTERCEPT, *effects], class_vars, subj, subj_name, design, sql)
     st.table = s.fetch_arrow(sql)
     st.df = st.table.to_pandas()[[c for c in used if c in st.table.column_names]]

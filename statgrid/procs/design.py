@@ -370,11 +370,15 @@ class Design:
 
 
 def prepare(s, src, effects: list[Effect], responses: list[str], class_: str | Sequence[str] | None,
-            extra: Sequence[str] = (), intercept: bool = True, raw: Sequence[str] = ()
-            ) -> tuple[Design, str, str, int]:
+            extra: Sequence[str] = (), intercept: bool = True, raw: Sequence[str] = (), ref: dict | None = None,
+            order: str | None = None) -> tuple[Design, str, str, int]:
     """Check the variables, find the class levels over the rows used, and return the design, the
     SELECT that streams the rows used (class columns raw, numbers as DOUBLE), its WHERE clause and
-    the number of rows dropped for a missing value. `raw` columns (any type) are selected as they are."""
+    the number of rows dropped for a missing value. `raw` columns (any type) are selected as they are.
+    ref: {CLASS variable: 'FIRST' | 'LAST' | a level as written} — SAS's CLASS var(REF=): that level is put at
+    the end of the variable's levels, so it is the reference (0 in PARAM=REF, −1 in PARAM=EFFECT, the aliased
+    column in PARAM=GLM). order: SAS's ORDER= of the CLASS levels — 'data' (first appearance in the input) or
+    'freq' (descending count, ties by value); otherwise sorted (INTERNAL, and FORMATTED without a format)."""
     cols = s.columns(src.scan_sql())
     names_all = [c for c, _ in cols]
     types = dict(cols)
@@ -400,6 +404,15 @@ def prepare(s, src, effects: list[Effect], responses: list[str], class_: str | S
     where = " AND ".join(f"{qi(c)} IS NOT NULL" for c in [*used, *unused_classes]) or "TRUE"
     rows_used = f"SELECT * FROM ({src.scan_sql()}) WHERE {where}"
     value_sets = levels_of(s, rows_used, classes)
+    if str(order or "").lower() in ("data", "freq"):
+        numbered = f"SELECT * FROM {src.scan_sql(row_numbers=True)} WHERE {where}"
+        by = "min(file_row_number)" if str(order).lower() == "data" else "count(*) DESC, 1"
+        value_sets = {c: s.con.sql(f"SELECT {qi(c)} FROM ({numbered}) GROUP BY 1 ORDER BY {by}").to_arrow_table()
+                      .column(0).combine_chunks() for c in classes}
+    for var, level in (ref or {}).items():
+        match = [c for c in value_sets if c.upper() == str(var).upper()]
+        if match:
+            value_sets[match[0]] = reference_last(value_sets[match[0]], match[0], level)
     design = Design(effects, classes, {c: v.to_pylist() for c, v in value_sets.items()}, intercept, value_sets)
     for e in effects:
         cls = design.effect_classes(e)
@@ -413,6 +426,34 @@ def prepare(s, src, effects: list[Effect], responses: list[str], class_: str | S
     sql = f"SELECT {select} FROM ({src.scan_sql()}) WHERE {where}"
     n_missing = s.con.sql(f"SELECT count(*) FROM ({src.scan_sql()}) WHERE NOT ({where})").fetchall()[0][0]
     return design, sql, where, n_missing
+
+
+def reference_last(values, var: str, level):
+    """The levels (an Arrow array, sorted) with the REF= level moved to the end: FIRST, LAST or a level as
+    written (a number matches by value, text by its trimmed value)."""
+    import pyarrow as pa
+
+    items = values.to_pylist()
+    key = str(level).strip()
+    if key.upper() == "LAST" or not items:
+        return values
+    if key.upper() == "FIRST":
+        k = 0
+    else:
+        def same(v) -> bool:
+            if isinstance(v, (int, float)):
+                try:
+                    return float(key) == float(v)
+                except ValueError:
+                    return False
+            return str(v).rstrip() == key
+        hits = [i for i, v in enumerate(items) if same(v)]
+        if not hits:
+            raise StatgridError(f"REF='{key}' is not a level of CLASS variable {var!r}; its levels: "
+                                f"{', '.join(level_text(v) for v in items[:20])}{' …' if len(items) > 20 else ''}. "
+                                "Name one of them, or REF=FIRST / REF=LAST.")
+        k = hits[0]
+    return pa.array(items[:k] + items[k + 1:] + [items[k]], type=values.type)
 
 
 def levels_of(s, sql: str, columns: Sequence[str]) -> dict:

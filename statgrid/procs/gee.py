@@ -40,8 +40,8 @@ def gee(s, data: str, model: str, subject: str | Sequence[str], type: str = "ind
         trials: str | None = None, offset: str | None = None, noint: bool = False, scale: str | None = None,
         glm_maxiter: int = 50, maxiter: int = 50, converge: float = 1e-4, descending: bool = False,
         corrw: bool = False, modelse: bool = False, print: bool = True, type3: bool = False,
-        type3_wald: bool = False, contrasts: Sequence | None = None, estimates: Sequence | None = None
-        ) -> ResultTable:
+        type3_wald: bool = False, contrasts: Sequence | None = None, estimates: Sequence | None = None,
+        data_label: str | None = None, ref: dict | None = None) -> ResultTable:
     """GEE fit of 'y = effects' with clusters given by `subject` (CLASS variables; several: their
     combinations). Returns the GEE estimates (Parameter, Estimate, StdErr, LowerCL, UpperCL, Z, ProbZ)
     with empirical standard errors; `stats` has working_correlation, alpha, phi, scale, cov_empirical,
@@ -54,7 +54,10 @@ def gee(s, data: str, model: str, subject: str | Sequence[str], type: str = "ind
                      ChiSq, ProbChiSq, Type 'Score'|'Wald'];
       estimates      [(label, row, alpha, exp)] → stats['estimates']: [Label, MeanEstimate, MeanLowerCL,
                      MeanUpperCL, LBetaEstimate, StdErr, Alpha, LBetaLowerCL, LBetaUpperCL, ChiSq, ProbChiSq]
-                     (empirical standard errors)."""
+                     (empirical standard errors).
+    data_label: the data set's name for the listing's Model Information (default: `data`'s own name).
+    ref: {CLASS variable: REF= level | 'FIRST' | 'LAST'}: that level last among the variable's levels (SAS's
+    CLASS var(REF=))."""
     kind = corr_type(type)
     src = s.dataset(data)
     names_all = [c for c, _ in s.columns(src.scan_sql())]
@@ -69,12 +72,12 @@ def gee(s, data: str, model: str, subject: str | Sequence[str], type: str = "ind
         raise StatgridError(f"MAXITER={maxiter} and CONVERGE={converge} must be positive.")
     fn = getattr(_genmod, "__wrapped__", _genmod)
     initial = fn(s, data, model, dist=dist, link=link, class_=classes, trials=trials, offset=offset, noint=noint,
-                 scale=scale, maxiter=glm_maxiter, descending=descending, print=False)
+                 scale=scale, maxiter=glm_maxiter, descending=descending, print=False, ref=ref)
     st0 = initial.stats
     responses, effects = _design.parse_model(model, names_all, str(src), many_responses=False)
     extra = check_columns([c for c in (trials, offset) if c], names_all, "trials/offset", str(src))
     design, sql, _, _ = _design.prepare(s, src, effects, responses, classes, extra=extra, intercept=not noint,
-                                        raw=[*subj, *([wcol] if wcol else [])])
+                                        raw=[*subj, *([wcol] if wcol else [])], ref=ref)
     table = s.fetch_arrow(sql)
     y_name = responses[0]
     tail = [y_name, *([trials] if trials else []), *([offset] if offset else [])]
@@ -110,7 +113,8 @@ def gee(s, data: str, model: str, subject: str | Sequence[str], type: str = "ind
     result.stats.update(gee_tests.run(s, fitted, type3, type3_wald, contrasts or (), estimates or ()))
     if print:
         from statgrid.procs import gee_listing
-        s.log.listing(gee_listing.listing(result, design, y_name, trials, str(src), corrw, modelse))
+        s.log.listing(gee_listing.listing(result, design, y_name, trials, data_label or str(src), corrw,
+                                                 modelse))
     return result
 
 

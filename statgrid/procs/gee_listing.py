@@ -69,6 +69,13 @@ def _initial(init: ResultTable, levels: dict, y: str, trials: str | None, data: 
     if levels:
         out.append(table(["Class Level Information"], [["Class", "Levels", "Values"]],
                          [[c, str(len(v)), _values(v)] for c, v in levels.items()], left_cols=(2,)))
+    counts = st.get("response_counts")
+    if counts and st.get("modeled"):                 # a 0/1 response: SAS's Response Profile and the level modelled
+        dep, _, ev = str(st["modeled"]).partition(" = ")
+        order = sorted(counts, reverse=ev == "1")
+        out.append(table(["Response Profile"], [["Ordered Value", dep, "Total Frequency"]],
+                         [[str(k + 1), format_value(v), str(counts[v])] for k, v in enumerate(order)]))
+        out.append(f"PROC GENMOD is modeling the probability that {dep}='{ev}'.\n")
     df = st["df"]
     crit = [["Deviance", str(df), num(st["deviance"]), num(st["deviance_df"])],
             ["Scaled Deviance", str(df), num(st["scaled_deviance"]), num(st["scaled_deviance"] / df if df else None)],

@@ -69,7 +69,8 @@ def genmod(s, data: str, model: str, dist: str = "normal", link: str | None = No
            noint: bool = False, scale: str | None = None, maxiter: int = 50, descending: bool = False,
            outest: str | None = None, print: bool = True, type3: bool = False,
            contrasts: Sequence | None = None, estimates: Sequence | None = None,
-           output: dict | None = None, output_alpha: float = 0.05) -> ResultTable:
+           output: dict | None = None, output_alpha: float = 0.05, ref: dict | None = None,
+           order: str | None = None) -> ResultTable:
     """Generalized linear model of 'y = effects'. Returns the parameter estimates (Parameter, DF,
     Estimate, StdErr, LowerWaldCL, UpperWaldCL, ChiSq, ProbChiSq, plus the Scale/Dispersion row);
     `stats` holds the criteria for goodness of fit (deviance, Pearson χ², log-likelihood, AIC,
@@ -79,7 +80,10 @@ def genmod(s, data: str, model: str, dist: str = "normal", link: str | None = No
       contrasts      [(label, [row {effect: [coefficients]}, …], wald)] → stats['contrasts']: [Contrast, DF,
                      (DenDF, FValue, ProbF,) ChiSq, ProbChiSq, Type 'LR'|'Wald'];
       estimates      [(label, row, alpha, exp)] → stats['estimates']: [Label, MeanEstimate, MeanLowerCL,
-                     MeanUpperCL, LBetaEstimate, StdErr, Alpha, LBetaLowerCL, LBetaUpperCL, ChiSq, ProbChiSq]."""
+                     MeanUpperCL, LBetaEstimate, StdErr, Alpha, LBetaLowerCL, LBetaUpperCL, ChiSq, ProbChiSq].
+    ref: {CLASS variable: REF= level | 'FIRST' | 'LAST'}: that level last among the variable's levels (SAS's
+    CLASS var(REF=)).
+    order: SAS's ORDER= of the CLASS levels ('data': first appearance, 'freq': descending count; else sorted)."""
     src = s.dataset(data)
     names_all = [c for c, _ in s.columns(src.scan_sql())]
     responses, effects = _design.parse_model(model, names_all, str(src), many_responses=False)
@@ -93,7 +97,7 @@ def genmod(s, data: str, model: str, dist: str = "normal", link: str | None = No
         raise StatgridError(f"trials={trials!r} is for dist='binomial' (events/trials); dist is {fam.name}.")
     extra = check_columns([c for c in (trials, offset) if c], names_all, "trials/offset", str(src))
     design, sql, _, n_missing = _design.prepare(s, src, effects, responses, class_, extra=extra,
-                                                intercept=not noint)
+                                                intercept=not noint, ref=ref, order=order)
     y = responses[0]
     _check_response(s, sql, y, fam, trials)
     # A 0/1 response: as SAS, the probability modelled is that of the lowest level (0) unless descending.
@@ -138,7 +142,11 @@ def genmod(s, data: str, model: str, dist: str = "normal", link: str | None = No
             "aicc": aic + 2 * n_params * (n_params + 1) / (n - n_params - 1) if n - n_params - 1 > 0 else float("nan"),
             "bic": -2 * ll + n_params * math.log(n), "n": n, "n_missing": n_missing, "iterations": fit.iterations,
             "dist": fam.name, "link": lk.name, "phi": est_phi, "alpha": fam.alpha if fam.name == "negbin" else None,
-            "modeled": (f"{y} = 0" if binary_low else f"{y} = 1") if fam.name == "binomial" and not trials else None}
+            "modeled": (f"{y} = 0" if binary_low else f"{y} = 1") if fam.name == "binomial" and not trials else None,
+            "response": y, "trials_var": trials}
+    if fam.name == "binomial" and not trials:   # SAS's Response Profile: each level's count among the rows used
+        crit["response_counts"] = dict(s.con.sql(f"SELECT {qi(y)}, count(*) FROM ({sql}) GROUP BY 1 ORDER BY 1")
+                                       .fetchall())
     for j in fit.aliased:
         s.log.note(f"{names[j]} is a linear combination of the columns before it; its estimate is set to 0.")
     result = ResultTable(["Parameter", "DF", "Estimate", "StdErr", "LowerWaldCL", "UpperWaldCL", "ChiSq",

@@ -44,13 +44,15 @@ GLIMMIX_METHODS = {
 
 @procedure("PROCEDURE GLIMMIX")
 def glimmix(s, data: str, model: str, random: str, subject: str | Sequence[str], class_: str | Sequence[str] | None = None,
-            event: Any = None, method: str = "vb", print: bool = True) -> ResultTable:
+            event: Any = None, method: str = "vb", print: bool = True, data_label: str | None = None,
+            solution: bool = True, ref: dict | None = None) -> ResultTable:
     """Logistic model for a binary response with a random intercept per subject (random='intercept').
     Returns the Solution for Fixed Effects (Effect, CLASS levels, Estimate, StdErr, zValue, Probz;
     posterior mean and SD, normal tests) with `stats`: covparms, method, method_description,
     event, response_levels, n_read, n_used, subjects, iterations. event= is 'first' (SAS's default:
     the lowest ordered level), 'last' or a response value. method 'vb' or 'map' — not SAS's RSPL
-    (see the module docstring)."""
+    (see the module docstring). data_label: the data set's name for the listing (default: `data`'s own name);
+    solution: the listing shows the Solution for Fixed Effects (SAS: MODEL / S); ref: CLASS var(REF=) levels."""
     meth = method.lower()
     if meth not in GLIMMIX_METHODS:
         raise StatgridError(f"method={method!r} is not one of {', '.join(GLIMMIX_METHODS)} (SAS's RSPL "
@@ -61,7 +63,7 @@ def glimmix(s, data: str, model: str, random: str, subject: str | Sequence[str],
                             "(random='intercept').")
     if subject is None:
         raise StatgridError("glimmix needs subject= (the unit that gets a random intercept), e.g. subject='id'.")
-    st = _setup(s, data, model, class_, subject, [], "PROC GLIMMIX", numeric_dep=False)
+    st = _setup(s, data, model, class_, subject, [], "PROC GLIMMIX", numeric_dep=False, ref=ref)
     df = st.df
     n = len(df)
     resp = df[st.dep]
@@ -127,7 +129,7 @@ def glimmix(s, data: str, model: str, random: str, subject: str | Sequence[str],
                     "event": ev, "response_levels": values, "n_read": st.n_read, "n_used": n, "subjects": b.g,
                     "iterations": nit, "dependent": st.dep, "note": note}
     if print:
-        s.log.listing(_glimmix_listing(st, result, resp, note))
+        s.log.listing(_glimmix_listing(st, result, resp, note, data_label, solution))
     return result
 
 
@@ -136,9 +138,10 @@ def _p_z(z: float) -> float:
     return float(2 * ndtr(-abs(z))) if math.isfinite(z) else float("nan")
 
 
-def _glimmix_listing(st: Setup, r: ResultTable, resp, note: str) -> str:
+def _glimmix_listing(st: Setup, r: ResultTable, resp, note: str, data_label: str | None = None,
+                     solution: bool = True) -> str:
     x = r.stats
-    info = [["Data Set", str(st.src)], ["Response Variable", st.dep], ["Response Distribution", "Binomial"],
+    info = [["Data Set", data_label or str(st.src)], ["Response Variable", st.dep], ["Response Distribution", "Binomial"],
             ["Link Function", "Logit"], ["Variance Function", "Default"], ["Variance Matrix Blocked By", st.subject_name],
             ["Estimation Technique", x["method_description"]], ["Degrees of Freedom Method", "None (z tests)"]]
     parts = ["The GLIMMIX Procedure", _kv(info, title="Model Information"), f"NOTE: {note}\n"]
@@ -157,5 +160,6 @@ def _glimmix_listing(st: Setup, r: ResultTable, resp, note: str) -> str:
     parts.append(render_table(["Cov Parm", "Subject", "Estimate", "Standard Error"],
                               [[c["CovParm"], c["Subject"], c["Estimate"], c["StdErr"]] for c in x["covparms"]],
                               title="Covariance Parameter Estimates"))
-    parts.append(render_table(r.columns, r.rows, title="Solution for Fixed Effects (posterior mean and SD)"))
+    if solution:
+        parts.append(render_table(r.columns, r.rows, title="Solution for Fixed Effects (posterior mean and SD)"))
     return "\n".join(parts)

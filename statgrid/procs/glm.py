@@ -26,6 +26,7 @@ from typing import Sequence
 import numpy as np
 
 from statgrid.errors import StatgridError
+from statgrid.procs import _glm_type3
 from statgrid.procs import design as _design
 from statgrid.procs import glm_means
 from statgrid.procs._base import ResultTable, as_list, procedure, qi, render_table
@@ -47,7 +48,7 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
         lsmeans: str | Sequence[str] | None = None, ss: str = "1 3", outstat: str | None = None,
         print: bool = True, contrasts: Sequence | None = None, estimates: Sequence | None = None,
         tests: Sequence | None = None, means: Sequence | None = None, output: dict | None = None,
-        output_alpha: float = 0.05) -> ResultTable:
+        output_alpha: float = 0.05, ref: dict | None = None, order: str | None = None) -> ResultTable:
     """Least squares of 'y1 y2 = a b a*b x' (A|B|C, @n and nesting B(A) as in SAS) with class_ variables.
     Returns the parameter estimates of every response (Dependent, Parameter, Estimate, Biased,
     StdErr, tValue, Probt); `stats[response]` holds the ANOVA, fit, Type I/III/IV tables and LS-means.
@@ -58,10 +59,13 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
       contrasts = [(label, [row, …])], a row {effect: [coefficients…]} ('intercept' too; fewer
                   coefficients than the effect's columns are padded with zeros): F test of L·b = 0;
       estimates = [(label, row, divisor)]: L·b / divisor with its standard error and t test;
-      tests     = [([h effects…], e effect)]: each H effect's mean square over E's (Type III,
-                  or Type I when only ss='1').
+      tests     = [([h effects…], e effect, {"htype": "n", "etype": "n"} optional)]: each H effect's mean square
+                  over E's, of the types given, else the highest type computed (SAS's default).
     A row that is not estimable is reported so (None values), as SAS prints 'Non-est'.
-    means = [glm_means.MeansRequest, …]: SAS's MEANS statement → stats['means'] (glm_means.py)."""
+    means = [glm_means.MeansRequest, …]: SAS's MEANS statement → stats['means'] (glm_means.py).
+    ref: {CLASS variable: REF= level | 'FIRST' | 'LAST'}: that level last among the variable's levels (SAS's
+    CLASS var(REF=)).
+    order: SAS's ORDER= of the CLASS levels ('data': first appearance, 'freq': descending count; else sorted)."""
     src = s.dataset(data)
     names_all = [c for c, _ in s.columns(src.scan_sql())]
     responses, effects = _design.parse_model(model, names_all, str(src))
@@ -70,7 +74,8 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
     want_ss = {t for t in str(ss).replace(",", " ").split()}
     if not want_ss <= {"1", "3", "4"}:
         raise StatgridError(f"ss={ss!r}: GLM gives Type I, III and IV sums of squares; write e.g. ss='1 3' or '4'.")
-    design, sql, _, n_missing = _design.prepare(s, src, effects, responses, class_, intercept=not noint)
+    design, sql, _, n_missing = _design.prepare(s, src, effects, responses, class_, intercept=not noint, ref=ref,
+                                                order=order)
     lsm_effects = _design.parse_effects(" ".join(as_list(lsmeans)), names_all, "lsmeans")
     for e in lsm_effects:
         if e not in effects:
@@ -104,6 +109,8 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
                    "here test sum-to-zero hypotheses, which differ from SAS's Type III/IV with empty cells.")
 
     null = _null_space(R[:, :p])       # of the design columns: the same for every response
+    # a model not closed under marginality (a b a*b*c …): SAS's Type III from the estimable functions
+    hyp3 = _glm_type3.hypotheses(R, p, design) if want_ss & {"3", "4"} and _glm_type3.needed(design) else None
     out_rows, ss_rows, per_response, fits = [], [], {}, []
     for i, y in enumerate(responses):
         Ry = R[:, [*range(p), p + i]]
@@ -136,7 +143,12 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
             Re = np.hstack([R[:, :p] @ T, R[:, [p + i]]])
             enames = list(eff_names)
             full_sse, full_rank = _sse(Re, n, enames, list(range(len(enames))), len(enames))
+            general = _glm_type3.sums_of_squares(hyp3, R, p, i) if hyp3 is not None else {}
             for e, sl in zip(effects, eff_slices):
+                if e.name in general:
+                    df3, ss3 = general[e.name]
+                    type3.append([e.name, df3, max(ss3, 0.0)])
+                    continue
                 keep = [c for c in range(len(enames)) if not sl.start <= c < sl.stop]
                 sse, rank = _sse(Re, n, enames, keep, len(enames))
                 type3.append([e.name, full_rank - rank, max(sse - full_sse, 0.0)])
@@ -156,11 +168,12 @@ def glm(s, data: str, model: str, class_: str | Sequence[str] | None = None, noi
         ssm = fit.sst - fit.sse
         f_model = (ssm / fit.df_model) / mse if fit.df_model > 0 and mse > 0 else float("nan")
         lsm = {e.name: _lsmeans(design, e, fit, null, cov_means, mse) for e in lsm_effects}
-        htype = "3" if want_ss & {"3", "4"} else "1"
+        highest = max(tables)               # SAS: HTYPE=/ETYPE= default to the highest type computed
         extra = {"contrasts": [_contrast(design, label, spec, fit, null, mse) for label, spec in contrasts or []],
                  "estimates": [_estimate(design, label, spec, div, fit, null, mse)
                                for label, spec, div in estimates or []],
-                 "tests": [_test(tables[htype], h, e, htype) for h, e in tests or []]}
+                 "tests": [_test(tables, h, e, *_test_types(test_opts, highest))
+                           for h, e, *test_opts in tests or []]}
         per_response[y] = {"n": n, "n_missing": n_missing, "df_model": fit.df_model, "df_error": fit.df_error,
                            "ssm": ssm, "sse": fit.sse, "sst": fit.sst, "mse": mse, "rmse": math.sqrt(mse),
                            "f_value": f_model, "prob_f": _p_f(f_model, fit.df_model, fit.df_error),
@@ -321,24 +334,35 @@ def _estimate(design, label: str, spec: dict, divisor: float, fit, null, mse) ->
     return [label, est, se, t, _p_t(t, fit.df_error)]
 
 
-def _test(table: list, h: Sequence[str], e: str, htype: str) -> dict:
-    """TEST H= E=: each H effect's mean square over E's, from the Type `htype` table rows
-    [source, DF, SS, MS, F, p]."""
-    rows = {r[0].upper(): r for r in table}
-    missing = [x for x in [*h, e] if x.upper() not in rows]
+def _test_types(test_opts: list, highest: str) -> tuple[str, str]:
+    """(HTYPE, ETYPE) of a TEST statement: as given, else the highest type of sums of squares computed."""
+    types = test_opts[0] if test_opts else {}
+    return types.get("htype", highest), types.get("etype", highest)
+
+
+def _test(tables: dict, h: Sequence[str], e: str, htype: str, etype: str) -> dict:
+    """TEST H= E= </ HTYPE= ETYPE=>: each H effect's mean square over E's, from the rows [source, DF, SS, MS, F, p]
+    of the Type `htype` (hypotheses) and Type `etype` (error term) tables."""
+    for kind, typ in (("HTYPE", htype), ("ETYPE", etype)):
+        if typ not in tables:
+            raise StatgridError(f"TEST / {kind}={typ}: Type {typ} sums of squares were not computed; add SS{typ} to "
+                                f"the MODEL options (computed: {', '.join('SS' + k for k in sorted(tables))}).")
+    rows = {r[0].upper(): r for r in tables[htype]}
+    erows = {r[0].upper(): r for r in tables[etype]}
+    missing = [x for x in h if x.upper() not in rows] + ([e] if e.upper() not in erows else [])
     if missing:
         raise StatgridError(f"TEST: effect {missing[0]!r} is not in the model; its effects: "
-                            f"{', '.join(r[0] for r in table)}.")
-    err = rows[e.upper()]
-    label = {"1": "Type I SS", "3": "Type III SS"}[htype]
-    roman = {"1": "I", "3": "III"}[htype]
+                            f"{', '.join(r[0] for r in tables[htype])}.")
+    err = erows[e.upper()]
+    roman = {"1": "I", "3": "III", "4": "IV"}
+    label = f"Type {roman[htype]} SS"
     out = []
     for name in h:
         r = rows[name.upper()]
         f = r[3] / err[3] if r[1] and err[1] and err[3] else None
         out.append([r[0], r[1], r[2], r[3], f, _p_f(f, r[1], err[1]) if f is not None else None])
     return {"rows": out, "label": label, "error": err[0], "error_df": err[1],
-            "title": f"Tests of Hypotheses Using the Type {roman} MS for {err[0]} as an Error Term"}
+            "title": f"Tests of Hypotheses Using the Type {roman[etype]} MS for {err[0]} as an Error Term"}
 
 
 def _null_space(R: np.ndarray) -> np.ndarray:

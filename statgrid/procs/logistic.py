@@ -76,7 +76,8 @@ def logistic(s, data: str, model: str, class_: str | Sequence[str] | None = None
              noint: bool = False, outest: str | None = None, print: bool = True, output: dict | None = None,
              alpha: float = 0.05, link: str = "logit", contrasts: Sequence | None = None,
              oddsratios: Sequence | None = None, units: dict | None = None, units_default: Sequence | None = None,
-             clodds: bool = False, model_alpha: float = 0.05, exact: Sequence | None = None) -> ResultTable:
+             clodds: bool = False, model_alpha: float = 0.05, exact: Sequence | None = None,
+             ref: dict | None = None, order: str | None = None) -> ResultTable:
     """Binary logistic regression of 'y = effects'. Returns the parameter estimates (Parameter, DF,
     Estimate, StdErr, WaldChiSq, ProbChiSq); `stats` holds fit statistics, global tests, type3,
     odds_ratios, association (c, somers_d, gamma, tau_a, concordant…), hosmer_lemeshow, selection.
@@ -89,14 +90,18 @@ def logistic(s, data: str, model: str, class_: str | Sequence[str] | None = None
     all|ref, 'alpha': a})], units {var: [number|SD|…]} with units_default, clodds (limits at model_alpha):
     logistic_tests.py; exact [(label, [effects | 'INTERCEPT'], {'joint', 'jointonly'})]: logistic_exact.py; their
     rows in stats['contrast_tests'], ['contrast_estimates'], ['contrast_coeffs'] (/ E: (label, rows [parameter,
-    row 1, row 2 …])), ['oddsratios_wald'], ['clodds_wald'], ['exact_tests']."""
+    row 1, row 2 …])), ['oddsratios_wald'], ['clodds_wald'], ['exact_tests'].
+    ref: {CLASS variable: REF= level | 'FIRST' | 'LAST'}: that level last among the variable's levels (SAS's
+    CLASS var(REF=)).
+    order: SAS's ORDER= of the CLASS levels ('data': first appearance, 'freq': descending count; else sorted)."""
     src = s.dataset(data)
     names_all = [c for c, _ in s.columns(src.scan_sql())]
     (yname,), effects = _design.parse_model(model, names_all, str(src), many_responses=False)
     method = (selection or "none").lower()
     if method not in ("none", "forward", "backward", "stepwise"):
         raise StatgridError(f"selection {selection!r} is not one of forward, backward, stepwise.")
-    design, sql, _, n_missing = _design.prepare(s, src, effects, [], class_, raw=[yname], intercept=not noint)
+    design, sql, _, n_missing = _design.prepare(s, src, effects, [], class_, raw=[yname], intercept=not noint,
+                                                ref=ref, order=order)
     levels = [r[0] for r in s.con.sql(f"SELECT DISTINCT {qi(yname)} FROM ({sql}) ORDER BY 1 LIMIT 21").fetchall()]
     if len(levels) != 2:
         shown = ", ".join(repr(v) for v in levels[:20]) + (" …" if len(levels) > 20 else "")
@@ -172,6 +177,8 @@ def logistic(s, data: str, model: str, class_: str | Sequence[str] | None = None
     result.stats["selection"] = steps
     result.stats["event"] = ev
     result.stats["levels"] = levels
+    result.stats["class_levels"] = {c: list(design.levels[c]) for c in design.classes}     # in coding order
+    result.stats["param"] = param
     if output is not None:
         from statgrid.procs import logistic_output
         rows_in = f"SELECT * FROM ({src.scan_sql()})"
@@ -404,7 +411,7 @@ def _odds_ratios(design, effects, chosen, T, fit, cov) -> list[list]:
                 L = np.zeros(T.shape[0])
                 L[sl.start + a] = 1.0
                 L[sl.start + len(levels) - 1] = -1.0
-                pairs.append((f"{e.name} {levels[a]} vs {levels[-1]}", L))
+                pairs.append((f"{e.name} {_design.level_text(levels[a])} vs {_design.level_text(levels[-1])}", L))
         for label, L in pairs:
             lc = L @ T
             if fit.aliased and np.any(np.abs(lc[fit.aliased]) > 0):

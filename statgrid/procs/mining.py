@@ -295,14 +295,15 @@ def _forest_listing(t: ResultTable, ntrees, vars_to_try, n_design, max_depth, mi
 @procedure("PROCEDURE FASTCLUS")
 def fastclus(s, data: str, var: str | Sequence[str] | None, maxclusters: int, seed: int = 1, maxiter: int = 100,
              standardize: bool = False, out: str | None = None, outstat: str | None = None,
-             print: bool = True) -> ResultTable:
+             print: bool = True, proc_title: str = "FASTCLUS") -> ResultTable:
     """k-means with `maxclusters` clusters on the numeric `var` variables (default: all numeric).
     Returns the cluster summary (Cluster, Frequency, RMSStd, MaxDistance, NearestCluster,
     CentroidDistance) with `stats`: means (ResultTable: Cluster and each variable's mean),
     variables (ResultTable: Variable, TotalStd, WithinStd, RSquare, RSqRatio), overall_rsquare,
     pseudo_f, centers (k × p, the space clustered in), n_read, n_used, iterations, converged,
     streamed. out= adds CLUSTER (1-based) and DISTANCE (to the cluster's centre) to every row;
-    outstat= one row per cluster: CLUSTER, _FREQ_, _RMSSTD_, _RADIUS_, _NEAR_, _GAP_, the means."""
+    outstat= one row per cluster: CLUSTER, _FREQ_, _RMSSTD_, _RADIUS_, _NEAR_, _GAP_, the means. proc_title: the
+    procedure the listing names ("HPCLUS" when PROC HPCLUS asked)."""
     src, types = dataset_types(s, data)
     names = list(types)
     variables = list(dict.fromkeys(check_columns(as_list(var), names, "VAR", str(src)))) if var else \
@@ -444,7 +445,7 @@ def fastclus(s, data: str, var: str | Sequence[str] | None, maxclusters: int, se
                             for j, v in enumerate(variables)}})
         s.write_table(outstat, stat)
     if print:
-        s.log.listing(_fastclus_listing(result, k, maxiter, streamed))
+        s.log.listing(_fastclus_listing(result, k, maxiter, streamed, proc_title))
     return result
 
 
@@ -501,11 +502,11 @@ def _streamed_kmeans(s, base: str, z_cols: str, p: int, k: int, n_used: int, see
     return centers, maxiter, False
 
 
-def _fastclus_listing(t: ResultTable, k: int, maxiter: int, streamed: bool) -> str:
+def _fastclus_listing(t: ResultTable, k: int, maxiter: int, streamed: bool, proc_title: str = "FASTCLUS") -> str:
     st = t.stats
     method = ("streamed: sample seeds, MiniBatchKMeans, Lloyd passes in the engine" if streamed
               else f"in memory: KMeans, k-means++ seeds, {KMEANS_RESTARTS} restarts")
-    head = (f"The FASTCLUS Procedure\nMaxclusters={k} Maxiter={maxiter} "
+    head = (f"The {proc_title} Procedure\nMaxclusters={k} Maxiter={maxiter} "
             f"{'Standardize=STD ' if st['standardize'] else ''}({method}; "
             f"{st['iterations']} iterations, {'converged' if st['converged'] else 'not converged'})\n"
             f"Observations read {st['n_read']}, used {st['n_used']}\n")

@@ -206,7 +206,7 @@ def mixed(s, data: str, model: str, class_: str | Sequence[str] | None = None, r
           hold: Sequence[int] = (), noiter: bool = False, scoring: int = 0,
           lsmeans: str | Sequence[str] | None = None, lsmeans_diff: bool = False,
           contrasts: Sequence | None = None, estimates: Sequence | None = None,
-          kr_information: str = "observed") -> ResultTable:
+          kr_information: str = "observed", ref: dict | None = None) -> ResultTable:
     """Linear mixed model. Returns the Solution for Fixed Effects (Effect, CLASS levels, Estimate,
     StdErr, DF, tValue, Probt; aliased columns have Estimate 0 and missing values) with `stats`:
     covparms [{CovParm, Subject, Estimate, and with covtest StdErr, ZValue, ProbZ}], fit, d, type3,
@@ -222,13 +222,14 @@ def mixed(s, data: str, model: str, class_: str | Sequence[str] | None = None, r
     in SAS): statgrid.procs._mixed_predictable. parms= start values in CovParms order, hold= their
     1-based positions kept fixed, noiter: no iterations. scoring=n: Fisher scoring for the first n
     iterations. lsmeans='a a*b' (CLASS effects), lsmeans_diff: their pairwise differences.
-    out= writes the observations used with Pred (Xβ + Zû) and Resid. See the module docstring."""
+    out= writes the observations used with Pred (Xβ + Zû) and Resid. ref: {CLASS variable: REF= level}, that
+    level last (SAS's CLASS var(REF=)). See the module docstring."""
     method_l, dd = _check_args(method, maxiter, ddfm, subject, random, randoms, repeated)
     rnd, rspec = _specs(s, data, class_, random, subject, repeated, type, random_type, randoms,
                         repeated_subject, local, coords)
     class_list = as_list(class_)
     numeric, raw = _mspec.variables(rnd, rspec, class_list)
-    st = _setup(s, data, model, class_, None, numeric, "PROC MIXED", numeric_dep=True, repeated=raw)
+    st = _setup(s, data, model, class_, None, numeric, "PROC MIXED", numeric_dep=True, repeated=raw, ref=ref)
     df = st.df
     n = len(df)
     for r in rnd:

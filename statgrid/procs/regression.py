@@ -392,6 +392,9 @@ def reg(s, data: str, model: str, noint: bool = False, selection: str | None = N
                     "prob_f": _p_f(f_value, fit.df_model, fit.df_error), "dep_mean": fit.dep_mean,
                     "coeff_var": 100 * math.sqrt(fit.mse) / fit.dep_mean if fit.dep_mean else float("nan"),
                     "aliased": fit.aliased, "selection": steps, "selection_stats": step_stats, "dependent": dep}
+    if fit.rinv is not None:           # (X'X)⁻¹ of the kept columns, for the TEST statement (sas/procs/reg_test.py)
+        result.stats["xtx_inv"] = fit.rinv @ fit.rinv.T
+        result.stats["xtx_names"] = [fit.names[j] for j in fit.kept]
     if collin:
         result.stats["collinearity"] = _collin(R, fit, names)
     for name, combo in fit.aliased.items():

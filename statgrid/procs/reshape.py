@@ -85,13 +85,16 @@ def transpose(s, data: str, out: str, var: str | Sequence[str] | None = None, by
 @procedure("PROCEDURE SURVEYSELECT")
 def surveyselect(s, data: str, out: str, n: int | None = None, rate: float | None = None,
                  strata: str | Sequence[str] | None = None, method: str = "srs", seed: int | None = None,
-                 outhits: bool = False):
+                 outhits: bool = False, summary: dict | None = None):
     """Select a sample of n rows (or the share rate) from `data`, per stratum if strata= is given, into `out`
     (input order kept). method: 'srs' (simple random sampling without replacement; rate·N rounded up), 'sys'
     (systematic: interval N/n or 1/rate after a random start, in input order) — both add SelectionProb (n/N or
     the rate) and SamplingWeight; 'urs' (with replacement: n draws) adds NumberHits, ExpectedHits (n/N) and
     SamplingWeight (N/n), one row per unit selected or, with outhits=True, one per selection (SAS/STAT
-    SURVEYSELECT). seed= makes it reproducible; without one a seed is drawn and logged."""
+    SURVEYSELECT). seed= makes it reproducible; without one a seed is drawn and logged. `summary`, a dict, gets
+    what SAS's Sample Selection Summary shows: seed, population (rows), strata (their number, 0 without
+    strata=), sample (units selected; selections for 'urs'), prob (the selection probability, or the expected
+    hits for 'urs', when every stratum shares it; else None)."""
     import pyarrow as pa
 
     method = method.lower()
@@ -148,6 +151,10 @@ def surveyselect(s, data: str, out: str, n: int | None = None, rate: float | Non
     label = {"srs": "simple random sampling", "sys": "systematic random sampling",
              "urs": "unrestricted random sampling, with replacement"}[method]
     drawn = int(sum(h.sum() for h in hits)) if method == "urs" else len(sel)
+    if summary is not None:
+        shared = np.unique(np.concatenate(probs)) if probs and sum(len(p) for p in probs) else np.zeros(0)
+        summary.update(seed=seed, population=len(rownum), strata=len(chosen) if strata_cols else 0, sample=drawn,
+                       prob=float(shared[0]) if len(shared) == 1 else None)
     rows = len(sel) if not outhits else drawn
     s.log.note(f"SURVEYSELECT: {drawn} selection(s) of {len(rownum)} rows, {rows} output row(s) ({label}, "
                f"seed={seed}).")

@@ -34,10 +34,11 @@ def surveylogistic(s, data: str, model: str, class_: str | Sequence[str] | None 
                    event=None, descending: bool = False, weight: str | None = None,
                    strata: str | Sequence[str] | None = None, cluster: str | Sequence[str] | None = None,
                    df=None, vadjust: str = "df", rate: float | None = None, total: float | None = None,
-                   maxiter: int = 25, noint: bool = False, print: bool = True) -> ResultTable:
+                   maxiter: int = 25, noint: bool = False, print: bool = True,
+                   data_label: str | None = None) -> ResultTable:
     """Survey logistic regression of 'y = effects'. Returns the estimates (Parameter, Estimate, StdErr,
     tValue, Probt); `stats` holds cov, df, design_df, n, strata, clusters, sum_weights, fit (AIC, SC,
-    −2 Log L), event and levels."""
+    −2 Log L), event and levels. data_label: the data set's name in the listing (default: `data`'s own)."""
     src = s.dataset(data)
     names_all = [c for c, _ in s.columns(src.scan_sql())]
     (yname,), effects = _design.parse_model(model, names_all, str(src), many_responses=False)
@@ -83,7 +84,8 @@ def surveylogistic(s, data: str, model: str, class_: str | Sequence[str] | None 
         s.log.note(f"{lonely} stratum(s) with a single cluster contribute nothing to the variance estimate.")
     if print:
         from statgrid.procs import surveylogistic_listing
-        s.log.listing(surveylogistic_listing.listing(result, design, yname, str(src), wcol, scols, ccols, vadjust))
+        s.log.listing(surveylogistic_listing.listing(result, design, yname, data_label or str(src), wcol, scols, ccols,
+                                                     vadjust))
     return result
 
 

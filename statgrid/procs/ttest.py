@@ -8,6 +8,9 @@ centred second pass for the sum of squares (`group_stats`); everything else is a
 - CL for a standard deviation (equal-tailed): s √(df/χ²(1-α/2, df)) … s √(df/χ²(α/2, df));
 - Folded F = max(s1², s2²)/min(s1², s2²), its p-value 2·P(F > f) on (n_big - 1, n_small - 1) df (capped at 1).
 SIDES=U (L): the upper (lower) tail p-value and the one-sided CL [x̄ - t(1-α) SE, ∞) ((-∞, x̄ + t(1-α) SE]).
+WEIGHT w (rows with w ≤ 0 or missing left out): x̄ = Σwx/Σw, s² = Σw(x - x̄)²/(n - 1) with n the rows, and W = Σw
+in place of n in the standard errors (SE = s/√W; Pooled s_p √(1/W1 + 1/W2); Satterthwaite with s_i²/W_i) — the
+weighted least squares fit of the mean (and of the two-group difference), as SAS computes it.
 """
 from __future__ import annotations
 
@@ -26,10 +29,15 @@ class GroupStats:
     std: float | None
     min: float | None
     max: float | None
+    wsum: float | None = None   # Σ weights (WEIGHT statement), else None: the standard error divides by √n
+
+    @property
+    def w(self) -> float:
+        return self.wsum if self.wsum is not None else self.n
 
     @property
     def stderr(self) -> float | None:
-        return self.std / math.sqrt(self.n) if self.std is not None and self.n > 0 else None
+        return self.std / math.sqrt(self.w) if self.std is not None and self.w > 0 else None
 
 
 @dataclass
@@ -55,22 +63,27 @@ class MeanCL:
 
 
 def group_stats(execute, base: str, expr: str, group: str | None = None,
-                freq: str | None = None) -> list[tuple[object, GroupStats]]:
+                freq: str | None = None, weight: str | None = None) -> list[tuple[object, GroupStats]]:
     """[(group value, GroupStats)] of the numeric SQL `expr` over the rows of `base` where it is present, per
     value of column `group` (one entry, key None, without); groups in ascending order, missing first. `freq`: a
-    FREQ variable, each row counted its whole part times (rows below 1 or missing left out, as SAS)."""
+    FREQ variable, each row counted its whole part times (rows below 1 or missing left out, as SAS). `weight`: a
+    WEIGHT variable (rows with a weight ≤ 0 or missing left out): the weighted mean and sum of squares, and Σ weights
+    in GroupStats.wsum."""
     g = sql_ident(group) if group else "NULL"
     f = f"floor(CAST({sql_ident(freq)} AS DOUBLE))" if freq else "CAST(1 AS DOUBLE)"
+    w = f"CAST({sql_ident(weight)} AS DOUBLE)" if weight else "CAST(1 AS DOUBLE)"
     keep = f" AND CAST({sql_ident(freq)} AS DOUBLE) >= 1" if freq else ""
-    rows = execute(f"WITH t AS (SELECT {g} AS g, CAST({expr} AS DOUBLE) AS x, {f} AS f FROM ({base}) "
+    keep += f" AND {w} > 0" if weight else ""
+    rows = execute(f"WITH t AS (SELECT {g} AS g, CAST({expr} AS DOUBLE) AS x, {f} AS f, {w} AS w FROM ({base}) "
                    f"WHERE ({expr}) IS NOT NULL{keep}),"
-                   f" m AS (SELECT g, sum(f * x) / sum(f) AS mean FROM t GROUP BY g)"
-                   f" SELECT t.g, sum(t.f), any_value(m.mean), sum(t.f * (t.x - m.mean) * (t.x - m.mean)), min(t.x),"
-                   f" max(t.x) FROM t JOIN m ON t.g IS NOT DISTINCT FROM m.g GROUP BY t.g ORDER BY t.g NULLS FIRST")
+                   f" m AS (SELECT g, sum(f * w * x) / sum(f * w) AS mean FROM t GROUP BY g)"
+                   f" SELECT t.g, sum(t.f), any_value(m.mean), sum(t.f * t.w * (t.x - m.mean) * (t.x - m.mean)),"
+                   f" min(t.x), max(t.x), sum(t.f * t.w) FROM t JOIN m ON t.g IS NOT DISTINCT FROM m.g GROUP BY t.g"
+                   f" ORDER BY t.g NULLS FIRST")
     out = []
-    for key, n, mean, css, lo, hi in rows:
+    for key, n, mean, css, lo, hi, wsum in rows:
         std = math.sqrt(css / (n - 1)) if n > 1 else None
-        out.append((key, GroupStats(int(n), mean, std, lo, hi)))
+        out.append((key, GroupStats(int(n), mean, std, lo, hi, float(wsum) if weight else None)))
     return out
 
 
@@ -141,6 +154,7 @@ def two_sample(s1: GroupStats, s2: GroupStats, h0: float = 0.0, alpha: float = 0
     from scipy.stats import f as fdist
     cls = [one_sample(s, 0.0, alpha, sides)[0] for s in (s1, s2)]
     n1, n2 = s1.n, s2.n
+    w1, w2 = s1.w, s2.w                      # Σ weights (the counts without a WEIGHT statement)
     diff = s1.mean - s2.mean if s1.mean is not None and s2.mean is not None else None
     v1 = s1.std ** 2 if s1.std is not None else None
     v2 = s2.std ** 2 if s2.std is not None else None
@@ -148,9 +162,9 @@ def two_sample(s1: GroupStats, s2: GroupStats, h0: float = 0.0, alpha: float = 0
     sp = se_p = se_s = df_s = None
     if diff is not None and df_p > 0:
         sp = math.sqrt(((n1 - 1) * (v1 or 0.0) + (n2 - 1) * (v2 or 0.0)) / df_p)
-        se_p = sp * math.sqrt(1 / n1 + 1 / n2)
+        se_p = sp * math.sqrt(1 / w1 + 1 / w2)
     if v1 is not None and v2 is not None:
-        a, b = v1 / n1, v2 / n2
+        a, b = v1 / w1, v2 / w2
         se_s = math.sqrt(a + b)
         df_s = (a + b) ** 2 / (a * a / (n1 - 1) + b * b / (n2 - 1)) if a + b > 0 else None
     lo_p, hi_p = _mean_cl(diff, se_p, df_p, alpha, sides)

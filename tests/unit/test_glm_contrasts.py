@@ -92,7 +92,9 @@ def test_two_row_contrast_is_the_joint_f_test(two_way):
 
 def test_test_h_e_uses_type_iii_mean_squares(two_way):
     session, d, _ = two_way
-    r = session.glm("work.t", "y = a b a*b", class_="a b", ss="3 4", print=False, tests=[(["a", "b"], "a*b")])
+    # SS3 SS4 computed: the default would be the highest, Type IV (SAS GLM TEST); HTYPE=3 ETYPE=3 asked here
+    r = session.glm("work.t", "y = a b a*b", class_="a b", ss="3 4", print=False,
+                    tests=[(["a", "b"], "a*b", {"htype": "3", "etype": "3"})])
     typ3 = anova_lm(smf.ols("y ~ C(a, Sum) * C(b, Sum)", d).fit(), typ=3)
     ms = {k: typ3.loc[k, "sum_sq"] / typ3.loc[k, "df"] for k in ("C(a, Sum)", "C(b, Sum)", "C(a, Sum):C(b, Sum)")}
     test = r.stats["y"]["tests"][0]

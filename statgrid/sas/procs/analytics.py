@@ -83,9 +83,54 @@ def run_surveyselect(statements: list, program: Any) -> None:
     if rate is not None and float(rate) > 1:
         rate = float(rate) / 100.0                   # SAMPRATE=10 means 10 percent
     seed = opts.get("SEED")
-    _call(program, first, surveyselect, data, _name(_out_spec(program, opts)), n=int(float(n)) if n is not None else None,
+    out, summary = _out_spec(program, opts), {}
+    _call(program, first, surveyselect, data, _name(out), n=int(float(n)) if n is not None else None,
           rate=float(rate) if rate is not None else None, strata=strata, method=method.lower(),
-          seed=int(float(seed)) if seed is not None else None, outhits=bool(opts.get("OUTHITS")))
+          seed=int(float(seed)) if seed is not None else None, outhits=bool(opts.get("OUTHITS")), summary=summary)
+    if not opts.get("NOPRINT"):
+        _surveyselect_listing(program, method, strata, src, out, n, rate, summary)
+
+
+SELECTION_METHODS = {"SRS": "Simple Random Sampling", "SYS": "Systematic Random Sampling",
+                     "URS": "Unrestricted Random Sampling"}
+
+
+def _surveyselect_listing(program, method: str, strata, src: DatasetSpec, out: DatasetSpec, n, rate,
+                          summary: dict) -> None:
+    """SAS's two tables of a selection (SAS/STAT SURVEYSELECT, "Displayed Output"): Sample Selection Method (ODS
+    Method) and Sample Selection Summary (ODS Summary), as label-value pairs."""
+    from statgrid.sas import ods
+    from statgrid.sas.formats.numeric import best
+    from statgrid.sas.ods import OdsColumn as Col, OdsTable
+
+    def table(name: str, title: str, pairs: list[tuple[str, Any]]) -> OdsTable:
+        rows = [[label, v if isinstance(v, str) else best(float(v), 8).strip(), None if isinstance(v, str) else v]
+                for label, v in pairs]
+        return OdsTable(name, title, [Col("Label1", "", "char"), Col("cValue1", "", "char", right=True),
+                                      Col("nValue1", hidden=True)], rows, "Surveyselect", headings=False)
+    method_rows: list[tuple[str, Any]] = [("Selection Method", SELECTION_METHODS[method])]
+    if strata:
+        method_rows.append(("Strata Variable" + ("s" if len(strata) > 1 else ""), " ".join(strata)))
+    rows: list[tuple[str, Any]] = [("Input Data Set", src.member.upper()), ("Random Number Seed", summary["seed"])]
+    size_word = "Stratum Sample Size" if strata else "Sample Size"
+    if rate is not None:
+        rows.append(("Stratum Sampling Rate" if strata else "Sampling Rate", float(rate)))
+    elif n is not None:
+        rows.append((size_word, int(float(n))))
+    if strata:
+        rows += [("Number of Strata", summary["strata"]), ("Total Sample Size", summary["sample"])]
+    else:
+        if rate is not None:
+            rows.append(("Sample Size", summary["sample"]))
+        if summary.get("prob"):
+            rows += [("Expected Number of Hits" if method == "URS" else "Selection Probability", summary["prob"]),
+                     ("Sampling Weight", 1.0 / summary["prob"])]
+    rows.append(("Output Data Set", out.member.upper()))
+    listing = ods.Listing(program, "SURVEYSELECT")
+    listing.title()
+    listing.table(table("Method", "", method_rows))
+    listing.table(table("Summary", "", rows))
+    listing.flush()
 
 
 def run_stdize(statements: list, program: Any) -> None:
@@ -108,7 +153,7 @@ def run_stdize(statements: list, program: Any) -> None:
           pctldef=int(float(opts.get("PCTLDEF", 5))))
 
 
-def _clus(program, first, opts, src, var, out, outstat, standardize=False) -> None:
+def _clus(program, first, opts, src, var, out, outstat, standardize=False, proc_title="FASTCLUS") -> None:
     data = stage_input(program, src, TEMP)
     from statgrid.procs.mining import fastclus
     k = opts.get("MAXCLUSTERS")
@@ -117,7 +162,7 @@ def _clus(program, first, opts, src, var, out, outstat, standardize=False) -> No
         raise SasError("MAXCLUSTERS= is required", t.line, t.col, "MAXCLUSTERS", "MAXCLUSTERS=k")
     _call(program, first, fastclus, data, var, int(float(k)), seed=int(float(opts.get("SEED", 1))),
           maxiter=int(float(opts.get("MAXITER", 100))), standardize=standardize, out=_name(out),
-          outstat=_name(outstat), print=not opts.get("NOPRINT"))
+          outstat=_name(outstat), print=not opts.get("NOPRINT"), proc_title=proc_title)
 
 
 def run_fastclus(statements: list, program: Any) -> None:
@@ -161,17 +206,18 @@ def run_hpclus(statements: list, program: Any) -> None:
             raise SasError(f"Statement {t.text.upper()} is not valid in PROC HPCLUS", t.line, t.col, t.text,
                            "INPUT, SCORE OUT=, WHERE")
     _clus(program, first, opts, src, var or None, out, None,
-          standardize=str(opts.get("STANDARDIZE", "NONE")).upper() in ("STD", "RANGE"))
+          standardize=str(opts.get("STANDARDIZE", "NONE")).upper() in ("STD", "RANGE"), proc_title="HPCLUS")
 
 
 def run_glimmix(statements: list, program: Any) -> None:
     first, rest, opts = begin(statements, program, GLIMMIX_OPTIONS, "GLIMMIX")
     src, cols = data_input(program, opts, first)
-    from statgrid.sas.procs.models import _model, _options_after_slash
+    from statgrid.sas.procs.models import _model, _options_after_slash, class_statement
     classes, model, random, ropts, st = [], None, None, {}, Statements(src, cols, ("WHERE",), ())
+    cspec: dict[str, Any] = {"class": classes, "class_opts": {}}
     for stmt, kw, c in each_statement(rest):
         if kw == "CLASS":
-            classes += [t.text for t in c.tokens[c.i:] if t.kind == NAME]
+            class_statement(c, cspec)           # names, var(REF=) and / options as the model procedures read them
         elif kw == "MODEL":
             model = _model(c)
         elif kw == "RANDOM":
@@ -197,5 +243,7 @@ def run_glimmix(statements: list, program: Any) -> None:
     data = stage_input(program, src, TEMP)
     from statgrid.procs.glimmix import glimmix
     _call(program, first, glimmix, data, f"{dep} = {effects}", random.lower(), subject, class_=classes or None,
-          event=dep_opts.get("EVENT", "first"), print=not opts.get("NOPRINT"))
+          event=dep_opts.get("EVENT", "first"), print=not opts.get("NOPRINT"),
+          data_label=f"{src.libref}.{src.member}".upper(), solution=bool(mopts.get("S") or mopts.get("SOLUTION")),
+          ref=cspec.get("class_ref") or None)
 

@@ -80,6 +80,8 @@ def run(statements: list, program: Any) -> None:
                        "files", t.line, t.col, "FORCE", "the FORCE option, or data sets whose variables agree")
     for p in problems:
         program.log.warning(p)
+    if problems:
+        program.log.note("FORCE is specified, so dropping/truncating will occur.")
     bsql = input_sql(program, base, bcols)
     observations_read(program, n, data)
     program.log.note(f"{n} observations added.")

@@ -141,6 +141,23 @@ class Datasets:
                 os.replace(a.path, b.path)
             self.log.note(f"Changing the name {self.lib}.{old.upper()} to {self.lib}.{new.upper()} (memtype=DATA).")
 
+    def age(self, names: list[str]) -> None:
+        """AGE current related1 related2 …: the last related data set is deleted, each other one takes the next
+        name, and the current one the first related name (SAS DATASETS, AGE statement)."""
+        self._readonly()
+        if self._dry() or len(names) < 2:
+            return
+        if not self.ref(names[0]).exists():
+            raise SasError(f"The file {self.lib}.{names[0].upper()} (memtype=DATA) was not found, but appears on an "
+                           "AGE statement", text=names[0])
+        if self.ref(names[-1]).exists():
+            self.delete_members([names[-1].lower()])
+        for old, new in reversed(list(zip(names, names[1:]))):
+            a = self.ref(old)
+            if a.exists():
+                os.replace(a.path, self.ref(new).path)
+                self.log.note(f"Ageing the name {self.lib}.{old.upper()} to {self.lib}.{new.upper()} (memtype=DATA).")
+
     def save(self, names: list[str]) -> None:
         if self._dry():
             return
@@ -451,7 +468,9 @@ def _run_group(ds: Datasets, stmt: Statement, subs: list[Statement], program: An
     elif kw == "INDEX":
         ds.log.note(f"{stmt.text.strip().rstrip(';')}: accepted and ignored; statgrid data sets have no indexes "
                     "(DuckDB skips row groups by their min/max statistics).")
-    elif kw in ("AGE", "REPAIR"):
+    elif kw == "AGE":
+        ds.age(_names(c))
+    elif kw == "REPAIR":
         ds.log.note(f"The {kw} statement is accepted and does nothing here.")
 
 

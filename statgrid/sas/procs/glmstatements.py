@@ -98,7 +98,8 @@ def _estimate(c, allowed: set[str], where: str) -> tuple[str, dict, float, dict]
     return label, rows[0], divisor, opts
 
 
-def test(c) -> tuple[list[str], str]:
+def test(c) -> tuple[list[str], str, dict]:
+    """TEST H=effects E=effect </ HTYPE=n ETYPE=n>: (H effects, E effect, {"htype": "4", "etype": "1"} as given)."""
     h, e = [], None
     while not c.at_end() and not c.at("/"):
         t = c.next()
@@ -115,12 +116,22 @@ def test(c) -> tuple[list[str], str]:
                     target.append(name)
         else:
             raise SasError("Syntax error in TEST", t.line, t.col, t.text, "TEST H=effects E=effect")
+    types: dict[str, str] = {}
     if c.accept("/"):
         while not c.at_end():
-            c.next()                       # HTYPE=/ETYPE=: the model's highest type is used
+            t = c.next()
+            if t.kind == NAME and t.upper in ("HTYPE", "ETYPE") and c.accept("="):
+                v = c.next()
+                if v.text not in ("1", "2", "3", "4"):
+                    raise SasError(f"{t.upper}={v.text} in TEST is not a type of sum of squares", v.line, v.col,
+                                   v.text, f"{t.upper}=1, 2, 3 or 4")
+                types[t.upper.lower()] = v.text
+            else:
+                raise SasError(f"The option {t.text} is not recognized in the TEST statement of PROC GLM", t.line,
+                               t.col, t.text, "HTYPE=n ETYPE=n")
     if not h or e is None:
         raise SasError("TEST needs H=effects and E=effect", 0, 0, "TEST", "TEST H=a b E=a*b")
-    return h, e
+    return h, e, types
 
 
 def _next_is_eq(c) -> bool:

@@ -170,5 +170,8 @@ def run_export(statements: list, program: Any) -> None:
             w.writerow(out)
             n += 1
     tmp.replace(path)
+    # SAS counts the header line among the records written, then says what it made (SAS 9.4 PROC EXPORT log)
+    program.log.note(f"{n + int(names)} records were written to the file {sql_literal(str(path))}.")
     observations_read(program, n, src)
-    program.log.note(f"{n} records were written to the file {sql_literal(str(path))}.")
+    program.log.put(f"{n} records created in {path} from {src.member.upper()}.")
+    program.log.note(f'"{path}" file was successfully created.')

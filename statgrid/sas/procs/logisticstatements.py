@@ -222,6 +222,8 @@ def fit(s: Any, data: str, dep: str, effects: str, dep_opts: dict, mopts: dict, 
     if param not in PARAMS:
         raise StatgridError(f"PARAM={param} of the CLASS statement is not supported by statgrid's PROC LOGISTIC; "
                             "use EFFECT, REF (REFERENCE) or GLM.")
+    if spec.get("strata"):
+        return _conditional(s, data, dep, effects, dep_opts, mopts, opts, spec, classes, PARAMS[param])
     cl = str(mopts.get("CLODDS", "WALD" if mopts.get("RISKLIMITS") else "")).upper()
     if cl not in ("", "WALD", "TRUE"):
         raise StatgridError(f"CLODDS={cl} (profile-likelihood limits) is not supported by statgrid's PROC LOGISTIC; "
@@ -244,7 +246,22 @@ def fit(s: Any, data: str, dep: str, effects: str, dep_opts: dict, mopts: dict, 
               output=out["names"] if out else None, alpha=out["alpha"] if out else 0.05, link=LINKS[link],
               contrasts=spec.get("logistic_contrasts"), oddsratios=spec.get("logistic_oddsratios"),
               units=u.get("units"), units_default=u.get("default"), clodds=bool(cl), model_alpha=alpha,
-              exact=spec.get("logistic_exact"))
+              exact=spec.get("logistic_exact"), ref=spec.get("class_ref") or None,
+              order=str(opts.get("ORDER")).lower() if opts.get("ORDER") else None)
+
+
+def _conditional(s, data, dep, effects, dep_opts, mopts, opts, spec, classes, param):
+    """STRATA: the conditional model (procs/logistic_strata.py); selection, EXACT and the OUTPUT, CONTRAST and
+    ODDSRATIO statements are not built for it (an ERROR, not a silent unconditional fit)."""
+    from statgrid.procs.logistic_strata import conditional_logistic
+    other = [k for k in ("logistic_contrasts", "logistic_oddsratios", "logistic_exact", "output") if spec.get(k)]
+    if str(mopts.get("SELECTION", "NONE")).upper() not in ("NONE", "N") or other:
+        raise StatgridError("statgrid's conditional logistic regression (STRATA) fits the model as written: "
+                            "SELECTION=, EXACT, OUTPUT, CONTRAST and ODDSRATIO are not supported with STRATA yet.")
+    fn = getattr(conditional_logistic, "__wrapped__", conditional_logistic)
+    return fn(s, data, f"{dep} = {effects}", spec["strata"], class_=classes, param=param,
+              event=dep_opts.get("EVENT"), descending=bool(opts.get("DESCENDING") or dep_opts.get("DESCENDING")),
+              ref=spec.get("class_ref") or None, maxiter=int(float(mopts.get("MAXITER", 25))))
 
 
 # ------------------------------------------------------------------------------------------------ tables

@@ -8,7 +8,9 @@ them. What each procedure takes:
 - LOGISTIC: DESCENDING, OUTEST=, NOPRINT; CLASS vars </ PARAM=EFFECT|REF|GLM>; MODEL y<(EVENT='v'|DESCENDING)>
   = effects </ SELECTION=FORWARD|BACKWARD|STEPWISE SLE= SLS= INCLUDE= LACKFIT MAXITER= NOINT RISKLIMITS
   LINK=LOGIT|PROBIT|CLOGLOG CLODDS=WALD ALPHA=>; CONTRAST, ODDSRATIO, UNITS, EXACT (logisticstatements.py); OUTPUT OUT=
-  P= XBETA= STDXBETA= LOWER= UPPER= </ ALPHA=> (logisticoutput.py, with LACKFIT's tables).
+  P= XBETA= STDXBETA= LOWER= UPPER= </ ALPHA=> (logisticoutput.py, with LACKFIT's tables); STRATA vars
+  (conditional logistic regression: procs/logistic_strata.py). CLASS var(REF='level'|FIRST|LAST) and / REF=
+  put that level last (LOGISTIC, GENMOD, GLM), as SAS does.
 - GLM: OUTSTAT=, NOPRINT; CLASS; MODEL y1 y2 = effects (crossed a*b, a|b, nested b(a)) </ SS1 SS3 SS4 NOINT
   SOLUTION>; LSMEANS effects; CONTRAST, ESTIMATE, TEST H= E= (glmstatements.py); MEANS effects </ DUNCAN SNK
   TUKEY BON SIDAK SCHEFFE LSD T ALPHA= LINES CLDIFF DEPONLY> (glmmeans.py).
@@ -21,7 +23,7 @@ them. What each procedure takes:
   REPEATED <effect> </ SUBJECT= TYPE=VC|CS|AR(1)|UN|SP(SPH)(c)|SP(EXP)(c) LOCAL>; PARMS / HOLD= NOITER;
   LSMEANS / DIFF; CONTRAST/ESTIMATE with random-effect coefficients after | and SUBJECT (mixedstatements.py).
 What the engines do not have is an ERROR naming it (RANDOM/MANOVA in GLM, OUTPUT with
-REPEATED in GENMOD, STRATA in LOGISTIC, other covariance types in MIXED).
+REPEATED in GENMOD, SELECTION=/OUTPUT/CONTRAST with STRATA in LOGISTIC, other covariance types in MIXED).
 """
 from __future__ import annotations
 
@@ -49,7 +51,7 @@ PROC_OPTIONS = {
 }
 UNSUPPORTED = {"GLM": ("RANDOM", "REPEATED", "MANOVA"),
                "GENMOD": ("LSMEANS",),
-               "LOGISTIC": ("STRATA",),
+               "LOGISTIC": (),
                "MIXED": ()}
 
 
@@ -173,6 +175,9 @@ def _run(statements: list, program: Any, proc: str) -> None:
             spec["by"] = by_list(c)
         elif kw == "WHERE":
             where_statement(c, src)
+        elif kw == "STRATA" and proc == "LOGISTIC":          # conditional logistic regression
+            while not c.at_end() and not c.at("/"):
+                spec.setdefault("strata", []).append(c.expect_name("a STRATA variable"))
         elif kw in ("CONTRAST", "ODDSRATIO", "UNITS", "EXACT") and proc == "LOGISTIC":
             from statgrid.sas.procs import logisticstatements
             logisticstatements.parse(kw, c, spec, stmt)
@@ -228,12 +233,15 @@ def _run(statements: list, program: Any, proc: str) -> None:
     if spec["model"] is None:
         t = first.tokens[0]
         raise SasError(f"No MODEL statement was given to PROC {proc}", t.line, t.col, proc, "MODEL y = effects;")
+    spec["data_label"] = f"{src.libref}.{src.member}".upper()        # the listings' Data Set
     inp = ByInput(program, first, src, cols, spec["by"])
     listing = ods.Listing(program, TITLES[proc])
     scored = []
     for key, data in inp.groups(TEMP):
         with fit_errors(first, proc):
             result = _fit(program, proc, opts, spec, data)
+        if proc == "MIXED" and result is not None:             # display options the tables honour
+            result.stats.update(noclprint=bool(opts.get("NOCLPRINT")), noitprint=bool(opts.get("NOITPRINT")))
         if not opts.get("NOPRINT") and result is not None:
             _publish(listing, proc, spec, result, inp.pairs(key))
         if spec.get("output"):
@@ -249,16 +257,34 @@ def _run(statements: list, program: Any, proc: str) -> None:
 
 def class_statement(c, spec: dict) -> None:
     """CLASS vars </ options> (after CLASS): the names onto spec["class"], the options as spec["class_opts"];
-    per-variable options such as (REF='a') are passed over (the engine's default)."""
+    REF= (a variable's own, var(REF='level'|FIRST|LAST), else the global / REF=) onto spec["class_ref"] {var:
+    level}, which the engines put last among the variable's levels (SAS: the reference level). Other
+    per-variable options (DESCENDING, ORDER=, PARAM=) are passed over."""
+    own: dict[str, str] = {}
+    names: list[str] = []
     while not c.at_end() and not c.at("/"):
         t = c.next()
         if t.kind == NAME:
             spec["class"].append(t.text)
+            names.append(t.text)
         elif t.text == "(":
             while not c.accept(")"):
-                c.next()
+                if c.at_end():
+                    raise c.error("Syntax error in the options of a CLASS variable", ")")
+                o = c.next()
+                if o.kind == NAME and o.upper in ("REF", "REFERENCE") and c.accept("="):
+                    v = c.next()
+                    for var in names[-1:]:
+                        own[var] = str(v.value) if v.kind == STR else v.text
     if c.accept("/"):
         spec["class_opts"] = _options_after_slash(c)
+    glob = spec["class_opts"].get("REF", spec["class_opts"].get("REFERENCE"))
+    refs = spec.setdefault("class_ref", {})
+    for var in names:
+        if var in own:
+            refs[var] = own[var]
+        elif glob is not None and glob is not True:
+            refs[var] = str(glob)
 
 
 def _publish(listing, proc: str, spec: dict, result: Any, by: list) -> None:
@@ -271,10 +297,14 @@ def _publish(listing, proc: str, spec: dict, result: Any, by: list) -> None:
         listing.text(by_rule(by_text(listing.program, by)), "")
     listing.title()
     extra = []
+    if spec.get("data_label") and isinstance(getattr(result, "stats", None), dict):
+        result.stats.setdefault("data_label", spec["data_label"])
+    tables = model_tables(proc, result, spec["class"], spec["model"])
     if proc == "GLM":
         from statgrid.sas.procs import glmstatements
         from statgrid.sas.procs import glmmeans
-        extra = glmstatements.tables(result) + glmmeans.tables(result)
+        from statgrid.sas.procs.modeltables import glm_order
+        tables = glm_order(tables, glmstatements.tables(result), glmmeans.tables(result))
     elif proc == "MIXED":
         from statgrid.sas.procs import mixedstatements
         extra = mixedstatements.tables(result)
@@ -284,7 +314,7 @@ def _publish(listing, proc: str, spec: dict, result: Any, by: list) -> None:
     elif proc == "LOGISTIC":
         from statgrid.sas.procs import logisticoutput, logisticstatements
         extra = logisticoutput.lackfit_tables(result) + logisticstatements.tables(result)
-    for table in model_tables(proc, result, spec["class"], spec["model"]) + extra:
+    for table in tables + extra:
         table.by = by
         listing.table(table, mixedstatements.listing_text(table) if proc == "MIXED" else None)
 
@@ -305,15 +335,17 @@ def _fit(program, proc, opts, spec, data: str) -> Any:
            lsmeans=spec["lsmeans"] or None, ss=ss, outstat=_name(opts.get("OUTSTAT")), print=printing,
            contrasts=spec["contrasts"], estimates=spec["estimates"], tests=spec["tests"],
            means=spec.get("means"), output=spec["output"]["names"] if spec.get("output") else None,
-           output_alpha=spec["output"]["alpha"] if spec.get("output") else 0.05)
+           output_alpha=spec["output"]["alpha"] if spec.get("output") else 0.05, ref=spec.get("class_ref") or None,
+           order=str(opts.get("ORDER")).lower() if opts.get("ORDER") else None)
     elif proc == "GENMOD" and spec.get("gee"):
         from statgrid.sas.procs import repeated
         # GEE prints its own listing (gee_listing.py); TYPE3/CONTRAST/ESTIMATE are GEE's own tests (gee_tests.py)
         if spec.get("output"):
             raise StatgridError("The OUTPUT statement of PROC GENMOD with a REPEATED statement (GEE) is not "
                                 "supported by statgrid yet; fit the model without REPEATED for its OUTPUT data set.")
-        return repeated.fit(program, data, dep, effects, classes, mopts, opts, spec["gee"], not opts.get("NOPRINT"),
-                            spec["contrasts"], spec["estimates"])
+        gee_opts = {"DESCENDING": _genmod_descending(opts, dep_opts)}      # the one PROC option GEE reads
+        return repeated.fit(program, data, dep, effects, classes, mopts, gee_opts, spec["gee"], not opts.get("NOPRINT"),
+                            spec["contrasts"], spec["estimates"], spec.get("data_label"), spec.get("class_ref") or None)
     elif proc == "GENMOD":
         from statgrid.procs.genmod import genmod
         trials = None
@@ -324,21 +356,41 @@ def _fit(program, proc, opts, spec, data: str) -> Any:
            link=str(mopts["LINK"]).lower() if "LINK" in mopts else None, class_=classes, trials=trials,
            offset=mopts.get("OFFSET"), noint=bool(mopts.get("NOINT")),
            scale=_genmod_scale(mopts), maxiter=int(float(mopts.get("MAXITER", 50))),
-           descending=bool(opts.get("DESCENDING")), print=printing, type3=bool(mopts.get("TYPE3")),
+           descending=_genmod_descending(opts, dep_opts), print=printing, type3=bool(mopts.get("TYPE3")),
            contrasts=spec["contrasts"], estimates=spec["estimates"],
            output={k: v[0] for k, v in spec["output"]["names"].items()} if spec.get("output") else None,
-           output_alpha=spec["output"]["alpha"] if spec.get("output") else 0.05)
+           output_alpha=spec["output"]["alpha"] if spec.get("output") else 0.05, ref=spec.get("class_ref") or None,
+           order=str(opts.get("ORDER")).lower() if opts.get("ORDER") else None)
     else:
         from statgrid.procs.mixed import mixed
         from statgrid.sas.procs.mixedstatements import engine_args
         fn = getattr(mixed, "__wrapped__", mixed)
         r = fn(s, data, f"{dep} = {effects}", class_=classes, method=str(opts.get("METHOD", "REML")).lower(),
            maxiter=int(float(opts.get("MAXITER", 200))), print=printing, ddfm=mopts.get("DDFM"),
-           covtest=bool(opts.get("COVTEST")), scoring=int(float(opts.get("SCORING", 0))), **engine_args(spec))
+           covtest=bool(opts.get("COVTEST")), scoring=int(float(opts.get("SCORING", 0))), **engine_args(spec),
+           ref=spec.get("class_ref") or None)
         if classes and "class_levels" not in r.stats:      # for Class Level Information (modeltables.mixed_tables)
             from statgrid.procs.design import used_class_levels
             r.stats["class_levels"] = used_class_levels(s, data, dep, effects, classes, None)
         return r
+
+
+def _genmod_descending(opts, dep_opts: dict) -> bool:
+    """Whether GENMOD models the higher level of a 0/1 response: MODEL y(EVENT='1') (EVENT='0': the lower),
+    y(DESCENDING), else PROC GENMOD DESCENDING (SAS: the lowest ordered level by default)."""
+    if "EVENT" in dep_opts:
+        v = str(dep_opts["EVENT"]).strip()
+        try:
+            level = float(v)
+        except ValueError:
+            level = None
+        if level not in (0.0, 1.0):
+            raise StatgridError(f"EVENT='{v}' is not a level of the 0/1 response of PROC GENMOD; give EVENT='1' "
+                                "or EVENT='0'.")
+        return level == 1.0
+    if dep_opts.get("DESCENDING") or dep_opts.get("DESC"):
+        return True
+    return bool(opts.get("DESCENDING"))
 
 
 def _genmod_scale(mopts: dict) -> str | None:

@@ -5,6 +5,7 @@ collinearity — accurate to R).
       MODEL y = x1 x2 … </ NOINT SELECTION=NONE|FORWARD|BACKWARD|STEPWISE|RSQUARE|ADJRSQ|CP SLE= SLS=
                            INCLUDE= BEST= START= STOP= RSQUARE ADJRSQ CP STB VIF COLLIN>;
       BY vars; WHERE expr; OUTPUT OUT=ds P=name R=name;  (several MODEL statements: MODEL1, MODEL2 …)
+      <label:> TEST equations;  (of the MODEL before it: reg_test.py)
 
 The listing has SAS's tables: observations read and used, Analysis of Variance, the fit statistics
 (Root MSE, Dependent Mean, Coeff Var, R-Square, Adj R-Sq), Parameter Estimates (with Standardized Estimate
@@ -29,11 +30,15 @@ from statgrid.sas.procs.common import (DATASET, FLAG, by_condition, by_list, by_
 from statgrid.sas.procs.step import ByInput, begin, data_input, each_statement, output_statement, statement_option
 
 OPTIONS = {"DATA": DATASET, "OUTEST": DATASET, "NOPRINT": FLAG, "SIMPLE": FLAG, "CORR": FLAG, "ALL": FLAG,
-           "PLOTS": "value", "OUTSSCP": DATASET, "TABLEOUT": FLAG}
+           "PLOTS": "value", "OUTSSCP": DATASET, "TABLEOUT": FLAG, "RSQUARE": FLAG, "ADJRSQ": FLAG, "EDF": FLAG,
+           "SSE": FLAG, "MSE": FLAG}
+# PROC REG options that add statistics to OUTEST= (SAS's order after the dependent variable's column)
+OUTEST_STATS = (("_IN_", "EDF"), ("_P_", "EDF"), ("_EDF_", "EDF"), ("_SSE_", "SSE"), ("_MSE_", "MSE"),
+                ("_RSQ_", "RSQUARE EDF"), ("_ADJRSQ_", "ADJRSQ"))
 MODEL_OPTIONS = {"NOINT", "SELECTION", "SLE", "SLS", "SLENTRY", "SLSTAY", "INCLUDE", "STB", "VIF", "COLLIN",
                  "COLLINOINT", "CLB", "P", "R", "TOL", "DETAILS", "NOPRINT", "SS1", "SS2", "BEST", "START", "STOP",
                  "CP", "ADJRSQ", "RSQUARE"}
-STATEMENTS = ("MODEL", "BY", "WHERE", "OUTPUT", "VAR", "ID", "FREQ", "WEIGHT", "RUN", "QUIT", "TITLE")
+STATEMENTS = ("MODEL", "BY", "WHERE", "OUTPUT", "TEST", "VAR", "ID", "FREQ", "WEIGHT", "RUN", "QUIT", "TITLE")
 
 
 @ods.proc_step
@@ -42,14 +47,28 @@ def run(statements: list, program: Any) -> None:
     src, cols = data_input(program, opts, first)
     models, by, outputs = [], [], []
     for stmt, kw, c in each_statement(rest):
+        label = None
+        if len(stmt.tokens) > 2 and stmt.tokens[1].text == ":" and stmt.tokens[2].upper in ("MODEL", "TEST"):
+            label, kw = stmt.tokens[0].text, stmt.tokens[2].upper      # label: MODEL … / label: TEST …
+            c.next()
+            c.next()
         if kw == "MODEL":
             models.append(_model(c, cols, len(models) + 1))
+            if label:
+                models[-1]["label"] = label
         elif kw == "BY":
             by = by_list(c)
         elif kw == "WHERE":
             where_statement(c, src)
         elif kw == "OUTPUT":
             outputs.append(_output(c, program, len(models)))
+        elif kw == "TEST":
+            from statgrid.sas.procs import reg_test
+            if not models:
+                t = stmt.tokens[0]
+                raise SasError("The TEST statement must follow a MODEL statement", t.line, t.col, t.text,
+                               "MODEL y = x …; TEST x = 0;")
+            models[-1].setdefault("tests", []).append(reg_test.parse(c, label))
         elif kw in ("VAR", "ID"):
             continue
         elif kw in ("FREQ", "WEIGHT"):
@@ -79,7 +98,7 @@ def run(statements: list, program: Any) -> None:
             if not opts.get("NOPRINT"):
                 _publish(listing, byc, key, m, result)
             est_rows.append(list(key) + [m["label"], "PARMS", m["dep"], result.stats["rmse"]]
-                            + _estimates(m, result))
+                            + _estimates(m, result) + [_outest_stats(result)])
     listing.flush()
     if opts.get("OUTEST") is not None:
         names = []
@@ -88,6 +107,8 @@ def run(statements: list, program: Any) -> None:
         cols_out = [ColumnInfo(b.name, b.type, b.length, b.format, "", b.label) for b in byc] + [
             ColumnInfo("_MODEL_", "char", 8), ColumnInfo("_TYPE_", "char", 8), ColumnInfo("_DEPVAR_", "char", 32),
             ColumnInfo("_RMSE_", "num", 8, label="Root mean squared error")] + [ColumnInfo(n, "num", 8) for n in names]
+        extra = [n for n, keys in OUTEST_STATS if any(opts.get(k) for k in keys.split())]
+        cols_out += [ColumnInfo(n, "num", 8) for n in extra]
         rows = []
         k = 0
         for key in keys:
@@ -95,7 +116,7 @@ def run(statements: list, program: Any) -> None:
                 r = est_rows[k]
                 k += 1
                 head, values = r[:len(byc) + 4], dict(r[len(byc) + 4])
-                rows.append(head + [values.get(n.upper()) for n in names])
+                rows.append(head + [values.get(n.upper()) for n in names] + [r[-1][n] for n in extra])
         write_rows(program, opts.get("OUTEST"), cols_out, rows)
     for out in outputs:
         _write_output(program, out, models, byc, keys, fits, cols, base)
@@ -197,6 +218,16 @@ def _write_output(program, out, models, byc, keys, fits, cols, base) -> None:
 
 
 # -- the tables (SAS/STAT REG, "ODS Table Names"): one record feeds the listing and ODS OUTPUT ---------------
+def _outest_stats(result) -> dict:
+    """The model's OUTEST= statistics: _IN_ regressors, _P_ parameters, _EDF_ error DF, _SSE_, _MSE_, _RSQ_,
+    _ADJRSQ_."""
+    st = result.stats
+    params = sum(1 for row in result.rows if row[1])
+    has_int = any(str(row[0]).upper() == "INTERCEPT" for row in result.rows)
+    return {"_IN_": params - int(has_int), "_P_": params, "_EDF_": st["df_error"], "_SSE_": st["sse"],
+            "_MSE_": st["mse"], "_RSQ_": st["rsquare"], "_ADJRSQ_": st["adj_rsquare"]}
+
+
 def _publish(listing, byc, key, m, result) -> None:
     if byc:
         listing.text(by_rule(by_text(listing.program, zip(byc, key))), "")
@@ -251,6 +282,11 @@ def reg_tables(m, result) -> list[OdsTable]:
         rows.append([r["Variable"], r["DF"], r["Estimate"], r["StdErr"], r["tValue"], r["Probt"]]
                     + [r[c] for c in extra])
     out.append(table("ParameterEstimates", "Parameter Estimates", cols, rows))
+    if m.get("tests"):
+        from statgrid.sas.procs import reg_test
+        for k, test in enumerate(m["tests"], 1):
+            title, rows_t = reg_test.result(test, result, k)
+            out.append(table("TestANOVA", title, reg_test.COLUMNS, rows_t))
     if st.get("collinearity"):
         names = list(st["collinearity"][0]["proportions"])
         out.append(table("CollinDiag", "Collinearity Diagnostics", [

@@ -89,7 +89,7 @@ def _value(c) -> str:
 
 
 def fit(program, data: str, dep: str, effects: str, classes, mopts: dict, opts, rep: dict, printing: bool,
-        contrasts=(), estimates=()):
+        contrasts=(), estimates=(), data_label: str | None = None, ref: dict | None = None):
     """GENMOD with a REPEATED statement: the GEE fit (statgrid.procs.gee) of one BY group's rows, with MODEL /
     TYPE3 <WALD> and the CONTRAST and ESTIMATE statements (genmodstatements.py) as GEE's tests."""
     from statgrid.procs.gee import gee
@@ -105,7 +105,8 @@ def fit(program, data: str, dep: str, effects: str, classes, mopts: dict, opts, 
        glm_maxiter=int(float(mopts.get("MAXITER", 50))), maxiter=int(float(rep.get("MAXITER", 50))),
        converge=float(rep.get("CONVERGE", 1e-4)), descending=bool(opts.get("DESCENDING")),
        corrw=bool(rep.get("CORRW")), modelse=bool(rep.get("MODELSE")), print=printing,
-       type3=bool(mopts.get("TYPE3")), type3_wald=bool(mopts.get("WALD")), contrasts=contrasts, estimates=estimates)
+       type3=bool(mopts.get("TYPE3")), type3_wald=bool(mopts.get("WALD")), contrasts=contrasts, estimates=estimates,
+       data_label=data_label, ref=ref)
 
 
 def tables(result, classes) -> list:

@@ -45,6 +45,7 @@ def run(statements: list, program: Any) -> None:
                        "MODEL y = effects;")
     design_vars = [*([spec["weight"]] if spec["weight"] else []), *spec["strata"], *spec["cluster"]]
     resolve_names(design_vars, cols, src, first.line)      # SAS: Variable X not found, naming the data set
+    spec["data_label"] = f"{src.libref}.{src.member}".upper()        # the listing's Data Set
     inp = ByInput(program, first, src, cols, spec["by"])
     for key, data in inp.groups(TEMP, by_line=True):
         with fit_errors(first, "SURVEYLOGISTIC"):
@@ -61,6 +62,8 @@ def _publish(program: Any, result, by: list) -> None:
     rows = [[*parameter_level(r[0]), *r[1:]] for r in result.rows]
     cols = [Col("Variable", type="char"), Col("ClassVal0", type="char"), Col("Estimate", fmt="d4"),
             Col("StdErr", fmt="d4"), Col("tValue", fmt="d2"), Col("Probt", fmt="p")]
+    if not any(r[1] for r in rows):               # no CLASS effect: SAS's table has no ClassVal0 column
+        rows, cols = [[r[0], *r[2:]] for r in rows], [c for c in cols if c.name != "ClassVal0"]
     publish_only(program, [OdsTable("ParameterEstimates", "Analysis of Maximum Likelihood Estimates", cols, rows,
                                     "SurveyLogistic")], by)
 
@@ -131,4 +134,5 @@ def _fit(program, opts, spec: dict, data: str):
        vadjust=str(mopts.get("VADJUST", "DF")).lower(),
        rate=float(opts.get("RATE")) if opts.get("RATE") is not None else None,
        total=float(opts.get("TOTAL")) if opts.get("TOTAL") is not None else None,
-       maxiter=int(float(mopts.get("MAXITER", 25))), noint=bool(mopts.get("NOINT")), print=not opts.get("NOPRINT"))
+       maxiter=int(float(mopts.get("MAXITER", 25))), noint=bool(mopts.get("NOINT")), print=not opts.get("NOPRINT"),
+       data_label=spec.get("data_label"))

@@ -1,7 +1,7 @@
 """PROC TTEST (SAS/STAT: TTEST) on procs/ttest.py: one-sample, paired and two-sample t tests.
 
     PROC TTEST <DATA=> <H0=m> <ALPHA=α> <SIDES=2|L|U>;
-      CLASS var;  VAR vars;  PAIRED a*b <c*d …>;  FREQ var;  BY vars;  WHERE expr;
+      CLASS var;  VAR vars;  PAIRED a*b <c*d …>;  FREQ var;  WEIGHT var;  BY vars;  WHERE expr;
 
 Per BY group and analysis variable (or pair: the differences a - b, "Difference:  a - b"), SAS's tables to the
 listing and ODS OUTPUT: Statistics (N Mean StdDev StdErr Minimum Maximum; with CLASS one row per group and
@@ -41,7 +41,7 @@ def run(statements: list, program: Any) -> None:
         raise SasError(f"CI={opts.get('CI')} is not supported by statgrid yet", line, col, str(opts.get("CI")),
                        "CI=EQUAL (the default)")
     st = Statements(src, cols, passed=("FORMAT", "LABEL", "ATTRIB"))
-    klass, pairs, freq = None, [], None
+    klass, pairs, freq, weight = None, [], None, None
     for stmt, kw, c in each_statement(rest):
         if kw == "CLASS":
             names = []
@@ -55,17 +55,20 @@ def run(statements: list, program: Any) -> None:
             pairs += _paired(c)
         elif kw == "FREQ":
             freq = c.expect_kind(NAME, "a FREQ variable").text
+        elif kw == "WEIGHT":
+            weight = c.expect_kind(NAME, "a WEIGHT variable").text
         elif not st.read(kw, c):
             raise stmt_error(stmt, f"Statement {kw} is not valid or not supported in PROC TTEST", kw,
-                             "CLASS, VAR, PAIRED, FREQ, BY or WHERE")
+                             "CLASS, VAR, PAIRED, FREQ, WEIGHT, BY or WHERE")
     line = first.line
     if pairs and klass:
         raise stmt_error(first, "The PAIRED statement cannot be used with a CLASS statement", "PAIRED",
                          "either CLASS or PAIRED")
     classc = resolve_names([klass], cols, src, line)[0] if klass else None
     freqc = resolve_names([freq], cols, src, line)[0] if freq else None
+    weightc = resolve_names([weight], cols, src, line)[0] if weight else None
     used = {n.upper() for n, _ in st.by} | ({classc.name.upper()} if classc else set()) | (
-        {freqc.name.upper()} if freqc else set())
+        {freqc.name.upper()} if freqc else set()) | ({weightc.name.upper()} if weightc else set())
     if pairs:
         pc = [resolve_names([a, b], cols, src, line) for a, b in pairs]
         targets = [(f"{a.name} - {b.name}", f"CAST({sql_ident(a.name)} AS DOUBLE) - CAST({sql_ident(b.name)} AS "
@@ -90,11 +93,12 @@ def run(statements: list, program: Any) -> None:
             listing.title()
             listing.text(f"Difference:  {name}" if pair else f"Variable:  {name}", "")
             if classc is None:
-                stats = eng.group_stats(execute, base, expr, freq=freqc.name if freqc else None)
+                stats = eng.group_stats(execute, base, expr, freq=freqc.name if freqc else None,
+                                        weight=weightc.name if weightc else None)
                 s = stats[0][1] if stats else eng.GroupStats(0, None, None, None, None)
                 _one(listing, name, pair, s, h0, alpha, sides, by)
             else:
-                _two(program, first, listing, name, classc, base, expr, h0, alpha, sides, by, freqc)
+                _two(program, first, listing, name, classc, base, expr, h0, alpha, sides, by, freqc, weightc)
             listing.flush()
 
 
@@ -193,12 +197,12 @@ def _one(listing, name, pair, s: eng.GroupStats, h0, alpha, sides, by) -> None:
         listing.table(table, text)
 
 
-def _two(program, first, listing, name, classc, base, expr, h0, alpha, sides, by, freqc) -> None:
+def _two(program, first, listing, name, classc, base, expr, h0, alpha, sides, by, freqc, weightc=None) -> None:
     execute = lambda sql: program.session.execute(sql).fetchall()  # noqa: E731
     g = sql_ident(classc.name)
     present = f"{g} IS NOT NULL" + (f" AND trim({g}) <> ''" if classc.type == "char" else "")
     groups = eng.group_stats(execute, f"SELECT * FROM ({base}) WHERE {present}", expr, classc.name,
-                             freqc.name if freqc else None)
+                             freqc.name if freqc else None, weightc.name if weightc else None)
     shown = [format_cell(program, k, classc.format, classc.type) for k, _ in groups]
     if len(groups) != 2:
         t = first.tokens[0]

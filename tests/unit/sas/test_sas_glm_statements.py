@@ -74,7 +74,8 @@ quit;
     m = table(session, "m")
     assert sorted(set(m.HypothesisType)) == [3, 4]
     assert list(m[m.HypothesisType == 4].SS) == pytest.approx(list(m[m.HypothesisType == 3].SS), rel=1e-12)
-    assert "Tests of Hypotheses Using the Type III MS for a*b as an Error Term" in lst
+    # SS3 SS4: TEST uses the highest type computed (SAS GLM TEST statement), Type IV (equal to III: no empty cell)
+    assert "Tests of Hypotheses Using the Type IV MS for a*b as an Error Term" in lst
     assert "Contrast SS" in lst and "LS-mean(p)" in lst
 
 
