@@ -141,7 +141,9 @@ def run_stdize(statements: list, program: Any) -> None:
         if kw == "VAR":
             var = var_names(c, cols)
         elif kw == "BY":
-            by = [n for n, _ in by_list(c)]
+            by_stmt = by_list(c)
+            by = [n for n, _ in by_stmt]
+            _stdize_by(program, src, cols, by_stmt, stmt)
         elif not st.read(kw, c):
             t = stmt.tokens[0]
             raise SasError(f"Statement {t.text.upper()} is not supported in PROC STDIZE", t.line, t.col, t.text,
@@ -151,6 +153,29 @@ def run_stdize(statements: list, program: Any) -> None:
     _call(program, first, standardize, data, _name(_out_spec(program, opts)), var=var, by=by,
           method=str(opts.get("METHOD", "STD")).lower(), replace=bool(opts.get("REPLACE")),
           pctldef=int(float(opts.get("PCTLDEF", 5))))
+
+
+def _stdize_by(program, src, cols, by_stmt, stmt) -> None:
+    """STDIZE standardizes each BY group by its values: the data must be sorted by them (SAS's ERROR when not);
+    with NOTSORTED, each run of equal values is a group — built here only when no value comes back in a later
+    run (then the runs are the values' groups), else a clear ERROR."""
+    from statgrid.libraries import sql_ident
+    from statgrid.sas.procs.byruns import RUN, by_columns, with_runs
+    from statgrid.sas.dataset import input_sql
+    from statgrid.sas.procs.common import check_by_sorted, resolve_names
+    if not getattr(by_stmt, "notsorted", False):
+        check_by_sorted(program, src, cols, by_stmt)
+        return
+    byc = by_columns(resolve_names([n for n, _ in by_stmt], cols, src, stmt.line), by_stmt)
+    keys = ", ".join(sql_ident(c.name) for c in byc)
+    staged = with_runs(input_sql(program, src, cols), byc)
+    runs, groups = program.session.execute(
+        f"SELECT count(DISTINCT {RUN}), count(DISTINCT ({keys})) FROM ({staged})").fetchall()[0]
+    if runs != groups:
+        t = stmt.tokens[0]
+        raise SasError("PROC STDIZE in statgrid takes BY … NOTSORTED only when no BY value comes back in a later "
+                       f"run ({runs} runs of {groups} values here)", t.line, t.col, "NOTSORTED",
+                       "data sorted by the BY variables (PROC SORT), then BY without NOTSORTED")
 
 
 def _clus(program, first, opts, src, var, out, outstat, standardize=False, proc_title="FASTCLUS") -> None:

@@ -240,3 +240,31 @@ def test_ods_output_tables_keep_runs_in_data_order(session):
     assert not any(k.startswith("__") for r in mo for k in r)
     # the Moments rows of each run carry its g; the runs appear in data order
     assert [g for g, _ in runs([(r["g"],) for r in mo], lambda r: r[0])] == [g for g, _ in RUNS]
+
+
+def test_stdize_by_checks_the_order_and_takes_notsorted_runs_that_do_not_come_back(session):
+    """PROC STDIZE: BY over unsorted data is SAS's ERROR; BY … NOTSORTED whose runs are the values' groups
+    standardizes each run (by hand: g=3 runs 1 1 | 2 2 2 | 0 0 → x - mean per run with METHOD=MEAN); a value
+    that comes back in a later run gets a clear ERROR (not built), never a silent merge of the two runs."""
+    from tests.unit.sas.standins import rows, run_sas as _run
+    code, log, _ = _run(session, """data a; input g x; datalines;
+3 1
+3 3
+1 2
+1 4
+1 6
+2 5
+2 7
+;
+proc stdize data=a out=s method=mean; by g notsorted; var x; run;
+proc stdize data=a out=u method=mean; by g; var x; run;
+data b; input g x; datalines;
+1 1
+2 2
+1 3
+;
+proc stdize data=b out=v method=mean; by g notsorted; var x; run;""")
+    assert [r["x"] for r in rows(session, "work.s")] == [-1.0, 1.0, -2.0, 0.0, 2.0, -1.0, 1.0]
+    assert "ERROR: Data set WORK.A is not sorted in ascending sequence" in log
+    assert "PROC STDIZE in statgrid takes BY … NOTSORTED only when no BY value comes back in a later run" in log
+    assert code == 1
