@@ -41,6 +41,8 @@ class ProgramState:
     extras: dict[str, Any] = field(default_factory=dict)      # parts' own program-wide state, by part name
     data_step: Any = None              # run_data_step(statements, program), set by the driver: dataset.py runs
                                        # a DATA step view through it without importing the DATA step
+    input_sql: Any = None              # dataset.input_sql(program, spec), set by the driver: the functions (OPEN
+                                       # with data set options) read a data set without importing its layer
     sql_view: Any = None               # run_sql_view(program, stored, member), set by the driver: an SQL view
 
 

@@ -483,6 +483,8 @@ class SasSession:
         program.data_step = data_step or default_data          # a DATA step view runs through it when read
         from statgrid.sas.procs.sql import materialize_view as run_sql_view
         program.sql_view = run_sql_view                        # a PROC SQL view runs through it when read
+        from statgrid.sas.dataset import input_sql
+        program.input_sql = input_sql                          # OPEN('ds(where=…)') reads through it
         self.driver = Driver(program, program.data_step, procs if procs is not None else default_procs)
         self._statements = _statement_source(program)          # one macro processor: %MACROs stay defined
         self.driver.statements = self._statements

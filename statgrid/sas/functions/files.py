@@ -143,11 +143,10 @@ def _with_options(rt, st: OpenSet, text: str) -> bool:
     9.4 Functions: OPEN, "data-set-name<(data-set-options)>"). False (SYSMSG set) when they are not valid."""
     program = getattr(rt, "program", None)
     try:
-        from statgrid.sas.dataset import input_sql
         from statgrid.sas.parse.dsname import parse_dataset_text
         cur = program.session.con.cursor()
         try:
-            table = cur.sql(input_sql(program, parse_dataset_text(text, program))).to_arrow_table()
+            table = cur.sql(program.input_sql(program, parse_dataset_text(text, program))).to_arrow_table()
         finally:
             cur.close()
     except Exception as exc:  # noqa: BLE001  (a bad option or WHERE: OPEN returns 0, SYSMSG says why)
