@@ -18,6 +18,7 @@ from typing import Any
 from statgrid.libraries import sql_ident
 from statgrid.sas.dataset import column_info, dataset_path, input_sql
 from statgrid.sas.errors import SasError, SasRuntimeError
+from statgrid.sas.parse.dsname import DatasetSpec
 from statgrid.sas.specials_sql import stacked_letters
 from statgrid.sas.procs.common import (DATASET, FLAG, VALUE, input_dataset, observations_read, parse_options,
                                        proc_statement, statement_error, write_select)
@@ -82,15 +83,17 @@ def run(statements: list, program: Any) -> None:
         program.log.warning(p)
     if problems:
         program.log.note("FORCE is specified, so dropping/truncating will occur.")
-    bsql = input_sql(program, base, bcols)
+    # every observation of the base stays (SAS reads only DATA=; BASE='s own WHERE=/OBS= never drop its rows)
+    whole = DatasetSpec(base.libref, base.member, line=base.line, col=base.col)
+    bsql = input_sql(program, whole, bcols)
     observations_read(program, n, data)
     program.log.note(f"{n} observations added.")
     # special missing letters: the base's where they were, the new rows' after them (numeric columns appended)
     kept = {b.name.upper() for b, sel in zip(bcols, select) if b.type == "num" and not sel.startswith("CAST(NULL")}
-    letters = stacked_letters(program, [(base, bcols, {c.name.upper(): c.name for c in bcols if c.type == "num"}),
+    letters = stacked_letters(program, [(whole, bcols, {c.name.upper(): c.name for c in bcols if c.type == "num"}),
                                         (data, dcols, {c.name.upper(): have_base[c.name.upper()] for c in dcols
                                                        if c.name.upper() in kept})])
-    write_select(program, base, f"SELECT * FROM ({bsql}) UNION ALL SELECT {', '.join(select)} FROM ({dsql})",
+    write_select(program, whole, f"SELECT * FROM ({bsql}) UNION ALL SELECT {', '.join(select)} FROM ({dsql})",
                  bcols, letters or None)
 
 

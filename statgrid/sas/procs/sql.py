@@ -380,9 +380,19 @@ def _create(program, stmt, opts) -> None:
     q = Query(program, stmt, k + 1, remerge=not opts.get("NOREMERGE"))
     try:
         cols = q.columns()
+        if opts.get("OUTOBS") is not None:          # SAS: OUTOBS= limits the rows a table gets, too
+            q.sql = _outobs(program, q.sql, int(opts.get("OUTOBS")))
         sqlspecials.write_rows(program, q, spec, cols, lambda sql, kv: _write(program, spec, sql, cols, "created", kv))
     finally:
         q.close()
+
+
+def _outobs(program, sql: str, n: int) -> str:
+    """`sql` limited to n rows, with SAS's WARNING when the query had more."""
+    more = program.session.execute(f"SELECT count(*) FROM (SELECT 1 FROM ({sql}) LIMIT {n + 1})").fetchall()[0][0]
+    if more > n:
+        program.log.warning(f"Statement terminated early due to OUTOBS={n} option.")
+    return f"SELECT * FROM ({sql}) LIMIT {n}"
 
 
 def _write(program, spec: DatasetSpec, sql: str, cols: list[ColumnInfo], verb: str, kv: dict | None = None) -> int:

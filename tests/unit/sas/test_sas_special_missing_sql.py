@@ -127,3 +127,21 @@ data _null_; set fo; put 'FO ' w x count; run;""")
     left = session.execute("SELECT table_name FROM duckdb_tables() WHERE table_name LIKE '__sas_special%' "
                            "OR table_name LIKE '__sas_sql_rows%'").fetchall()
     assert left == []
+
+
+def test_outobs_limits_a_created_table_and_append_never_drops_base_rows(session):
+    """SAS 9.4 SQL Procedure: OUTOBS= restricts the rows PROC SQL displays or writes to a table (WARNING when
+    the query had more); PROC APPEND reads only DATA= — a WHERE= on BASE= never deletes the base's rows."""
+    code, log, _ = run_sas(session, """data b; do i = 1 to 5; output; end; run;
+proc sql outobs=3; create table c as select * from b order by i desc; create table d as select * from b where i < 3;
+quit;
+data e; i = 9; run;
+proc append base=b(where=(i > 3)) data=e; run;
+data _null_; set c; put 'C ' i; run;
+data _null_; set d; put 'D ' i; run;
+data _null_; set b; put 'B ' i; run;""")
+    assert code == 0, log
+    assert log.count("WARNING: Statement terminated early due to OUTOBS=3 option.") == 1
+    assert put_lines(log, "C") == ["5", "4", "3"]
+    assert put_lines(log, "D") == ["1", "2"]
+    assert put_lines(log, "B") == ["1", "2", "3", "4", "5", "9"]
